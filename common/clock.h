@@ -1,0 +1,48 @@
+#pragma once
+// Time as the engine sees it: microseconds since the Unix epoch. Logic classes
+// take a Clock so tests step time by hand instead of sleeping.
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace apollo11 {
+
+using Micros = int64_t;  // microseconds since the Unix epoch (wall clock)
+
+inline constexpr Micros kMicrosPerMilli = 1000;
+inline constexpr Micros kMicrosPerSecond = 1000 * 1000;
+
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  // Wall-clock now. Thread-safe.
+  virtual Micros Now() const = 0;
+};
+
+class SystemClock final : public Clock {
+ public:
+  Micros Now() const override {
+    return std::chrono::duration_cast<std::chrono::microseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  }
+};
+
+// A clock that only moves when told to; for tests.
+class FakeClock final : public Clock {
+ public:
+  explicit FakeClock(Micros start = 1'700'000'000 * kMicrosPerSecond) : now_(start) {}
+  Micros Now() const override { return now_.load(); }
+  void Advance(Micros delta) { now_ += delta; }
+  void Set(Micros t) { now_ = t; }
+
+ private:
+  std::atomic<Micros> now_;
+};
+
+// "2026-11-29T09:36:49.123Z" for humans and JSON.
+std::string FormatTimestamp(Micros t);
+
+}  // namespace apollo11

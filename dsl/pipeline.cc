@@ -1,0 +1,36 @@
+#include "dsl/pipeline.h"
+
+namespace apollo11::dsl {
+
+const char* ToString(TaskType t) {
+  switch (t) {
+    case TaskType::kShell: return "shell";
+    case TaskType::kPython: return "python";
+    case TaskType::kHttp: return "http";
+    case TaskType::kDb: return "db";
+    case TaskType::kNoop: return "noop";
+  }
+  return "unknown";
+}
+
+const char* ToString(DependencyCondition c) {
+  switch (c) {
+    case DependencyCondition::kSuccess: return "success";
+    case DependencyCondition::kFailure: return "failure";
+    case DependencyCondition::kTimeout: return "timeout";
+    case DependencyCondition::kDone: return "done";
+  }
+  return "unknown";
+}
+
+const char* ToString(Trigger t) { return t == Trigger::kAll ? "all" : "any"; }
+const char* ToString(Backoff b) { return b == Backoff::kFixed ? "fixed" : "exponential"; }
+
+const TaskSpec* PipelineSpec::FindTask(const std::string& id) const {
+  for (const TaskSpec& task : tasks) {
+    if (task.id == id) return &task;
+  }
+  return nullptr;
+}
+
+}  // namespace apollo11::dsl

@@ -1,0 +1,104 @@
+#pragma once
+// The pipeline model: what a YAML pipeline means once parsed, imports resolved,
+// templates applied and named retry policies looked up. The parser produces
+// it, the engine runs it, the journal stores it (as canonical JSON, see
+// pipeline_json.h) so a run keeps the exact spec it started with.
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/duration.h"
+
+namespace apollo11::dsl {
+
+// Where something was written, for error messages: FILE:LINE:COL (1-based).
+struct SourceLocation {
+  std::string file;
+  int line = 0;
+  int column = 0;
+};
+
+enum class TaskType { kShell, kPython, kHttp, kDb, kNoop };
+enum class DependencyCondition { kSuccess, kFailure, kTimeout, kDone };
+enum class Trigger { kAll, kAny };
+enum class Backoff { kFixed, kExponential };
+
+const char* ToString(TaskType t);
+const char* ToString(DependencyCondition c);
+const char* ToString(Trigger t);
+const char* ToString(Backoff b);
+
+// How a failed (or timed-out) attempt is retried. A task without a policy is
+// not retried: there is no global default.
+struct RetryPolicy {
+  int max_retries = 0;           // retries after the first attempt
+  Millis delay{1000};            // first retry's delay
+  Backoff backoff = Backoff::kFixed;
+  Millis max_delay{0};           // cap on the delay; 0 = no cap
+  double jitter = 0.0;           // +/- fraction of the delay; 0.2 default for exponential
+  std::vector<int> on_exit_codes;  // retry only these exit codes; empty = any failure
+};
+
+struct Dependency {
+  std::string task;  // upstream task id
+  DependencyCondition on = DependencyCondition::kSuccess;
+  SourceLocation where;
+};
+
+struct TaskSpec {
+  std::string id;
+  TaskType type = TaskType::kNoop;
+  SourceLocation where;
+
+  // shell
+  std::string command;
+  std::string workdir;
+  // python: script is resolved to an absolute path (relative to the pipeline file)
+  std::string script;
+  std::vector<std::string> args;
+  // http
+  std::string url;
+  std::string method = "GET";
+  std::map<std::string, std::string> headers;
+  std::string body;
+  std::vector<int> expect_status;  // empty = any 2xx
+  // db: host is a URL postgres://, mysql:// or sqlite://
+  std::string db_host;
+  std::string sql;
+
+  std::vector<Dependency> depends_on;
+  Trigger trigger = Trigger::kAll;
+  std::optional<RetryPolicy> retry;
+  std::optional<Millis> timeout;
+  std::string group = "default";
+  int priority = 0;                 // higher is placed first
+  std::string idempotency_key;      // template; empty = "${run_id}.${task_id}"
+  std::string precheck;             // shell command run before a requeued attempt
+  std::map<std::string, std::string> env;
+  std::string foreach;              // upstream task whose output lines fan this task out
+};
+
+// An alert rule declared in the pipeline.
+struct AlertRule {
+  std::vector<std::string> events;  // e.g. retries_exhausted, task_timeout, run_failed
+  std::string webhook;              // URL, or empty
+  std::string command;              // shell command, or empty
+};
+
+struct PipelineSpec {
+  std::string version;      // "1.0"
+  std::string name;         // domain-prefixed, e.g. "order.sync"
+  std::string source_file;  // absolute path of the top-level file
+  std::vector<TaskSpec> tasks;  // in file order
+  std::map<std::string, std::string> params;
+  int concurrency = 0;      // max tasks running at once in one run; 0 = unlimited
+  std::string schedule;     // cron text, validated; empty = none
+  std::vector<AlertRule> alerts;
+
+  // The task with `id`, or nullptr.
+  const TaskSpec* FindTask(const std::string& id) const;
+};
+
+}  // namespace apollo11::dsl

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages Apollo-11 builds, tests and runs with.
+# Idempotent: when every package is already installed it prints nothing and
+# exits 0. Needs root (or sudo) only when something is missing.
+set -euo pipefail
+
+# Build and runtime libraries (found by CMake, see CMakeLists.txt).
+BUILD_PACKAGES=(
+  build-essential cmake ninja-build pkg-config
+  libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libboost-dev
+  liblmdb-dev lmdb-utils libyaml-cpp-dev
+  catch2 libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
+  libcpp-httplib-dev libcurl4-openssl-dev libbenchmark-dev
+  python3
+)
+# Extra tools the test suite and the benchmarks use.
+TEST_PACKAGES=(clang libclang-rt-14-dev hyperfine procps curl)
+
+want=("${BUILD_PACKAGES[@]}")
+if [[ "${1:-}" == "--with-tests" ]]; then
+  want+=("${TEST_PACKAGES[@]}")
+fi
+
+missing=()
+for pkg in "${want[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$pkg")
+  fi
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+  exit 0
+fi
+
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then
+  SUDO="sudo"
+fi
+echo "apollo11 setup: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq >/dev/null
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Builds Apollo-11 twice (optimised, and with ASan+UBSan) and runs the whole
+# test suite on both. Installs missing Debian packages first. This is the
+# README's test command; .ci/run calls exactly this.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/setup.sh --with-tests
+
+jobs=$(nproc)
+build() {  # build DIR [cmake args...]
+  local dir=$1; shift
+  cmake -S . -B "$dir" -G Ninja -DAPOLLO11_WERROR=ON "$@" >/dev/null
+  cmake --build "$dir" -j "$jobs"
+}
+
+echo "== release build and tests"
+build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+ctest --test-dir build --output-on-failure -j "$jobs" --timeout 600
+
+echo "== sanitizer build (ASan+UBSan) and tests"
+build build-asan -DCMAKE_BUILD_TYPE=Debug -DAPOLLO11_SANITIZE=ON
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure -j "$jobs" --timeout 900
