@@ -1,0 +1,128 @@
+#pragma once
+// The one msgpack codec for every frame Apollo-11 sends, on the network and
+// between actors: a frame is ONE msgpack array [protocol_version, type, body]
+// with `body` a MSGPACK_DEFINE struct. Decoding never trusts the bytes: sizes
+// are capped before anything is allocated and every msgpack exception is
+// turned into a Status. Adding a message is three lines: a struct with
+// MSGPACK_DEFINE, a MsgType value (64.. for internal ones), a handler.
+
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <msgpack.hpp>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "common/status.h"
+#include "transport/messages.h"
+
+namespace apollo11::transport {
+
+// Bounds on what one decode may allocate. Defaults fit the protocol with room
+// to spare; each one is also clamped to what the frame's length can hold.
+struct DecodeLimits {
+  size_t max_frame = 16u << 20;  // bytes in one frame
+  size_t array = 100000;         // elements in one array
+  size_t map = 10000;            // pairs in one map
+  size_t str = 1u << 20;         // bytes in one string
+  size_t bin = 16u << 20;        // bytes in one bin
+  size_t ext = 1u << 20;         // bytes in one ext
+  size_t depth = 32;             // container nesting
+};
+
+namespace codec_internal {
+// Appends msgpack output to a std::string (msgpack's packer "buffer" concept).
+struct StringSink {
+  std::string* out;
+  void write(const char* data, size_t size) { out->append(data, size); }
+};
+}  // namespace codec_internal
+
+// Appends the frame [kProtocolVersion, type, body] to *out (nothing else), so
+// a caller that reuses one string per loop allocates only when it grows.
+template <class T>
+void Encode(uint16_t type, const T& body, std::string* out) {
+  codec_internal::StringSink sink{out};
+  msgpack::packer<codec_internal::StringSink> packer(sink);
+  packer.pack_array(3);
+  packer.pack_uint32(kProtocolVersion);
+  packer.pack_uint16(type);
+  packer.pack(body);
+}
+
+// Same with the enum.
+template <class T>
+void Encode(MsgType type, const T& body, std::string* out) {
+  Encode(ToWire(type), body, out);
+}
+
+// Convenience: a fresh string holding one frame.
+template <class T>
+std::string EncodeToString(MsgType type, const T& body) {
+  std::string out;
+  Encode(ToWire(type), body, &out);
+  return out;
+}
+
+// A decoded frame. `body` points into `zone`, which the Envelope owns; it
+// does not reference the input bytes, so those may be freed right away.
+// Reusing one Envelope with DecodeEnvelopeInto keeps the zone's first chunk
+// and avoids per-message allocation. Not thread-safe; move-only.
+struct Envelope {
+  uint32_t version = 0;
+  uint16_t type = 0;
+  msgpack::object body;
+  msgpack::zone zone;
+
+  Envelope() = default;
+  Envelope(Envelope&&) = default;
+  Envelope& operator=(Envelope&&) = default;
+  Envelope(const Envelope&) = delete;
+  Envelope& operator=(const Envelope&) = delete;
+};
+
+// Decodes one frame into *env (clearing what it held). Errors are
+// InvalidInput with a sentence naming the problem: too large, malformed or
+// truncated msgpack, limits exceeded, trailing bytes, wrong envelope shape,
+// protocol version mismatch (naming both versions). Never throws. The type is
+// NOT checked against MsgType: unknown types are returned for the caller to
+// count and drop (see DecodeStats).
+Status DecodeEnvelopeInto(const void* data, size_t size, Envelope* env,
+                          const DecodeLimits& limits = {});
+
+// Same, returning a fresh Envelope.
+Result<Envelope> DecodeEnvelope(const void* data, size_t size, const DecodeLimits& limits = {});
+
+// Converts the envelope's body to T. A body of the wrong shape (a DISPATCH
+// read as RESULT, a string where an int is expected, an integer out of T's
+// range) is InvalidInput naming the message type. Never throws. Missing
+// trailing fields keep their defaults; extra trailing fields are ignored.
+template <class T>
+Result<T> BodyAs(const Envelope& env) {
+  try {
+    T value{};
+    env.body.convert(value);
+    return value;
+  } catch (const std::exception& e) {
+    return Status::InvalidInput(std::string("body of ") + MsgTypeName(env.type) + " (type " +
+                                std::to_string(env.type) + ") has the wrong shape: " + e.what());
+  }
+}
+
+// Counters for what a receive loop saw, so unknown and malformed frames are
+// counted and dropped rather than crashing or silently vanishing.
+struct DecodeStats {
+  uint64_t decoded = 0;       // well-formed frames of a known type
+  uint64_t malformed = 0;     // DecodeEnvelope or BodyAs failed
+  uint64_t unknown_type = 0;  // well-formed, but no handler for the type
+  uint16_t last_unknown_type = 0;
+
+  // Records an unknown type (call from the handler switch's default branch).
+  void CountUnknown(uint16_t type) {
+    ++unknown_type;
+    last_unknown_type = type;
+  }
+};
+
+}  // namespace apollo11::transport

@@ -1,0 +1,203 @@
+#pragma once
+// The wire messages between the dispatcher and workers (DESIGN §3). Each is a
+// plain struct encoded positionally with MSGPACK_DEFINE: append new fields at
+// the end only, and give every member a default so an older peer's shorter
+// array still decodes.
+
+#include <cstdint>
+#include <map>
+#include <msgpack.hpp>
+#include <string>
+#include <vector>
+
+namespace apollo11::transport {
+
+// Bumped on any incompatible change to the envelope or a message's layout.
+inline constexpr uint32_t kProtocolVersion = 1;
+
+// The `type` element of every frame. 1..59 are wire messages, 60..63 are the
+// actor runtime's own pipe messages, 64.. are coordinator-internal messages
+// defined by the actors (they use the same codec).
+enum class MsgType : uint16_t {
+  kHello = 1,
+  kCredit,
+  kDispatch,
+  kStarted,
+  kResult,
+  kAck,
+  kHeartbeat,
+  kProbe,
+  kProbeReply,
+  kCancel,
+  kBye,
+  // Actor runtime (transport/actor.h); never sent over the network.
+  kActorReady = 61,
+  kActorDone = 62,
+  kTerm = 63,
+  kFirstInternal = 64,
+};
+
+// The numeric value of `t`, for Encode and comparisons with Envelope::type.
+constexpr uint16_t ToWire(MsgType t) { return static_cast<uint16_t>(t); }
+
+// "HELLO", "DISPATCH", ... or "UNKNOWN" for a type this build does not know
+// (including 64.. which the transport layer does not name). Never null.
+const char* MsgTypeName(uint16_t type);
+
+// True for the wire messages kHello..kBye.
+bool IsWireMsgType(uint16_t type);
+
+// One execution attempt: the key workers deduplicate DISPATCH by.
+struct ExecRef {
+  std::string exec_id;
+  uint32_t attempt = 0;
+  bool operator==(const ExecRef&) const = default;
+  MSGPACK_DEFINE(exec_id, attempt);
+};
+
+// Everything a worker needs to run one task; `type` is a dsl::TaskType value.
+struct TaskPayload {
+  uint8_t type = 0;
+  std::string command, workdir, script;
+  std::vector<std::string> args;
+  std::string url, method;
+  std::map<std::string, std::string> headers;
+  std::string body;
+  std::vector<int32_t> expect_status;
+  std::string db_host, sql;
+  std::map<std::string, std::string> env;
+  int64_t timeout_ms = 0;  // 0 = none
+  int64_t kill_grace_ms = 2000;
+  std::string precheck;
+  bool run_precheck = false;
+  std::string run_id, task_id;
+  bool operator==(const TaskPayload&) const = default;
+  MSGPACK_DEFINE(type, command, workdir, script, args, url, method, headers, body, expect_status,
+                 db_host, sql, env, timeout_ms, kill_grace_ms, precheck, run_precheck, run_id,
+                 task_id);
+};
+
+// W→D: join or rejoin, listing the executions the worker still holds.
+struct Hello {
+  std::string worker_id, group;
+  uint32_t slots = 0;
+  std::vector<std::string> labels;
+  std::vector<ExecRef> running;
+  uint64_t epoch_seen = 0;
+  bool operator==(const Hello&) const = default;
+  MSGPACK_DEFINE(worker_id, group, slots, labels, running, epoch_seen);
+};
+
+// W→D: `credits` more executions may be sent.
+struct Credit {
+  uint32_t credits = 0;
+  bool operator==(const Credit&) const = default;
+  MSGPACK_DEFINE(credits);
+};
+
+// D→W: run this attempt (at-least-once; workers dedupe by exec_id+attempt).
+struct Dispatch {
+  std::string exec_id;
+  uint32_t attempt = 0;
+  TaskPayload task;
+  std::string trace_id, idempotency_key;
+  int64_t deadline = 0;  // µs since epoch, 0 = none
+  uint64_t epoch = 0;
+  bool operator==(const Dispatch&) const = default;
+  MSGPACK_DEFINE(exec_id, attempt, task, trace_id, idempotency_key, deadline, epoch);
+};
+
+// W→D: the attempt is RUNNING.
+struct Started {
+  std::string exec_id;
+  uint32_t attempt = 0;
+  int64_t started_at = 0;
+  int32_t pid = 0;
+  bool operator==(const Started&) const = default;
+  MSGPACK_DEFINE(exec_id, attempt, started_at, pid);
+};
+
+// How an attempt ended; carried as uint8 in ResultMsg::outcome.
+enum class Outcome : uint8_t {
+  kSuccess = 0,
+  kFailed,
+  kTimeout,
+  kCanceled,
+  kAlreadyDone,  // precheck exit 3
+  kRejected,     // worker could not start it
+};
+
+// W→D: the attempt finished; resent until ACK.
+struct ResultMsg {
+  std::string exec_id;
+  uint32_t attempt = 0;
+  uint8_t outcome = 0;  // Outcome
+  int32_t exit_code = 0;
+  bool retryable = true;
+  std::string output;  // stdout tail
+  std::string error;   // human sentence
+  int64_t started_at = 0, finished_at = 0;
+  bool operator==(const ResultMsg&) const = default;
+  MSGPACK_DEFINE(exec_id, attempt, outcome, exit_code, retryable, output, error, started_at,
+                 finished_at);
+};
+
+// D→W: the RESULT is durable; stop resending it.
+struct Ack {
+  std::string exec_id;
+  uint32_t attempt = 0;
+  bool operator==(const Ack&) const = default;
+  MSGPACK_DEFINE(exec_id, attempt);
+};
+
+// Both ways: liveness, with what the sender believes is running.
+struct Heartbeat {
+  std::vector<ExecRef> running;
+  double load = 0;
+  uint64_t epoch = 0;
+  int64_t sent_at = 0;
+  bool operator==(const Heartbeat&) const = default;
+  MSGPACK_DEFINE(running, load, epoch, sent_at);
+};
+
+// D→W: are these attempts still running?
+struct Probe {
+  std::vector<ExecRef> execs;
+  uint64_t epoch = 0;
+  bool operator==(const Probe&) const = default;
+  MSGPACK_DEFINE(execs, epoch);
+};
+
+// One answer in a PROBE_REPLY.
+struct ProbeState {
+  std::string exec_id;
+  uint32_t attempt = 0;
+  uint8_t state = 0;  // 0 unknown, 1 running, 2 finished (result will be resent)
+  bool operator==(const ProbeState&) const = default;
+  MSGPACK_DEFINE(exec_id, attempt, state);
+};
+
+// W→D: answers to a PROBE, one per asked attempt.
+struct ProbeReply {
+  std::vector<ProbeState> states;
+  bool operator==(const ProbeReply&) const = default;
+  MSGPACK_DEFINE(states);
+};
+
+// D→W: kill this attempt.
+struct Cancel {
+  std::string exec_id;
+  uint32_t attempt = 0;
+  uint64_t epoch = 0;
+  bool operator==(const Cancel&) const = default;
+  MSGPACK_DEFINE(exec_id, attempt, epoch);
+};
+
+// W→D: clean leave.
+struct Bye {
+  std::string worker_id;
+  bool operator==(const Bye&) const = default;
+  MSGPACK_DEFINE(worker_id);
+};
+
+}  // namespace apollo11::transport
