@@ -1,0 +1,75 @@
+#pragma once
+// What the worker asks the executor to run and what comes back. Plain values:
+// the worker fills an ExecRequest from a DISPATCH message and turns an
+// ExecOutcome into a RESULT message.
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/duration.h"
+#include "dsl/pipeline.h"
+
+namespace apollo11::executor {
+
+// One attempt of one task. The caller resolves templates and adds the
+// APOLLO11_* variables to `env` before launching.
+struct ExecRequest {
+  std::string exec_id;  // "<run_id>.<task_id>"
+  uint32_t attempt = 0;
+  dsl::TaskType type = dsl::TaskType::kNoop;
+  // shell
+  std::string command;
+  std::string workdir;  // shell and python; empty = the worker's cwd
+  // python: `python3 SCRIPT ARGS...`
+  std::string script;
+  std::vector<std::string> args;
+  // http
+  std::string url;
+  std::string method = "GET";
+  std::map<std::string, std::string> headers;
+  std::string body;
+  std::vector<int> expect_status;  // empty = any 2xx
+  // Added to (and overriding) the worker's own environment.
+  std::map<std::string, std::string> env;
+  Millis timeout{0};  // 0 = none; covers the precheck too
+  Millis kill_grace{2000};
+  std::string precheck;  // shell command; run first when run_precheck
+  bool run_precheck = false;
+};
+
+enum class ExecOutcomeKind { kSuccess, kFailed, kTimeout, kCanceled, kAlreadyDone, kRejected };
+
+// "SUCCESS", "FAILED", ... for logs and messages.
+const char* ToString(ExecOutcomeKind kind);
+
+// How one attempt ended.
+struct ExecOutcome {
+  std::string exec_id;
+  uint32_t attempt = 0;
+  ExecOutcomeKind kind = ExecOutcomeKind::kFailed;
+  // Process exit code, -N when killed by signal N; for http the HTTP status
+  // (0 when no response arrived).
+  int exit_code = 0;
+  bool retryable = true;  // false: retrying cannot help (4xx, precheck refusal, rejected)
+  std::string output;     // stdout tail (http: body head), <= output_tail_bytes
+  std::string error;      // one human sentence; empty on success
+  Micros started_at = 0;
+  Micros finished_at = 0;
+  std::string stdout_path;  // empty when no log_dir is configured or nothing ran
+  std::string stderr_path;
+};
+
+struct ExecutorOptions {
+  // Per-execution logs go to LOG_DIR/<exec_id>.<attempt>.out and .err
+  // (created if missing); empty = keep only the in-memory output tail.
+  std::string log_dir;
+  // Per stream; beyond it output is read and dropped, and a marker line written.
+  size_t max_log_bytes = 16 << 20;
+  size_t output_tail_bytes = 64 << 10;
+};
+
+}  // namespace apollo11::executor

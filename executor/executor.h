@@ -1,0 +1,88 @@
+#pragma once
+// Executor: runs task attempts for the worker actor without ever blocking its
+// loop. Processes (shell, python, precheck) are spawned into their own process
+// group and watched through pidfds and non-blocking pipes; HTTP tasks go
+// through libcurl's multi interface. The actor adds AppendPollItems() to its
+// zmq::poll set, waits at most until NextDeadline(), then calls Process().
+//
+// Thread safety: none. One thread (the worker actor's) makes every call.
+
+#include <zmq.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/status.h"
+#include "executor/exec_types.h"
+
+namespace apollo11::executor {
+
+class CurlMulti;
+
+class Executor {
+ public:
+  // `clock` must outlive the executor; it stamps started_at and arms timers.
+  Executor(ExecutorOptions options, const Clock& clock);
+  // Kills (SIGKILL to each process group) and reaps whatever still runs, and
+  // aborts HTTP transfers; no outcomes are reported for them.
+  ~Executor();
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  // Starts one attempt without blocking. Refused (Busy) when the same
+  // (exec_id, attempt) is still running, Io when its log files cannot be
+  // opened. Everything else, including "could not start" and unsupported task
+  // types, is reported as an ExecOutcome by a later Process(). noop finishes
+  // at the next Process() and touches no file.
+  Status Launch(const ExecRequest& request);
+
+  // Stops a running attempt: SIGTERM to its process group, SIGKILL after its
+  // kill_grace (an HTTP transfer is aborted at once); the outcome is kCanceled.
+  // Unknown or already finished attempts are ignored.
+  void Cancel(const std::string& exec_id, uint32_t attempt);
+
+  // Appends the fds to wait on (pidfds, output pipes, curl sockets). Valid
+  // until the next call of Launch, Cancel or Process.
+  void AppendPollItems(std::vector<zmq_pollitem_t>* items) const;
+
+  // The earliest time Process() must run even if no fd is ready (timeouts,
+  // kill graces, curl timers, outcomes already waiting); 0 = no timer.
+  Micros NextDeadline() const;
+
+  // Does all pending work without blocking: reads output, reaps exited
+  // children, enforces timeouts and graces, drives curl. Appends every attempt
+  // that finished to `finished`.
+  void Process(Micros now, std::vector<ExecOutcome>* finished);
+
+  // Attempts launched and not yet reported (queued noop outcomes excluded).
+  size_t running() const { return execs_.size(); }
+  std::vector<std::pair<std::string, uint32_t>> RunningExecs() const;
+
+ private:
+  struct Exec;
+  using Key = std::pair<std::string, uint32_t>;
+
+  Status StartProcess(Exec* exec, bool precheck);
+  Status StartHttp(Exec* exec);
+  void Stop(Exec* exec, ExecOutcomeKind why, Micros now);
+  void ReadPipes(Exec* exec, bool drain);
+  void Reap(Exec* exec);
+  // Returns true when `exec` is finished and its outcome appended.
+  bool Advance(Exec* exec, Micros now, std::vector<ExecOutcome>* finished);
+  void FinishHttp(Exec* exec, int curl_code, Micros now, std::vector<ExecOutcome>* finished);
+  ExecOutcome MakeOutcome(Exec* exec, ExecOutcomeKind kind, Micros now);
+
+  ExecutorOptions options_;
+  const Clock& clock_;
+  bool log_dir_ready_ = false;
+  std::map<Key, std::unique_ptr<Exec>> execs_;
+  std::vector<ExecOutcome> ready_;   // finished without running (noop, rejected, ...)
+  std::unique_ptr<CurlMulti> curl_;  // created on the first HTTP task
+};
+
+}  // namespace apollo11::executor

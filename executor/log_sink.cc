@@ -1,0 +1,83 @@
+#include "executor/log_sink.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+namespace apollo11::executor {
+
+namespace {
+
+void WriteAll(int fd, const char* data, size_t n) {
+  while (n > 0) {
+    ssize_t w = ::write(fd, data, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return;  // disk full or similar: logs are best effort
+    }
+    data += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+}  // namespace
+
+LogSink::~LogSink() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Status LogSink::Open(const std::string& path, size_t max_file_bytes, Keep keep, size_t keep_bytes) {
+  path_ = path;
+  max_file_bytes_ = max_file_bytes;
+  keep_ = keep;
+  keep_bytes_ = keep_bytes;
+  if (path.empty()) return Status::Ok();
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0) {
+    return Status::Io("could not open log file " + path + ": " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+void LogSink::Write(const char* data, size_t n) {
+  if (n == 0) return;
+  if (keep_ == Keep::kTail && keep_bytes_ > 0) {
+    if (n >= keep_bytes_) {
+      kept_.assign(data + n - keep_bytes_, keep_bytes_);
+    } else {
+      kept_.append(data, n);
+      // Trim lazily so a stream of small writes stays amortised O(n).
+      if (kept_.size() > 2 * keep_bytes_) kept_.erase(0, kept_.size() - keep_bytes_);
+    }
+  } else if (keep_ == Keep::kHead && kept_.size() < keep_bytes_) {
+    kept_.append(data, std::min(n, keep_bytes_ - kept_.size()));
+  }
+  if (fd_ < 0 || truncated_) return;
+  size_t room = max_file_bytes_ - written_;
+  if (n <= room) {
+    WriteAll(fd_, data, n);
+    written_ += n;
+    return;
+  }
+  WriteAll(fd_, data, room);
+  written_ += room;
+  truncated_ = true;
+  std::string marker =
+      "\n[apollo11: output truncated at " + std::to_string(max_file_bytes_) + " bytes]\n";
+  WriteAll(fd_, marker.data(), marker.size());
+}
+
+std::string LogSink::Finish() {
+  if (fd_ >= 0) {
+    ::close(fd_);
+    fd_ = -1;
+  }
+  if (kept_.size() > keep_bytes_) kept_.erase(0, kept_.size() - keep_bytes_);
+  return std::move(kept_);
+}
+
+}  // namespace apollo11::executor

@@ -1,0 +1,103 @@
+#include "tests/executor/executor_test_util.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <stdlib.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace apollo11::executor::testing {
+
+std::vector<ExecOutcome> RunToCompletion(
+    Executor& executor, const Clock& clock, std::chrono::milliseconds limit,
+    const std::function<bool(const std::vector<ExecOutcome>&)>& until) {
+  std::vector<ExecOutcome> out;
+  const Micros end = clock.Now() + limit.count() * kMicrosPerMilli;
+  while (true) {
+    executor.Process(clock.Now(), &out);
+    if (until ? until(out) : executor.running() == 0) break;
+    const Micros now = clock.Now();
+    if (now >= end) break;
+    std::vector<zmq_pollitem_t> items;
+    executor.AppendPollItems(&items);
+    Micros wake = end;
+    Micros deadline = executor.NextDeadline();
+    if (deadline != 0 && deadline < wake) wake = deadline;
+    auto wait = std::chrono::milliseconds(std::max<Micros>(0, (wake - now + 999) / 1000));
+    // A caller's condition may change without any fd event: look again soon.
+    if (until && wait > std::chrono::milliseconds(10)) wait = std::chrono::milliseconds(10);
+    try {
+      zmq::poll(items, wait);
+    } catch (const zmq::error_t&) {
+      // EINTR: loop again.
+    }
+  }
+  return out;
+}
+
+TempDir::TempDir() {
+  char tmpl[] = "/tmp/apollo11-executor-test-XXXXXX";
+  char* p = ::mkdtemp(tmpl);
+  path_ = p != nullptr ? p : "/tmp";
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  if (path_ != "/tmp") std::filesystem::remove_all(path_, ec);
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+namespace {
+
+// Fields of /proc/PID/stat after the command name: state, ppid, pgrp.
+bool ReadStat(int pid, char* state, int* pgrp) {
+  std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+  auto close = stat.rfind(')');
+  if (close == std::string::npos) return false;
+  std::istringstream rest(stat.substr(close + 2));
+  int ppid = 0;
+  rest >> *state >> ppid >> *pgrp;
+  return static_cast<bool>(rest);
+}
+
+}  // namespace
+
+bool ProcessAlive(int pid) {
+  char state = 0;
+  int pgrp = 0;
+  if (::kill(pid, 0) != 0 && errno == ESRCH) return false;
+  if (!ReadStat(pid, &state, &pgrp)) return false;
+  return state != 'Z' && state != 'X';
+}
+
+std::vector<int> LiveGroupMembers(int pgid) {
+  std::vector<int> pids;
+  if (::kill(-pgid, 0) != 0 && errno == ESRCH) return pids;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    char state = 0;
+    int pgrp = 0;
+    int pid = std::stoi(name);
+    if (ReadStat(pid, &state, &pgrp) && pgrp == pgid && state != 'Z' && state != 'X') {
+      pids.push_back(pid);
+    }
+  }
+  return pids;
+}
+
+}  // namespace apollo11::executor::testing

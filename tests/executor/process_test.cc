@@ -1,0 +1,359 @@
+// Process tasks through the Executor: real children, real pipes, real signals.
+
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "common/clock.h"
+#include "executor/executor.h"
+#include "tests/executor/executor_test_util.h"
+
+namespace {
+
+using apollo11::Millis;
+using apollo11::SystemClock;
+using apollo11::dsl::TaskType;
+using apollo11::executor::ExecOutcome;
+using apollo11::executor::ExecOutcomeKind;
+using apollo11::executor::ExecRequest;
+using apollo11::executor::Executor;
+using apollo11::executor::ExecutorOptions;
+using apollo11::executor::testing::LiveGroupMembers;
+using apollo11::executor::testing::ProcessAlive;
+using apollo11::executor::testing::ReadFile;
+using apollo11::executor::testing::RunToCompletion;
+using apollo11::executor::testing::TempDir;
+using apollo11::executor::testing::WriteFile;
+using std::chrono::milliseconds;
+
+ExecRequest Shell(const std::string& id, const std::string& command) {
+  ExecRequest r;
+  r.exec_id = "r1." + id;
+  r.attempt = 1;
+  r.type = TaskType::kShell;
+  r.command = command;
+  return r;
+}
+
+// Runs one request to its end and returns its outcome.
+ExecOutcome RunOne(Executor& ex, const SystemClock& clock, const ExecRequest& r,
+                   milliseconds limit = milliseconds(10000)) {
+  REQUIRE(ex.Launch(r).ok());
+  auto out = RunToCompletion(ex, clock, limit);
+  REQUIRE(out.size() == 1);
+  return out[0];
+}
+
+double Seconds(const ExecOutcome& o) { return (o.finished_at - o.started_at) / 1e6; }
+
+}  // namespace
+
+TEST_CASE("a shell task's exit code, stdout tail and log files are reported", "[executor]") {
+  TempDir dir;
+  SystemClock clock;
+  Executor ex(ExecutorOptions{dir.path() + "/logs", 1 << 20, 64 << 10}, clock);
+
+  auto ok = RunOne(ex, clock, Shell("ok", "echo hello; echo oops >&2"));
+  CHECK(ok.kind == ExecOutcomeKind::kSuccess);
+  CHECK(ok.exit_code == 0);
+  CHECK(ok.output == "hello\n");
+  CHECK(ok.error.empty());
+  CHECK(ok.stdout_path == dir.path() + "/logs/r1.ok.1.out");
+  CHECK(ReadFile(ok.stdout_path) == "hello\n");
+  CHECK(ReadFile(ok.stderr_path) == "oops\n");
+  CHECK(ok.finished_at >= ok.started_at);
+
+  auto failed = RunOne(ex, clock, Shell("fail", "echo partial; exit 3"));
+  CHECK(failed.kind == ExecOutcomeKind::kFailed);
+  CHECK(failed.exit_code == 3);
+  CHECK(failed.retryable);
+  CHECK(failed.error == "exited with code 3");
+  CHECK(failed.output == "partial\n");
+
+  auto killed = RunOne(ex, clock, Shell("sig", "kill -9 $$"));
+  CHECK(killed.kind == ExecOutcomeKind::kFailed);
+  CHECK(killed.exit_code == -9);
+  CHECK(killed.error == "killed by signal 9");
+  CHECK(ex.running() == 0);
+}
+
+TEST_CASE("output keeps only the last output_tail_bytes of stdout", "[executor]") {
+  SystemClock clock;
+  Executor ex(ExecutorOptions{"", 1 << 20, 8}, clock);
+  auto o = RunOne(ex, clock, Shell("tail", "printf 'aaaaaaaaaaaaaaaaaaaaaaaa0123456789'"));
+  CHECK(o.output == "23456789");
+  CHECK(o.stdout_path.empty());
+}
+
+TEST_CASE("env vars reach the child and override the worker's own", "[executor]") {
+  ::setenv("APOLLO11_EXECUTOR_TEST_INHERITED", "from-parent", 1);
+  ::setenv("APOLLO11_EXECUTOR_TEST_OVERRIDDEN", "parent-value", 1);
+  SystemClock clock;
+  Executor ex(ExecutorOptions{}, clock);
+  auto r = Shell("env",
+                 "echo \"$APOLLO11_EXECUTOR_TEST_INHERITED $APOLLO11_EXECUTOR_TEST_OVERRIDDEN "
+                 "$APOLLO11_RUN_ID\"");
+  r.env = {{"APOLLO11_EXECUTOR_TEST_OVERRIDDEN", "task-value"}, {"APOLLO11_RUN_ID", "r1"}};
+  auto o = RunOne(ex, clock, r);
+  CHECK(o.output == "from-parent task-value r1\n");
+}
+
+TEST_CASE("a task runs in its workdir, and a missing workdir cannot start", "[executor]") {
+  TempDir dir;
+  SystemClock clock;
+  Executor ex(ExecutorOptions{}, clock);
+  auto r = Shell("pwd", "pwd");
+  r.workdir = dir.path();
+  auto o = RunOne(ex, clock, r);
+  CHECK(o.output == std::filesystem::canonical(dir.path()).string() + "\n");
+
+  auto bad = Shell("nowhere", "true");
+  bad.workdir = dir.path() + "/does-not-exist";
+  auto b = RunOne(ex, clock, bad);
+  CHECK(b.kind == ExecOutcomeKind::kFailed);
+  CHECK(b.error == "could not start: No such file or directory");
+}
+
+TEST_CASE("a python task runs python3 SCRIPT ARGS", "[executor]") {
+  TempDir dir;
+  WriteFile(dir.path() + "/t.py", "import sys\nprint('-'.join(sys.argv[1:]))\nsys.exit(4)\n");
+  SystemClock clock;
+  Executor ex(ExecutorOptions{}, clock);
+  ExecRequest r;
+  r.exec_id = "r1.py";
+  r.type = TaskType::kPython;
+  r.script = dir.path() + "/t.py";
+  r.args = {"a", "b c"};
+  auto o = RunOne(ex, clock, r);
+  CHECK(o.output == "a-b c\n");
+  CHECK(o.exit_code == 4);
+}
+
+TEST_CASE("noop finishes at the next Process without a process or file; db is rejected",
+          "[executor]") {
+  TempDir dir;
+  SystemClock clock;
+  Executor ex(ExecutorOptions{dir.path(), 1 << 20, 1024}, clock);
+  ExecRequest noop;
+  noop.exec_id = "r1.n";
+  noop.type = TaskType::kNoop;
+  REQUIRE(ex.Launch(noop).ok());
+  CHECK(ex.running() == 0);
+  CHECK(ex.NextDeadline() != 0);  // the loop must not sleep on a queued outcome
+  std::vector<ExecOutcome> out;
+  ex.Process(clock.Now(), &out);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].kind == ExecOutcomeKind::kSuccess);
+  CHECK(std::filesystem::is_empty(dir.path()));
+  CHECK(ex.NextDeadline() == 0);
+
+  ExecRequest db = noop;
+  db.exec_id = "r1.db";
+  db.type = TaskType::kDb;
+  REQUIRE(ex.Launch(db).ok());
+  out.clear();
+  ex.Process(clock.Now(), &out);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].kind == ExecOutcomeKind::kRejected);
+  CHECK_FALSE(out[0].retryable);
+  CHECK(out[0].error == "db tasks are not supported by this worker yet");
+}
+
+TEST_CASE("a duplicate (exec_id, attempt) is refused while it runs", "[executor]") {
+  SystemClock clock;
+  Executor ex(ExecutorOptions{}, clock);
+  auto r = Shell("dup", "exit 0");
+  REQUIRE(ex.Launch(r).ok());
+  apollo11::Status again = ex.Launch(r);
+  CHECK(again.code() == apollo11::StatusCode::kBusy);
+  auto next = r;
+  next.attempt = 2;
+  CHECK(ex.Launch(next).ok());
+  CHECK(ex.RunningExecs().size() == 2);
+  CHECK(RunToCompletion(ex, clock, milliseconds(5000)).size() == 2);
+}
+
+TEST_CASE("a timeout kills the task and its background children", "[executor]") {
+  TempDir dir;
+  SystemClock clock;
+  Executor ex(ExecutorOptions{}, clock);
+  const std::string pgid_file = dir.path() + "/pgid";
+  const std::string bg_file = dir.path() + "/bg";
+  auto r = Shell("slow",
+                 "echo $$ > " + pgid_file + "; sleep 100 & echo $! > " + bg_file + "; sleep 100");
+  r.timeout = Millis(300);
+  r.kill_grace = Millis(5000);
+  auto o = RunOne(ex, clock, r);
+  CHECK(o.kind == ExecOutcomeKind::kTimeout);
+  CHECK(o.error == "timed out after 300ms (process group killed)");
+  CHECK(o.retryable);
+  CHECK(Seconds(o) < 2.0);  // SIGTERM sufficed: no wait for the grace
+  int pgid = std::stoi(ReadFile(pgid_file));
+  int bg = std::stoi(ReadFile(bg_file));
+  CHECK_FALSE(ProcessAlive(bg));
+  CHECK(LiveGroupMembers(pgid).empty());
+}
+
+TEST_CASE("a task ignoring SIGTERM is SIGKILLed after the grace", "[executor]") {
+  TempDir dir;
+  SystemClock clock;
+  Executor ex(ExecutorOptions{}, clock);
+  const std::string pgid_file = dir.path() + "/pgid";
+  auto r = Shell("stubborn", "echo $$ > " + pgid_file + "; trap '' TERM; sleep 30");
+  r.timeout = Millis(200);
+  r.kill_grace = Millis(400);
+  auto o = RunOne(ex, clock, r);
+  CHECK(o.kind == ExecOutcomeKind::kTimeout);
+  CHECK(o.exit_code == -9);
+  CHECK(Seconds(o) >= 0.6);
+  CHECK(Seconds(o) < 3.0);
+  CHECK(LiveGroupMembers(std::stoi(ReadFile(pgid_file))).empty());
+}
+
+TEST_CASE("Cancel stops a running task with outcome kCanceled", "[executor]") {
+  TempDir dir;
+  SystemClock clock;
+  Executor ex(ExecutorOptions{}, clock);
+  const std::string started = dir.path() + "/started";
+  auto r = Shell("cancel", "echo $$ > " + started + "; exec sleep 30");
+  REQUIRE(ex.Launch(r).ok());
+  // Wait until the child has really started, then cancel.
+  RunToCompletion(ex, clock, milliseconds(5000), [&](const auto&) {
+    std::error_code ec;
+    return std::filesystem::file_size(started, ec) > 0 && !ec;
+  });
+  ex.Cancel(r.exec_id, r.attempt);
+  ex.Cancel("r1.unknown", 1);  // ignored
+  auto out = RunToCompletion(ex, clock, milliseconds(5000));
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].kind == ExecOutcomeKind::kCanceled);
+  CHECK(out[0].exit_code == -15);
+  CHECK(LiveGroupMembers(std::stoi(ReadFile(started))).empty());
+}
+
+TEST_CASE("output beyond max_log_bytes is dropped with a marker and never blocks the child",
+          "[executor]") {
+  TempDir dir;
+  SystemClock clock;
+  Executor ex(ExecutorOptions{dir.path(), 64 << 10, 1024}, clock);
+  auto o = RunOne(ex, clock, Shell("big", "head -c 8000000 /dev/zero | tr '\\0' x; echo END"));
+  CHECK(o.kind == ExecOutcomeKind::kSuccess);
+  std::string log = ReadFile(o.stdout_path);
+  CHECK(log.size() < (64 << 10) + 100);
+  CHECK(log.substr(0, 10) == "xxxxxxxxxx");
+  CHECK(log.find("[apollo11: output truncated at 65536 bytes]") != std::string::npos);
+  CHECK(o.output.size() == 1024);
+  CHECK(o.output.substr(1020) == "END\n");  // the tail is the real end of stdout
+}
+
+TEST_CASE("a background child holding stdout open does not delay the task's end", "[executor]") {
+  TempDir dir;
+  SystemClock clock;
+  Executor ex(ExecutorOptions{}, clock);
+  const std::string bg_file = dir.path() + "/bg";
+  auto o = RunOne(ex, clock, Shell("bg", "sleep 20 & echo $! > " + bg_file + "; echo done"));
+  CHECK(o.kind == ExecOutcomeKind::kSuccess);
+  CHECK(o.output == "done\n");
+  CHECK(Seconds(o) < 5.0);
+  ::kill(std::stoi(ReadFile(bg_file)), SIGKILL);
+}
+
+TEST_CASE("50 concurrent processes all finish and are reaped", "[executor]") {
+  SystemClock clock;
+  Executor ex(ExecutorOptions{}, clock);
+  for (int i = 0; i < 50; ++i) REQUIRE(ex.Launch(Shell("t" + std::to_string(i), "true")).ok());
+  CHECK(ex.running() == 50);
+  auto out = RunToCompletion(ex, clock, milliseconds(20000));
+  CHECK(out.size() == 50);
+  for (const auto& o : out) CHECK(o.kind == ExecOutcomeKind::kSuccess);
+  CHECK(ex.running() == 0);
+  errno = 0;
+  CHECK(::waitpid(-1, nullptr, WNOHANG) == -1);  // no child left, zombie or not
+  CHECK(errno == ECHILD);
+}
+
+TEST_CASE("precheck exit 0 runs the task, 3 means already done, anything else refuses",
+          "[executor]") {
+  TempDir dir;
+  SystemClock clock;
+  Executor ex(ExecutorOptions{}, clock);
+  const std::string ran = dir.path() + "/ran";
+  auto r = Shell("pc", "touch " + ran + "; echo task");
+  r.run_precheck = true;
+
+  r.precheck = "exit 0";
+  auto go = RunOne(ex, clock, r);
+  CHECK(go.kind == ExecOutcomeKind::kSuccess);
+  CHECK(go.output == "task\n");
+  CHECK(std::filesystem::exists(ran));
+  std::filesystem::remove(ran);
+
+  r.attempt = 2;
+  r.precheck = "exit 3";
+  auto done = RunOne(ex, clock, r);
+  CHECK(done.kind == ExecOutcomeKind::kAlreadyDone);
+  CHECK_FALSE(std::filesystem::exists(ran));
+
+  r.attempt = 3;
+  r.precheck = "exit 7";
+  auto refused = RunOne(ex, clock, r);
+  CHECK(refused.kind == ExecOutcomeKind::kFailed);
+  CHECK_FALSE(refused.retryable);
+  CHECK(refused.error == "precheck exited 7: refusing to rerun");
+  CHECK_FALSE(std::filesystem::exists(ran));
+
+  r.attempt = 4;
+  r.run_precheck = false;  // the precheck only runs when asked
+  CHECK(RunOne(ex, clock, r).kind == ExecOutcomeKind::kSuccess);
+}
+
+TEST_CASE("destroying the executor kills and reaps what still runs", "[executor]") {
+  TempDir dir;
+  SystemClock clock;
+  const std::string pgid_file = dir.path() + "/pgid";
+  {
+    Executor ex(ExecutorOptions{}, clock);
+    REQUIRE(ex.Launch(Shell("left", "echo $$ > " + pgid_file + "; sleep 30 & sleep 30")).ok());
+    RunToCompletion(ex, clock, milliseconds(5000), [&](const auto&) {
+      std::error_code ec;
+      return std::filesystem::file_size(pgid_file, ec) > 0 && !ec;
+    });
+  }
+  CHECK(LiveGroupMembers(std::stoi(ReadFile(pgid_file))).empty());
+  errno = 0;
+  CHECK(::waitpid(-1, nullptr, WNOHANG) == -1);
+  CHECK(errno == ECHILD);
+}
+
+TEST_CASE("timeouts follow the time given to Process, not the wall clock", "[executor]") {
+  apollo11::FakeClock clock;
+  Executor ex(ExecutorOptions{}, clock);
+  auto r = Shell("fake", "exec sleep 30");
+  r.timeout = Millis(60'000);
+  r.kill_grace = Millis(60'000);
+  REQUIRE(ex.Launch(r).ok());
+  CHECK(ex.NextDeadline() == clock.Now() + 60 * apollo11::kMicrosPerSecond);
+  std::vector<ExecOutcome> out;
+  ex.Process(clock.Now() + 59 * apollo11::kMicrosPerSecond, &out);
+  CHECK(out.empty());
+  clock.Advance(60 * apollo11::kMicrosPerSecond);
+  ex.Process(clock.Now(), &out);  // sends SIGTERM; the next deadline is the grace's end
+  CHECK(ex.NextDeadline() == clock.Now() + 60 * apollo11::kMicrosPerSecond);
+  // Real time from here: wait for the pidfd like the worker would.
+  for (int i = 0; i < 500 && out.empty(); ++i) {
+    std::vector<zmq_pollitem_t> items;
+    ex.AppendPollItems(&items);
+    zmq::poll(items, milliseconds(10));
+    ex.Process(clock.Now(), &out);
+  }
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].kind == ExecOutcomeKind::kTimeout);
+  CHECK(out[0].exit_code == -15);
+  CHECK(out[0].error == "timed out after 1m (process group killed)");
+}
