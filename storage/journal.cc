@@ -1,0 +1,648 @@
+#include "storage/journal.h"
+
+#include <lmdb.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <set>
+
+#include "common/ids.h"
+#include "storage/record_codec.h"
+
+namespace apollo11::storage {
+namespace {
+
+constexpr size_t kDurationsKept = 64;
+constexpr const char* kSchemaKey = "schema_version";
+constexpr const char* kEpochKey = "epoch";
+
+MDB_val Val(std::string_view s) { return MDB_val{s.size(), const_cast<char*>(s.data())}; }
+std::string_view View(const MDB_val& v) {
+  return std::string_view(static_cast<const char*>(v.mv_data), v.mv_size);
+}
+
+void PutU64(std::string& out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+uint64_t GetU64(std::string_view in) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(in[i]);
+  return v;
+}
+
+// Durations kept per stats key: up to 64 little-endian int64, oldest first.
+std::vector<Micros> DecodeDurations(std::string_view v) {
+  std::vector<Micros> out;
+  for (size_t i = 0; i + 8 <= v.size(); i += 8) {
+    out.push_back(static_cast<Micros>(GetU64(v.substr(i, 8))));
+  }
+  return out;
+}
+
+// The state dirs whose journal is open in this process, keyed "pid:path" so a
+// forked child (which must not use its parent's environment) may open its own.
+// A process-wide guard is unavoidable here: LMDB's locks are per process.
+class OpenRegistry {
+ public:
+  static OpenRegistry& Get() {
+    static OpenRegistry* registry = new OpenRegistry();  // never destroyed
+    return *registry;
+  }
+  bool Claim(const std::string& key) {
+    std::lock_guard lock(mu_);
+    return keys_.insert(key).second;
+  }
+  void Release(const std::string& key) {
+    std::lock_guard lock(mu_);
+    keys_.erase(key);
+  }
+
+ private:
+  std::mutex mu_;
+  std::set<std::string> keys_;
+};
+
+// True when a failed write probably hit a full disk, a quota or a file size
+// limit. LMDB reports a short write as EIO, and a write that runs out of space
+// part-way is short, so EIO alone does not tell.
+bool DiskLooksFull(const std::string& dir) {
+  struct statvfs fs;
+  if (statvfs(dir.c_str(), &fs) == 0 &&
+      static_cast<unsigned long long>(fs.f_bavail) * fs.f_frsize < (64ull << 20)) {
+    return true;
+  }
+  struct rlimit limit;
+  struct stat st;
+  if (getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+      stat((dir + "/data.mdb").c_str(), &st) == 0 &&
+      static_cast<rlim_t>(st.st_size) + (1u << 20) >= limit.rlim_cur) {
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+struct Journal::Env {
+  MDB_env* env = nullptr;
+  MDB_dbi transitions = 0;   // be64 seq -> transition
+  MDB_dbi run_index = 0;     // run_id -> be64 seq (sorted duplicates)
+  MDB_dbi exec_index = 0;    // exec_id -> be64 seq (sorted duplicates)
+  MDB_dbi executions = 0;    // exec_id -> current execution state
+  MDB_dbi runs = 0;          // run_id -> run
+  MDB_dbi runs_by_time = 0;  // be64 created_at + run_id -> ""
+  MDB_dbi active_runs = 0;   // run_id -> "" while the run is not final
+  MDB_dbi pipelines = 0;     // hash -> canonical JSON, immutable
+  MDB_dbi stats = 0;         // stats key -> last durations
+  MDB_dbi meta = 0;          // schema_version, epoch
+
+  ~Env() {
+    if (env != nullptr) mdb_env_close(env);
+  }
+};
+
+// A read transaction held under the shared resize lock. Any thread.
+class Journal::ReadTxn {
+ public:
+  explicit ReadTxn(const Journal& journal) : journal_(journal) {}
+  ~ReadTxn() {
+    if (txn_ != nullptr) mdb_txn_abort(txn_);
+  }
+  Status Begin() {
+    for (int attempt = 0;; ++attempt) {
+      lock_ = std::shared_lock(journal_.resize_mu_);
+      int rc = mdb_txn_begin(journal_.env_->env, nullptr, MDB_RDONLY, &txn_);
+      if (rc == 0) return Status::Ok();
+      txn_ = nullptr;
+      lock_.unlock();
+      // Another process grew the map past ours: adopt its size and retry.
+      if (rc == MDB_MAP_RESIZED && attempt < 8) {
+        APOLLO11_RETURN_IF_ERROR(journal_.AdoptMapSize());
+        continue;
+      }
+      return journal_.Error(rc, "begin a read transaction");
+    }
+  }
+  MDB_txn* get() const { return txn_; }
+
+  // The value under `key` in `dbi`, nullopt when absent. The view is valid
+  // until the transaction ends.
+  Result<std::optional<std::string_view>> Find(MDB_dbi dbi, std::string_view key) const {
+    if (key.empty() || key.size() > 511) return std::optional<std::string_view>();
+    MDB_val k = Val(key), v;
+    int rc = mdb_get(txn_, dbi, &k, &v);
+    if (rc == MDB_NOTFOUND) return std::optional<std::string_view>();
+    if (rc != 0) return journal_.Error(rc, "read");
+    return std::optional<std::string_view>(View(v));
+  }
+
+ private:
+  const Journal& journal_;
+  std::shared_lock<std::shared_mutex> lock_;
+  MDB_txn* txn_ = nullptr;
+};
+
+// A cursor closed on scope exit.
+class Cursor {
+ public:
+  ~Cursor() {
+    if (cursor_ != nullptr) mdb_cursor_close(cursor_);
+  }
+  int Open(MDB_txn* txn, MDB_dbi dbi) { return mdb_cursor_open(txn, dbi, &cursor_); }
+  int Get(MDB_val* key, MDB_val* value, MDB_cursor_op op) {
+    return mdb_cursor_get(cursor_, key, value, op);
+  }
+
+ private:
+  MDB_cursor* cursor_ = nullptr;
+};
+
+void Journal::Batch::Clear() {
+  transitions_.clear();
+  executions_.clear();
+  runs_.clear();
+  pipelines_.clear();
+  durations_.clear();
+}
+
+Journal::Journal(std::string dir, const JournalOptions& options)
+    : dir_(std::move(dir)), options_(options), env_(std::make_unique<Env>()) {}
+
+Journal::~Journal() {
+  env_.reset();
+  if (!registry_key_.empty()) OpenRegistry::Get().Release(registry_key_);
+}
+
+Result<std::unique_ptr<Journal>> Journal::Open(const std::string& dir,
+                                               const JournalOptions& options) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!options.read_only) {
+    fs::create_directories(dir, ec);
+    if (ec) return Status::Io("cannot create state dir " + dir + ": " + ec.message());
+  }
+  if (!fs::exists(fs::path(dir) / "data.mdb", ec)) {
+    if (options.read_only) {
+      return Status::NotFound("no journal in " + dir +
+                              ": nothing has run with this state dir (check --state-dir)");
+    }
+  }
+  fs::path canonical = fs::canonical(dir, ec);
+  if (ec) return Status::Io("cannot resolve state dir " + dir + ": " + ec.message());
+  std::string key = std::to_string(getpid()) + ":" + canonical.string();
+  if (!OpenRegistry::Get().Claim(key)) {
+    return Status::Busy("the journal in " + dir +
+                        " is already open in this process; open it once and share it");
+  }
+  std::unique_ptr<Journal> journal(new Journal(dir, options));
+  journal->registry_key_ = key;
+  APOLLO11_RETURN_IF_ERROR(journal->OpenEnv());
+  return journal;
+}
+
+Status Journal::OpenEnv() {
+  Env& e = *env_;
+  int rc = mdb_env_create(&e.env);
+  if (rc != 0) return Error(rc, "create environment");
+  rc = mdb_env_set_maxdbs(e.env, 16);
+  if (rc == 0) rc = mdb_env_set_mapsize(e.env, options_.initial_map_size);
+  if (rc != 0) return Error(rc, "configure environment");
+  unsigned flags = MDB_NOTLS;
+  if (options_.read_only) flags |= MDB_RDONLY;
+  if (options_.sync == JournalOptions::Sync::kNoMetaSync) flags |= MDB_NOMETASYNC;
+  if (options_.sync == JournalOptions::Sync::kNone) flags |= MDB_NOSYNC;
+  rc = mdb_env_open(e.env, dir_.c_str(), flags, 0644);
+  if (rc != 0) return Error(rc, "open environment");
+  // Reader slots of processes that died (kill -9) would pin old pages forever.
+  int dead = 0;
+  mdb_reader_check(e.env, &dead);
+
+  MDB_txn* txn = nullptr;
+  rc = mdb_txn_begin(e.env, nullptr, options_.read_only ? MDB_RDONLY : 0, &txn);
+  if (rc != 0) return Error(rc, "begin the opening transaction");
+  struct Db {
+    const char* name;
+    MDB_dbi* dbi;
+    unsigned flags;
+  };
+  const Db dbs[] = {
+      {"transitions", &e.transitions, 0},
+      {"run_index", &e.run_index, MDB_DUPSORT | MDB_DUPFIXED},
+      {"exec_index", &e.exec_index, MDB_DUPSORT | MDB_DUPFIXED},
+      {"executions", &e.executions, 0},
+      {"runs", &e.runs, 0},
+      {"runs_by_time", &e.runs_by_time, 0},
+      {"active_runs", &e.active_runs, 0},
+      {"pipelines", &e.pipelines, 0},
+      {"stats", &e.stats, 0},
+      {"meta", &e.meta, 0},
+  };
+  for (const Db& db : dbs) {
+    rc = mdb_dbi_open(txn, db.name, db.flags | (options_.read_only ? 0 : MDB_CREATE), db.dbi);
+    if (rc != 0) {
+      mdb_txn_abort(txn);
+      if (rc == MDB_NOTFOUND) {
+        return Status::NotFound("the journal in " + dir_ + " has no '" + db.name +
+                                "' database yet (is it still being created?)");
+      }
+      return Error(rc, std::string("open database ") + db.name);
+    }
+  }
+  MDB_val k = Val(kSchemaKey), v;
+  rc = mdb_get(txn, e.meta, &k, &v);
+  if (rc == MDB_NOTFOUND && !options_.read_only) {
+    std::string version;
+    PutU64(version, kSchemaVersion);
+    MDB_val nv = Val(version);
+    rc = mdb_put(txn, e.meta, &k, &nv, 0);
+  } else if (rc == 0) {
+    uint64_t found = v.mv_size == 8 ? GetU64(View(v)) : ~0ull;
+    if (found > kSchemaVersion) {
+      mdb_txn_abort(txn);
+      return Status::Unsupported("the journal in " + dir_ + " has schema version " +
+                                 std::to_string(found) + ", newer than the " +
+                                 std::to_string(kSchemaVersion) +
+                                 " this build understands; use a newer apollo11");
+    }
+  } else if (rc == MDB_NOTFOUND) {
+    rc = 0;  // read-only on a journal whose creator has not committed yet
+  }
+  if (rc != 0) {
+    mdb_txn_abort(txn);
+    return Error(rc, "read the schema version");
+  }
+  rc = mdb_txn_commit(txn);  // also makes the dbi handles usable by every txn
+  if (rc != 0) return Error(rc, "commit the opening transaction");
+  Result<uint64_t> seq = ReadLastSeq();
+  if (!seq.ok()) return seq.status();
+  last_seq_ = *seq;
+  return Status::Ok();
+}
+
+Status Journal::Error(int rc, const std::string& what) const {
+  std::string message = "journal " + dir_ + ": " + what + ": " + mdb_strerror(rc);
+  switch (rc) {
+    case MDB_MAP_FULL:
+    case ENOSPC:
+    case EDQUOT:
+    case EFBIG:
+      return Status::Full(message + "; nothing was written, retry when space is free");
+    case EIO:
+      if (DiskLooksFull(dir_)) {
+        return Status::Full(message +
+                            " (disk full?); nothing was written, retry when space is free");
+      }
+      return Status::Io(message);
+    case MDB_BAD_VALSIZE:
+      return Status::InvalidInput(message + " (a key is empty or longer than 511 bytes)");
+    case MDB_CORRUPTED:
+    case MDB_PAGE_NOTFOUND:
+    case MDB_INVALID:
+    case MDB_VERSION_MISMATCH:
+    case MDB_INCOMPATIBLE:
+      return Status::Corrupt(message);
+    case MDB_READERS_FULL:
+      return Status::Busy(message);
+    default:
+      return Status::Io(message);
+  }
+}
+
+Status Journal::GrowMap() {
+  std::unique_lock lock(resize_mu_);
+  MDB_envinfo info;
+  mdb_env_info(env_->env, &info);
+  size_t current = info.me_mapsize;
+  if (current >= options_.max_map_size) {
+    return Status::Full("journal " + dir_ + ": the map is full at its maximum of " +
+                        std::to_string(current >> 20) + " MiB (max_map_size); nothing was written");
+  }
+  size_t next = std::min(current * 2, options_.max_map_size);
+  int rc = mdb_env_set_mapsize(env_->env, next);
+  if (rc != 0) return Error(rc, "grow the map to " + std::to_string(next >> 20) + " MiB");
+  return Status::Ok();
+}
+
+Status Journal::AdoptMapSize() const {
+  std::unique_lock lock(resize_mu_);
+  int rc = mdb_env_set_mapsize(env_->env, 0);
+  if (rc != 0) return Error(rc, "adopt the map size grown by another process");
+  return Status::Ok();
+}
+
+template <typename Body>
+Status Journal::RunWrite(const char* what, Body&& body) {
+  if (options_.read_only) {
+    return Status::Unsupported("journal " + dir_ + " is open read-only");
+  }
+  for (int attempt = 0;; ++attempt) {
+    int rc = 0;
+    {
+      std::shared_lock lock(resize_mu_);
+      MDB_txn* txn = nullptr;
+      rc = mdb_txn_begin(env_->env, nullptr, 0, &txn);
+      if (rc == 0) {
+        rc = body(txn);
+        if (rc != 0) {
+          mdb_txn_abort(txn);
+        } else {
+          rc = mdb_txn_commit(txn);  // frees txn, also on failure
+        }
+      }
+    }
+    if (rc == 0) return Status::Ok();
+    // MDB_MAP_FULL can come from a put or from the commit itself.
+    if (rc == MDB_MAP_FULL) {
+      APOLLO11_RETURN_IF_ERROR(GrowMap());
+      continue;
+    }
+    if (rc == MDB_MAP_RESIZED && attempt < 8) {
+      APOLLO11_RETURN_IF_ERROR(AdoptMapSize());
+      continue;
+    }
+    return Error(rc, what);
+  }
+}
+
+int Journal::WriteBatch(MDB_txn* txn, const Batch& batch, uint64_t first_seq) {
+  const Env& e = *env_;
+  int rc = 0;
+  uint64_t seq = first_seq;
+  for (const TransitionRecord& t : batch.transitions_) {
+    const std::string key = codec::EncodeSeqKey(seq++);
+    const std::string value = codec::EncodeTransition(t);
+    MDB_val k = Val(key), v = Val(value);
+    if ((rc = mdb_put(txn, e.transitions, &k, &v, MDB_APPEND)) != 0) return rc;
+    MDB_val run = Val(t.run_id), seq_val = Val(key);
+    if ((rc = mdb_put(txn, e.run_index, &run, &seq_val, MDB_APPENDDUP)) != 0) return rc;
+    const std::string exec_id = t.exec_id.empty() ? MakeExecId(t.run_id, t.task_id) : t.exec_id;
+    MDB_val exec = Val(exec_id);
+    if ((rc = mdb_put(txn, e.exec_index, &exec, &seq_val, MDB_APPENDDUP)) != 0) return rc;
+  }
+  for (const ExecutionRecord& x : batch.executions_) {
+    const std::string value = codec::EncodeExecution(x);
+    MDB_val k = Val(x.exec_id), v = Val(value);
+    if ((rc = mdb_put(txn, e.executions, &k, &v, 0)) != 0) return rc;
+  }
+  for (const RunRecord& r : batch.runs_) {
+    MDB_val k = Val(r.run_id), old;
+    rc = mdb_get(txn, e.runs, &k, &old);
+    if (rc == 0) {
+      Result<RunRecord> previous = codec::DecodeRun(r.run_id, View(old));
+      if (previous.ok() && previous->created_at != r.created_at) {
+        std::string old_time;
+        old_time = codec::EncodeSeqKey(static_cast<uint64_t>(previous->created_at)) + r.run_id;
+        MDB_val tk = Val(old_time);
+        rc = mdb_del(txn, e.runs_by_time, &tk, nullptr);
+        if (rc != 0 && rc != MDB_NOTFOUND) return rc;
+      }
+    } else if (rc != MDB_NOTFOUND) {
+      return rc;
+    }
+    const std::string value = codec::EncodeRun(r);
+    MDB_val v = Val(value);
+    if ((rc = mdb_put(txn, e.runs, &k, &v, 0)) != 0) return rc;
+    const std::string time_key =
+        codec::EncodeSeqKey(static_cast<uint64_t>(r.created_at)) + r.run_id;
+    MDB_val tk = Val(time_key), empty = Val("");
+    if ((rc = mdb_put(txn, e.runs_by_time, &tk, &empty, 0)) != 0) return rc;
+    if (IsFinal(r.status)) {
+      rc = mdb_del(txn, e.active_runs, &k, nullptr);
+      if (rc != 0 && rc != MDB_NOTFOUND) return rc;
+    } else if ((rc = mdb_put(txn, e.active_runs, &k, &empty, 0)) != 0) {
+      return rc;
+    }
+  }
+  for (const auto& [hash, json] : batch.pipelines_) {
+    MDB_val k = Val(hash), v = Val(json);
+    rc = mdb_put(txn, e.pipelines, &k, &v, MDB_NOOVERWRITE);
+    if (rc != 0 && rc != MDB_KEYEXIST) return rc;
+  }
+  for (const auto& [stats_key, duration] : batch.durations_) {
+    MDB_val k = Val(stats_key), old;
+    std::vector<Micros> kept;
+    rc = mdb_get(txn, e.stats, &k, &old);
+    if (rc == 0) {
+      kept = DecodeDurations(View(old));
+    } else if (rc != MDB_NOTFOUND) {
+      return rc;
+    }
+    kept.push_back(duration);
+    size_t skip = kept.size() > kDurationsKept ? kept.size() - kDurationsKept : 0;
+    std::string value;
+    for (size_t i = skip; i < kept.size(); ++i) PutU64(value, static_cast<uint64_t>(kept[i]));
+    MDB_val v = Val(value);
+    if ((rc = mdb_put(txn, e.stats, &k, &v, 0)) != 0) return rc;
+  }
+  return 0;
+}
+
+Status Journal::Commit(Batch& batch) {
+  if (batch.empty()) return Status::Ok();
+  const uint64_t first_seq = last_seq_.load() + 1;
+  APOLLO11_RETURN_IF_ERROR(
+      RunWrite("commit a batch", [&](MDB_txn* txn) { return WriteBatch(txn, batch, first_seq); }));
+  last_seq_ = first_seq + batch.transitions() - 1;
+  batch.Clear();
+  return Status::Ok();
+}
+
+Result<uint64_t> Journal::ReadLastSeq() const {
+  ReadTxn txn(*this);
+  APOLLO11_RETURN_IF_ERROR(txn.Begin());
+  Cursor cursor;
+  int rc = cursor.Open(txn.get(), env_->transitions);
+  if (rc != 0) return Error(rc, "open a cursor");
+  MDB_val k, v;
+  rc = cursor.Get(&k, &v, MDB_LAST);
+  if (rc == MDB_NOTFOUND) return uint64_t{0};
+  if (rc != 0) return Error(rc, "find the last transition");
+  return codec::DecodeSeqKey(View(k));
+}
+
+uint64_t Journal::last_seq() const {
+  if (options_.read_only) {
+    Result<uint64_t> seq = ReadLastSeq();
+    if (seq.ok()) return *seq;
+  }
+  return last_seq_.load();
+}
+
+Result<std::vector<TransitionRecord>> Journal::HistoryByIndex(unsigned dbi,
+                                                              const std::string& key) {
+  std::vector<TransitionRecord> out;
+  if (key.empty() || key.size() > 511) return out;
+  ReadTxn txn(*this);
+  APOLLO11_RETURN_IF_ERROR(txn.Begin());
+  Cursor cursor;
+  int rc = cursor.Open(txn.get(), dbi);
+  if (rc != 0) return Error(rc, "open a cursor");
+  MDB_val k = Val(key), v;
+  for (rc = cursor.Get(&k, &v, MDB_SET_KEY); rc == 0; rc = cursor.Get(&k, &v, MDB_NEXT_DUP)) {
+    MDB_val tv;
+    int found = mdb_get(txn.get(), env_->transitions, &v, &tv);
+    if (found == MDB_NOTFOUND) continue;  // pruned by retention
+    if (found != 0) return Error(found, "read a transition");
+    Result<TransitionRecord> record =
+        codec::DecodeTransition(codec::DecodeSeqKey(View(v)), View(tv));
+    if (!record.ok()) return record.status();
+    out.push_back(std::move(record).value());
+  }
+  if (rc != MDB_NOTFOUND) return Error(rc, "scan an index");
+  return out;
+}
+
+Result<std::vector<TransitionRecord>> Journal::HistoryOfRun(const std::string& run_id) {
+  return HistoryByIndex(env_->run_index, run_id);
+}
+
+Result<std::vector<TransitionRecord>> Journal::HistoryOfExecution(const std::string& exec_id) {
+  return HistoryByIndex(env_->exec_index, exec_id);
+}
+
+Result<std::optional<RunRecord>> Journal::GetRun(const std::string& run_id) {
+  ReadTxn txn(*this);
+  APOLLO11_RETURN_IF_ERROR(txn.Begin());
+  auto found = txn.Find(env_->runs, run_id);
+  if (!found.ok()) return found.status();
+  if (!found->has_value()) return std::optional<RunRecord>();
+  Result<RunRecord> run = codec::DecodeRun(run_id, **found);
+  if (!run.ok()) return run.status();
+  return std::optional<RunRecord>(std::move(run).value());
+}
+
+Result<std::vector<RunRecord>> Journal::ListRuns(size_t limit) {
+  std::vector<RunRecord> out;
+  ReadTxn txn(*this);
+  APOLLO11_RETURN_IF_ERROR(txn.Begin());
+  Cursor cursor;
+  int rc = cursor.Open(txn.get(), env_->runs_by_time);
+  if (rc != 0) return Error(rc, "open a cursor");
+  MDB_val k, v;
+  for (rc = cursor.Get(&k, &v, MDB_LAST); rc == 0 && out.size() < limit;
+       rc = cursor.Get(&k, &v, MDB_PREV)) {
+    std::string_view run_id = View(k).substr(8);
+    auto found = txn.Find(env_->runs, run_id);
+    if (!found.ok()) return found.status();
+    if (!found->has_value()) continue;
+    Result<RunRecord> run = codec::DecodeRun(run_id, **found);
+    if (!run.ok()) return run.status();
+    out.push_back(std::move(run).value());
+  }
+  if (rc != 0 && rc != MDB_NOTFOUND) return Error(rc, "list runs");
+  return out;
+}
+
+Result<std::vector<ExecutionRecord>> Journal::ExecutionsOfRun(const std::string& run_id) {
+  std::vector<ExecutionRecord> out;
+  const std::string prefix = run_id + ".";
+  ReadTxn txn(*this);
+  APOLLO11_RETURN_IF_ERROR(txn.Begin());
+  Cursor cursor;
+  int rc = cursor.Open(txn.get(), env_->executions);
+  if (rc != 0) return Error(rc, "open a cursor");
+  MDB_val k = Val(prefix), v;
+  for (rc = cursor.Get(&k, &v, MDB_SET_RANGE); rc == 0; rc = cursor.Get(&k, &v, MDB_NEXT)) {
+    std::string_view exec_id = View(k);
+    if (exec_id.substr(0, prefix.size()) != prefix) break;
+    Result<ExecutionRecord> record = codec::DecodeExecution(exec_id, View(v));
+    if (!record.ok()) return record.status();
+    out.push_back(std::move(record).value());
+  }
+  if (rc != 0 && rc != MDB_NOTFOUND) return Error(rc, "scan executions");
+  return out;
+}
+
+Result<std::optional<ExecutionRecord>> Journal::GetExecution(const std::string& exec_id) {
+  ReadTxn txn(*this);
+  APOLLO11_RETURN_IF_ERROR(txn.Begin());
+  auto found = txn.Find(env_->executions, exec_id);
+  if (!found.ok()) return found.status();
+  if (!found->has_value()) return std::optional<ExecutionRecord>();
+  Result<ExecutionRecord> record = codec::DecodeExecution(exec_id, **found);
+  if (!record.ok()) return record.status();
+  return std::optional<ExecutionRecord>(std::move(record).value());
+}
+
+Result<std::optional<std::string>> Journal::GetPipeline(const std::string& hash) {
+  ReadTxn txn(*this);
+  APOLLO11_RETURN_IF_ERROR(txn.Begin());
+  auto found = txn.Find(env_->pipelines, hash);
+  if (!found.ok()) return found.status();
+  if (!found->has_value()) return std::optional<std::string>();
+  return std::optional<std::string>(std::string(**found));
+}
+
+Result<std::optional<Micros>> Journal::DurationP50(const std::string& stats_key) {
+  ReadTxn txn(*this);
+  APOLLO11_RETURN_IF_ERROR(txn.Begin());
+  auto found = txn.Find(env_->stats, stats_key);
+  if (!found.ok()) return found.status();
+  if (!found->has_value()) return std::optional<Micros>();
+  std::vector<Micros> d = DecodeDurations(**found);
+  if (d.empty()) return std::optional<Micros>();
+  std::sort(d.begin(), d.end());
+  size_t n = d.size();
+  Micros p50 = n % 2 == 1 ? d[n / 2] : d[n / 2 - 1] + (d[n / 2] - d[n / 2 - 1]) / 2;
+  return std::optional<Micros>(p50);
+}
+
+Result<std::vector<RunRecord>> Journal::UnfinishedRuns() {
+  std::vector<RunRecord> out;
+  ReadTxn txn(*this);
+  APOLLO11_RETURN_IF_ERROR(txn.Begin());
+  Cursor cursor;
+  int rc = cursor.Open(txn.get(), env_->active_runs);
+  if (rc != 0) return Error(rc, "open a cursor");
+  MDB_val k, v;
+  for (rc = cursor.Get(&k, &v, MDB_FIRST); rc == 0; rc = cursor.Get(&k, &v, MDB_NEXT)) {
+    auto found = txn.Find(env_->runs, View(k));
+    if (!found.ok()) return found.status();
+    if (!found->has_value()) continue;
+    Result<RunRecord> run = codec::DecodeRun(View(k), **found);
+    if (!run.ok()) return run.status();
+    out.push_back(std::move(run).value());
+  }
+  if (rc != MDB_NOTFOUND) return Error(rc, "list unfinished runs");
+  return out;
+}
+
+Result<uint64_t> Journal::BumpEpoch() {
+  uint64_t epoch = 0;
+  APOLLO11_RETURN_IF_ERROR(RunWrite("bump the epoch", [&](MDB_txn* txn) {
+    MDB_val k = Val(kEpochKey), v;
+    int rc = mdb_get(txn, env_->meta, &k, &v);
+    if (rc != 0 && rc != MDB_NOTFOUND) return rc;
+    epoch = (rc == 0 && v.mv_size == 8 ? GetU64(View(v)) : 0) + 1;
+    std::string value;
+    PutU64(value, epoch);
+    MDB_val nv = Val(value);
+    return mdb_put(txn, env_->meta, &k, &nv, 0);
+  }));
+  return epoch;
+}
+
+Result<uint64_t> Journal::Epoch() {
+  ReadTxn txn(*this);
+  APOLLO11_RETURN_IF_ERROR(txn.Begin());
+  auto found = txn.Find(env_->meta, kEpochKey);
+  if (!found.ok()) return found.status();
+  if (!found->has_value() || (*found)->size() != 8) return uint64_t{0};
+  return GetU64(**found);
+}
+
+size_t Journal::map_size() const {
+  std::shared_lock lock(resize_mu_);
+  MDB_envinfo info;
+  mdb_env_info(env_->env, &info);
+  return info.me_mapsize;
+}
+
+}  // namespace apollo11::storage

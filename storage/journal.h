@@ -1,0 +1,158 @@
+#pragma once
+// The LMDB journal: every task state transition, the current state of every
+// execution and run, pipeline snapshots, duration statistics and meta data
+// (epoch, schema version), in one LMDB environment under a state dir.
+//
+// Threads and processes: one Journal per process per state dir (Open refuses a
+// second one in the same process: LMDB's locks are per process, so a second
+// environment on the same files would corrupt them; never use a Journal across
+// fork). One thread, the scheduler, calls the write methods (Commit,
+// BumpEpoch); read methods may be called from any thread at any time, and
+// other processes may read the same dir (read_only) while this one writes.
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+#include "storage/records.h"
+
+struct MDB_txn;
+
+namespace apollo11::storage {
+
+struct JournalOptions {
+  // The map starts at this size and doubles on MDB_MAP_FULL up to max.
+  size_t initial_map_size = 64 << 20;
+  size_t max_map_size = 64ull << 30;
+  // Readers (CLI `history`, a dashboard) open read_only; they need an existing
+  // journal.
+  bool read_only = false;
+  // kFull: a committed batch survives power loss (two fsyncs per commit).
+  // kNoMetaSync: integrity is kept, but the last commit(s) may be lost on power
+  // loss (not on a process crash). kNone: the OS decides; a crash of the
+  // machine may lose recent commits and, on some file systems, integrity.
+  enum class Sync { kFull, kNoMetaSync, kNone } sync = Sync::kFull;
+};
+
+class Journal {
+ public:
+  // The schema this build writes; Open refuses a journal with a newer one.
+  static constexpr uint32_t kSchemaVersion = 1;
+
+  // Opens (creating `dir` and the journal unless read_only) the journal in
+  // `dir` and clears stale reader slots left by dead processes. Errors:
+  // NotFound (read_only and no journal), Unsupported (newer schema), Busy
+  // (already open in this process), Io.
+  static Result<std::unique_ptr<Journal>> Open(const std::string& dir,
+                                               const JournalOptions& options);
+  ~Journal();
+  Journal(const Journal&) = delete;
+  Journal& operator=(const Journal&) = delete;
+
+  // A group commit: everything appended lands in ONE write transaction or not
+  // at all. Owned and filled by the writer thread; not thread-safe.
+  class Batch {
+   public:
+    // A transition; its seq is assigned at commit.
+    void Append(TransitionRecord r) { transitions_.push_back(std::move(r)); }
+    // Replaces the current state of r.exec_id.
+    void PutExecution(const ExecutionRecord& r) { executions_.push_back(r); }
+    // Replaces the run record of r.run_id.
+    void PutRun(const RunRecord& r) { runs_.push_back(r); }
+    // Stores a pipeline snapshot; immutable, so ignored if `hash` is present.
+    void PutPipeline(const std::string& hash, const std::string& canonical_json) {
+      pipelines_.emplace_back(hash, canonical_json);
+    }
+    // Adds one duration to the history of `stats_key` (last 64 kept).
+    void RecordDuration(const std::string& stats_key, Micros duration) {
+      durations_.emplace_back(stats_key, duration);
+    }
+    bool empty() const {
+      return transitions_.empty() && executions_.empty() && runs_.empty() && pipelines_.empty() &&
+             durations_.empty();
+    }
+    size_t transitions() const { return transitions_.size(); }
+    // Forgets everything appended (Commit does this after success).
+    void Clear();
+
+   private:
+    friend class Journal;
+    std::vector<TransitionRecord> transitions_;
+    std::vector<ExecutionRecord> executions_;
+    std::vector<RunRecord> runs_;
+    std::vector<std::pair<std::string, std::string>> pipelines_;
+    std::vector<std::pair<std::string, Micros>> durations_;
+  };
+
+  // Commits `batch` atomically, assigning gap-free increasing seq numbers, and
+  // clears it on success. On MDB_MAP_FULL the map is grown (doubling, up to
+  // max_map_size) and the whole batch retried. On failure nothing is applied,
+  // no seq is consumed, and `batch` is left as it was so it can be committed
+  // again: Full (disk or map at max; retry when space returns), InvalidInput
+  // (an empty key or one longer than 511 bytes), Io. Writer thread only.
+  Status Commit(Batch& batch);
+
+  // The seq of the last committed transition (0 when none). Any thread; for a
+  // read_only journal it reads the current value from disk.
+  uint64_t last_seq() const;
+
+  // Transitions of one run / one execution, oldest first (by seq).
+  Result<std::vector<TransitionRecord>> HistoryOfRun(const std::string& run_id);
+  Result<std::vector<TransitionRecord>> HistoryOfExecution(const std::string& exec_id);
+  Result<std::optional<RunRecord>> GetRun(const std::string& run_id);
+  // The newest `limit` runs by created_at, newest first.
+  Result<std::vector<RunRecord>> ListRuns(size_t limit);
+  // Current state of every execution of a run, ordered by exec id.
+  Result<std::vector<ExecutionRecord>> ExecutionsOfRun(const std::string& run_id);
+  Result<std::optional<ExecutionRecord>> GetExecution(const std::string& exec_id);
+  Result<std::optional<std::string>> GetPipeline(const std::string& hash);
+  // The median of the last 64 durations recorded for `stats_key` (mean of the
+  // two middle ones for an even count); nullopt without history.
+  Result<std::optional<Micros>> DurationP50(const std::string& stats_key);
+  // Runs whose status is not final, for recovery; ordered by run id.
+  Result<std::vector<RunRecord>> UnfinishedRuns();
+
+  // Increments and durably stores the coordinator epoch, returning the new
+  // value (1 on a fresh journal). Writer thread only.
+  Result<uint64_t> BumpEpoch();
+  // The current epoch (0 before the first BumpEpoch).
+  Result<uint64_t> Epoch();
+
+  // Current size of the memory map in bytes. Any thread.
+  size_t map_size() const;
+  const std::string& dir() const { return dir_; }
+
+ private:
+  struct Env;  // LMDB handles
+  class ReadTxn;
+  Journal(std::string dir, const JournalOptions& options);
+  Status OpenEnv();
+  // Runs `body` in a write transaction and commits it, growing the map and
+  // retrying the whole transaction on MDB_MAP_FULL. `body` returns an LMDB or
+  // errno code; on any error the transaction is aborted.
+  template <typename Body>
+  Status RunWrite(const char* what, Body&& body);
+  int WriteBatch(MDB_txn* txn, const Batch& batch, uint64_t first_seq);
+  Status GrowMap();
+  Status AdoptMapSize() const;
+  Status Error(int rc, const std::string& what) const;
+  Result<std::vector<TransitionRecord>> HistoryByIndex(unsigned dbi, const std::string& key);
+  Result<uint64_t> ReadLastSeq() const;
+
+  const std::string dir_;
+  std::string registry_key_;  // this process's claim on dir_ (see Open)
+  const JournalOptions options_;
+  std::unique_ptr<Env> env_;
+  // Held shared by every transaction, exclusive while the map is resized (LMDB
+  // requires that no transaction of this process is open then).
+  mutable std::shared_mutex resize_mu_;
+  std::atomic<uint64_t> last_seq_{0};
+};
+
+}  // namespace apollo11::storage

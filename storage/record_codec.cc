@@ -1,0 +1,220 @@
+#include "storage/record_codec.h"
+
+#include <msgpack.hpp>
+
+#include "common/ids.h"
+
+namespace apollo11::storage::codec {
+namespace {
+
+constexpr uint8_t kTransitionFormat = 1;
+constexpr uint8_t kExecutionFormat = 1;
+constexpr uint8_t kRunFormat = 1;
+
+using Packer = msgpack::packer<msgpack::sbuffer>;
+
+// Our own values are small; the limits only stop a corrupt header from
+// allocating gigabytes (array, map, str, bin, ext, depth).
+const msgpack::unpack_limit kLimits(64, 100000, 64u << 20, 64u << 20, 1024, 4);
+
+// Reads the elements of a record array in order; missing trailing fields keep
+// their defaults. Throws msgpack::type_error on a type mismatch.
+class FieldReader {
+ public:
+  explicit FieldReader(const msgpack::object& o) : array_(o.via.array) {}
+  template <typename T>
+  void Next(T& out) {
+    if (i_ < array_.size) array_.ptr[i_].convert(out);
+    ++i_;
+  }
+  void NextState(TaskState& out) {
+    uint8_t v = static_cast<uint8_t>(out);
+    Next(v);
+    if (v >= kTaskStateCount) throw msgpack::type_error();
+    out = static_cast<TaskState>(v);
+  }
+  void NextRunStatus(RunStatus& out) {
+    uint8_t v = static_cast<uint8_t>(out);
+    Next(v);
+    if (v > static_cast<uint8_t>(RunStatus::kCanceled)) throw msgpack::type_error();
+    out = static_cast<RunStatus>(v);
+  }
+
+ private:
+  const msgpack::object_array& array_;
+  uint32_t i_ = 0;
+};
+
+std::string Take(msgpack::sbuffer& buf) { return std::string(buf.data(), buf.size()); }
+
+// Unpacks `value`, checks it is an array whose first element is a format
+// version we know, and runs `read` over the remaining fields.
+template <typename Read>
+Status DecodeArray(std::string_view what, std::string_view value, uint8_t max_format, Read&& read) {
+  try {
+    msgpack::object_handle handle =
+        msgpack::unpack(value.data(), value.size(), nullptr, nullptr, kLimits);
+    const msgpack::object& o = handle.get();
+    if (o.type != msgpack::type::ARRAY || o.via.array.size == 0) {
+      return Status::Corrupt(std::string(what) + " record is not a msgpack array");
+    }
+    FieldReader fields(o);
+    uint8_t format = 0;
+    fields.Next(format);
+    if (format == 0 || format > max_format) {
+      return Status::Corrupt(std::string(what) + " record has unknown format " +
+                             std::to_string(format));
+    }
+    read(fields);
+    return Status::Ok();
+  } catch (const std::exception& e) {
+    return Status::Corrupt(std::string(what) + " record does not decode: " + e.what());
+  }
+}
+
+}  // namespace
+
+std::string EncodeTransition(const TransitionRecord& r) {
+  msgpack::sbuffer buf(64 + r.reason.size());
+  Packer pk(buf);
+  pk.pack_array(10);
+  pk.pack(kTransitionFormat);
+  pk.pack(r.ts);
+  pk.pack(r.run_id);
+  pk.pack(r.task_id);
+  if (r.exec_id == MakeExecId(r.run_id, r.task_id)) {
+    pk.pack(std::string_view());
+  } else {
+    pk.pack(r.exec_id);
+  }
+  pk.pack(r.attempt);
+  pk.pack(static_cast<uint8_t>(r.from));
+  pk.pack(static_cast<uint8_t>(r.to));
+  pk.pack(r.reason);
+  pk.pack(r.actor);
+  return Take(buf);
+}
+
+Result<TransitionRecord> DecodeTransition(uint64_t seq, std::string_view value) {
+  TransitionRecord r;
+  r.seq = seq;
+  Status s = DecodeArray("transition", value, kTransitionFormat, [&](FieldReader& f) {
+    f.Next(r.ts);
+    f.Next(r.run_id);
+    f.Next(r.task_id);
+    f.Next(r.exec_id);
+    f.Next(r.attempt);
+    f.NextState(r.from);
+    f.NextState(r.to);
+    f.Next(r.reason);
+    f.Next(r.actor);
+  });
+  if (!s.ok()) return s;
+  if (r.exec_id.empty()) r.exec_id = MakeExecId(r.run_id, r.task_id);
+  return r;
+}
+
+std::string EncodeExecution(const ExecutionRecord& r) {
+  msgpack::sbuffer buf(128 + r.output.size() + r.error.size());
+  Packer pk(buf);
+  pk.pack_array(18);
+  pk.pack(kExecutionFormat);
+  pk.pack(r.run_id);
+  pk.pack(r.task_id);
+  pk.pack(r.attempt);
+  pk.pack(static_cast<uint8_t>(r.state));
+  pk.pack(r.worker_id);
+  pk.pack(r.exit_code);
+  pk.pack(r.ready_at);
+  pk.pack(r.started_at);
+  pk.pack(r.finished_at);
+  pk.pack(r.next_retry_at);
+  pk.pack(r.deadline);
+  pk.pack(r.retries_used);
+  pk.pack(r.requeues);
+  pk.pack(r.error);
+  pk.pack(r.output);
+  pk.pack(r.trace_id);
+  pk.pack_nil();  // reserved
+  return Take(buf);
+}
+
+Result<ExecutionRecord> DecodeExecution(std::string_view exec_id, std::string_view value) {
+  ExecutionRecord r;
+  r.exec_id = std::string(exec_id);
+  Status s = DecodeArray("execution", value, kExecutionFormat, [&](FieldReader& f) {
+    f.Next(r.run_id);
+    f.Next(r.task_id);
+    f.Next(r.attempt);
+    f.NextState(r.state);
+    f.Next(r.worker_id);
+    f.Next(r.exit_code);
+    f.Next(r.ready_at);
+    f.Next(r.started_at);
+    f.Next(r.finished_at);
+    f.Next(r.next_retry_at);
+    f.Next(r.deadline);
+    f.Next(r.retries_used);
+    f.Next(r.requeues);
+    f.Next(r.error);
+    f.Next(r.output);
+    f.Next(r.trace_id);
+  });
+  if (!s.ok()) return s;
+  return r;
+}
+
+std::string EncodeRun(const RunRecord& r) {
+  msgpack::sbuffer buf(128);
+  Packer pk(buf);
+  pk.pack_array(11);
+  pk.pack(kRunFormat);
+  pk.pack(r.pipeline_name);
+  pk.pack(r.pipeline_hash);
+  pk.pack(static_cast<uint8_t>(r.status));
+  pk.pack(r.created_at);
+  pk.pack(r.started_at);
+  pk.pack(r.finished_at);
+  pk.pack(r.task_count);
+  pk.pack(r.reason);
+  pk.pack(r.params);
+  pk.pack_nil();  // reserved
+  return Take(buf);
+}
+
+Result<RunRecord> DecodeRun(std::string_view run_id, std::string_view value) {
+  RunRecord r;
+  r.run_id = std::string(run_id);
+  Status s = DecodeArray("run", value, kRunFormat, [&](FieldReader& f) {
+    f.Next(r.pipeline_name);
+    f.Next(r.pipeline_hash);
+    f.NextRunStatus(r.status);
+    f.Next(r.created_at);
+    f.Next(r.started_at);
+    f.Next(r.finished_at);
+    f.Next(r.task_count);
+    f.Next(r.reason);
+    f.Next(r.params);
+  });
+  if (!s.ok()) return s;
+  return r;
+}
+
+std::string EncodeSeqKey(uint64_t seq) {
+  std::string key(8, '\0');
+  for (int i = 7; i >= 0; --i) {
+    key[i] = static_cast<char>(seq & 0xff);
+    seq >>= 8;
+  }
+  return key;
+}
+
+uint64_t DecodeSeqKey(std::string_view key) {
+  uint64_t seq = 0;
+  for (size_t i = 0; i < 8 && i < key.size(); ++i) {
+    seq = (seq << 8) | static_cast<uint8_t>(key[i]);
+  }
+  return seq;
+}
+
+}  // namespace apollo11::storage::codec

@@ -1,0 +1,32 @@
+#pragma once
+// Encoding of journal records as compact msgpack arrays. Internal to storage/.
+// Each value starts with a record-format version; decoders accept arrays with
+// more fields (written by a newer minor format) or fewer (older), so fields
+// can be appended without a migration. Keys (seq, exec_id, run_id) are not
+// repeated inside values.
+
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+#include "storage/records.h"
+
+namespace apollo11::storage::codec {
+
+// Encoders never fail. `exec_id` of a transition is left out when it equals
+// MakeExecId(run_id, task_id), which is nearly always.
+std::string EncodeTransition(const TransitionRecord& r);
+std::string EncodeExecution(const ExecutionRecord& r);
+std::string EncodeRun(const RunRecord& r);
+
+// Decoders return Corrupt for anything that is not a record they wrote; the
+// key-derived field (seq, exec_id, run_id) is passed in.
+Result<TransitionRecord> DecodeTransition(uint64_t seq, std::string_view value);
+Result<ExecutionRecord> DecodeExecution(std::string_view exec_id, std::string_view value);
+Result<RunRecord> DecodeRun(std::string_view run_id, std::string_view value);
+
+// Big-endian u64, so byte order is numeric order (LMDB compares with memcmp).
+std::string EncodeSeqKey(uint64_t seq);
+uint64_t DecodeSeqKey(std::string_view key);  // key must be 8 bytes
+
+}  // namespace apollo11::storage::codec

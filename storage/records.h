@@ -1,0 +1,52 @@
+#pragma once
+// The records the journal stores. Plain values: the scheduler fills them, the
+// journal encodes them compactly (msgpack arrays, see record_codec.h) and
+// hands back copies on read.
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "common/clock.h"
+#include "engine/task_state.h"
+
+namespace apollo11::storage {
+
+// One state change of one execution. `seq` is assigned by Journal::Commit and
+// is gap-free and increasing across the whole journal.
+struct TransitionRecord {
+  uint64_t seq = 0;
+  Micros ts = 0;
+  std::string run_id, task_id, exec_id;
+  uint32_t attempt = 0;
+  TaskState from = TaskState::kPending, to = TaskState::kPending;
+  std::string reason;  // a human sentence: "dependency data_clean succeeded"
+  std::string actor;   // which actor or user caused it
+};
+
+// The current state of one execution ("<run_id>.<task_id>"), overwritten in
+// the same write transaction as the transition that changed it.
+struct ExecutionRecord {
+  std::string exec_id, run_id, task_id;
+  uint32_t attempt = 0;
+  TaskState state = TaskState::kPending;
+  std::string worker_id;
+  int exit_code = 0;
+  Micros ready_at = 0, started_at = 0, finished_at = 0, next_retry_at = 0, deadline = 0;
+  uint32_t retries_used = 0, requeues = 0;
+  std::string error;
+  std::string output;  // stdout tail, capped by the caller
+  std::string trace_id;
+};
+
+// One run of a pipeline snapshot (`pipeline_hash` names the immutable spec).
+struct RunRecord {
+  std::string run_id, pipeline_name, pipeline_hash;
+  RunStatus status = RunStatus::kPending;
+  Micros created_at = 0, started_at = 0, finished_at = 0;
+  uint32_t task_count = 0;
+  std::string reason;  // why it ended
+  std::map<std::string, std::string> params;
+};
+
+}  // namespace apollo11::storage

@@ -1,0 +1,442 @@
+#include "storage/journal.h"
+
+#include <lmdb.h>
+
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "common/ids.h"
+#include "tests/storage/storage_test_util.h"
+
+namespace apollo11::storage {
+namespace {
+
+using testing::MakeTransition;
+using testing::TempDir;
+
+std::unique_ptr<Journal> OpenOrDie(const std::string& dir, JournalOptions options = {}) {
+  auto journal = Journal::Open(dir, options);
+  INFO(journal.status().ToString());
+  REQUIRE(journal.ok());
+  return std::move(journal).value();
+}
+
+ExecutionRecord SampleExecution() {
+  ExecutionRecord x;
+  x.exec_id = "r1.fetch";
+  x.run_id = "r1";
+  x.task_id = "fetch";
+  x.attempt = 3;
+  x.state = TaskState::kRetrying;
+  x.worker_id = "w7";
+  x.exit_code = -9;
+  x.ready_at = 10;
+  x.started_at = 20;
+  x.finished_at = 30;
+  x.next_retry_at = 40;
+  x.deadline = -50;
+  x.retries_used = 2;
+  x.requeues = 1;
+  x.error = "exit code 137";
+  x.output = std::string("binary\0tail", 11);
+  x.trace_id = "00ff00ff00ff00ff";
+  return x;
+}
+
+RunRecord SampleRun(const std::string& id, RunStatus status, Micros created_at) {
+  RunRecord r;
+  r.run_id = id;
+  r.pipeline_name = "order.sync";
+  r.pipeline_hash = "sha256:abc";
+  r.status = status;
+  r.created_at = created_at;
+  r.started_at = created_at + 1;
+  r.finished_at = IsFinal(status) ? created_at + 2 : 0;
+  r.task_count = 3;
+  r.reason = IsFinal(status) ? "all tasks finished" : "";
+  r.params = {{"date", "2026-11-29"}, {"region", "eu"}};
+  return r;
+}
+
+TEST_CASE("every record reads back exactly as committed", "[storage]") {
+  TempDir tmp;
+  auto journal = OpenOrDie(tmp.path());
+  Journal::Batch batch;
+  TransitionRecord t = MakeTransition("r1", "fetch", TaskState::kRunning, TaskState::kFailed, 123);
+  t.attempt = 2;
+  t.reason = "exit code 1";
+  t.actor = "worker w1";
+  batch.Append(t);
+  TransitionRecord odd = t;  // an exec id that is not "<run>.<task>" survives too
+  odd.exec_id = "custom-exec";
+  batch.Append(odd);
+  batch.PutExecution(SampleExecution());
+  batch.PutRun(SampleRun("r1", RunStatus::kRunning, 1000));
+  batch.PutPipeline("sha256:abc", R"({"name":"order.sync"})");
+  REQUIRE(batch.transitions() == 2);
+  REQUIRE(journal->Commit(batch).ok());
+  CHECK(batch.empty());
+
+  auto history = journal->HistoryOfRun("r1");
+  REQUIRE(history.ok());
+  REQUIRE(history->size() == 2);
+  const TransitionRecord& got = (*history)[0];
+  CHECK(got.seq == 1);
+  CHECK(got.ts == 123);
+  CHECK(got.run_id == "r1");
+  CHECK(got.task_id == "fetch");
+  CHECK(got.exec_id == "r1.fetch");
+  CHECK(got.attempt == 2);
+  CHECK(got.from == TaskState::kRunning);
+  CHECK(got.to == TaskState::kFailed);
+  CHECK(got.reason == "exit code 1");
+  CHECK(got.actor == "worker w1");
+  CHECK((*history)[1].exec_id == "custom-exec");
+  CHECK((*history)[1].seq == 2);
+
+  auto exec = journal->GetExecution("r1.fetch");
+  REQUIRE(exec.ok());
+  REQUIRE(exec->has_value());
+  const ExecutionRecord want = SampleExecution();
+  const ExecutionRecord& x = **exec;
+  CHECK(x.exec_id == want.exec_id);
+  CHECK(x.run_id == want.run_id);
+  CHECK(x.task_id == want.task_id);
+  CHECK(x.attempt == want.attempt);
+  CHECK(x.state == want.state);
+  CHECK(x.worker_id == want.worker_id);
+  CHECK(x.exit_code == want.exit_code);
+  CHECK(x.ready_at == want.ready_at);
+  CHECK(x.started_at == want.started_at);
+  CHECK(x.finished_at == want.finished_at);
+  CHECK(x.next_retry_at == want.next_retry_at);
+  CHECK(x.deadline == want.deadline);
+  CHECK(x.retries_used == want.retries_used);
+  CHECK(x.requeues == want.requeues);
+  CHECK(x.error == want.error);
+  CHECK(x.output == want.output);
+  CHECK(x.trace_id == want.trace_id);
+
+  auto run = journal->GetRun("r1");
+  REQUIRE(run.ok());
+  REQUIRE(run->has_value());
+  const RunRecord want_run = SampleRun("r1", RunStatus::kRunning, 1000);
+  CHECK((*run)->run_id == "r1");
+  CHECK((*run)->pipeline_name == want_run.pipeline_name);
+  CHECK((*run)->pipeline_hash == want_run.pipeline_hash);
+  CHECK((*run)->status == RunStatus::kRunning);
+  CHECK((*run)->created_at == 1000);
+  CHECK((*run)->started_at == 1001);
+  CHECK((*run)->task_count == 3);
+  CHECK((*run)->params == want_run.params);
+
+  auto pipeline = journal->GetPipeline("sha256:abc");
+  REQUIRE(pipeline.ok());
+  CHECK(pipeline->value_or("") == R"({"name":"order.sync"})");
+
+  CHECK(journal->GetRun("nope")->has_value() == false);
+  CHECK(journal->GetExecution("r1.nope")->has_value() == false);
+  CHECK(journal->GetPipeline("nope")->has_value() == false);
+  CHECK(journal->HistoryOfRun("nope")->empty());
+  CHECK(journal->HistoryOfRun("")->empty());
+}
+
+TEST_CASE("a pipeline snapshot is immutable once stored", "[storage]") {
+  TempDir tmp;
+  auto journal = OpenOrDie(tmp.path());
+  Journal::Batch batch;
+  batch.PutPipeline("h1", "first");
+  REQUIRE(journal->Commit(batch).ok());
+  batch.PutPipeline("h1", "second");
+  REQUIRE(journal->Commit(batch).ok());
+  CHECK(journal->GetPipeline("h1")->value_or("") == "first");
+}
+
+TEST_CASE("seq numbers are gap-free across batches and across reopen", "[storage]") {
+  TempDir tmp;
+  {
+    auto journal = OpenOrDie(tmp.path());
+    CHECK(journal->last_seq() == 0);
+    for (int b = 0; b < 50; ++b) {
+      Journal::Batch batch;
+      for (int i = 0; i <= b % 7; ++i) {
+        batch.Append(MakeTransition("r" + std::to_string(b % 3), "t" + std::to_string(i),
+                                    TaskState::kPending, TaskState::kReady));
+      }
+      REQUIRE(journal->Commit(batch).ok());
+    }
+    Journal::Batch no_transitions;
+    no_transitions.RecordDuration("k", 5);
+    REQUIRE(journal->Commit(no_transitions).ok());
+  }
+  auto journal = OpenOrDie(tmp.path());
+  const uint64_t before = journal->last_seq();
+  Journal::Batch batch;
+  batch.Append(MakeTransition("r0", "x", TaskState::kPending, TaskState::kReady));
+  REQUIRE(journal->Commit(batch).ok());
+  CHECK(journal->last_seq() == before + 1);
+
+  std::vector<uint64_t> seqs;
+  for (const char* run : {"r0", "r1", "r2"}) {
+    auto history = journal->HistoryOfRun(run);
+    REQUIRE(history.ok());
+    for (const auto& t : *history) seqs.push_back(t.seq);
+  }
+  std::sort(seqs.begin(), seqs.end());
+  REQUIRE(seqs.size() == journal->last_seq());
+  for (size_t i = 0; i < seqs.size(); ++i) CHECK(seqs[i] == i + 1);
+}
+
+TEST_CASE("indexes return only the asked run or execution, in seq order", "[storage]") {
+  TempDir tmp;
+  auto journal = OpenOrDie(tmp.path());
+  // "r1" is a prefix of "r10" and "r1.a" of "r1.ab": neither may leak in.
+  for (int round = 0; round < 3; ++round) {
+    Journal::Batch batch;
+    for (const char* run : {"r1", "r10", "r2"}) {
+      for (const char* task : {"a", "ab"}) {
+        batch.Append(
+            MakeTransition(run, task, TaskState::kPending, TaskState::kReady, round * 100));
+      }
+    }
+    REQUIRE(journal->Commit(batch).ok());
+  }
+  auto run = journal->HistoryOfRun("r1");
+  REQUIRE(run.ok());
+  REQUIRE(run->size() == 6);
+  for (size_t i = 0; i < run->size(); ++i) {
+    CHECK((*run)[i].run_id == "r1");
+    if (i > 0) CHECK((*run)[i].seq > (*run)[i - 1].seq);
+  }
+  auto exec = journal->HistoryOfExecution("r1.a");
+  REQUIRE(exec.ok());
+  REQUIRE(exec->size() == 3);
+  CHECK((*exec)[0].seq == 1);
+  CHECK((*exec)[1].seq == 7);
+  CHECK((*exec)[2].seq == 13);
+  for (const auto& t : *exec) CHECK(t.exec_id == "r1.a");
+
+  Journal::Batch states;
+  for (const char* id : {"r1.a", "r1.ab", "r10.a", "r2.a"}) {
+    ExecutionRecord x;
+    x.exec_id = id;
+    x.run_id = std::string(RunIdOfExec(id));
+    states.PutExecution(x);
+  }
+  REQUIRE(journal->Commit(states).ok());
+  auto executions = journal->ExecutionsOfRun("r1");
+  REQUIRE(executions.ok());
+  REQUIRE(executions->size() == 2);
+  CHECK((*executions)[0].exec_id == "r1.a");
+  CHECK((*executions)[1].exec_id == "r1.ab");
+}
+
+TEST_CASE("a batch that fails part-way leaves nothing behind and consumes no seq", "[storage]") {
+  TempDir tmp;
+  auto journal = OpenOrDie(tmp.path());
+  Journal::Batch good;
+  good.Append(MakeTransition("r1", "a", TaskState::kPending, TaskState::kReady));
+  REQUIRE(journal->Commit(good).ok());
+
+  Journal::Batch bad;
+  bad.Append(MakeTransition("r1", "b", TaskState::kPending, TaskState::kReady));
+  bad.PutRun(SampleRun("r1", RunStatus::kRunning, 5));
+  ExecutionRecord fine;
+  fine.exec_id = "r1.b";
+  bad.PutExecution(fine);
+  ExecutionRecord poison;  // LMDB refuses a key longer than 511 bytes, after the rest is put
+  poison.exec_id = std::string(600, 'x');
+  bad.PutExecution(poison);
+  Status s = journal->Commit(bad);
+  INFO(s.ToString());
+  REQUIRE(s.code() == StatusCode::kInvalidInput);
+  CHECK(bad.transitions() == 1);  // kept for the caller
+  CHECK(journal->last_seq() == 1);
+  CHECK(journal->HistoryOfRun("r1")->size() == 1);
+  CHECK_FALSE(journal->GetRun("r1")->has_value());
+  CHECK_FALSE(journal->GetExecution("r1.b")->has_value());
+  CHECK(journal->UnfinishedRuns()->empty());
+
+  Journal::Batch next;
+  next.Append(MakeTransition("r1", "c", TaskState::kPending, TaskState::kReady));
+  REQUIRE(journal->Commit(next).ok());
+  CHECK(journal->last_seq() == 2);
+  CHECK(journal->HistoryOfRun("r1")->back().task_id == "c");
+}
+
+TEST_CASE("the map grows from 1 MiB to hold 100k transitions, all readable", "[storage]") {
+  TempDir tmp;
+  JournalOptions options;
+  options.initial_map_size = 1 << 20;
+  options.sync = JournalOptions::Sync::kNone;  // the test is about growth, not fsync
+  auto journal = OpenOrDie(tmp.path(), options);
+  const size_t initial = journal->map_size();
+  CHECK(initial == (1u << 20));
+  constexpr int kBatches = 400, kPerBatch = 250;
+  for (int b = 0; b < kBatches; ++b) {
+    Journal::Batch batch;
+    for (int i = 0; i < kPerBatch; ++i) {
+      batch.Append(MakeTransition("r" + std::to_string(b % 10), "t" + std::to_string(i),
+                                  TaskState::kReady, TaskState::kRunning, b));
+    }
+    Status s = journal->Commit(batch);
+    INFO(s.ToString());
+    REQUIRE(s.ok());
+  }
+  CHECK(journal->last_seq() == kBatches * kPerBatch);
+  CHECK(journal->map_size() > initial);
+  size_t total = 0;
+  for (int r = 0; r < 10; ++r) {
+    auto history = journal->HistoryOfRun("r" + std::to_string(r));
+    REQUIRE(history.ok());
+    total += history->size();
+  }
+  CHECK(total == 100000);
+  auto one = journal->HistoryOfExecution("r3.t17");
+  REQUIRE(one.ok());
+  CHECK(one->size() == kBatches / 10);
+}
+
+TEST_CASE("a map at its maximum size is a Full error, not a crash", "[storage]") {
+  TempDir tmp;
+  JournalOptions options;
+  options.initial_map_size = 256 << 10;
+  options.max_map_size = 512 << 10;
+  options.sync = JournalOptions::Sync::kNone;
+  auto journal = OpenOrDie(tmp.path(), options);
+  Journal::Batch batch;
+  for (int i = 0; i < 20000; ++i) {
+    batch.Append(
+        MakeTransition("r1", "t" + std::to_string(i), TaskState::kReady, TaskState::kRunning));
+  }
+  Status s = journal->Commit(batch);
+  INFO(s.ToString());
+  CHECK(s.code() == StatusCode::kFull);
+  CHECK(journal->last_seq() == 0);
+  CHECK(batch.transitions() == 20000);
+  CHECK(journal->map_size() == (512u << 10));
+}
+
+TEST_CASE("DurationP50 is the median of the last 64 durations", "[storage]") {
+  TempDir tmp;
+  auto journal = OpenOrDie(tmp.path());
+  CHECK_FALSE(journal->DurationP50("order.sync/fetch")->has_value());
+  Journal::Batch batch;
+  for (Micros d : {30, 10, 20}) batch.RecordDuration("order.sync/fetch", d);
+  REQUIRE(journal->Commit(batch).ok());
+  CHECK(journal->DurationP50("order.sync/fetch")->value_or(-1) == 20);
+  batch.RecordDuration("order.sync/fetch", 40);
+  REQUIRE(journal->Commit(batch).ok());
+  CHECK(journal->DurationP50("order.sync/fetch")->value_or(-1) == 25);
+  // 100 large durations push the small ones out of the window.
+  for (int i = 0; i < 100; ++i) batch.RecordDuration("order.sync/fetch", 1000 + i);
+  REQUIRE(journal->Commit(batch).ok());
+  // The window now holds 1036..1099: median of 64 values = (1067 + 1068) / 2.
+  CHECK(journal->DurationP50("order.sync/fetch")->value_or(-1) == 1067);
+  CHECK_FALSE(journal->DurationP50("other")->has_value());
+}
+
+TEST_CASE("BumpEpoch increases monotonically across reopen", "[storage]") {
+  TempDir tmp;
+  {
+    auto journal = OpenOrDie(tmp.path());
+    CHECK(*journal->Epoch() == 0);
+    CHECK(*journal->BumpEpoch() == 1);
+    CHECK(*journal->BumpEpoch() == 2);
+  }
+  auto journal = OpenOrDie(tmp.path());
+  CHECK(*journal->Epoch() == 2);
+  CHECK(*journal->BumpEpoch() == 3);
+}
+
+TEST_CASE("UnfinishedRuns lists runs not in a final state; ListRuns is newest first", "[storage]") {
+  TempDir tmp;
+  auto journal = OpenOrDie(tmp.path());
+  Journal::Batch batch;
+  batch.PutRun(SampleRun("rb", RunStatus::kRunning, 300));
+  batch.PutRun(SampleRun("ra", RunStatus::kPending, 100));
+  batch.PutRun(SampleRun("rc", RunStatus::kRunning, 200));
+  batch.PutRun(SampleRun("rd", RunStatus::kSuccess, 400));
+  REQUIRE(journal->Commit(batch).ok());
+  // rc finishes; its record is replaced, and created_at moves (kept in sync).
+  RunRecord done = SampleRun("rc", RunStatus::kFailed, 50);
+  batch.PutRun(done);
+  REQUIRE(journal->Commit(batch).ok());
+
+  auto unfinished = journal->UnfinishedRuns();
+  REQUIRE(unfinished.ok());
+  REQUIRE(unfinished->size() == 2);
+  CHECK((*unfinished)[0].run_id == "ra");
+  CHECK((*unfinished)[1].run_id == "rb");
+
+  auto runs = journal->ListRuns(10);
+  REQUIRE(runs.ok());
+  REQUIRE(runs->size() == 4);
+  CHECK((*runs)[0].run_id == "rd");
+  CHECK((*runs)[1].run_id == "rb");
+  CHECK((*runs)[2].run_id == "ra");
+  CHECK((*runs)[3].run_id == "rc");
+  CHECK((*runs)[3].status == RunStatus::kFailed);
+  CHECK(journal->ListRuns(2)->size() == 2);
+}
+
+TEST_CASE("opening read-only where no journal exists is a clear NotFound", "[storage]") {
+  TempDir tmp;
+  JournalOptions options;
+  options.read_only = true;
+  auto journal = Journal::Open(tmp.Sub("missing"), options);
+  REQUIRE_FALSE(journal.ok());
+  CHECK(journal.status().code() == StatusCode::kNotFound);
+  CHECK_THAT(journal.status().message(), Catch::Contains("no journal in"));
+  CHECK_FALSE(std::filesystem::exists(tmp.Sub("missing")));
+}
+
+TEST_CASE("a read-only journal refuses writes", "[storage]") {
+  TempDir tmp;
+  { OpenOrDie(tmp.path()); }
+  JournalOptions options;
+  options.read_only = true;
+  auto journal = OpenOrDie(tmp.path(), options);
+  Journal::Batch batch;
+  batch.Append(MakeTransition("r1", "a", TaskState::kPending, TaskState::kReady));
+  CHECK(journal->Commit(batch).code() == StatusCode::kUnsupported);
+  CHECK(journal->BumpEpoch().status().code() == StatusCode::kUnsupported);
+}
+
+TEST_CASE("the same journal cannot be opened twice in one process", "[storage]") {
+  TempDir tmp;
+  auto first = OpenOrDie(tmp.path());
+  auto second = Journal::Open(tmp.path() + "/.", JournalOptions{});
+  REQUIRE_FALSE(second.ok());
+  CHECK(second.status().code() == StatusCode::kBusy);
+  first.reset();
+  CHECK(Journal::Open(tmp.path(), JournalOptions{}).ok());
+}
+
+TEST_CASE("a journal with a newer schema version is refused", "[storage]") {
+  TempDir tmp;
+  { OpenOrDie(tmp.path()); }
+  {  // what a future build would leave behind
+    MDB_env* env = nullptr;
+    REQUIRE(mdb_env_create(&env) == 0);
+    mdb_env_set_maxdbs(env, 16);
+    REQUIRE(mdb_env_open(env, tmp.path().c_str(), 0, 0644) == 0);
+    MDB_txn* txn = nullptr;
+    REQUIRE(mdb_txn_begin(env, nullptr, 0, &txn) == 0);
+    MDB_dbi meta;
+    REQUIRE(mdb_dbi_open(txn, "meta", 0, &meta) == 0);
+    std::string key = "schema_version";
+    std::string value("\x63\0\0\0\0\0\0\0", 8);  // 99, little-endian
+    MDB_val k{key.size(), key.data()}, v{value.size(), value.data()};
+    REQUIRE(mdb_put(txn, meta, &k, &v, 0) == 0);
+    REQUIRE(mdb_txn_commit(txn) == 0);
+    mdb_env_close(env);
+  }
+  auto journal = Journal::Open(tmp.path(), JournalOptions{});
+  REQUIRE_FALSE(journal.ok());
+  CHECK(journal.status().code() == StatusCode::kUnsupported);
+  CHECK_THAT(journal.status().message(), Catch::Contains("schema version 99"));
+}
+
+}  // namespace
+}  // namespace apollo11::storage
