@@ -2,6 +2,8 @@
 
 #include <pthread.h>
 
+#include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <utility>
@@ -66,9 +68,13 @@ Result<Envelope> ActorPipe::Recv(bool dontwait) {
 
 Result<std::unique_ptr<Actor>> Actor::Start(zmq::context_t& ctx, std::string name, Body body) {
   std::unique_ptr<Actor> actor(new Actor(std::move(name)));
-  // The address is unique while the Actor lives, so no global counter is needed.
+  // A fresh name per actor: libzmq unregisters a closed socket's inproc
+  // endpoint asynchronously, so a name (or address) reused soon after would
+  // collide. The counter is a trivially destructible atomic.
+  static std::atomic<uint64_t> next_pipe_id{0};
   char endpoint[64];
-  std::snprintf(endpoint, sizeof(endpoint), "apollo11-actor-%p", static_cast<void*>(actor.get()));
+  std::snprintf(endpoint, sizeof(endpoint), "apollo11-actor-%llu",
+                static_cast<unsigned long long>(next_pipe_id.fetch_add(1)));
   auto pair = MakeInprocPair(ctx, endpoint);
   if (!pair.ok()) return pair.status();
   actor->pipe_ = std::move(pair->first);

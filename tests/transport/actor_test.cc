@@ -208,3 +208,18 @@ TEST_CASE("several actors linked by an inproc pair talk without the parent", "[a
 }
 
 }  // namespace apollo11::transport
+
+namespace apollo11::transport {
+
+TEST_CASE("shutting the context down ends a running actor without hanging", "[actor]") {
+  zmq::context_t ctx;
+  auto actor = Actor::Start(ctx, "orphan", EchoBody);
+  REQUIRE(actor.ok());
+  auto start = std::chrono::steady_clock::now();
+  ctx.shutdown();  // the body's poll sees ETERM and returns
+  CHECK((*actor)->Stop(milliseconds(5000)).ok());
+  actor->reset();  // sockets closed before the context is destroyed
+  CHECK(std::chrono::steady_clock::now() - start < milliseconds(5000));
+}
+
+}  // namespace apollo11::transport
