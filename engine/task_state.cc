@@ -38,9 +38,10 @@ constexpr std::array<std::array<bool, N>, N> MakeTable() {
 }
 constexpr auto kAllowed = MakeTable();
 
-constexpr const char* kTaskNames[N] = {"PENDING", "READY",   "RUNNING", "SUCCESS", "FAILED",
+constexpr const char* kTaskNames[N] = {"PENDING",  "READY",   "RUNNING", "SUCCESS", "FAILED",
                                        "RETRYING", "TIMEOUT", "SKIPPED", "CANCELED"};
 constexpr const char* kRunNames[5] = {"PENDING", "RUNNING", "SUCCESS", "FAILED", "CANCELED"};
+constexpr const char* kOutcomeNames[4] = {"success", "failed", "timeout", "already_done"};
 
 }  // namespace
 
@@ -52,6 +53,18 @@ const char* ToString(TaskState s) {
 const char* ToString(RunStatus s) {
   auto i = static_cast<int>(s);
   return i < 5 ? kRunNames[i] : "INVALID";
+}
+
+const char* ToString(AttemptOutcome o) {
+  auto i = static_cast<int>(o);
+  return i < 4 ? kOutcomeNames[i] : "invalid";
+}
+
+std::optional<AttemptOutcome> ParseAttemptOutcome(std::string_view text) {
+  for (int i = 0; i < 4; ++i) {
+    if (text == kOutcomeNames[i]) return static_cast<AttemptOutcome>(i);
+  }
+  return std::nullopt;
 }
 
 std::optional<TaskState> ParseTaskState(std::string_view text) {

@@ -24,10 +24,16 @@ inline constexpr int kTaskStateCount = 9;
 
 enum class RunStatus : uint8_t { kPending = 0, kRunning, kSuccess, kFailed, kCanceled };
 
+// How one execution attempt ended, as a worker reports it. kAlreadyDone means
+// the task's precheck said its work was already done (exit 3): a success.
+enum class AttemptOutcome : uint8_t { kSuccess = 0, kFailed, kTimeout, kAlreadyDone };
+
 const char* ToString(TaskState s);
 const char* ToString(RunStatus s);
+const char* ToString(AttemptOutcome o);  // "success", "failed", "timeout", "already_done"
 std::optional<TaskState> ParseTaskState(std::string_view text);
 std::optional<RunStatus> ParseRunStatus(std::string_view text);
+std::optional<AttemptOutcome> ParseAttemptOutcome(std::string_view text);
 
 // True for states a task never leaves.
 bool IsFinal(TaskState s);

@@ -1,0 +1,31 @@
+#include "engine/placement.h"
+
+#include <algorithm>
+
+namespace apollo11::engine {
+
+int PickWorker(const std::vector<WorkerView>& workers, const std::string& group) {
+  int best = -1;
+  for (int i = 0; i < static_cast<int>(workers.size()); ++i) {
+    const WorkerView& w = workers[i];
+    if (w.credits == 0 || w.group != group) continue;
+    if (best < 0) {
+      best = i;
+      continue;
+    }
+    const WorkerView& b = workers[best];
+    // Compare busy/slots without division: busy_w * slots_b < busy_b * slots_w.
+    // A worker with 0 slots but credit counts as 1 slot.
+    const __int128 lhs = static_cast<__int128>(w.expected_busy) * std::max<uint32_t>(b.slots, 1);
+    const __int128 rhs = static_cast<__int128>(b.expected_busy) * std::max<uint32_t>(w.slots, 1);
+    if (lhs < rhs || (lhs == rhs && w.running < b.running)) best = i;
+  }
+  return best;
+}
+
+Micros ExpectedRemaining(Micros p50, Micros elapsed) {
+  if (p50 <= 0) p50 = kDefaultP50;
+  return std::max(p50 - elapsed, kMinRemaining);
+}
+
+}  // namespace apollo11::engine

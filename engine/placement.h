@@ -1,0 +1,37 @@
+#pragma once
+// Placement: which worker gets a READY execution. Pure and allocation-free;
+// the dispatcher owns the WorkerView list and keeps it current.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+
+namespace apollo11::engine {
+
+// What placement needs to know about one connected worker.
+struct WorkerView {
+  std::string id;
+  std::string group;
+  uint32_t slots = 0;
+  uint32_t credits = 0;  // executions it will still accept
+  uint32_t running = 0;
+  Micros expected_busy = 0;  // sum of estimated remaining durations of its executions
+};
+
+// The index of the worker in `group` with credit whose expected busy time per
+// slot is least; ties go to fewer running executions, then the lower index.
+// -1 when no worker of the group has credit.
+int PickWorker(const std::vector<WorkerView>& workers, const std::string& group);
+
+// Default P50 duration until a task has history.
+inline constexpr Micros kDefaultP50 = kMicrosPerSecond;
+// Least remaining time assumed for an execution that is past its P50.
+inline constexpr Micros kMinRemaining = 10 * kMicrosPerMilli;
+
+// Expected remaining time of an execution that has run `elapsed`:
+// max(p50 - elapsed, kMinRemaining); p50 <= 0 means no history (kDefaultP50).
+Micros ExpectedRemaining(Micros p50, Micros elapsed);
+
+}  // namespace apollo11::engine

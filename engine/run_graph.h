@@ -1,0 +1,80 @@
+#pragma once
+// RunGraph: a pipeline compiled once for running. Immutable after Compile and
+// shared (std::shared_ptr<const RunGraph>) by every run of the same snapshot,
+// so any thread may read it. Edges are stored flat (CSR) for cache-friendly
+// per-event work.
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "common/status.h"
+#include "dsl/pipeline.h"
+#include "engine/task_state.h"
+
+namespace apollo11::engine {
+
+// One dependency edge as seen from one end: `task` is the other end (the
+// upstream in Upstream(), the dependent in Dependents()).
+struct Edge {
+  int task = 0;
+  dsl::DependencyCondition on = dsl::DependencyCondition::kSuccess;
+};
+
+class RunGraph {
+ public:
+  // Compiles `spec` (copied into the graph). Refuses duplicate ids, unknown
+  // dependencies and cycles (the DSL validator reports these first, with
+  // locations; this is the engine's own guard).
+  static Result<RunGraph> Compile(const dsl::PipelineSpec& spec);
+  // The same, taking over `spec` instead of copying it (a 100k-task spec is
+  // about 100 MB: do not keep two).
+  static Result<RunGraph> Compile(dsl::PipelineSpec&& spec);
+
+  // The snapshot this graph was compiled from.
+  const dsl::PipelineSpec& spec() const { return spec_; }
+  int size() const { return static_cast<int>(spec_.tasks.size()); }
+  const dsl::TaskSpec& task(int i) const { return spec_.tasks[i]; }
+  const std::string& id(int i) const { return spec_.tasks[i].id; }
+  // The index of task `id`, or -1.
+  int Find(const std::string& id) const;
+
+  // Edges to the tasks `i` depends on, in declaration order.
+  std::span<const Edge> Upstream(int i) const {
+    return {up_edges_.data() + up_begin_[i], up_edges_.data() + up_begin_[i + 1]};
+  }
+  // Edges to the tasks that depend on `i` (reverse edges).
+  std::span<const Edge> Dependents(int i) const {
+    return {down_edges_.data() + down_begin_[i], down_edges_.data() + down_begin_[i + 1]};
+  }
+  // Number of dependency edges of `i` (a task listed twice counts twice).
+  int InDegree(int i) const { return up_begin_[i + 1] - up_begin_[i]; }
+  // True when some dependent waits on `i` with on: failure or done, so a
+  // FAILED end of `i` is a branch taken, not a run failure.
+  bool FailureHandled(int i) const { return flags_[i] & kFailureHandled; }
+  // True when some dependent waits on `i` with on: timeout or done.
+  bool TimeoutHandled(int i) const { return flags_[i] & kTimeoutHandled; }
+  // Total number of dependency edges.
+  int EdgeCount() const { return static_cast<int>(up_edges_.size()); }
+
+ private:
+  static constexpr uint8_t kFailureHandled = 1;
+  static constexpr uint8_t kTimeoutHandled = 2;
+
+  RunGraph() = default;
+
+  dsl::PipelineSpec spec_;
+  std::unordered_map<std::string, int> index_;
+  std::vector<int> up_begin_, down_begin_;  // size() + 1 offsets each
+  std::vector<Edge> up_edges_, down_edges_;
+  std::vector<uint8_t> flags_;
+};
+
+// True when dependency condition `on` is met by an upstream that ended in
+// final state `upstream`: success by SUCCESS, failure by FAILED, timeout by
+// TIMEOUT, done by any final state. The one place this rule is written.
+bool EdgeMet(dsl::DependencyCondition on, TaskState upstream);
+
+}  // namespace apollo11::engine
