@@ -64,3 +64,30 @@ TEST_CASE("spawn and reap rate of /bin/true with 2 slots vs a shell loop", "[.be
   std::printf("shell loop (/bin/true, sequential):  %d runs in %.3f s = %.0f runs/s\n", kTasks,
               loop_s, kTasks / loop_s);
 }
+
+TEST_CASE("noop launch and report rate", "[.bench]") {
+  constexpr int kTasks = 1'000'000;
+  SystemClock clock;
+  Executor ex(ExecutorOptions{"/tmp/unused-for-noop", 1 << 20, 1024}, clock);
+  ExecRequest r;
+  r.exec_id = "bench.noop";
+  r.type = TaskType::kNoop;
+  std::vector<ExecOutcome> out;
+  out.reserve(64);
+  int done = 0;
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < kTasks; ++i) {
+    r.attempt = static_cast<uint32_t>(i);
+    REQUIRE(ex.Launch(r).ok());
+    if (i % 32 == 31) {
+      ex.Process(clock.Now(), &out);
+      done += static_cast<int>(out.size());
+      out.clear();
+    }
+  }
+  ex.Process(clock.Now(), &out);
+  done += static_cast<int>(out.size());
+  double s = SecondsSince(t0);
+  CHECK(done == kTasks);
+  std::printf("noop through Executor: %d in %.3f s = %.0f tasks/s\n", kTasks, s, kTasks / s);
+}

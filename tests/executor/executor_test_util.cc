@@ -1,8 +1,11 @@
 #include "tests/executor/executor_test_util.h"
 
 #include <dirent.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <filesystem>
@@ -98,6 +101,22 @@ std::vector<int> LiveGroupMembers(int pgid) {
     }
   }
   return pids;
+}
+
+bool WaitUntilGone(int pid, std::chrono::milliseconds limit) {
+  int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (fd < 0) return !ProcessAlive(pid);  // ESRCH: already gone
+  pollfd p{fd, POLLIN, 0};
+  int r = ::poll(&p, 1, static_cast<int>(limit.count()));
+  ::close(fd);
+  return r == 1 || !ProcessAlive(pid);
+}
+
+bool WaitUntilGroupGone(int pgid, std::chrono::milliseconds limit) {
+  for (int pid : LiveGroupMembers(pgid)) {
+    if (!WaitUntilGone(pid, limit)) return false;
+  }
+  return LiveGroupMembers(pgid).empty();
 }
 
 }  // namespace apollo11::executor::testing

@@ -40,4 +40,10 @@ bool ProcessAlive(int pid);
 // Pids of live (non-zombie) processes whose process group is `pgid`.
 std::vector<int> LiveGroupMembers(int pgid);
 
+// Waits (on pidfds, not by sleeping) until `pid` / every member of `pgid` has
+// exited; false if one is still alive after `limit`. A signalled process dies
+// asynchronously, so "SIGKILL sent" and "gone" differ by a scheduling delay.
+bool WaitUntilGone(int pid, std::chrono::milliseconds limit);
+bool WaitUntilGroupGone(int pgid, std::chrono::milliseconds limit);
+
 }  // namespace apollo11::executor::testing

@@ -24,11 +24,11 @@ using apollo11::executor::ExecOutcomeKind;
 using apollo11::executor::ExecRequest;
 using apollo11::executor::Executor;
 using apollo11::executor::ExecutorOptions;
-using apollo11::executor::testing::LiveGroupMembers;
-using apollo11::executor::testing::ProcessAlive;
 using apollo11::executor::testing::ReadFile;
 using apollo11::executor::testing::RunToCompletion;
 using apollo11::executor::testing::TempDir;
+using apollo11::executor::testing::WaitUntilGone;
+using apollo11::executor::testing::WaitUntilGroupGone;
 using apollo11::executor::testing::WriteFile;
 using std::chrono::milliseconds;
 
@@ -135,7 +135,7 @@ TEST_CASE("a python task runs python3 SCRIPT ARGS", "[executor]") {
   CHECK(o.exit_code == 4);
 }
 
-TEST_CASE("noop finishes at the next Process without a process or file; db is rejected",
+TEST_CASE("noop finishes at the next Process without a process or file, and db is rejected",
           "[executor]") {
   TempDir dir;
   SystemClock clock;
@@ -196,8 +196,8 @@ TEST_CASE("a timeout kills the task and its background children", "[executor]") 
   CHECK(Seconds(o) < 2.0);  // SIGTERM sufficed: no wait for the grace
   int pgid = std::stoi(ReadFile(pgid_file));
   int bg = std::stoi(ReadFile(bg_file));
-  CHECK_FALSE(ProcessAlive(bg));
-  CHECK(LiveGroupMembers(pgid).empty());
+  CHECK(WaitUntilGone(bg, milliseconds(2000)));
+  CHECK(WaitUntilGroupGone(pgid, milliseconds(2000)));
 }
 
 TEST_CASE("a task ignoring SIGTERM is SIGKILLed after the grace", "[executor]") {
@@ -213,7 +213,7 @@ TEST_CASE("a task ignoring SIGTERM is SIGKILLed after the grace", "[executor]") 
   CHECK(o.exit_code == -9);
   CHECK(Seconds(o) >= 0.6);
   CHECK(Seconds(o) < 3.0);
-  CHECK(LiveGroupMembers(std::stoi(ReadFile(pgid_file))).empty());
+  CHECK(WaitUntilGroupGone(std::stoi(ReadFile(pgid_file)), milliseconds(2000)));
 }
 
 TEST_CASE("Cancel stops a running task with outcome kCanceled", "[executor]") {
@@ -234,7 +234,7 @@ TEST_CASE("Cancel stops a running task with outcome kCanceled", "[executor]") {
   REQUIRE(out.size() == 1);
   CHECK(out[0].kind == ExecOutcomeKind::kCanceled);
   CHECK(out[0].exit_code == -15);
-  CHECK(LiveGroupMembers(std::stoi(ReadFile(started))).empty());
+  CHECK(WaitUntilGroupGone(std::stoi(ReadFile(started)), milliseconds(2000)));
 }
 
 TEST_CASE("output beyond max_log_bytes is dropped with a marker and never blocks the child",
@@ -325,7 +325,7 @@ TEST_CASE("destroying the executor kills and reaps what still runs", "[executor]
       return std::filesystem::file_size(pgid_file, ec) > 0 && !ec;
     });
   }
-  CHECK(LiveGroupMembers(std::stoi(ReadFile(pgid_file))).empty());
+  CHECK(WaitUntilGroupGone(std::stoi(ReadFile(pgid_file)), milliseconds(2000)));
   errno = 0;
   CHECK(::waitpid(-1, nullptr, WNOHANG) == -1);
   CHECK(errno == ECHILD);
