@@ -5,7 +5,22 @@
 // through libcurl's multi interface. The actor adds AppendPollItems() to its
 // zmq::poll set, waits at most until NextDeadline(), then calls Process().
 //
-// Thread safety: none. One thread (the worker actor's) makes every call.
+// Policies worth knowing:
+// - shell: /bin/sh -c COMMAND; python: python3 SCRIPT ARGS (python3 found on
+//   the worker's PATH). Environment = the worker's plus request.env.
+// - The precheck runs like a task and writes to the same log files; the
+//   request's timeout covers precheck and task together.
+// - A timeout or cancel sends SIGTERM to the process group, then SIGKILL after
+//   kill_grace. Once the main process has exited, anything left in its group
+//   gets SIGKILL at once and the outcome is reported (the kill is sent; the
+//   kernel finishes it asynchronously). A task that exits normally is
+//   reported when its main process is reaped, without waiting for pipe EOF;
+//   background children it leaves are not killed.
+// - http: redirects are followed (at most 5, http/https only) and the final
+//   status counts; exit_code carries the HTTP status.
+//
+// Thread safety: none. One thread (the worker actor's) makes every call, and
+// no other thread may modify the environment (setenv) while Launch runs.
 
 #include <zmq.h>
 
