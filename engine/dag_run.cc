@@ -268,9 +268,9 @@ Status DagRun::OnResult(int task, uint32_t attempt, AttemptOutcome outcome, int 
                             graph_->id(task) + "'");
   }
   if (outcome == AttemptOutcome::kSuccess || outcome == AttemptOutcome::kAlreadyDone) {
-    std::string reason = outcome == AttemptOutcome::kAlreadyDone
-                             ? "precheck says already done"
-                             : "exited " + std::to_string(exit_code);
+    std::string reason = outcome == AttemptOutcome::kAlreadyDone ? "precheck says already done"
+                         : exit_code == 0                        ? std::string("exited 0")
+                                          : "succeeded (code " + std::to_string(exit_code) + ")";
     APOLLO11_RETURN_IF_ERROR(Transition(task, S::kSuccess, std::move(reason), out));
     return Propagate(task, out);
   }

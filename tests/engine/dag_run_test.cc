@@ -415,14 +415,18 @@ TEST_CASE("the pipeline's concurrency caps ready, running and retrying tasks", "
   CHECK(h.run.Outcome() == RunStatus::kSuccess);
 }
 
-TEST_CASE("an already-done precheck counts as success", "[dag_run]") {
+TEST_CASE("an already-done precheck counts as success, and success reasons name the code",
+          "[dag_run]") {
   PipelineBuilder b;
   b.Task("t").Task("u").After("t");
   Harness h(b);
   h.Start();
   REQUIRE(h.Finish("t", O::kAlreadyDone, 3).ok());
   CHECK(h.Reason("t", S::kSuccess) == "precheck says already done");
-  CHECK(h.S("u") == S::kReady);
+  REQUIRE(h.Dispatch(h.T("u")).ok());
+  REQUIRE(h.run.OnResult(h.T("u"), 1, O::kSuccess, 200, true, "", h.now, 0.5, &h.fx).ok());
+  h.Absorb();
+  CHECK(h.Reason("u", S::kSuccess) == "succeeded (code 200)");
 }
 
 TEST_CASE("explain says what a task waits for", "[dag_run]") {
