@@ -18,6 +18,8 @@ struct SourceLocation {
   std::string file;
   int line = 0;
   int column = 0;
+
+  bool operator==(const SourceLocation&) const = default;
 };
 
 enum class TaskType { kShell, kPython, kHttp, kDb, kNoop };
@@ -39,12 +41,16 @@ struct RetryPolicy {
   Millis max_delay{0};           // cap on the delay; 0 = no cap
   double jitter = 0.0;           // +/- fraction of the delay; 0.2 default for exponential
   std::vector<int> on_exit_codes;  // retry only these exit codes; empty = any failure
+
+  bool operator==(const RetryPolicy&) const = default;
 };
 
 struct Dependency {
   std::string task;  // upstream task id
   DependencyCondition on = DependencyCondition::kSuccess;
   SourceLocation where;
+
+  bool operator==(const Dependency&) const = default;
 };
 
 struct TaskSpec {
@@ -78,6 +84,8 @@ struct TaskSpec {
   std::string precheck;             // shell command run before a requeued attempt
   std::map<std::string, std::string> env;
   std::string foreach;              // upstream task whose output lines fan this task out
+
+  bool operator==(const TaskSpec&) const = default;
 };
 
 // An alert rule declared in the pipeline.
@@ -85,6 +93,8 @@ struct AlertRule {
   std::vector<std::string> events;  // e.g. retries_exhausted, task_timeout, run_failed
   std::string webhook;              // URL, or empty
   std::string command;              // shell command, or empty
+
+  bool operator==(const AlertRule&) const = default;
 };
 
 struct PipelineSpec {
@@ -99,6 +109,9 @@ struct PipelineSpec {
 
   // The task with `id`, or nullptr.
   const TaskSpec* FindTask(const std::string& id) const;
+
+  // Field-by-field equality, source locations included (added for JSON round-trip tests).
+  bool operator==(const PipelineSpec&) const = default;
 };
 
 }  // namespace apollo11::dsl

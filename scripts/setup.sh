@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages Apollo-11 builds, tests and runs with.
-# Idempotent: when every package is already installed it prints nothing and
-# exits 0. Needs root (or sudo) only when something is missing.
+# Flags: --with-tests (test tools), --with-bench (benchmark peers); both may
+# be given. Idempotent: when every package is already installed it prints
+# nothing and exits 0. Needs root (or sudo) only when something is missing.
 set -euo pipefail
 
 # Build and runtime libraries (found by CMake, see CMakeLists.txt).
@@ -14,12 +15,19 @@ BUILD_PACKAGES=(
   python3
 )
 # Extra tools the test suite and the benchmarks use.
-TEST_PACKAGES=(clang libclang-rt-14-dev hyperfine procps curl)
+TEST_PACKAGES=(clang libclang-rt-14-dev hyperfine procps curl python3-jsonschema python3-yaml)
+
+# Peers and tools the benchmark harness (bench/harness.py) runs: Dask
+# distributed, hyperfine, ninja, GNU time (peak RSS).
+BENCH_PACKAGES=(python3-distributed hyperfine ninja-build time)
 
 want=("${BUILD_PACKAGES[@]}")
-if [[ "${1:-}" == "--with-tests" ]]; then
-  want+=("${TEST_PACKAGES[@]}")
-fi
+for arg in "$@"; do
+  case "$arg" in
+    --with-tests) want+=("${TEST_PACKAGES[@]}") ;;
+    --with-bench) want+=("${BENCH_PACKAGES[@]}") ;;
+  esac
+done
 
 missing=()
 for pkg in "${want[@]}"; do

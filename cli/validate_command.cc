@@ -1,0 +1,72 @@
+// `apollo11 validate FILE... [--strict] [--json]`: checks pipeline files
+// without running anything. Exit 0 when every file is valid (warnings go to
+// stderr), 2 when any is not.
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli/command.h"
+#include "dsl/dag.h"
+#include "dsl/parser.h"
+
+namespace apollo11::cli {
+namespace {
+
+struct ValidateOptions {
+  std::vector<std::string> files;
+  bool strict = false;
+  bool json = false;
+};
+
+int RunValidate(const ValidateOptions& options) {
+  dsl::ParseOptions parse_options;
+  parse_options.strict = options.strict;
+  nlohmann::json problems = nlohmann::json::array();
+  bool all_valid = true;
+  for (const std::string& file : options.files) {
+    dsl::ParseResult result = dsl::LoadPipelineFile(file, parse_options);
+    for (const dsl::Diagnostic& d : result.diagnostics) {
+      if (options.json) {
+        problems.push_back({{"file", d.where.file},
+                            {"line", d.where.line},
+                            {"column", d.where.column},
+                            {"severity", dsl::ToString(d.severity)},
+                            {"message", d.message}});
+      } else {
+        std::fprintf(stderr, "%s\n", dsl::FormatDiagnostic(d).c_str());
+      }
+    }
+    if (!result.ok()) {
+      all_valid = false;
+      continue;
+    }
+    if (!options.json) {
+      dsl::DagSummary s = dsl::Summarize(*result.pipeline);
+      std::printf("%s: ok: %zu tasks, %zu edges, longest chain %d (%s -> %s)\n", file.c_str(),
+                  s.tasks, s.edges, s.depth, s.chain_start.c_str(), s.chain_end.c_str());
+    }
+  }
+  if (options.json) {
+    // Messages quote the user's text, which need not be valid UTF-8.
+    std::string out = problems.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+    std::printf("%s\n", out.c_str());
+  }
+  return all_valid ? kExitOk : kExitInvalidInput;
+}
+
+}  // namespace
+
+void AddValidateCommand(CLI::App& app, int* exit_code) {
+  auto options = std::make_shared<ValidateOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "validate", "check pipeline files (fields, imports, dependencies, cycles) without running");
+  cmd->add_option("files", options->files, "pipeline YAML files")->required();
+  cmd->add_flag("--strict", options->strict, "treat a pipeline name without a domain as an error");
+  cmd->add_flag("--json", options->json,
+                "print every problem as a JSON array {file,line,column,severity,message}");
+  cmd->callback([options, exit_code] { *exit_code = RunValidate(*options); });
+}
+
+}  // namespace apollo11::cli

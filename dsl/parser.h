@@ -1,0 +1,43 @@
+#pragma once
+// Reads pipeline YAML into a PipelineSpec: imports resolved, templates
+// applied, named retry policies looked up, every field and the whole DAG
+// checked. Never throws; every problem comes back as a positioned Diagnostic.
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dsl/diagnostic.h"
+#include "dsl/pipeline.h"
+
+namespace apollo11::dsl {
+
+struct ParseOptions {
+  bool strict = false;               // warnings that matter (name prefix) become errors
+  size_t max_file_bytes = 4 << 20;   // per file, imports included
+  int max_nesting = 64;              // YAML nesting depth refused before parsing
+  int chain_warning_threshold = 50;  // warn when the longest chain has more tasks
+};
+
+struct ParseResult {
+  std::optional<PipelineSpec> pipeline;  // set only when there are no errors
+  std::vector<Diagnostic> diagnostics;   // errors and warnings, in file order per check
+
+  // True when the pipeline parsed without errors (warnings allowed).
+  bool ok() const { return pipeline.has_value(); }
+};
+
+// Reads and checks the pipeline file at `path`; imports and python scripts are
+// resolved relative to it.
+ParseResult LoadPipelineFile(const std::string& path, const ParseOptions& options = {});
+
+// Checks `yaml` as if it were the file `path_for_messages_and_imports`: that
+// path names the file in diagnostics, gives the default pipeline name (its
+// stem), and anchors relative imports and scripts.
+ParseResult ParsePipelineText(std::string_view yaml,
+                              const std::string& path_for_messages_and_imports,
+                              const ParseOptions& options = {});
+
+}  // namespace apollo11::dsl

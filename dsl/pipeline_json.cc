@@ -1,0 +1,199 @@
+#include "dsl/pipeline_json.h"
+
+#include <cstdint>
+#include <cstdio>
+
+namespace apollo11::dsl {
+namespace {
+
+using nlohmann::json;
+
+json LocationJson(const SourceLocation& l) {
+  return json{{"file", l.file}, {"line", l.line}, {"column", l.column}};
+}
+
+SourceLocation LocationFrom(const json& j) {
+  SourceLocation l;
+  if (j.is_null()) return l;
+  l.file = j.at("file").get<std::string>();
+  l.line = j.at("line").get<int>();
+  l.column = j.at("column").get<int>();
+  return l;
+}
+
+json RetryJson(const RetryPolicy& r) {
+  return json{{"max_retries", r.max_retries},
+              {"delay_ms", r.delay.count()},
+              {"backoff", ToString(r.backoff)},
+              {"max_delay_ms", r.max_delay.count()},
+              {"jitter", r.jitter},
+              {"on_exit_codes", r.on_exit_codes}};
+}
+
+template <typename E, size_t N>
+E EnumFrom(const json& j, const E (&values)[N]) {
+  const std::string text = j.get<std::string>();
+  for (E v : values) {
+    if (text == ToString(v)) return v;
+  }
+  throw std::invalid_argument("unknown value '" + text + "'");
+}
+
+constexpr TaskType kTaskTypes[] = {TaskType::kShell, TaskType::kPython, TaskType::kHttp,
+                                   TaskType::kDb, TaskType::kNoop};
+constexpr DependencyCondition kConditions[] = {
+    DependencyCondition::kSuccess, DependencyCondition::kFailure, DependencyCondition::kTimeout,
+    DependencyCondition::kDone};
+constexpr Trigger kTriggers[] = {Trigger::kAll, Trigger::kAny};
+constexpr Backoff kBackoffs[] = {Backoff::kFixed, Backoff::kExponential};
+
+// Reads `key` into `out` when present; absent keys keep the model default.
+template <typename T>
+void Read(const json& j, const char* key, T* out) {
+  auto it = j.find(key);
+  if (it != j.end()) *out = it->get<T>();
+}
+
+RetryPolicy RetryFrom(const json& j) {
+  RetryPolicy r;
+  Read(j, "max_retries", &r.max_retries);
+  int64_t ms = r.delay.count();
+  Read(j, "delay_ms", &ms);
+  r.delay = Millis(ms);
+  ms = r.max_delay.count();
+  Read(j, "max_delay_ms", &ms);
+  r.max_delay = Millis(ms);
+  if (j.contains("backoff")) r.backoff = EnumFrom(j.at("backoff"), kBackoffs);
+  Read(j, "jitter", &r.jitter);
+  Read(j, "on_exit_codes", &r.on_exit_codes);
+  return r;
+}
+
+json TaskJson(const TaskSpec& t) {
+  json deps = json::array();
+  for (const Dependency& d : t.depends_on) {
+    deps.push_back(
+        json{{"task", d.task}, {"on", ToString(d.on)}, {"where", LocationJson(d.where)}});
+  }
+  return json{{"id", t.id},
+              {"type", ToString(t.type)},
+              {"where", LocationJson(t.where)},
+              {"command", t.command},
+              {"workdir", t.workdir},
+              {"script", t.script},
+              {"args", t.args},
+              {"url", t.url},
+              {"method", t.method},
+              {"headers", t.headers},
+              {"body", t.body},
+              {"expect_status", t.expect_status},
+              {"host", t.db_host},
+              {"sql", t.sql},
+              {"depends_on", deps},
+              {"trigger", ToString(t.trigger)},
+              {"retry", t.retry ? RetryJson(*t.retry) : json(nullptr)},
+              {"timeout_ms", t.timeout ? json(t.timeout->count()) : json(nullptr)},
+              {"group", t.group},
+              {"priority", t.priority},
+              {"idempotency_key", t.idempotency_key},
+              {"precheck", t.precheck},
+              {"env", t.env},
+              {"foreach", t.foreach}};
+}
+
+TaskSpec TaskFrom(const json& j) {
+  TaskSpec t;
+  t.id = j.at("id").get<std::string>();
+  t.type = EnumFrom(j.at("type"), kTaskTypes);
+  if (j.contains("where")) t.where = LocationFrom(j.at("where"));
+  Read(j, "command", &t.command);
+  Read(j, "workdir", &t.workdir);
+  Read(j, "script", &t.script);
+  Read(j, "args", &t.args);
+  Read(j, "url", &t.url);
+  Read(j, "method", &t.method);
+  Read(j, "headers", &t.headers);
+  Read(j, "body", &t.body);
+  Read(j, "expect_status", &t.expect_status);
+  Read(j, "host", &t.db_host);
+  Read(j, "sql", &t.sql);
+  if (j.contains("depends_on")) {
+    for (const json& d : j.at("depends_on")) {
+      Dependency dep;
+      dep.task = d.at("task").get<std::string>();
+      if (d.contains("on")) dep.on = EnumFrom(d.at("on"), kConditions);
+      if (d.contains("where")) dep.where = LocationFrom(d.at("where"));
+      t.depends_on.push_back(std::move(dep));
+    }
+  }
+  if (j.contains("trigger")) t.trigger = EnumFrom(j.at("trigger"), kTriggers);
+  if (j.contains("retry") && !j.at("retry").is_null()) t.retry = RetryFrom(j.at("retry"));
+  if (j.contains("timeout_ms") && !j.at("timeout_ms").is_null()) {
+    t.timeout = Millis(j.at("timeout_ms").get<int64_t>());
+  }
+  Read(j, "group", &t.group);
+  Read(j, "priority", &t.priority);
+  Read(j, "idempotency_key", &t.idempotency_key);
+  Read(j, "precheck", &t.precheck);
+  Read(j, "env", &t.env);
+  Read(j, "foreach", &t.foreach);
+  return t;
+}
+
+}  // namespace
+
+nlohmann::json ToJson(const PipelineSpec& spec) {
+  json tasks = json::array();
+  for (const TaskSpec& t : spec.tasks) tasks.push_back(TaskJson(t));
+  json alerts = json::array();
+  for (const AlertRule& a : spec.alerts) {
+    alerts.push_back(json{{"events", a.events}, {"webhook", a.webhook}, {"command", a.command}});
+  }
+  return json{{"version", spec.version},         {"name", spec.name},
+              {"source_file", spec.source_file}, {"tasks", tasks},
+              {"params", spec.params},           {"concurrency", spec.concurrency},
+              {"schedule", spec.schedule},       {"alerts", alerts}};
+}
+
+Result<PipelineSpec> PipelineFromJson(const nlohmann::json& j) {
+  try {
+    PipelineSpec spec;
+    spec.version = j.at("version").get<std::string>();
+    spec.name = j.at("name").get<std::string>();
+    Read(j, "source_file", &spec.source_file);
+    for (const json& t : j.at("tasks")) spec.tasks.push_back(TaskFrom(t));
+    Read(j, "params", &spec.params);
+    Read(j, "concurrency", &spec.concurrency);
+    Read(j, "schedule", &spec.schedule);
+    if (j.contains("alerts")) {
+      for (const json& a : j.at("alerts")) {
+        AlertRule rule;
+        Read(a, "events", &rule.events);
+        Read(a, "webhook", &rule.webhook);
+        Read(a, "command", &rule.command);
+        spec.alerts.push_back(std::move(rule));
+      }
+    }
+    return spec;
+  } catch (const std::exception& e) {
+    return Status::Corrupt(std::string("pipeline JSON does not decode: ") + e.what());
+  }
+}
+
+std::string CanonicalJson(const PipelineSpec& spec) {
+  // nlohmann::json objects are std::map-backed: dump() emits sorted keys.
+  return ToJson(spec).dump();
+}
+
+std::string ContentHash(const PipelineSpec& spec) {
+  uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a 64-bit offset basis
+  for (unsigned char c : CanonicalJson(spec)) {
+    hash ^= c;
+    hash *= 0x100000001b3ULL;  // FNV prime
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(hash));
+  return hex;
+}
+
+}  // namespace apollo11::dsl

@@ -1,0 +1,29 @@
+#pragma once
+// The pipeline model as JSON: the run's immutable snapshot in the journal,
+// the API's pipeline view, and the content hash that names a version.
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "common/status.h"
+#include "dsl/pipeline.h"
+
+namespace apollo11::dsl {
+
+// Every field of `spec`, source locations included, durations in
+// milliseconds ("delay_ms"), enums as their DSL words.
+nlohmann::json ToJson(const PipelineSpec& spec);
+
+// The inverse of ToJson: PipelineFromJson(ToJson(s)) == s exactly. Missing
+// optional fields take the model's defaults; wrong types give kCorrupt.
+Result<PipelineSpec> PipelineFromJson(const nlohmann::json& j);
+
+// ToJson serialised compactly with keys in sorted order: byte-identical for
+// equal specs, so it can be hashed and compared.
+std::string CanonicalJson(const PipelineSpec& spec);
+
+// 16 hex digits of the 64-bit FNV-1a hash of CanonicalJson(spec). Locations are
+// part of the snapshot, so moving a task within the file changes the hash.
+std::string ContentHash(const PipelineSpec& spec);
+
+}  // namespace apollo11::dsl

@@ -1,0 +1,77 @@
+#include "dsl/pipeline_json.h"
+
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "dsl/parser.h"
+#include "dsl_test_util.h"
+
+using namespace apollo11::dsl;
+using apollo11::Result;
+using apollo11::dsl::testing::Dump;
+using apollo11::dsl::testing::TempDir;
+
+namespace {
+
+PipelineSpec FullSpec() {
+  static TempDir dir;
+  dir.Write("s.py", "");
+  std::string path = dir.Write("p.yaml", R"(version: "1.0"
+name: order.sync
+params: {region: eu}
+concurrency: 3
+schedule: "0 3 * * *"
+alerts: [{events: [run_failed], webhook: "https://h.example/x", command: "logger x"}]
+pipeline:
+  - {id: f, type: http, url: "https://x", method: PUT, headers: {A: b}, body: "{}", expect_status: [204]}
+  - {id: s, type: shell, command: "echo ü", workdir: /tmp, env: {K: v}, precheck: "true",
+     depends_on: [f, {task: f, on: done}], trigger: any, timeout: 90s, group: etl, priority: -3,
+     idempotency_key: "${run_id}/${params.region}",
+     retry: {max_retries: 4, delay: 1500ms, backoff: exponential, max_delay: 1m, jitter: 0.35, on_exit_codes: [3]}}
+  - {id: p, type: python, script: s.py, args: [a, b], depends_on: {task: s, on: timeout}, foreach: s}
+  - {id: d, type: db, host: "sqlite:///tmp/x.db", sql: "select 1", depends_on: [{task: p, on: failure}]}
+)");
+  ParseResult r = LoadPipelineFile(path);
+  INFO(Dump(r));
+  REQUIRE(r.ok());
+  return *r.pipeline;
+}
+
+}  // namespace
+
+TEST_CASE("a pipeline survives JSON and back exactly", "[json]") {
+  PipelineSpec spec = FullSpec();
+  Result<PipelineSpec> back = PipelineFromJson(ToJson(spec));
+  REQUIRE(back.ok());
+  CHECK(*back == spec);
+  CHECK(CanonicalJson(*back) == CanonicalJson(spec));
+  // Through text too, as the journal stores it.
+  Result<PipelineSpec> reparsed = PipelineFromJson(nlohmann::json::parse(CanonicalJson(spec)));
+  REQUIRE(reparsed.ok());
+  CHECK(*reparsed == spec);
+}
+
+TEST_CASE("the content hash is stable and changes with the content", "[json]") {
+  PipelineSpec spec = FullSpec();
+  std::string hash = ContentHash(spec);
+  CHECK(hash.size() == 16);
+  CHECK(ContentHash(FullSpec()) == hash);
+  PipelineSpec changed = spec;
+  changed.tasks[1].retry->max_retries = 5;
+  CHECK(ContentHash(changed) != hash);
+  CHECK(CanonicalJson(spec).find("\n") == std::string::npos);
+}
+
+TEST_CASE("malformed pipeline JSON is an error, not an exception", "[json]") {
+  CHECK_FALSE(PipelineFromJson(nlohmann::json::parse("{}")).ok());
+  CHECK_FALSE(PipelineFromJson(nlohmann::json::parse("[1,2]")).ok());
+  auto bad_type = PipelineFromJson(nlohmann::json::parse(
+      R"({"version":"1.0","name":"a.b","tasks":[{"id":"x","type":"rocket"}]})"));
+  REQUIRE_FALSE(bad_type.ok());
+  CHECK(bad_type.status().code() == apollo11::StatusCode::kCorrupt);
+  CHECK(bad_type.status().message().find("rocket") != std::string::npos);
+  auto minimal = PipelineFromJson(nlohmann::json::parse(
+      R"({"version":"1.0","name":"a.b","tasks":[{"id":"x","type":"noop"}]})"));
+  REQUIRE(minimal.ok());
+  CHECK(minimal->tasks[0].group == "default");
+}
