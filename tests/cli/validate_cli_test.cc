@@ -1,0 +1,120 @@
+#include <sys/wait.h>
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "tests/dsl/dsl_test_util.h"
+
+using apollo11::dsl::testing::TempDir;
+
+namespace {
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs `apollo11 ARGS` through the shell, capturing stdout and stderr.
+Outcome Apollo11(const TempDir& dir, const std::string& args) {
+  const std::string err_path = dir.Path("stderr.txt");
+  const std::string command =
+      std::string(APOLLO11_BIN_DIR) + "/apollo11 " + args + " 2>" + err_path;
+  Outcome o;
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) o.out.append(buffer, n);
+  int status = pclose(pipe);
+  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream err(err_path);
+  std::stringstream s;
+  s << err.rdbuf();
+  o.err = s.str();
+  return o;
+}
+
+const std::string kExamples = std::string(APOLLO11_SOURCE_DIR) + "/examples";
+
+}  // namespace
+
+TEST_CASE("validate prints a summary per valid file and exits 0", "[cli]") {
+  TempDir dir;
+  Outcome o = Apollo11(
+      dir, "validate " + kExamples + "/design/pipeline.yaml " + kExamples + "/hello/pipeline.yaml");
+  INFO(o.out << o.err);
+  CHECK(o.exit_code == 0);
+  CHECK(o.out.find(kExamples +
+                   "/design/pipeline.yaml: ok: 3 tasks, 2 edges, longest chain 3 (data_fetch -> "
+                   "data_store)\n") != std::string::npos);
+  CHECK(o.out.find(kExamples + "/hello/pipeline.yaml: ok: 7 tasks") != std::string::npos);
+  // The DESIGN example has no name: a warning on stderr, not a failure.
+  CHECK(o.err.find("/design/pipeline.yaml:1:1: warning: pipeline name 'pipeline'") !=
+        std::string::npos);
+}
+
+TEST_CASE("validate reports positioned errors and exits 2 for an invalid file", "[cli]") {
+  TempDir dir;
+  std::string bad = dir.Write("bad.yaml",
+                              "version: \"1.0\"\nname: a.b\npipeline:\n"
+                              "  - {id: alpha, type: noop, depends_on: beta}\n"
+                              "  - {id: beta, type: noop, depends_on: alpha}\n"
+                              "  - {id: gamma, type: shel}\n");
+  Outcome o = Apollo11(dir, "validate " + bad + " " + kExamples + "/hello/pipeline.yaml");
+  INFO(o.out << o.err);
+  CHECK(o.exit_code == 2);
+  CHECK(o.err.find(bad + ":4:41: error: dependency cycle: alpha -> beta -> alpha") !=
+        std::string::npos);
+  CHECK(o.err.find(bad + ":6:23: error: 'type' must be one of") != std::string::npos);
+  CHECK(o.out.find("hello/pipeline.yaml: ok:") != std::string::npos);  // other files still checked
+  CHECK(o.out.find(bad) == std::string::npos);
+}
+
+TEST_CASE("validate --strict turns the missing domain prefix into an error", "[cli]") {
+  TempDir dir;
+  Outcome o = Apollo11(dir, "validate --strict " + kExamples + "/design/pipeline.yaml");
+  CHECK(o.exit_code == 2);
+  CHECK(o.err.find(":1:1: error: pipeline name 'pipeline'") != std::string::npos);
+  CHECK(Apollo11(dir, "validate --strict " + kExamples + "/hello/pipeline.yaml").exit_code == 0);
+}
+
+TEST_CASE("validate --json prints every problem as a JSON array", "[cli]") {
+  TempDir dir;
+  std::string bad =
+      dir.Write("bad.yaml", "version: \"1.0\"\nname: sync\npipeline:\n  - {id: a, tpye: noop}\n");
+  Outcome o = Apollo11(dir, "validate --json " + bad);
+  INFO(o.out << o.err);
+  CHECK(o.exit_code == 2);
+  nlohmann::json problems = nlohmann::json::parse(o.out);
+  REQUIRE(problems.is_array());
+  REQUIRE(problems.size() == 3);
+  CHECK(
+      problems[0] ==
+      nlohmann::json{
+          {"file", bad},
+          {"line", 2},
+          {"column", 7},
+          {"severity", "warning"},
+          {"message", "pipeline name 'sync' has no domain prefix (write e.g. name: order.sync)"}});
+  // Sorted by position: the task (4:5) before its misspelt key (4:13).
+  CHECK(problems[1]["message"] == "task 'a' has no 'type' (one of shell, python, http, db, noop)");
+  CHECK(problems[2]["message"] == "unknown key 'tpye' in a task (did you mean 'type'?)");
+  CHECK(problems[2]["line"] == 4);
+  CHECK(problems[2]["column"] == 13);
+  Outcome clean = Apollo11(dir, "validate --json " + kExamples + "/hello/pipeline.yaml");
+  CHECK(clean.exit_code == 0);
+  CHECK(nlohmann::json::parse(clean.out) == nlohmann::json::array());
+}
+
+TEST_CASE("validate refuses missing files and missing arguments with exit 2", "[cli]") {
+  TempDir dir;
+  Outcome missing = Apollo11(dir, "validate " + dir.Path("nope.yaml"));
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.err.find("nope.yaml: error: cannot read") != std::string::npos);
+  CHECK(Apollo11(dir, "validate").exit_code == 2);
+}
