@@ -1,0 +1,457 @@
+#include "actors/coordinator.h"
+
+#include <map>
+#include <memory>
+
+#include <spdlog/spdlog.h>
+
+#include "actors/actor_loop.h"
+#include "actors/dispatcher_core.h"
+
+namespace apollo11::actors {
+namespace {
+
+using std::chrono::milliseconds;
+using transport::ActorPipe;
+using transport::Envelope;
+using SocketPtr = std::shared_ptr<zmq::socket_t>;
+
+template <class T>
+bool Decode(const Envelope& env, T* out, const char* actor) {
+  auto body = transport::BodyAs<T>(env);
+  if (!body.ok()) {
+    spdlog::warn("{}: {}", actor, body.status().message());
+    return false;
+  }
+  *out = std::move(*body);
+  return true;
+}
+
+template <class T>
+void Reply(zmq::socket_t& router, const std::string& identity, InternalType type, const T& body) {
+  std::string frame;
+  transport::Encode(static_cast<uint16_t>(type), body, &frame);
+  Status s = transport::SendTo(router, identity, frame, /*dontwait=*/true);
+  if (!s.ok()) spdlog::debug("scheduler: client gone: {}", s.message());
+}
+
+// ---- scheduler -------------------------------------------------------------
+
+struct SchedulerParams {
+  zmq::context_t* ctx;
+  storage::Journal* journal;
+  const Clock* clock;
+  SchedulerOptions options;
+  std::string client_endpoint;
+  SocketPtr disp, recon;
+  std::string* bound_client;
+};
+
+void SchedulerBody(ActorPipe& pipe, SchedulerParams p) {
+  zmq::socket_t client(*p.ctx, zmq::socket_type::router);
+  transport::SocketOptions client_options;
+  client_options.max_msg_size = static_cast<int64_t>(ClientLimits().max_frame);
+  Status s = transport::ConfigureRouter(client, client_options);
+  if (s.ok()) {
+    auto bound = transport::Bind(client, p.client_endpoint);
+    if (bound.ok()) {
+      *p.bound_client = *bound;
+    } else {
+      s = bound.status();
+    }
+  }
+  if (!s.ok()) {
+    pipe.SignalReady(s);
+    return;
+  }
+  SchedulerCore core(p.journal, p.clock, p.options);
+  pipe.SignalReady(Status::Ok());
+
+  std::map<std::string, std::string> subscribers;  // run id -> client identity
+  SchedulerOutbox out;
+  Envelope env;
+  std::string scratch;
+  Micros journal_retry_at = 0;
+  zmq::pollitem_t items[] = {pipe.PollItem(),
+                             {client.handle(), 0, ZMQ_POLLIN, 0},
+                             {p.disp->handle(), 0, ZMQ_POLLIN, 0},
+                             {p.recon->handle(), 0, ZMQ_POLLIN, 0}};
+  for (;;) {
+    Micros now = p.clock->Now();
+    Micros wake = core.NextTimer();
+    if (journal_retry_at && (wake == 0 || journal_retry_at < wake)) wake = journal_retry_at;
+    auto polled = transport::Poll(items, UntilMs(now, wake, milliseconds(1000)));
+    if (!polled.ok()) return;
+
+    bool term = false;
+    if (!DrainSocket(pipe.socket(), "scheduler", &env,
+                     [&](const Envelope& e) { term = term || pipe.IsTerm(e); })) {
+      return;
+    }
+    if (term) return;
+
+    for (int i = 0; i < kMaxFramesPerTurn; ++i) {
+      auto msg = transport::RecvFrom(client, /*dontwait=*/true);
+      if (!msg.ok()) break;
+      Status decoded = transport::DecodeEnvelopeInto(msg->payload.data(), msg->payload.size(),
+                                                     &env, ClientLimits());
+      if (!decoded.ok()) {
+        // Say so: a client waiting for a reply must not wait forever.
+        spdlog::warn("scheduler: refused a client message ({} bytes): {}", msg->payload.size(),
+                     decoded.message());
+        SubmitReply reply;
+        reply.error = "request refused: " + decoded.message();
+        Reply(client, msg->identity, InternalType::kSubmitReply, reply);
+        continue;
+      }
+      switch (static_cast<InternalType>(env.type)) {
+        case InternalType::kSubmitRun: {
+          SubmitRun submit;
+          SubmitReply reply;
+          if (Decode(env, &submit, "scheduler")) {
+            auto run_id = core.Submit(submit);
+            if (run_id.ok()) {
+              reply.run_id = *run_id;
+              subscribers[*run_id] = msg->identity;
+            } else {
+              reply.error = run_id.status().message();
+            }
+          } else {
+            reply.error = "malformed submission";
+          }
+          Reply(client, msg->identity, InternalType::kSubmitReply, reply);
+          break;
+        }
+        case InternalType::kCancelRun: {
+          CancelRun cancel;
+          if (Decode(env, &cancel, "scheduler")) {
+            Status c = core.Cancel(cancel.run_id, cancel.reason, "user");
+            if (!c.ok()) spdlog::warn("cancel of {}: {}", cancel.run_id, c.message());
+          }
+          break;
+        }
+        default:
+          spdlog::warn("scheduler: dropped a client message of unknown type {}", env.type);
+      }
+    }
+
+    if (!DrainSocket(*p.disp, "scheduler", &env, [&](const Envelope& e) {
+          switch (static_cast<InternalType>(e.type)) {
+            case InternalType::kPlaced: {
+              Placed m;
+              if (Decode(e, &m, "scheduler")) core.OnPlaced(m);
+              break;
+            }
+            case InternalType::kStartedBatch: {
+              StartedBatch m;
+              if (Decode(e, &m, "scheduler")) core.OnStarted(m);
+              break;
+            }
+            case InternalType::kResultBatch: {
+              ResultBatch m;
+              if (Decode(e, &m, "scheduler")) core.OnResults(m);
+              break;
+            }
+            case InternalType::kWorkerGone: {
+              WorkerGone m;
+              if (Decode(e, &m, "scheduler")) core.OnWorkerGone(m);
+              break;
+            }
+            default:
+              spdlog::warn("scheduler: unexpected message type {} from dispatcher", e.type);
+          }
+        })) {
+      return;
+    }
+    if (!DrainSocket(*p.recon, "scheduler", &env, [&](const Envelope& e) {
+          DeadlineExceeded m;
+          if (static_cast<InternalType>(e.type) == InternalType::kDeadlineExceeded &&
+              Decode(e, &m, "scheduler")) {
+            core.OnDeadlineExceeded(m);
+          }
+        })) {
+      return;
+    }
+    core.OnTimers();
+
+    now = p.clock->Now();
+    if (journal_retry_at && now < journal_retry_at) continue;
+    Status flushed = core.Flush(&out);
+    if (!flushed.ok()) {
+      // Nothing was released; the staged work is retried. A full disk stops
+      // progress, never loses what is already journaled.
+      spdlog::error("journal commit failed, retrying in 1s: {}", flushed.ToString());
+      journal_retry_at = now + kMicrosPerSecond;
+      continue;
+    }
+    journal_retry_at = 0;
+    if (!out.enqueue.execs.empty()) SendInternal(*p.disp, InternalType::kEnqueue, out.enqueue, &scratch);
+    if (!out.acks.acks.empty()) SendInternal(*p.disp, InternalType::kAckResults, out.acks, &scratch);
+    if (!out.cancels.execs.empty()) {
+      SendInternal(*p.disp, InternalType::kCancelExecs, out.cancels, &scratch);
+    }
+    if (!out.watch.deadlines.empty()) {
+      SendInternal(*p.recon, InternalType::kWatchDeadlines, out.watch, &scratch);
+    }
+    if (!out.unwatch.execs.empty()) SendInternal(*p.recon, InternalType::kUnwatch, out.unwatch, &scratch);
+    for (const RunProgress& progress : out.progress) {
+      auto sub = subscribers.find(progress.run_id);
+      if (sub != subscribers.end()) Reply(client, sub->second, InternalType::kRunProgress, progress);
+    }
+    for (const RunFinished& finished : out.finished) {
+      auto sub = subscribers.find(finished.run_id);
+      if (sub == subscribers.end()) continue;
+      Reply(client, sub->second, InternalType::kRunFinished, finished);
+      subscribers.erase(sub);
+    }
+    out.Clear();
+  }
+}
+
+// ---- dispatcher ------------------------------------------------------------
+
+struct DispatcherParams {
+  zmq::context_t* ctx;
+  const Clock* clock;
+  DispatcherOptions options;
+  milliseconds heartbeat;
+  std::string worker_endpoint;
+  SocketPtr sched, recon;
+  std::string* bound_workers;
+};
+
+void DispatcherBody(ActorPipe& pipe, DispatcherParams p) {
+  zmq::socket_t router(*p.ctx, zmq::socket_type::router);
+  Status s = transport::ConfigureRouter(router);
+  if (s.ok()) {
+    auto bound = transport::Bind(router, p.worker_endpoint);
+    if (bound.ok()) {
+      *p.bound_workers = *bound;
+    } else {
+      s = bound.status();
+    }
+  }
+  if (!s.ok()) {
+    pipe.SignalReady(s);
+    return;
+  }
+  DispatcherCore core(p.clock, p.options);
+  pipe.SignalReady(Status::Ok());
+
+  DispatcherOutput out;
+  Envelope env;
+  std::string scratch;
+  const Micros interval = p.heartbeat.count() * kMicrosPerMilli;
+  Micros next_beat = p.clock->Now() + interval;
+  zmq::pollitem_t items[] = {pipe.PollItem(),
+                             {router.handle(), 0, ZMQ_POLLIN, 0},
+                             {p.sched->handle(), 0, ZMQ_POLLIN, 0},
+                             {p.recon->handle(), 0, ZMQ_POLLIN, 0}};
+  for (;;) {
+    auto polled = transport::Poll(items, UntilMs(p.clock->Now(), next_beat, milliseconds(1000)));
+    if (!polled.ok()) return;
+    bool term = false;
+    if (!DrainSocket(pipe.socket(), "dispatcher", &env,
+                     [&](const Envelope& e) { term = term || pipe.IsTerm(e); })) {
+      return;
+    }
+    if (term) return;
+
+    for (int i = 0; i < kMaxFramesPerTurn; ++i) {
+      auto msg = transport::RecvFrom(router, /*dontwait=*/true);
+      if (!msg.ok()) {
+        if (msg.status().code() == StatusCode::kBusy) break;
+        continue;  // a multi-frame message was dropped; keep serving
+      }
+      core.OnWorkerFrame(msg->identity, msg->payload.data(), msg->payload.size(), &out);
+    }
+    if (!DrainSocket(*p.sched, "dispatcher", &env, [&](const Envelope& e) {
+          switch (static_cast<InternalType>(e.type)) {
+            case InternalType::kEnqueue: {
+              Enqueue m;
+              if (Decode(e, &m, "dispatcher")) core.OnEnqueue(std::move(m));
+              break;
+            }
+            case InternalType::kAckResults: {
+              AckResults m;
+              if (Decode(e, &m, "dispatcher")) core.OnAcks(m, &out);
+              break;
+            }
+            case InternalType::kCancelExecs: {
+              CancelExecs m;
+              if (Decode(e, &m, "dispatcher")) core.OnCancel(m, &out);
+              break;
+            }
+            default:
+              spdlog::warn("dispatcher: unexpected message type {} from scheduler", e.type);
+          }
+        })) {
+      return;
+    }
+    if (!DrainSocket(*p.recon, "dispatcher", &env, [&](const Envelope& e) {
+          WorkerLost m;
+          if (static_cast<InternalType>(e.type) == InternalType::kWorkerLost &&
+              Decode(e, &m, "dispatcher")) {
+            core.OnWorkerLost(m, &out);
+          }
+        })) {
+      return;
+    }
+    const Micros now = p.clock->Now();
+    if (now >= next_beat) {
+      core.Heartbeat(&out);
+      SendInternal(*p.recon, InternalType::kWorkersSeen, core.Seen(), &scratch);
+      next_beat = now + interval;
+    }
+    core.Place(&out);
+
+    // Frames to workers. A peer that is gone fails the send (ROUTER_MANDATORY)
+    // and is handed to the core, which may produce more frames: loop.
+    for (size_t i = 0; i < out.to_workers.size(); ++i) {
+      auto& [identity, frame] = out.to_workers[i];
+      Status sent = transport::SendTo(router, identity, frame, /*dontwait=*/true);
+      if (!sent.ok()) {
+        spdlog::warn("dispatcher: send to worker failed: {}", sent.message());
+        std::string gone = identity;
+        core.OnSendFailed(gone, &out);
+      }
+    }
+    // Placed first: the scheduler must see an execution RUNNING before any
+    // loss report that names it.
+    if (!out.placed.placed.empty()) SendInternal(*p.sched, InternalType::kPlaced, out.placed, &scratch);
+    if (!out.started.items.empty()) {
+      SendInternal(*p.sched, InternalType::kStartedBatch, out.started, &scratch);
+    }
+    if (!out.results.items.empty()) {
+      SendInternal(*p.sched, InternalType::kResultBatch, out.results, &scratch);
+    }
+    for (const WorkerGone& gone : out.gone) {
+      SendInternal(*p.sched, InternalType::kWorkerGone, gone, &scratch);
+      WorkersSeen left;
+      left.workers.push_back({gone.worker_id, 0, false});
+      SendInternal(*p.recon, InternalType::kWorkersSeen, left, &scratch);
+    }
+    out.Clear();
+  }
+}
+
+// ---- reconciler ------------------------------------------------------------
+
+struct ReconcilerParams {
+  const Clock* clock;
+  ReconcilerOptions options;
+  SocketPtr sched, disp;
+};
+
+void ReconcilerBody(ActorPipe& pipe, ReconcilerParams p) {
+  ReconcilerCore core(p.options);
+  pipe.SignalReady(Status::Ok());
+  Envelope env;
+  std::string scratch;
+  zmq::pollitem_t items[] = {pipe.PollItem(),
+                             {p.sched->handle(), 0, ZMQ_POLLIN, 0},
+                             {p.disp->handle(), 0, ZMQ_POLLIN, 0}};
+  const milliseconds tick = p.options.heartbeat;
+  for (;;) {
+    auto polled = transport::Poll(items, UntilMs(p.clock->Now(), core.NextDeadline(), tick));
+    if (!polled.ok()) return;
+    bool term = false;
+    if (!DrainSocket(pipe.socket(), "reconciler", &env,
+                     [&](const Envelope& e) { term = term || pipe.IsTerm(e); })) {
+      return;
+    }
+    if (term) return;
+    if (!DrainSocket(*p.sched, "reconciler", &env, [&](const Envelope& e) {
+          if (static_cast<InternalType>(e.type) == InternalType::kWatchDeadlines) {
+            WatchDeadlines m;
+            if (Decode(e, &m, "reconciler")) core.OnWatch(m);
+          } else if (static_cast<InternalType>(e.type) == InternalType::kUnwatch) {
+            Unwatch m;
+            if (Decode(e, &m, "reconciler")) core.OnUnwatch(m);
+          }
+        })) {
+      return;
+    }
+    if (!DrainSocket(*p.disp, "reconciler", &env, [&](const Envelope& e) {
+          WorkersSeen m;
+          if (static_cast<InternalType>(e.type) == InternalType::kWorkersSeen &&
+              Decode(e, &m, "reconciler")) {
+            core.OnWorkersSeen(m);
+          }
+        })) {
+      return;
+    }
+    const Micros now = p.clock->Now();
+    for (const WorkerLost& lost : core.LostWorkers(now)) {
+      spdlog::warn("reconciler: {}", lost.reason);
+      SendInternal(*p.disp, InternalType::kWorkerLost, lost, &scratch);
+    }
+    DeadlineExceeded expired = core.Expired(now);
+    if (!expired.exceeded.empty()) {
+      SendInternal(*p.sched, InternalType::kDeadlineExceeded, expired, &scratch);
+    }
+  }
+}
+
+Result<std::pair<SocketPtr, SocketPtr>> Link(zmq::context_t& ctx, const std::string& name) {
+  auto pair = transport::MakeInprocPair(ctx, name);
+  if (!pair.ok()) return pair.status();
+  return std::make_pair(std::make_shared<zmq::socket_t>(std::move(pair->first)),
+                        std::make_shared<zmq::socket_t>(std::move(pair->second)));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Coordinator>> Coordinator::Start(zmq::context_t& ctx,
+                                                        storage::Journal* journal,
+                                                        const Clock* clock,
+                                                        CoordinatorConfig config) {
+  std::unique_ptr<Coordinator> c(new Coordinator());
+  const std::string prefix = "a11-" + config.instance + "-";
+  auto sched_disp = Link(ctx, prefix + "sched-disp");
+  if (!sched_disp.ok()) return sched_disp.status();
+  auto sched_recon = Link(ctx, prefix + "sched-recon");
+  if (!sched_recon.ok()) return sched_recon.status();
+  auto disp_recon = Link(ctx, prefix + "disp-recon");
+  if (!disp_recon.ok()) return disp_recon.status();
+
+  auto scheduler = transport::Actor::Start(
+      ctx, "scheduler",
+      [p = SchedulerParams{&ctx, journal, clock, config.scheduler, config.client_endpoint,
+                           sched_disp->first, sched_recon->first,
+                           &c->client_endpoint_}](ActorPipe& pipe) { SchedulerBody(pipe, p); });
+  if (!scheduler.ok()) return scheduler.status();
+  c->scheduler_ = std::move(*scheduler);
+
+  DispatcherOptions dispatcher_options;
+  dispatcher_options.epoch = config.epoch;
+  auto dispatcher = transport::Actor::Start(
+      ctx, "dispatcher",
+      [p = DispatcherParams{&ctx, clock, dispatcher_options, config.reconciler.heartbeat,
+                            config.worker_endpoint, sched_disp->second, disp_recon->first,
+                            &c->worker_endpoint_}](ActorPipe& pipe) { DispatcherBody(pipe, p); });
+  if (!dispatcher.ok()) return dispatcher.status();
+  c->dispatcher_ = std::move(*dispatcher);
+
+  auto reconciler = transport::Actor::Start(
+      ctx, "reconciler",
+      [p = ReconcilerParams{clock, config.reconciler, sched_recon->second,
+                            disp_recon->second}](ActorPipe& pipe) { ReconcilerBody(pipe, p); });
+  if (!reconciler.ok()) return reconciler.status();
+  c->reconciler_ = std::move(*reconciler);
+  return c;
+}
+
+Coordinator::~Coordinator() { Stop(); }
+
+void Coordinator::Stop() {
+  for (auto* actor : {&dispatcher_, &reconciler_, &scheduler_}) {
+    if (*actor) {
+      Status s = (*actor)->Stop(milliseconds(5000));
+      if (!s.ok()) spdlog::error("stopping {}: {}", (*actor)->name(), s.message());
+      actor->reset();
+    }
+  }
+}
+
+}  // namespace apollo11::actors

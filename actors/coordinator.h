@@ -1,0 +1,52 @@
+#pragma once
+// The coordinator: scheduler, dispatcher and reconciler actors, each on its
+// own thread, linked by inproc PAIR sockets. Workers connect a DEALER to the
+// dispatcher's ROUTER at `worker_endpoint` (inproc:// in one process, tcp://
+// in a cluster: the same code either way). Clients (the embedded CLI, later
+// the API) talk to the scheduler through a ROUTER at `client_endpoint` with
+// SubmitRun / CancelRun and receive RunProgress / RunFinished.
+
+#include <memory>
+#include <string>
+
+#include <zmq.hpp>
+
+#include "actors/reconciler_core.h"
+#include "actors/scheduler_core.h"
+#include "common/clock.h"
+#include "storage/journal.h"
+#include "transport/actor.h"
+
+namespace apollo11::actors {
+
+struct CoordinatorConfig {
+  std::string worker_endpoint;  // where workers connect (bind address)
+  std::string client_endpoint;  // where clients connect (bind address)
+  std::string instance;         // unique within the process: names the inproc links
+  uint64_t epoch = 1;
+  SchedulerOptions scheduler;
+  ReconcilerOptions reconciler;  // heartbeat interval and liveness, shared with the dispatcher
+};
+
+class Coordinator {
+ public:
+  // Starts the three actors. `ctx`, `journal` and `clock` must outlive the
+  // coordinator. Returns once all three are serving (or the first failure).
+  static Result<std::unique_ptr<Coordinator>> Start(zmq::context_t& ctx,
+                                                    storage::Journal* journal,
+                                                    const Clock* clock, CoordinatorConfig config);
+  ~Coordinator();
+  // Stops the actors (dispatcher, reconciler, scheduler) and joins them.
+  void Stop();
+
+  // The endpoints actually bound (tcp port 0 resolved).
+  const std::string& worker_endpoint() const { return worker_endpoint_; }
+  const std::string& client_endpoint() const { return client_endpoint_; }
+
+ private:
+  Coordinator() = default;
+  std::unique_ptr<transport::Actor> scheduler_, dispatcher_, reconciler_;
+  std::string worker_endpoint_, client_endpoint_;
+};
+
+}  // namespace apollo11::actors

@@ -1,0 +1,100 @@
+#pragma once
+// The dispatcher's logic, apart from its sockets: the table of workers (group,
+// slots, credits, what each runs), the queue of READY executions waiting for
+// a slot, and placement. It sends only against credit: a worker's credits are
+// the slots it says are free, and nothing relies on ZeroMQ high-water marks.
+//
+// Single-threaded: the dispatcher actor's thread calls everything. Outbound
+// frames are collected in DispatcherOutput; the actor sends them.
+
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "actors/internal_messages.h"
+#include "common/clock.h"
+#include "transport/codec.h"
+
+namespace apollo11::actors {
+
+struct DispatcherOptions {
+  uint64_t epoch = 1;  // the coordinator's term; sent with DISPATCH, CANCEL, HEARTBEAT
+};
+
+// Everything one step produced. `to_workers` frames are already encoded.
+struct DispatcherOutput {
+  std::vector<std::pair<std::string, std::string>> to_workers;  // identity, frame
+  Placed placed;
+  StartedBatch started;
+  ResultBatch results;
+  std::vector<WorkerGone> gone;
+  void Clear();
+};
+
+// A read-only view of one worker, for `apollo11 workers` and tests.
+struct WorkerSnapshot {
+  std::string id, group;
+  uint32_t slots = 0, credits = 0, running = 0;
+  Micros last_seen = 0;
+  int64_t expected_busy_ms = 0;
+};
+
+class DispatcherCore {
+ public:
+  DispatcherCore(const Clock* clock, DispatcherOptions options);
+
+  // A frame from a worker (after the ROUTER identity frame). Garbage is
+  // counted and dropped.
+  void OnWorkerFrame(const std::string& identity, const void* data, size_t size,
+                     DispatcherOutput* out);
+  void OnEnqueue(Enqueue&& enqueue);
+  void OnAcks(const AckResults& acks, DispatcherOutput* out);
+  void OnCancel(const CancelExecs& cancel, DispatcherOutput* out);
+  // The reconciler declared a worker lost: forget it and hand its executions
+  // back to the scheduler.
+  void OnWorkerLost(const WorkerLost& lost, DispatcherOutput* out);
+  // Sending to `identity` failed (the peer is gone): same as lost.
+  void OnSendFailed(const std::string& identity, DispatcherOutput* out);
+
+  // Places queued executions on workers with credit.
+  void Place(DispatcherOutput* out);
+  // Periodic: a HEARTBEAT to every worker.
+  void Heartbeat(DispatcherOutput* out);
+  // Liveness report for the reconciler.
+  WorkersSeen Seen() const;
+
+  size_t queued() const { return queued_; }
+  size_t workers() const { return workers_.size(); }
+  uint64_t dropped_frames() const { return dropped_frames_; }
+  std::vector<WorkerSnapshot> Snapshot() const;
+
+ private:
+  struct Worker {
+    std::string id, group;
+    uint32_t slots = 0, credits = 0;
+    std::unordered_map<std::string, uint32_t> running;  // exec_id -> attempt
+    std::unordered_map<std::string, int64_t> expected;  // exec_id -> expected ms
+    Micros last_seen = 0;
+    int64_t expected_busy_ms = 0;
+  };
+  // Queue order within a group: higher priority first, then arrival order.
+  using QueueKey = std::pair<int32_t, uint64_t>;  // (-priority, seq)
+
+  void Forget(const std::string& identity, const std::string& reason, DispatcherOutput* out);
+  template <class T>
+  void Send(const std::string& identity, transport::MsgType type, const T& body,
+            DispatcherOutput* out);
+  void Finish(Worker& w, const std::string& exec_id);
+
+  const Clock* clock_;
+  DispatcherOptions options_;
+  std::map<std::string, Worker> workers_;
+  std::unordered_map<std::string, std::map<QueueKey, QueuedExec>> queues_;  // by group
+  std::unordered_map<std::string, std::pair<std::string, QueueKey>> queued_index_;  // exec id
+  size_t queued_ = 0;
+  uint64_t seq_ = 0;
+  uint64_t dropped_frames_ = 0;
+};
+
+}  // namespace apollo11::actors

@@ -1,0 +1,181 @@
+#pragma once
+// Messages between the coordinator's own actors (scheduler, dispatcher,
+// reconciler) and between the scheduler and whoever submits runs (the CLI in
+// embedded mode, the API actor in a cluster). They travel over inproc sockets
+// as msgpack frames through the same codec as the wire protocol, with type
+// codes from 64 up so the two ranges never collide.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <msgpack.hpp>
+
+#include "transport/messages.h"
+
+namespace apollo11::actors {
+
+enum class InternalType : uint16_t {
+  // scheduler -> dispatcher
+  kEnqueue = 64,    // executions that went READY, to be placed
+  kAckResults,      // results now durable: ACK them to their workers
+  kCancelExecs,     // kill these executions wherever they are
+  // dispatcher -> scheduler
+  kPlaced,          // executions sent to a worker (READY -> RUNNING)
+  kStartedBatch,    // workers confirmed STARTED
+  kResultBatch,     // workers reported RESULTs
+  kWorkerGone,      // a worker left or was declared lost: its executions
+  kStaleResult,     // informational: a result for an attempt no longer current
+  // dispatcher -> reconciler
+  kWorkersSeen,     // worker liveness since the last report
+  // reconciler -> dispatcher
+  kWorkerLost,      // declare a worker lost
+  // scheduler -> reconciler
+  kWatchDeadlines,  // executions to time out from the coordinator side
+  kUnwatch,         // executions that finished
+  // reconciler -> scheduler
+  kDeadlineExceeded,
+  // client (CLI / API) <-> scheduler
+  kSubmitRun = 96,
+  kSubmitReply,
+  kCancelRun,
+  kRunProgress,
+  kRunFinished,
+  kStopWhenIdle,    // embedded runs: report when no run is active
+};
+
+// One READY execution and everything a worker needs to run it.
+struct QueuedExec {
+  std::string group;
+  int32_t priority = 0;
+  int64_t ready_at = 0;
+  int64_t expected_ms = 1000;  // P50 estimate used for placement
+  transport::Dispatch dispatch;
+  MSGPACK_DEFINE(group, priority, ready_at, expected_ms, dispatch);
+};
+
+struct Enqueue {
+  std::vector<QueuedExec> execs;
+  MSGPACK_DEFINE(execs);
+};
+
+struct WorkerExecRef {
+  std::string worker_id;
+  std::string exec_id;
+  uint32_t attempt = 0;
+  MSGPACK_DEFINE(worker_id, exec_id, attempt);
+};
+
+struct AckResults {
+  std::vector<WorkerExecRef> acks;
+  MSGPACK_DEFINE(acks);
+};
+
+struct CancelExecs {
+  std::vector<transport::ExecRef> execs;
+  std::string reason;
+  MSGPACK_DEFINE(execs, reason);
+};
+
+struct Placed {
+  std::vector<WorkerExecRef> placed;
+  int64_t at = 0;
+  MSGPACK_DEFINE(placed, at);
+};
+
+struct StartedFrom {
+  std::string worker_id;
+  transport::Started started;
+  MSGPACK_DEFINE(worker_id, started);
+};
+struct StartedBatch {
+  std::vector<StartedFrom> items;
+  MSGPACK_DEFINE(items);
+};
+
+struct ResultFrom {
+  std::string worker_id;
+  transport::ResultMsg result;
+  MSGPACK_DEFINE(worker_id, result);
+};
+struct ResultBatch {
+  std::vector<ResultFrom> items;
+  MSGPACK_DEFINE(items);
+};
+
+struct WorkerGone {
+  std::string worker_id;
+  std::string reason;  // "worker w3 lost: no heartbeat for 300ms", "worker w3 left (BYE)"
+  std::vector<transport::ExecRef> execs;  // executions it held
+  MSGPACK_DEFINE(worker_id, reason, execs);
+};
+
+struct WorkerSeen {
+  std::string worker_id;
+  int64_t last_seen = 0;
+  bool present = true;  // false: the worker left; stop tracking it
+  MSGPACK_DEFINE(worker_id, last_seen, present);
+};
+struct WorkersSeen {
+  std::vector<WorkerSeen> workers;
+  MSGPACK_DEFINE(workers);
+};
+
+struct WorkerLost {
+  std::string worker_id;
+  std::string reason;
+  MSGPACK_DEFINE(worker_id, reason);
+};
+
+struct Deadline {
+  std::string exec_id;
+  uint32_t attempt = 0;
+  int64_t deadline = 0;
+  int64_t timeout_ms = 0;
+  MSGPACK_DEFINE(exec_id, attempt, deadline, timeout_ms);
+};
+struct WatchDeadlines {
+  std::vector<Deadline> deadlines;
+  MSGPACK_DEFINE(deadlines);
+};
+struct Unwatch {
+  std::vector<transport::ExecRef> execs;
+  MSGPACK_DEFINE(execs);
+};
+struct DeadlineExceeded {
+  std::vector<Deadline> exceeded;
+  MSGPACK_DEFINE(exceeded);
+};
+
+// A run submission: the resolved pipeline as canonical JSON (the snapshot the
+// run keeps), its content hash, and run parameters.
+struct SubmitRun {
+  std::string pipeline_json;
+  std::string pipeline_hash;
+  std::map<std::string, std::string> params;
+  std::string requested_run_id;  // empty: the scheduler makes one
+  MSGPACK_DEFINE(pipeline_json, pipeline_hash, params, requested_run_id);
+};
+struct SubmitReply {
+  std::string run_id;
+  std::string error;  // empty on success
+  MSGPACK_DEFINE(run_id, error);
+};
+struct CancelRun {
+  std::string run_id;
+  std::string reason;
+  MSGPACK_DEFINE(run_id, reason);
+};
+struct RunProgress {
+  std::string run_id;
+  std::vector<uint32_t> counts;  // indexed by TaskState
+  MSGPACK_DEFINE(run_id, counts);
+};
+struct RunFinished {
+  std::string run_id;
+  uint8_t status = 0;  // RunStatus
+  std::string reason;
+  MSGPACK_DEFINE(run_id, status, reason);
+};
+
+}  // namespace apollo11::actors

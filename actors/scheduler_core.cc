@@ -1,0 +1,548 @@
+#include "actors/scheduler_core.h"
+
+#include <algorithm>
+#include <random>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "common/ids.h"
+#include "dsl/pipeline_json.h"
+
+namespace apollo11::actors {
+
+namespace {
+
+bool InFlight(TaskState s) { return s == TaskState::kReady || s == TaskState::kRunning; }
+
+std::string Upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// Expands ${run_id}, ${task_id} and ${params.NAME} in an idempotency key
+// template (the parser has already rejected unknown placeholders).
+std::string ExpandKey(const std::string& tmpl, const std::string& run_id,
+                      const std::string& task_id,
+                      const std::map<std::string, std::string>& params) {
+  if (tmpl.empty()) return run_id + "." + task_id;
+  std::string out;
+  size_t pos = 0;
+  while (pos < tmpl.size()) {
+    size_t open = tmpl.find("${", pos);
+    if (open == std::string::npos) {
+      out.append(tmpl, pos, std::string::npos);
+      break;
+    }
+    out.append(tmpl, pos, open - pos);
+    size_t close = tmpl.find('}', open);
+    if (close == std::string::npos) {
+      out.append(tmpl, open, std::string::npos);
+      break;
+    }
+    std::string name = tmpl.substr(open + 2, close - open - 2);
+    if (name == "run_id") {
+      out += run_id;
+    } else if (name == "task_id") {
+      out += task_id;
+    } else if (name.rfind("params.", 0) == 0) {
+      auto it = params.find(name.substr(7));
+      if (it != params.end()) out += it->second;
+    }
+    pos = close + 1;
+  }
+  return out;
+}
+
+double Uniform01() {
+  thread_local std::mt19937_64 engine{std::random_device{}()};
+  return std::uniform_real_distribution<double>(0.0, 1.0)(engine);
+}
+
+}  // namespace
+
+struct SchedulerCore::RunCtx {
+  std::string run_id;
+  std::string trace_id;
+  dsl::PipelineSpec spec;
+  std::shared_ptr<const engine::RunGraph> graph;
+  std::unique_ptr<engine::DagRun> dag;
+  storage::RunRecord record;
+  std::vector<storage::ExecutionRecord> execs;  // by task index
+  std::vector<uint8_t> exec_dirty;
+  std::vector<int> dirty_list;
+  std::vector<std::string> outputs;  // by task index; kept only for tasks with dependents
+  std::vector<uint8_t> has_dependents;
+  bool progress_dirty = true;
+  bool finished = false;
+};
+
+void SchedulerOutbox::Clear() {
+  enqueue.execs.clear();
+  acks.acks.clear();
+  cancels.execs.clear();
+  cancels.reason.clear();
+  watch.deadlines.clear();
+  unwatch.execs.clear();
+  progress.clear();
+  finished.clear();
+}
+
+bool SchedulerOutbox::Empty() const {
+  return enqueue.execs.empty() && acks.acks.empty() && cancels.execs.empty() &&
+         watch.deadlines.empty() && unwatch.execs.empty() && progress.empty() && finished.empty();
+}
+
+SchedulerCore::SchedulerCore(storage::Journal* journal, const Clock* clock,
+                             SchedulerOptions options)
+    : journal_(journal), clock_(clock), options_(options) {}
+
+SchedulerCore::~SchedulerCore() = default;
+
+Result<std::string> SchedulerCore::Submit(const SubmitRun& submit) {
+  nlohmann::json json = nlohmann::json::parse(submit.pipeline_json, nullptr, false);
+  if (json.is_discarded()) return Status::InvalidInput("submitted pipeline is not valid JSON");
+  auto spec = dsl::PipelineFromJson(json);
+  if (!spec.ok()) return spec.status();
+  for (const dsl::TaskSpec& task : spec->tasks) {
+    if (task.type == dsl::TaskType::kDb) {
+      return Status::Unsupported("task '" + task.id +
+                                 "' is a db task: db tasks validate but cannot run yet in this "
+                                 "version of Apollo-11");
+    }
+    if (!task.foreach.empty()) {
+      return Status::Unsupported("task '" + task.id +
+                                 "' uses foreach: dynamic fan-out validates but cannot run yet in "
+                                 "this version of Apollo-11");
+    }
+  }
+  auto graph = engine::RunGraph::Compile(*spec);
+  if (!graph.ok()) return graph.status();
+
+  const Micros now = clock_->Now();
+  auto run = std::make_unique<RunCtx>();
+  run->run_id = submit.requested_run_id.empty() ? NewRunId(now) : submit.requested_run_id;
+  if (runs_.count(run->run_id)) return Status::InvalidInput("run " + run->run_id + " exists");
+  run->trace_id = NewTraceId();
+  run->spec = std::move(*spec);
+  run->graph = std::make_shared<const engine::RunGraph>(std::move(*graph));
+  engine::DagRunOptions dag_options;
+  dag_options.max_requeues = static_cast<int>(options_.max_requeues);
+  run->dag = std::make_unique<engine::DagRun>(run->graph, dag_options);
+
+  const size_t n = run->spec.tasks.size();
+  run->record.run_id = run->run_id;
+  run->record.pipeline_name = run->spec.name;
+  run->record.pipeline_hash = submit.pipeline_hash;
+  run->record.status = RunStatus::kRunning;
+  run->record.created_at = now;
+  run->record.started_at = now;
+  run->record.task_count = static_cast<uint32_t>(n);
+  run->record.params = submit.params;
+  run->execs.resize(n);
+  run->exec_dirty.assign(n, 1);
+  run->outputs.resize(n);
+  run->has_dependents.assign(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    const dsl::TaskSpec& task = run->spec.tasks[i];
+    storage::ExecutionRecord& rec = run->execs[i];
+    rec.exec_id = MakeExecId(run->run_id, task.id);
+    rec.run_id = run->run_id;
+    rec.task_id = task.id;
+    rec.state = TaskState::kPending;
+    rec.trace_id = run->trace_id;
+    run->dirty_list.push_back(static_cast<int>(i));
+    for (const dsl::Dependency& dep : task.depends_on) {
+      if (const auto idx = run->graph->Find(dep.task); idx >= 0) run->has_dependents[idx] = 1;
+    }
+  }
+  batch_.PutPipeline(submit.pipeline_hash, submit.pipeline_json);
+  batch_.PutRun(run->record);
+
+  RunCtx& ref = *run;
+  std::string run_id = run->run_id;
+  runs_.emplace(run_id, std::move(run));
+  spdlog::info("run {} of {} started: {} tasks", run_id, ref.spec.name, n);
+  effects_.clear();
+  ref.dag->Start(now, &effects_);
+  Apply(ref, effects_, "scheduler");
+  FinishIfDone(ref);  // an empty pipeline finishes at once
+  return run_id;
+}
+
+Status SchedulerCore::Cancel(const std::string& run_id, const std::string& reason,
+                             const std::string& actor) {
+  auto it = runs_.find(run_id);
+  if (it == runs_.end()) return Status::NotFound("no active run " + run_id);
+  RunCtx& run = *it->second;
+  effects_.clear();
+  run.dag->Cancel(reason, &effects_);
+  Apply(run, effects_, actor);
+  run.record.reason = reason;
+  FinishIfDone(run);
+  return Status::Ok();
+}
+
+SchedulerCore::RunCtx* SchedulerCore::FindRunOfExec(const std::string& exec_id, int* task) {
+  auto dot = exec_id.find('.');
+  if (dot == std::string::npos) return nullptr;
+  auto it = runs_.find(exec_id.substr(0, dot));
+  if (it == runs_.end()) return nullptr;
+  int index = it->second->graph->Find(exec_id.substr(dot + 1));
+  if (index < 0) return nullptr;
+  *task = index;
+  return it->second.get();
+}
+
+void SchedulerCore::OnPlaced(const Placed& placed) {
+  for (const WorkerExecRef& ref : placed.placed) {
+    int task = -1;
+    RunCtx* run = FindRunOfExec(ref.exec_id, &task);
+    if (run == nullptr) continue;
+    effects_.clear();
+    Status s = run->dag->OnDispatched(task, ref.attempt, ref.worker_id, placed.at, &effects_);
+    if (!s.ok()) {
+      spdlog::warn("placement of {} attempt {} ignored: {}", ref.exec_id, ref.attempt, s.message());
+      continue;
+    }
+    storage::ExecutionRecord& rec = run->execs[task];
+    rec.worker_id = ref.worker_id;
+    rec.started_at = placed.at;
+    Apply(*run, effects_, "dispatcher", ref.worker_id, task);
+    const dsl::TaskSpec& spec = run->spec.tasks[task];
+    if (spec.timeout) {
+      Deadline d;
+      d.exec_id = ref.exec_id;
+      d.attempt = ref.attempt;
+      d.timeout_ms = spec.timeout->count();
+      d.deadline = placed.at + (spec.timeout->count() + options_.kill_grace.count() +
+                                options_.deadline_slack.count()) *
+                                   kMicrosPerMilli;
+      staged_.watch.deadlines.push_back(std::move(d));
+    }
+  }
+}
+
+void SchedulerCore::OnStarted(const StartedBatch& batch) {
+  for (const StartedFrom& item : batch.items) {
+    int task = -1;
+    RunCtx* run = FindRunOfExec(item.started.exec_id, &task);
+    if (run == nullptr || run->dag->attempt(task) != item.started.attempt) continue;
+    storage::ExecutionRecord& rec = run->execs[task];
+    rec.started_at = item.started.started_at;
+    if (!run->exec_dirty[task]) {
+      run->exec_dirty[task] = 1;
+      run->dirty_list.push_back(task);
+    }
+  }
+}
+
+void SchedulerCore::OnResults(const ResultBatch& batch) {
+  const Micros now = clock_->Now();
+  for (const ResultFrom& item : batch.items) {
+    const transport::ResultMsg& r = item.result;
+    // Whatever happens below, the worker stops resending once we answer.
+    staged_.acks.acks.push_back({item.worker_id, r.exec_id, r.attempt});
+    int task = -1;
+    RunCtx* run = FindRunOfExec(r.exec_id, &task);
+    if (run == nullptr) {
+      ++stale_results_;
+      spdlog::warn("result for unknown or finished execution {} attempt {} from {} dropped",
+                   r.exec_id, r.attempt, item.worker_id);
+      continue;
+    }
+    AttemptOutcome outcome;
+    switch (static_cast<transport::Outcome>(r.outcome)) {
+      case transport::Outcome::kSuccess: outcome = AttemptOutcome::kSuccess; break;
+      case transport::Outcome::kAlreadyDone: outcome = AttemptOutcome::kAlreadyDone; break;
+      case transport::Outcome::kTimeout: outcome = AttemptOutcome::kTimeout; break;
+      case transport::Outcome::kCanceled:
+        // A kill we asked for: the task already left RUNNING on our side.
+        continue;
+      default: outcome = AttemptOutcome::kFailed; break;
+    }
+    effects_.clear();
+    Status s = run->dag->OnResult(task, r.attempt, outcome, r.exit_code, r.retryable, r.error, now,
+                                  Uniform01(), &effects_);
+    if (!s.ok()) {
+      ++stale_results_;
+      spdlog::warn("stale result for {} attempt {} from worker {} recorded and ignored: {}",
+                   r.exec_id, r.attempt, item.worker_id, s.message());
+      continue;
+    }
+    storage::ExecutionRecord& rec = run->execs[task];
+    rec.exit_code = r.exit_code;
+    rec.error = r.error;
+    rec.output = r.output.size() > options_.journal_output_cap
+                     ? r.output.substr(r.output.size() - options_.journal_output_cap)
+                     : r.output;
+    if (r.started_at) rec.started_at = r.started_at;
+    if (run->has_dependents[task]) run->outputs[task] = r.output;
+    if (outcome == AttemptOutcome::kSuccess && r.finished_at > r.started_at) {
+      batch_.RecordDuration(run->spec.name + "/" + run->spec.tasks[task].id,
+                            r.finished_at - r.started_at);
+    }
+    if (run->spec.tasks[task].timeout) staged_.unwatch.execs.push_back({r.exec_id, r.attempt});
+    Apply(*run, effects_, "worker " + item.worker_id, item.worker_id, task);
+    FinishIfDone(*run);
+  }
+}
+
+void SchedulerCore::OnWorkerGone(const WorkerGone& gone) {
+  for (const transport::ExecRef& ref : gone.execs) {
+    int task = -1;
+    RunCtx* run = FindRunOfExec(ref.exec_id, &task);
+    if (run == nullptr) continue;
+    if (run->dag->attempt(task) != ref.attempt || run->dag->state(task) != TaskState::kRunning) {
+      continue;
+    }
+    effects_.clear();
+    Status s = run->dag->OnRequeue(task, ref.attempt, gone.reason, &effects_);
+    if (!s.ok()) {
+      spdlog::warn("requeue of {} refused: {}", ref.exec_id, s.message());
+      continue;
+    }
+    Apply(*run, effects_, "reconciler", "", task);
+    FinishIfDone(*run);
+  }
+}
+
+void SchedulerCore::OnDeadlineExceeded(const DeadlineExceeded& exceeded) {
+  const Micros now = clock_->Now();
+  for (const Deadline& d : exceeded.exceeded) {
+    int task = -1;
+    RunCtx* run = FindRunOfExec(d.exec_id, &task);
+    if (run == nullptr || run->dag->attempt(task) != d.attempt ||
+        run->dag->state(task) != TaskState::kRunning) {
+      continue;
+    }
+    effects_.clear();
+    std::string error = "no result within the " + FormatDuration(Millis(d.timeout_ms)) +
+                        " timeout plus grace: timed out by the coordinator";
+    Status s = run->dag->OnResult(task, d.attempt, AttemptOutcome::kTimeout, -1, true,
+                                  error, now, Uniform01(), &effects_);
+    if (!s.ok()) continue;
+    run->execs[task].error = error;
+    staged_.cancels.execs.push_back({d.exec_id, d.attempt});
+    Apply(*run, effects_, "reconciler", "", task);
+    FinishIfDone(*run);
+  }
+}
+
+void SchedulerCore::OnTimers() {
+  const Micros now = clock_->Now();
+  while (!retry_timers_.empty() && retry_timers_.top().due <= now) {
+    RetryTimer timer = retry_timers_.top();
+    retry_timers_.pop();
+    auto it = runs_.find(timer.run_id);
+    if (it == runs_.end()) continue;
+    RunCtx& run = *it->second;
+    if (run.dag->state(timer.task) != TaskState::kRetrying) continue;
+    effects_.clear();
+    Status s = run.dag->OnRetryDue(timer.task, now, &effects_);
+    if (!s.ok()) {
+      spdlog::warn("retry of {} refused: {}", run.execs[timer.task].exec_id, s.message());
+      continue;
+    }
+    Apply(run, effects_, "scheduler");
+  }
+}
+
+Micros SchedulerCore::NextTimer() const {
+  return retry_timers_.empty() ? 0 : retry_timers_.top().due;
+}
+
+void SchedulerCore::Apply(RunCtx& run, engine::Effects& effects, const std::string& actor,
+                          const std::string& worker_id, int cause_task) {
+  const Micros now = clock_->Now();
+  for (engine::TaskTransition& t : effects.transitions) {
+    storage::ExecutionRecord& rec = run.execs[t.task];
+    storage::TransitionRecord tr;
+    tr.ts = now;
+    tr.run_id = run.run_id;
+    tr.task_id = rec.task_id;
+    tr.exec_id = rec.exec_id;
+    tr.attempt = t.attempt;
+    tr.from = t.from;
+    tr.to = t.to;
+    tr.reason = std::move(t.reason);
+    tr.actor = (cause_task < 0 || t.task == cause_task) ? actor : "scheduler";
+    batch_.Append(std::move(tr));
+
+    if (InFlight(t.from)) --in_flight_;
+    if (InFlight(t.to)) ++in_flight_;
+    rec.state = t.to;
+    rec.attempt = t.attempt;
+    rec.retries_used = run.dag->retries_used(t.task);
+    rec.requeues = run.dag->requeues(t.task);
+    switch (t.to) {
+      case TaskState::kReady:
+        rec.ready_at = now;
+        rec.next_retry_at = 0;
+        break;
+      case TaskState::kRunning:
+        if (!worker_id.empty()) rec.worker_id = worker_id;
+        break;
+      default:
+        if (IsFinal(t.to)) rec.finished_at = now;
+        break;
+    }
+    if (!run.exec_dirty[t.task]) {
+      run.exec_dirty[t.task] = 1;
+      run.dirty_list.push_back(t.task);
+    }
+    run.progress_dirty = true;
+  }
+  for (int task : effects.dispatch) StageDispatch(run, task);
+  for (const auto& [task, due] : effects.retry_timers) {
+    retry_timers_.push({due, run.run_id, task});
+    run.execs[task].next_retry_at = due;
+  }
+  for (int task : effects.kill) {
+    staged_.cancels.execs.push_back({run.execs[task].exec_id, run.dag->attempt(task)});
+    if (run.spec.tasks[task].timeout) {
+      staged_.unwatch.execs.push_back({run.execs[task].exec_id, run.dag->attempt(task)});
+    }
+  }
+}
+
+void SchedulerCore::StageDispatch(RunCtx& run, int task) {
+  const dsl::TaskSpec& spec = run.spec.tasks[task];
+  const storage::ExecutionRecord& rec = run.execs[task];
+  QueuedExec q;
+  q.group = spec.group;
+  q.priority = spec.priority;
+  q.ready_at = clock_->Now();
+  transport::Dispatch& d = q.dispatch;
+  d.exec_id = rec.exec_id;
+  d.attempt = run.dag->attempt(task);
+  d.trace_id = run.trace_id;
+  d.idempotency_key = ExpandKey(spec.idempotency_key, run.run_id, spec.id, run.record.params);
+  if (spec.timeout) d.deadline = q.ready_at + spec.timeout->count() * kMicrosPerMilli;
+  transport::TaskPayload& p = d.task;
+  p.type = static_cast<uint8_t>(spec.type);
+  p.command = spec.command;
+  p.workdir = spec.workdir;
+  p.script = spec.script;
+  p.args = spec.args;
+  p.url = spec.url;
+  p.method = spec.method;
+  p.headers = spec.headers;
+  p.body = spec.body;
+  p.expect_status.assign(spec.expect_status.begin(), spec.expect_status.end());
+  p.db_host = spec.db_host;
+  p.sql = spec.sql;
+  p.timeout_ms = spec.timeout ? spec.timeout->count() : 0;
+  p.kill_grace_ms = options_.kill_grace.count();
+  p.precheck = spec.precheck;
+  p.run_precheck = !spec.precheck.empty() && run.dag->requeues(task) > 0;
+  p.run_id = run.run_id;
+  p.task_id = spec.id;
+  if (spec.type != dsl::TaskType::kNoop) {
+    p.env = spec.env;
+    p.env["APOLLO11_RUN_ID"] = run.run_id;
+    p.env["APOLLO11_TASK_ID"] = spec.id;
+    p.env["APOLLO11_EXECUTION_ID"] = rec.exec_id;
+    p.env["APOLLO11_ATTEMPT"] = std::to_string(d.attempt);
+    p.env["APOLLO11_TRACE_ID"] = d.trace_id;
+    p.env["APOLLO11_IDEMPOTENCY_KEY"] = d.idempotency_key;
+    p.env["APOLLO11_PIPELINE"] = run.spec.name;
+    for (const auto& [name, value] : run.record.params) {
+      p.env["APOLLO11_PARAM_" + Upper(name)] = value;
+    }
+    for (const dsl::Dependency& dep : spec.depends_on) {
+      int up = run.graph->Find(dep.task);
+      if (up < 0) continue;
+      const std::string& out = run.outputs[up];
+      p.env["APOLLO11_OUTPUT_" + Upper(dep.task)] =
+          out.size() > options_.output_env_cap ? out.substr(out.size() - options_.output_env_cap)
+                                               : out;
+    }
+  }
+  staged_.enqueue.execs.push_back(std::move(q));
+}
+
+void SchedulerCore::FinishIfDone(RunCtx& run) {
+  if (run.finished || !run.dag->Finished()) return;
+  run.finished = true;
+  const Micros now = clock_->Now();
+  run.record.status = run.dag->Outcome();
+  run.record.finished_at = now;
+  if (run.record.reason.empty()) {
+    auto count = [&](TaskState s) { return run.dag->count(s); };
+    run.record.reason = std::to_string(count(TaskState::kSuccess)) + " succeeded, " +
+                        std::to_string(count(TaskState::kFailed)) + " failed, " +
+                        std::to_string(count(TaskState::kTimeout)) + " timed out, " +
+                        std::to_string(count(TaskState::kSkipped)) + " skipped, " +
+                        std::to_string(count(TaskState::kCanceled)) + " canceled";
+  }
+  batch_.PutRun(run.record);
+  RunFinished f;
+  f.run_id = run.run_id;
+  f.status = static_cast<uint8_t>(run.record.status);
+  f.reason = run.record.reason;
+  staged_.finished.push_back(std::move(f));
+  run.progress_dirty = true;
+  spdlog::info("run {} finished {}: {}", run.run_id, ToString(run.record.status),
+               run.record.reason);
+}
+
+void SchedulerCore::Promote() {
+  if (!paused_ && in_flight_ >= options_.max_backlog) {
+    paused_ = true;
+    ++backlog_events_;
+    spdlog::warn("backlog at its cap ({} executions READY or RUNNING): promotion paused",
+                 in_flight_);
+  } else if (paused_ &&
+             in_flight_ < static_cast<size_t>(options_.resume_fraction * options_.max_backlog)) {
+    paused_ = false;
+    spdlog::info("backlog down to {}: promotion resumed", in_flight_);
+  }
+  if (paused_) return;
+  for (auto& [id, run] : runs_) {
+    if (run->finished) continue;
+    if (in_flight_ >= options_.max_backlog) break;
+    int budget = static_cast<int>(options_.max_backlog - in_flight_);
+    effects_.clear();
+    if (run->dag->PromoteEligible(budget, &effects_) > 0) Apply(*run, effects_, "scheduler");
+  }
+}
+
+void SchedulerCore::StageProgress(bool force) {
+  const Micros now = clock_->Now();
+  if (!force && now - last_progress_ < options_.progress_interval.count() * kMicrosPerMilli) return;
+  last_progress_ = now;
+  for (auto& [id, run] : runs_) {
+    if (!run->progress_dirty) continue;
+    run->progress_dirty = false;
+    RunProgress p;
+    p.run_id = id;
+    for (int s = 0; s < kTaskStateCount; ++s) {
+      p.counts.push_back(static_cast<uint32_t>(run->dag->count(static_cast<TaskState>(s))));
+    }
+    staged_.progress.push_back(std::move(p));
+  }
+}
+
+Status SchedulerCore::Flush(SchedulerOutbox* out) {
+  Promote();
+  for (auto& [id, run] : runs_) {
+    for (int task : run->dirty_list) {
+      batch_.PutExecution(run->execs[task]);
+      run->exec_dirty[task] = 0;
+    }
+    run->dirty_list.clear();
+  }
+  StageProgress(!staged_.finished.empty());
+  if (!batch_.empty()) {
+    Status s = journal_->Commit(batch_);
+    if (!s.ok()) return s;  // staged messages stay staged; the batch is retried
+  }
+  std::swap(*out, staged_);
+  staged_.Clear();
+  // Finished runs leave memory once their end is durable.
+  for (const RunFinished& f : out->finished) runs_.erase(f.run_id);
+  return Status::Ok();
+}
+
+}  // namespace apollo11::actors

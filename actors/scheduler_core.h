@@ -1,0 +1,126 @@
+#pragma once
+// The scheduler's logic, apart from its actor loop: it owns every active run's
+// DAG state, turns events (placements, results, lost workers, deadlines,
+// cancels, retry timers) into journaled transitions, and decides what to send.
+//
+// Durability contract: events only *stage* journal records and outbound
+// messages. Flush() commits everything staged in one LMDB write transaction
+// (group commit) and only then releases the staged messages. Nothing leaves
+// the scheduler before the transition that allows it is durable; a result is
+// ACKed only once it is in the journal.
+//
+// Single-threaded: the scheduler actor's thread calls everything.
+
+#include <memory>
+#include <queue>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "actors/internal_messages.h"
+#include "common/clock.h"
+#include "common/status.h"
+#include "dsl/pipeline.h"
+#include "engine/dag_run.h"
+#include "engine/run_graph.h"
+#include "storage/journal.h"
+
+namespace apollo11::actors {
+
+struct SchedulerOptions {
+  size_t max_backlog = 1000;      // READY + RUNNING executions across runs
+  double resume_fraction = 0.8;   // promotion resumes below this share of the cap
+  Millis kill_grace{2000};        // SIGTERM -> SIGKILL on the worker
+  Millis deadline_slack{2000};    // coordinator-side deadline = timeout + grace + slack
+  uint32_t max_requeues = 3;      // requeues after worker loss before FAILED
+  size_t output_env_cap = 32 * 1024;    // upstream output passed to a task, per upstream
+  size_t journal_output_cap = 4 * 1024; // stdout tail kept in the execution record
+  Millis progress_interval{100};  // at most one RunProgress per run per interval
+};
+
+// What one loop turn releases, after its commit.
+struct SchedulerOutbox {
+  Enqueue enqueue;
+  AckResults acks;
+  CancelExecs cancels;
+  WatchDeadlines watch;
+  Unwatch unwatch;
+  std::vector<RunProgress> progress;
+  std::vector<RunFinished> finished;
+  void Clear();
+  bool Empty() const;
+};
+
+class SchedulerCore {
+ public:
+  // `journal` and `clock` must outlive the core.
+  SchedulerCore(storage::Journal* journal, const Clock* clock, SchedulerOptions options);
+  ~SchedulerCore();
+
+  // Starts a run of the given pipeline snapshot. Returns the run id.
+  Result<std::string> Submit(const SubmitRun& submit);
+  // Cancels a run: every task not yet final becomes CANCELED; running ones
+  // are killed on their workers.
+  Status Cancel(const std::string& run_id, const std::string& reason, const std::string& actor);
+
+  void OnPlaced(const Placed& placed);
+  void OnStarted(const StartedBatch& batch);
+  void OnResults(const ResultBatch& batch);
+  void OnWorkerGone(const WorkerGone& gone);
+  void OnDeadlineExceeded(const DeadlineExceeded& exceeded);
+  // Fires retries whose delay has elapsed.
+  void OnTimers();
+  // The next retry due time, or 0 when none is pending.
+  Micros NextTimer() const;
+
+  // Ends a loop turn: promotes eligible tasks within the backlog budget,
+  // commits everything staged in one transaction and moves the staged
+  // messages into `out`. When the commit fails (e.g. disk full) nothing is
+  // released, the staged work is kept, and the error is returned; calling
+  // Flush again retries.
+  Status Flush(SchedulerOutbox* out);
+
+  size_t active_runs() const { return runs_.size(); }
+  size_t in_flight() const { return in_flight_; }
+  bool backlog_paused() const { return paused_; }
+  uint64_t backlog_events() const { return backlog_events_; }
+  uint64_t stale_results() const { return stale_results_; }
+
+ private:
+  struct RunCtx;
+  struct RetryTimer {
+    Micros due;
+    std::string run_id;
+    int task;
+    bool operator>(const RetryTimer& o) const { return due > o.due; }
+  };
+
+  RunCtx* FindRunOfExec(const std::string& exec_id, int* task);
+  // Stages the effects' transitions and messages. Transitions of `cause_task`
+  // are attributed to `actor`; the ones they set off (dependents promoted,
+  // skipped, canceled) to the scheduler.
+  void Apply(RunCtx& run, engine::Effects& effects, const std::string& actor,
+             const std::string& worker_id = "", int cause_task = -1);
+  void StageDispatch(RunCtx& run, int task);
+  void FinishIfDone(RunCtx& run);
+  void Promote();
+  void StageProgress(bool force);
+
+  storage::Journal* journal_;
+  const Clock* clock_;
+  SchedulerOptions options_;
+
+  std::unordered_map<std::string, std::unique_ptr<RunCtx>> runs_;
+  std::priority_queue<RetryTimer, std::vector<RetryTimer>, std::greater<>> retry_timers_;
+  size_t in_flight_ = 0;  // READY + RUNNING
+  bool paused_ = false;
+  uint64_t backlog_events_ = 0;
+  uint64_t stale_results_ = 0;
+
+  storage::Journal::Batch batch_;
+  SchedulerOutbox staged_;
+  engine::Effects effects_;  // reused scratch
+  Micros last_progress_ = 0;
+};
+
+}  // namespace apollo11::actors

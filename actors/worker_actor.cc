@@ -1,0 +1,118 @@
+#include "actors/worker_actor.h"
+
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "actors/actor_loop.h"
+
+namespace apollo11::actors {
+namespace {
+
+using std::chrono::milliseconds;
+
+Result<zmq::socket_t> Dial(zmq::context_t& ctx, const WorkerConfig& config) {
+  zmq::socket_t dealer(ctx, zmq::socket_type::dealer);
+  transport::SocketOptions options;
+  options.immediate = true;
+  APOLLO11_RETURN_IF_ERROR(transport::ConfigureDealer(dealer, config.worker.worker_id, options));
+  APOLLO11_RETURN_IF_ERROR(transport::Connect(dealer, config.coordinator_endpoint));
+  return dealer;
+}
+
+// Sends what the core queued. Frames that cannot go out (no coordinator
+// connected) are dropped: the core keeps every RESULT until it is ACKed and
+// resends it, and HELLO re-announces credit after a reconnect.
+void Flush(zmq::socket_t& dealer, WorkerCore& core) {
+  for (const std::string& frame : core.outbox()) {
+    Status s = transport::Send(dealer, frame, /*dontwait=*/true);
+    if (!s.ok()) {
+      spdlog::debug("worker: frame not sent: {}", s.message());
+    }
+  }
+  core.outbox().clear();
+}
+
+void WorkerBody(transport::ActorPipe& pipe, zmq::context_t* ctx, const Clock* clock,
+                WorkerConfig config) {
+  auto dialed = Dial(*ctx, config);
+  if (!dialed.ok()) {
+    pipe.SignalReady(dialed.status());
+    return;
+  }
+  zmq::socket_t dealer = std::move(*dialed);
+  executor::Executor executor(config.executor, *clock);
+  WorkerCore core(&executor, clock, config.worker);
+  pipe.SignalReady(Status::Ok());
+
+  core.Hello();
+  Flush(dealer, core);
+  transport::Envelope env;
+  std::vector<zmq::pollitem_t> items;
+  std::vector<executor::ExecOutcome> finished;
+  for (;;) {
+    items.clear();
+    items.push_back(pipe.PollItem());
+    items.push_back({dealer.handle(), 0, ZMQ_POLLIN, 0});
+    executor.AppendPollItems(&items);
+    Micros now = clock->Now();
+    Micros wake = core.NextTick();
+    Micros exec_deadline = executor.NextDeadline();
+    if (exec_deadline && exec_deadline < wake) wake = exec_deadline;
+    auto polled = transport::Poll(items, UntilMs(now, wake, milliseconds(1000)));
+    if (!polled.ok()) return;
+
+    bool term = false;
+    if (!DrainSocket(pipe.socket(), "worker", &env,
+                     [&](const transport::Envelope& e) { term = term || pipe.IsTerm(e); })) {
+      return;
+    }
+    if (term) return;
+    for (int i = 0; i < kMaxFramesPerTurn; ++i) {
+      auto msg = transport::Recv(dealer, /*dontwait=*/true);
+      if (!msg.ok()) {
+        if (transport::IsContextTerminated(msg.status())) return;
+        break;
+      }
+      core.OnFrame(msg->data(), msg->size());
+    }
+    finished.clear();
+    executor.Process(clock->Now(), &finished);
+    if (!finished.empty()) core.OnFinished(finished);
+    if (core.Tick()) {
+      // The coordinator went quiet: a fresh socket (a new connection, not
+      // libzmq's silent reconnect) and HELLO again. Tasks keep running.
+      spdlog::warn("worker {}: coordinator silent for {} heartbeats; reconnecting",
+                   config.worker.worker_id, config.worker.liveness);
+      auto again = Dial(*ctx, config);
+      if (again.ok()) dealer = std::move(*again);
+      core.Hello();
+    }
+    Flush(dealer, core);
+  }
+}
+
+}  // namespace
+
+Result<std::unique_ptr<WorkerActor>> WorkerActor::Start(zmq::context_t& ctx, const Clock* clock,
+                                                        WorkerConfig config) {
+  std::unique_ptr<WorkerActor> w(new WorkerActor());
+  auto actor = transport::Actor::Start(
+      ctx, "worker", [ctx_ptr = &ctx, clock, config](transport::ActorPipe& pipe) {
+        WorkerBody(pipe, ctx_ptr, clock, config);
+      });
+  if (!actor.ok()) return actor.status();
+  w->actor_ = std::move(*actor);
+  return w;
+}
+
+WorkerActor::~WorkerActor() { Stop(); }
+
+void WorkerActor::Stop() {
+  if (!actor_) return;
+  Status s = actor_->Stop(milliseconds(10000));
+  if (!s.ok()) spdlog::error("stopping worker: {}", s.message());
+  actor_.reset();
+}
+
+}  // namespace apollo11::actors

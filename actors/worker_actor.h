@@ -1,0 +1,38 @@
+#pragma once
+// A worker actor: one thread with a DEALER to the coordinator's dispatcher and
+// an Executor running tasks as child processes. Reconnects with a fresh socket
+// when the coordinator goes quiet, keeping its tasks running and its results
+// until they are acknowledged.
+
+#include <memory>
+#include <string>
+
+#include <zmq.hpp>
+
+#include "actors/worker_core.h"
+#include "common/clock.h"
+#include "executor/executor.h"
+#include "transport/actor.h"
+
+namespace apollo11::actors {
+
+struct WorkerConfig {
+  std::string coordinator_endpoint;
+  WorkerOptions worker;
+  executor::ExecutorOptions executor;
+};
+
+class WorkerActor {
+ public:
+  // `ctx` and `clock` must outlive the actor.
+  static Result<std::unique_ptr<WorkerActor>> Start(zmq::context_t& ctx, const Clock* clock,
+                                                    WorkerConfig config);
+  ~WorkerActor();
+  void Stop();
+
+ private:
+  WorkerActor() = default;
+  std::unique_ptr<transport::Actor> actor_;
+};
+
+}  // namespace apollo11::actors

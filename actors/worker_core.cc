@@ -1,0 +1,251 @@
+#include "actors/worker_core.h"
+
+#include <spdlog/spdlog.h>
+
+#include "dsl/pipeline.h"
+
+namespace apollo11::actors {
+namespace {
+
+transport::Outcome ToWire(executor::ExecOutcomeKind kind) {
+  switch (kind) {
+    case executor::ExecOutcomeKind::kSuccess: return transport::Outcome::kSuccess;
+    case executor::ExecOutcomeKind::kFailed: return transport::Outcome::kFailed;
+    case executor::ExecOutcomeKind::kTimeout: return transport::Outcome::kTimeout;
+    case executor::ExecOutcomeKind::kCanceled: return transport::Outcome::kCanceled;
+    case executor::ExecOutcomeKind::kAlreadyDone: return transport::Outcome::kAlreadyDone;
+    case executor::ExecOutcomeKind::kRejected: return transport::Outcome::kRejected;
+  }
+  return transport::Outcome::kFailed;
+}
+
+}  // namespace
+
+WorkerCore::WorkerCore(executor::Executor* executor, const Clock* clock, WorkerOptions options)
+    : executor_(executor), clock_(clock), options_(std::move(options)) {
+  last_heard_ = clock_->Now();
+  last_heartbeat_ = last_heard_;
+}
+
+template <class T>
+void WorkerCore::Send(transport::MsgType type, const T& body) {
+  std::string frame;
+  transport::Encode(static_cast<uint16_t>(type), body, &frame);
+  outbox_.push_back(std::move(frame));
+}
+
+void WorkerCore::SendCredit(uint32_t n) {
+  if (n == 0) return;
+  Send(transport::MsgType::kCredit, transport::Credit{n});
+}
+
+void WorkerCore::Hello() {
+  transport::Hello hello;
+  hello.worker_id = options_.worker_id;
+  hello.group = options_.group;
+  hello.slots = options_.slots;
+  hello.labels = options_.labels;
+  hello.epoch_seen = epoch_seen_;
+  for (const auto& [key, entry] : entries_) {
+    if (!entry.finished) hello.running.push_back({key.first, key.second});
+  }
+  Send(transport::MsgType::kHello, hello);
+  const uint32_t busy = static_cast<uint32_t>(executor_->running());
+  SendCredit(options_.slots > busy ? options_.slots - busy : 0);
+  // Results the previous coordinator (or connection) never acknowledged.
+  const Micros now = clock_->Now();
+  for (auto& [key, entry] : entries_) {
+    if (!entry.finished) continue;
+    Send(transport::MsgType::kResult, entry.result);
+    entry.last_sent = now;
+  }
+  last_heard_ = now;
+  last_hello_ = now;
+  heard_since_hello_ = false;
+}
+
+void WorkerCore::OnFrame(const void* data, size_t size) {
+  auto envelope = transport::DecodeEnvelope(data, size);
+  if (!envelope.ok()) {
+    ++dropped_frames_;
+    spdlog::warn("worker {}: dropped a malformed frame ({} bytes): {}", options_.worker_id, size,
+                 envelope.status().message());
+    return;
+  }
+  last_heard_ = clock_->Now();
+  heard_since_hello_ = true;
+  switch (static_cast<transport::MsgType>(envelope->type)) {
+    case transport::MsgType::kDispatch: {
+      auto d = transport::BodyAs<transport::Dispatch>(*envelope);
+      if (!d.ok()) break;
+      if (d->epoch < epoch_seen_) {
+        spdlog::warn("worker {}: refused DISPATCH of {} from old epoch {} (seen {})",
+                     options_.worker_id, d->exec_id, d->epoch, epoch_seen_);
+        return;
+      }
+      epoch_seen_ = d->epoch;
+      OnDispatch(std::move(*d));
+      return;
+    }
+    case transport::MsgType::kCancel: {
+      auto c = transport::BodyAs<transport::Cancel>(*envelope);
+      if (!c.ok()) break;
+      if (c->epoch < epoch_seen_) return;
+      executor_->Cancel(c->exec_id, c->attempt);
+      return;
+    }
+    case transport::MsgType::kAck: {
+      auto a = transport::BodyAs<transport::Ack>(*envelope);
+      if (!a.ok()) break;
+      auto it = entries_.find({a->exec_id, a->attempt});
+      if (it != entries_.end() && it->second.finished) entries_.erase(it);
+      return;
+    }
+    case transport::MsgType::kHeartbeat: {
+      auto hb = transport::BodyAs<transport::Heartbeat>(*envelope);
+      if (!hb.ok()) break;
+      if (hb->epoch > epoch_seen_) {
+        // A new coordinator term: introduce ourselves again.
+        bool first = epoch_seen_ == 0;
+        epoch_seen_ = hb->epoch;
+        if (!first) Hello();
+      }
+      return;
+    }
+    case transport::MsgType::kProbe:
+      return;  // audits arrive with the cluster roles
+    default:
+      break;
+  }
+  ++dropped_frames_;
+  spdlog::warn("worker {}: dropped an unexpected {} frame", options_.worker_id,
+               transport::MsgTypeName(envelope->type));
+}
+
+void WorkerCore::OnDispatch(transport::Dispatch&& d) {
+  Key key{d.exec_id, d.attempt};
+  auto existing = entries_.find(key);
+  if (existing != entries_.end()) {
+    // At-least-once delivery: a duplicate changes nothing, but a finished
+    // one's result is worth resending.
+    if (existing->second.finished) {
+      Send(transport::MsgType::kResult, existing->second.result);
+      existing->second.last_sent = clock_->Now();
+    }
+    return;
+  }
+  const transport::TaskPayload& p = d.task;
+  executor::ExecRequest req;
+  req.exec_id = d.exec_id;
+  req.attempt = d.attempt;
+  req.type = static_cast<dsl::TaskType>(p.type);
+  req.command = p.command;
+  req.workdir = p.workdir;
+  req.script = p.script;
+  req.args = p.args;
+  req.url = p.url;
+  req.method = p.method;
+  req.headers = p.headers;
+  req.body = p.body;
+  req.expect_status.assign(p.expect_status.begin(), p.expect_status.end());
+  req.env = p.env;
+  req.timeout = Millis(p.timeout_ms);
+  req.kill_grace = Millis(p.kill_grace_ms);
+  req.precheck = p.precheck;
+  req.run_precheck = p.run_precheck;
+
+  const Micros now = clock_->Now();
+  entries_[key] = Entry{};
+  Status s = executor_->Launch(req);
+  if (!s.ok()) {
+    Entry& e = entries_[key];
+    e.finished = true;
+    e.result.exec_id = d.exec_id;
+    e.result.attempt = d.attempt;
+    e.result.outcome = static_cast<uint8_t>(transport::Outcome::kRejected);
+    e.result.exit_code = -1;
+    e.result.retryable = true;
+    e.result.error = "worker " + options_.worker_id + " could not start it: " + s.message();
+    e.result.started_at = now;
+    e.result.finished_at = now;
+    e.last_sent = now;
+    Send(transport::MsgType::kResult, e.result);
+    SendCredit(1);
+    return;
+  }
+  if (p.type != static_cast<uint8_t>(dsl::TaskType::kNoop)) {
+    transport::Started started{d.exec_id, d.attempt, now, 0};
+    Send(transport::MsgType::kStarted, started);
+  }
+}
+
+void WorkerCore::OnFinished(std::vector<executor::ExecOutcome>& finished) {
+  const Micros now = clock_->Now();
+  uint32_t freed = 0;
+  for (executor::ExecOutcome& o : finished) {
+    auto it = entries_.find({o.exec_id, o.attempt});
+    if (it == entries_.end()) continue;
+    Entry& e = it->second;
+    e.finished = true;
+    e.result.exec_id = std::move(o.exec_id);
+    e.result.attempt = o.attempt;
+    e.result.outcome = static_cast<uint8_t>(ToWire(o.kind));
+    e.result.exit_code = o.exit_code;
+    e.result.retryable = o.retryable;
+    e.result.output = std::move(o.output);
+    e.result.error = std::move(o.error);
+    e.result.started_at = o.started_at;
+    e.result.finished_at = o.finished_at;
+    e.last_sent = now;
+    Send(transport::MsgType::kResult, e.result);
+    ++freed;
+  }
+  SendCredit(freed);
+}
+
+bool WorkerCore::Tick() {
+  const Micros now = clock_->Now();
+  const Micros interval = options_.heartbeat.count() * kMicrosPerMilli;
+  if (now - last_heartbeat_ >= interval) {
+    transport::Heartbeat hb;
+    hb.epoch = epoch_seen_;
+    hb.sent_at = now;
+    hb.load = options_.slots ? static_cast<double>(executor_->running()) / options_.slots : 0;
+    for (const auto& [key, entry] : entries_) {
+      if (!entry.finished) hb.running.push_back({key.first, key.second});
+    }
+    Send(transport::MsgType::kHeartbeat, hb);
+    last_heartbeat_ = now;
+  }
+  if (!heard_since_hello_ && now - last_hello_ >= interval) {
+    // No answer to HELLO yet (sent before the coordinator was listening, or
+    // lost): say it again rather than wait for the liveness timeout.
+    Hello();
+    return false;
+  }
+  const Micros resend = options_.result_resend.count() * kMicrosPerMilli;
+  for (auto& [key, entry] : entries_) {
+    if (entry.finished && now - entry.last_sent >= resend) {
+      Send(transport::MsgType::kResult, entry.result);
+      entry.last_sent = now;
+    }
+  }
+  return now - last_heard_ > interval * options_.liveness;
+}
+
+Micros WorkerCore::NextTick() const {
+  Micros next = last_heartbeat_ + options_.heartbeat.count() * kMicrosPerMilli;
+  const Micros resend = options_.result_resend.count() * kMicrosPerMilli;
+  for (const auto& [key, entry] : entries_) {
+    if (entry.finished) next = std::min(next, entry.last_sent + resend);
+  }
+  return next;
+}
+
+size_t WorkerCore::unacked_results() const {
+  size_t n = 0;
+  for (const auto& [key, entry] : entries_) n += entry.finished ? 1 : 0;
+  return n;
+}
+
+}  // namespace apollo11::actors

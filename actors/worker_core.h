@@ -1,0 +1,87 @@
+#pragma once
+// The worker's logic, apart from its socket: turns DISPATCH into executions
+// on the Executor, reports STARTED and RESULT, keeps every result until the
+// coordinator ACKs it (resending meanwhile), grants credit as slots free up,
+// heartbeats, and notices when the coordinator has gone quiet.
+//
+// Delivery: DISPATCH is deduplicated by (exec_id, attempt), so a duplicate is
+// harmless; commands from an epoch older than the newest seen are refused.
+// Single-threaded: the worker actor's thread calls everything.
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/duration.h"
+#include "executor/executor.h"
+#include "transport/codec.h"
+#include "transport/messages.h"
+
+namespace apollo11::actors {
+
+struct WorkerOptions {
+  std::string worker_id;
+  std::string group = "default";
+  uint32_t slots = 1;
+  std::vector<std::string> labels;
+  Millis heartbeat{10000};
+  int liveness = 3;
+  Millis result_resend{1000};  // resend an unacknowledged RESULT this often
+};
+
+class WorkerCore {
+ public:
+  // `executor` and `clock` must outlive the core.
+  WorkerCore(executor::Executor* executor, const Clock* clock, WorkerOptions options);
+
+  // Frames to send to the coordinator, oldest first; the actor sends and
+  // clears them.
+  std::vector<std::string>& outbox() { return outbox_; }
+
+  // (Re)introduces the worker: HELLO with the executions it holds, then
+  // CREDIT for its free slots. Call after (re)connecting.
+  void Hello();
+  // A frame from the coordinator. Garbage is counted and dropped.
+  void OnFrame(const void* data, size_t size);
+  // Executions the executor finished.
+  void OnFinished(std::vector<executor::ExecOutcome>& finished);
+  // Periodic work at `now`: heartbeat, resend unacknowledged results. Returns
+  // true when the coordinator has been silent for `liveness` heartbeats: the
+  // caller should reconnect with a fresh socket and call Hello().
+  bool Tick();
+  // When Tick next has something to do.
+  Micros NextTick() const;
+
+  size_t unacked_results() const;
+  size_t running() const { return executor_->running(); }
+  uint64_t dropped_frames() const { return dropped_frames_; }
+  uint64_t epoch_seen() const { return epoch_seen_; }
+
+ private:
+  struct Entry {
+    bool finished = false;
+    transport::ResultMsg result;
+    Micros last_sent = 0;
+  };
+  using Key = std::pair<std::string, uint32_t>;
+
+  template <class T>
+  void Send(transport::MsgType type, const T& body);
+  void OnDispatch(transport::Dispatch&& d);
+  void SendCredit(uint32_t n);
+
+  executor::Executor* executor_;
+  const Clock* clock_;
+  WorkerOptions options_;
+  std::vector<std::string> outbox_;
+  std::map<Key, Entry> entries_;  // running or finished-but-unacknowledged
+  uint64_t epoch_seen_ = 0;
+  Micros last_heard_ = 0;
+  Micros last_heartbeat_ = 0;
+  Micros last_hello_ = 0;
+  bool heard_since_hello_ = false;  // HELLO may be lost if sent before the coordinator was up
+  uint64_t dropped_frames_ = 0;
+};
+
+}  // namespace apollo11::actors

@@ -1,0 +1,23 @@
+// `apollo11`: the command-line client. Thin: parses flags, calls a command.
+#include <cstdio>
+
+#include "cli/command.h"
+#include "cli/version.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"apollo11: validate, run and inspect Apollo-11 pipelines"};
+  app.set_version_flag("--version", std::string("apollo11 ") + apollo11::kVersion);
+  app.require_subcommand(1);
+  int exit_code = apollo11::cli::kExitOk;
+  apollo11::cli::AddValidateCommand(app, &exit_code);
+  apollo11::cli::AddRunCommand(app, &exit_code);
+  apollo11::cli::AddInspectCommands(app, &exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    // Usage errors are invalid input; --help and --version exit 0.
+    return code == 0 ? 0 : apollo11::cli::kExitInvalidInput;
+  }
+  return exit_code;
+}

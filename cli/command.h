@@ -1,0 +1,27 @@
+#pragma once
+// Each `apollo11` subcommand lives in its own file and registers itself on the
+// top-level CLI::App with a function of this shape. The callback stores the
+// process exit code in `*exit_code`:
+//   0 success, 1 the run failed or was canceled, 2 invalid input,
+//   3 internal error or unusable environment (e.g. state dir locked).
+
+#include <CLI/CLI.hpp>
+
+namespace apollo11::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitRunFailed = 1;
+inline constexpr int kExitInvalidInput = 2;
+inline constexpr int kExitInternal = 3;
+
+void AddValidateCommand(CLI::App& app, int* exit_code);
+
+}  // namespace apollo11::cli
+
+namespace apollo11::cli {
+
+void AddRunCommand(CLI::App& app, int* exit_code);
+// history, runs, status: read-only views of a state dir's journal.
+void AddInspectCommands(CLI::App& app, int* exit_code);
+
+}  // namespace apollo11::cli

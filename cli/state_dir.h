@@ -1,0 +1,28 @@
+#pragma once
+// Where a node keeps its state: --state-dir, else $APOLLO11_STATE_DIR, else
+// ./.apollo11. Inside: journal/ (LMDB), logs/ (task output), LOCK.
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "storage/journal.h"
+
+namespace apollo11::cli {
+
+std::string ResolveStateDir(const std::string& flag);
+inline std::string JournalDir(const std::string& state_dir) { return state_dir + "/journal"; }
+inline std::string LogDir(const std::string& state_dir) { return state_dir + "/logs"; }
+
+// Routes spdlog to stderr (stdout is for results and --json) at `level`.
+void SetUpLogging(const std::string& level);
+
+// The `run --json` / `status --json` document.
+nlohmann::json RunSummaryJson(const storage::RunRecord& run,
+                              const std::vector<storage::ExecutionRecord>& execs);
+// A human summary: the run line, then a task table (all tasks when few, only
+// the ones that did not succeed when many).
+void PrintRunSummary(const storage::RunRecord& run,
+                     const std::vector<storage::ExecutionRecord>& execs, std::FILE* out);
+
+}  // namespace apollo11::cli

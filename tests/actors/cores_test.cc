@@ -1,0 +1,308 @@
+// The coordinator's logic classes, stepped message by message with a fake
+// clock and a real LMDB journal: no threads, no sockets, no sleeps.
+
+#include <catch2/catch.hpp>
+
+#include "actors/dispatcher_core.h"
+#include "actors/reconciler_core.h"
+#include "actors/scheduler_core.h"
+#include "dsl/pipeline_json.h"
+#include "tests/actors/cli_harness.h"
+
+using namespace apollo11;          // NOLINT: test file
+using namespace apollo11::actors;  // NOLINT: test file
+
+namespace {
+
+dsl::TaskSpec Task(const std::string& id, std::vector<std::string> deps = {},
+                   const std::string& group = "default", int priority = 0) {
+  dsl::TaskSpec t;
+  t.id = id;
+  t.type = dsl::TaskType::kShell;
+  t.command = "true";
+  t.group = group;
+  t.priority = priority;
+  for (auto& d : deps) t.depends_on.push_back({d, dsl::DependencyCondition::kSuccess, {}});
+  return t;
+}
+
+SubmitRun Submission(const std::vector<dsl::TaskSpec>& tasks) {
+  dsl::PipelineSpec spec;
+  spec.version = "1.0";
+  spec.name = "test.cores";
+  spec.tasks = tasks;
+  SubmitRun s;
+  s.pipeline_json = dsl::CanonicalJson(spec);
+  s.pipeline_hash = dsl::ContentHash(spec);
+  return s;
+}
+
+std::string HelloFrame(const std::string& id, uint32_t slots, const std::string& group = "default",
+                       std::vector<transport::ExecRef> running = {}) {
+  transport::Hello h;
+  h.worker_id = id;
+  h.group = group;
+  h.slots = slots;
+  h.running = std::move(running);
+  return transport::EncodeToString(transport::MsgType::kHello, h);
+}
+
+std::string CreditFrame(uint32_t n) {
+  return transport::EncodeToString(transport::MsgType::kCredit, transport::Credit{n});
+}
+
+QueuedExec Exec(const std::string& id, const std::string& group = "default", int priority = 0) {
+  QueuedExec q;
+  q.group = group;
+  q.priority = priority;
+  q.dispatch.exec_id = id;
+  q.dispatch.attempt = 1;
+  return q;
+}
+
+struct SchedulerFixture {
+  testing::ScratchDir dir;
+  FakeClock clock;
+  std::unique_ptr<storage::Journal> journal;
+  std::unique_ptr<SchedulerCore> core;
+  SchedulerOutbox out;
+
+  explicit SchedulerFixture(SchedulerOptions options = {}) {
+    auto j = storage::Journal::Open(dir.path() + "/journal", {});
+    REQUIRE(j.ok());
+    journal = std::move(*j);
+    core = std::make_unique<SchedulerCore>(journal.get(), &clock, options);
+  }
+  void Flush() {
+    out.Clear();
+    REQUIRE(core->Flush(&out).ok());
+  }
+};
+
+ResultBatch ResultOf(const std::string& exec_id, uint32_t attempt, transport::Outcome outcome,
+                   int exit_code = 0) {
+  ResultBatch b;
+  ResultFrom r;
+  r.worker_id = "w1";
+  r.result.exec_id = exec_id;
+  r.result.attempt = attempt;
+  r.result.outcome = static_cast<uint8_t>(outcome);
+  r.result.exit_code = exit_code;
+  b.items.push_back(r);
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("the dispatcher sends only against credit", "[dispatcher]") {
+  FakeClock clock;
+  DispatcherCore core(&clock, {});
+  DispatcherOutput out;
+  std::string hello = HelloFrame("w1", 2);
+  core.OnWorkerFrame("w1", hello.data(), hello.size(), &out);
+  Enqueue e;
+  for (int i = 0; i < 5; ++i) e.execs.push_back(Exec("r.t" + std::to_string(i)));
+  core.OnEnqueue(std::move(e));
+  out.Clear();
+  core.Place(&out);
+  CHECK(out.placed.placed.empty());  // HELLO grants nothing by itself
+  std::string credit = CreditFrame(2);
+  core.OnWorkerFrame("w1", credit.data(), credit.size(), &out);
+  core.Place(&out);
+  CHECK(out.placed.placed.size() == 2);
+  CHECK(core.queued() == 3);
+  // More credit than free slots is clamped: nothing beyond the slots.
+  std::string flood = CreditFrame(100);
+  core.OnWorkerFrame("w1", flood.data(), flood.size(), &out);
+  out.Clear();
+  core.Place(&out);
+  CHECK(out.placed.placed.empty());
+}
+
+TEST_CASE("the dispatcher honours groups and priorities", "[dispatcher]") {
+  FakeClock clock;
+  DispatcherCore core(&clock, {});
+  DispatcherOutput out;
+  for (auto [id, group] : {std::pair{"etl1", "etl"}, std::pair{"ml1", "ml"}}) {
+    std::string h = HelloFrame(id, 1, group);
+    core.OnWorkerFrame(id, h.data(), h.size(), &out);
+    std::string c = CreditFrame(1);
+    core.OnWorkerFrame(id, c.data(), c.size(), &out);
+  }
+  Enqueue e;
+  e.execs.push_back(Exec("r.low", "etl", 0));
+  e.execs.push_back(Exec("r.high", "etl", 5));
+  e.execs.push_back(Exec("r.gpu", "gpu", 0));
+  core.OnEnqueue(std::move(e));
+  out.Clear();
+  core.Place(&out);
+  REQUIRE(out.placed.placed.size() == 1);
+  CHECK(out.placed.placed[0].exec_id == "r.high");
+  CHECK(out.placed.placed[0].worker_id == "etl1");
+  CHECK(core.queued() == 2);  // r.low waits for etl credit, r.gpu for a gpu worker
+}
+
+TEST_CASE("a lost worker's executions go back to the scheduler", "[dispatcher]") {
+  FakeClock clock;
+  DispatcherCore core(&clock, {});
+  DispatcherOutput out;
+  std::string h = HelloFrame("w1", 2), c = CreditFrame(2);
+  core.OnWorkerFrame("w1", h.data(), h.size(), &out);
+  core.OnWorkerFrame("w1", c.data(), c.size(), &out);
+  Enqueue e;
+  e.execs.push_back(Exec("r.a"));
+  core.OnEnqueue(std::move(e));
+  core.Place(&out);
+  out.Clear();
+  core.OnWorkerLost({"w1", "worker w1 lost: no heartbeat for 300ms"}, &out);
+  REQUIRE(out.gone.size() == 1);
+  CHECK(out.gone[0].execs.size() == 1);
+  CHECK(out.gone[0].execs[0].exec_id == "r.a");
+  CHECK(core.workers() == 0);
+}
+
+TEST_CASE("garbage from a peer is counted and dropped", "[dispatcher]") {
+  FakeClock clock;
+  DispatcherCore core(&clock, {});
+  DispatcherOutput out;
+  const char junk[] = "\xdd\xff\xff\xff\xff garbage";
+  core.OnWorkerFrame("evil", junk, sizeof(junk), &out);
+  CHECK(core.dropped_frames() == 1);
+  CHECK(core.workers() == 0);
+}
+
+TEST_CASE("the reconciler declares silent workers lost and expires deadlines", "[reconciler]") {
+  ReconcilerOptions options;
+  options.heartbeat = Millis(100);
+  options.liveness = 3;
+  ReconcilerCore core(options);
+  const Micros t0 = 1'000'000'000;
+  core.OnWorkersSeen({{{"w1", t0, true}, {"w2", t0, true}}});
+  CHECK(core.LostWorkers(t0 + 250'000).empty());
+  core.OnWorkersSeen({{{"w1", t0 + 250'000, true}, {"w2", t0, true}}});
+  auto lost = core.LostWorkers(t0 + 301'000);
+  REQUIRE(lost.size() == 1);
+  CHECK(lost[0].worker_id == "w2");
+  CHECK(lost[0].reason.find("no heartbeat for 301ms") != std::string::npos);
+
+  core.OnWatch({{{"r.a", 1, t0 + 1000, 1}, {"r.b", 1, t0 + 1000, 1}}});
+  core.OnUnwatch({{{"r.a", 1}}});
+  auto expired = core.Expired(t0 + 2000);
+  REQUIRE(expired.exceeded.size() == 1);
+  CHECK(expired.exceeded[0].exec_id == "r.b");
+}
+
+TEST_CASE("nothing is released before its transitions are committed", "[scheduler]") {
+  SchedulerFixture f;
+  auto run_id = f.core->Submit(Submission({Task("a"), Task("b", {"a"})}));
+  REQUIRE(run_id.ok());
+  // Before Flush nothing is journaled and nothing is ready to send.
+  auto before = f.journal->HistoryOfRun(*run_id);
+  REQUIRE(before.ok());
+  CHECK(before->empty());
+  f.Flush();
+  auto after = f.journal->HistoryOfRun(*run_id);
+  REQUIRE(after.ok());
+  REQUIRE(after->size() == 1);
+  CHECK((*after)[0].to == TaskState::kReady);
+  REQUIRE(f.out.enqueue.execs.size() == 1);
+  CHECK(f.out.enqueue.execs[0].dispatch.exec_id == *run_id + ".a");
+  CHECK(f.out.enqueue.execs[0].dispatch.task.env.at("APOLLO11_IDEMPOTENCY_KEY") == *run_id + ".a");
+}
+
+TEST_CASE("a result is acknowledged only with its transition, and stale ones change nothing",
+          "[scheduler]") {
+  SchedulerFixture f;
+  auto run_id = f.core->Submit(Submission({Task("a"), Task("b", {"a"})}));
+  REQUIRE(run_id.ok());
+  f.Flush();
+  f.core->OnPlaced({{{"w1", *run_id + ".a", 1}}, f.clock.Now()});
+  f.core->OnResults(ResultOf(*run_id + ".a", 1, transport::Outcome::kSuccess));
+  f.Flush();
+  REQUIRE(f.out.acks.acks.size() == 1);
+  CHECK(f.out.enqueue.execs.size() == 1);  // b promoted in the same turn
+  auto exec = f.journal->GetExecution(*run_id + ".a");
+  REQUIRE(exec.ok());
+  CHECK((*exec)->state == TaskState::kSuccess);
+  const uint64_t seq = f.journal->last_seq();
+  // A duplicate RESULT: acknowledged again, nothing journaled.
+  f.core->OnResults(ResultOf(*run_id + ".a", 1, transport::Outcome::kFailed, 1));
+  f.Flush();
+  CHECK(f.out.acks.acks.size() == 1);
+  CHECK(f.journal->last_seq() == seq);
+  CHECK(f.core->stale_results() == 1);
+}
+
+TEST_CASE("promotion pauses at the backlog cap and resumes below 80%", "[scheduler]") {
+  SchedulerOptions options;
+  options.max_backlog = 10;
+  SchedulerFixture f(options);
+  std::vector<dsl::TaskSpec> tasks;
+  for (int i = 0; i < 30; ++i) tasks.push_back(Task("t" + std::to_string(i)));
+  auto run_id = f.core->Submit(Submission(tasks));
+  REQUIRE(run_id.ok());
+  f.Flush();
+  CHECK(f.out.enqueue.execs.size() == 10);
+  CHECK(f.core->in_flight() == 10);
+  f.Flush();
+  CHECK(f.core->backlog_paused());
+  // One finishes: 9 in flight, still above 8 (80%): nothing promoted.
+  auto finish = [&](int i) {
+    std::string id = *run_id + ".t" + std::to_string(i);
+    f.core->OnPlaced({{{"w1", id, 1}}, f.clock.Now()});
+    f.core->OnResults(ResultOf(id, 1, transport::Outcome::kSuccess));
+  };
+  finish(0);
+  f.Flush();
+  CHECK(f.out.enqueue.execs.empty());
+  finish(1);
+  finish(2);
+  f.Flush();  // 7 in flight: below 80%, promotion resumes up to the cap
+  CHECK_FALSE(f.core->backlog_paused());
+  CHECK(f.out.enqueue.execs.size() == 3);
+  CHECK(f.core->backlog_events() == 1);
+}
+
+TEST_CASE("a lost worker's running execution is requeued with a new attempt", "[scheduler]") {
+  SchedulerFixture f;
+  auto run_id = f.core->Submit(Submission({Task("a")}));
+  REQUIRE(run_id.ok());
+  f.Flush();
+  const std::string id = *run_id + ".a";
+  f.core->OnPlaced({{{"w1", id, 1}}, f.clock.Now()});
+  f.Flush();
+  f.core->OnWorkerGone({"w1", "worker w1 lost: no heartbeat for 300ms", {{id, 1}}});
+  f.Flush();
+  REQUIRE(f.out.enqueue.execs.size() == 1);
+  CHECK(f.out.enqueue.execs[0].dispatch.attempt == 2);
+  auto history = f.journal->HistoryOfExecution(id);
+  REQUIRE(history.ok());
+  CHECK(history->back().from == TaskState::kRunning);
+  CHECK(history->back().to == TaskState::kReady);
+  CHECK(history->back().reason.find("worker w1 lost") != std::string::npos);
+  // The old attempt's late result is stale.
+  f.core->OnResults(ResultOf(id, 1, transport::Outcome::kSuccess));
+  f.Flush();
+  CHECK(f.core->stale_results() == 1);
+}
+
+TEST_CASE("a coordinator-side deadline times out a silent execution and kills it",
+          "[scheduler]") {
+  SchedulerFixture f;
+  dsl::TaskSpec slow = Task("slow");
+  slow.timeout = Millis(1000);
+  auto run_id = f.core->Submit(Submission({slow}));
+  REQUIRE(run_id.ok());
+  f.Flush();
+  const std::string id = *run_id + ".slow";
+  f.core->OnPlaced({{{"w1", id, 1}}, f.clock.Now()});
+  f.Flush();
+  REQUIRE(f.out.watch.deadlines.size() == 1);
+  f.core->OnDeadlineExceeded({{f.out.watch.deadlines[0]}});
+  f.Flush();
+  CHECK(f.out.cancels.execs.size() == 1);
+  REQUIRE(f.out.finished.size() == 1);
+  CHECK(f.out.finished[0].status == static_cast<uint8_t>(RunStatus::kFailed));
+  auto exec = f.journal->GetExecution(id);
+  CHECK((*exec)->state == TaskState::kTimeout);
+}
