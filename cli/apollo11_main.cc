@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   apollo11::cli::AddValidateCommand(app, &exit_code);
   apollo11::cli::AddRunCommand(app, &exit_code);
   apollo11::cli::AddInspectCommands(app, &exit_code);
+  apollo11::cli::AddKeygenCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

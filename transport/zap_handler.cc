@@ -1,0 +1,201 @@
+#include "transport/zap_handler.h"
+
+#include <spdlog/spdlog.h>
+
+#include <exception>
+#include <utility>
+
+#include "transport/codec.h"
+#include "transport/security.h"
+#include "transport/sockets.h"
+
+namespace apollo11::transport {
+namespace {
+
+// The actor's private pipe vocabulary (each actor's pipe has its own).
+constexpr uint16_t kSetKeys = ToWire(MsgType::kFirstInternal);
+constexpr uint16_t kSetKeysDone = ToWire(MsgType::kFirstInternal) + 1;
+
+// Bounded input: a ZAP request has 6 frames plus credentials (CURVE: 1,
+// PLAIN: 2); the address is an IP string, identity at most 255 bytes.
+constexpr size_t kMaxZapFrames = 16;
+constexpr size_t kMaxZapFrameBytes = 4096;
+constexpr size_t kCurveKeyBytes = 32;
+
+struct SetKeysMsg {
+  std::map<std::string, std::vector<std::string>> keys;
+  MSGPACK_DEFINE(keys);
+};
+
+struct SetKeysDoneMsg {
+  MSGPACK_DEFINE();
+};
+
+ZapDecision Refuse(ZapDecision d, std::string why) {
+  d.accepted = false;
+  d.status_text = std::move(why);
+  return d;
+}
+
+// Receives one multipart request, keeping at most kMaxZapFrames frames of at
+// most kMaxZapFrameBytes each; the rest of an oversized request is drained.
+// `oversized` tells the caller to refuse it. Throws zmq::error_t (caught by
+// the loop).
+std::vector<std::string> RecvRequest(zmq::socket_t& rep, bool* oversized) {
+  std::vector<std::string> frames;
+  *oversized = false;
+  for (;;) {
+    zmq::message_t frame;
+    if (!rep.recv(frame, zmq::recv_flags::none)) break;
+    if (frames.size() < kMaxZapFrames && frame.size() <= kMaxZapFrameBytes) {
+      frames.emplace_back(static_cast<const char*>(frame.data()), frame.size());
+    } else {
+      *oversized = true;
+    }
+    if (!frame.more()) break;
+  }
+  return frames;
+}
+
+void SendReply(zmq::socket_t& rep, const ZapDecision& d) {
+  const std::string code = d.accepted ? "200" : "400";
+  rep.send(zmq::buffer(std::string_view("1.0")), zmq::send_flags::sndmore);
+  rep.send(zmq::buffer(d.request_id), zmq::send_flags::sndmore);
+  rep.send(zmq::buffer(code), zmq::send_flags::sndmore);
+  rep.send(zmq::buffer(d.status_text), zmq::send_flags::sndmore);
+  rep.send(zmq::buffer(d.user_id), zmq::send_flags::sndmore);
+  rep.send(zmq::message_t(), zmq::send_flags::none);  // metadata: none
+}
+
+AuthorizedKeys FromWire(const SetKeysMsg& msg) {
+  AuthorizedKeys keys;
+  for (const auto& [domain, list] : msg.keys) keys[domain].insert(list.begin(), list.end());
+  return keys;
+}
+
+SetKeysMsg ToWireKeys(const AuthorizedKeys& keys) {
+  SetKeysMsg msg;
+  for (const auto& [domain, set] : keys) msg.keys[domain].assign(set.begin(), set.end());
+  return msg;
+}
+
+}  // namespace
+
+ZapDecision DecideZap(const std::vector<std::string>& request, const AuthorizedKeys& keys) {
+  ZapDecision d;
+  if (request.size() >= 2) d.request_id = request[1];
+  if (request.size() >= 4) d.address = request[3];
+  if (request.size() >= 6) d.mechanism = request[5];
+  if (request.size() < 6) return Refuse(std::move(d), "malformed ZAP request: too few frames");
+  if (request[0] != "1.0") return Refuse(std::move(d), "unsupported ZAP version");
+  if (d.mechanism != "CURVE") {
+    return Refuse(std::move(d), "mechanism " + d.mechanism + " not allowed (CURVE only)");
+  }
+  if (request.size() != 7 || request[6].size() != kCurveKeyBytes) {
+    return Refuse(std::move(d), "malformed CURVE credentials");
+  }
+  char z85[41] = {};
+  if (zmq_z85_encode(z85, reinterpret_cast<const uint8_t*>(request[6].data()), kCurveKeyBytes) ==
+      nullptr) {
+    return Refuse(std::move(d), "malformed CURVE credentials");
+  }
+  auto domain = keys.find(request[2]);
+  if (domain == keys.end()) {
+    return Refuse(std::move(d), "unknown ZAP domain '" + request[2] + "' (key " + z85 + ")");
+  }
+  if (domain->second.count(z85) == 0) {
+    return Refuse(std::move(d),
+                  std::string("key ") + z85 + " not authorized for domain '" + request[2] + "'");
+  }
+  d.accepted = true;
+  d.status_text = "OK";
+  d.user_id = z85;
+  return d;
+}
+
+Result<std::unique_ptr<ZapHandler>> ZapHandler::Start(zmq::context_t& ctx, AuthorizedKeys keys) {
+  std::unique_ptr<ZapHandler> handler(new ZapHandler());
+  std::shared_ptr<Counters> counters = handler->counters_;
+  zmq::context_t* context = &ctx;
+  auto body = [context, counters, keys = std::move(keys)](ActorPipe& pipe) mutable {
+    zmq::socket_t rep;
+    try {
+      rep = zmq::socket_t(*context, zmq::socket_type::rep);
+      rep.set(zmq::sockopt::linger, 0);
+      rep.bind(kZapEndpoint);
+    } catch (const zmq::error_t& e) {
+      if (e.num() == EADDRINUSE) {
+        pipe.SignalReady(Status::Busy("a ZAP handler already runs in this context (" +
+                                      std::string(kZapEndpoint) + " is bound)"));
+      } else {
+        pipe.SignalReady(
+            Status::Io(std::string("ZAP handler cannot bind ") + kZapEndpoint + ": " + e.what()));
+      }
+      return;
+    }
+    pipe.SignalReady(Status::Ok());
+    for (;;) {
+      zmq::pollitem_t items[] = {pipe.PollItem(), {rep.handle(), 0, ZMQ_POLLIN, 0}};
+      auto n = Poll(items, std::chrono::milliseconds(-1));
+      if (!n.ok()) return;  // context terminated
+      if (items[0].revents & ZMQ_POLLIN) {
+        auto cmd = pipe.Recv(/*dontwait=*/true);
+        if (cmd.ok()) {
+          if (pipe.IsTerm(*cmd)) return;
+          if (cmd->type == kSetKeys) {
+            auto msg = BodyAs<SetKeysMsg>(*cmd);
+            if (msg.ok()) keys = FromWire(*msg);
+            (void)pipe.Send(kSetKeysDone, SetKeysDoneMsg{});
+          }
+        } else if (IsContextTerminated(cmd.status())) {
+          return;
+        }
+      }
+      if (items[1].revents & ZMQ_POLLIN) {
+        try {
+          bool oversized = false;
+          std::vector<std::string> request = RecvRequest(rep, &oversized);
+          ZapDecision d = DecideZap(request, keys);
+          if (oversized) d = Refuse(std::move(d), "malformed ZAP request: too large");
+          SendReply(rep, d);
+          if (d.accepted) {
+            counters->accepted.fetch_add(1);
+          } else {
+            counters->refused.fetch_add(1);
+            spdlog::warn("zap: refused {} client from {}: {}",
+                         d.mechanism.empty() ? "?" : d.mechanism,
+                         d.address.empty() ? "?" : d.address, d.status_text);
+          }
+        } catch (const zmq::error_t& e) {
+          if (e.num() == ETERM) return;
+          spdlog::error("zap: socket error: {}", e.what());
+        }
+      }
+    }
+  };
+  auto actor = Actor::Start(ctx, "apollo11-zap", std::move(body));
+  if (!actor.ok()) return actor.status();
+  handler->actor_ = std::move(*actor);
+  return handler;
+}
+
+ZapHandler::~ZapHandler() {
+  if (actor_) (void)actor_->Stop(std::chrono::seconds(10));
+}
+
+Status ZapHandler::SetAuthorizedKeys(const AuthorizedKeys& keys) {
+  if (!actor_ || actor_->done()) return Status::NotFound("ZAP handler is not running");
+  APOLLO11_RETURN_IF_ERROR(actor_->Send(kSetKeys, ToWireKeys(keys)));
+  for (;;) {
+    auto reply = actor_->Recv(std::chrono::seconds(5));
+    if (!reply.ok()) return reply.status();
+    if (reply->type == kSetKeysDone) return Status::Ok();
+  }
+}
+
+Status ZapHandler::Stop(std::chrono::milliseconds timeout) {
+  if (!actor_) return Status::Ok();
+  return actor_->Stop(timeout);
+}
+
+}  // namespace apollo11::transport

@@ -1,0 +1,96 @@
+#pragma once
+// The ZAP authentication handler (ZeroMQ RFC 27) that makes CURVE servers in
+// one zmq context admit only authorized public keys. Without it, a CURVE
+// server accepts ANY client key pair (encryption only, DESIGN §11).
+//
+// Use: start the handler, then configure the server socket with
+// ConfigureCurveServer(socket, keys, "workers") and bind. Each connection's
+// handshake is checked against the authorized set of the socket's ZAP domain:
+// 200 only for mechanism CURVE and a listed client key; everything else
+// (unlisted key, unknown domain, NULL or PLAIN mechanism, malformed request)
+// is 400 and logged with the client address. An accepted client's Z85 public
+// key becomes the connection's ZMQ "User-Id" message property.
+// A refused client gets a ZMTP ERROR and libzmq does NOT reconnect it: it
+// stays silent (a socket monitor sees ZMQ_EVENT_HANDSHAKE_FAILED_AUTH).
+//
+// Only ONE handler may run per context: libzmq sends every ZAP request to
+// the single endpoint inproc://zeromq.zap.01, and Start fails with Busy if it
+// is taken. libzmq releases an inproc name asynchronously after close, so a
+// new handler right after stopping one in the same context may also be Busy.
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+#include <zmq.hpp>
+
+#include "common/status.h"
+#include "transport/actor.h"
+
+namespace apollo11::transport {
+
+// The endpoint libzmq sends ZAP requests to (RFC 27).
+inline constexpr char kZapEndpoint[] = "inproc://zeromq.zap.01";
+
+// ZAP domain -> Z85 public keys admitted on sockets of that domain.
+using AuthorizedKeys = std::map<std::string, std::set<std::string>>;
+
+// What the handler answers to one request: a pure function of the request
+// frames and the authorized keys, so it is tested without sockets.
+struct ZapDecision {
+  std::string request_id;   // echoed from the request ("" if it had none)
+  bool accepted = false;    // status code "200" if true, "400" otherwise
+  std::string status_text;  // "OK" or the reason for refusal (logged)
+  std::string user_id;      // the client's Z85 public key when accepted
+  std::string address;      // the client's address, for the log ("" if absent)
+  std::string mechanism;    // as requested ("" if absent)
+};
+
+// Decides a ZAP 1.0 request given as its frames: version, request id,
+// domain, address, identity, mechanism, credentials... Never throws; any
+// malformed request is refused.
+ZapDecision DecideZap(const std::vector<std::string>& request, const AuthorizedKeys& keys);
+
+// A running ZAP handler actor. Owned by whoever owns the context (it must be
+// stopped, or destroyed, before the context is closed). All methods are
+// called from the owner's thread; the counters may be read from any thread.
+class ZapHandler {
+ public:
+  // Binds kZapEndpoint in `ctx` on a new actor thread and starts answering
+  // with `keys`. Busy if another ZAP handler holds the endpoint.
+  static Result<std::unique_ptr<ZapHandler>> Start(zmq::context_t& ctx, AuthorizedKeys keys);
+
+  // Stops the actor (see Stop).
+  ~ZapHandler();
+  ZapHandler(const ZapHandler&) = delete;
+  ZapHandler& operator=(const ZapHandler&) = delete;
+
+  // Replaces the authorized keys (e.g. after the authorized-keys file was
+  // edited); in force for every handshake that starts after it returns.
+  // Existing connections are not dropped.
+  Status SetAuthorizedKeys(const AuthorizedKeys& keys);
+
+  // Stops answering and joins the actor. Afterwards libzmq finds no handler
+  // and CURVE servers in this context accept ANY key: close the servers first.
+  Status Stop(std::chrono::milliseconds timeout = std::chrono::seconds(5));
+
+  // Requests answered 200 / 400 since Start.
+  uint64_t accepted() const { return counters_->accepted.load(); }
+  uint64_t refused() const { return counters_->refused.load(); }
+
+ private:
+  struct Counters {
+    std::atomic<uint64_t> accepted{0};
+    std::atomic<uint64_t> refused{0};
+  };
+  ZapHandler() = default;
+
+  std::shared_ptr<Counters> counters_ = std::make_shared<Counters>();
+  std::unique_ptr<Actor> actor_;
+};
+
+}  // namespace apollo11::transport
