@@ -330,7 +330,7 @@ TEST_CASE("DecideZap admits only a listed CURVE key in its own domain", "[securi
   CHECK(refused.user_id.empty());
 }
 
-TEST_CASE("a saved key pair loads back; the secret file is 0600", "[security][keys]") {
+TEST_CASE("a saved key pair loads back and the secret file is 0600", "[security][keys]") {
   TempDir dir;
   CurveKeyPair keys = NewKeys();
   std::string prefix = dir.path() + "/node";
