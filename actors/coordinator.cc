@@ -7,6 +7,7 @@
 
 #include "actors/actor_loop.h"
 #include "actors/dispatcher_core.h"
+#include "actors/run_views.h"
 
 namespace apollo11::actors {
 namespace {
@@ -36,6 +37,74 @@ void Reply(zmq::socket_t& router, const std::string& identity, InternalType type
 }
 
 // ---- scheduler -------------------------------------------------------------
+
+// Answers a read-only client question from the journal (readers never block
+// the writer) and the scheduler's in-memory state.
+QueryReply AnswerQuery(const Query& q, storage::Journal* journal, const SchedulerCore& core,
+                       const WorkersSnapshot& workers) {
+  QueryReply reply;
+  auto fail = [&](const Status& s) {
+    reply.error = s.message();
+    return reply;
+  };
+  if (q.kind == "status") {
+    auto run = journal->GetRun(q.id);
+    if (!run.ok()) return fail(run.status());
+    if (!run->has_value()) return fail(Status::NotFound("no run " + q.id));
+    auto execs = journal->ExecutionsOfRun(q.id);
+    if (!execs.ok()) return fail(execs.status());
+    reply.json = RunSummaryJson(**run, *execs).dump();
+  } else if (q.kind == "history") {
+    const bool is_exec = q.id.find('.') != std::string::npos;
+    auto records = is_exec ? journal->HistoryOfExecution(q.id) : journal->HistoryOfRun(q.id);
+    if (!records.ok()) return fail(records.status());
+    if (records->empty()) {
+      return fail(Status::NotFound(std::string("no ") + (is_exec ? "execution " : "run ") + q.id));
+    }
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& r : *records) out.push_back(TransitionJson(r));
+    reply.json = out.dump();
+  } else if (q.kind == "runs") {
+    auto runs = journal->ListRuns(q.limit ? q.limit : 20);
+    if (!runs.ok()) return fail(runs.status());
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& r : *runs) out.push_back(RunLineJson(r));
+    reply.json = out.dump();
+  } else if (q.kind == "workers") {
+    nlohmann::json out = nlohmann::json::array();
+    for (const WorkerInfo& w : workers.workers) {
+      out.push_back({{"id", w.id},
+                     {"group", w.group},
+                     {"slots", w.slots},
+                     {"running", w.running},
+                     {"credits", w.credits},
+                     {"last_heartbeat", FormatTimestamp(w.last_seen)},
+                     {"state", "connected"}});
+    }
+    reply.json = out.dump();
+  } else if (q.kind == "explain") {
+    auto text = core.Explain(q.id, q.arg, workers);
+    if (text.ok()) {
+      reply.json = nlohmann::json{{"run_id", q.id}, {"task_id", q.arg}, {"explain", *text}}.dump();
+    } else if (text.status().code() == StatusCode::kNotFound) {
+      // Not active: the journal knows how it ended.
+      auto history = journal->HistoryOfExecution(q.id + "." + q.arg);
+      if (!history.ok()) return fail(history.status());
+      if (history->empty()) return fail(Status::NotFound("no task " + q.arg + " in run " + q.id));
+      const auto& last = history->back();
+      reply.json = nlohmann::json{{"run_id", q.id},
+                                  {"task_id", q.arg},
+                                  {"explain", std::string(ToString(last.to)) + ": " + last.reason +
+                                                  " (run finished)"}}
+                       .dump();
+    } else {
+      return fail(text.status());
+    }
+  } else {
+    reply.error = "unknown query '" + q.kind + "'";
+  }
+  return reply;
+}
 
 struct SchedulerParams {
   zmq::context_t* ctx;
@@ -68,6 +137,7 @@ void SchedulerBody(ActorPipe& pipe, SchedulerParams p) {
   pipe.SignalReady(Status::Ok());
 
   std::map<std::string, std::string> subscribers;  // run id -> client identity
+  WorkersSnapshot workers;  // refreshed by the dispatcher every heartbeat
   SchedulerOutbox out;
   Envelope env;
   std::string scratch;
@@ -122,6 +192,17 @@ void SchedulerBody(ActorPipe& pipe, SchedulerParams p) {
           Reply(client, msg->identity, InternalType::kSubmitReply, reply);
           break;
         }
+        case InternalType::kQuery: {
+          Query query;
+          QueryReply reply;
+          if (Decode(env, &query, "scheduler")) {
+            reply = AnswerQuery(query, p.journal, core, workers);
+          } else {
+            reply.error = "malformed query";
+          }
+          Reply(client, msg->identity, InternalType::kQueryReply, reply);
+          break;
+        }
         case InternalType::kCancelRun: {
           CancelRun cancel;
           if (Decode(env, &cancel, "scheduler")) {
@@ -157,6 +238,9 @@ void SchedulerBody(ActorPipe& pipe, SchedulerParams p) {
               if (Decode(e, &m, "scheduler")) core.OnWorkerGone(m);
               break;
             }
+            case InternalType::kWorkersSnapshot:
+              Decode(e, &workers, "scheduler");
+              break;
             default:
               spdlog::warn("scheduler: unexpected message type {} from dispatcher", e.type);
           }
@@ -301,6 +385,13 @@ void DispatcherBody(ActorPipe& pipe, DispatcherParams p) {
     if (now >= next_beat) {
       core.Heartbeat(&out);
       SendInternal(*p.recon, InternalType::kWorkersSeen, core.Seen(), &scratch);
+      WorkersSnapshot snapshot;
+      snapshot.epoch = p.options.epoch;
+      for (const WorkerSnapshot& w : core.Snapshot()) {
+        snapshot.workers.push_back(
+            {w.id, w.group, w.slots, w.credits, w.running, w.last_seen, w.expected_busy_ms});
+      }
+      SendInternal(*p.sched, InternalType::kWorkersSnapshot, snapshot, &scratch);
       next_beat = now + interval;
     }
     core.Place(&out);

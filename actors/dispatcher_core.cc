@@ -233,7 +233,7 @@ void DispatcherCore::OnWorkerLost(const WorkerLost& lost, DispatcherOutput* out)
 }
 
 void DispatcherCore::OnSendFailed(const std::string& identity, DispatcherOutput* out) {
-  Forget(identity, "worker " + identity + " unreachable", out);
+  Forget(identity, "worker " + identity + " lost: its connection is gone (send failed)", out);
 }
 
 void DispatcherCore::Place(DispatcherOutput* out) {

@@ -35,6 +35,8 @@ enum class InternalType : uint16_t {
   kUnwatch,         // executions that finished
   // reconciler -> scheduler
   kDeadlineExceeded,
+  // dispatcher -> scheduler, every heartbeat: who is there (for queries and explain)
+  kWorkersSnapshot,
   // client (CLI / API) <-> scheduler
   kSubmitRun = 96,
   kSubmitReply,
@@ -42,6 +44,8 @@ enum class InternalType : uint16_t {
   kRunProgress,
   kRunFinished,
   kStopWhenIdle,    // embedded runs: report when no run is active
+  kQuery,           // read-only question: status, history, runs, workers, explain
+  kQueryReply,
 };
 
 // One READY execution and everything a worker needs to run it.
@@ -176,6 +180,36 @@ struct RunFinished {
   uint8_t status = 0;  // RunStatus
   std::string reason;
   MSGPACK_DEFINE(run_id, status, reason);
+};
+
+struct WorkerInfo {
+  std::string id, group;
+  uint32_t slots = 0, credits = 0, running = 0;
+  int64_t last_seen = 0;
+  int64_t expected_busy_ms = 0;
+  MSGPACK_DEFINE(id, group, slots, credits, running, last_seen, expected_busy_ms);
+};
+struct WorkersSnapshot {
+  std::vector<WorkerInfo> workers;
+  uint64_t epoch = 0;
+  MSGPACK_DEFINE(workers, epoch);
+};
+
+// A read-only question from a client. kind: "status" (id = run), "history"
+// (id = run or execution), "runs" (limit), "workers", "explain" (id = run,
+// arg = task).
+struct Query {
+  std::string kind;
+  std::string id;
+  std::string arg;
+  uint32_t limit = 20;
+  MSGPACK_DEFINE(kind, id, arg, limit);
+};
+// The answer: a JSON document, or an error sentence.
+struct QueryReply {
+  std::string error;
+  std::string json;
+  MSGPACK_DEFINE(error, json);
 };
 
 }  // namespace apollo11::actors

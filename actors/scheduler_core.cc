@@ -348,6 +348,55 @@ void SchedulerCore::OnTimers() {
   }
 }
 
+Result<std::string> SchedulerCore::Explain(const std::string& run_id, const std::string& task_id,
+                                           const WorkersSnapshot& workers) const {
+  auto it = runs_.find(run_id);
+  if (it == runs_.end()) return Status::NotFound("run " + run_id + " is not active");
+  const RunCtx& run = *it->second;
+  const int task = run.graph->Find(task_id);
+  if (task < 0) return Status::InvalidInput("run " + run_id + " has no task " + task_id);
+  const dsl::TaskSpec& spec = run.spec.tasks[task];
+  std::string text = std::string(ToString(run.dag->state(task))) + ": " + run.dag->Explain(task);
+  switch (run.dag->state(task)) {
+    case TaskState::kPending:
+      if (run.dag->IsEligible(task) && paused_) {
+        text += "; held because the backlog is at its cap (" + std::to_string(in_flight_) +
+                " executions READY or RUNNING, cap " + std::to_string(options_.max_backlog) +
+                "); promotion resumes below " +
+                std::to_string(static_cast<int>(options_.resume_fraction * 100)) + "%";
+      }
+      break;
+    case TaskState::kReady: {
+      int in_group = 0, with_credit = 0;
+      for (const WorkerInfo& w : workers.workers) {
+        if (w.group != spec.group) continue;
+        ++in_group;
+        with_credit += w.credits > 0 ? 1 : 0;
+      }
+      if (in_group == 0) {
+        text += "; no worker of group '" + spec.group +
+                "' is connected: it waits until one joins";
+      } else if (with_credit == 0) {
+        text += "; all " + std::to_string(in_group) + " workers of group '" + spec.group +
+                "' are busy";
+      } else {
+        text += "; being placed on a worker of group '" + spec.group + "'";
+      }
+      break;
+    }
+    case TaskState::kRetrying:
+      text += "; next attempt at " + FormatTimestamp(run.execs[task].next_retry_at);
+      break;
+    case TaskState::kRunning:
+      text += "; on worker " + run.execs[task].worker_id + " since " +
+              FormatTimestamp(run.execs[task].started_at);
+      break;
+    default:
+      break;
+  }
+  return text;
+}
+
 Micros SchedulerCore::NextTimer() const {
   return retry_timers_.empty() ? 0 : retry_timers_.top().due;
 }

@@ -80,6 +80,13 @@ class SchedulerCore {
   // Flush again retries.
   Status Flush(SchedulerOutbox* out);
 
+  // Why a task of an active run is where it is, in a sentence or two
+  // (dependencies waited on, no worker in its group, backlog at cap, retry
+  // time). NotFound when the run is not active: the caller then answers from
+  // the journal.
+  Result<std::string> Explain(const std::string& run_id, const std::string& task_id,
+                              const WorkersSnapshot& workers) const;
+
   size_t active_runs() const { return runs_.size(); }
   size_t in_flight() const { return in_flight_; }
   bool backlog_paused() const { return paused_; }

@@ -47,6 +47,7 @@ void WorkerBody(transport::ActorPipe& pipe, zmq::context_t* ctx, const Clock* cl
 
   core.Hello();
   Flush(dealer, core);
+  bool drained_reported = false;
   transport::Envelope env;
   std::vector<zmq::pollitem_t> items;
   std::vector<executor::ExecOutcome> finished;
@@ -63,8 +64,10 @@ void WorkerBody(transport::ActorPipe& pipe, zmq::context_t* ctx, const Clock* cl
     if (!polled.ok()) return;
 
     bool term = false;
-    if (!DrainSocket(pipe.socket(), "worker", &env,
-                     [&](const transport::Envelope& e) { term = term || pipe.IsTerm(e); })) {
+    if (!DrainSocket(pipe.socket(), "worker", &env, [&](const transport::Envelope& e) {
+          term = term || pipe.IsTerm(e);
+          if (e.type == static_cast<uint16_t>(InternalType::kStopWhenIdle)) core.StartDrain();
+        })) {
       return;
     }
     if (term) return;
@@ -89,6 +92,15 @@ void WorkerBody(transport::ActorPipe& pipe, zmq::context_t* ctx, const Clock* cl
       core.Hello();
     }
     Flush(dealer, core);
+    if (core.Drained() && !drained_reported) {
+      core.Bye();
+      Flush(dealer, core);
+      // Give BYE a moment to leave when the socket closes (LINGER is 0
+      // everywhere else so that shutdown never hangs).
+      dealer.set(zmq::sockopt::linger, 500);
+      (void)pipe.Send(static_cast<uint16_t>(InternalType::kStopWhenIdle), transport::Bye{});
+      drained_reported = true;
+    }
   }
 }
 
@@ -107,6 +119,18 @@ Result<std::unique_ptr<WorkerActor>> WorkerActor::Start(zmq::context_t& ctx, con
 }
 
 WorkerActor::~WorkerActor() { Stop(); }
+
+bool WorkerActor::Drain(milliseconds timeout) {
+  if (!actor_) return true;
+  Status s = actor_->Send(static_cast<uint16_t>(InternalType::kStopWhenIdle), transport::Bye{});
+  bool drained = false;
+  if (s.ok()) {
+    auto reply = actor_->Recv(timeout);
+    drained = reply.ok() && reply->type == static_cast<uint16_t>(InternalType::kStopWhenIdle);
+  }
+  Stop();
+  return drained;
+}
 
 void WorkerActor::Stop() {
   if (!actor_) return;

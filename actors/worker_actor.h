@@ -28,6 +28,9 @@ class WorkerActor {
   static Result<std::unique_ptr<WorkerActor>> Start(zmq::context_t& ctx, const Clock* clock,
                                                     WorkerConfig config);
   ~WorkerActor();
+  // Drains (no new work; finish and deliver what it holds; BYE), waiting at
+  // most `timeout`, then stops. Returns false if it had to stop undrained.
+  bool Drain(std::chrono::milliseconds timeout);
   void Stop();
 
  private:

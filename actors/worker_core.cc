@@ -242,6 +242,17 @@ Micros WorkerCore::NextTick() const {
   return next;
 }
 
+void WorkerCore::StartDrain() {
+  if (draining_) return;
+  draining_ = true;
+  options_.slots = 0;
+  Hello();
+}
+
+bool WorkerCore::Drained() const { return draining_ && entries_.empty(); }
+
+void WorkerCore::Bye() { Send(transport::MsgType::kBye, transport::Bye{options_.worker_id}); }
+
 size_t WorkerCore::unacked_results() const {
   size_t n = 0;
   for (const auto& [key, entry] : entries_) n += entry.finished ? 1 : 0;

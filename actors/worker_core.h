@@ -53,6 +53,13 @@ class WorkerCore {
   // When Tick next has something to do.
   Micros NextTick() const;
 
+  // Stops taking work: tells the coordinator it has no slots (so no credit)
+  // while it finishes what it holds. Drained() is true once nothing runs and
+  // every result is acknowledged; then the actor says BYE and leaves.
+  void StartDrain();
+  bool Drained() const;
+  void Bye();
+
   size_t unacked_results() const;
   size_t running() const { return executor_->running(); }
   uint64_t dropped_frames() const { return dropped_frames_; }
@@ -80,7 +87,8 @@ class WorkerCore {
   Micros last_heard_ = 0;
   Micros last_heartbeat_ = 0;
   Micros last_hello_ = 0;
-  bool heard_since_hello_ = false;  // HELLO may be lost if sent before the coordinator was up
+  bool heard_since_hello_ = false;
+  bool draining_ = false;  // HELLO may be lost if sent before the coordinator was up
   uint64_t dropped_frames_ = 0;
 };
 

@@ -1,25 +1,45 @@
-// Read-only views of a state dir's journal: `history`, `runs`, `status`.
-// They open the journal read-only and take no lock, so they work while a run
-// is writing to the same state dir.
+// The client commands. Read-only views (`history`, `runs`, `status`) answer
+// from a local state dir's journal (opened read-only, no lock, so they work
+// while a run writes), or from a running coordinator when --coordinator or
+// $APOLLO11_COORDINATOR names one. `submit`, `cancel`, `workers` and
+// `explain` need a coordinator. Both sources produce the same JSON
+// documents; text output is formatted from them.
 
 #include <cstdio>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
+#include "actors/run_views.h"
 #include "cli/command.h"
+#include "cli/remote.h"
 #include "cli/state_dir.h"
 #include "common/duration.h"
+#include "dsl/diagnostic.h"
+#include "dsl/parser.h"
+#include "dsl/pipeline_json.h"
 #include "storage/journal.h"
 
 namespace apollo11::cli {
 namespace {
 
-struct InspectFlags {
-  std::string id;
+struct ClientFlags {
+  std::string id, arg, file;
   std::string state_dir;
+  std::string coordinator;
   bool json = false;
+  bool wait = false;
   size_t limit = 20;
 };
+
+int Fail(const char* cmd, const Status& s) {
+  std::fprintf(stderr, "apollo11 %s: %s\n", cmd, s.message().c_str());
+  switch (s.code()) {
+    case StatusCode::kNotFound:
+    case StatusCode::kInvalidInput: return kExitInvalidInput;
+    default: return kExitInternal;
+  }
+}
 
 Result<std::unique_ptr<storage::Journal>> OpenReadOnly(const std::string& flag) {
   storage::JournalOptions options;
@@ -28,123 +48,228 @@ Result<std::unique_ptr<storage::Journal>> OpenReadOnly(const std::string& flag) 
   auto journal = storage::Journal::Open(JournalDir(dir), options);
   if (!journal.ok() && journal.status().code() == StatusCode::kNotFound) {
     return Status::NotFound("no journal in state dir " + dir +
-                            " (run a pipeline first, or pass --state-dir)");
+                            " (run a pipeline first, pass --state-dir, or --coordinator)");
   }
   return journal;
 }
 
-int Fail(const char* cmd, const Status& s) {
-  std::fprintf(stderr, "apollo11 %s: %s\n", cmd, s.message().c_str());
-  return s.code() == StatusCode::kNotFound ? kExitInvalidInput : kExitInternal;
+// Answers a query from the local journal, as the coordinator would.
+Result<nlohmann::json> LocalQuery(const ClientFlags& f, const std::string& kind) {
+  auto journal = OpenReadOnly(f.state_dir);
+  if (!journal.ok()) return journal.status();
+  storage::Journal& j = **journal;
+  if (kind == "status") {
+    auto run = j.GetRun(f.id);
+    if (!run.ok()) return run.status();
+    if (!run->has_value()) return Status::NotFound("no run " + f.id + " in the journal");
+    auto execs = j.ExecutionsOfRun(f.id);
+    if (!execs.ok()) return execs.status();
+    return actors::RunSummaryJson(**run, *execs);
+  }
+  if (kind == "history") {
+    const bool is_exec = f.id.find('.') != std::string::npos;
+    auto records = is_exec ? j.HistoryOfExecution(f.id) : j.HistoryOfRun(f.id);
+    if (!records.ok()) return records.status();
+    if (records->empty()) {
+      return Status::NotFound(std::string("no ") + (is_exec ? "execution " : "run ") + f.id +
+                              " in the journal");
+    }
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& r : *records) out.push_back(actors::TransitionJson(r));
+    return out;
+  }
+  auto runs = j.ListRuns(f.limit);
+  if (!runs.ok()) return runs.status();
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& r : *runs) out.push_back(actors::RunLineJson(r));
+  return out;
 }
 
-int History(const InspectFlags& f) {
-  auto journal = OpenReadOnly(f.state_dir);
-  if (!journal.ok()) return Fail("history", journal.status());
-  // Execution ids are "<run_id>.<task_id>"; run ids have no dot.
-  const bool is_exec = f.id.find('.') != std::string::npos;
-  auto records = is_exec ? (*journal)->HistoryOfExecution(f.id) : (*journal)->HistoryOfRun(f.id);
-  if (!records.ok()) return Fail("history", records.status());
-  if (records->empty()) {
-    return Fail("history", Status::NotFound(std::string("no ") + (is_exec ? "execution " : "run ") +
-                                            f.id + " in the journal"));
-  }
-  if (f.json) {
-    nlohmann::json out = nlohmann::json::array();
-    for (const storage::TransitionRecord& r : *records) {
-      out.push_back({{"seq", r.seq},
-                     {"ts", FormatTimestamp(r.ts)},
-                     {"run_id", r.run_id},
-                     {"task_id", r.task_id},
-                     {"exec_id", r.exec_id},
-                     {"attempt", r.attempt},
-                     {"from", ToString(r.from)},
-                     {"to", ToString(r.to)},
-                     {"reason", r.reason},
-                     {"actor", r.actor}});
+Result<nlohmann::json> Ask(const ClientFlags& f, const std::string& kind, bool need_remote) {
+  const std::string endpoint = CoordinatorEndpoint(f.coordinator);
+  if (endpoint.empty()) {
+    if (need_remote) {
+      return Status::InvalidInput("this command talks to a running coordinator: pass "
+                                  "--coordinator ENDPOINT or set APOLLO11_COORDINATOR");
     }
-    std::printf("%s\n", out.dump(2).c_str());
+    return LocalQuery(f, kind);
+  }
+  auto remote = RemoteCoordinator::Connect(endpoint);
+  if (!remote.ok()) return remote.status();
+  return (*remote)->Query(kind, f.id, f.arg, static_cast<uint32_t>(f.limit));
+}
+
+std::string Str(const nlohmann::json& j, const char* key) {
+  return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
+}
+
+void PrintStatusText(const nlohmann::json& s) {
+  std::printf("run %s  %s  %s", Str(s, "run_id").c_str(), Str(s, "pipeline").c_str(),
+              Str(s, "state").c_str());
+  if (s.contains("duration_ms")) std::printf(" after %.3fs", s["duration_ms"].get<double>() / 1000);
+  if (s.contains("reason")) std::printf("  (%s)", Str(s, "reason").c_str());
+  std::printf("\n  %-24s %-9s %8s %5s  %-16s %s\n", "TASK", "STATE", "ATTEMPTS", "EXIT", "WORKER",
+              "ERROR");
+  for (auto& [id, t] : s["tasks"].items()) {
+    std::printf("  %-24s %-9s %8d %5d  %-16s %s\n", id.c_str(), Str(t, "state").c_str(),
+                t.value("attempts", 0), t.value("exit_code", 0), Str(t, "worker").c_str(),
+                Str(t, "error").c_str());
+  }
+}
+
+int Print(const nlohmann::json& doc, bool json, const std::string& kind) {
+  if (json) {
+    std::printf("%s\n", doc.dump(2).c_str());
     return kExitOk;
   }
-  for (const storage::TransitionRecord& r : *records) {
-    std::printf("%s  %-20s #%u  %-8s -> %-8s  %s  [%s]\n", FormatTimestamp(r.ts).c_str(),
-                r.task_id.c_str(), r.attempt, ToString(r.from), ToString(r.to), r.reason.c_str(),
-                r.actor.c_str());
-  }
-  return kExitOk;
-}
-
-int Runs(const InspectFlags& f) {
-  auto journal = OpenReadOnly(f.state_dir);
-  if (!journal.ok()) return Fail("runs", journal.status());
-  auto runs = (*journal)->ListRuns(f.limit);
-  if (!runs.ok()) return Fail("runs", runs.status());
-  if (f.json) {
-    nlohmann::json out = nlohmann::json::array();
-    for (const storage::RunRecord& r : *runs) {
-      nlohmann::json j = {{"run_id", r.run_id},
-                          {"pipeline", r.pipeline_name},
-                          {"state", ToString(r.status)},
-                          {"tasks", r.task_count},
-                          {"created_at", FormatTimestamp(r.created_at)}};
-      if (r.finished_at) j["duration_ms"] = (r.finished_at - r.started_at) / kMicrosPerMilli;
-      out.push_back(std::move(j));
+  if (kind == "status") {
+    PrintStatusText(doc);
+  } else if (kind == "history") {
+    for (const auto& r : doc) {
+      std::printf("%s  %-20s #%d  %-8s -> %-8s  %s  [%s]\n", Str(r, "ts").c_str(),
+                  Str(r, "task_id").c_str(), r.value("attempt", 0), Str(r, "from").c_str(),
+                  Str(r, "to").c_str(), Str(r, "reason").c_str(), Str(r, "actor").c_str());
     }
-    std::printf("%s\n", out.dump(2).c_str());
-    return kExitOk;
-  }
-  std::printf("%-28s %-24s %-9s %6s %10s  %s\n", "RUN", "PIPELINE", "STATE", "TASKS", "DURATION",
-              "CREATED");
-  const Micros now = SystemClock().Now();
-  for (const storage::RunRecord& r : *runs) {
-    Micros end = r.finished_at ? r.finished_at : now;
-    std::printf("%-28s %-24s %-9s %6u %9.3fs  %s\n", r.run_id.c_str(), r.pipeline_name.c_str(),
-                ToString(r.status), r.task_count,
-                static_cast<double>(end - r.started_at) / kMicrosPerSecond,
-                FormatTimestamp(r.created_at).c_str());
+  } else if (kind == "runs") {
+    std::printf("%-28s %-24s %-9s %6s %10s  %s\n", "RUN", "PIPELINE", "STATE", "TASKS", "DURATION",
+                "CREATED");
+    for (const auto& r : doc) {
+      std::string dur = r.contains("duration_ms")
+                            ? std::to_string(r["duration_ms"].get<int64_t>() / 1000.0) + "s"
+                            : "running";
+      std::printf("%-28s %-24s %-9s %6d %10s  %s\n", Str(r, "run_id").c_str(),
+                  Str(r, "pipeline").c_str(), Str(r, "state").c_str(), r.value("tasks", 0),
+                  dur.c_str(), Str(r, "created_at").c_str());
+    }
+  } else if (kind == "workers") {
+    std::printf("%-28s %-12s %5s %7s %7s  %-25s %s\n", "WORKER", "GROUP", "SLOTS", "RUNNING",
+                "CREDITS", "LAST HEARTBEAT", "STATE");
+    for (const auto& w : doc) {
+      std::printf("%-28s %-12s %5d %7d %7d  %-25s %s\n", Str(w, "id").c_str(),
+                  Str(w, "group").c_str(), w.value("slots", 0), w.value("running", 0),
+                  w.value("credits", 0), Str(w, "last_heartbeat").c_str(),
+                  Str(w, "state").c_str());
+    }
+  } else if (kind == "explain") {
+    std::printf("%s.%s: %s\n", Str(doc, "run_id").c_str(), Str(doc, "task_id").c_str(),
+                Str(doc, "explain").c_str());
   }
   return kExitOk;
 }
 
-int StatusCmd(const InspectFlags& f) {
-  auto journal = OpenReadOnly(f.state_dir);
-  if (!journal.ok()) return Fail("status", journal.status());
-  auto run = (*journal)->GetRun(f.id);
-  if (!run.ok()) return Fail("status", run.status());
-  if (!run->has_value()) return Fail("status", Status::NotFound("no run " + f.id + " in the journal"));
-  auto execs = (*journal)->ExecutionsOfRun(f.id);
-  if (!execs.ok()) return Fail("status", execs.status());
-  if (f.json) {
-    std::printf("%s\n", RunSummaryJson(**run, *execs).dump(2).c_str());
-  } else {
-    PrintRunSummary(**run, *execs, stdout);
+int Inspect(const ClientFlags& f, const std::string& kind, bool need_remote) {
+  auto doc = Ask(f, kind, need_remote);
+  if (!doc.ok()) return Fail(kind.c_str(), doc.status());
+  if (kind == "status" && f.wait) {
+    // Poll until the run ends; the exit code is then the run's outcome.
+    while (!IsFinal(*ParseRunStatus(Str(*doc, "state")))) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      doc = Ask(f, kind, need_remote);
+      if (!doc.ok()) return Fail(kind.c_str(), doc.status());
+    }
+    Print(*doc, f.json, kind);
+    return Str(*doc, "state") == "SUCCESS" ? kExitOk : kExitRunFailed;
   }
+  return Print(*doc, f.json, kind);
+}
+
+int Submit(const ClientFlags& f) {
+  dsl::ParseResult parsed = dsl::LoadPipelineFile(f.file);
+  for (const dsl::Diagnostic& d : parsed.diagnostics) {
+    std::fprintf(stderr, "%s\n", dsl::FormatDiagnostic(d).c_str());
+  }
+  if (!parsed.ok()) return kExitInvalidInput;
+  const std::string endpoint = CoordinatorEndpoint(f.coordinator);
+  if (endpoint.empty()) {
+    return Fail("submit", Status::InvalidInput("pass --coordinator ENDPOINT or set "
+                                               "APOLLO11_COORDINATOR (or use `apollo11 run`)"));
+  }
+  auto remote = RemoteCoordinator::Connect(endpoint);
+  if (!remote.ok()) return Fail("submit", remote.status());
+  actors::SubmitRun submit;
+  submit.pipeline_json = dsl::CanonicalJson(*parsed.pipeline);
+  submit.pipeline_hash = dsl::ContentHash(*parsed.pipeline);
+  submit.params = parsed.pipeline->params;
+  auto run_id = (*remote)->Submit(submit);
+  if (!run_id.ok()) return Fail("submit", run_id.status());
+  std::printf("%s\n", run_id->c_str());
+  std::fflush(stdout);
+  if (!f.wait) return kExitOk;
+  ClientFlags status = f;
+  status.id = *run_id;
+  return Inspect(status, "status", true);
+}
+
+int Cancel(const ClientFlags& f) {
+  const std::string endpoint = CoordinatorEndpoint(f.coordinator);
+  if (endpoint.empty()) {
+    return Fail("cancel", Status::InvalidInput("pass --coordinator ENDPOINT or set "
+                                               "APOLLO11_COORDINATOR"));
+  }
+  auto remote = RemoteCoordinator::Connect(endpoint);
+  if (!remote.ok()) return Fail("cancel", remote.status());
+  Status s = (*remote)->Cancel(f.id, "canceled by the user (apollo11 cancel)");
+  if (!s.ok()) return Fail("cancel", s);
+  std::printf("cancel of %s requested\n", f.id.c_str());
   return kExitOk;
+}
+
+void CommonFlags(CLI::App* cmd, ClientFlags* f, bool local_ok) {
+  if (local_ok) {
+    cmd->add_option("--state-dir", f->state_dir,
+                    "local state dir (default $APOLLO11_STATE_DIR or ./.apollo11)");
+  }
+  cmd->add_option("--coordinator", f->coordinator,
+                  "a running coordinator's client endpoint (default $APOLLO11_COORDINATOR)");
+  cmd->add_flag("--json", f->json, "print JSON");
 }
 
 }  // namespace
 
 void AddInspectCommands(CLI::App& app, int* exit_code) {
-  auto history = std::make_shared<InspectFlags>();
+  auto history = std::make_shared<ClientFlags>();
   CLI::App* h = app.add_subcommand("history", "every journaled transition of a run or execution");
   h->add_option("id", history->id, "run id, or execution id (RUN_ID.TASK_ID)")->required();
-  h->add_option("--state-dir", history->state_dir, "state dir (default $APOLLO11_STATE_DIR or ./.apollo11)");
-  h->add_flag("--json", history->json, "print a JSON array");
-  h->callback([history, exit_code] { *exit_code = History(*history); });
+  CommonFlags(h, history.get(), true);
+  h->callback([history, exit_code] { *exit_code = Inspect(*history, "history", false); });
 
-  auto runs = std::make_shared<InspectFlags>();
+  auto runs = std::make_shared<ClientFlags>();
   CLI::App* r = app.add_subcommand("runs", "recent runs, newest first");
-  r->add_option("--state-dir", runs->state_dir, "state dir (default $APOLLO11_STATE_DIR or ./.apollo11)");
   r->add_option("--limit", runs->limit, "how many runs")->check(CLI::PositiveNumber);
-  r->add_flag("--json", runs->json, "print a JSON array");
-  r->callback([runs, exit_code] { *exit_code = Runs(*runs); });
+  CommonFlags(r, runs.get(), true);
+  r->callback([runs, exit_code] { *exit_code = Inspect(*runs, "runs", false); });
 
-  auto status = std::make_shared<InspectFlags>();
+  auto status = std::make_shared<ClientFlags>();
   CLI::App* s = app.add_subcommand("status", "a run's state and its tasks");
   s->add_option("run_id", status->id, "run id")->required();
-  s->add_option("--state-dir", status->state_dir, "state dir (default $APOLLO11_STATE_DIR or ./.apollo11)");
-  s->add_flag("--json", status->json, "print the same JSON as `run --json`");
-  s->callback([status, exit_code] { *exit_code = StatusCmd(*status); });
+  s->add_flag("--wait", status->wait, "wait until the run ends; exit with its outcome");
+  CommonFlags(s, status.get(), true);
+  s->callback([status, exit_code] { *exit_code = Inspect(*status, "status", false); });
+
+  auto submit = std::make_shared<ClientFlags>();
+  CLI::App* sub = app.add_subcommand("submit", "submit a pipeline run to a coordinator");
+  sub->add_option("file", submit->file, "pipeline YAML file")->required();
+  sub->add_flag("--wait", submit->wait, "wait until the run ends; exit with its outcome");
+  CommonFlags(sub, submit.get(), false);
+  sub->callback([submit, exit_code] { *exit_code = Submit(*submit); });
+
+  auto cancel = std::make_shared<ClientFlags>();
+  CLI::App* c = app.add_subcommand("cancel", "cancel a run on a coordinator");
+  c->add_option("run_id", cancel->id, "run id")->required();
+  CommonFlags(c, cancel.get(), false);
+  c->callback([cancel, exit_code] { *exit_code = Cancel(*cancel); });
+
+  auto workers = std::make_shared<ClientFlags>();
+  CLI::App* w = app.add_subcommand("workers", "workers connected to a coordinator");
+  CommonFlags(w, workers.get(), false);
+  w->callback([workers, exit_code] { *exit_code = Inspect(*workers, "workers", true); });
+
+  auto explain = std::make_shared<ClientFlags>();
+  CLI::App* e = app.add_subcommand("explain", "why a task is where it is");
+  e->add_option("run_id", explain->id, "run id")->required();
+  e->add_option("task_id", explain->arg, "task id")->required();
+  CommonFlags(e, explain.get(), false);
+  e->callback([explain, exit_code] { *exit_code = Inspect(*explain, "explain", true); });
 }
 
 }  // namespace apollo11::cli

@@ -1,26 +1,263 @@
-// `apollo11-node`: the daemon. `start --role=coordinator|worker|all`.
+// `apollo11-node start --role=coordinator|worker|all`: the daemon.
+//
+// coordinator: the scheduler, dispatcher and reconciler actors; workers
+//   connect to --bind, clients (the apollo11 CLI) to --api-bind.
+// worker: one worker actor connected to --connect, running tasks.
+// all: both in one process (one box); more workers may join over --bind.
+//
+// Settings come from flags, or the same keys in a YAML --config file (flags
+// win). Logs go to stderr. On start one JSON line on stdout names the bound
+// endpoints. SIGTERM or SIGINT: a worker drains (takes no new work, finishes
+// and delivers what it holds, leaves with BYE), then the node exits 0.
+
+#include <signal.h>
+#include <unistd.h>
+
 #include <cstdio>
+#include <filesystem>
 #include <string>
+#include <thread>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+#include <yaml-cpp/yaml.h>
 
+#include "actors/coordinator.h"
+#include "actors/worker_actor.h"
+#include "cli/state_dir.h"
 #include "cli/version.h"
+#include "common/duration.h"
+#include "storage/journal.h"
+#include "storage/state_dir_lock.h"
+
+namespace {
+
+using apollo11::Millis;
+using apollo11::Status;
+
+struct NodeFlags {
+  std::string role = "all";
+  std::string config;
+  std::string state_dir;
+  std::string bind = "tcp://127.0.0.1:7011";
+  std::string api_bind = "tcp://127.0.0.1:7012";
+  std::string connect = "tcp://127.0.0.1:7011";
+  std::string group = "default";
+  unsigned slots = 0;
+  std::vector<std::string> labels;
+  std::string heartbeat = "10s";
+  int liveness = 3;
+  size_t max_backlog = 1000;
+  std::string worker_id;
+  std::string drain_timeout = "5m";
+  std::string log_level = "info";
+  bool insecure = false;
+};
+
+// Applies `--config FILE` keys for every flag not given on the command line.
+Status ApplyConfig(CLI::App& start, const std::string& path) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const std::exception& e) {
+    return Status::InvalidInput("config " + path + ": " + e.what());
+  }
+  if (!root.IsMap()) return Status::InvalidInput("config " + path + ": expected a mapping");
+  for (const auto& item : root) {
+    const std::string key = item.first.as<std::string>();
+    CLI::Option* opt = nullptr;
+    try {
+      opt = start.get_option("--" + key);
+    } catch (const CLI::OptionNotFound&) {
+      return Status::InvalidInput("config " + path + ":" + std::to_string(item.first.Mark().line + 1) +
+                                  ": unknown key '" + key + "'");
+    }
+    if (opt->count() > 0 || key == "config") continue;  // the command line wins
+    try {
+      if (item.second.IsSequence()) {
+        for (const auto& v : item.second) opt->add_result(v.as<std::string>());
+      } else {
+        opt->add_result(item.second.as<std::string>());
+      }
+      opt->run_callback();
+    } catch (const std::exception& e) {
+      return Status::InvalidInput("config " + path + ": key '" + key + "': " + e.what());
+    }
+  }
+  return Status::Ok();
+}
+
+bool IsLocal(const std::string& endpoint) {
+  return endpoint.rfind("inproc://", 0) == 0 || endpoint.rfind("ipc://", 0) == 0 ||
+         endpoint.rfind("tcp://127.", 0) == 0 || endpoint.rfind("tcp://localhost:", 0) == 0 ||
+         endpoint.rfind("tcp://[::1]:", 0) == 0;
+}
+
+std::string DefaultWorkerId() {
+  char host[256] = {0};
+  ::gethostname(host, sizeof(host) - 1);
+  return std::string(host) + "-" + std::to_string(::getpid());
+}
+
+int Start(NodeFlags& f) {
+  apollo11::cli::SetUpLogging(f.log_level);
+  auto heartbeat = apollo11::ParseDuration(f.heartbeat);
+  auto drain_timeout = apollo11::ParseDuration(f.drain_timeout);
+  if (!heartbeat.ok() || !drain_timeout.ok()) {
+    std::fprintf(stderr, "apollo11-node: bad duration: %s\n",
+                 (!heartbeat.ok() ? heartbeat.status() : drain_timeout.status()).message().c_str());
+    return 2;
+  }
+  const bool coordinator = f.role == "coordinator" || f.role == "all";
+  const bool worker = f.role == "worker" || f.role == "all";
+  if (coordinator && !f.insecure && (!IsLocal(f.bind) || !IsLocal(f.api_bind))) {
+    std::fprintf(stderr,
+                 "apollo11-node: refusing to bind a non-loopback address (%s, %s) without CURVE "
+                 "keys; pass --insecure to accept unauthenticated peers on a trusted network\n",
+                 f.bind.c_str(), f.api_bind.c_str());
+    return 2;
+  }
+
+  // Signals are taken by sigwait in this thread; every actor thread started
+  // below inherits the blocked mask (task processes get a clean one).
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  const std::string state_dir = apollo11::cli::ResolveStateDir(f.state_dir);
+  apollo11::SystemClock clock;
+  zmq::context_t ctx;
+  std::unique_ptr<apollo11::storage::StateDirLock> lock;
+  std::unique_ptr<apollo11::storage::Journal> journal;
+  std::unique_ptr<apollo11::actors::Coordinator> coord;
+  std::unique_ptr<apollo11::actors::WorkerActor> work;
+  nlohmann::json listening = {{"event", "listening"}, {"role", f.role}, {"pid", ::getpid()}};
+
+  if (coordinator) {
+    auto l = apollo11::storage::StateDirLock::Acquire(state_dir);
+    if (!l.ok()) {
+      std::fprintf(stderr, "apollo11-node: %s\n", l.status().message().c_str());
+      return 3;
+    }
+    lock = std::move(*l);
+    auto j = apollo11::storage::Journal::Open(apollo11::cli::JournalDir(state_dir), {});
+    if (!j.ok()) {
+      std::fprintf(stderr, "apollo11-node: journal: %s\n", j.status().ToString().c_str());
+      return 3;
+    }
+    journal = std::move(*j);
+    auto epoch = journal->BumpEpoch();
+    if (!epoch.ok()) {
+      std::fprintf(stderr, "apollo11-node: %s\n", epoch.status().ToString().c_str());
+      return 3;
+    }
+    apollo11::actors::CoordinatorConfig cc;
+    cc.instance = "node" + std::to_string(::getpid());
+    cc.worker_endpoint = f.bind;
+    cc.client_endpoint = f.api_bind;
+    cc.epoch = *epoch;
+    cc.scheduler.max_backlog = f.max_backlog;
+    cc.reconciler.heartbeat = *heartbeat;
+    cc.reconciler.liveness = f.liveness;
+    auto c = apollo11::actors::Coordinator::Start(ctx, journal.get(), &clock, cc);
+    if (!c.ok()) {
+      std::fprintf(stderr, "apollo11-node: coordinator: %s\n", c.status().ToString().c_str());
+      return 3;
+    }
+    coord = std::move(*c);
+    listening["workers"] = coord->worker_endpoint();
+    listening["api"] = coord->client_endpoint();
+    listening["epoch"] = *epoch;
+    spdlog::info("coordinator epoch {} serving workers on {} and clients on {}", *epoch,
+                 coord->worker_endpoint(), coord->client_endpoint());
+  }
+  if (worker) {
+    apollo11::actors::WorkerConfig wc;
+    wc.coordinator_endpoint = coordinator ? coord->worker_endpoint() : f.connect;
+    wc.worker.worker_id = f.worker_id.empty() ? DefaultWorkerId() : f.worker_id;
+    wc.worker.group = f.group;
+    wc.worker.slots = f.slots ? f.slots : std::max(1u, std::thread::hardware_concurrency());
+    wc.worker.labels = f.labels;
+    wc.worker.heartbeat = *heartbeat;
+    wc.worker.liveness = f.liveness;
+    wc.executor.log_dir = state_dir + "/worker-" + wc.worker.worker_id + "/logs";
+    std::error_code ec;
+    std::filesystem::create_directories(wc.executor.log_dir, ec);
+    auto w = apollo11::actors::WorkerActor::Start(ctx, &clock, wc);
+    if (!w.ok()) {
+      std::fprintf(stderr, "apollo11-node: worker: %s\n", w.status().ToString().c_str());
+      return 3;
+    }
+    work = std::move(*w);
+    listening["worker_id"] = wc.worker.worker_id;
+    listening["connect"] = wc.coordinator_endpoint;
+    spdlog::info("worker {} (group {}, {} slots) connected to {}", wc.worker.worker_id,
+                 wc.worker.group, wc.worker.slots, wc.coordinator_endpoint);
+  }
+  std::printf("%s\n", listening.dump().c_str());
+  std::fflush(stdout);
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  spdlog::info("{} received: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+  if (work) {
+    bool drained = work->Drain(Millis(drain_timeout->count()));
+    if (drained) {
+      spdlog::info("worker drained: every execution finished and acknowledged");
+    } else {
+      spdlog::warn("worker stopped before draining completely (timeout {})", f.drain_timeout);
+    }
+    work.reset();
+  }
+  if (coord) coord->Stop();
+  coord.reset();
+  journal.reset();
+  return 0;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"apollo11-node: runs Apollo-11 coordinator and worker actors"};
   app.set_version_flag("--version", std::string("apollo11-node ") + apollo11::kVersion);
   app.require_subcommand(1);
-  std::string role = "all";
-  auto* start = app.add_subcommand("start", "start the node's actors and serve until SIGTERM");
-  start->add_option("--role", role, "coordinator, worker or all (one box)")
+  NodeFlags f;
+  CLI::App* start = app.add_subcommand("start", "start the node's actors and serve until SIGTERM");
+  start->add_option("--role", f.role, "coordinator, worker or all (one box)")
       ->check(CLI::IsMember({"coordinator", "worker", "all"}));
+  start->add_option("--config", f.config, "YAML file with the same keys as these flags");
+  start->add_option("--state-dir", f.state_dir,
+                    "journal and logs (default $APOLLO11_STATE_DIR or ./.apollo11)");
+  start->add_option("--bind", f.bind, "coordinator: endpoint workers connect to");
+  start->add_option("--api-bind", f.api_bind, "coordinator: endpoint clients connect to");
+  start->add_option("--connect", f.connect, "worker: the coordinator's worker endpoint");
+  start->add_option("--group", f.group, "worker group");
+  start->add_option("--slots", f.slots, "worker: tasks run at once (default: cores)");
+  start->add_option("--labels", f.labels, "worker labels")->delimiter(',');
+  start->add_option("--heartbeat", f.heartbeat, "heartbeat interval");
+  start->add_option("--liveness", f.liveness, "missed heartbeats before a peer is lost")
+      ->check(CLI::PositiveNumber);
+  start->add_option("--max-backlog", f.max_backlog, "READY+RUNNING executions before promotion pauses")
+      ->check(CLI::PositiveNumber);
+  start->add_option("--worker-id", f.worker_id, "worker identity (default HOSTNAME-PID)");
+  start->add_option("--drain-timeout", f.drain_timeout, "how long SIGTERM waits for a worker to drain");
+  start->add_option("--log-level", f.log_level, "trace, debug, info, warn, error")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+  start->add_flag("--insecure", f.insecure, "allow binding non-loopback addresses without CURVE");
   int exit_code = 0;
   start->callback([&] {
-    std::fprintf(stderr,
-                 "apollo11-node: --role=%s is not available in this build yet; use "
-                 "`apollo11 run FILE` for an embedded run\n",
-                 role.c_str());
-    exit_code = 3;
+    if (!f.config.empty()) {
+      Status s = ApplyConfig(*start, f.config);
+      if (!s.ok()) {
+        std::fprintf(stderr, "apollo11-node: %s\n", s.message().c_str());
+        exit_code = 2;
+        return;
+      }
+    }
+    exit_code = Start(f);
   });
   try {
     app.parse(argc, argv);

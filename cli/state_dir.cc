@@ -23,32 +23,6 @@ void SetUpLogging(const std::string& level) {
   spdlog::set_level(spdlog::level::from_str(level));
 }
 
-nlohmann::json RunSummaryJson(const storage::RunRecord& run,
-                              const std::vector<storage::ExecutionRecord>& execs) {
-  nlohmann::json tasks = nlohmann::json::object();
-  for (const storage::ExecutionRecord& e : execs) {
-    nlohmann::json t = {{"state", ToString(e.state)},
-                        {"attempts", e.attempt},
-                        {"exec_id", e.exec_id},
-                        {"exit_code", e.exit_code}};
-    if (!e.error.empty()) t["error"] = e.error;
-    if (!e.worker_id.empty()) t["worker"] = e.worker_id;
-    tasks[e.task_id] = std::move(t);
-  }
-  nlohmann::json doc = {{"run_id", run.run_id},
-                        {"pipeline", run.pipeline_name},
-                        {"pipeline_hash", run.pipeline_hash},
-                        {"state", ToString(run.status)},
-                        {"created_at", FormatTimestamp(run.created_at)},
-                        {"tasks", std::move(tasks)}};
-  if (run.finished_at) {
-    doc["finished_at"] = FormatTimestamp(run.finished_at);
-    doc["duration_ms"] = (run.finished_at - run.started_at) / kMicrosPerMilli;
-  }
-  if (!run.reason.empty()) doc["reason"] = run.reason;
-  return doc;
-}
-
 void PrintRunSummary(const storage::RunRecord& run,
                      const std::vector<storage::ExecutionRecord>& execs, std::FILE* out) {
   const Micros end = run.finished_at ? run.finished_at : SystemClock().Now();

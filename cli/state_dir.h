@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "actors/run_views.h"
 #include "storage/journal.h"
 
 namespace apollo11::cli {
@@ -17,9 +18,7 @@ inline std::string LogDir(const std::string& state_dir) { return state_dir + "/l
 // Routes spdlog to stderr (stdout is for results and --json) at `level`.
 void SetUpLogging(const std::string& level);
 
-// The `run --json` / `status --json` document.
-nlohmann::json RunSummaryJson(const storage::RunRecord& run,
-                              const std::vector<storage::ExecutionRecord>& execs);
+using actors::RunSummaryJson;
 // A human summary: the run line, then a task table (all tasks when few, only
 // the ones that did not succeed when many).
 void PrintRunSummary(const storage::RunRecord& run,

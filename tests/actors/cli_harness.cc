@@ -101,6 +101,11 @@ pid_t Spawn(const std::vector<std::string>& argv, const std::string& dir) {
   return SpawnTo(argv, "", dir + "/spawn.out", dir + "/spawn.err");
 }
 
+pid_t SpawnNamed(const std::vector<std::string>& argv, const std::string& dir,
+                 const std::string& name) {
+  return SpawnTo(argv, "", dir + "/" + name + ".out", dir + "/" + name + ".err");
+}
+
 int WaitExit(pid_t pid, int timeout_ms) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   for (;;) {

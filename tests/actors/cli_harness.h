@@ -39,6 +39,9 @@ CmdResult Run(const std::vector<std::string>& argv, const std::string& cwd = "")
 
 // Starts argv in the background with stdout/stderr to files under `dir`.
 pid_t Spawn(const std::vector<std::string>& argv, const std::string& dir);
+// Same, with stdout/stderr in DIR/NAME.out and DIR/NAME.err.
+pid_t SpawnNamed(const std::vector<std::string>& argv, const std::string& dir,
+                 const std::string& name);
 // Waits for `pid` up to `timeout_ms`; returns its exit code, or -1 on timeout
 // (the process is then killed).
 int WaitExit(pid_t pid, int timeout_ms);

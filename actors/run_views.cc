@@ -1,0 +1,57 @@
+#include "actors/run_views.h"
+
+#include "common/clock.h"
+
+namespace apollo11::actors {
+
+nlohmann::json RunSummaryJson(const storage::RunRecord& run,
+                              const std::vector<storage::ExecutionRecord>& execs) {
+  nlohmann::json tasks = nlohmann::json::object();
+  for (const storage::ExecutionRecord& e : execs) {
+    nlohmann::json t = {{"state", ToString(e.state)},
+                        {"attempts", e.attempt},
+                        {"exec_id", e.exec_id},
+                        {"exit_code", e.exit_code}};
+    if (!e.error.empty()) t["error"] = e.error;
+    if (!e.worker_id.empty()) t["worker"] = e.worker_id;
+    tasks[e.task_id] = std::move(t);
+  }
+  nlohmann::json doc = {{"run_id", run.run_id},
+                        {"pipeline", run.pipeline_name},
+                        {"pipeline_hash", run.pipeline_hash},
+                        {"state", ToString(run.status)},
+                        {"created_at", FormatTimestamp(run.created_at)},
+                        {"tasks", std::move(tasks)}};
+  if (run.finished_at) {
+    doc["finished_at"] = FormatTimestamp(run.finished_at);
+    doc["duration_ms"] = (run.finished_at - run.started_at) / kMicrosPerMilli;
+  }
+  if (!run.reason.empty()) doc["reason"] = run.reason;
+  return doc;
+}
+
+nlohmann::json TransitionJson(const storage::TransitionRecord& r) {
+  return {{"seq", r.seq},
+          {"ts", FormatTimestamp(r.ts)},
+          {"ts_us", r.ts},
+          {"run_id", r.run_id},
+          {"task_id", r.task_id},
+          {"exec_id", r.exec_id},
+          {"attempt", r.attempt},
+          {"from", ToString(r.from)},
+          {"to", ToString(r.to)},
+          {"reason", r.reason},
+          {"actor", r.actor}};
+}
+
+nlohmann::json RunLineJson(const storage::RunRecord& r) {
+  nlohmann::json j = {{"run_id", r.run_id},
+                      {"pipeline", r.pipeline_name},
+                      {"state", ToString(r.status)},
+                      {"tasks", r.task_count},
+                      {"created_at", FormatTimestamp(r.created_at)}};
+  if (r.finished_at) j["duration_ms"] = (r.finished_at - r.started_at) / kMicrosPerMilli;
+  return j;
+}
+
+}  // namespace apollo11::actors

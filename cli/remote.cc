@@ -1,0 +1,105 @@
+#include "cli/remote.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "actors/actor_loop.h"
+#include "transport/codec.h"
+#include "transport/sockets.h"
+
+namespace apollo11::cli {
+
+std::string CoordinatorEndpoint(const std::string& flag) {
+  if (!flag.empty()) return flag;
+  const char* env = std::getenv("APOLLO11_COORDINATOR");
+  return env ? env : "";
+}
+
+Result<std::unique_ptr<RemoteCoordinator>> RemoteCoordinator::Connect(const std::string& endpoint) {
+  std::unique_ptr<RemoteCoordinator> r(new RemoteCoordinator());
+  r->endpoint_ = endpoint;
+  r->socket_ = std::make_unique<zmq::socket_t>(r->ctx_, zmq::socket_type::dealer);
+  transport::SocketOptions options;
+  options.immediate = false;  // queue the request until the connection is up
+  options.max_msg_size = static_cast<int64_t>(actors::ClientLimits().max_frame);
+  APOLLO11_RETURN_IF_ERROR(transport::ConfigureDealer(
+      *r->socket_, "cli-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand()),
+      options));
+  APOLLO11_RETURN_IF_ERROR(transport::Connect(*r->socket_, endpoint));
+  return r;
+}
+
+RemoteCoordinator::~RemoteCoordinator() {
+  if (socket_) socket_->close();
+}
+
+Result<std::string> RemoteCoordinator::Ask(uint16_t type, const std::string& frame,
+                                           uint16_t reply_type) {
+  (void)type;
+  APOLLO11_RETURN_IF_ERROR(transport::Send(*socket_, frame, /*dontwait=*/false));
+  zmq::pollitem_t items[] = {{socket_->handle(), 0, ZMQ_POLLIN, 0}};
+  auto deadline = std::chrono::steady_clock::now() + timeout_;
+  transport::Envelope env;
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    auto polled = transport::Poll(items, left);
+    if (!polled.ok()) return polled.status();
+    if (*polled == 0) break;
+    auto msg = transport::Recv(*socket_, /*dontwait=*/true);
+    if (!msg.ok()) continue;
+    APOLLO11_RETURN_IF_ERROR(
+        transport::DecodeEnvelopeInto(msg->data(), msg->size(), &env, actors::ClientLimits()));
+    if (env.type != reply_type) continue;  // e.g. progress of an earlier submission
+    return std::string(static_cast<const char*>(msg->data()), msg->size());
+  }
+  return Status::Io("no answer from the coordinator at " + endpoint_ + " within " +
+                    std::to_string(timeout_.count() / 1000) + "s (is it running?)");
+}
+
+Result<std::string> RemoteCoordinator::Submit(const actors::SubmitRun& submit) {
+  std::string frame;
+  transport::Encode(static_cast<uint16_t>(actors::InternalType::kSubmitRun), submit, &frame);
+  auto raw = Ask(0, frame, static_cast<uint16_t>(actors::InternalType::kSubmitReply));
+  if (!raw.ok()) return raw.status();
+  auto env = transport::DecodeEnvelope(raw->data(), raw->size(), actors::ClientLimits());
+  if (!env.ok()) return env.status();
+  auto reply = transport::BodyAs<actors::SubmitReply>(*env);
+  if (!reply.ok()) return reply.status();
+  if (!reply->error.empty()) return Status::InvalidInput(reply->error);
+  return reply->run_id;
+}
+
+Status RemoteCoordinator::Cancel(const std::string& run_id, const std::string& reason) {
+  std::string frame;
+  transport::Encode(static_cast<uint16_t>(actors::InternalType::kCancelRun),
+                    actors::CancelRun{run_id, reason}, &frame);
+  APOLLO11_RETURN_IF_ERROR(transport::Send(*socket_, frame, /*dontwait=*/false));
+  // Confirm it was taken: the run's status answers once the cancel applied.
+  auto status = Query("status", run_id);
+  if (!status.ok()) return status.status();
+  return Status::Ok();
+}
+
+Result<nlohmann::json> RemoteCoordinator::Query(const std::string& kind, const std::string& id,
+                                                const std::string& arg, uint32_t limit) {
+  actors::Query q{kind, id, arg, limit};
+  std::string frame;
+  transport::Encode(static_cast<uint16_t>(actors::InternalType::kQuery), q, &frame);
+  auto raw = Ask(0, frame, static_cast<uint16_t>(actors::InternalType::kQueryReply));
+  if (!raw.ok()) return raw.status();
+  auto env = transport::DecodeEnvelope(raw->data(), raw->size(), actors::ClientLimits());
+  if (!env.ok()) return env.status();
+  auto reply = transport::BodyAs<actors::QueryReply>(*env);
+  if (!reply.ok()) return reply.status();
+  if (!reply->error.empty()) {
+    return reply->error.rfind("no ", 0) == 0 ? Status::NotFound(reply->error)
+                                             : Status::Internal(reply->error);
+  }
+  auto doc = nlohmann::json::parse(reply->json, nullptr, false);
+  if (doc.is_discarded()) return Status::Corrupt("coordinator sent malformed JSON");
+  return doc;
+}
+
+}  // namespace apollo11::cli

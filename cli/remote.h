@@ -1,0 +1,42 @@
+#pragma once
+// The CLI's link to a running coordinator's client endpoint (--coordinator,
+// else $APOLLO11_COORDINATOR): submit runs, cancel them, and ask read-only
+// questions. Each call waits for its answer up to a timeout.
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+#include <zmq.hpp>
+
+#include "actors/internal_messages.h"
+#include "common/status.h"
+
+namespace apollo11::cli {
+
+// The endpoint from the flag or $APOLLO11_COORDINATOR; "" when neither.
+std::string CoordinatorEndpoint(const std::string& flag);
+
+class RemoteCoordinator {
+ public:
+  static Result<std::unique_ptr<RemoteCoordinator>> Connect(const std::string& endpoint);
+  ~RemoteCoordinator();
+
+  Result<std::string> Submit(const actors::SubmitRun& submit);
+  Status Cancel(const std::string& run_id, const std::string& reason);
+  // kind: status, history, runs, workers, explain (see actors::Query).
+  Result<nlohmann::json> Query(const std::string& kind, const std::string& id = "",
+                               const std::string& arg = "", uint32_t limit = 20);
+
+ private:
+  RemoteCoordinator() = default;
+  Result<std::string> Ask(uint16_t type, const std::string& frame, uint16_t reply_type);
+
+  zmq::context_t ctx_;
+  std::unique_ptr<zmq::socket_t> socket_;
+  std::string endpoint_;
+  std::chrono::milliseconds timeout_{10000};
+};
+
+}  // namespace apollo11::cli

@@ -1,0 +1,286 @@
+// The cluster: a coordinator and worker processes over tcp loopback, started
+// with `apollo11-node`, driven with the `apollo11` CLI. Heartbeats at 100 ms
+// keep the fault cases fast.
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <set>
+#include <zmq.hpp>
+
+#include "tests/actors/cli_harness.h"
+
+using namespace apollo11::testing;  // NOLINT: test file
+
+namespace {
+
+std::string Node() { return Apollo11() + "-node"; }
+
+// A node process and its parsed "listening" line.
+struct NodeProc {
+  pid_t pid = -1;
+  nlohmann::json listening;
+};
+
+NodeProc StartNode(const ScratchDir& dir, const std::string& name, std::vector<std::string> args) {
+  std::vector<std::string> argv = {Node(), "start", "--heartbeat", "100ms", "--liveness", "3",
+                                   "--state-dir", dir.path() + "/" + name, "--log-level", "info"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  NodeProc p;
+  p.pid = SpawnNamed(argv, dir.path(), name);
+  REQUIRE(p.pid > 0);
+  bool up = WaitFor(
+      [&] {
+        std::string out = dir.Read(name + ".out");
+        auto nl = out.find('\n');
+        if (nl == std::string::npos) return false;
+        p.listening = ParseJson(out.substr(0, nl));
+        return p.listening.is_object();
+      },
+      10000);
+  INFO(dir.Read(name + ".err"));
+  REQUIRE(up);
+  return p;
+}
+
+NodeProc StartCoordinator(const ScratchDir& dir) {
+  return StartNode(dir, "coord",
+                   {"--role", "coordinator", "--bind", "tcp://127.0.0.1:0", "--api-bind",
+                    "tcp://127.0.0.1:0"});
+}
+
+NodeProc StartWorker(const ScratchDir& dir, const NodeProc& coord, const std::string& id,
+                     int slots, const std::string& group = "default") {
+  return StartNode(dir, id,
+                   {"--role", "worker", "--connect", coord.listening["workers"].get<std::string>(),
+                    "--worker-id", id, "--slots", std::to_string(slots), "--group", group});
+}
+
+CmdResult Cli(const NodeProc& coord, std::vector<std::string> args) {
+  std::vector<std::string> argv = {Apollo11()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  argv.push_back("--coordinator");
+  argv.push_back(coord.listening["api"].get<std::string>());
+  return Run(argv);
+}
+
+size_t WorkerCount(const NodeProc& coord) {
+  CmdResult r = Cli(coord, {"workers", "--json"});
+  auto doc = ParseJson(r.out);
+  return doc.is_array() ? doc.size() : 0;
+}
+
+// Kills every node at the end of a test, whatever happened.
+struct Nodes {
+  std::vector<NodeProc*> all;
+  ~Nodes() {
+    for (NodeProc* p : all) {
+      if (p->pid > 0) {
+        ::kill(p->pid, SIGKILL);
+        WaitExit(p->pid, 5000);
+      }
+    }
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a coordinator and three workers run a 2,000-task DAG across all workers",
+          "[cluster]") {
+  ScratchDir dir;
+  NodeProc coord = StartCoordinator(dir);
+  NodeProc w1 = StartWorker(dir, coord, "w1", 2), w2 = StartWorker(dir, coord, "w2", 2),
+           w3 = StartWorker(dir, coord, "w3", 2);
+  Nodes guard{{&coord, &w1, &w2, &w3}};
+  REQUIRE(WaitFor([&] { return WorkerCount(coord) == 3; }, 5000));
+
+  std::string file = dir.Write("dag.yaml", LayeredDag(2000, 8, "noop", 3));
+  CmdResult r = Cli(coord, {"submit", file, "--wait", "--json"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  auto summary = ParseJson(r.out.substr(r.out.find('{')));
+  REQUIRE(summary.is_object());
+  CHECK(summary["state"] == "SUCCESS");
+  std::set<std::string> used;
+  for (auto& [id, t] : summary["tasks"].items()) used.insert(t.value("worker", ""));
+  CHECK(used == std::set<std::string>{"w1", "w2", "w3"});
+  // The same documents from the remote API as from a local journal.
+  CmdResult runs = Cli(coord, {"runs", "--json"});
+  CHECK(ParseJson(runs.out)[0]["run_id"] == summary["run_id"]);
+}
+
+TEST_CASE("a killed worker's tasks are requeued, and a precheck saying done is believed",
+          "[cluster]") {
+  ScratchDir dir;
+  NodeProc coord = StartCoordinator(dir);
+  NodeProc w1 = StartWorker(dir, coord, "w1", 1), w2 = StartWorker(dir, coord, "w2", 1);
+  Nodes guard{{&coord, &w1, &w2}};
+  REQUIRE(WaitFor([&] { return WorkerCount(coord) == 2; }, 5000));
+  const std::string d = dir.path();
+  std::string file = dir.Write("long.yaml", R"(version: "1.0"
+name: test.requeue
+pipeline:
+  - id: long_a
+    type: shell
+    command: "touch )" + d + R"(/started_$APOLLO11_TASK_ID.$APOLLO11_ATTEMPT; sleep 1.5"
+    precheck: "test -e )" + d + R"(/started_$APOLLO11_TASK_ID.1 && exit 3; exit 0"
+  - id: long_b
+    type: shell
+    command: "touch )" + d + R"(/started_$APOLLO11_TASK_ID.$APOLLO11_ATTEMPT; sleep 1.5"
+)");
+  CmdResult sub = Cli(coord, {"submit", file});
+  REQUIRE(sub.exit_code == 0);
+  std::string run_id = sub.out.substr(0, sub.out.find('\n'));
+  // Wait until both run, one on each worker, then kill -9 the one with long_a.
+  std::string victim;
+  REQUIRE(WaitFor(
+      [&] {
+        auto s = ParseJson(Cli(coord, {"status", run_id, "--json"}).out);
+        if (!s.is_object() || s["tasks"]["long_a"]["state"] != "RUNNING" ||
+            s["tasks"]["long_b"]["state"] != "RUNNING") {
+          return false;
+        }
+        victim = s["tasks"]["long_a"].value("worker", "");
+        return !victim.empty();
+      },
+      10000));
+  NodeProc& dead = victim == "w1" ? w1 : w2;
+  const auto t0 = std::chrono::steady_clock::now();
+  ::kill(dead.pid, SIGKILL);
+  WaitExit(dead.pid, 5000);
+  dead.pid = -1;
+
+  CmdResult done = Cli(coord, {"status", run_id, "--wait", "--json"});
+  const double detect_and_finish =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  auto summary = ParseJson(done.out);
+  INFO(done.out << done.err);
+  REQUIRE(summary.is_object());
+  CHECK(summary["state"] == "SUCCESS");
+  // long_a was requeued onto the survivor, whose precheck said "already done".
+  CHECK(summary["tasks"]["long_a"]["attempts"] == 2);
+  CHECK_FALSE(dir.Exists("started_long_a.2"));
+  auto history = ParseJson(Cli(coord, {"history", run_id + ".long_a", "--json"}).out);
+  bool requeued = false, prechecked = false;
+  for (const auto& t : history) {
+    std::string reason = t.value("reason", "");
+    if (t["from"] == "RUNNING" && t["to"] == "READY") {
+      requeued = reason.find("worker " + victim + " lost") != std::string::npos;
+    }
+    if (t["to"] == "SUCCESS") prechecked = reason.find("already done") != std::string::npos;
+  }
+  CHECK(requeued);
+  CHECK(prechecked);
+  WARN("worker loss detected and the run finished " << detect_and_finish << " s after kill -9");
+}
+
+TEST_CASE("SIGTERM drains a worker without losing its execution", "[cluster]") {
+  ScratchDir dir;
+  NodeProc coord = StartCoordinator(dir);
+  NodeProc w1 = StartWorker(dir, coord, "w1", 1);
+  Nodes guard{{&coord, &w1}};
+  REQUIRE(WaitFor([&] { return WorkerCount(coord) == 1; }, 5000));
+  std::string file = dir.Write("drain.yaml", R"(version: "1.0"
+name: test.drain
+pipeline:
+  - id: busy
+    type: shell
+    command: "sleep 1; echo finished"
+)");
+  CmdResult sub = Cli(coord, {"submit", file});
+  std::string run_id = sub.out.substr(0, sub.out.find('\n'));
+  REQUIRE(WaitFor(
+      [&] {
+        auto s = ParseJson(Cli(coord, {"status", run_id, "--json"}).out);
+        return s.is_object() && s["tasks"]["busy"]["state"] == "RUNNING";
+      },
+      10000));
+  ::kill(w1.pid, SIGTERM);
+  CHECK(WaitExit(w1.pid, 15000) == 0);
+  w1.pid = -1;
+  auto summary = ParseJson(Cli(coord, {"status", run_id, "--wait", "--json"}).out);
+  CHECK(summary["state"] == "SUCCESS");
+  CHECK(summary["tasks"]["busy"]["attempts"] == 1);
+  // It left with BYE, not by going silent.
+  CHECK(WaitFor([&] { return WorkerCount(coord) == 0; }, 2000));
+  CHECK(dir.Read("coord.err").find("worker w1 left (BYE)") != std::string::npos);
+}
+
+TEST_CASE("a task whose group has no worker waits, explain says why, and a joining worker "
+          "runs it",
+          "[cluster]") {
+  ScratchDir dir;
+  NodeProc coord = StartCoordinator(dir);
+  NodeProc w1 = StartWorker(dir, coord, "w1", 1);
+  NodeProc gpu;
+  Nodes guard{{&coord, &w1, &gpu}};
+  std::string file = dir.Write("groups.yaml", R"(version: "1.0"
+name: test.groups
+pipeline:
+  - id: cpu_part
+    type: noop
+  - id: gpu_part
+    type: shell
+    command: "true"
+    group: gpu
+    depends_on: cpu_part
+)");
+  CmdResult sub = Cli(coord, {"submit", file});
+  std::string run_id = sub.out.substr(0, sub.out.find('\n'));
+  std::string why;
+  REQUIRE(WaitFor(
+      [&] {
+        auto e = ParseJson(Cli(coord, {"explain", run_id, "gpu_part", "--json"}).out);
+        why = e.is_object() ? e.value("explain", "") : "";
+        return why.find("no worker of group 'gpu'") != std::string::npos;
+      },
+      5000));
+  gpu = StartWorker(dir, coord, "g1", 1, "gpu");
+  auto summary = ParseJson(Cli(coord, {"status", run_id, "--wait", "--json"}).out);
+  CHECK(summary["state"] == "SUCCESS");
+  CHECK(summary["tasks"]["gpu_part"]["worker"] == "g1");
+}
+
+TEST_CASE("garbage on both coordinator endpoints is dropped and the coordinator keeps serving",
+          "[cluster]") {
+  ScratchDir dir;
+  NodeProc coord = StartCoordinator(dir);
+  NodeProc w1 = StartWorker(dir, coord, "w1", 1);
+  Nodes guard{{&coord, &w1}};
+  REQUIRE(WaitFor([&] { return WorkerCount(coord) == 1; }, 5000));
+  for (const char* key : {"workers", "api"}) {
+    const std::string ep = coord.listening[key].get<std::string>();
+    // Raw bytes on the TCP port: not even a ZMTP greeting.
+    const int port = std::stoi(ep.substr(ep.rfind(':') + 1));
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+    std::string junk(4096, '\xff');
+    CHECK(::write(fd, junk.data(), junk.size()) > 0);
+    ::close(fd);
+    // Well-framed ZeroMQ messages with garbage and an oversized frame.
+    zmq::context_t ctx;
+    zmq::socket_t dealer(ctx, zmq::socket_type::dealer);
+    dealer.set(zmq::sockopt::linger, 0);
+    dealer.connect(ep);
+    std::string bomb = "\xdd\xff\xff\xff\xff";
+    dealer.send(zmq::buffer(bomb), zmq::send_flags::none);
+    dealer.send(zmq::buffer(std::string(100, '\x01')), zmq::send_flags::none);
+    std::string huge(20 << 20, 'x');
+    dealer.send(zmq::buffer(huge), zmq::send_flags::none);
+  }
+  // Still serving: a query answers and a run completes.
+  std::string file = dir.Write("ok.yaml", "version: \"1.0\"\nname: test.ok\npipeline:\n"
+                                          "  - id: a\n    type: shell\n    command: \"true\"\n");
+  CmdResult r = Cli(coord, {"submit", file, "--wait", "--json"});
+  CHECK(r.exit_code == 0);
+  CHECK(WorkerCount(coord) == 1);
+  CHECK(Alive(coord.pid));
+}
