@@ -39,13 +39,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import gen_dag  # noqa: E402
 
-# How the harness drives a cluster once `apollo11-node start --role=...` works.
-# {placeholders} are filled in; adjust here if the cluster CLI settles on
-# other flag names (the row then reports the first stderr line of a failure).
+# How the harness will drive a cluster (section 1, second row). Not wired
+# yet: the row only reports whether the roles run. Flag names as in
+# cli/node_main.cc and `apollo11 submit` at commit 724e131.
 CLUSTER_COORDINATOR = ["{node}", "start", "--role=coordinator", "--state-dir", "{state}",
-                       "--listen", "tcp://127.0.0.1:{port}", "--api", "tcp://127.0.0.1:{api}"]
-CLUSTER_WORKER = ["{node}", "start", "--role=worker", "--coordinator",
-                  "tcp://127.0.0.1:{port}", "--slots", "1", "--worker-id", "bench-w{i}"]
+                       "--bind", "tcp://127.0.0.1:{port}", "--api-bind", "tcp://127.0.0.1:{api}"]
+CLUSTER_WORKER = ["{node}", "start", "--role=worker", "--connect", "tcp://127.0.0.1:{port}",
+                  "--slots", "1", "--worker-id", "bench-w{i}"]
 CLUSTER_SUBMIT = ["{apollo11}", "submit", "{pipeline}", "--coordinator",
                   "tcp://127.0.0.1:{api}", "--wait", "--json"]
 
@@ -514,7 +514,8 @@ def build_table(b, cfg, dag, scaling, skipped_1m, lat, reopen, idle, cluster_why
         ">= 50,000 tasks/s (cluster)", "indicative: %.0f%% of target" % (100 * tps / TARGETS[
             "throughput"]) if tps else "")
     row("1", "same, coordinator + 2 worker processes over tcp loopback",
-        "n/a (cluster roles not built yet)" if cluster_why else "see note", "", "",
+        "n/a (cluster roles not built yet)" if cluster_why else
+        "roles run; harness cluster driver not wired yet", "", "",
         ">= 50,000 tasks/s", "n/a" if cluster_why else "")
     # (2)
     nin = dag["ninja"]
@@ -688,8 +689,8 @@ def main(argv):
                 log("note: %s" % cfg["dask_note"])
         cluster_ok, cluster_why = b.node_available("coordinator")
         if cluster_ok:
-            log("note: apollo11-node --role=coordinator runs; the cluster row needs the "
-                "CLUSTER_* command templates in harness.py to match its flags")
+            log("note: apollo11-node --role=coordinator runs; the cluster row is not "
+                "driven yet (CLUSTER_* templates in harness.py)")
             cluster_why = ""
         else:
             log("cluster roles not available: %s" % cluster_why)
