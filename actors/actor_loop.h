@@ -66,16 +66,16 @@ bool DrainSocket(zmq::socket_t& socket, const char* actor, transport::Envelope* 
 
 // Sends one message on a PAIR link between actors. Never blocks: a peer
 // that is gone (an actor already stopped during shutdown) must not hang the
-// sender. Links are drained continuously and their high-water mark is far
-// above what a loop turn sends, so a failure here means the peer is gone.
+// sender. The links have no high-water mark (MakeInprocPair), so while the
+// peer lives a send cannot fail; a failure means the peer is gone.
 template <class T>
 void SendInternal(zmq::socket_t& socket, InternalType type, const T& body, std::string* scratch) {
   scratch->clear();
   transport::Encode(static_cast<uint16_t>(type), body, scratch);
   Status s = transport::Send(socket, *scratch, /*dontwait=*/true);
   if (!s.ok()) {
-    spdlog::warn("internal message of type {} not delivered: {}", static_cast<int>(type),
-                 s.message());
+    spdlog::error("internal message of type {} not delivered: {}", static_cast<int>(type),
+                  s.message());
   }
 }
 

@@ -114,6 +114,7 @@ struct SchedulerParams {
   std::string client_endpoint;
   SocketPtr disp, recon;
   std::string* bound_client;
+  std::optional<transport::CurveKeyPair> curve;
 };
 
 void SchedulerBody(ActorPipe& pipe, SchedulerParams p) {
@@ -121,6 +122,7 @@ void SchedulerBody(ActorPipe& pipe, SchedulerParams p) {
   transport::SocketOptions client_options;
   client_options.max_msg_size = static_cast<int64_t>(ClientLimits().max_frame);
   Status s = transport::ConfigureRouter(client, client_options);
+  if (s.ok() && p.curve) s = transport::ConfigureCurveServer(client, *p.curve, kCurveDomain);
   if (s.ok()) {
     auto bound = transport::Bind(client, p.client_endpoint);
     if (bound.ok()) {
@@ -302,11 +304,13 @@ struct DispatcherParams {
   std::string worker_endpoint;
   SocketPtr sched, recon;
   std::string* bound_workers;
+  std::optional<transport::CurveKeyPair> curve;
 };
 
 void DispatcherBody(ActorPipe& pipe, DispatcherParams p) {
   zmq::socket_t router(*p.ctx, zmq::socket_type::router);
   Status s = transport::ConfigureRouter(router);
+  if (s.ok() && p.curve) s = transport::ConfigureCurveServer(router, *p.curve, kCurveDomain);
   if (s.ok()) {
     auto bound = transport::Bind(router, p.worker_endpoint);
     if (bound.ok()) {
@@ -510,7 +514,9 @@ Result<std::unique_ptr<Coordinator>> Coordinator::Start(zmq::context_t& ctx,
       ctx, "scheduler",
       [p = SchedulerParams{&ctx, journal, clock, config.scheduler, config.client_endpoint,
                            sched_disp->first, sched_recon->first,
-                           &c->client_endpoint_}](ActorPipe& pipe) { SchedulerBody(pipe, p); });
+                           &c->client_endpoint_, config.curve}](ActorPipe& pipe) {
+        SchedulerBody(pipe, p);
+      });
   if (!scheduler.ok()) return scheduler.status();
   c->scheduler_ = std::move(*scheduler);
 
@@ -520,7 +526,9 @@ Result<std::unique_ptr<Coordinator>> Coordinator::Start(zmq::context_t& ctx,
       ctx, "dispatcher",
       [p = DispatcherParams{&ctx, clock, dispatcher_options, config.reconciler.heartbeat,
                             config.worker_endpoint, sched_disp->second, disp_recon->first,
-                            &c->worker_endpoint_}](ActorPipe& pipe) { DispatcherBody(pipe, p); });
+                            &c->worker_endpoint_, config.curve}](ActorPipe& pipe) {
+        DispatcherBody(pipe, p);
+      });
   if (!dispatcher.ok()) return dispatcher.status();
   c->dispatcher_ = std::move(*dispatcher);
 

@@ -7,6 +7,7 @@
 // SubmitRun / CancelRun and receive RunProgress / RunFinished.
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <zmq.hpp>
@@ -16,6 +17,7 @@
 #include "common/clock.h"
 #include "storage/journal.h"
 #include "transport/actor.h"
+#include "transport/security.h"
 
 namespace apollo11::actors {
 
@@ -26,7 +28,13 @@ struct CoordinatorConfig {
   uint64_t epoch = 1;
   SchedulerOptions scheduler;
   ReconcilerOptions reconciler;  // heartbeat interval and liveness, shared with the dispatcher
+  // When set, both ROUTERs are CURVE servers in ZAP domain kCurveDomain; a
+  // ZapHandler (started by the caller in the same context) decides who may
+  // connect.
+  std::optional<transport::CurveKeyPair> curve;
 };
+
+inline constexpr const char* kCurveDomain = "apollo11";
 
 class Coordinator {
  public:

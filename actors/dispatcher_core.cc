@@ -107,8 +107,8 @@ void DispatcherCore::OnWorkerFrame(const std::string& identity, const void* data
   }
 
   if (it == workers_.end()) {
-    // Not registered (e.g. the coordinator restarted): a heartbeat tells it
-    // our epoch, and a worker that sees a new epoch says HELLO again.
+    // Not registered (its HELLO was lost, or the coordinator restarted): a
+    // heartbeat marked unregistered makes it say HELLO again.
     if (type == transport::MsgType::kResult) {
       // Keep its result flowing: the scheduler deduplicates.
       auto result = transport::BodyAs<transport::ResultMsg>(*envelope);
@@ -117,6 +117,7 @@ void DispatcherCore::OnWorkerFrame(const std::string& identity, const void* data
     transport::Heartbeat hb;
     hb.epoch = options_.epoch;
     hb.sent_at = now;
+    hb.registered = false;
     Send(identity, transport::MsgType::kHeartbeat, hb, out);
     return;
   }

@@ -16,6 +16,10 @@ Result<zmq::socket_t> Dial(zmq::context_t& ctx, const WorkerConfig& config) {
   transport::SocketOptions options;
   options.immediate = true;
   APOLLO11_RETURN_IF_ERROR(transport::ConfigureDealer(dealer, config.worker.worker_id, options));
+  if (config.curve) {
+    APOLLO11_RETURN_IF_ERROR(
+        transport::ConfigureCurveClient(dealer, *config.curve, config.server_public));
+  }
   APOLLO11_RETURN_IF_ERROR(transport::Connect(dealer, config.coordinator_endpoint));
   return dealer;
 }

@@ -5,6 +5,7 @@
 // until they are acknowledged.
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <zmq.hpp>
@@ -13,6 +14,7 @@
 #include "common/clock.h"
 #include "executor/executor.h"
 #include "transport/actor.h"
+#include "transport/security.h"
 
 namespace apollo11::actors {
 
@@ -20,6 +22,10 @@ struct WorkerConfig {
   std::string coordinator_endpoint;
   WorkerOptions worker;
   executor::ExecutorOptions executor;
+  // When set, the worker is a CURVE client with this key pair, trusting only
+  // a coordinator whose public key is `server_public`.
+  std::optional<transport::CurveKeyPair> curve;
+  std::string server_public;
 };
 
 class WorkerActor {

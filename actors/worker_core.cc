@@ -104,6 +104,12 @@ void WorkerCore::OnFrame(const void* data, size_t size) {
     case transport::MsgType::kHeartbeat: {
       auto hb = transport::BodyAs<transport::Heartbeat>(*envelope);
       if (!hb.ok()) break;
+      if (!hb->registered) {
+        // The coordinator does not know us: our HELLO never arrived.
+        epoch_seen_ = std::max(epoch_seen_, hb->epoch);
+        Hello();
+        return;
+      }
       if (hb->epoch > epoch_seen_) {
         // A new coordinator term: introduce ourselves again.
         bool first = epoch_seen_ == 0;

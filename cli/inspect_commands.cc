@@ -27,6 +27,8 @@ struct ClientFlags {
   std::string id, arg, file;
   std::string state_dir;
   std::string coordinator;
+  std::string key, server_key;
+  double timeout_s = 10;
   bool json = false;
   bool wait = false;
   size_t limit = 20;
@@ -94,7 +96,9 @@ Result<nlohmann::json> Ask(const ClientFlags& f, const std::string& kind, bool n
     }
     return LocalQuery(f, kind);
   }
-  auto remote = RemoteCoordinator::Connect(endpoint);
+  auto remote = RemoteCoordinator::Connect(
+      endpoint, f.key, f.server_key,
+      std::chrono::milliseconds(static_cast<int64_t>(f.timeout_s * 1000)));
   if (!remote.ok()) return remote.status();
   return (*remote)->Query(kind, f.id, f.arg, static_cast<uint32_t>(f.limit));
 }
@@ -184,7 +188,9 @@ int Submit(const ClientFlags& f) {
     return Fail("submit", Status::InvalidInput("pass --coordinator ENDPOINT or set "
                                                "APOLLO11_COORDINATOR (or use `apollo11 run`)"));
   }
-  auto remote = RemoteCoordinator::Connect(endpoint);
+  auto remote = RemoteCoordinator::Connect(
+      endpoint, f.key, f.server_key,
+      std::chrono::milliseconds(static_cast<int64_t>(f.timeout_s * 1000)));
   if (!remote.ok()) return Fail("submit", remote.status());
   actors::SubmitRun submit;
   submit.pipeline_json = dsl::CanonicalJson(*parsed.pipeline);
@@ -206,7 +212,9 @@ int Cancel(const ClientFlags& f) {
     return Fail("cancel", Status::InvalidInput("pass --coordinator ENDPOINT or set "
                                                "APOLLO11_COORDINATOR"));
   }
-  auto remote = RemoteCoordinator::Connect(endpoint);
+  auto remote = RemoteCoordinator::Connect(
+      endpoint, f.key, f.server_key,
+      std::chrono::milliseconds(static_cast<int64_t>(f.timeout_s * 1000)));
   if (!remote.ok()) return Fail("cancel", remote.status());
   Status s = (*remote)->Cancel(f.id, "canceled by the user (apollo11 cancel)");
   if (!s.ok()) return Fail("cancel", s);
@@ -221,6 +229,10 @@ void CommonFlags(CLI::App* cmd, ClientFlags* f, bool local_ok) {
   }
   cmd->add_option("--coordinator", f->coordinator,
                   "a running coordinator's client endpoint (default $APOLLO11_COORDINATOR)");
+  cmd->add_option("--key", f->key, "your CURVE key pair file (default $APOLLO11_KEY)");
+  cmd->add_option("--server-key", f->server_key,
+                  "the coordinator's CURVE public key file (default $APOLLO11_SERVER_KEY)");
+  cmd->add_option("--timeout", f->timeout_s, "seconds to wait for the coordinator's answer");
   cmd->add_flag("--json", f->json, "print JSON");
 }
 

@@ -30,6 +30,8 @@
 #include "common/duration.h"
 #include "storage/journal.h"
 #include "storage/state_dir_lock.h"
+#include "transport/security.h"
+#include "transport/zap_handler.h"
 
 namespace {
 
@@ -52,6 +54,9 @@ struct NodeFlags {
   std::string worker_id;
   std::string drain_timeout = "5m";
   std::string log_level = "info";
+  std::string curve_key;        // this node's key pair (.key)
+  std::string authorized_keys;  // coordinator: public keys allowed to connect
+  std::string server_key;       // worker: the coordinator's public key
   bool insecure = false;
 };
 
@@ -88,12 +93,6 @@ Status ApplyConfig(CLI::App& start, const std::string& path) {
   return Status::Ok();
 }
 
-bool IsLocal(const std::string& endpoint) {
-  return endpoint.rfind("inproc://", 0) == 0 || endpoint.rfind("ipc://", 0) == 0 ||
-         endpoint.rfind("tcp://127.", 0) == 0 || endpoint.rfind("tcp://localhost:", 0) == 0 ||
-         endpoint.rfind("tcp://[::1]:", 0) == 0;
-}
-
 std::string DefaultWorkerId() {
   char host[256] = {0};
   ::gethostname(host, sizeof(host) - 1);
@@ -111,7 +110,50 @@ int Start(NodeFlags& f) {
   }
   const bool coordinator = f.role == "coordinator" || f.role == "all";
   const bool worker = f.role == "worker" || f.role == "all";
-  if (coordinator && !f.insecure && (!IsLocal(f.bind) || !IsLocal(f.api_bind))) {
+  // CURVE: this node's key pair, the coordinator's allow-list, the worker's
+  // trusted coordinator key.
+  std::optional<apollo11::transport::CurveKeyPair> curve;
+  apollo11::transport::AuthorizedKeys authorized;
+  std::string server_public;
+  if (!f.curve_key.empty()) {
+    auto pair = apollo11::transport::LoadKeyPair(f.curve_key);
+    if (!pair.ok()) {
+      std::fprintf(stderr, "apollo11-node: --curve-key: %s\n", pair.status().message().c_str());
+      return 2;
+    }
+    curve = *pair;
+  }
+  if (coordinator && curve) {
+    if (f.authorized_keys.empty()) {
+      std::fprintf(stderr, "apollo11-node: --curve-key needs --authorized-keys (the public keys "
+                           "of the workers and clients allowed to connect)\n");
+      return 2;
+    }
+    auto keys = apollo11::transport::LoadAuthorizedKeys(f.authorized_keys);
+    if (!keys.ok()) {
+      std::fprintf(stderr, "apollo11-node: %s\n", keys.status().message().c_str());
+      return 2;
+    }
+    authorized[apollo11::actors::kCurveDomain] = *keys;
+    // role=all: the local worker authenticates with the node's own key.
+    authorized[apollo11::actors::kCurveDomain].insert(curve->public_z85);
+  }
+  if (worker && !coordinator && curve) {
+    if (f.server_key.empty()) {
+      std::fprintf(stderr, "apollo11-node: --curve-key needs --server-key (the coordinator's "
+                           "public key) on a worker\n");
+      return 2;
+    }
+    auto pub = apollo11::transport::LoadPublicKey(f.server_key);
+    if (!pub.ok()) {
+      std::fprintf(stderr, "apollo11-node: --server-key: %s\n", pub.status().message().c_str());
+      return 2;
+    }
+    server_public = *pub;
+  }
+  if (coordinator && !curve && !f.insecure &&
+      (!apollo11::transport::IsLoopbackEndpoint(f.bind) ||
+       !apollo11::transport::IsLoopbackEndpoint(f.api_bind))) {
     std::fprintf(stderr,
                  "apollo11-node: refusing to bind a non-loopback address (%s, %s) without CURVE "
                  "keys; pass --insecure to accept unauthenticated peers on a trusted network\n",
@@ -134,6 +176,7 @@ int Start(NodeFlags& f) {
   std::unique_ptr<apollo11::storage::Journal> journal;
   std::unique_ptr<apollo11::actors::Coordinator> coord;
   std::unique_ptr<apollo11::actors::WorkerActor> work;
+  std::unique_ptr<apollo11::transport::ZapHandler> zap;
   nlohmann::json listening = {{"event", "listening"}, {"role", f.role}, {"pid", ::getpid()}};
 
   if (coordinator) {
@@ -154,7 +197,17 @@ int Start(NodeFlags& f) {
       std::fprintf(stderr, "apollo11-node: %s\n", epoch.status().ToString().c_str());
       return 3;
     }
+    if (curve) {
+      // Without a ZAP handler a CURVE server admits any key pair.
+      auto z = apollo11::transport::ZapHandler::Start(ctx, authorized);
+      if (!z.ok()) {
+        std::fprintf(stderr, "apollo11-node: ZAP handler: %s\n", z.status().ToString().c_str());
+        return 3;
+      }
+      zap = std::move(*z);
+    }
     apollo11::actors::CoordinatorConfig cc;
+    cc.curve = curve;
     cc.instance = "node" + std::to_string(::getpid());
     cc.worker_endpoint = f.bind;
     cc.client_endpoint = f.api_bind;
@@ -184,6 +237,10 @@ int Start(NodeFlags& f) {
     wc.worker.heartbeat = *heartbeat;
     wc.worker.liveness = f.liveness;
     wc.executor.log_dir = state_dir + "/worker-" + wc.worker.worker_id + "/logs";
+    if (curve) {
+      wc.curve = curve;
+      wc.server_public = coordinator ? curve->public_z85 : server_public;
+    }
     std::error_code ec;
     std::filesystem::create_directories(wc.executor.log_dir, ec);
     auto w = apollo11::actors::WorkerActor::Start(ctx, &clock, wc);
@@ -214,6 +271,7 @@ int Start(NodeFlags& f) {
   }
   if (coord) coord->Stop();
   coord.reset();
+  zap.reset();  // after the CURVE servers it protects are closed
   journal.reset();
   return 0;
 }
@@ -246,6 +304,10 @@ int main(int argc, char** argv) {
   start->add_option("--drain-timeout", f.drain_timeout, "how long SIGTERM waits for a worker to drain");
   start->add_option("--log-level", f.log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+  start->add_option("--curve-key", f.curve_key, "this node's CURVE key pair (apollo11 keygen)");
+  start->add_option("--authorized-keys", f.authorized_keys,
+                    "coordinator: file of public keys allowed to connect");
+  start->add_option("--server-key", f.server_key, "worker: the coordinator's public key file");
   start->add_flag("--insecure", f.insecure, "allow binding non-loopback addresses without CURVE");
   int exit_code = 0;
   start->callback([&] {

@@ -6,6 +6,7 @@
 
 #include "actors/actor_loop.h"
 #include "transport/codec.h"
+#include "transport/security.h"
 #include "transport/sockets.h"
 
 namespace apollo11::cli {
@@ -16,9 +17,21 @@ std::string CoordinatorEndpoint(const std::string& flag) {
   return env ? env : "";
 }
 
-Result<std::unique_ptr<RemoteCoordinator>> RemoteCoordinator::Connect(const std::string& endpoint) {
+Result<std::unique_ptr<RemoteCoordinator>> RemoteCoordinator::Connect(
+    const std::string& endpoint, const std::string& key_file, const std::string& server_key_file,
+    std::chrono::milliseconds timeout) {
   std::unique_ptr<RemoteCoordinator> r(new RemoteCoordinator());
   r->endpoint_ = endpoint;
+  r->timeout_ = timeout;
+  std::string key = key_file, server_key = server_key_file;
+  if (key.empty() && std::getenv("APOLLO11_KEY")) key = std::getenv("APOLLO11_KEY");
+  if (server_key.empty() && std::getenv("APOLLO11_SERVER_KEY")) {
+    server_key = std::getenv("APOLLO11_SERVER_KEY");
+  }
+  if (key.empty() != server_key.empty()) {
+    return Status::InvalidInput("CURVE needs both --key (your key pair) and --server-key (the "
+                                "coordinator's public key)");
+  }
   r->socket_ = std::make_unique<zmq::socket_t>(r->ctx_, zmq::socket_type::dealer);
   transport::SocketOptions options;
   options.immediate = false;  // queue the request until the connection is up
@@ -26,6 +39,13 @@ Result<std::unique_ptr<RemoteCoordinator>> RemoteCoordinator::Connect(const std:
   APOLLO11_RETURN_IF_ERROR(transport::ConfigureDealer(
       *r->socket_, "cli-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand()),
       options));
+  if (!key.empty()) {
+    auto pair = transport::LoadKeyPair(key);
+    if (!pair.ok()) return pair.status();
+    auto server_public = transport::LoadPublicKey(server_key);
+    if (!server_public.ok()) return server_public.status();
+    APOLLO11_RETURN_IF_ERROR(transport::ConfigureCurveClient(*r->socket_, *pair, *server_public));
+  }
   APOLLO11_RETURN_IF_ERROR(transport::Connect(*r->socket_, endpoint));
   return r;
 }

@@ -20,7 +20,12 @@ std::string CoordinatorEndpoint(const std::string& flag);
 
 class RemoteCoordinator {
  public:
-  static Result<std::unique_ptr<RemoteCoordinator>> Connect(const std::string& endpoint);
+  // `key_file`/`server_key_file` (else $APOLLO11_KEY / $APOLLO11_SERVER_KEY)
+  // make the link a CURVE client; both or neither. `timeout` bounds each call.
+  static Result<std::unique_ptr<RemoteCoordinator>> Connect(
+      const std::string& endpoint, const std::string& key_file = "",
+      const std::string& server_key_file = "",
+      std::chrono::milliseconds timeout = std::chrono::milliseconds(10000));
   ~RemoteCoordinator();
 
   Result<std::string> Submit(const actors::SubmitRun& submit);

@@ -16,7 +16,7 @@ namespace apollo11::dsl {
 
 struct ParseOptions {
   bool strict = false;               // warnings that matter (name prefix) become errors
-  size_t max_file_bytes = 4 << 20;   // per file, imports included
+  size_t max_file_bytes = 32 << 20;  // per file, imports included (a 100k-task DAG is ~6 MB)
   int max_nesting = 64;              // YAML nesting depth refused before parsing
   int chain_warning_threshold = 50;  // warn when the longest chain has more tasks
 };

@@ -156,8 +156,11 @@ struct Heartbeat {
   double load = 0;
   uint64_t epoch = 0;
   int64_t sent_at = 0;
+  // Coordinator -> worker only: false when the coordinator does not know this
+  // worker (its HELLO was lost, or the coordinator restarted): say HELLO again.
+  bool registered = true;
   bool operator==(const Heartbeat&) const = default;
-  MSGPACK_DEFINE(running, load, epoch, sent_at);
+  MSGPACK_DEFINE(running, load, epoch, sent_at, registered);
 };
 
 // D→W: are these attempts still running?

@@ -178,8 +178,15 @@ Result<std::pair<zmq::socket_t, zmq::socket_t>> MakeInprocPair(zmq::context_t& c
   try {
     zmq::socket_t bound(ctx, zmq::socket_type::pair);
     zmq::socket_t connected(ctx, zmq::socket_type::pair);
-    bound.set(zmq::sockopt::linger, 0);
-    connected.set(zmq::sockopt::linger, 0);
+    // No high-water mark: actors send to each other without blocking, so a
+    // mark would silently drop messages (a lost Enqueue strands READY tasks).
+    // What crosses these links is bounded by the backlog cap. Set before
+    // bind/connect: libzmq fixes a pipe's limits when it is created.
+    for (zmq::socket_t* s : {&bound, &connected}) {
+      s->set(zmq::sockopt::linger, 0);
+      s->set(zmq::sockopt::sndhwm, 0);
+      s->set(zmq::sockopt::rcvhwm, 0);
+    }
     bound.bind("inproc://" + name);
     connected.connect("inproc://" + name);
     return std::make_pair(std::move(bound), std::move(connected));

@@ -82,7 +82,8 @@ Result<zmq::message_t> Recv(zmq::socket_t& socket, bool dontwait = true);
 Result<int> Poll(std::span<zmq::pollitem_t> items, std::chrono::milliseconds timeout);
 
 // A bound and a connected inproc PAIR on "inproc://<name>" (bound first, as
-// inproc requires on old libzmq), LINGER 0: a one-line link between actors.
+// inproc requires on old libzmq), LINGER 0 and no high-water mark (so a
+// non-blocking send never drops while the peer lives): a one-line link between actors.
 // The two sockets may then be moved to different threads. libzmq releases an
 // inproc name asynchronously after close: do not reuse a name right away.
 Result<std::pair<zmq::socket_t, zmq::socket_t>> MakeInprocPair(zmq::context_t& ctx,

@@ -10,6 +10,7 @@
 
 #include <catch2/catch.hpp>
 #include <set>
+#include <thread>
 #include <zmq.hpp>
 
 #include "tests/actors/cli_harness.h"
@@ -283,4 +284,67 @@ TEST_CASE("garbage on both coordinator endpoints is dropped and the coordinator 
   CHECK(r.exit_code == 0);
   CHECK(WorkerCount(coord) == 1);
   CHECK(Alive(coord.pid));
+}
+
+TEST_CASE("with CURVE keys only listed workers and clients get in", "[cluster][security]") {
+  ScratchDir dir;
+  const std::string d = dir.path();
+  for (const char* who : {"coord", "w1", "intruder", "client"}) {
+    CmdResult k = Run({Apollo11(), "keygen", d + "/" + who});
+    REQUIRE(k.exit_code == 0);
+  }
+  dir.Write("authorized", "# workers\n" + dir.Read("w1.pub") + "# clients\n" + dir.Read("client.pub"));
+  NodeProc coord = StartNode(dir, "coordnode",
+                             {"--role", "coordinator", "--bind", "tcp://127.0.0.1:0", "--api-bind",
+                              "tcp://127.0.0.1:0", "--curve-key", d + "/coord.key",
+                              "--authorized-keys", d + "/authorized"});
+  const std::string workers_ep = coord.listening["workers"].get<std::string>();
+  NodeProc w1 = StartNode(dir, "w1node",
+                          {"--role", "worker", "--connect", workers_ep, "--worker-id", "w1",
+                           "--slots", "1", "--curve-key", d + "/w1.key", "--server-key",
+                           d + "/coord.pub"});
+  NodeProc intruder = StartNode(dir, "intrudernode",
+                                {"--role", "worker", "--connect", workers_ep, "--worker-id",
+                                 "intruder", "--slots", "1", "--curve-key", d + "/intruder.key",
+                                 "--server-key", d + "/coord.pub"});
+  Nodes guard{{&coord, &w1, &intruder}};
+  const std::vector<std::string> client_keys = {"--key", d + "/client.key", "--server-key",
+                                                d + "/coord.pub"};
+  auto with = [](std::vector<std::string> a, const std::vector<std::string>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+  };
+  auto workers = [&] {
+    auto doc = ParseJson(Cli(coord, with({"workers", "--json"}, client_keys)).out);
+    std::set<std::string> ids;
+    if (doc.is_array()) {
+      for (const auto& w : doc) ids.insert(w.value("id", ""));
+    }
+    return ids;
+  };
+  REQUIRE(WaitFor([&] { return workers().count("w1") == 1; }, 5000));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  CHECK(workers() == std::set<std::string>{"w1"});  // the intruder never joined
+
+  std::string file = dir.Write("ok.yaml", "version: \"1.0\"\nname: test.curve\npipeline:\n"
+                                          "  - id: a\n    type: shell\n    command: \"true\"\n");
+  CmdResult ok = Cli(coord, with({"submit", file, "--wait", "--json"}, client_keys));
+  CHECK(ok.exit_code == 0);
+
+  // An unlisted client key, and a plaintext client, get no answer at all.
+  CmdResult unlisted = Cli(coord, {"runs", "--json", "--timeout", "1", "--key",
+                                   d + "/intruder.key", "--server-key", d + "/coord.pub"});
+  CHECK(unlisted.exit_code == 3);
+  CHECK(unlisted.err.find("no answer") != std::string::npos);
+  CmdResult plain = Cli(coord, {"runs", "--json", "--timeout", "1"});
+  CHECK(plain.exit_code == 3);
+  CHECK(dir.Read("coordnode.err").find("refused") != std::string::npos);
+}
+
+TEST_CASE("binding a non-loopback address without keys needs --insecure", "[cluster][security]") {
+  ScratchDir dir;
+  CmdResult r = Run({Node(), "start", "--role", "coordinator", "--state-dir", dir.path() + "/s",
+                     "--bind", "tcp://0.0.0.0:0", "--api-bind", "tcp://127.0.0.1:0"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--insecure") != std::string::npos);
 }

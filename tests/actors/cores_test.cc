@@ -306,3 +306,23 @@ TEST_CASE("a coordinator-side deadline times out a silent execution and kills it
   auto exec = f.journal->GetExecution(id);
   CHECK((*exec)->state == TaskState::kTimeout);
 }
+
+TEST_CASE("a worker whose HELLO was lost is told to say it again", "[dispatcher]") {
+  // Regression: the dispatcher answered an unknown worker's heartbeat with a
+  // plain heartbeat, which the worker took as registration; it then waited
+  // forever without ever being placed work.
+  FakeClock clock;
+  DispatcherCore core(&clock, {});
+  DispatcherOutput out;
+  transport::Heartbeat hb;
+  std::string frame = transport::EncodeToString(transport::MsgType::kHeartbeat, hb);
+  core.OnWorkerFrame("w9", frame.data(), frame.size(), &out);
+  REQUIRE(out.to_workers.size() == 1);
+  auto env = transport::DecodeEnvelope(out.to_workers[0].second.data(),
+                                       out.to_workers[0].second.size());
+  REQUIRE(env.ok());
+  auto reply = transport::BodyAs<transport::Heartbeat>(*env);
+  REQUIRE(reply.ok());
+  CHECK_FALSE(reply->registered);
+  CHECK(core.workers() == 0);
+}

@@ -219,3 +219,22 @@ TEST_CASE("operations on a terminated context report it", "[sockets]") {
 }
 
 }  // namespace apollo11::transport
+
+TEST_CASE("an inproc actor link never drops a non-blocking send while its peer lives",
+          "[sockets]") {
+  // Regression: with libzmq's default high-water mark (1000) a burst of
+  // non-blocking sends between actors was silently dropped, stranding READY
+  // tasks that the dispatcher never heard of.
+  zmq::context_t ctx;
+  auto pair = apollo11::transport::MakeInprocPair(ctx, "hwm-regression");
+  REQUIRE(pair.ok());
+  const int kBurst = 5000;
+  for (int i = 0; i < kBurst; ++i) {
+    REQUIRE(apollo11::transport::Send(pair->first, std::to_string(i), /*dontwait=*/true).ok());
+  }
+  for (int i = 0; i < kBurst; ++i) {
+    auto msg = apollo11::transport::Recv(pair->second, /*dontwait=*/true);
+    REQUIRE(msg.ok());
+    CHECK(msg->to_string() == std::to_string(i));
+  }
+}
