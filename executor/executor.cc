@@ -492,8 +492,9 @@ ExecOutcome Executor::MakeOutcome(Exec* exec, ExecOutcomeKind kind, Micros now) 
   o.kind = kind;
   o.started_at = exec->started_at;
   o.finished_at = now;
-  o.stdout_path = exec->out.path();
-  o.stderr_path = exec->err.path();
+  // Only files that exist: a task that printed nothing has none.
+  o.stdout_path = exec->out.created() ? exec->out.path() : "";
+  o.stderr_path = exec->err.created() ? exec->err.path() : "";
   o.output = exec->out.Finish();
   exec->err.Finish();
   return o;

@@ -36,11 +36,24 @@ Status LogSink::Open(const std::string& path, size_t max_file_bytes, Keep keep, 
   keep_ = keep;
   keep_bytes_ = keep_bytes;
   if (path.empty()) return Status::Ok();
-  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd_ < 0) {
+  // The file is created on the first byte written: most tasks print little
+  // or nothing, and creating two files per execution costs more than running
+  // `true`. Check now that it could be created, so a bad log dir still fails
+  // the launch instead of losing output later.
+  const auto slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  if (::access(dir.c_str(), W_OK) != 0) {
     return Status::Io("could not open log file " + path + ": " + std::strerror(errno));
   }
   return Status::Ok();
+}
+
+bool LogSink::EnsureOpen() {
+  if (fd_ >= 0) return true;
+  if (path_.empty() || open_failed_) return false;
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0) open_failed_ = true;
+  return fd_ >= 0;
 }
 
 void LogSink::Write(const char* data, size_t n) {
@@ -56,7 +69,7 @@ void LogSink::Write(const char* data, size_t n) {
   } else if (keep_ == Keep::kHead && kept_.size() < keep_bytes_) {
     kept_.append(data, std::min(n, keep_bytes_ - kept_.size()));
   }
-  if (fd_ < 0 || truncated_) return;
+  if (truncated_ || !EnsureOpen()) return;
   size_t room = max_file_bytes_ - written_;
   if (n <= room) {
     WriteAll(fd_, data, n);
@@ -73,6 +86,7 @@ void LogSink::Write(const char* data, size_t n) {
 
 std::string LogSink::Finish() {
   if (fd_ >= 0) {
+    wrote_file_ = true;
     ::close(fd_);
     fd_ = -1;
   }

@@ -29,9 +29,15 @@ class LogSink {
   std::string Finish();
 
   const std::string& path() const { return path_; }
+  // True once the file exists (something was written to it).
+  bool created() const { return fd_ >= 0 || wrote_file_; }
 
  private:
+  bool EnsureOpen();
+
   int fd_ = -1;
+  bool open_failed_ = false;
+  bool wrote_file_ = false;
   std::string path_;
   size_t max_file_bytes_ = 0;
   size_t written_ = 0;
