@@ -2,10 +2,10 @@
 // Small pieces every actor loop shares: draining a socket without blocking,
 // decoding its frames, and sending one typed message.
 
+#include <spdlog/spdlog.h>
+
 #include <chrono>
 #include <string>
-
-#include <spdlog/spdlog.h>
 #include <zmq.hpp>
 
 #include "actors/internal_messages.h"

@@ -1,9 +1,9 @@
 #include "actors/coordinator.h"
 
+#include <spdlog/spdlog.h>
+
 #include <map>
 #include <memory>
-
-#include <spdlog/spdlog.h>
 
 #include "actors/actor_loop.h"
 #include "actors/dispatcher_core.h"
@@ -34,6 +34,21 @@ void Reply(zmq::socket_t& router, const std::string& identity, InternalType type
   transport::Encode(static_cast<uint16_t>(type), body, &frame);
   Status s = transport::SendTo(router, identity, frame, /*dontwait=*/true);
   if (!s.ok()) spdlog::debug("scheduler: client gone: {}", s.message());
+}
+
+// Configures a ROUTER the outside world connects to (CURVE server when keys
+// are given; options must be set before bind) and binds it, reporting the
+// endpoint actually bound.
+Status BindRouter(zmq::socket_t& router, const transport::SocketOptions& options,
+                  const std::optional<transport::CurveKeyPair>& curve, const std::string& endpoint,
+                  std::string* bound) {
+  APOLLO11_RETURN_IF_ERROR(transport::ConfigureRouter(router, options));
+  if (curve)
+    APOLLO11_RETURN_IF_ERROR(transport::ConfigureCurveServer(router, *curve, kCurveDomain));
+  auto result = transport::Bind(router, endpoint);
+  if (!result.ok()) return result.status();
+  *bound = *result;
+  return Status::Ok();
 }
 
 // ---- scheduler -------------------------------------------------------------
@@ -121,16 +136,7 @@ void SchedulerBody(ActorPipe& pipe, SchedulerParams p) {
   zmq::socket_t client(*p.ctx, zmq::socket_type::router);
   transport::SocketOptions client_options;
   client_options.max_msg_size = static_cast<int64_t>(ClientLimits().max_frame);
-  Status s = transport::ConfigureRouter(client, client_options);
-  if (s.ok() && p.curve) s = transport::ConfigureCurveServer(client, *p.curve, kCurveDomain);
-  if (s.ok()) {
-    auto bound = transport::Bind(client, p.client_endpoint);
-    if (bound.ok()) {
-      *p.bound_client = *bound;
-    } else {
-      s = bound.status();
-    }
-  }
+  Status s = BindRouter(client, client_options, p.curve, p.client_endpoint, p.bound_client);
   if (!s.ok()) {
     pipe.SignalReady(s);
     return;
@@ -139,7 +145,7 @@ void SchedulerBody(ActorPipe& pipe, SchedulerParams p) {
   pipe.SignalReady(Status::Ok());
 
   std::map<std::string, std::string> subscribers;  // run id -> client identity
-  WorkersSnapshot workers;  // refreshed by the dispatcher every heartbeat
+  WorkersSnapshot workers;                         // refreshed by the dispatcher every heartbeat
   SchedulerOutbox out;
   Envelope env;
   std::string scratch;
@@ -165,8 +171,8 @@ void SchedulerBody(ActorPipe& pipe, SchedulerParams p) {
     for (int i = 0; i < kMaxFramesPerTurn; ++i) {
       auto msg = transport::RecvFrom(client, /*dontwait=*/true);
       if (!msg.ok()) break;
-      Status decoded = transport::DecodeEnvelopeInto(msg->payload.data(), msg->payload.size(),
-                                                     &env, ClientLimits());
+      Status decoded = transport::DecodeEnvelopeInto(msg->payload.data(), msg->payload.size(), &env,
+                                                     ClientLimits());
       if (!decoded.ok()) {
         // Say so: a client waiting for a reply must not wait forever.
         spdlog::warn("scheduler: refused a client message ({} bytes): {}", msg->payload.size(),
@@ -271,18 +277,22 @@ void SchedulerBody(ActorPipe& pipe, SchedulerParams p) {
       continue;
     }
     journal_retry_at = 0;
-    if (!out.enqueue.execs.empty()) SendInternal(*p.disp, InternalType::kEnqueue, out.enqueue, &scratch);
-    if (!out.acks.acks.empty()) SendInternal(*p.disp, InternalType::kAckResults, out.acks, &scratch);
+    if (!out.enqueue.execs.empty())
+      SendInternal(*p.disp, InternalType::kEnqueue, out.enqueue, &scratch);
+    if (!out.acks.acks.empty())
+      SendInternal(*p.disp, InternalType::kAckResults, out.acks, &scratch);
     if (!out.cancels.execs.empty()) {
       SendInternal(*p.disp, InternalType::kCancelExecs, out.cancels, &scratch);
     }
     if (!out.watch.deadlines.empty()) {
       SendInternal(*p.recon, InternalType::kWatchDeadlines, out.watch, &scratch);
     }
-    if (!out.unwatch.execs.empty()) SendInternal(*p.recon, InternalType::kUnwatch, out.unwatch, &scratch);
+    if (!out.unwatch.execs.empty())
+      SendInternal(*p.recon, InternalType::kUnwatch, out.unwatch, &scratch);
     for (const RunProgress& progress : out.progress) {
       auto sub = subscribers.find(progress.run_id);
-      if (sub != subscribers.end()) Reply(client, sub->second, InternalType::kRunProgress, progress);
+      if (sub != subscribers.end())
+        Reply(client, sub->second, InternalType::kRunProgress, progress);
     }
     for (const RunFinished& finished : out.finished) {
       auto sub = subscribers.find(finished.run_id);
@@ -309,16 +319,7 @@ struct DispatcherParams {
 
 void DispatcherBody(ActorPipe& pipe, DispatcherParams p) {
   zmq::socket_t router(*p.ctx, zmq::socket_type::router);
-  Status s = transport::ConfigureRouter(router);
-  if (s.ok() && p.curve) s = transport::ConfigureCurveServer(router, *p.curve, kCurveDomain);
-  if (s.ok()) {
-    auto bound = transport::Bind(router, p.worker_endpoint);
-    if (bound.ok()) {
-      *p.bound_workers = *bound;
-    } else {
-      s = bound.status();
-    }
-  }
+  Status s = BindRouter(router, {}, p.curve, p.worker_endpoint, p.bound_workers);
   if (!s.ok()) {
     pipe.SignalReady(s);
     return;
@@ -413,7 +414,8 @@ void DispatcherBody(ActorPipe& pipe, DispatcherParams p) {
     }
     // Placed first: the scheduler must see an execution RUNNING before any
     // loss report that names it.
-    if (!out.placed.placed.empty()) SendInternal(*p.sched, InternalType::kPlaced, out.placed, &scratch);
+    if (!out.placed.placed.empty())
+      SendInternal(*p.sched, InternalType::kPlaced, out.placed, &scratch);
     if (!out.started.items.empty()) {
       SendInternal(*p.sched, InternalType::kStartedBatch, out.started, &scratch);
     }
@@ -443,9 +445,8 @@ void ReconcilerBody(ActorPipe& pipe, ReconcilerParams p) {
   pipe.SignalReady(Status::Ok());
   Envelope env;
   std::string scratch;
-  zmq::pollitem_t items[] = {pipe.PollItem(),
-                             {p.sched->handle(), 0, ZMQ_POLLIN, 0},
-                             {p.disp->handle(), 0, ZMQ_POLLIN, 0}};
+  zmq::pollitem_t items[] = {
+      pipe.PollItem(), {p.sched->handle(), 0, ZMQ_POLLIN, 0}, {p.disp->handle(), 0, ZMQ_POLLIN, 0}};
   const milliseconds tick = p.options.heartbeat;
   for (;;) {
     auto polled = transport::Poll(items, UntilMs(p.clock->Now(), core.NextDeadline(), tick));
@@ -513,10 +514,8 @@ Result<std::unique_ptr<Coordinator>> Coordinator::Start(zmq::context_t& ctx,
   auto scheduler = transport::Actor::Start(
       ctx, "scheduler",
       [p = SchedulerParams{&ctx, journal, clock, config.scheduler, config.client_endpoint,
-                           sched_disp->first, sched_recon->first,
-                           &c->client_endpoint_, config.curve}](ActorPipe& pipe) {
-        SchedulerBody(pipe, p);
-      });
+                           sched_disp->first, sched_recon->first, &c->client_endpoint_,
+                           config.curve}](ActorPipe& pipe) { SchedulerBody(pipe, p); });
   if (!scheduler.ok()) return scheduler.status();
   c->scheduler_ = std::move(*scheduler);
 
@@ -534,8 +533,8 @@ Result<std::unique_ptr<Coordinator>> Coordinator::Start(zmq::context_t& ctx,
 
   auto reconciler = transport::Actor::Start(
       ctx, "reconciler",
-      [p = ReconcilerParams{clock, config.reconciler, sched_recon->second,
-                            disp_recon->second}](ActorPipe& pipe) { ReconcilerBody(pipe, p); });
+      [p = ReconcilerParams{clock, config.reconciler, sched_recon->second, disp_recon->second}](
+          ActorPipe& pipe) { ReconcilerBody(pipe, p); });
   if (!reconciler.ok()) return reconciler.status();
   c->reconciler_ = std::move(*reconciler);
   return c;

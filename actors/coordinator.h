@@ -9,7 +9,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-
 #include <zmq.hpp>
 
 #include "actors/reconciler_core.h"
@@ -40,8 +39,7 @@ class Coordinator {
  public:
   // Starts the three actors. `ctx`, `journal` and `clock` must outlive the
   // coordinator. Returns once all three are serving (or the first failure).
-  static Result<std::unique_ptr<Coordinator>> Start(zmq::context_t& ctx,
-                                                    storage::Journal* journal,
+  static Result<std::unique_ptr<Coordinator>> Start(zmq::context_t& ctx, storage::Journal* journal,
                                                     const Clock* clock, CoordinatorConfig config);
   ~Coordinator();
   // Stops the actors (dispatcher, reconciler, scheduler) and joins them.

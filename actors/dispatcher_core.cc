@@ -48,8 +48,8 @@ void DispatcherCore::OnWorkerFrame(const std::string& identity, const void* data
   auto envelope = transport::DecodeEnvelope(data, size);
   if (!envelope.ok()) {
     ++dropped_frames_;
-    spdlog::warn("dropped a malformed frame from peer {} ({} bytes): {}", Printable(identity),
-                 size, envelope.status().message());
+    spdlog::warn("dropped a malformed frame from peer {} ({} bytes): {}", Printable(identity), size,
+                 envelope.status().message());
     return;
   }
   const Micros now = clock_->Now();
@@ -223,7 +223,8 @@ void DispatcherCore::Forget(const std::string& identity, const std::string& reas
   WorkerGone gone;
   gone.worker_id = identity;
   gone.reason = reason;
-  for (const auto& [exec_id, attempt] : it->second.running) gone.execs.push_back({exec_id, attempt});
+  for (const auto& [exec_id, attempt] : it->second.running)
+    gone.execs.push_back({exec_id, attempt});
   workers_.erase(it);
   spdlog::warn("{}; {} executions handed back", reason, gone.execs.size());
   out->gone.push_back(std::move(gone));

@@ -90,7 +90,7 @@ class DispatcherCore {
   const Clock* clock_;
   DispatcherOptions options_;
   std::map<std::string, Worker> workers_;
-  std::unordered_map<std::string, std::map<QueueKey, QueuedExec>> queues_;  // by group
+  std::unordered_map<std::string, std::map<QueueKey, QueuedExec>> queues_;          // by group
   std::unordered_map<std::string, std::pair<std::string, QueueKey>> queued_index_;  // exec id
   size_t queued_ = 0;
   uint64_t seq_ = 0;

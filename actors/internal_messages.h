@@ -6,10 +6,9 @@
 // codes from 64 up so the two ranges never collide.
 
 #include <cstdint>
+#include <msgpack.hpp>
 #include <string>
 #include <vector>
-
-#include <msgpack.hpp>
 
 #include "transport/messages.h"
 
@@ -17,19 +16,19 @@ namespace apollo11::actors {
 
 enum class InternalType : uint16_t {
   // scheduler -> dispatcher
-  kEnqueue = 64,    // executions that went READY, to be placed
-  kAckResults,      // results now durable: ACK them to their workers
-  kCancelExecs,     // kill these executions wherever they are
+  kEnqueue = 64,  // executions that went READY, to be placed
+  kAckResults,    // results now durable: ACK them to their workers
+  kCancelExecs,   // kill these executions wherever they are
   // dispatcher -> scheduler
-  kPlaced,          // executions sent to a worker (READY -> RUNNING)
-  kStartedBatch,    // workers confirmed STARTED
-  kResultBatch,     // workers reported RESULTs
-  kWorkerGone,      // a worker left or was declared lost: its executions
-  kStaleResult,     // informational: a result for an attempt no longer current
+  kPlaced,        // executions sent to a worker (READY -> RUNNING)
+  kStartedBatch,  // workers confirmed STARTED
+  kResultBatch,   // workers reported RESULTs
+  kWorkerGone,    // a worker left or was declared lost: its executions
+  kStaleResult,   // informational: a result for an attempt no longer current
   // dispatcher -> reconciler
-  kWorkersSeen,     // worker liveness since the last report
+  kWorkersSeen,  // worker liveness since the last report
   // reconciler -> dispatcher
-  kWorkerLost,      // declare a worker lost
+  kWorkerLost,  // declare a worker lost
   // scheduler -> reconciler
   kWatchDeadlines,  // executions to time out from the coordinator side
   kUnwatch,         // executions that finished
@@ -43,8 +42,8 @@ enum class InternalType : uint16_t {
   kCancelRun,
   kRunProgress,
   kRunFinished,
-  kStopWhenIdle,    // embedded runs: report when no run is active
-  kQuery,           // read-only question: status, history, runs, workers, explain
+  kStopWhenIdle,  // embedded runs: report when no run is active
+  kQuery,         // read-only question: status, history, runs, workers, explain
   kQueryReply,
 };
 

@@ -31,16 +31,11 @@ nlohmann::json RunSummaryJson(const storage::RunRecord& run,
 }
 
 nlohmann::json TransitionJson(const storage::TransitionRecord& r) {
-  return {{"seq", r.seq},
-          {"ts", FormatTimestamp(r.ts)},
-          {"ts_us", r.ts},
-          {"run_id", r.run_id},
-          {"task_id", r.task_id},
-          {"exec_id", r.exec_id},
-          {"attempt", r.attempt},
-          {"from", ToString(r.from)},
-          {"to", ToString(r.to)},
-          {"reason", r.reason},
+  return {{"seq", r.seq},         {"ts", FormatTimestamp(r.ts)},
+          {"ts_us", r.ts},        {"run_id", r.run_id},
+          {"task_id", r.task_id}, {"exec_id", r.exec_id},
+          {"attempt", r.attempt}, {"from", ToString(r.from)},
+          {"to", ToString(r.to)}, {"reason", r.reason},
           {"actor", r.actor}};
 }
 

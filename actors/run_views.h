@@ -3,9 +3,8 @@
 // dir) and the coordinator (answering remote queries), so both print the
 // same documents.
 
-#include <vector>
-
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "storage/journal.h"
 

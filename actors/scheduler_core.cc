@@ -1,10 +1,10 @@
 #include "actors/scheduler_core.h"
 
-#include <algorithm>
-#include <random>
-
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <random>
 
 #include "common/ids.h"
 #include "dsl/pipeline_json.h"
@@ -253,13 +253,21 @@ void SchedulerCore::OnResults(const ResultBatch& batch) {
     }
     AttemptOutcome outcome;
     switch (static_cast<transport::Outcome>(r.outcome)) {
-      case transport::Outcome::kSuccess: outcome = AttemptOutcome::kSuccess; break;
-      case transport::Outcome::kAlreadyDone: outcome = AttemptOutcome::kAlreadyDone; break;
-      case transport::Outcome::kTimeout: outcome = AttemptOutcome::kTimeout; break;
+      case transport::Outcome::kSuccess:
+        outcome = AttemptOutcome::kSuccess;
+        break;
+      case transport::Outcome::kAlreadyDone:
+        outcome = AttemptOutcome::kAlreadyDone;
+        break;
+      case transport::Outcome::kTimeout:
+        outcome = AttemptOutcome::kTimeout;
+        break;
       case transport::Outcome::kCanceled:
         // A kill we asked for: the task already left RUNNING on our side.
         continue;
-      default: outcome = AttemptOutcome::kFailed; break;
+      default:
+        outcome = AttemptOutcome::kFailed;
+        break;
     }
     effects_.clear();
     Status s = run->dag->OnResult(task, r.attempt, outcome, r.exit_code, r.retryable, r.error, now,
@@ -319,8 +327,8 @@ void SchedulerCore::OnDeadlineExceeded(const DeadlineExceeded& exceeded) {
     effects_.clear();
     std::string error = "no result within the " + FormatDuration(Millis(d.timeout_ms)) +
                         " timeout plus grace: timed out by the coordinator";
-    Status s = run->dag->OnResult(task, d.attempt, AttemptOutcome::kTimeout, -1, true,
-                                  error, now, Uniform01(), &effects_);
+    Status s = run->dag->OnResult(task, d.attempt, AttemptOutcome::kTimeout, -1, true, error, now,
+                                  Uniform01(), &effects_);
     if (!s.ok()) continue;
     run->execs[task].error = error;
     staged_.cancels.execs.push_back({d.exec_id, d.attempt});
@@ -374,11 +382,10 @@ Result<std::string> SchedulerCore::Explain(const std::string& run_id, const std:
         with_credit += w.credits > 0 ? 1 : 0;
       }
       if (in_group == 0) {
-        text += "; no worker of group '" + spec.group +
-                "' is connected: it waits until one joins";
+        text += "; no worker of group '" + spec.group + "' is connected: it waits until one joins";
       } else if (with_credit == 0) {
-        text += "; all " + std::to_string(in_group) + " workers of group '" + spec.group +
-                "' are busy";
+        text +=
+            "; all " + std::to_string(in_group) + " workers of group '" + spec.group + "' are busy";
       } else {
         text += "; being placed on a worker of group '" + spec.group + "'";
       }

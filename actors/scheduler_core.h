@@ -28,14 +28,14 @@
 namespace apollo11::actors {
 
 struct SchedulerOptions {
-  size_t max_backlog = 1000;      // READY + RUNNING executions across runs
-  double resume_fraction = 0.8;   // promotion resumes below this share of the cap
-  Millis kill_grace{2000};        // SIGTERM -> SIGKILL on the worker
-  Millis deadline_slack{2000};    // coordinator-side deadline = timeout + grace + slack
-  uint32_t max_requeues = 3;      // requeues after worker loss before FAILED
-  size_t output_env_cap = 32 * 1024;    // upstream output passed to a task, per upstream
-  size_t journal_output_cap = 4 * 1024; // stdout tail kept in the execution record
-  Millis progress_interval{100};  // at most one RunProgress per run per interval
+  size_t max_backlog = 1000;             // READY + RUNNING executions across runs
+  double resume_fraction = 0.8;          // promotion resumes below this share of the cap
+  Millis kill_grace{2000};               // SIGTERM -> SIGKILL on the worker
+  Millis deadline_slack{2000};           // coordinator-side deadline = timeout + grace + slack
+  uint32_t max_requeues = 3;             // requeues after worker loss before FAILED
+  size_t output_env_cap = 32 * 1024;     // upstream output passed to a task, per upstream
+  size_t journal_output_cap = 4 * 1024;  // stdout tail kept in the execution record
+  Millis progress_interval{100};         // at most one RunProgress per run per interval
 };
 
 // What one loop turn releases, after its commit.

@@ -1,8 +1,8 @@
 #include "actors/worker_actor.h"
 
-#include <vector>
-
 #include <spdlog/spdlog.h>
+
+#include <vector>
 
 #include "actors/actor_loop.h"
 
@@ -113,10 +113,10 @@ void WorkerBody(transport::ActorPipe& pipe, zmq::context_t* ctx, const Clock* cl
 Result<std::unique_ptr<WorkerActor>> WorkerActor::Start(zmq::context_t& ctx, const Clock* clock,
                                                         WorkerConfig config) {
   std::unique_ptr<WorkerActor> w(new WorkerActor());
-  auto actor = transport::Actor::Start(
-      ctx, "worker", [ctx_ptr = &ctx, clock, config](transport::ActorPipe& pipe) {
-        WorkerBody(pipe, ctx_ptr, clock, config);
-      });
+  auto actor = transport::Actor::Start(ctx, "worker",
+                                       [ctx_ptr = &ctx, clock, config](transport::ActorPipe& pipe) {
+                                         WorkerBody(pipe, ctx_ptr, clock, config);
+                                       });
   if (!actor.ok()) return actor.status();
   w->actor_ = std::move(*actor);
   return w;

@@ -7,7 +7,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-
 #include <zmq.hpp>
 
 #include "actors/worker_core.h"

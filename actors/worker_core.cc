@@ -9,12 +9,18 @@ namespace {
 
 transport::Outcome ToWire(executor::ExecOutcomeKind kind) {
   switch (kind) {
-    case executor::ExecOutcomeKind::kSuccess: return transport::Outcome::kSuccess;
-    case executor::ExecOutcomeKind::kFailed: return transport::Outcome::kFailed;
-    case executor::ExecOutcomeKind::kTimeout: return transport::Outcome::kTimeout;
-    case executor::ExecOutcomeKind::kCanceled: return transport::Outcome::kCanceled;
-    case executor::ExecOutcomeKind::kAlreadyDone: return transport::Outcome::kAlreadyDone;
-    case executor::ExecOutcomeKind::kRejected: return transport::Outcome::kRejected;
+    case executor::ExecOutcomeKind::kSuccess:
+      return transport::Outcome::kSuccess;
+    case executor::ExecOutcomeKind::kFailed:
+      return transport::Outcome::kFailed;
+    case executor::ExecOutcomeKind::kTimeout:
+      return transport::Outcome::kTimeout;
+    case executor::ExecOutcomeKind::kCanceled:
+      return transport::Outcome::kCanceled;
+    case executor::ExecOutcomeKind::kAlreadyDone:
+      return transport::Outcome::kAlreadyDone;
+    case executor::ExecOutcomeKind::kRejected:
+      return transport::Outcome::kRejected;
   }
   return transport::Outcome::kFailed;
 }

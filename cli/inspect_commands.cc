@@ -6,9 +6,8 @@
 // documents; text output is formatted from them.
 
 #include <cstdio>
-#include <thread>
-
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "actors/run_views.h"
 #include "cli/command.h"
@@ -38,8 +37,10 @@ int Fail(const char* cmd, const Status& s) {
   std::fprintf(stderr, "apollo11 %s: %s\n", cmd, s.message().c_str());
   switch (s.code()) {
     case StatusCode::kNotFound:
-    case StatusCode::kInvalidInput: return kExitInvalidInput;
-    default: return kExitInternal;
+    case StatusCode::kInvalidInput:
+      return kExitInvalidInput;
+    default:
+      return kExitInternal;
   }
 }
 
@@ -91,8 +92,9 @@ Result<nlohmann::json> Ask(const ClientFlags& f, const std::string& kind, bool n
   const std::string endpoint = CoordinatorEndpoint(f.coordinator);
   if (endpoint.empty()) {
     if (need_remote) {
-      return Status::InvalidInput("this command talks to a running coordinator: pass "
-                                  "--coordinator ENDPOINT or set APOLLO11_COORDINATOR");
+      return Status::InvalidInput(
+          "this command talks to a running coordinator: pass "
+          "--coordinator ENDPOINT or set APOLLO11_COORDINATOR");
     }
     return LocalQuery(f, kind);
   }
@@ -151,8 +153,7 @@ int Print(const nlohmann::json& doc, bool json, const std::string& kind) {
     for (const auto& w : doc) {
       std::printf("%-28s %-12s %5d %7d %7d  %-25s %s\n", Str(w, "id").c_str(),
                   Str(w, "group").c_str(), w.value("slots", 0), w.value("running", 0),
-                  w.value("credits", 0), Str(w, "last_heartbeat").c_str(),
-                  Str(w, "state").c_str());
+                  w.value("credits", 0), Str(w, "last_heartbeat").c_str(), Str(w, "state").c_str());
     }
   } else if (kind == "explain") {
     std::printf("%s.%s: %s\n", Str(doc, "run_id").c_str(), Str(doc, "task_id").c_str(),

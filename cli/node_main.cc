@@ -11,17 +11,16 @@
 // and delivers what it holds, leaves with BYE), then the node exits 0.
 
 #include <signal.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
-
-#include <cstdio>
-#include <filesystem>
-#include <string>
-#include <thread>
+#include <yaml-cpp/yaml.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
 #include <nlohmann/json.hpp>
-#include <spdlog/spdlog.h>
-#include <yaml-cpp/yaml.h>
+#include <string>
+#include <thread>
 
 #include "actors/coordinator.h"
 #include "actors/worker_actor.h"
@@ -75,8 +74,9 @@ Status ApplyConfig(CLI::App& start, const std::string& path) {
     try {
       opt = start.get_option("--" + key);
     } catch (const CLI::OptionNotFound&) {
-      return Status::InvalidInput("config " + path + ":" + std::to_string(item.first.Mark().line + 1) +
-                                  ": unknown key '" + key + "'");
+      return Status::InvalidInput("config " + path + ":" +
+                                  std::to_string(item.first.Mark().line + 1) + ": unknown key '" +
+                                  key + "'");
     }
     if (opt->count() > 0 || key == "config") continue;  // the command line wins
     try {
@@ -125,8 +125,9 @@ int Start(NodeFlags& f) {
   }
   if (coordinator && curve) {
     if (f.authorized_keys.empty()) {
-      std::fprintf(stderr, "apollo11-node: --curve-key needs --authorized-keys (the public keys "
-                           "of the workers and clients allowed to connect)\n");
+      std::fprintf(stderr,
+                   "apollo11-node: --curve-key needs --authorized-keys (the public keys "
+                   "of the workers and clients allowed to connect)\n");
       return 2;
     }
     auto keys = apollo11::transport::LoadAuthorizedKeys(f.authorized_keys);
@@ -140,8 +141,9 @@ int Start(NodeFlags& f) {
   }
   if (worker && !coordinator && curve) {
     if (f.server_key.empty()) {
-      std::fprintf(stderr, "apollo11-node: --curve-key needs --server-key (the coordinator's "
-                           "public key) on a worker\n");
+      std::fprintf(stderr,
+                   "apollo11-node: --curve-key needs --server-key (the coordinator's "
+                   "public key) on a worker\n");
       return 2;
     }
     auto pub = apollo11::transport::LoadPublicKey(f.server_key);
@@ -298,10 +300,13 @@ int main(int argc, char** argv) {
   start->add_option("--heartbeat", f.heartbeat, "heartbeat interval");
   start->add_option("--liveness", f.liveness, "missed heartbeats before a peer is lost")
       ->check(CLI::PositiveNumber);
-  start->add_option("--max-backlog", f.max_backlog, "READY+RUNNING executions before promotion pauses")
+  start
+      ->add_option("--max-backlog", f.max_backlog,
+                   "READY+RUNNING executions before promotion pauses")
       ->check(CLI::PositiveNumber);
   start->add_option("--worker-id", f.worker_id, "worker identity (default HOSTNAME-PID)");
-  start->add_option("--drain-timeout", f.drain_timeout, "how long SIGTERM waits for a worker to drain");
+  start->add_option("--drain-timeout", f.drain_timeout,
+                    "how long SIGTERM waits for a worker to drain");
   start->add_option("--log-level", f.log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
   start->add_option("--curve-key", f.curve_key, "this node's CURVE key pair (apollo11 keygen)");

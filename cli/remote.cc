@@ -29,8 +29,9 @@ Result<std::unique_ptr<RemoteCoordinator>> RemoteCoordinator::Connect(
     server_key = std::getenv("APOLLO11_SERVER_KEY");
   }
   if (key.empty() != server_key.empty()) {
-    return Status::InvalidInput("CURVE needs both --key (your key pair) and --server-key (the "
-                                "coordinator's public key)");
+    return Status::InvalidInput(
+        "CURVE needs both --key (your key pair) and --server-key (the "
+        "coordinator's public key)");
   }
   r->socket_ = std::make_unique<zmq::socket_t>(r->ctx_, zmq::socket_type::dealer);
   transport::SocketOptions options;

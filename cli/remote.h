@@ -5,9 +5,8 @@
 
 #include <chrono>
 #include <memory>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 #include <zmq.hpp>
 
 #include "actors/internal_messages.h"

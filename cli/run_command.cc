@@ -3,15 +3,14 @@
 // ZeroMQ sockets exactly as a cluster is over tcp, submits the run, shows
 // progress, and exits with the run's outcome.
 
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <csignal>
 #include <cstdio>
-#include <thread>
-
 #include <nlohmann/json.hpp>
-#include <spdlog/spdlog.h>
+#include <thread>
 
 #include "actors/actor_loop.h"
 #include "actors/coordinator.h"
@@ -229,7 +228,8 @@ int Run(const RunFlags& flags) {
     }
     const Micros now = clock.Now();
     if (!counts.empty() && (tty || now - last_line >= 2 * kMicrosPerSecond || finished)) {
-      std::string line = ProgressLine(counts, static_cast<double>(now - started) / kMicrosPerSecond);
+      std::string line =
+          ProgressLine(counts, static_cast<double>(now - started) / kMicrosPerSecond);
       if (tty) {
         std::fprintf(stderr, "\r\033[K%s", line.c_str());
       } else {

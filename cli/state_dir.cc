@@ -1,9 +1,9 @@
 #include "cli/state_dir.h"
 
-#include <cstdlib>
-
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+
+#include <cstdlib>
 
 #include "common/clock.h"
 #include "common/duration.h"
@@ -46,8 +46,8 @@ void PrintRunSummary(const storage::RunRecord& run,
     if (e.state == TaskState::kSuccess && e.finished_at && e.started_at) {
       detail = FormatDuration(Millis((e.finished_at - e.started_at) / kMicrosPerMilli));
     }
-    std::fprintf(out, "  %-24s %-9s %8u %5d  %s\n", e.task_id.c_str(), ToString(e.state),
-                 e.attempt, e.exit_code, detail.c_str());
+    std::fprintf(out, "  %-24s %-9s %8u %5d  %s\n", e.task_id.c_str(), ToString(e.state), e.attempt,
+                 e.exit_code, detail.c_str());
   }
 }
 

@@ -2,9 +2,8 @@
 // Where a node keeps its state: --state-dir, else $APOLLO11_STATE_DIR, else
 // ./.apollo11. Inside: journal/ (LMDB), logs/ (task output), LOCK.
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "actors/run_views.h"
 #include "storage/journal.h"

@@ -32,7 +32,8 @@ Result<Millis> ParseDuration(std::string_view text) {
     int64_t number = 0;
     while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) {
       number = number * 10 + (text[pos] - '0');
-      if (number > 1'000'000'000) return Status::InvalidInput("duration " + quoted + " is too large");
+      if (number > 1'000'000'000)
+        return Status::InvalidInput("duration " + quoted + " is too large");
       ++pos;
     }
     size_t unit_start = pos;
@@ -47,8 +48,8 @@ Result<Millis> ParseDuration(std::string_view text) {
       if (kUnits[i].name == unit) index = i;
     }
     if (index < 0) {
-      return Status::InvalidInput("bad duration " + quoted + ": unknown unit '" + std::string(unit) +
-                                  "' (use ms, s, m or h)");
+      return Status::InvalidInput("bad duration " + quoted + ": unknown unit '" +
+                                  std::string(unit) + "' (use ms, s, m or h)");
     }
     if (index <= last_unit) {
       return Status::InvalidInput("bad duration " + quoted +

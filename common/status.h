@@ -35,7 +35,9 @@ class [[nodiscard]] Status {
   static Status Error(StatusCode code, std::string message) {
     return Status(code, std::move(message));
   }
-  static Status InvalidInput(std::string m) { return Error(StatusCode::kInvalidInput, std::move(m)); }
+  static Status InvalidInput(std::string m) {
+    return Error(StatusCode::kInvalidInput, std::move(m));
+  }
   static Status NotFound(std::string m) { return Error(StatusCode::kNotFound, std::move(m)); }
   static Status Busy(std::string m) { return Error(StatusCode::kBusy, std::move(m)); }
   static Status Io(std::string m) { return Error(StatusCode::kIo, std::move(m)); }
@@ -60,16 +62,25 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {  // NOLINT
     assert(!status_.ok() && "a Result without a value needs an error");
   }
 
   bool ok() const { return value_.has_value(); }
   const Status& status() const { return status_; }
-  T& value() & { assert(ok()); return *value_; }
-  const T& value() const& { assert(ok()); return *value_; }
-  T&& value() && { assert(ok()); return std::move(*value_); }
+  T& value() & {
+    assert(ok());
+    return *value_;
+  }
+  const T& value() const& {
+    assert(ok());
+    return *value_;
+  }
+  T&& value() && {
+    assert(ok());
+    return std::move(*value_);
+  }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
@@ -83,8 +94,8 @@ class [[nodiscard]] Result {
 }  // namespace apollo11
 
 // Returns early from the enclosing function when `expr` is an error Status.
-#define APOLLO11_RETURN_IF_ERROR(expr)          \
-  do {                                          \
-    ::apollo11::Status apollo11_status_ = (expr); \
+#define APOLLO11_RETURN_IF_ERROR(expr)                   \
+  do {                                                   \
+    ::apollo11::Status apollo11_status_ = (expr);        \
     if (!apollo11_status_.ok()) return apollo11_status_; \
   } while (0)

@@ -60,8 +60,8 @@ std::string ReadFile(const std::string& p) {
   return ss.str();
 }
 
-pid_t SpawnTo(const std::vector<std::string>& argv, const std::string& cwd,
-              const std::string& out, const std::string& err) {
+pid_t SpawnTo(const std::vector<std::string>& argv, const std::string& cwd, const std::string& out,
+              const std::string& err) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);

@@ -5,10 +5,9 @@
 #include <signal.h>
 #include <sys/types.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace apollo11::testing {
 

@@ -28,8 +28,9 @@ struct NodeProc {
 };
 
 NodeProc StartNode(const ScratchDir& dir, const std::string& name, std::vector<std::string> args) {
-  std::vector<std::string> argv = {Node(), "start", "--heartbeat", "100ms", "--liveness", "3",
-                                   "--state-dir", dir.path() + "/" + name, "--log-level", "info"};
+  std::vector<std::string> argv = {Node(),        "start", "--heartbeat", "100ms",
+                                   "--liveness",  "3",     "--state-dir", dir.path() + "/" + name,
+                                   "--log-level", "info"};
   argv.insert(argv.end(), args.begin(), args.end());
   NodeProc p;
   p.pid = SpawnNamed(argv, dir.path(), name);
@@ -49,13 +50,13 @@ NodeProc StartNode(const ScratchDir& dir, const std::string& name, std::vector<s
 }
 
 NodeProc StartCoordinator(const ScratchDir& dir) {
-  return StartNode(dir, "coord",
-                   {"--role", "coordinator", "--bind", "tcp://127.0.0.1:0", "--api-bind",
-                    "tcp://127.0.0.1:0"});
+  return StartNode(
+      dir, "coord",
+      {"--role", "coordinator", "--bind", "tcp://127.0.0.1:0", "--api-bind", "tcp://127.0.0.1:0"});
 }
 
-NodeProc StartWorker(const ScratchDir& dir, const NodeProc& coord, const std::string& id,
-                     int slots, const std::string& group = "default") {
+NodeProc StartWorker(const ScratchDir& dir, const NodeProc& coord, const std::string& id, int slots,
+                     const std::string& group = "default") {
   return StartNode(dir, id,
                    {"--role", "worker", "--connect", coord.listening["workers"].get<std::string>(),
                     "--worker-id", id, "--slots", std::to_string(slots), "--group", group});
@@ -77,7 +78,7 @@ size_t WorkerCount(const NodeProc& coord) {
 
 // Kills every node at the end of a test, whatever happened.
 struct Nodes {
-  std::vector<NodeProc*> all;
+  std::vector<NodeProc*> all;  // killed at the end of the test
   ~Nodes() {
     for (NodeProc* p : all) {
       if (p->pid > 0) {
@@ -90,8 +91,7 @@ struct Nodes {
 
 }  // namespace
 
-TEST_CASE("a coordinator and three workers run a 2,000-task DAG across all workers",
-          "[cluster]") {
+TEST_CASE("a coordinator and three workers run a 2,000-task DAG across all workers", "[cluster]") {
   ScratchDir dir;
   NodeProc coord = StartCoordinator(dir);
   NodeProc w1 = StartWorker(dir, coord, "w1", 2), w2 = StartWorker(dir, coord, "w2", 2),
@@ -211,9 +211,10 @@ pipeline:
   CHECK(dir.Read("coord.err").find("worker w1 left (BYE)") != std::string::npos);
 }
 
-TEST_CASE("a task whose group has no worker waits, explain says why, and a joining worker "
-          "runs it",
-          "[cluster]") {
+TEST_CASE(
+    "a task whose group has no worker waits, explain says why, and a joining worker "
+    "runs it",
+    "[cluster]") {
   ScratchDir dir;
   NodeProc coord = StartCoordinator(dir);
   NodeProc w1 = StartWorker(dir, coord, "w1", 1);
@@ -278,8 +279,9 @@ TEST_CASE("garbage on both coordinator endpoints is dropped and the coordinator 
     dealer.send(zmq::buffer(huge), zmq::send_flags::none);
   }
   // Still serving: a query answers and a run completes.
-  std::string file = dir.Write("ok.yaml", "version: \"1.0\"\nname: test.ok\npipeline:\n"
-                                          "  - id: a\n    type: shell\n    command: \"true\"\n");
+  std::string file = dir.Write("ok.yaml",
+                               "version: \"1.0\"\nname: test.ok\npipeline:\n"
+                               "  - id: a\n    type: shell\n    command: \"true\"\n");
   CmdResult r = Cli(coord, {"submit", file, "--wait", "--json"});
   CHECK(r.exit_code == 0);
   CHECK(WorkerCount(coord) == 1);
@@ -293,20 +295,21 @@ TEST_CASE("with CURVE keys only listed workers and clients get in", "[cluster][s
     CmdResult k = Run({Apollo11(), "keygen", d + "/" + who});
     REQUIRE(k.exit_code == 0);
   }
-  dir.Write("authorized", "# workers\n" + dir.Read("w1.pub") + "# clients\n" + dir.Read("client.pub"));
-  NodeProc coord = StartNode(dir, "coordnode",
-                             {"--role", "coordinator", "--bind", "tcp://127.0.0.1:0", "--api-bind",
-                              "tcp://127.0.0.1:0", "--curve-key", d + "/coord.key",
-                              "--authorized-keys", d + "/authorized"});
+  dir.Write("authorized",
+            "# workers\n" + dir.Read("w1.pub") + "# clients\n" + dir.Read("client.pub"));
+  NodeProc coord = StartNode(
+      dir, "coordnode",
+      {"--role", "coordinator", "--bind", "tcp://127.0.0.1:0", "--api-bind", "tcp://127.0.0.1:0",
+       "--curve-key", d + "/coord.key", "--authorized-keys", d + "/authorized"});
   const std::string workers_ep = coord.listening["workers"].get<std::string>();
-  NodeProc w1 = StartNode(dir, "w1node",
-                          {"--role", "worker", "--connect", workers_ep, "--worker-id", "w1",
-                           "--slots", "1", "--curve-key", d + "/w1.key", "--server-key",
-                           d + "/coord.pub"});
-  NodeProc intruder = StartNode(dir, "intrudernode",
-                                {"--role", "worker", "--connect", workers_ep, "--worker-id",
-                                 "intruder", "--slots", "1", "--curve-key", d + "/intruder.key",
-                                 "--server-key", d + "/coord.pub"});
+  NodeProc w1 =
+      StartNode(dir, "w1node",
+                {"--role", "worker", "--connect", workers_ep, "--worker-id", "w1", "--slots", "1",
+                 "--curve-key", d + "/w1.key", "--server-key", d + "/coord.pub"});
+  NodeProc intruder =
+      StartNode(dir, "intrudernode",
+                {"--role", "worker", "--connect", workers_ep, "--worker-id", "intruder", "--slots",
+                 "1", "--curve-key", d + "/intruder.key", "--server-key", d + "/coord.pub"});
   Nodes guard{{&coord, &w1, &intruder}};
   const std::vector<std::string> client_keys = {"--key", d + "/client.key", "--server-key",
                                                 d + "/coord.pub"};
@@ -326,14 +329,15 @@ TEST_CASE("with CURVE keys only listed workers and clients get in", "[cluster][s
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   CHECK(workers() == std::set<std::string>{"w1"});  // the intruder never joined
 
-  std::string file = dir.Write("ok.yaml", "version: \"1.0\"\nname: test.curve\npipeline:\n"
-                                          "  - id: a\n    type: shell\n    command: \"true\"\n");
+  std::string file = dir.Write("ok.yaml",
+                               "version: \"1.0\"\nname: test.curve\npipeline:\n"
+                               "  - id: a\n    type: shell\n    command: \"true\"\n");
   CmdResult ok = Cli(coord, with({"submit", file, "--wait", "--json"}, client_keys));
   CHECK(ok.exit_code == 0);
 
   // An unlisted client key, and a plaintext client, get no answer at all.
-  CmdResult unlisted = Cli(coord, {"runs", "--json", "--timeout", "1", "--key",
-                                   d + "/intruder.key", "--server-key", d + "/coord.pub"});
+  CmdResult unlisted = Cli(coord, {"runs", "--json", "--timeout", "1", "--key", d + "/intruder.key",
+                                   "--server-key", d + "/coord.pub"});
   CHECK(unlisted.exit_code == 3);
   CHECK(unlisted.err.find("no answer") != std::string::npos);
   CmdResult plain = Cli(coord, {"runs", "--json", "--timeout", "1"});
@@ -347,4 +351,78 @@ TEST_CASE("binding a non-loopback address without keys needs --insecure", "[clus
                      "--bind", "tcp://0.0.0.0:0", "--api-bind", "tcp://127.0.0.1:0"});
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("--insecure") != std::string::npos);
+}
+
+TEST_CASE("a hung worker (SIGSTOP) is declared lost; after SIGCONT its stale process is killed",
+          "[cluster]") {
+  ScratchDir dir;
+  NodeProc coord = StartCoordinator(dir);
+  NodeProc w1 = StartWorker(dir, coord, "w1", 1);
+  Nodes guard{{&coord, &w1}};
+  REQUIRE(WaitFor([&] { return WorkerCount(coord) == 1; }, 5000));
+  const std::string d = dir.path();
+  std::string file = dir.Write("hang.yaml", R"(version: "1.0"
+name: test.hang
+pipeline:
+  - id: slow
+    type: shell
+    command: "echo $$ > )" + d + R"(/pid.$APOLLO11_ATTEMPT; sleep 3"
+)");
+  CmdResult sub = Cli(coord, {"submit", file});
+  std::string run_id = sub.out.substr(0, sub.out.find('\n'));
+  REQUIRE(WaitFor([&] { return dir.Exists("pid.1") && !dir.Read("pid.1").empty(); }, 10000));
+  ::kill(w1.pid, SIGSTOP);
+  // Lost after liveness (3 x 100 ms); its execution goes back to READY.
+  NodeProc w2 = StartWorker(dir, coord, "w2", 1);
+  guard.all.push_back(&w2);
+  auto summary = ParseJson(Cli(coord, {"status", run_id, "--wait", "--json"}).out);
+  CHECK(summary["state"] == "SUCCESS");
+  CHECK(summary["tasks"]["slow"]["worker"] == "w2");
+  CHECK(summary["tasks"]["slow"]["attempts"] == 2);
+  const pid_t stale = std::stoi(dir.Read("pid.1"));
+  ::kill(w1.pid, SIGCONT);
+  // It rejoins claiming attempt 1, which is no longer its to run: the
+  // coordinator cancels it and the worker kills the process group.
+  CHECK(WaitFor([&] { return !Alive(stale); }, 5000));
+  auto history = ParseJson(Cli(coord, {"history", run_id + ".slow", "--json"}).out);
+  bool lost = false;
+  for (const auto& t : history) {
+    lost = lost || t.value("reason", "").find("worker w1 lost") != std::string::npos;
+  }
+  CHECK(lost);
+}
+
+TEST_CASE("the backlog cap pauses promotion and the run still completes", "[cluster]") {
+  ScratchDir dir;
+  NodeProc coord = StartNode(dir, "coord",
+                             {"--role", "coordinator", "--bind", "tcp://127.0.0.1:0", "--api-bind",
+                              "tcp://127.0.0.1:0", "--max-backlog", "1000"});
+  NodeProc w1 = StartWorker(dir, coord, "w1", 1);
+  Nodes guard{{&coord, &w1}};
+  std::string yaml = "version: \"1.0\"\nname: test.backlog\npipeline:\n";
+  for (int i = 0; i < 5000; ++i) yaml += "  - {id: t" + std::to_string(i) + ", type: noop}\n";
+  std::string file = dir.Write("wide.yaml", yaml);
+  CmdResult r = Cli(coord, {"submit", file, "--wait", "--json", "--timeout", "60"});
+  INFO(r.err);
+  auto summary = ParseJson(r.out.substr(r.out.find('{')));
+  REQUIRE(summary.is_object());
+  CHECK(summary["state"] == "SUCCESS");
+  const std::string log = dir.Read("coord.err");
+  CHECK(log.find("backlog at its cap (1000 executions READY or RUNNING): promotion paused") !=
+        std::string::npos);
+  CHECK(log.find("promotion resumed") != std::string::npos);
+  // Never more than the cap READY or RUNNING at once: replay the journal.
+  auto history = ParseJson(Cli(coord, {"history", summary["run_id"].get<std::string>(), "--json",
+                                       "--timeout", "60"})
+                               .out);
+  REQUIRE(history.is_array());
+  int in_flight = 0, peak = 0;
+  for (const auto& t : history) {
+    const std::string from = t["from"], to = t["to"];
+    if (from == "READY" || from == "RUNNING") --in_flight;
+    if (to == "READY" || to == "RUNNING") ++in_flight;
+    peak = std::max(peak, in_flight);
+  }
+  CHECK(peak <= 1000);
+  CHECK(peak >= 800);
 }

@@ -80,7 +80,7 @@ struct SchedulerFixture {
 };
 
 ResultBatch ResultOf(const std::string& exec_id, uint32_t attempt, transport::Outcome outcome,
-                   int exit_code = 0) {
+                     int exit_code = 0) {
   ResultBatch b;
   ResultFrom r;
   r.worker_id = "w1";
@@ -286,8 +286,7 @@ TEST_CASE("a lost worker's running execution is requeued with a new attempt", "[
   CHECK(f.core->stale_results() == 1);
 }
 
-TEST_CASE("a coordinator-side deadline times out a silent execution and kills it",
-          "[scheduler]") {
+TEST_CASE("a coordinator-side deadline times out a silent execution and kills it", "[scheduler]") {
   SchedulerFixture f;
   dsl::TaskSpec slow = Task("slow");
   slow.timeout = Millis(1000);
@@ -318,8 +317,8 @@ TEST_CASE("a worker whose HELLO was lost is told to say it again", "[dispatcher]
   std::string frame = transport::EncodeToString(transport::MsgType::kHeartbeat, hb);
   core.OnWorkerFrame("w9", frame.data(), frame.size(), &out);
   REQUIRE(out.to_workers.size() == 1);
-  auto env = transport::DecodeEnvelope(out.to_workers[0].second.data(),
-                                       out.to_workers[0].second.size());
+  auto env =
+      transport::DecodeEnvelope(out.to_workers[0].second.data(), out.to_workers[0].second.size());
   REQUIRE(env.ok());
   auto reply = transport::BodyAs<transport::Heartbeat>(*env);
   REQUIRE(reply.ok());

@@ -269,13 +269,13 @@ pipeline:
   CHECK(history[0]["from"] == "PENDING");
   CHECK(history[0]["to"] == "READY");
   // Text form too.
-  CmdResult text = Run({Apollo11(), "history", summary["run_id"].get<std::string>(),
-                        "--state-dir", dir.path() + "/state"});
+  CmdResult text = Run({Apollo11(), "history", summary["run_id"].get<std::string>(), "--state-dir",
+                        dir.path() + "/state"});
   CHECK(text.exit_code == 0);
   CHECK(text.out.find("RUNNING  -> SUCCESS") != std::string::npos);
   // `status` matches `run --json`.
-  CmdResult status = Run({Apollo11(), "status", summary["run_id"].get<std::string>(),
-                          "--state-dir", dir.path() + "/state", "--json"});
+  CmdResult status = Run({Apollo11(), "status", summary["run_id"].get<std::string>(), "--state-dir",
+                          dir.path() + "/state", "--json"});
   CHECK(status.exit_code == 0);
   CHECK(ParseJson(status.out)["tasks"] == summary["tasks"]);
   // An unknown id is a clear error.
@@ -302,7 +302,8 @@ pipeline:
   const std::string state = dir.path() + "/state";
   pid_t first = Spawn({Apollo11(), "run", file, "--state-dir", state, "--json"}, dir.path());
   REQUIRE(first > 0);
-  REQUIRE(WaitFor([&] { return dir.Exists("child.pid") && !dir.Read("child.pid").empty(); }, 10000));
+  REQUIRE(
+      WaitFor([&] { return dir.Exists("child.pid") && !dir.Read("child.pid").empty(); }, 10000));
 
   CmdResult second = Run({Apollo11(), "run", file, "--state-dir", state});
   CHECK(second.exit_code == 3);
