@@ -311,6 +311,7 @@ struct DispatcherParams {
   const Clock* clock;
   DispatcherOptions options;
   milliseconds heartbeat;
+  milliseconds reconcile_interval;
   std::string worker_endpoint;
   SocketPtr sched, recon;
   std::string* bound_workers;
@@ -331,13 +332,16 @@ void DispatcherBody(ActorPipe& pipe, DispatcherParams p) {
   Envelope env;
   std::string scratch;
   const Micros interval = p.heartbeat.count() * kMicrosPerMilli;
+  const Micros probe_interval = p.reconcile_interval.count() * kMicrosPerMilli;
   Micros next_beat = p.clock->Now() + interval;
+  Micros next_probe = p.clock->Now() + probe_interval;
   zmq::pollitem_t items[] = {pipe.PollItem(),
                              {router.handle(), 0, ZMQ_POLLIN, 0},
                              {p.sched->handle(), 0, ZMQ_POLLIN, 0},
                              {p.recon->handle(), 0, ZMQ_POLLIN, 0}};
   for (;;) {
-    auto polled = transport::Poll(items, UntilMs(p.clock->Now(), next_beat, milliseconds(1000)));
+    auto polled = transport::Poll(
+        items, UntilMs(p.clock->Now(), std::min(next_beat, next_probe), milliseconds(1000)));
     if (!polled.ok()) return;
     bool term = false;
     if (!DrainSocket(pipe.socket(), "dispatcher", &env,
@@ -399,6 +403,10 @@ void DispatcherBody(ActorPipe& pipe, DispatcherParams p) {
       SendInternal(*p.sched, InternalType::kWorkersSnapshot, snapshot, &scratch);
       next_beat = now + interval;
     }
+    if (now >= next_probe) {
+      core.Probe(&out);
+      next_probe = now + probe_interval;
+    }
     core.Place(&out);
 
     // Frames to workers. A peer that is gone fails the send (ROUTER_MANDATORY)
@@ -424,6 +432,7 @@ void DispatcherBody(ActorPipe& pipe, DispatcherParams p) {
     }
     for (const WorkerGone& gone : out.gone) {
       SendInternal(*p.sched, InternalType::kWorkerGone, gone, &scratch);
+      if (core.HasWorker(gone.worker_id)) continue;  // executions handed back; it stays
       WorkersSeen left;
       left.workers.push_back({gone.worker_id, 0, false});
       SendInternal(*p.recon, InternalType::kWorkersSeen, left, &scratch);
@@ -524,10 +533,9 @@ Result<std::unique_ptr<Coordinator>> Coordinator::Start(zmq::context_t& ctx,
   auto dispatcher = transport::Actor::Start(
       ctx, "dispatcher",
       [p = DispatcherParams{&ctx, clock, dispatcher_options, config.reconciler.heartbeat,
-                            config.worker_endpoint, sched_disp->second, disp_recon->first,
-                            &c->worker_endpoint_, config.curve}](ActorPipe& pipe) {
-        DispatcherBody(pipe, p);
-      });
+                            config.reconcile_interval, config.worker_endpoint, sched_disp->second,
+                            disp_recon->first, &c->worker_endpoint_,
+                            config.curve}](ActorPipe& pipe) { DispatcherBody(pipe, p); });
   if (!dispatcher.ok()) return dispatcher.status();
   c->dispatcher_ = std::move(*dispatcher);
 

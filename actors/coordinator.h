@@ -26,7 +26,8 @@ struct CoordinatorConfig {
   std::string instance;         // unique within the process: names the inproc links
   uint64_t epoch = 1;
   SchedulerOptions scheduler;
-  ReconcilerOptions reconciler;  // heartbeat interval and liveness, shared with the dispatcher
+  ReconcilerOptions reconciler;      // heartbeat interval and liveness, shared with the dispatcher
+  Millis reconcile_interval{30000};  // how often workers are PROBEd
   // When set, both ROUTERs are CURVE servers in ZAP domain kCurveDomain; a
   // ZapHandler (started by the caller in the same context) decides who may
   // connect.

@@ -150,8 +150,27 @@ void DispatcherCore::OnWorkerFrame(const std::string& identity, const void* data
     }
     case transport::MsgType::kHeartbeat:
       return;  // last_seen is updated above
-    case transport::MsgType::kProbeReply:
-      return;  // reconciliation audits arrive with the cluster roles
+    case transport::MsgType::kProbeReply: {
+      auto reply = transport::BodyAs<transport::ProbeReply>(*envelope);
+      if (!reply.ok()) break;
+      WorkerGone gone;
+      gone.worker_id = identity;
+      gone.reason = "reconciliation: worker " + identity +
+                    " does not hold it (a dispatch or report was lost)";
+      for (const transport::ProbeState& st : reply->states) {
+        auto r = w.running.find(st.exec_id);
+        if (st.state != 0 || r == w.running.end() || r->second != st.attempt) continue;
+        gone.execs.push_back({st.exec_id, st.attempt});
+        Finish(w, st.exec_id);
+        // The slot it was sent to is free after all.
+        if (w.credits + w.running.size() < w.slots) ++w.credits;
+      }
+      if (!gone.execs.empty()) {
+        spdlog::warn("{}: {} executions handed back", gone.reason, gone.execs.size());
+        out->gone.push_back(std::move(gone));
+      }
+      return;
+    }
     case transport::MsgType::kBye: {
       Forget(identity, "worker " + identity + " left (BYE)", out);
       return;
@@ -292,6 +311,16 @@ void DispatcherCore::Heartbeat(DispatcherOutput* out) {
   hb.epoch = options_.epoch;
   hb.sent_at = clock_->Now();
   for (auto& [id, w] : workers_) Send(id, transport::MsgType::kHeartbeat, hb, out);
+}
+
+void DispatcherCore::Probe(DispatcherOutput* out) {
+  for (auto& [id, w] : workers_) {
+    if (w.running.empty()) continue;
+    transport::Probe probe;
+    probe.epoch = options_.epoch;
+    for (const auto& [exec_id, attempt] : w.running) probe.execs.push_back({exec_id, attempt});
+    Send(id, transport::MsgType::kProbe, probe, out);
+  }
 }
 
 WorkersSeen DispatcherCore::Seen() const {

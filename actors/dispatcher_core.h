@@ -61,11 +61,16 @@ class DispatcherCore {
   void Place(DispatcherOutput* out);
   // Periodic: a HEARTBEAT to every worker.
   void Heartbeat(DispatcherOutput* out);
+  // Periodic reconciliation: asks each worker about the executions we
+  // believe it runs. One it does not hold (a DISPATCH or a report was lost)
+  // is handed back to the scheduler and its slot's credit restored.
+  void Probe(DispatcherOutput* out);
   // Liveness report for the reconciler.
   WorkersSeen Seen() const;
 
   size_t queued() const { return queued_; }
   size_t workers() const { return workers_.size(); }
+  bool HasWorker(const std::string& id) const { return workers_.count(id) > 0; }
   uint64_t dropped_frames() const { return dropped_frames_; }
   std::vector<WorkerSnapshot> Snapshot() const;
 

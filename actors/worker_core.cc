@@ -124,8 +124,26 @@ void WorkerCore::OnFrame(const void* data, size_t size) {
       }
       return;
     }
-    case transport::MsgType::kProbe:
-      return;  // audits arrive with the cluster roles
+    case transport::MsgType::kProbe: {
+      auto probe = transport::BodyAs<transport::Probe>(*envelope);
+      if (!probe.ok()) break;
+      transport::ProbeReply reply;
+      const Micros now = clock_->Now();
+      for (const transport::ExecRef& ref : probe->execs) {
+        transport::ProbeState st{ref.exec_id, ref.attempt, 0};
+        auto it = entries_.find({ref.exec_id, ref.attempt});
+        if (it != entries_.end()) {
+          st.state = it->second.finished ? 2 : 1;
+          if (it->second.finished) {  // its report may have been lost: again
+            Send(transport::MsgType::kResult, it->second.result);
+            it->second.last_sent = now;
+          }
+        }
+        reply.states.push_back(std::move(st));
+      }
+      Send(transport::MsgType::kProbeReply, reply);
+      return;
+    }
     default:
       break;
   }
@@ -135,6 +153,12 @@ void WorkerCore::OnFrame(const void* data, size_t size) {
 }
 
 void WorkerCore::OnDispatch(transport::Dispatch&& d) {
+  if (options_.drop_dispatches > 0) {
+    --options_.drop_dispatches;
+    spdlog::warn("worker {}: test hook dropped DISPATCH of {} attempt {}", options_.worker_id,
+                 d.exec_id, d.attempt);
+    return;
+  }
   Key key{d.exec_id, d.attempt};
   auto existing = entries_.find(key);
   if (existing != entries_.end()) {

@@ -28,6 +28,9 @@ struct WorkerOptions {
   Millis heartbeat{10000};
   int liveness = 3;
   Millis result_resend{1000};  // resend an unacknowledged RESULT this often
+  // Test hook (fault injection): drop this many DISPATCH messages as if the
+  // network lost them. Set from $APOLLO11_TEST_DROP_DISPATCH by apollo11-node.
+  int drop_dispatches = 0;
 };
 
 class WorkerCore {

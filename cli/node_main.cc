@@ -17,6 +17,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -48,6 +49,7 @@ struct NodeFlags {
   unsigned slots = 0;
   std::vector<std::string> labels;
   std::string heartbeat = "10s";
+  std::string reconcile_interval = "30s";
   int liveness = 3;
   size_t max_backlog = 1000;
   std::string worker_id;
@@ -103,10 +105,12 @@ int Start(NodeFlags& f) {
   apollo11::cli::SetUpLogging(f.log_level);
   auto heartbeat = apollo11::ParseDuration(f.heartbeat);
   auto drain_timeout = apollo11::ParseDuration(f.drain_timeout);
-  if (!heartbeat.ok() || !drain_timeout.ok()) {
-    std::fprintf(stderr, "apollo11-node: bad duration: %s\n",
-                 (!heartbeat.ok() ? heartbeat.status() : drain_timeout.status()).message().c_str());
-    return 2;
+  auto reconcile = apollo11::ParseDuration(f.reconcile_interval);
+  for (const auto* d : {&heartbeat, &drain_timeout, &reconcile}) {
+    if (!d->ok()) {
+      std::fprintf(stderr, "apollo11-node: bad duration: %s\n", d->status().message().c_str());
+      return 2;
+    }
   }
   const bool coordinator = f.role == "coordinator" || f.role == "all";
   const bool worker = f.role == "worker" || f.role == "all";
@@ -217,6 +221,7 @@ int Start(NodeFlags& f) {
     cc.scheduler.max_backlog = f.max_backlog;
     cc.reconciler.heartbeat = *heartbeat;
     cc.reconciler.liveness = f.liveness;
+    cc.reconcile_interval = *reconcile;
     auto c = apollo11::actors::Coordinator::Start(ctx, journal.get(), &clock, cc);
     if (!c.ok()) {
       std::fprintf(stderr, "apollo11-node: coordinator: %s\n", c.status().ToString().c_str());
@@ -238,6 +243,9 @@ int Start(NodeFlags& f) {
     wc.worker.labels = f.labels;
     wc.worker.heartbeat = *heartbeat;
     wc.worker.liveness = f.liveness;
+    if (const char* drop = std::getenv("APOLLO11_TEST_DROP_DISPATCH")) {
+      wc.worker.drop_dispatches = std::atoi(drop);  // fault injection for tests only
+    }
     wc.executor.log_dir = state_dir + "/worker-" + wc.worker.worker_id + "/logs";
     if (curve) {
       wc.curve = curve;
@@ -298,6 +306,8 @@ int main(int argc, char** argv) {
   start->add_option("--slots", f.slots, "worker: tasks run at once (default: cores)");
   start->add_option("--labels", f.labels, "worker labels")->delimiter(',');
   start->add_option("--heartbeat", f.heartbeat, "heartbeat interval");
+  start->add_option("--reconcile-interval", f.reconcile_interval,
+                    "coordinator: how often workers are asked what they run");
   start->add_option("--liveness", f.liveness, "missed heartbeats before a peer is lost")
       ->check(CLI::PositiveNumber);
   start

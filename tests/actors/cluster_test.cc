@@ -179,6 +179,34 @@ pipeline:
   WARN("worker loss detected and the run finished " << detect_and_finish << " s after kill -9");
 }
 
+TEST_CASE("a lost DISPATCH is repaired by reconciliation", "[cluster]") {
+  ScratchDir dir;
+  NodeProc coord = StartNode(dir, "coord",
+                             {"--role", "coordinator", "--bind", "tcp://127.0.0.1:0", "--api-bind",
+                              "tcp://127.0.0.1:0", "--reconcile-interval", "300ms"});
+  ::setenv("APOLLO11_TEST_DROP_DISPATCH", "1", 1);
+  NodeProc w1 = StartWorker(dir, coord, "w1", 1);
+  ::unsetenv("APOLLO11_TEST_DROP_DISPATCH");
+  Nodes guard{{&coord, &w1}};
+  REQUIRE(WaitFor([&] { return WorkerCount(coord) == 1; }, 5000));
+  std::string file = dir.Write("one.yaml",
+                               "version: \"1.0\"\nname: test.reconcile\npipeline:\n"
+                               "  - id: a\n    type: shell\n    command: \"true\"\n");
+  CmdResult r = Cli(coord, {"submit", file, "--wait", "--json"});
+  auto summary = ParseJson(r.out.substr(r.out.find('{')));
+  REQUIRE(summary.is_object());
+  CHECK(summary["state"] == "SUCCESS");
+  CHECK(summary["tasks"]["a"]["attempts"] == 2);
+  auto history =
+      ParseJson(Cli(coord, {"history", summary["run_id"].get<std::string>() + ".a", "--json"}).out);
+  bool repaired = false;
+  for (const auto& t : history) {
+    repaired = repaired || t.value("reason", "").find("reconciliation") != std::string::npos;
+  }
+  CHECK(repaired);
+  CHECK(dir.Read("w1.err").find("test hook dropped DISPATCH") != std::string::npos);
+}
+
 TEST_CASE("SIGTERM drains a worker without losing its execution", "[cluster]") {
   ScratchDir dir;
   NodeProc coord = StartCoordinator(dir);
@@ -412,9 +440,9 @@ TEST_CASE("the backlog cap pauses promotion and the run still completes", "[clus
         std::string::npos);
   CHECK(log.find("promotion resumed") != std::string::npos);
   // Never more than the cap READY or RUNNING at once: replay the journal.
-  auto history = ParseJson(Cli(coord, {"history", summary["run_id"].get<std::string>(), "--json",
-                                       "--timeout", "60"})
-                               .out);
+  auto history = ParseJson(
+      Cli(coord, {"history", summary["run_id"].get<std::string>(), "--json", "--timeout", "60"})
+          .out);
   REQUIRE(history.is_array());
   int in_flight = 0, peak = 0;
   for (const auto& t : history) {

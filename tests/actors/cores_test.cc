@@ -325,3 +325,35 @@ TEST_CASE("a worker whose HELLO was lost is told to say it again", "[dispatcher]
   CHECK_FALSE(reply->registered);
   CHECK(core.workers() == 0);
 }
+
+TEST_CASE("reconciliation hands back an execution its worker does not hold", "[dispatcher]") {
+  FakeClock clock;
+  DispatcherCore core(&clock, {});
+  DispatcherOutput out;
+  std::string h = HelloFrame("w1", 1), c = CreditFrame(1);
+  core.OnWorkerFrame("w1", h.data(), h.size(), &out);
+  core.OnWorkerFrame("w1", c.data(), c.size(), &out);
+  Enqueue e;
+  e.execs.push_back(Exec("r.lost"));
+  core.OnEnqueue(std::move(e));
+  core.Place(&out);
+  out.Clear();
+  core.Probe(&out);
+  REQUIRE(out.to_workers.size() == 1);  // PROBE naming r.lost
+  transport::ProbeReply reply;
+  reply.states.push_back({"r.lost", 1, 0});  // "unknown": the DISPATCH never arrived
+  std::string frame = transport::EncodeToString(transport::MsgType::kProbeReply, reply);
+  out.Clear();
+  core.OnWorkerFrame("w1", frame.data(), frame.size(), &out);
+  REQUIRE(out.gone.size() == 1);
+  CHECK(out.gone[0].execs[0].exec_id == "r.lost");
+  CHECK(out.gone[0].reason.find("reconciliation") != std::string::npos);
+  CHECK(core.HasWorker("w1"));
+  // Its slot is usable again.
+  Enqueue next;
+  next.execs.push_back(Exec("r.next"));
+  core.OnEnqueue(std::move(next));
+  out.Clear();
+  core.Place(&out);
+  CHECK(out.placed.placed.size() == 1);
+}
