@@ -2,9 +2,10 @@
 // The coordinator: scheduler, dispatcher and reconciler actors, each on its
 // own thread, linked by inproc PAIR sockets. Workers connect a DEALER to the
 // dispatcher's ROUTER at `worker_endpoint` (inproc:// in one process, tcp://
-// in a cluster: the same code either way). Clients (the embedded CLI, later
-// the API) talk to the scheduler through a ROUTER at `client_endpoint` with
-// SubmitRun / CancelRun and receive RunProgress / RunFinished.
+// in a cluster: the same code either way). Clients (the CLI, embedded or
+// remote) talk to the scheduler through a ROUTER at `client_endpoint`:
+// SubmitRun / CancelRun / Query, answered with SubmitReply / QueryReply, and
+// RunProgress / RunFinished pushed to whoever submitted the run.
 
 #include <memory>
 #include <optional>

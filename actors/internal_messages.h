@@ -42,7 +42,7 @@ enum class InternalType : uint16_t {
   kCancelRun,
   kRunProgress,
   kRunFinished,
-  kStopWhenIdle,  // embedded runs: report when no run is active
+  kDrain,           // node -> worker actor: drain; worker actor -> node: drained
   kQuery,         // read-only question: status, history, runs, workers, explain
   kQueryReply,
 };

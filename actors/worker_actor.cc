@@ -70,7 +70,7 @@ void WorkerBody(transport::ActorPipe& pipe, zmq::context_t* ctx, const Clock* cl
     bool term = false;
     if (!DrainSocket(pipe.socket(), "worker", &env, [&](const transport::Envelope& e) {
           term = term || pipe.IsTerm(e);
-          if (e.type == static_cast<uint16_t>(InternalType::kStopWhenIdle)) core.StartDrain();
+          if (e.type == static_cast<uint16_t>(InternalType::kDrain)) core.StartDrain();
         })) {
       return;
     }
@@ -102,7 +102,7 @@ void WorkerBody(transport::ActorPipe& pipe, zmq::context_t* ctx, const Clock* cl
       // Give BYE a moment to leave when the socket closes (LINGER is 0
       // everywhere else so that shutdown never hangs).
       dealer.set(zmq::sockopt::linger, 500);
-      (void)pipe.Send(static_cast<uint16_t>(InternalType::kStopWhenIdle), transport::Bye{});
+      (void)pipe.Send(static_cast<uint16_t>(InternalType::kDrain), transport::Bye{});
       drained_reported = true;
     }
   }
@@ -126,11 +126,11 @@ WorkerActor::~WorkerActor() { Stop(); }
 
 bool WorkerActor::Drain(milliseconds timeout) {
   if (!actor_) return true;
-  Status s = actor_->Send(static_cast<uint16_t>(InternalType::kStopWhenIdle), transport::Bye{});
+  Status s = actor_->Send(static_cast<uint16_t>(InternalType::kDrain), transport::Bye{});
   bool drained = false;
   if (s.ok()) {
     auto reply = actor_->Recv(timeout);
-    drained = reply.ok() && reply->type == static_cast<uint16_t>(InternalType::kStopWhenIdle);
+    drained = reply.ok() && reply->type == static_cast<uint16_t>(InternalType::kDrain);
   }
   Stop();
   return drained;
