@@ -8,6 +8,7 @@
 
 #include "common/ids.h"
 #include "dsl/pipeline_json.h"
+#include "engine/placement.h"
 
 namespace apollo11::actors {
 
@@ -72,6 +73,7 @@ struct SchedulerCore::RunCtx {
   std::vector<uint8_t> exec_dirty;
   std::vector<int> dirty_list;
   std::vector<std::string> outputs;  // by task index; kept only for tasks with dependents
+  std::vector<int64_t> expected_ms;  // by task index: P50 of past durations, for placement
   std::vector<uint8_t> has_dependents;
   bool progress_dirty = true;
   bool finished = false;
@@ -143,6 +145,16 @@ Result<std::string> SchedulerCore::Submit(const SubmitRun& submit) {
   run->exec_dirty.assign(n, 1);
   run->outputs.resize(n);
   run->has_dependents.assign(n, 0);
+  // Placement weighs a worker's load by how long its tasks usually take: the
+  // P50 of each task's past successful durations, read once per run here
+  // rather than on every dispatch. Without history: the engine's default.
+  run->expected_ms.assign(n, engine::kDefaultP50 / kMicrosPerMilli);
+  for (size_t i = 0; i < n; ++i) {
+    auto p50 = journal_->DurationP50(run->spec.name + "/" + run->spec.tasks[i].id);
+    if (p50.ok() && p50->has_value()) {
+      run->expected_ms[i] = std::max<int64_t>(1, **p50 / kMicrosPerMilli);
+    }
+  }
   for (size_t i = 0; i < n; ++i) {
     const dsl::TaskSpec& task = run->spec.tasks[i];
     storage::ExecutionRecord& rec = run->execs[i];
@@ -469,6 +481,7 @@ void SchedulerCore::StageDispatch(RunCtx& run, int task) {
   q.group = spec.group;
   q.priority = spec.priority;
   q.ready_at = clock_->Now();
+  q.expected_ms = run.expected_ms[task];
   transport::Dispatch& d = q.dispatch;
   d.exec_id = rec.exec_id;
   d.attempt = run.dag->attempt(task);

@@ -357,3 +357,18 @@ TEST_CASE("reconciliation hands back an execution its worker does not hold", "[d
   core.Place(&out);
   CHECK(out.placed.placed.size() == 1);
 }
+
+TEST_CASE("placement estimates come from the P50 of a task's past durations", "[scheduler]") {
+  SchedulerFixture f;
+  storage::Journal::Batch history;
+  for (Micros d : {4, 5, 6}) history.RecordDuration("test.cores/slow", d * kMicrosPerSecond);
+  REQUIRE(f.journal->Commit(history).ok());
+  auto run_id = f.core->Submit(Submission({Task("slow"), Task("fresh")}));
+  REQUIRE(run_id.ok());
+  f.Flush();
+  REQUIRE(f.out.enqueue.execs.size() == 2);
+  for (const QueuedExec& q : f.out.enqueue.execs) {
+    if (q.dispatch.exec_id == *run_id + ".slow") CHECK(q.expected_ms == 5000);
+    if (q.dispatch.exec_id == *run_id + ".fresh") CHECK(q.expected_ms == 1000);  // no history
+  }
+}
