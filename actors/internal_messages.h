@@ -42,8 +42,8 @@ enum class InternalType : uint16_t {
   kCancelRun,
   kRunProgress,
   kRunFinished,
-  kDrain,           // node -> worker actor: drain; worker actor -> node: drained
-  kQuery,         // read-only question: status, history, runs, workers, explain
+  kDrain,  // node -> worker actor: drain; worker actor -> node: drained
+  kQuery,  // read-only question: status, history, runs, workers, explain
   kQueryReply,
 };
 

@@ -109,27 +109,13 @@ std::string Str(const nlohmann::json& j, const char* key) {
   return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
 }
 
-void PrintStatusText(const nlohmann::json& s) {
-  std::printf("run %s  %s  %s", Str(s, "run_id").c_str(), Str(s, "pipeline").c_str(),
-              Str(s, "state").c_str());
-  if (s.contains("duration_ms")) std::printf(" after %.3fs", s["duration_ms"].get<double>() / 1000);
-  if (s.contains("reason")) std::printf("  (%s)", Str(s, "reason").c_str());
-  std::printf("\n  %-24s %-9s %8s %5s  %-16s %s\n", "TASK", "STATE", "ATTEMPTS", "EXIT", "WORKER",
-              "ERROR");
-  for (auto& [id, t] : s["tasks"].items()) {
-    std::printf("  %-24s %-9s %8d %5d  %-16s %s\n", id.c_str(), Str(t, "state").c_str(),
-                t.value("attempts", 0), t.value("exit_code", 0), Str(t, "worker").c_str(),
-                Str(t, "error").c_str());
-  }
-}
-
 int Print(const nlohmann::json& doc, bool json, const std::string& kind) {
   if (json) {
     std::printf("%s\n", doc.dump(2).c_str());
     return kExitOk;
   }
   if (kind == "status") {
-    PrintStatusText(doc);
+    PrintRunSummary(doc, stdout);
   } else if (kind == "history") {
     for (const auto& r : doc) {
       std::printf("%s  %-20s #%d  %-8s -> %-8s  %s  [%s]\n", Str(r, "ts").c_str(),

@@ -55,9 +55,7 @@ RemoteCoordinator::~RemoteCoordinator() {
   if (socket_) socket_->close();
 }
 
-Result<std::string> RemoteCoordinator::Ask(uint16_t type, const std::string& frame,
-                                           uint16_t reply_type) {
-  (void)type;
+Result<std::string> RemoteCoordinator::Ask(const std::string& frame, uint16_t reply_type) {
   APOLLO11_RETURN_IF_ERROR(transport::Send(*socket_, frame, /*dontwait=*/false));
   zmq::pollitem_t items[] = {{socket_->handle(), 0, ZMQ_POLLIN, 0}};
   auto deadline = std::chrono::steady_clock::now() + timeout_;
@@ -82,7 +80,7 @@ Result<std::string> RemoteCoordinator::Ask(uint16_t type, const std::string& fra
 Result<std::string> RemoteCoordinator::Submit(const actors::SubmitRun& submit) {
   std::string frame;
   transport::Encode(static_cast<uint16_t>(actors::InternalType::kSubmitRun), submit, &frame);
-  auto raw = Ask(0, frame, static_cast<uint16_t>(actors::InternalType::kSubmitReply));
+  auto raw = Ask(frame, static_cast<uint16_t>(actors::InternalType::kSubmitReply));
   if (!raw.ok()) return raw.status();
   auto env = transport::DecodeEnvelope(raw->data(), raw->size(), actors::ClientLimits());
   if (!env.ok()) return env.status();
@@ -108,7 +106,7 @@ Result<nlohmann::json> RemoteCoordinator::Query(const std::string& kind, const s
   actors::Query q{kind, id, arg, limit};
   std::string frame;
   transport::Encode(static_cast<uint16_t>(actors::InternalType::kQuery), q, &frame);
-  auto raw = Ask(0, frame, static_cast<uint16_t>(actors::InternalType::kQueryReply));
+  auto raw = Ask(frame, static_cast<uint16_t>(actors::InternalType::kQueryReply));
   if (!raw.ok()) return raw.status();
   auto env = transport::DecodeEnvelope(raw->data(), raw->size(), actors::ClientLimits());
   if (!env.ok()) return env.status();

@@ -35,7 +35,8 @@ class RemoteCoordinator {
 
  private:
   RemoteCoordinator() = default;
-  Result<std::string> Ask(uint16_t type, const std::string& frame, uint16_t reply_type);
+  // Sends `frame` and returns the first reply of `reply_type`.
+  Result<std::string> Ask(const std::string& frame, uint16_t reply_type);
 
   zmq::context_t ctx_;
   std::unique_ptr<zmq::socket_t> socket_;

@@ -256,7 +256,7 @@ int Run(const RunFlags& flags) {
   if (flags.json) {
     std::printf("%s\n", RunSummaryJson(record, *execs).dump(2).c_str());
   } else {
-    PrintRunSummary(record, *execs, stdout);
+    PrintRunSummary(RunSummaryJson(record, *execs), stdout);
   }
   if (!finished) return kExitInternal;
   return record.status == RunStatus::kSuccess ? kExitOk : kExitRunFailed;

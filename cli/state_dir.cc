@@ -6,7 +6,6 @@
 #include <cstdlib>
 
 #include "common/clock.h"
-#include "common/duration.h"
 
 namespace apollo11::cli {
 
@@ -23,31 +22,35 @@ void SetUpLogging(const std::string& level) {
   spdlog::set_level(spdlog::level::from_str(level));
 }
 
-void PrintRunSummary(const storage::RunRecord& run,
-                     const std::vector<storage::ExecutionRecord>& execs, std::FILE* out) {
-  const Micros end = run.finished_at ? run.finished_at : SystemClock().Now();
-  std::fprintf(out, "run %s  %s  %s after %.3fs", run.run_id.c_str(), run.pipeline_name.c_str(),
-               ToString(run.status), static_cast<double>(end - run.started_at) / kMicrosPerSecond);
-  if (!run.reason.empty()) std::fprintf(out, "  (%s)", run.reason.c_str());
+void PrintRunSummary(const nlohmann::json& summary, std::FILE* out) {
+  auto str = [](const nlohmann::json& j, const char* key) {
+    return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
+  };
+  std::fprintf(out, "run %s  %s  %s", str(summary, "run_id").c_str(),
+               str(summary, "pipeline").c_str(), str(summary, "state").c_str());
+  if (summary.contains("duration_ms")) {
+    std::fprintf(out, " after %.3fs", summary["duration_ms"].get<double>() / 1000);
+  }
+  if (summary.contains("reason")) std::fprintf(out, "  (%s)", str(summary, "reason").c_str());
   std::fprintf(out, "\n");
-  const bool all = execs.size() <= 40;
+  // Every task when there are few; only those that did not succeed when many.
+  const nlohmann::json& tasks = summary["tasks"];
+  const bool all = tasks.size() <= 40;
   size_t shown = 0;
-  for (const storage::ExecutionRecord& e : execs) {
-    if (!all && e.state == TaskState::kSuccess) continue;
+  for (const auto& [id, t] : tasks.items()) {
+    if (!all && str(t, "state") == "SUCCESS") continue;
     if (shown == 0) {
-      std::fprintf(out, "  %-24s %-9s %8s %5s  %s\n", "TASK", "STATE", "ATTEMPTS", "EXIT",
-                   "DETAIL");
+      std::fprintf(out, "  %-24s %-9s %8s %5s  %-16s %s\n", "TASK", "STATE", "ATTEMPTS", "EXIT",
+                   "WORKER", "ERROR");
     }
     if (++shown > 200) {
-      std::fprintf(out, "  ... (use `apollo11 status %s --json` for all)\n", run.run_id.c_str());
+      std::fprintf(out, "  ... (use `apollo11 status %s --json` for all)\n",
+                   str(summary, "run_id").c_str());
       break;
     }
-    std::string detail = e.error;
-    if (e.state == TaskState::kSuccess && e.finished_at && e.started_at) {
-      detail = FormatDuration(Millis((e.finished_at - e.started_at) / kMicrosPerMilli));
-    }
-    std::fprintf(out, "  %-24s %-9s %8u %5d  %s\n", e.task_id.c_str(), ToString(e.state), e.attempt,
-                 e.exit_code, detail.c_str());
+    std::fprintf(out, "  %-24s %-9s %8d %5d  %-16s %s\n", id.c_str(), str(t, "state").c_str(),
+                 t.value("attempts", 0), t.value("exit_code", 0), str(t, "worker").c_str(),
+                 str(t, "error").c_str());
   }
 }
 

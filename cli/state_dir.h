@@ -2,6 +2,7 @@
 // Where a node keeps its state: --state-dir, else $APOLLO11_STATE_DIR, else
 // ./.apollo11. Inside: journal/ (LMDB), logs/ (task output), LOCK.
 
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -18,9 +19,8 @@ inline std::string LogDir(const std::string& state_dir) { return state_dir + "/l
 void SetUpLogging(const std::string& level);
 
 using actors::RunSummaryJson;
-// A human summary: the run line, then a task table (all tasks when few, only
-// the ones that did not succeed when many).
-void PrintRunSummary(const storage::RunRecord& run,
-                     const std::vector<storage::ExecutionRecord>& execs, std::FILE* out);
+// A human summary of a `RunSummaryJson` document: the run line, then a task
+// table (all tasks when few, only the ones that did not succeed when many).
+void PrintRunSummary(const nlohmann::json& summary, std::FILE* out);
 
 }  // namespace apollo11::cli

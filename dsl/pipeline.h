@@ -35,11 +35,11 @@ const char* ToString(Backoff b);
 // How a failed (or timed-out) attempt is retried. A task without a policy is
 // not retried: there is no global default.
 struct RetryPolicy {
-  int max_retries = 0;           // retries after the first attempt
-  Millis delay{1000};            // first retry's delay
+  int max_retries = 0;  // retries after the first attempt
+  Millis delay{1000};   // first retry's delay
   Backoff backoff = Backoff::kFixed;
-  Millis max_delay{0};           // cap on the delay; 0 = no cap
-  double jitter = 0.0;           // +/- fraction of the delay; 0.2 default for exponential
+  Millis max_delay{0};             // cap on the delay; 0 = no cap
+  double jitter = 0.0;             // +/- fraction of the delay; 0.2 default for exponential
   std::vector<int> on_exit_codes;  // retry only these exit codes; empty = any failure
 
   bool operator==(const RetryPolicy&) const = default;
@@ -79,11 +79,11 @@ struct TaskSpec {
   std::optional<RetryPolicy> retry;
   std::optional<Millis> timeout;
   std::string group = "default";
-  int priority = 0;                 // higher is placed first
-  std::string idempotency_key;      // template; empty = "${run_id}.${task_id}"
-  std::string precheck;             // shell command run before a requeued attempt
+  int priority = 0;             // higher is placed first
+  std::string idempotency_key;  // template; empty = "${run_id}.${task_id}"
+  std::string precheck;         // shell command run before a requeued attempt
   std::map<std::string, std::string> env;
-  std::string foreach;              // upstream task whose output lines fan this task out
+  std::string foreach;  // upstream task whose output lines fan this task out
 
   bool operator==(const TaskSpec&) const = default;
 };
@@ -98,13 +98,13 @@ struct AlertRule {
 };
 
 struct PipelineSpec {
-  std::string version;      // "1.0"
-  std::string name;         // domain-prefixed, e.g. "order.sync"
-  std::string source_file;  // absolute path of the top-level file
+  std::string version;          // "1.0"
+  std::string name;             // domain-prefixed, e.g. "order.sync"
+  std::string source_file;      // absolute path of the top-level file
   std::vector<TaskSpec> tasks;  // in file order
   std::map<std::string, std::string> params;
-  int concurrency = 0;      // max tasks running at once in one run; 0 = unlimited
-  std::string schedule;     // cron text, validated; empty = none
+  int concurrency = 0;   // max tasks running at once in one run; 0 = unlimited
+  std::string schedule;  // cron text, validated; empty = none
   std::vector<AlertRule> alerts;
 
   // The task with `id`, or nullptr.
