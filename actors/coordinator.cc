@@ -130,6 +130,7 @@ struct SchedulerParams {
   SocketPtr disp, recon;
   std::string* bound_client;
   std::optional<transport::CurveKeyPair> curve;
+  RecoveryReport* recovery;
 };
 
 void SchedulerBody(ActorPipe& pipe, SchedulerParams p) {
@@ -142,7 +143,6 @@ void SchedulerBody(ActorPipe& pipe, SchedulerParams p) {
     return;
   }
   SchedulerCore core(p.journal, p.clock, p.options);
-  pipe.SignalReady(Status::Ok());
 
   std::map<std::string, std::string> subscribers;  // run id -> client identity
   WorkersSnapshot workers;                         // refreshed by the dispatcher every heartbeat
@@ -150,6 +150,67 @@ void SchedulerBody(ActorPipe& pipe, SchedulerParams p) {
   Envelope env;
   std::string scratch;
   Micros journal_retry_at = 0;
+  std::vector<std::pair<std::string, SubmitReply>> accepted;  // replies held until the commit
+
+  // Commits what the turn staged, then releases its messages. False when the
+  // commit failed: nothing left, and it is retried a second later.
+  auto flush = [&](Micros now) {
+    Status flushed = core.Flush(&out);
+    if (!flushed.ok()) {
+      // Nothing was released; the staged work is retried. A full disk stops
+      // progress, never loses what is already journaled.
+      spdlog::error("journal commit failed, retrying in 1s: {}", flushed.ToString());
+      journal_retry_at = now + kMicrosPerSecond;
+      return false;
+    }
+    journal_retry_at = 0;
+    for (const auto& [identity, reply] : accepted) {
+      Reply(client, identity, InternalType::kSubmitReply, reply);
+    }
+    accepted.clear();
+    if (!out.enqueue.execs.empty())
+      SendInternal(*p.disp, InternalType::kEnqueue, out.enqueue, &scratch);
+    if (!out.adopt.execs.empty())
+      SendInternal(*p.disp, InternalType::kAdoptRunning, out.adopt, &scratch);
+    if (!out.acks.acks.empty())
+      SendInternal(*p.disp, InternalType::kAckResults, out.acks, &scratch);
+    if (!out.cancels.execs.empty()) {
+      SendInternal(*p.disp, InternalType::kCancelExecs, out.cancels, &scratch);
+    }
+    if (!out.watch.deadlines.empty()) {
+      SendInternal(*p.recon, InternalType::kWatchDeadlines, out.watch, &scratch);
+    }
+    if (!out.unwatch.execs.empty())
+      SendInternal(*p.recon, InternalType::kUnwatch, out.unwatch, &scratch);
+    for (const RunProgress& progress : out.progress) {
+      auto sub = subscribers.find(progress.run_id);
+      if (sub != subscribers.end())
+        Reply(client, sub->second, InternalType::kRunProgress, progress);
+    }
+    for (const RunFinished& finished : out.finished) {
+      auto sub = subscribers.find(finished.run_id);
+      if (sub == subscribers.end()) continue;
+      Reply(client, sub->second, InternalType::kRunFinished, finished);
+      subscribers.erase(sub);
+    }
+    out.Clear();
+    return true;
+  };
+
+  // Recovery before serving: what it stages reaches the dispatcher before the
+  // dispatcher starts taking workers' HELLOs (it is started after this
+  // actor is ready and reads our messages first).
+  *p.recovery = core.Recover();
+  const RecoveryReport& r = *p.recovery;
+  if (r.runs > 0 || r.failed_runs > 0) {
+    spdlog::info(
+        "recovered {} unfinished runs ({} tasks: {} RUNNING left for their workers to claim, {} "
+        "READY, {} waiting to retry; {} could not be rebuilt) in {:.1f} ms",
+        r.runs, r.tasks, r.running, r.ready, r.retrying, r.failed_runs,
+        static_cast<double>(r.elapsed_us) / 1000.0);
+  }
+  flush(p.clock->Now());
+  pipe.SignalReady(Status::Ok());
   zmq::pollitem_t items[] = {pipe.PollItem(),
                              {client.handle(), 0, ZMQ_POLLIN, 0},
                              {p.disp->handle(), 0, ZMQ_POLLIN, 0},
@@ -191,9 +252,13 @@ void SchedulerBody(ActorPipe& pipe, SchedulerParams p) {
             if (run_id.ok()) {
               reply.run_id = *run_id;
               subscribers[*run_id] = msg->identity;
-            } else {
-              reply.error = run_id.status().message();
+              // Answered once the run is in the journal: a client that asks
+              // about it right away must find it, and a run id handed out
+              // survives a crash.
+              accepted.emplace_back(msg->identity, std::move(reply));
+              break;
             }
+            reply.error = run_id.status().message();
           } else {
             reply.error = "malformed submission";
           }
@@ -268,39 +333,7 @@ void SchedulerBody(ActorPipe& pipe, SchedulerParams p) {
 
     now = p.clock->Now();
     if (journal_retry_at && now < journal_retry_at) continue;
-    Status flushed = core.Flush(&out);
-    if (!flushed.ok()) {
-      // Nothing was released; the staged work is retried. A full disk stops
-      // progress, never loses what is already journaled.
-      spdlog::error("journal commit failed, retrying in 1s: {}", flushed.ToString());
-      journal_retry_at = now + kMicrosPerSecond;
-      continue;
-    }
-    journal_retry_at = 0;
-    if (!out.enqueue.execs.empty())
-      SendInternal(*p.disp, InternalType::kEnqueue, out.enqueue, &scratch);
-    if (!out.acks.acks.empty())
-      SendInternal(*p.disp, InternalType::kAckResults, out.acks, &scratch);
-    if (!out.cancels.execs.empty()) {
-      SendInternal(*p.disp, InternalType::kCancelExecs, out.cancels, &scratch);
-    }
-    if (!out.watch.deadlines.empty()) {
-      SendInternal(*p.recon, InternalType::kWatchDeadlines, out.watch, &scratch);
-    }
-    if (!out.unwatch.execs.empty())
-      SendInternal(*p.recon, InternalType::kUnwatch, out.unwatch, &scratch);
-    for (const RunProgress& progress : out.progress) {
-      auto sub = subscribers.find(progress.run_id);
-      if (sub != subscribers.end())
-        Reply(client, sub->second, InternalType::kRunProgress, progress);
-    }
-    for (const RunFinished& finished : out.finished) {
-      auto sub = subscribers.find(finished.run_id);
-      if (sub == subscribers.end()) continue;
-      Reply(client, sub->second, InternalType::kRunFinished, finished);
-      subscribers.erase(sub);
-    }
-    out.Clear();
+    flush(now);
   }
 }
 
@@ -319,18 +352,51 @@ struct DispatcherParams {
 };
 
 void DispatcherBody(ActorPipe& pipe, DispatcherParams p) {
+  DispatcherCore core(p.clock, p.options);
+  DispatcherOutput out;
+  Envelope env;
+  std::string scratch;
+  auto from_scheduler = [&](const Envelope& e) {
+    switch (static_cast<InternalType>(e.type)) {
+      case InternalType::kEnqueue: {
+        Enqueue m;
+        if (Decode(e, &m, "dispatcher")) core.OnEnqueue(std::move(m));
+        break;
+      }
+      case InternalType::kAdoptRunning: {
+        AdoptRunning m;
+        if (Decode(e, &m, "dispatcher")) core.OnAdopt(m);
+        break;
+      }
+      case InternalType::kAckResults: {
+        AckResults m;
+        if (Decode(e, &m, "dispatcher")) core.OnAcks(m, &out);
+        break;
+      }
+      case InternalType::kCancelExecs: {
+        CancelExecs m;
+        if (Decode(e, &m, "dispatcher")) core.OnCancel(m, &out);
+        break;
+      }
+      default:
+        spdlog::warn("dispatcher: unexpected message type {} from scheduler", e.type);
+    }
+  };
+  // What the scheduler recovered from the journal is already waiting: take
+  // it before any worker can say HELLO, so rejoining workers find their
+  // executions known.
+  if (!DrainSocket(*p.sched, "dispatcher", &env, from_scheduler)) {
+    pipe.SignalReady(Status::Internal("dispatcher: context terminated at start"));
+    return;
+  }
   zmq::socket_t router(*p.ctx, zmq::socket_type::router);
   Status s = BindRouter(router, {}, p.curve, p.worker_endpoint, p.bound_workers);
   if (!s.ok()) {
     pipe.SignalReady(s);
     return;
   }
-  DispatcherCore core(p.clock, p.options);
   pipe.SignalReady(Status::Ok());
 
-  DispatcherOutput out;
-  Envelope env;
-  std::string scratch;
   const Micros interval = p.heartbeat.count() * kMicrosPerMilli;
   const Micros probe_interval = p.reconcile_interval.count() * kMicrosPerMilli;
   Micros next_beat = p.clock->Now() + interval;
@@ -358,29 +424,7 @@ void DispatcherBody(ActorPipe& pipe, DispatcherParams p) {
       }
       core.OnWorkerFrame(msg->identity, msg->payload.data(), msg->payload.size(), &out);
     }
-    if (!DrainSocket(*p.sched, "dispatcher", &env, [&](const Envelope& e) {
-          switch (static_cast<InternalType>(e.type)) {
-            case InternalType::kEnqueue: {
-              Enqueue m;
-              if (Decode(e, &m, "dispatcher")) core.OnEnqueue(std::move(m));
-              break;
-            }
-            case InternalType::kAckResults: {
-              AckResults m;
-              if (Decode(e, &m, "dispatcher")) core.OnAcks(m, &out);
-              break;
-            }
-            case InternalType::kCancelExecs: {
-              CancelExecs m;
-              if (Decode(e, &m, "dispatcher")) core.OnCancel(m, &out);
-              break;
-            }
-            default:
-              spdlog::warn("dispatcher: unexpected message type {} from scheduler", e.type);
-          }
-        })) {
-      return;
-    }
+    if (!DrainSocket(*p.sched, "dispatcher", &env, from_scheduler)) return;
     if (!DrainSocket(*p.recon, "dispatcher", &env, [&](const Envelope& e) {
           WorkerLost m;
           if (static_cast<InternalType>(e.type) == InternalType::kWorkerLost &&
@@ -512,6 +556,9 @@ Result<std::unique_ptr<Coordinator>> Coordinator::Start(zmq::context_t& ctx,
                                                         const Clock* clock,
                                                         CoordinatorConfig config) {
   std::unique_ptr<Coordinator> c(new Coordinator());
+  // Workers get as long to claim what they held before a restart as it takes
+  // to declare one lost, plus one heartbeat for their HELLO to arrive.
+  config.scheduler.claim_window = config.reconciler.heartbeat * (config.reconciler.liveness + 1);
   const std::string prefix = "a11-" + config.instance + "-";
   auto sched_disp = Link(ctx, prefix + "sched-disp");
   if (!sched_disp.ok()) return sched_disp.status();
@@ -524,7 +571,9 @@ Result<std::unique_ptr<Coordinator>> Coordinator::Start(zmq::context_t& ctx,
       ctx, "scheduler",
       [p = SchedulerParams{&ctx, journal, clock, config.scheduler, config.client_endpoint,
                            sched_disp->first, sched_recon->first, &c->client_endpoint_,
-                           config.curve}](ActorPipe& pipe) { SchedulerBody(pipe, p); });
+                           config.curve, &c->recovery_}](ActorPipe& pipe) {
+        SchedulerBody(pipe, p);
+      });
   if (!scheduler.ok()) return scheduler.status();
   c->scheduler_ = std::move(*scheduler);
 

@@ -50,11 +50,14 @@ class Coordinator {
   // The endpoints actually bound (tcp port 0 resolved).
   const std::string& worker_endpoint() const { return worker_endpoint_; }
   const std::string& client_endpoint() const { return client_endpoint_; }
+  // What the scheduler recovered from the journal before serving.
+  const RecoveryReport& recovery() const { return recovery_; }
 
  private:
   Coordinator() = default;
   std::unique_ptr<transport::Actor> scheduler_, dispatcher_, reconciler_;
   std::string worker_endpoint_, client_endpoint_;
+  RecoveryReport recovery_;
 };
 
 }  // namespace apollo11::actors

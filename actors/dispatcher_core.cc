@@ -91,8 +91,10 @@ void DispatcherCore::OnWorkerFrame(const std::string& identity, const void* data
     w.slots = hello->slots;
     w.credits = 0;  // it grants credit with CREDIT
     w.last_seen = now;
-    // Executions it claims that we did not place there are not ours to run.
+    // Executions it claims that we did not place there are not ours to run,
+    // unless they are ones the journal left RUNNING or READY before a restart.
     for (const auto& ref : hello->running) {
+      if (Claim(identity, &w, ref.exec_id, ref.attempt, out)) continue;
       auto r = w.running.find(ref.exec_id);
       if (r == w.running.end() || r->second != ref.attempt) {
         transport::Cancel cancel{ref.exec_id, ref.attempt, options_.epoch};
@@ -112,7 +114,10 @@ void DispatcherCore::OnWorkerFrame(const std::string& identity, const void* data
     if (type == transport::MsgType::kResult) {
       // Keep its result flowing: the scheduler deduplicates.
       auto result = transport::BodyAs<transport::ResultMsg>(*envelope);
-      if (result.ok()) out->results.items.push_back({identity, std::move(*result)});
+      if (result.ok()) {
+        Claim(identity, nullptr, result->exec_id, result->attempt, out);
+        out->results.items.push_back({identity, std::move(*result)});
+      }
     }
     transport::Heartbeat hb;
     hb.epoch = options_.epoch;
@@ -143,6 +148,9 @@ void DispatcherCore::OnWorkerFrame(const std::string& identity, const void* data
     case transport::MsgType::kResult: {
       auto result = transport::BodyAs<transport::ResultMsg>(*envelope);
       if (!result.ok()) break;
+      // A recovered execution reported straight away is claimed first, so
+      // the scheduler sees it placed before its result.
+      Claim(identity, &w, result->exec_id, result->attempt, out);
       auto r = w.running.find(result->exec_id);
       if (r != w.running.end() && r->second == result->attempt) Finish(w, result->exec_id);
       out->results.items.push_back({identity, std::move(*result)});
@@ -192,20 +200,119 @@ void DispatcherCore::Finish(Worker& w, const std::string& exec_id) {
   }
 }
 
+void DispatcherCore::Dequeue(const std::string& exec_id) {
+  auto q = queued_index_.find(exec_id);
+  if (q != queued_index_.end()) {
+    queues_[q->second.first].erase(q->second.second);
+    queued_index_.erase(q);
+    --queued_;
+  }
+  held_.erase(exec_id);
+}
+
 void DispatcherCore::OnEnqueue(Enqueue&& enqueue) {
+  const Micros now = clock_->Now();
   for (QueuedExec& exec : enqueue.execs) {
     // A newer attempt replaces an older one still waiting.
-    auto old = queued_index_.find(exec.dispatch.exec_id);
-    if (old != queued_index_.end()) {
-      queues_[old->second.first].erase(old->second.second);
-      queued_index_.erase(old);
-      --queued_;
+    Dequeue(exec.dispatch.exec_id);
+    orphans_.erase(exec.dispatch.exec_id);
+    if (exec.hold_until > now) {
+      if (next_release_ == 0 || exec.hold_until < next_release_) next_release_ = exec.hold_until;
+      held_[exec.dispatch.exec_id] = std::move(exec);
+      continue;
     }
     QueueKey key{-exec.priority, seq_++};
     std::string group = exec.group.empty() ? "default" : exec.group;
     queued_index_[exec.dispatch.exec_id] = {group, key};
     queues_[group].emplace(key, std::move(exec));
     ++queued_;
+  }
+}
+
+void DispatcherCore::OnAdopt(const AdoptRunning& adopt) {
+  for (const AdoptExec& e : adopt.execs) {
+    orphans_[e.exec_id] = {e.attempt, e.worker_id, e.expected_ms, adopt.claim_until};
+  }
+  if (!adopt.execs.empty() && (next_release_ == 0 || adopt.claim_until < next_release_)) {
+    next_release_ = adopt.claim_until;
+  }
+  if (!adopt.execs.empty()) {
+    spdlog::info("recovery: {} executions were RUNNING; waiting for their workers to claim them",
+                 adopt.execs.size());
+  }
+}
+
+bool DispatcherCore::Claim(const std::string& identity, Worker* w, const std::string& exec_id,
+                           uint32_t attempt, DispatcherOutput* out) {
+  int64_t expected_ms = 0;
+  if (auto o = orphans_.find(exec_id); o != orphans_.end() && o->second.attempt == attempt) {
+    // RUNNING in the journal: the scheduler knows it as running already.
+    expected_ms = o->second.expected_ms;
+    orphans_.erase(o);
+    spdlog::info("recovery: worker {} still holds {} attempt {}: kept", identity, exec_id, attempt);
+  } else if (auto h = held_.find(exec_id);
+             h != held_.end() && h->second.dispatch.attempt == attempt) {
+    // READY in the journal but already sent before the crash: it is placed
+    // where it runs, never a second time elsewhere.
+    expected_ms = h->second.expected_ms;
+    held_.erase(h);
+    out->placed.placed.push_back({identity, exec_id, attempt});
+    out->placed.at = clock_->Now();
+    spdlog::info("recovery: worker {} already had {} attempt {} (sent before the restart)",
+                 identity, exec_id, attempt);
+  } else {
+    return false;
+  }
+  if (w != nullptr) {
+    w->running[exec_id] = attempt;
+    w->expected[exec_id] = expected_ms;
+    w->expected_busy_ms += expected_ms;
+  }
+  return true;
+}
+
+void DispatcherCore::ReleaseRecovered(Micros now, DispatcherOutput* out) {
+  if (next_release_ == 0 || now < next_release_) return;
+  next_release_ = 0;
+  auto later = [&](Micros t) {
+    if (next_release_ == 0 || t < next_release_) next_release_ = t;
+  };
+  std::vector<QueuedExec> due;
+  for (auto it = held_.begin(); it != held_.end();) {
+    if (it->second.hold_until > now) {
+      later(it->second.hold_until);
+      ++it;
+      continue;
+    }
+    due.push_back(std::move(it->second));
+    it = held_.erase(it);
+  }
+  if (!due.empty()) {
+    spdlog::info("recovery: {} READY executions unclaimed by any worker: placing them", due.size());
+    Enqueue e;
+    e.execs = std::move(due);
+    for (QueuedExec& q : e.execs) q.hold_until = 0;
+    OnEnqueue(std::move(e));
+  }
+  std::map<std::string, WorkerGone> lost;  // by the worker the journal named
+  for (auto it = orphans_.begin(); it != orphans_.end();) {
+    if (it->second.claim_until > now) {
+      later(it->second.claim_until);
+      ++it;
+      continue;
+    }
+    WorkerGone& gone = lost[it->second.worker_id];
+    if (gone.reason.empty()) {
+      gone.worker_id = it->second.worker_id;
+      gone.reason = "no worker claimed it after the coordinator restarted (was on worker " +
+                    (it->second.worker_id.empty() ? std::string("?") : it->second.worker_id) + ")";
+    }
+    gone.execs.push_back({it->first, it->second.attempt});
+    it = orphans_.erase(it);
+  }
+  for (auto& [id, gone] : lost) {
+    spdlog::warn("recovery: {}: {} executions handed back", gone.reason, gone.execs.size());
+    out->gone.push_back(std::move(gone));
   }
 }
 
@@ -219,11 +326,9 @@ void DispatcherCore::OnAcks(const AckResults& acks, DispatcherOutput* out) {
 
 void DispatcherCore::OnCancel(const CancelExecs& cancel, DispatcherOutput* out) {
   for (const transport::ExecRef& ref : cancel.execs) {
-    auto q = queued_index_.find(ref.exec_id);
-    if (q != queued_index_.end()) {
-      queues_[q->second.first].erase(q->second.second);
-      queued_index_.erase(q);
-      --queued_;
+    orphans_.erase(ref.exec_id);  // a worker claiming it later is told to cancel
+    if (queued_index_.count(ref.exec_id) || held_.count(ref.exec_id)) {
+      Dequeue(ref.exec_id);
       continue;
     }
     for (auto& [id, w] : workers_) {
@@ -258,8 +363,9 @@ void DispatcherCore::OnSendFailed(const std::string& identity, DispatcherOutput*
 }
 
 void DispatcherCore::Place(DispatcherOutput* out) {
-  if (queued_ == 0) return;
   const Micros now = clock_->Now();
+  ReleaseRecovered(now, out);
+  if (queued_ == 0) return;
   std::vector<engine::WorkerView> views;
   std::vector<Worker*> by_view;
   for (auto& [group, queue] : queues_) {

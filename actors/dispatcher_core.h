@@ -48,7 +48,13 @@ class DispatcherCore {
   // counted and dropped.
   void OnWorkerFrame(const std::string& identity, const void* data, size_t size,
                      DispatcherOutput* out);
+  // READY executions to place. One with hold_until in the future (recovered
+  // after a restart) waits until then unless a worker claims it.
   void OnEnqueue(Enqueue&& enqueue);
+  // After a coordinator restart: executions the journal says are RUNNING.
+  // Each is kept by the worker that claims it (HELLO or RESULT) before
+  // claim_until; the rest are handed back as lost by Place.
+  void OnAdopt(const AdoptRunning& adopt);
   void OnAcks(const AckResults& acks, DispatcherOutput* out);
   void OnCancel(const CancelExecs& cancel, DispatcherOutput* out);
   // The reconciler declared a worker lost: forget it and hand its executions
@@ -68,7 +74,8 @@ class DispatcherCore {
   // Liveness report for the reconciler.
   WorkersSeen Seen() const;
 
-  size_t queued() const { return queued_; }
+  size_t queued() const { return queued_ + held_.size(); }
+  size_t unclaimed() const { return orphans_.size(); }
   size_t workers() const { return workers_.size(); }
   bool HasWorker(const std::string& id) const { return workers_.count(id) > 0; }
   uint64_t dropped_frames() const { return dropped_frames_; }
@@ -91,6 +98,15 @@ class DispatcherCore {
   void Send(const std::string& identity, transport::MsgType type, const T& body,
             DispatcherOutput* out);
   void Finish(Worker& w, const std::string& exec_id);
+  void Dequeue(const std::string& exec_id);
+  // `identity` holds (exec_id, attempt): if it is a recovered execution
+  // (RUNNING orphan or held READY) it becomes that worker's; true then.
+  // `w` is null for a worker that has not said HELLO yet.
+  bool Claim(const std::string& identity, Worker* w, const std::string& exec_id, uint32_t attempt,
+             DispatcherOutput* out);
+  // Held executions whose time came go to the queue; orphans nobody claimed
+  // in time are handed back to the scheduler.
+  void ReleaseRecovered(Micros now, DispatcherOutput* out);
 
   const Clock* clock_;
   DispatcherOptions options_;
@@ -98,6 +114,15 @@ class DispatcherCore {
   std::unordered_map<std::string, std::map<QueueKey, QueuedExec>> queues_;          // by group
   std::unordered_map<std::string, std::pair<std::string, QueueKey>> queued_index_;  // exec id
   size_t queued_ = 0;
+  struct Orphan {
+    uint32_t attempt = 0;
+    std::string worker_id;  // where the journal last saw it
+    int64_t expected_ms = 0;
+    Micros claim_until = 0;
+  };
+  std::unordered_map<std::string, Orphan> orphans_;   // exec id -> recovered RUNNING
+  std::unordered_map<std::string, QueuedExec> held_;  // exec id -> recovered READY
+  Micros next_release_ = 0;                           // earliest hold/claim deadline
   uint64_t seq_ = 0;
   uint64_t dropped_frames_ = 0;
 };

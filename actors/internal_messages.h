@@ -36,6 +36,9 @@ enum class InternalType : uint16_t {
   kDeadlineExceeded,
   // dispatcher -> scheduler, every heartbeat: who is there (for queries and explain)
   kWorkersSnapshot,
+  // scheduler -> dispatcher, once after recovery: executions the journal says
+  // are RUNNING, to be claimed by their workers or handed back
+  kAdoptRunning,
   // client (CLI / API) <-> scheduler
   kSubmitRun = 96,
   kSubmitReply,
@@ -54,7 +57,11 @@ struct QueuedExec {
   int64_t ready_at = 0;
   int64_t expected_ms = 1000;  // P50 estimate used for placement
   transport::Dispatch dispatch;
-  MSGPACK_DEFINE(group, priority, ready_at, expected_ms, dispatch);
+  // After a coordinator restart, a READY execution may already have been sent
+  // (the crash fell between DISPATCH and its journaled placement): it is not
+  // placed before this time, so the worker holding it can claim it first.
+  int64_t hold_until = 0;
+  MSGPACK_DEFINE(group, priority, ready_at, expected_ms, dispatch, hold_until);
 };
 
 struct Enqueue {
@@ -111,6 +118,25 @@ struct WorkerGone {
   std::string reason;  // "worker w3 lost: no heartbeat for 300ms", "worker w3 left (BYE)"
   std::vector<transport::ExecRef> execs;  // executions it held
   MSGPACK_DEFINE(worker_id, reason, execs);
+};
+
+// One execution the journal says is RUNNING on `worker_id`, recovered after a
+// coordinator restart.
+struct AdoptExec {
+  std::string exec_id;
+  uint32_t attempt = 0;
+  std::string worker_id;
+  int64_t expected_ms = 1000;
+  MSGPACK_DEFINE(exec_id, attempt, worker_id, expected_ms);
+};
+
+// Recovered RUNNING executions. A worker that lists one in its HELLO (or
+// reports its result) keeps it; the ones nobody claims by `claim_until` are
+// handed back to the scheduler as lost (WorkerGone), to be requeued.
+struct AdoptRunning {
+  std::vector<AdoptExec> execs;
+  int64_t claim_until = 0;
+  MSGPACK_DEFINE(execs, claim_until);
 };
 
 struct WorkerSeen {

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <random>
 
@@ -86,13 +87,16 @@ void SchedulerOutbox::Clear() {
   cancels.reason.clear();
   watch.deadlines.clear();
   unwatch.execs.clear();
+  adopt.execs.clear();
+  adopt.claim_until = 0;
   progress.clear();
   finished.clear();
 }
 
 bool SchedulerOutbox::Empty() const {
   return enqueue.execs.empty() && acks.acks.empty() && cancels.execs.empty() &&
-         watch.deadlines.empty() && unwatch.execs.empty() && progress.empty() && finished.empty();
+         watch.deadlines.empty() && unwatch.execs.empty() && adopt.execs.empty() &&
+         progress.empty() && finished.empty();
 }
 
 SchedulerCore::SchedulerCore(storage::Journal* journal, const Clock* clock,
@@ -101,12 +105,9 @@ SchedulerCore::SchedulerCore(storage::Journal* journal, const Clock* clock,
 
 SchedulerCore::~SchedulerCore() = default;
 
-Result<std::string> SchedulerCore::Submit(const SubmitRun& submit) {
-  nlohmann::json json = nlohmann::json::parse(submit.pipeline_json, nullptr, false);
-  if (json.is_discarded()) return Status::InvalidInput("submitted pipeline is not valid JSON");
-  auto spec = dsl::PipelineFromJson(json);
-  if (!spec.ok()) return spec.status();
-  for (const dsl::TaskSpec& task : spec->tasks) {
+Result<std::unique_ptr<SchedulerCore::RunCtx>> SchedulerCore::MakeRun(const std::string& run_id,
+                                                                      dsl::PipelineSpec spec) {
+  for (const dsl::TaskSpec& task : spec.tasks) {
     if (task.type == dsl::TaskType::kDb) {
       return Status::Unsupported("task '" + task.id +
                                  "' is a db task: db tasks validate but cannot run yet in this "
@@ -118,31 +119,20 @@ Result<std::string> SchedulerCore::Submit(const SubmitRun& submit) {
                                  "this version of Apollo-11");
     }
   }
-  auto graph = engine::RunGraph::Compile(*spec);
+  auto graph = engine::RunGraph::Compile(spec);
   if (!graph.ok()) return graph.status();
 
-  const Micros now = clock_->Now();
   auto run = std::make_unique<RunCtx>();
-  run->run_id = submit.requested_run_id.empty() ? NewRunId(now) : submit.requested_run_id;
-  if (runs_.count(run->run_id)) return Status::InvalidInput("run " + run->run_id + " exists");
-  run->trace_id = NewTraceId();
-  run->spec = std::move(*spec);
+  run->run_id = run_id;
+  run->spec = std::move(spec);
   run->graph = std::make_shared<const engine::RunGraph>(std::move(*graph));
   engine::DagRunOptions dag_options;
   dag_options.max_requeues = static_cast<int>(options_.max_requeues);
   run->dag = std::make_unique<engine::DagRun>(run->graph, dag_options);
 
   const size_t n = run->spec.tasks.size();
-  run->record.run_id = run->run_id;
-  run->record.pipeline_name = run->spec.name;
-  run->record.pipeline_hash = submit.pipeline_hash;
-  run->record.status = RunStatus::kRunning;
-  run->record.created_at = now;
-  run->record.started_at = now;
-  run->record.task_count = static_cast<uint32_t>(n);
-  run->record.params = submit.params;
   run->execs.resize(n);
-  run->exec_dirty.assign(n, 1);
+  run->exec_dirty.assign(n, 0);
   run->outputs.resize(n);
   run->has_dependents.assign(n, 0);
   // Placement weighs a worker's load by how long its tasks usually take: the
@@ -162,17 +152,45 @@ Result<std::string> SchedulerCore::Submit(const SubmitRun& submit) {
     rec.run_id = run->run_id;
     rec.task_id = task.id;
     rec.state = TaskState::kPending;
-    rec.trace_id = run->trace_id;
-    run->dirty_list.push_back(static_cast<int>(i));
     for (const dsl::Dependency& dep : task.depends_on) {
       if (const auto idx = run->graph->Find(dep.task); idx >= 0) run->has_dependents[idx] = 1;
     }
+  }
+  return run;
+}
+
+Result<std::string> SchedulerCore::Submit(const SubmitRun& submit) {
+  nlohmann::json json = nlohmann::json::parse(submit.pipeline_json, nullptr, false);
+  if (json.is_discarded()) return Status::InvalidInput("submitted pipeline is not valid JSON");
+  auto spec = dsl::PipelineFromJson(json);
+  if (!spec.ok()) return spec.status();
+
+  const Micros now = clock_->Now();
+  const std::string run_id =
+      submit.requested_run_id.empty() ? NewRunId(now) : submit.requested_run_id;
+  if (runs_.count(run_id)) return Status::InvalidInput("run " + run_id + " exists");
+  auto made = MakeRun(run_id, std::move(*spec));
+  if (!made.ok()) return made.status();
+  std::unique_ptr<RunCtx> run = std::move(*made);
+  run->trace_id = NewTraceId();
+  const size_t n = run->spec.tasks.size();
+  run->record.run_id = run->run_id;
+  run->record.pipeline_name = run->spec.name;
+  run->record.pipeline_hash = submit.pipeline_hash;
+  run->record.status = RunStatus::kRunning;
+  run->record.created_at = now;
+  run->record.started_at = now;
+  run->record.task_count = static_cast<uint32_t>(n);
+  run->record.params = submit.params;
+  for (size_t i = 0; i < n; ++i) {
+    run->execs[i].trace_id = run->trace_id;
+    run->exec_dirty[i] = 1;
+    run->dirty_list.push_back(static_cast<int>(i));
   }
   batch_.PutPipeline(submit.pipeline_hash, submit.pipeline_json);
   batch_.PutRun(run->record);
 
   RunCtx& ref = *run;
-  std::string run_id = run->run_id;
   runs_.emplace(run_id, std::move(run));
   spdlog::info("run {} of {} started: {} tasks", run_id, ref.spec.name, n);
   effects_.clear();
@@ -180,6 +198,123 @@ Result<std::string> SchedulerCore::Submit(const SubmitRun& submit) {
   Apply(ref, effects_, "scheduler");
   FinishIfDone(ref);  // an empty pipeline finishes at once
   return run_id;
+}
+
+RecoveryReport SchedulerCore::Recover() {
+  const auto wall_start = std::chrono::steady_clock::now();
+  RecoveryReport report;
+  const Micros now = clock_->Now();
+  if (options_.recover == SchedulerOptions::RecoverMode::kNone) return report;
+  auto unfinished = journal_->UnfinishedRuns();
+  if (!unfinished.ok()) {
+    spdlog::error("recovery: cannot list unfinished runs: {}", unfinished.status().ToString());
+  } else {
+    for (const storage::RunRecord& record : *unfinished) {
+      if (runs_.count(record.run_id)) continue;
+      if (options_.recover == SchedulerOptions::RecoverMode::kNone) break;
+      if (options_.recover == SchedulerOptions::RecoverMode::kOne &&
+          record.run_id != options_.recover_run) {
+        continue;
+      }
+      Status s = RecoverRun(record, now, &report);
+      if (s.ok()) continue;
+      // A run we cannot rebuild must not stay "running" forever, nor stop
+      // the coordinator from serving the others: it ends FAILED, saying why.
+      ++report.failed_runs;
+      storage::RunRecord failed = record;
+      failed.status = RunStatus::kFailed;
+      failed.finished_at = now;
+      failed.reason = "could not be recovered after a coordinator restart: " + s.message();
+      batch_.PutRun(failed);
+      spdlog::error("recovery: run {} {}", record.run_id, failed.reason);
+    }
+  }
+  report.elapsed_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                          std::chrono::steady_clock::now() - wall_start)
+                          .count();
+  return report;
+}
+
+Status SchedulerCore::RecoverRun(const storage::RunRecord& record, Micros now,
+                                 RecoveryReport* report) {
+  auto snapshot = journal_->GetPipeline(record.pipeline_hash);
+  if (!snapshot.ok()) return snapshot.status();
+  if (!snapshot->has_value()) {
+    return Status::NotFound("pipeline snapshot " + record.pipeline_hash + " is missing");
+  }
+  nlohmann::json json = nlohmann::json::parse(**snapshot, nullptr, false);
+  if (json.is_discarded()) return Status::InvalidInput("pipeline snapshot is not valid JSON");
+  auto spec = dsl::PipelineFromJson(json);
+  if (!spec.ok()) return spec.status();
+  auto made = MakeRun(record.run_id, std::move(*spec));
+  if (!made.ok()) return made.status();
+  std::unique_ptr<RunCtx> run = std::move(*made);
+  run->record = record;
+  run->record.status = RunStatus::kRunning;
+
+  auto records = journal_->ExecutionsOfRun(record.run_id);
+  if (!records.ok()) return records.status();
+  for (storage::ExecutionRecord& rec : *records) {
+    const int task = run->graph->Find(rec.task_id);
+    if (task < 0) continue;  // not in the snapshot: ignore rather than guess
+    APOLLO11_RETURN_IF_ERROR(run->dag->Restore(task, rec.state, rec.attempt,
+                                               static_cast<int>(rec.retries_used),
+                                               static_cast<int>(rec.requeues), rec.next_retry_at));
+    if (run->trace_id.empty()) run->trace_id = rec.trace_id;
+    // Upstream outputs feed dependents' environments; after a restart only
+    // the journaled tail (journal_output_cap) is left of them.
+    if (run->has_dependents[task]) run->outputs[task] = rec.output;
+    run->execs[task] = std::move(rec);
+  }
+  if (run->trace_id.empty()) run->trace_id = NewTraceId();
+
+  RunCtx& ref = *run;
+  runs_.emplace(record.run_id, std::move(run));
+  effects_.clear();
+  APOLLO11_RETURN_IF_ERROR(ref.dag->Resume(now, &effects_));
+  // Counted before Apply: Resume only settles PENDING tasks, so the READY
+  // and RUNNING ones it reports were in flight already.
+  in_flight_ +=
+      static_cast<size_t>(ref.dag->count(TaskState::kReady) + ref.dag->count(TaskState::kRunning));
+  const size_t queued_before = staged_.enqueue.execs.size();
+  Apply(ref, effects_, "recovery");
+  // Every READY execution may already sit on a worker (the crash can fall
+  // between a DISPATCH and its journaled placement): hold it back for the
+  // claim window so that worker can claim it instead of a second copy
+  // running elsewhere.
+  const Micros hold = now + options_.claim_window.count() * kMicrosPerMilli;
+  for (size_t i = queued_before; i < staged_.enqueue.execs.size(); ++i) {
+    staged_.enqueue.execs[i].hold_until = hold;
+  }
+  staged_.adopt.claim_until = hold;
+  for (int task = 0; task < ref.dag->size(); ++task) {
+    if (ref.dag->state(task) != TaskState::kRunning) continue;
+    const storage::ExecutionRecord& rec = ref.execs[task];
+    staged_.adopt.execs.push_back(
+        {rec.exec_id, ref.dag->attempt(task), rec.worker_id, ref.expected_ms[task]});
+    StageDeadline(ref, task, rec.started_at ? rec.started_at : now);
+    ++report->running;
+  }
+  ++report->runs;
+  report->tasks += static_cast<size_t>(ref.dag->size());
+  report->ready += staged_.enqueue.execs.size() - queued_before;
+  report->retrying += static_cast<size_t>(ref.dag->count(TaskState::kRetrying));
+  ref.progress_dirty = true;
+  FinishIfDone(ref);
+  return Status::Ok();
+}
+
+void SchedulerCore::StageDeadline(RunCtx& run, int task, Micros started_at) {
+  const dsl::TaskSpec& spec = run.spec.tasks[task];
+  if (!spec.timeout) return;
+  Deadline d;
+  d.exec_id = run.execs[task].exec_id;
+  d.attempt = run.dag->attempt(task);
+  d.timeout_ms = spec.timeout->count();
+  d.deadline = started_at + (spec.timeout->count() + options_.kill_grace.count() +
+                             options_.deadline_slack.count()) *
+                                kMicrosPerMilli;
+  staged_.watch.deadlines.push_back(std::move(d));
 }
 
 Status SchedulerCore::Cancel(const std::string& run_id, const std::string& reason,
@@ -221,17 +356,7 @@ void SchedulerCore::OnPlaced(const Placed& placed) {
     rec.worker_id = ref.worker_id;
     rec.started_at = placed.at;
     Apply(*run, effects_, "dispatcher", ref.worker_id, task);
-    const dsl::TaskSpec& spec = run->spec.tasks[task];
-    if (spec.timeout) {
-      Deadline d;
-      d.exec_id = ref.exec_id;
-      d.attempt = ref.attempt;
-      d.timeout_ms = spec.timeout->count();
-      d.deadline = placed.at + (spec.timeout->count() + options_.kill_grace.count() +
-                                options_.deadline_slack.count()) *
-                                   kMicrosPerMilli;
-      staged_.watch.deadlines.push_back(std::move(d));
-    }
+    StageDeadline(*run, task, placed.at);
   }
 }
 

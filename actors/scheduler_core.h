@@ -36,6 +36,26 @@ struct SchedulerOptions {
   size_t output_env_cap = 32 * 1024;     // upstream output passed to a task, per upstream
   size_t journal_output_cap = 4 * 1024;  // stdout tail kept in the execution record
   Millis progress_interval{100};         // at most one RunProgress per run per interval
+  // After a restart, how long workers have to claim the executions the
+  // journal says were RUNNING or READY before those are requeued or placed:
+  // the liveness window (heartbeat x liveness) plus one heartbeat.
+  Millis claim_window{40000};
+  // Which unfinished runs Recover takes up: all of them (a node), one (an
+  // embedded `run --resume ID`), or none (an embedded run of a new file,
+  // which must not start running someone's interrupted run behind their back).
+  enum class RecoverMode { kAll, kOne, kNone } recover = RecoverMode::kAll;
+  std::string recover_run;  // for kOne
+};
+
+// What Recover found and did, for the log line and the API.
+struct RecoveryReport {
+  size_t runs = 0;         // unfinished runs taken up again
+  size_t tasks = 0;        // their tasks
+  size_t running = 0;      // RUNNING executions left for workers to claim
+  size_t ready = 0;        // READY executions queued again
+  size_t retrying = 0;     // retry timers re-armed (past-due ones fire at once)
+  size_t failed_runs = 0;  // runs that could not be rebuilt (ended FAILED)
+  Micros elapsed_us = 0;   // wall time of Recover
 };
 
 // What one loop turn releases, after its commit.
@@ -45,6 +65,7 @@ struct SchedulerOutbox {
   CancelExecs cancels;
   WatchDeadlines watch;
   Unwatch unwatch;
+  AdoptRunning adopt;
   std::vector<RunProgress> progress;
   std::vector<RunFinished> finished;
   void Clear();
@@ -56,6 +77,16 @@ class SchedulerCore {
   // `journal` and `clock` must outlive the core.
   SchedulerCore(storage::Journal* journal, const Clock* clock, SchedulerOptions options);
   ~SchedulerCore();
+
+  // Crash recovery, once, before anything else: rebuilds every unfinished
+  // run from the journal's current state (runs, executions, pipeline
+  // snapshots; no replay of the transition log), re-arms retry timers (a
+  // retry due while the coordinator was down fires at the next OnTimers),
+  // stages READY executions for dispatch (held for claim_window) and RUNNING
+  // ones for adoption by their workers, and re-watches their deadlines. The
+  // caller then Flushes as usual. A run whose snapshot cannot be read ends
+  // FAILED with the reason, instead of blocking the start.
+  RecoveryReport Recover();
 
   // Starts a run of the given pipeline snapshot. Returns the run id.
   Result<std::string> Submit(const SubmitRun& submit);
@@ -103,6 +134,11 @@ class SchedulerCore {
   };
 
   RunCtx* FindRunOfExec(const std::string& exec_id, int* task);
+  // The in-memory context of a run over a validated pipeline, every task
+  // PENDING (Submit) or about to be restored (Recover).
+  Result<std::unique_ptr<RunCtx>> MakeRun(const std::string& run_id, dsl::PipelineSpec spec);
+  Status RecoverRun(const storage::RunRecord& record, Micros now, RecoveryReport* report);
+  void StageDeadline(RunCtx& run, int task, Micros started_at);
   // Stages the effects' transitions and messages. Transitions of `cause_task`
   // are attributed to `actor`; the ones they set off (dependents promoted,
   // skipped, canceled) to the scheduler.

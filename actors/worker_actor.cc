@@ -45,8 +45,17 @@ void WorkerBody(transport::ActorPipe& pipe, zmq::context_t* ctx, const Clock* cl
     return;
   }
   zmq::socket_t dealer = std::move(*dialed);
+  std::unique_ptr<storage::Outbox> outbox;
+  if (!config.outbox_dir.empty()) {
+    auto opened = storage::Outbox::Open(config.outbox_dir);
+    if (!opened.ok()) {
+      pipe.SignalReady(opened.status());
+      return;
+    }
+    outbox = std::move(*opened);
+  }
   executor::Executor executor(config.executor, *clock);
-  WorkerCore core(&executor, clock, config.worker);
+  WorkerCore core(&executor, clock, config.worker, outbox.get());
   pipe.SignalReady(Status::Ok());
 
   core.Hello();

@@ -21,6 +21,9 @@ struct WorkerConfig {
   std::string coordinator_endpoint;
   WorkerOptions worker;
   executor::ExecutorOptions executor;
+  // Where unacknowledged results are kept across a restart of this worker
+  // (storage/outbox.h); empty: in memory only.
+  std::string outbox_dir;
   // When set, the worker is a CURVE client with this key pair, trusting only
   // a coordinator whose public key is `server_public`.
   std::optional<transport::CurveKeyPair> curve;

@@ -27,10 +27,61 @@ transport::Outcome ToWire(executor::ExecOutcomeKind kind) {
 
 }  // namespace
 
-WorkerCore::WorkerCore(executor::Executor* executor, const Clock* clock, WorkerOptions options)
-    : executor_(executor), clock_(clock), options_(std::move(options)) {
+WorkerCore::WorkerCore(executor::Executor* executor, const Clock* clock, WorkerOptions options,
+                       storage::Outbox* outbox)
+    : executor_(executor), clock_(clock), store_(outbox), options_(std::move(options)) {
   last_heard_ = clock_->Now();
   last_heartbeat_ = last_heard_;
+  if (store_ == nullptr) return;
+  auto stored = store_->LoadAll();
+  if (!stored.ok()) {
+    spdlog::error("worker {}: cannot read its outbox: {}", options_.worker_id,
+                  stored.status().message());
+    return;
+  }
+  for (const auto& [key, frame] : *stored) {
+    auto envelope = transport::DecodeEnvelope(frame.data(), frame.size());
+    auto result = envelope.ok() ? transport::BodyAs<transport::ResultMsg>(*envelope)
+                                : Result<transport::ResultMsg>(envelope.status());
+    if (!result.ok()) {
+      spdlog::warn("worker {}: dropped an unreadable outbox entry: {}", options_.worker_id,
+                   result.status().message());
+      (void)store_->Erase(key);
+      continue;
+    }
+    Entry& e = entries_[{result->exec_id, result->attempt}];
+    e.finished = true;
+    e.result = std::move(*result);
+  }
+  if (!entries_.empty()) {
+    spdlog::info("worker {}: {} unacknowledged results restored from its outbox, to be resent",
+                 options_.worker_id, entries_.size());
+  }
+}
+
+std::string WorkerCore::OutboxKey(const Key& key) {
+  return key.first + "\n" + std::to_string(key.second);
+}
+
+void WorkerCore::Report(const std::vector<Key>& keys) {
+  const Micros now = clock_->Now();
+  std::vector<std::pair<std::string, std::string>> items;
+  items.reserve(keys.size());
+  for (const Key& key : keys) {
+    Entry& e = entries_[key];
+    e.last_sent = now;
+    std::string frame;
+    transport::Encode(static_cast<uint16_t>(transport::MsgType::kResult), e.result, &frame);
+    if (store_ != nullptr) items.emplace_back(OutboxKey(key), frame);
+    outbox_.push_back(std::move(frame));
+  }
+  if (store_ == nullptr) return;
+  Status s = store_->Put(items);
+  if (!s.ok()) {
+    // Delivery goes on; only surviving a worker crash before the ACK is lost.
+    spdlog::error("worker {}: could not store {} results in its outbox: {}", options_.worker_id,
+                  items.size(), s.message());
+  }
 }
 
 template <class T>
@@ -104,7 +155,13 @@ void WorkerCore::OnFrame(const void* data, size_t size) {
       auto a = transport::BodyAs<transport::Ack>(*envelope);
       if (!a.ok()) break;
       auto it = entries_.find({a->exec_id, a->attempt});
-      if (it != entries_.end() && it->second.finished) entries_.erase(it);
+      if (it != entries_.end() && it->second.finished) {
+        if (store_ != nullptr) {
+          Status s = store_->Erase(OutboxKey(it->first));
+          if (!s.ok()) spdlog::warn("worker {}: outbox: {}", options_.worker_id, s.message());
+        }
+        entries_.erase(it);
+      }
       return;
     }
     case transport::MsgType::kHeartbeat: {
@@ -204,8 +261,7 @@ void WorkerCore::OnDispatch(transport::Dispatch&& d) {
     e.result.error = "worker " + options_.worker_id + " could not start it: " + s.message();
     e.result.started_at = now;
     e.result.finished_at = now;
-    e.last_sent = now;
-    Send(transport::MsgType::kResult, e.result);
+    Report({key});
     SendCredit(1);
     return;
   }
@@ -216,11 +272,12 @@ void WorkerCore::OnDispatch(transport::Dispatch&& d) {
 }
 
 void WorkerCore::OnFinished(std::vector<executor::ExecOutcome>& finished) {
-  const Micros now = clock_->Now();
   uint32_t freed = 0;
+  std::vector<Key> done;
   for (executor::ExecOutcome& o : finished) {
     auto it = entries_.find({o.exec_id, o.attempt});
     if (it == entries_.end()) continue;
+    done.push_back(it->first);
     Entry& e = it->second;
     e.finished = true;
     e.result.exec_id = std::move(o.exec_id);
@@ -232,10 +289,9 @@ void WorkerCore::OnFinished(std::vector<executor::ExecOutcome>& finished) {
     e.result.error = std::move(o.error);
     e.result.started_at = o.started_at;
     e.result.finished_at = o.finished_at;
-    e.last_sent = now;
-    Send(transport::MsgType::kResult, e.result);
     ++freed;
   }
+  Report(done);
   SendCredit(freed);
 }
 

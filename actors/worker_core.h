@@ -15,6 +15,7 @@
 #include "common/clock.h"
 #include "common/duration.h"
 #include "executor/executor.h"
+#include "storage/outbox.h"
 #include "transport/codec.h"
 #include "transport/messages.h"
 
@@ -35,8 +36,11 @@ struct WorkerOptions {
 
 class WorkerCore {
  public:
-  // `executor` and `clock` must outlive the core.
-  WorkerCore(executor::Executor* executor, const Clock* clock, WorkerOptions options);
+  // `executor`, `clock` and `outbox` must outlive the core. With an outbox,
+  // every result is stored there until ACKed, and the results a previous
+  // process of this worker left unacknowledged are loaded to be resent.
+  WorkerCore(executor::Executor* executor, const Clock* clock, WorkerOptions options,
+             storage::Outbox* outbox = nullptr);
 
   // Frames to send to the coordinator, oldest first; the actor sends and
   // clears them.
@@ -80,9 +84,14 @@ class WorkerCore {
   void Send(transport::MsgType type, const T& body);
   void OnDispatch(transport::Dispatch&& d);
   void SendCredit(uint32_t n);
+  // Queues the RESULTs of these finished entries and stores them in the
+  // outbox (one transaction) until they are ACKed.
+  void Report(const std::vector<Key>& keys);
+  static std::string OutboxKey(const Key& key);
 
   executor::Executor* executor_;
   const Clock* clock_;
+  storage::Outbox* store_;
   WorkerOptions options_;
   std::vector<std::string> outbox_;
   std::map<Key, Entry> entries_;  // running or finished-but-unacknowledged

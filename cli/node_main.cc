@@ -95,10 +95,20 @@ Status ApplyConfig(CLI::App& start, const std::string& path) {
   return Status::Ok();
 }
 
-std::string DefaultWorkerId() {
+// HOSTNAME-XXXX, XXXX from the state dir's absolute path: stable across
+// restarts (so a restarted worker finds its outbox and rejoins as itself) and
+// distinct for two workers on one host with their own state dirs; two with
+// the same state dir are refused by the worker dir lock.
+std::string DefaultWorkerId(const std::string& state_dir) {
   char host[256] = {0};
   ::gethostname(host, sizeof(host) - 1);
-  return std::string(host) + "-" + std::to_string(::getpid());
+  std::error_code ec;
+  std::string path = std::filesystem::absolute(state_dir, ec).lexically_normal().string();
+  uint32_t h = 2166136261u;  // FNV-1a
+  for (unsigned char c : path) h = (h ^ c) * 16777619u;
+  char suffix[8];
+  std::snprintf(suffix, sizeof(suffix), "%04x", h & 0xffffu);
+  return std::string(host) + "-" + suffix;
 }
 
 int Start(NodeFlags& f) {
@@ -178,7 +188,7 @@ int Start(NodeFlags& f) {
   const std::string state_dir = apollo11::cli::ResolveStateDir(f.state_dir);
   apollo11::SystemClock clock;
   zmq::context_t ctx;
-  std::unique_ptr<apollo11::storage::StateDirLock> lock;
+  std::unique_ptr<apollo11::storage::StateDirLock> lock, worker_lock;
   std::unique_ptr<apollo11::storage::Journal> journal;
   std::unique_ptr<apollo11::actors::Coordinator> coord;
   std::unique_ptr<apollo11::actors::WorkerActor> work;
@@ -231,13 +241,17 @@ int Start(NodeFlags& f) {
     listening["workers"] = coord->worker_endpoint();
     listening["api"] = coord->client_endpoint();
     listening["epoch"] = *epoch;
+    const apollo11::actors::RecoveryReport& rec = coord->recovery();
+    listening["recovered_runs"] = rec.runs;
+    listening["recovered_running"] = rec.running;
+    listening["recovery_ms"] = static_cast<double>(rec.elapsed_us) / 1000.0;
     spdlog::info("coordinator epoch {} serving workers on {} and clients on {}", *epoch,
                  coord->worker_endpoint(), coord->client_endpoint());
   }
   if (worker) {
     apollo11::actors::WorkerConfig wc;
     wc.coordinator_endpoint = coordinator ? coord->worker_endpoint() : f.connect;
-    wc.worker.worker_id = f.worker_id.empty() ? DefaultWorkerId() : f.worker_id;
+    wc.worker.worker_id = f.worker_id.empty() ? DefaultWorkerId(state_dir) : f.worker_id;
     wc.worker.group = f.group;
     wc.worker.slots = f.slots ? f.slots : std::max(1u, std::thread::hardware_concurrency());
     wc.worker.labels = f.labels;
@@ -246,7 +260,17 @@ int Start(NodeFlags& f) {
     if (const char* drop = std::getenv("APOLLO11_TEST_DROP_DISPATCH")) {
       wc.worker.drop_dispatches = std::atoi(drop);  // fault injection for tests only
     }
-    wc.executor.log_dir = state_dir + "/worker-" + wc.worker.worker_id + "/logs";
+    const std::string worker_dir = state_dir + "/worker-" + wc.worker.worker_id;
+    // One process per worker identity: its outbox must not be shared.
+    auto wl = apollo11::storage::StateDirLock::Acquire(worker_dir);
+    if (!wl.ok()) {
+      std::fprintf(stderr, "apollo11-node: worker %s: %s\n", wc.worker.worker_id.c_str(),
+                   wl.status().message().c_str());
+      return 3;
+    }
+    worker_lock = std::move(*wl);
+    wc.executor.log_dir = worker_dir + "/logs";
+    wc.outbox_dir = worker_dir + "/outbox";
     if (curve) {
       wc.curve = curve;
       wc.server_public = coordinator ? curve->public_z85 : server_public;
@@ -314,7 +338,8 @@ int main(int argc, char** argv) {
       ->add_option("--max-backlog", f.max_backlog,
                    "READY+RUNNING executions before promotion pauses")
       ->check(CLI::PositiveNumber);
-  start->add_option("--worker-id", f.worker_id, "worker identity (default HOSTNAME-PID)");
+  start->add_option("--worker-id", f.worker_id,
+                    "worker identity (default HOSTNAME-XXXX, stable for a state dir)");
   start->add_option("--drain-timeout", f.drain_timeout,
                     "how long SIGTERM waits for a worker to drain");
   start->add_option("--log-level", f.log_level, "trace, debug, info, warn, error")

@@ -2,6 +2,10 @@
 // the coordinator's actors and a worker in this process, linked over inproc
 // ZeroMQ sockets exactly as a cluster is over tcp, submits the run, shows
 // progress, and exits with the run's outcome.
+//
+// `apollo11 run --resume RUN_ID`: the same, for a run an earlier process left
+// unfinished (killed, powered off): the coordinator recovers it from the
+// journal and carries on where it stopped.
 
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -35,6 +39,7 @@ extern "C" void OnInterrupt(int) { g_interrupts.fetch_add(1); }
 
 struct RunFlags {
   std::string file;
+  std::string resume;  // run id to continue instead of a new run of `file`
   std::string state_dir;
   bool json = false;
   unsigned slots = 0;
@@ -62,16 +67,34 @@ std::string ProgressLine(const std::vector<uint32_t>& counts, double elapsed) {
   return line;
 }
 
+// Counts of a run's tasks by state, read from the journal (resume mode has
+// no RunProgress subscription: the run was submitted by another process).
+std::vector<uint32_t> CountsFromJournal(storage::Journal& journal, const std::string& run_id) {
+  std::vector<uint32_t> counts(kTaskStateCount, 0);
+  auto execs = journal.ExecutionsOfRun(run_id);
+  if (!execs.ok()) return counts;
+  for (const storage::ExecutionRecord& e : *execs) ++counts[static_cast<int>(e.state)];
+  return counts;
+}
+
 int Run(const RunFlags& flags) {
   SetUpLogging(flags.log_level);
+  const bool resume = !flags.resume.empty();
+  if (resume == !flags.file.empty()) {
+    std::fprintf(stderr, "apollo11 run: give a pipeline FILE, or --resume RUN_ID (not both)\n");
+    return kExitInvalidInput;
+  }
 
   // 1. The pipeline: the same checks and messages as `validate`.
-  dsl::ParseResult parsed = dsl::LoadPipelineFile(flags.file);
-  for (const dsl::Diagnostic& d : parsed.diagnostics) {
-    std::fprintf(stderr, "%s\n", dsl::FormatDiagnostic(d).c_str());
+  dsl::ParseResult parsed;
+  if (!resume) {
+    parsed = dsl::LoadPipelineFile(flags.file);
+    for (const dsl::Diagnostic& d : parsed.diagnostics) {
+      std::fprintf(stderr, "%s\n", dsl::FormatDiagnostic(d).c_str());
+    }
+    if (!parsed.ok()) return kExitInvalidInput;
   }
-  if (!parsed.ok()) return kExitInvalidInput;
-  const dsl::PipelineSpec& spec = *parsed.pipeline;
+  const dsl::PipelineSpec spec = resume ? dsl::PipelineSpec{} : *parsed.pipeline;
   for (const dsl::TaskSpec& task : spec.tasks) {
     if (task.type == dsl::TaskType::kDb) {
       std::fprintf(stderr,
@@ -107,6 +130,36 @@ int Run(const RunFlags& flags) {
                  journal.status().ToString().c_str());
     return kExitInternal;
   }
+  size_t resumed_tasks = 0;
+  if (resume) {
+    auto previous = (*journal)->GetRun(flags.resume);
+    if (!previous.ok()) {
+      std::fprintf(stderr, "apollo11 run: %s\n", previous.status().ToString().c_str());
+      return kExitInternal;
+    }
+    if (!previous->has_value()) {
+      std::fprintf(stderr, "apollo11 run: no run %s in %s\n", flags.resume.c_str(),
+                   state_dir.c_str());
+      return kExitInvalidInput;
+    }
+    const storage::RunRecord& record = **previous;
+    if (IsFinal(record.status)) {
+      std::fprintf(stderr, "apollo11 run: run %s already ended %s; nothing to resume\n",
+                   flags.resume.c_str(), ToString(record.status));
+      auto execs = (*journal)->ExecutionsOfRun(flags.resume);
+      if (execs.ok()) PrintRunSummary(RunSummaryJson(record, *execs), stdout);
+      return record.status == RunStatus::kSuccess ? kExitOk : kExitRunFailed;
+    }
+    resumed_tasks = record.task_count;
+  } else if (auto unfinished = (*journal)->UnfinishedRuns();
+             unfinished.ok() && !unfinished->empty()) {
+    for (const storage::RunRecord& r : *unfinished) {
+      std::fprintf(stderr,
+                   "note: run %s of %s was interrupted; continue it with `apollo11 run --resume "
+                   "%s`\n",
+                   r.run_id.c_str(), r.pipeline_name.c_str(), r.run_id.c_str());
+    }
+  }
   auto epoch = (*journal)->BumpEpoch();
   if (!epoch.ok()) {
     std::fprintf(stderr, "apollo11 run: %s\n", epoch.status().ToString().c_str());
@@ -125,6 +178,12 @@ int Run(const RunFlags& flags) {
   cc.scheduler.max_backlog = flags.max_backlog;
   cc.reconciler.heartbeat = *heartbeat;
   cc.reconciler.liveness = flags.liveness;
+  if (resume) {
+    cc.scheduler.recover = actors::SchedulerOptions::RecoverMode::kOne;
+    cc.scheduler.recover_run = flags.resume;
+  } else {
+    cc.scheduler.recover = actors::SchedulerOptions::RecoverMode::kNone;
+  }
   auto coordinator = actors::Coordinator::Start(ctx, journal->get(), &clock, cc);
   if (!coordinator.ok()) {
     std::fprintf(stderr, "apollo11 run: coordinator failed to start: %s\n",
@@ -133,7 +192,10 @@ int Run(const RunFlags& flags) {
   }
   actors::WorkerConfig wc;
   wc.coordinator_endpoint = (*coordinator)->worker_endpoint();
-  wc.worker.worker_id = "local-" + instance;
+  // A fixed identity: the state dir lock makes it unique, and a resumed run's
+  // worker finds the results the killed process left in its outbox.
+  wc.worker.worker_id = "local";
+  wc.outbox_dir = state_dir + "/worker-local/outbox";
   wc.worker.slots = flags.slots ? flags.slots : std::max(1u, std::thread::hardware_concurrency());
   wc.worker.heartbeat = *heartbeat;
   wc.worker.liveness = flags.liveness;
@@ -151,13 +213,15 @@ int Run(const RunFlags& flags) {
   client_options.immediate = false;
   Status s = transport::ConfigureDealer(client, "cli-" + instance, client_options);
   if (s.ok()) s = transport::Connect(client, (*coordinator)->client_endpoint());
-  actors::SubmitRun submit;
-  submit.pipeline_json = dsl::CanonicalJson(spec);
-  submit.pipeline_hash = dsl::ContentHash(spec);
-  submit.params = spec.params;
   std::string frame;
-  transport::Encode(static_cast<uint16_t>(actors::InternalType::kSubmitRun), submit, &frame);
-  if (s.ok()) s = transport::Send(client, frame, /*dontwait=*/false);
+  if (!resume) {
+    actors::SubmitRun submit;
+    submit.pipeline_json = dsl::CanonicalJson(spec);
+    submit.pipeline_hash = dsl::ContentHash(spec);
+    submit.params = spec.params;
+    transport::Encode(static_cast<uint16_t>(actors::InternalType::kSubmitRun), submit, &frame);
+    if (s.ok()) s = transport::Send(client, frame, /*dontwait=*/false);
+  }
   if (!s.ok()) {
     std::fprintf(stderr, "apollo11 run: %s\n", s.ToString().c_str());
     return kExitInternal;
@@ -167,7 +231,15 @@ int Run(const RunFlags& flags) {
   std::signal(SIGTERM, OnInterrupt);
   const bool tty = ::isatty(STDERR_FILENO);
   const Micros started = clock.Now();
-  std::string run_id;
+  std::string run_id = flags.resume;
+  if (resume) {
+    const actors::RecoveryReport& r = (*coordinator)->recovery();
+    std::fprintf(stderr,
+                 "run %s resumed: %zu tasks, %zu were RUNNING, %zu READY (recovered in %.1f ms)\n",
+                 run_id.c_str(), resumed_tasks, r.running, r.ready,
+                 static_cast<double>(r.elapsed_us) / 1000.0);
+  }
+  Micros last_poll = 0;
   bool cancel_sent = false;
   bool finished = false;
   Micros last_line = 0;
@@ -226,6 +298,15 @@ int Run(const RunFlags& flags) {
           break;
       }
     }
+    if (resume && clock.Now() - last_poll >= 200 * kMicrosPerMilli) {
+      // Nobody subscribed to the recovered run: follow it in the journal.
+      last_poll = clock.Now();
+      auto record = (*journal)->GetRun(run_id);
+      if (record.ok() && record->has_value() && IsFinal((*record)->status)) finished = true;
+      if (finished || !tty || counts.empty() || last_poll - last_line >= kMicrosPerSecond) {
+        counts = CountsFromJournal(**journal, run_id);
+      }
+    }
     const Micros now = clock.Now();
     if (!counts.empty() && (tty || now - last_line >= 2 * kMicrosPerSecond || finished)) {
       std::string line =
@@ -267,7 +348,9 @@ int Run(const RunFlags& flags) {
 void AddRunCommand(CLI::App& app, int* exit_code) {
   auto flags = std::make_shared<RunFlags>();
   CLI::App* cmd = app.add_subcommand("run", "run a pipeline on this machine (embedded mode)");
-  cmd->add_option("file", flags->file, "pipeline YAML file")->required();
+  cmd->add_option("file", flags->file, "pipeline YAML file");
+  cmd->add_option("--resume", flags->resume,
+                  "continue run RUN_ID that an interrupted process left unfinished");
   cmd->add_option("--state-dir", flags->state_dir,
                   "where the journal and task logs live (default $APOLLO11_STATE_DIR or "
                   "./.apollo11)");

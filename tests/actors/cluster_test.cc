@@ -14,82 +14,9 @@
 #include <zmq.hpp>
 
 #include "tests/actors/cli_harness.h"
+#include "tests/actors/cluster_harness.h"
 
 using namespace apollo11::testing;  // NOLINT: test file
-
-namespace {
-
-std::string Node() { return Apollo11() + "-node"; }
-
-// A node process and its parsed "listening" line.
-struct NodeProc {
-  pid_t pid = -1;
-  nlohmann::json listening;
-};
-
-NodeProc StartNode(const ScratchDir& dir, const std::string& name, std::vector<std::string> args) {
-  std::vector<std::string> argv = {Node(),        "start", "--heartbeat", "100ms",
-                                   "--liveness",  "3",     "--state-dir", dir.path() + "/" + name,
-                                   "--log-level", "info"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  NodeProc p;
-  p.pid = SpawnNamed(argv, dir.path(), name);
-  REQUIRE(p.pid > 0);
-  bool up = WaitFor(
-      [&] {
-        std::string out = dir.Read(name + ".out");
-        auto nl = out.find('\n');
-        if (nl == std::string::npos) return false;
-        p.listening = ParseJson(out.substr(0, nl));
-        return p.listening.is_object();
-      },
-      10000);
-  INFO(dir.Read(name + ".err"));
-  REQUIRE(up);
-  return p;
-}
-
-NodeProc StartCoordinator(const ScratchDir& dir) {
-  return StartNode(
-      dir, "coord",
-      {"--role", "coordinator", "--bind", "tcp://127.0.0.1:0", "--api-bind", "tcp://127.0.0.1:0"});
-}
-
-NodeProc StartWorker(const ScratchDir& dir, const NodeProc& coord, const std::string& id, int slots,
-                     const std::string& group = "default") {
-  return StartNode(dir, id,
-                   {"--role", "worker", "--connect", coord.listening["workers"].get<std::string>(),
-                    "--worker-id", id, "--slots", std::to_string(slots), "--group", group});
-}
-
-CmdResult Cli(const NodeProc& coord, std::vector<std::string> args) {
-  std::vector<std::string> argv = {Apollo11()};
-  argv.insert(argv.end(), args.begin(), args.end());
-  argv.push_back("--coordinator");
-  argv.push_back(coord.listening["api"].get<std::string>());
-  return Run(argv);
-}
-
-size_t WorkerCount(const NodeProc& coord) {
-  CmdResult r = Cli(coord, {"workers", "--json"});
-  auto doc = ParseJson(r.out);
-  return doc.is_array() ? doc.size() : 0;
-}
-
-// Kills every node at the end of a test, whatever happened.
-struct Nodes {
-  std::vector<NodeProc*> all;  // killed at the end of the test
-  ~Nodes() {
-    for (NodeProc* p : all) {
-      if (p->pid > 0) {
-        ::kill(p->pid, SIGKILL);
-        WaitExit(p->pid, 5000);
-      }
-    }
-  }
-};
-
-}  // namespace
 
 TEST_CASE("a coordinator and three workers run a 2,000-task DAG across all workers", "[cluster]") {
   ScratchDir dir;

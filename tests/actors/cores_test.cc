@@ -372,3 +372,155 @@ TEST_CASE("placement estimates come from the P50 of a task's past durations", "[
     if (q.dispatch.exec_id == *run_id + ".fresh") CHECK(q.expected_ms == 1000);  // no history
   }
 }
+
+TEST_CASE("a restarted scheduler takes up unfinished runs from the journal",
+          "[scheduler][recovery]") {
+  testing::ScratchDir dir;
+  FakeClock clock;
+  auto j = storage::Journal::Open(dir.path() + "/journal", {});
+  REQUIRE(j.ok());
+  std::unique_ptr<storage::Journal> journal = std::move(*j);
+  std::string run_id;
+  {
+    // Before the crash: a done, b READY, c RUNNING on w1, d failed once and
+    // waiting 10 s for its retry.
+    SchedulerCore before(journal.get(), &clock, {});
+    dsl::TaskSpec d = Task("d");
+    d.retry = dsl::RetryPolicy{};
+    d.retry->max_retries = 2;
+    d.retry->delay = Millis(10000);
+    auto id = before.Submit(Submission({Task("a"), Task("b", {"a"}), Task("c"), d}));
+    REQUIRE(id.ok());
+    run_id = *id;
+    SchedulerOutbox out;
+    REQUIRE(before.Flush(&out).ok());
+    before.OnPlaced({{{"w1", run_id + ".a", 1}, {"w1", run_id + ".c", 1}, {"w1", run_id + ".d", 1}},
+                     clock.Now()});
+    before.OnResults(ResultOf(run_id + ".a", 1, transport::Outcome::kSuccess));
+    before.OnResults(ResultOf(run_id + ".d", 1, transport::Outcome::kFailed, 1));
+    out.Clear();
+    REQUIRE(before.Flush(&out).ok());
+  }  // the scheduler dies; only the journal is left
+
+  SchedulerCore after(journal.get(), &clock, {});
+  RecoveryReport report = after.Recover();
+  CHECK(report.runs == 1);
+  CHECK(report.tasks == 4);
+  CHECK(report.running == 1);
+  CHECK(report.ready == 1);
+  CHECK(report.retrying == 1);
+  CHECK(report.failed_runs == 0);
+  SchedulerOutbox out;
+  REQUIRE(after.Flush(&out).ok());
+  // b goes back to the dispatcher, held for workers to claim first.
+  REQUIRE(out.enqueue.execs.size() == 1);
+  CHECK(out.enqueue.execs[0].dispatch.exec_id == run_id + ".b");
+  CHECK(out.enqueue.execs[0].dispatch.attempt == 1);
+  CHECK(out.enqueue.execs[0].hold_until > clock.Now());
+  // c is left to w1 to claim.
+  REQUIRE(out.adopt.execs.size() == 1);
+  CHECK(out.adopt.execs[0].exec_id == run_id + ".c");
+  CHECK(out.adopt.execs[0].worker_id == "w1");
+  CHECK(out.adopt.claim_until > clock.Now());
+  CHECK(after.in_flight() == 2);
+
+  // c's result, resent by its worker, is accepted: not stale.
+  after.OnResults(ResultOf(run_id + ".c", 1, transport::Outcome::kSuccess));
+  // d's retry comes due; its timer survived the restart.
+  clock.Advance(11 * kMicrosPerSecond);
+  after.OnTimers();
+  out.Clear();
+  REQUIRE(after.Flush(&out).ok());
+  CHECK(after.stale_results() == 0);
+  REQUIRE(out.enqueue.execs.size() == 1);
+  CHECK(out.enqueue.execs[0].dispatch.exec_id == run_id + ".d");
+  CHECK(out.enqueue.execs[0].dispatch.attempt == 2);
+
+  after.OnPlaced({{{"w2", run_id + ".b", 1}, {"w2", run_id + ".d", 2}}, clock.Now()});
+  after.OnResults(ResultOf(run_id + ".b", 1, transport::Outcome::kSuccess));
+  after.OnResults(ResultOf(run_id + ".d", 2, transport::Outcome::kSuccess));
+  out.Clear();
+  REQUIRE(after.Flush(&out).ok());
+  REQUIRE(out.finished.size() == 1);
+  CHECK(out.finished[0].status == static_cast<uint8_t>(RunStatus::kSuccess));
+  auto unfinished = journal->UnfinishedRuns();
+  REQUIRE(unfinished.ok());
+  CHECK(unfinished->empty());
+}
+
+TEST_CASE("a run whose snapshot is gone ends FAILED at recovery instead of blocking the start",
+          "[scheduler][recovery]") {
+  SchedulerFixture f;
+  storage::RunRecord orphan;
+  orphan.run_id = "r20260101T000000-dead";
+  orphan.pipeline_name = "test.gone";
+  orphan.pipeline_hash = "0000000000000000";
+  orphan.status = RunStatus::kRunning;
+  storage::Journal::Batch batch;
+  batch.PutRun(orphan);
+  REQUIRE(f.journal->Commit(batch).ok());
+  RecoveryReport report = f.core->Recover();
+  CHECK(report.failed_runs == 1);
+  f.Flush();
+  auto run = f.journal->GetRun(orphan.run_id);
+  REQUIRE(run.ok());
+  REQUIRE(run->has_value());
+  CHECK((*run)->status == RunStatus::kFailed);
+  CHECK((*run)->reason.find("could not be recovered") != std::string::npos);
+}
+
+TEST_CASE("after a restart, workers claim what they hold; the unclaimed is handed back",
+          "[dispatcher][recovery]") {
+  FakeClock clock;
+  DispatcherCore core(&clock, {});
+  DispatcherOutput out;
+  AdoptRunning adopt;
+  adopt.claim_until = clock.Now() + kMicrosPerSecond;
+  adopt.execs.push_back({"r.kept", 1, "w1", 100});
+  adopt.execs.push_back({"r.lost", 3, "w9", 100});
+  core.OnAdopt(adopt);
+  Enqueue held;
+  held.execs.push_back(Exec("r.sent"));     // READY, but its DISPATCH went out before the crash
+  held.execs.push_back(Exec("r.waiting"));  // READY, never sent
+  for (QueuedExec& q : held.execs) q.hold_until = clock.Now() + kMicrosPerSecond;
+  core.OnEnqueue(std::move(held));
+
+  // w1 rejoins holding r.kept: it keeps it, no CANCEL.
+  std::string h = HelloFrame("w1", 2, "default", {{"r.kept", 1}}), c = CreditFrame(1);
+  core.OnWorkerFrame("w1", h.data(), h.size(), &out);
+  core.OnWorkerFrame("w1", c.data(), c.size(), &out);
+  for (const auto& [id, frame] : out.to_workers) {
+    auto env = transport::DecodeEnvelope(frame.data(), frame.size());
+    REQUIRE(env.ok());
+    CHECK(env->type != static_cast<uint16_t>(transport::MsgType::kCancel));
+  }
+  CHECK(core.unclaimed() == 1);
+  // Held executions are not placed on a free slot before their time...
+  out.Clear();
+  core.Place(&out);
+  CHECK(out.placed.placed.empty());
+  // ...but the worker that already ran one reports it: placed there first.
+  transport::ResultMsg result;
+  result.exec_id = "r.sent";
+  result.attempt = 1;
+  std::string rf = transport::EncodeToString(transport::MsgType::kResult, result);
+  core.OnWorkerFrame("w1", rf.data(), rf.size(), &out);
+  REQUIRE(out.placed.placed.size() == 1);
+  CHECK(out.placed.placed[0].exec_id == "r.sent");
+  CHECK(out.placed.placed[0].worker_id == "w1");
+  REQUIRE(out.results.items.size() == 1);
+
+  // The window closes: r.lost goes back to the scheduler, r.waiting is placed.
+  clock.Advance(2 * kMicrosPerSecond);
+  out.Clear();
+  core.Place(&out);
+  REQUIRE(out.gone.size() == 1);
+  CHECK(out.gone[0].execs.size() == 1);
+  CHECK(out.gone[0].execs[0].exec_id == "r.lost");
+  CHECK(out.gone[0].execs[0].attempt == 3);
+  CHECK(out.gone[0].reason.find("no worker claimed it") != std::string::npos);
+  REQUIRE(out.placed.placed.size() == 1);
+  CHECK(out.placed.placed[0].exec_id == "r.waiting");
+  CHECK(core.unclaimed() == 0);
+  CHECK(core.queued() == 0);
+}

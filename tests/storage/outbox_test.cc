@@ -1,0 +1,44 @@
+// The worker outbox: what was put survives closing and reopening (a worker
+// restart), erased keys stay gone, and large batches grow the map.
+
+#include "storage/outbox.h"
+
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/storage/storage_test_util.h"
+
+using apollo11::storage::Outbox;
+
+TEST_CASE("the outbox keeps results across a reopen until they are erased", "[outbox]") {
+  apollo11::storage::testing::TempDir dir;
+  {
+    auto box = Outbox::Open(dir.path() + "/outbox");
+    REQUIRE(box.ok());
+    REQUIRE(
+        (*box)->Put({{"r.a\n1", "frame-a"}, {"r.b\n1", "frame-b"}, {"r.b\n2", "frame-b2"}}).ok());
+    REQUIRE((*box)->Erase("r.b\n1").ok());
+    REQUIRE((*box)->Erase("never-there").ok());
+    CHECK((*box)->size() == 2);
+  }
+  auto box = Outbox::Open(dir.path() + "/outbox");
+  REQUIRE(box.ok());
+  auto all = (*box)->LoadAll();
+  REQUIRE(all.ok());
+  REQUIRE(all->size() == 2);
+  CHECK((*all)[0] == std::make_pair(std::string("r.a\n1"), std::string("frame-a")));
+  CHECK((*all)[1] == std::make_pair(std::string("r.b\n2"), std::string("frame-b2")));
+}
+
+TEST_CASE("the outbox grows its map instead of failing a large batch", "[outbox]") {
+  apollo11::storage::testing::TempDir dir;
+  auto box = Outbox::Open(dir.path() + "/outbox");
+  REQUIRE(box.ok());
+  // 160 MiB of results in one batch: more than the initial 64 MiB map.
+  std::vector<std::pair<std::string, std::string>> items;
+  const std::string big(1 << 20, 'x');
+  for (int i = 0; i < 160; ++i) items.emplace_back("r.t" + std::to_string(i) + "\n1", big);
+  REQUIRE((*box)->Put(items).ok());
+  CHECK((*box)->size() == 160);
+}
