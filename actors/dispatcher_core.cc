@@ -62,25 +62,24 @@ void DispatcherCore::OnWorkerFrame(const std::string& identity, const void* data
       ++dropped_frames_;
       return;
     }
+    std::vector<transport::Probe> rejoin_probes;
     if (it != workers_.end()) {
-      // A rejoin: executions we placed there that it no longer holds are lost.
+      // A rejoin (restarted, or reconnected after a silence). Executions we
+      // placed there that its HELLO does not list are not lost yet: a
+      // DISPATCH we sent after it reconnected may still be on its way, behind
+      // this HELLO. A PROBE, which travels behind any such DISPATCH, asks;
+      // what it does not hold then is handed back (kProbeReply below).
       std::unordered_map<std::string, uint32_t> still;
       for (const auto& ref : hello->running) still[ref.exec_id] = ref.attempt;
-      WorkerGone gone;
-      gone.worker_id = identity;
-      gone.reason = "worker " + identity + " rejoined without it (restarted)";
-      for (auto r = it->second.running.begin(); r != it->second.running.end();) {
-        auto s = still.find(r->first);
-        if (s == still.end() || s->second != r->second) {
-          gone.execs.push_back({r->first, r->second});
-          it->second.expected_busy_ms -= it->second.expected[r->first];
-          it->second.expected.erase(r->first);
-          r = it->second.running.erase(r);
-        } else {
-          ++r;
-        }
+      transport::Probe probe;
+      probe.epoch = options_.epoch;
+      for (const auto& [exec_id, attempt] : it->second.running) {
+        auto st = still.find(exec_id);
+        if (st != still.end() && st->second == attempt) continue;
+        probe.execs.push_back({exec_id, attempt});
+        it->second.rejoined.insert(exec_id);
       }
-      if (!gone.execs.empty()) out->gone.push_back(std::move(gone));
+      if (!probe.execs.empty()) rejoin_probes.push_back(std::move(probe));
     } else {
       it = workers_.emplace(identity, Worker{}).first;
       it->second.id = identity;
@@ -105,6 +104,9 @@ void DispatcherCore::OnWorkerFrame(const std::string& identity, const void* data
     hb.epoch = options_.epoch;
     hb.sent_at = now;
     Send(identity, transport::MsgType::kHeartbeat, hb, out);
+    for (const transport::Probe& probe : rejoin_probes) {
+      Send(identity, transport::MsgType::kProbe, probe, out);
+    }
     return;
   }
 
@@ -161,21 +163,25 @@ void DispatcherCore::OnWorkerFrame(const std::string& identity, const void* data
     case transport::MsgType::kProbeReply: {
       auto reply = transport::BodyAs<transport::ProbeReply>(*envelope);
       if (!reply.ok()) break;
-      WorkerGone gone;
-      gone.worker_id = identity;
-      gone.reason = "reconciliation: worker " + identity +
+      WorkerGone lost, restarted;
+      lost.worker_id = restarted.worker_id = identity;
+      lost.reason = "reconciliation: worker " + identity +
                     " does not hold it (a dispatch or report was lost)";
+      restarted.reason = "worker " + identity + " rejoined without it (restarted)";
       for (const transport::ProbeState& st : reply->states) {
         auto r = w.running.find(st.exec_id);
-        if (st.state != 0 || r == w.running.end() || r->second != st.attempt) continue;
-        gone.execs.push_back({st.exec_id, st.attempt});
+        if (r == w.running.end() || r->second != st.attempt) continue;
+        const bool after_rejoin = w.rejoined.erase(st.exec_id) > 0;
+        if (st.state != 0) continue;  // it holds it: nothing to repair
+        (after_rejoin ? restarted : lost).execs.push_back({st.exec_id, st.attempt});
         Finish(w, st.exec_id);
         // The slot it was sent to is free after all.
         if (w.credits + w.running.size() < w.slots) ++w.credits;
       }
-      if (!gone.execs.empty()) {
-        spdlog::warn("{}: {} executions handed back", gone.reason, gone.execs.size());
-        out->gone.push_back(std::move(gone));
+      for (WorkerGone* gone : {&restarted, &lost}) {
+        if (gone->execs.empty()) continue;
+        spdlog::warn("{}: {} executions handed back", gone->reason, gone->execs.size());
+        out->gone.push_back(std::move(*gone));
       }
       return;
     }
@@ -193,6 +199,7 @@ void DispatcherCore::OnWorkerFrame(const std::string& identity, const void* data
 
 void DispatcherCore::Finish(Worker& w, const std::string& exec_id) {
   w.running.erase(exec_id);
+  w.rejoined.erase(exec_id);
   auto e = w.expected.find(exec_id);
   if (e != w.expected.end()) {
     w.expected_busy_ms -= e->second;

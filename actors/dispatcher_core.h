@@ -10,6 +10,7 @@
 #include <map>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "actors/internal_messages.h"
@@ -87,6 +88,7 @@ class DispatcherCore {
     uint32_t slots = 0, credits = 0;
     std::unordered_map<std::string, uint32_t> running;  // exec_id -> attempt
     std::unordered_map<std::string, int64_t> expected;  // exec_id -> expected ms
+    std::unordered_set<std::string> rejoined;  // probed after a HELLO that did not list them
     Micros last_seen = 0;
     int64_t expected_busy_ms = 0;
   };

@@ -52,6 +52,7 @@ struct NodeFlags {
   std::string reconcile_interval = "30s";
   int liveness = 3;
   size_t max_backlog = 1000;
+  unsigned max_requeues = 3;
   std::string worker_id;
   std::string drain_timeout = "5m";
   std::string log_level = "info";
@@ -229,6 +230,7 @@ int Start(NodeFlags& f) {
     cc.client_endpoint = f.api_bind;
     cc.epoch = *epoch;
     cc.scheduler.max_backlog = f.max_backlog;
+    cc.scheduler.max_requeues = f.max_requeues;
     cc.reconciler.heartbeat = *heartbeat;
     cc.reconciler.liveness = f.liveness;
     cc.reconcile_interval = *reconcile;
@@ -338,6 +340,8 @@ int main(int argc, char** argv) {
       ->add_option("--max-backlog", f.max_backlog,
                    "READY+RUNNING executions before promotion pauses")
       ->check(CLI::PositiveNumber);
+  start->add_option("--max-requeues", f.max_requeues,
+                    "coordinator: requeues after worker loss before a task FAILS");
   start->add_option("--worker-id", f.worker_id,
                     "worker identity (default HOSTNAME-XXXX, stable for a state dir)");
   start->add_option("--drain-timeout", f.drain_timeout,

@@ -524,3 +524,44 @@ TEST_CASE("after a restart, workers claim what they hold; the unclaimed is hande
   CHECK(core.unclaimed() == 0);
   CHECK(core.queued() == 0);
 }
+
+TEST_CASE("a rejoining worker is asked before its unlisted executions are handed back",
+          "[dispatcher]") {
+  FakeClock clock;
+  DispatcherCore core(&clock, {});
+  DispatcherOutput out;
+  std::string h = HelloFrame("w1", 2), c = CreditFrame(2);
+  core.OnWorkerFrame("w1", h.data(), h.size(), &out);
+  core.OnWorkerFrame("w1", c.data(), c.size(), &out);
+  Enqueue e;
+  e.execs.push_back(Exec("r.inflight"));
+  e.execs.push_back(Exec("r.gone"));
+  core.OnEnqueue(std::move(e));
+  core.Place(&out);
+  REQUIRE(out.placed.placed.size() == 2);
+  // w1 restarts; its HELLO crossed our DISPATCHes and lists neither.
+  out.Clear();
+  core.OnWorkerFrame("w1", h.data(), h.size(), &out);
+  CHECK(out.gone.empty());
+  bool probed = false;
+  for (const auto& [id, frame] : out.to_workers) {
+    auto env = transport::DecodeEnvelope(frame.data(), frame.size());
+    REQUIRE(env.ok());
+    probed = probed || env->type == static_cast<uint16_t>(transport::MsgType::kProbe);
+  }
+  CHECK(probed);
+  // The PROBE arrives behind the DISPATCH: one was received, one was lost.
+  transport::ProbeReply reply;
+  reply.states.push_back({"r.inflight", 1, 1});
+  reply.states.push_back({"r.gone", 1, 0});
+  std::string frame = transport::EncodeToString(transport::MsgType::kProbeReply, reply);
+  out.Clear();
+  core.OnWorkerFrame("w1", frame.data(), frame.size(), &out);
+  REQUIRE(out.gone.size() == 1);
+  REQUIRE(out.gone[0].execs.size() == 1);
+  CHECK(out.gone[0].execs[0].exec_id == "r.gone");
+  CHECK(out.gone[0].reason == "worker w1 rejoined without it (restarted)");
+  auto snapshot = core.Snapshot();
+  REQUIRE(snapshot.size() == 1);
+  CHECK(snapshot[0].running == 1);
+}
