@@ -121,6 +121,60 @@ QueryReply AnswerQuery(const Query& q, storage::Journal* journal, const Schedule
   return reply;
 }
 
+// A `logs` query waiting for the worker's answer.
+struct PendingLog {
+  std::string identity;  // the client
+  nlohmann::json meta;   // exec_id, attempt, worker, stream, offset
+  Micros deadline = 0;
+};
+
+// Where a `logs` query must go: the worker that ran the attempt asked for
+// (the latest by default), from the journal. Fills `fetch` and `meta`.
+Status PrepareLogFetch(const Query& q, storage::Journal* journal, uint64_t request_id,
+                       LogFetch* fetch, nlohmann::json* meta) {
+  auto rec = journal->GetExecution(q.id);
+  if (!rec.ok()) return rec.status();
+  if (!rec->has_value()) return Status::NotFound("no execution " + q.id);
+  const storage::ExecutionRecord& e = **rec;
+  const uint32_t attempt = q.attempt ? q.attempt : e.attempt;
+  if (attempt == 0) return Status::NotFound(q.id + " never ran: it has no logs");
+  std::string worker = attempt == e.attempt ? e.worker_id : "";
+  if (attempt != e.attempt) {
+    // An older attempt: its worker is named in its READY -> RUNNING reason.
+    auto history = journal->HistoryOfExecution(q.id);
+    if (!history.ok()) return history.status();
+    const std::string prefix = "dispatched to worker ";
+    for (const storage::TransitionRecord& t : *history) {
+      if (t.attempt == attempt && t.to == TaskState::kRunning && t.reason.rfind(prefix, 0) == 0) {
+        worker = t.reason.substr(prefix.size());
+      }
+    }
+  }
+  if (worker.empty()) {
+    return Status::NotFound(q.id + " attempt " + std::to_string(attempt) +
+                            " was never placed on a worker: it has no logs");
+  }
+  if (q.arg != "out" && q.arg != "err") {
+    return Status::InvalidInput("stream must be out or err, not '" + q.arg + "'");
+  }
+  fetch->worker_id = worker;
+  fetch->request.request_id = request_id;
+  fetch->request.exec_id = q.id;
+  fetch->request.attempt = attempt;
+  fetch->request.stream = q.arg == "err" ? 1 : 0;
+  fetch->request.offset = q.offset;
+  fetch->request.max_bytes = q.limit;
+  *meta = {{"exec_id", q.id},
+           {"attempt", attempt},
+           {"latest_attempt", e.attempt},
+           {"worker", worker},
+           {"stream", q.arg},
+           {"offset", q.offset},
+           {"state", ToString(e.state)},
+           {"final", IsFinal(e.state)}};
+  return Status::Ok();
+}
+
 struct SchedulerParams {
   zmq::context_t* ctx;
   storage::Journal* journal;
@@ -151,6 +205,8 @@ void SchedulerBody(ActorPipe& pipe, SchedulerParams p) {
   std::string scratch;
   Micros journal_retry_at = 0;
   std::vector<std::pair<std::string, SubmitReply>> accepted;  // replies held until the commit
+  std::map<uint64_t, PendingLog> pending_logs;                // by request id
+  uint64_t next_log_request = 1;
 
   // Commits what the turn staged, then releases its messages. False when the
   // commit failed: nothing left, and it is retried a second later.
@@ -268,10 +324,23 @@ void SchedulerBody(ActorPipe& pipe, SchedulerParams p) {
         case InternalType::kQuery: {
           Query query;
           QueryReply reply;
-          if (Decode(env, &query, "scheduler")) {
-            reply = AnswerQuery(query, p.journal, core, workers);
-          } else {
+          if (!Decode(env, &query, "scheduler")) {
             reply.error = "malformed query";
+          } else if (query.kind == "logs") {
+            // Answered when the worker that holds the file replies.
+            LogFetch fetch;
+            nlohmann::json meta;
+            const uint64_t id = next_log_request++;
+            Status s = PrepareLogFetch(query, p.journal, id, &fetch, &meta);
+            if (s.ok()) {
+              pending_logs[id] = {msg->identity, std::move(meta),
+                                  p.clock->Now() + 5 * kMicrosPerSecond};
+              SendInternal(*p.disp, InternalType::kLogFetch, fetch, &scratch);
+              break;
+            }
+            reply.error = s.message();
+          } else {
+            reply = AnswerQuery(query, p.journal, core, workers);
           }
           Reply(client, msg->identity, InternalType::kQueryReply, reply);
           break;
@@ -314,6 +383,26 @@ void SchedulerBody(ActorPipe& pipe, SchedulerParams p) {
             case InternalType::kWorkersSnapshot:
               Decode(e, &workers, "scheduler");
               break;
+            case InternalType::kLogFetched: {
+              LogFetched m;
+              if (!Decode(e, &m, "scheduler")) break;
+              auto pending = pending_logs.find(m.reply.request_id);
+              if (pending == pending_logs.end()) break;  // answered late: already timed out
+              QueryReply reply;
+              if (m.reply.error.empty()) {
+                nlohmann::json meta = std::move(pending->second.meta);
+                meta["size"] = m.reply.size;
+                meta["running"] = m.reply.running;
+                meta["bytes"] = m.reply.data.size();
+                reply.json = meta.dump();
+                reply.data = std::move(m.reply.data);
+              } else {
+                reply.error = m.reply.error;
+              }
+              Reply(client, pending->second.identity, InternalType::kQueryReply, reply);
+              pending_logs.erase(pending);
+              break;
+            }
             default:
               spdlog::warn("scheduler: unexpected message type {} from dispatcher", e.type);
           }
@@ -332,6 +421,17 @@ void SchedulerBody(ActorPipe& pipe, SchedulerParams p) {
     core.OnTimers();
 
     now = p.clock->Now();
+    for (auto it = pending_logs.begin(); it != pending_logs.end();) {
+      if (it->second.deadline > now) {
+        ++it;
+        continue;
+      }
+      QueryReply reply;
+      reply.error = "worker " + it->second.meta.value("worker", std::string("?")) +
+                    " did not answer the log request within 5s";
+      Reply(client, it->second.identity, InternalType::kQueryReply, reply);
+      it = pending_logs.erase(it);
+    }
     if (journal_retry_at && now < journal_retry_at) continue;
     flush(now);
   }
@@ -376,6 +476,11 @@ void DispatcherBody(ActorPipe& pipe, DispatcherParams p) {
       case InternalType::kCancelExecs: {
         CancelExecs m;
         if (Decode(e, &m, "dispatcher")) core.OnCancel(m, &out);
+        break;
+      }
+      case InternalType::kLogFetch: {
+        LogFetch m;
+        if (Decode(e, &m, "dispatcher")) core.OnLogFetch(m, &out);
         break;
       }
       default:
@@ -473,6 +578,9 @@ void DispatcherBody(ActorPipe& pipe, DispatcherParams p) {
     }
     if (!out.results.items.empty()) {
       SendInternal(*p.sched, InternalType::kResultBatch, out.results, &scratch);
+    }
+    for (const LogFetched& fetched : out.logs) {
+      SendInternal(*p.sched, InternalType::kLogFetched, fetched, &scratch);
     }
     for (const WorkerGone& gone : out.gone) {
       SendInternal(*p.sched, InternalType::kWorkerGone, gone, &scratch);

@@ -30,6 +30,7 @@ void DispatcherOutput::Clear() {
   started.items.clear();
   results.items.clear();
   gone.clear();
+  logs.clear();
 }
 
 DispatcherCore::DispatcherCore(const Clock* clock, DispatcherOptions options)
@@ -183,6 +184,12 @@ void DispatcherCore::OnWorkerFrame(const std::string& identity, const void* data
         spdlog::warn("{}: {} executions handed back", gone->reason, gone->execs.size());
         out->gone.push_back(std::move(*gone));
       }
+      return;
+    }
+    case transport::MsgType::kLogReply: {
+      auto reply = transport::BodyAs<transport::LogReply>(*envelope);
+      if (!reply.ok()) break;
+      out->logs.push_back({std::move(*reply)});
       return;
     }
     case transport::MsgType::kBye: {
@@ -345,6 +352,20 @@ void DispatcherCore::OnCancel(const CancelExecs& cancel, DispatcherOutput* out) 
       Send(id, transport::MsgType::kCancel, msg, out);
     }
   }
+}
+
+void DispatcherCore::OnLogFetch(const LogFetch& fetch, DispatcherOutput* out) {
+  if (workers_.count(fetch.worker_id) == 0) {
+    LogFetched answer;
+    answer.reply.request_id = fetch.request.request_id;
+    answer.reply.error = "worker " + fetch.worker_id +
+                         " is not connected; its logs are on its machine, in "
+                         "STATE_DIR/worker-" +
+                         fetch.worker_id + "/logs";
+    out->logs.push_back(std::move(answer));
+    return;
+  }
+  Send(fetch.worker_id, transport::MsgType::kLogRequest, fetch.request, out);
 }
 
 void DispatcherCore::Forget(const std::string& identity, const std::string& reason,

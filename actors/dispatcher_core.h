@@ -30,6 +30,7 @@ struct DispatcherOutput {
   StartedBatch started;
   ResultBatch results;
   std::vector<WorkerGone> gone;
+  std::vector<LogFetched> logs;
   void Clear();
 };
 
@@ -58,6 +59,9 @@ class DispatcherCore {
   void OnAdopt(const AdoptRunning& adopt);
   void OnAcks(const AckResults& acks, DispatcherOutput* out);
   void OnCancel(const CancelExecs& cancel, DispatcherOutput* out);
+  // Forwards a log request to its worker, or answers it with an error when
+  // that worker is not connected.
+  void OnLogFetch(const LogFetch& fetch, DispatcherOutput* out);
   // The reconciler declared a worker lost: forget it and hand its executions
   // back to the scheduler.
   void OnWorkerLost(const WorkerLost& lost, DispatcherOutput* out);

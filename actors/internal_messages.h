@@ -39,6 +39,9 @@ enum class InternalType : uint16_t {
   // scheduler -> dispatcher, once after recovery: executions the journal says
   // are RUNNING, to be claimed by their workers or handed back
   kAdoptRunning,
+  // scheduler -> dispatcher -> worker and back: `apollo11 logs`
+  kLogFetch,
+  kLogFetched,
   // client (CLI / API) <-> scheduler
   kSubmitRun = 96,
   kSubmitReply,
@@ -223,18 +226,39 @@ struct WorkersSnapshot {
 // A read-only question from a client. kind: "status" (id = run), "history"
 // (id = run or execution), "runs" (limit), "workers", "explain" (id = run,
 // arg = task).
+//
+// kind "logs": id = execution, arg = "out" or "err", attempt (0 = the
+// latest), offset and limit (max bytes): a slice of the captured output,
+// fetched from the worker that ran it. The reply's json has exec_id,
+// attempt, worker, stream, offset, size and running; the bytes are in data.
 struct Query {
   std::string kind;
   std::string id;
   std::string arg;
   uint32_t limit = 20;
-  MSGPACK_DEFINE(kind, id, arg, limit);
+  uint64_t offset = 0;
+  uint32_t attempt = 0;
+  MSGPACK_DEFINE(kind, id, arg, limit, offset, attempt);
 };
 // The answer: a JSON document, or an error sentence.
 struct QueryReply {
   std::string error;
   std::string json;
-  MSGPACK_DEFINE(error, json);
+  std::string data;  // raw bytes (logs)
+  MSGPACK_DEFINE(error, json, data);
+};
+
+// scheduler -> dispatcher: ask `worker_id` for a log slice.
+struct LogFetch {
+  std::string worker_id;
+  transport::LogRequest request;
+  MSGPACK_DEFINE(worker_id, request);
+};
+// dispatcher -> scheduler: the worker's answer (or the dispatcher's error
+// when the worker is not connected).
+struct LogFetched {
+  transport::LogReply reply;
+  MSGPACK_DEFINE(reply);
 };
 
 }  // namespace apollo11::actors

@@ -55,6 +55,7 @@ void WorkerBody(transport::ActorPipe& pipe, zmq::context_t* ctx, const Clock* cl
     outbox = std::move(*opened);
   }
   executor::Executor executor(config.executor, *clock);
+  config.worker.log_dir = config.executor.log_dir;
   WorkerCore core(&executor, clock, config.worker, outbox.get());
   pipe.SignalReady(Status::Ok());
 

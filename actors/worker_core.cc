@@ -2,6 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <cstdio>
+
 #include "dsl/pipeline.h"
 
 namespace apollo11::actors {
@@ -201,12 +204,53 @@ void WorkerCore::OnFrame(const void* data, size_t size) {
       Send(transport::MsgType::kProbeReply, reply);
       return;
     }
+    case transport::MsgType::kLogRequest: {
+      auto request = transport::BodyAs<transport::LogRequest>(*envelope);
+      if (!request.ok()) break;
+      OnLogRequest(*request);
+      return;
+    }
     default:
       break;
   }
   ++dropped_frames_;
   spdlog::warn("worker {}: dropped an unexpected {} frame", options_.worker_id,
                transport::MsgTypeName(envelope->type));
+}
+
+void WorkerCore::OnLogRequest(const transport::LogRequest& request) {
+  // One slice per request, bounded: a log viewer never stalls the worker.
+  constexpr uint32_t kMaxSlice = 1 << 20;
+  transport::LogReply reply;
+  reply.request_id = request.request_id;
+  auto entry = entries_.find({request.exec_id, request.attempt});
+  reply.running = entry != entries_.end() && !entry->second.finished;
+  const std::string name = request.exec_id + "." + std::to_string(request.attempt) +
+                           (request.stream == 1 ? ".err" : ".out");
+  if (options_.log_dir.empty() || name.find('/') != std::string::npos) {
+    reply.error = "worker " + options_.worker_id + " keeps no log files";
+  } else if (FILE* f = std::fopen((options_.log_dir + "/" + name).c_str(), "rb")) {
+    std::fseek(f, 0, SEEK_END);
+    const long size = std::ftell(f);
+    reply.size = size > 0 ? static_cast<uint64_t>(size) : 0;
+    if (request.offset < reply.size) {
+      const uint64_t want =
+          std::min<uint64_t>({reply.size - request.offset,
+                              request.max_bytes ? request.max_bytes : kMaxSlice, kMaxSlice});
+      reply.data.resize(want);
+      std::fseek(f, static_cast<long>(request.offset), SEEK_SET);
+      reply.data.resize(std::fread(reply.data.data(), 1, want, f));
+    }
+    std::fclose(f);
+  } else if (reply.running) {
+    reply.size = 0;  // nothing written yet: the file appears with the first byte
+  } else {
+    reply.error = "worker " + options_.worker_id + " has no " +
+                  (request.stream == 1 ? "stderr" : "stdout") + " log for " + request.exec_id +
+                  " attempt " + std::to_string(request.attempt) +
+                  " (nothing was written, or it was removed)";
+  }
+  Send(transport::MsgType::kLogReply, reply);
 }
 
 void WorkerCore::OnDispatch(transport::Dispatch&& d) {

@@ -29,6 +29,9 @@ struct WorkerOptions {
   Millis heartbeat{10000};
   int liveness = 3;
   Millis result_resend{1000};  // resend an unacknowledged RESULT this often
+  // Where the executor writes each attempt's stdout/stderr
+  // (<exec_id>.<attempt>.out/.err): served to `apollo11 logs`.
+  std::string log_dir;
   // Test hook (fault injection): drop this many DISPATCH messages as if the
   // network lost them. Set from $APOLLO11_TEST_DROP_DISPATCH by apollo11-node.
   int drop_dispatches = 0;
@@ -84,6 +87,7 @@ class WorkerCore {
   void Send(transport::MsgType type, const T& body);
   void OnDispatch(transport::Dispatch&& d);
   void SendCredit(uint32_t n);
+  void OnLogRequest(const transport::LogRequest& request);
   // Queues the RESULTs of these finished entries and stores them in the
   // outbox (one transaction) until they are ACKed.
   void Report(const std::vector<Key>& keys);

@@ -25,5 +25,7 @@ void AddRunCommand(CLI::App& app, int* exit_code);
 void AddInspectCommands(CLI::App& app, int* exit_code);
 // keygen: writes a CURVE key pair (transport/security.h) to PREFIX.key/.pub.
 void AddKeygenCommand(CLI::App& app, int* exit_code);
+// logs: an execution's captured output, local or through a coordinator.
+void AddLogsCommand(CLI::App& app, int* exit_code);
 
 }  // namespace apollo11::cli

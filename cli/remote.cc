@@ -101,9 +101,7 @@ Status RemoteCoordinator::Cancel(const std::string& run_id, const std::string& r
   return Status::Ok();
 }
 
-Result<nlohmann::json> RemoteCoordinator::Query(const std::string& kind, const std::string& id,
-                                                const std::string& arg, uint32_t limit) {
-  actors::Query q{kind, id, arg, limit};
+Result<actors::QueryReply> RemoteCoordinator::AskQuery(const actors::Query& q) {
   std::string frame;
   transport::Encode(static_cast<uint16_t>(actors::InternalType::kQuery), q, &frame);
   auto raw = Ask(frame, static_cast<uint16_t>(actors::InternalType::kQueryReply));
@@ -116,9 +114,30 @@ Result<nlohmann::json> RemoteCoordinator::Query(const std::string& kind, const s
     return reply->error.rfind("no ", 0) == 0 ? Status::NotFound(reply->error)
                                              : Status::Internal(reply->error);
   }
+  return reply;
+}
+
+Result<nlohmann::json> RemoteCoordinator::Query(const std::string& kind, const std::string& id,
+                                                const std::string& arg, uint32_t limit) {
+  auto reply = AskQuery(actors::Query{kind, id, arg, limit});
+  if (!reply.ok()) return reply.status();
   auto doc = nlohmann::json::parse(reply->json, nullptr, false);
   if (doc.is_discarded()) return Status::Corrupt("coordinator sent malformed JSON");
   return doc;
+}
+
+Result<std::string> RemoteCoordinator::FetchLog(const std::string& exec_id,
+                                                const std::string& stream, uint32_t attempt,
+                                                uint64_t offset, uint32_t max_bytes,
+                                                nlohmann::json* meta) {
+  actors::Query q{"logs", exec_id, stream, max_bytes};
+  q.offset = offset;
+  q.attempt = attempt;
+  auto reply = AskQuery(q);
+  if (!reply.ok()) return reply.status();
+  *meta = nlohmann::json::parse(reply->json, nullptr, false);
+  if (meta->is_discarded()) return Status::Corrupt("coordinator sent malformed JSON");
+  return std::move(reply->data);
 }
 
 }  // namespace apollo11::cli

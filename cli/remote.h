@@ -32,9 +32,16 @@ class RemoteCoordinator {
   // kind: status, history, runs, workers, explain (see actors::Query).
   Result<nlohmann::json> Query(const std::string& kind, const std::string& id = "",
                                const std::string& arg = "", uint32_t limit = 20);
+  // A slice of an execution's captured output ("out" or "err"), fetched by
+  // the coordinator from the worker that ran `attempt` (0 = the latest).
+  // `meta` gets the reply's JSON (attempt, worker, size, running, final).
+  Result<std::string> FetchLog(const std::string& exec_id, const std::string& stream,
+                               uint32_t attempt, uint64_t offset, uint32_t max_bytes,
+                               nlohmann::json* meta);
 
  private:
   RemoteCoordinator() = default;
+  Result<actors::QueryReply> AskQuery(const actors::Query& q);
   // Sends `frame` and returns the first reply of `reply_type`.
   Result<std::string> Ask(const std::string& frame, uint16_t reply_type);
 

@@ -26,6 +26,10 @@ const char* MsgTypeName(uint16_t type) {
       return "CANCEL";
     case MsgType::kBye:
       return "BYE";
+    case MsgType::kLogRequest:
+      return "LOG_REQUEST";
+    case MsgType::kLogReply:
+      return "LOG_REPLY";
     case MsgType::kActorReady:
       return "ACTOR_READY";
     case MsgType::kActorDone:
@@ -39,7 +43,7 @@ const char* MsgTypeName(uint16_t type) {
 }
 
 bool IsWireMsgType(uint16_t type) {
-  return type >= ToWire(MsgType::kHello) && type <= ToWire(MsgType::kBye);
+  return type >= ToWire(MsgType::kHello) && type <= ToWire(MsgType::kLogReply);
 }
 
 }  // namespace apollo11::transport

@@ -30,6 +30,8 @@ enum class MsgType : uint16_t {
   kProbeReply,
   kCancel,
   kBye,
+  kLogRequest,  // D->W: a slice of an execution's captured output
+  kLogReply,    // W->D: the slice
   // Actor runtime (transport/actor.h); never sent over the network.
   kActorReady = 61,
   kActorDone = 62,
@@ -194,6 +196,32 @@ struct Cancel {
   uint64_t epoch = 0;
   bool operator==(const Cancel&) const = default;
   MSGPACK_DEFINE(exec_id, attempt, epoch);
+};
+
+// D→W: bytes [offset, offset + max_bytes) of one attempt's captured stdout
+// (stream 0) or stderr (stream 1), for `apollo11 logs`. Not fenced by epoch:
+// it reads, never changes anything.
+struct LogRequest {
+  uint64_t request_id = 0;
+  std::string exec_id;
+  uint32_t attempt = 0;
+  uint8_t stream = 0;
+  uint64_t offset = 0;
+  uint32_t max_bytes = 0;
+  bool operator==(const LogRequest&) const = default;
+  MSGPACK_DEFINE(request_id, exec_id, attempt, stream, offset, max_bytes);
+};
+
+// W→D: the slice, the stream's current size, and whether the attempt is
+// still running (more may come). `error` is set when there is no such log.
+struct LogReply {
+  uint64_t request_id = 0;
+  std::string data;
+  uint64_t size = 0;
+  bool running = false;
+  std::string error;
+  bool operator==(const LogReply&) const = default;
+  MSGPACK_DEFINE(request_id, data, size, running, error);
 };
 
 // W→D: clean leave.

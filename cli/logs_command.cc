@@ -1,0 +1,151 @@
+// `apollo11 logs EXEC_ID [--stderr] [--attempt N] [--follow]`: the captured
+// output of one execution. With a coordinator (--coordinator or
+// $APOLLO11_COORDINATOR) it is fetched, through the coordinator, from the
+// worker that ran the attempt, whether the task is still running or long
+// finished (the worker keeps the files in STATE_DIR/worker-ID/logs, across
+// its restarts). Without one, the files are read from the local state dir
+// (an embedded `run`, or a `--role=all` node on this machine).
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "cli/command.h"
+#include "cli/remote.h"
+#include "cli/state_dir.h"
+#include "storage/journal.h"
+
+namespace apollo11::cli {
+namespace {
+
+struct LogsFlags {
+  std::string exec_id;
+  bool stderr_stream = false;
+  uint32_t attempt = 0;
+  bool follow = false;
+  std::string state_dir, coordinator, key, server_key;
+  double timeout_s = 10;
+};
+
+constexpr uint32_t kSlice = 1 << 20;
+constexpr auto kFollowPoll = std::chrono::milliseconds(300);
+
+int Fail(const Status& s) {
+  std::fprintf(stderr, "apollo11 logs: %s\n", s.message().c_str());
+  return s.code() == StatusCode::kNotFound || s.code() == StatusCode::kInvalidInput
+             ? kExitInvalidInput
+             : kExitInternal;
+}
+
+void Write(const std::string& data) {
+  std::fwrite(data.data(), 1, data.size(), stdout);
+  std::fflush(stdout);
+}
+
+int Remote(const LogsFlags& f, const std::string& endpoint) {
+  auto remote = RemoteCoordinator::Connect(
+      endpoint, f.key, f.server_key,
+      std::chrono::milliseconds(static_cast<int64_t>(f.timeout_s * 1000)));
+  if (!remote.ok()) return Fail(remote.status());
+  const std::string stream = f.stderr_stream ? "err" : "out";
+  uint64_t offset = 0;
+  uint32_t attempt = f.attempt;
+  for (;;) {
+    nlohmann::json meta;
+    auto data = (*remote)->FetchLog(f.exec_id, stream, attempt, offset, kSlice, &meta);
+    if (!data.ok()) return Fail(data.status());
+    attempt = meta.value("attempt", attempt);  // stay on the attempt first shown
+    offset += data->size();
+    Write(*data);
+    const uint64_t size = meta.value("size", uint64_t{0});
+    if (offset < size) continue;  // more already written: next slice now
+    // An older attempt is over; the latest one may still write.
+    const bool more_may_come =
+        meta.value("running", false) ||
+        (attempt == meta.value("latest_attempt", attempt) && !meta.value("final", true));
+    if (!f.follow || !more_may_come) return kExitOk;
+    std::this_thread::sleep_for(kFollowPoll);
+  }
+}
+
+// Where a local state dir keeps an attempt's output: an embedded run's
+// logs/, or a worker's of a node started on this state dir.
+std::string LocalLogFile(const std::string& state_dir, const storage::ExecutionRecord& e,
+                         uint32_t attempt, const std::string& ext) {
+  const std::string name = e.exec_id + "." + std::to_string(attempt) + "." + ext;
+  for (const std::string& dir : {LogDir(state_dir), state_dir + "/worker-" + e.worker_id + "/logs",
+                                 state_dir + "/worker-local/logs"}) {
+    if (std::filesystem::exists(dir + "/" + name)) return dir + "/" + name;
+  }
+  return "";
+}
+
+int Local(const LogsFlags& f) {
+  const std::string state_dir = ResolveStateDir(f.state_dir);
+  storage::JournalOptions options;
+  options.read_only = true;
+  auto journal = storage::Journal::Open(JournalDir(state_dir), options);
+  if (!journal.ok()) {
+    return Fail(journal.status().code() == StatusCode::kNotFound
+                    ? Status::NotFound("no journal in state dir " + state_dir +
+                                       " (pass --state-dir, or --coordinator)")
+                    : journal.status());
+  }
+  const std::string ext = f.stderr_stream ? "err" : "out";
+  uint64_t offset = 0;
+  for (;;) {
+    auto rec = (*journal)->GetExecution(f.exec_id);
+    if (!rec.ok()) return Fail(rec.status());
+    if (!rec->has_value()) return Fail(Status::NotFound("no execution " + f.exec_id));
+    const storage::ExecutionRecord& e = **rec;
+    const uint32_t attempt = f.attempt ? f.attempt : e.attempt;
+    if (attempt == 0) return Fail(Status::NotFound(f.exec_id + " never ran: it has no logs"));
+    const bool final = IsFinal(e.state) || (f.attempt != 0 && f.attempt < e.attempt);
+    const std::string path = LocalLogFile(state_dir, e, attempt, ext);
+    if (!path.empty()) {
+      if (FILE* in = std::fopen(path.c_str(), "rb")) {
+        std::fseek(in, static_cast<long>(offset), SEEK_SET);
+        std::string buf(kSlice, '\0');
+        size_t n;
+        while ((n = std::fread(buf.data(), 1, buf.size(), in)) > 0) {
+          Write(buf.substr(0, n));
+          offset += n;
+        }
+        std::fclose(in);
+      }
+    } else if (final && !f.follow) {
+      // Nothing was written (the executor creates the file on the first
+      // byte), or it was removed.
+      return kExitOk;
+    }
+    if (!f.follow || final) return kExitOk;
+    std::this_thread::sleep_for(kFollowPoll);
+  }
+}
+
+}  // namespace
+
+void AddLogsCommand(CLI::App& app, int* exit_code) {
+  auto f = std::make_shared<LogsFlags>();
+  CLI::App* cmd = app.add_subcommand("logs", "an execution's captured stdout (or stderr)");
+  cmd->add_option("exec_id", f->exec_id, "execution id (RUN_ID.TASK_ID)")->required();
+  cmd->add_flag("--stderr", f->stderr_stream, "show stderr instead of stdout");
+  cmd->add_option("--attempt", f->attempt, "which attempt (default: the latest)");
+  cmd->add_flag("--follow,-f", f->follow, "keep printing output until the execution ends");
+  cmd->add_option("--state-dir", f->state_dir,
+                  "local state dir (default $APOLLO11_STATE_DIR or ./.apollo11)");
+  cmd->add_option("--coordinator", f->coordinator,
+                  "a running coordinator's client endpoint (default $APOLLO11_COORDINATOR)");
+  cmd->add_option("--key", f->key, "your CURVE key pair file (default $APOLLO11_KEY)");
+  cmd->add_option("--server-key", f->server_key,
+                  "the coordinator's CURVE public key file (default $APOLLO11_SERVER_KEY)");
+  cmd->add_option("--timeout", f->timeout_s, "seconds to wait for the coordinator's answer");
+  cmd->callback([f, exit_code] {
+    const std::string endpoint = CoordinatorEndpoint(f->coordinator);
+    *exit_code = endpoint.empty() ? Local(*f) : Remote(*f, endpoint);
+  });
+}
+
+}  // namespace apollo11::cli
