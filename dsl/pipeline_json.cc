@@ -26,8 +26,9 @@ T NumberFrom(const json& j, const char* key) {
     return j.get<T>();
   } else {
     if (!j.is_number_integer()) {
-      throw std::invalid_argument(std::string("'") + key + "' must be an integer, found " +
-                                  (j.is_number() ? std::string("a floating-point number") : j.type_name()));
+      throw std::invalid_argument(
+          std::string("'") + key + "' must be an integer, found " +
+          (j.is_number() ? std::string("a floating-point number") : j.type_name()));
     }
     bool fits = j.is_number_unsigned()
                     ? j.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<T>::max())

@@ -63,8 +63,9 @@ void DriveRunToEnd(std::shared_ptr<const engine::RunGraph> graph) {
       continue;
     }
     if (!timers.empty()) {
-      auto next = std::min_element(timers.begin(), timers.end(),
-                                   [](const auto& a, const auto& b) { return a.second < b.second; });
+      auto next = std::min_element(timers.begin(), timers.end(), [](const auto& a, const auto& b) {
+        return a.second < b.second;
+      });
       const int task = next->first;
       now = std::max(now, next->second);
       timers.erase(next);

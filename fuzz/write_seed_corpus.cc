@@ -54,8 +54,8 @@ transport::TaskPayload ShellTask() {
 bool WriteFrames(const fs::path& dir, const std::string& pipeline_json) {
   transport::ExecRef ref{"r1.greet", 1};
   transport::Hello hello{"w1", "etl", 4, {"gpu"}, {ref}, 3};
-  transport::Dispatch dispatch{"r1.greet", 1, ShellTask(), "trace1", "r1.greet", 1700000000000000,
-                               3};
+  transport::Dispatch dispatch{"r1.greet",       1, ShellTask(), "trace1", "r1.greet",
+                               1700000000000000, 3};
   transport::TaskPayload http;
   http.type = 2;
   http.url = "https://api.example.com/data";
@@ -64,24 +64,25 @@ bool WriteFrames(const fs::path& dir, const std::string& pipeline_json) {
   http.body = "{}";
   http.expect_status = {200, 204};
   transport::Dispatch dispatch_http{"r1.fetch", 2, http, "trace1", "key", 0, 3};
-  transport::ResultMsg result{"r1.greet", 1, 1, 75, true, "partial output\n", "exit code 75",
-                              1700000000000000, 1700000001000000};
+  transport::ResultMsg result{
+      "r1.greet",      1, 1, 75, true, "partial output\n", "exit code 75", 1700000000000000,
+      1700000001000000};
   transport::Heartbeat heartbeat{{ref}, 0.5, 3, 1700000000000000, false};
   transport::ProbeReply reply{{{"r1.greet", 1, 1}, {"r1.clean", 2, 0}}};
-  bool ok = WriteFrame(dir, "hello", ToWire(MsgType::kHello), hello) &&
-            WriteFrame(dir, "credit", ToWire(MsgType::kCredit), transport::Credit{8}) &&
-            WriteFrame(dir, "dispatch_shell", ToWire(MsgType::kDispatch), dispatch) &&
-            WriteFrame(dir, "dispatch_http", ToWire(MsgType::kDispatch), dispatch_http) &&
-            WriteFrame(dir, "started", ToWire(MsgType::kStarted),
-                       transport::Started{"r1.greet", 1, 1700000000000000, 4242}) &&
-            WriteFrame(dir, "result", ToWire(MsgType::kResult), result) &&
-            WriteFrame(dir, "ack", ToWire(MsgType::kAck), transport::Ack{"r1.greet", 1}) &&
-            WriteFrame(dir, "heartbeat", ToWire(MsgType::kHeartbeat), heartbeat) &&
-            WriteFrame(dir, "probe", ToWire(MsgType::kProbe), transport::Probe{{ref}, 3}) &&
-            WriteFrame(dir, "probe_reply", ToWire(MsgType::kProbeReply), reply) &&
-            WriteFrame(dir, "cancel", ToWire(MsgType::kCancel),
-                       transport::Cancel{"r1.greet", 1, 3}) &&
-            WriteFrame(dir, "bye", ToWire(MsgType::kBye), transport::Bye{"w1"});
+  bool ok =
+      WriteFrame(dir, "hello", ToWire(MsgType::kHello), hello) &&
+      WriteFrame(dir, "credit", ToWire(MsgType::kCredit), transport::Credit{8}) &&
+      WriteFrame(dir, "dispatch_shell", ToWire(MsgType::kDispatch), dispatch) &&
+      WriteFrame(dir, "dispatch_http", ToWire(MsgType::kDispatch), dispatch_http) &&
+      WriteFrame(dir, "started", ToWire(MsgType::kStarted),
+                 transport::Started{"r1.greet", 1, 1700000000000000, 4242}) &&
+      WriteFrame(dir, "result", ToWire(MsgType::kResult), result) &&
+      WriteFrame(dir, "ack", ToWire(MsgType::kAck), transport::Ack{"r1.greet", 1}) &&
+      WriteFrame(dir, "heartbeat", ToWire(MsgType::kHeartbeat), heartbeat) &&
+      WriteFrame(dir, "probe", ToWire(MsgType::kProbe), transport::Probe{{ref}, 3}) &&
+      WriteFrame(dir, "probe_reply", ToWire(MsgType::kProbeReply), reply) &&
+      WriteFrame(dir, "cancel", ToWire(MsgType::kCancel), transport::Cancel{"r1.greet", 1, 3}) &&
+      WriteFrame(dir, "bye", ToWire(MsgType::kBye), transport::Bye{"w1"});
   using actors::InternalType;
   auto client = [&](const char* name, InternalType type, const auto& body) {
     return WriteFrame(dir, name, static_cast<uint16_t>(type), body);
@@ -158,7 +159,8 @@ bool WritePipelineJson(const fs::path& source, const fs::path& yaml_dir, const f
     std::ifstream in(entry.path(), std::ios::binary);
     std::stringstream text;
     text << in.rdbuf();
-    auto parsed = dsl::ParsePipelineText(text.str(), (source / "examples/design/fuzz.yaml").string());
+    auto parsed =
+        dsl::ParsePipelineText(text.str(), (source / "examples/design/fuzz.yaml").string());
     if (!parsed.ok()) continue;
     std::string json = dsl::CanonicalJson(*parsed.pipeline);
     for (size_t at; (at = json.find(prefix)) != std::string::npos;) json.erase(at, prefix.size());

@@ -65,7 +65,7 @@ summarise() {  # summarise NAME RC: one line of figures, or the failure
   local execs rate cov units
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
-  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
+  cov=$({ grep -o 'cov: [0-9]*' "$log" || true; } | tail -1 | cut -d' ' -f2)
   units=$(sed -n 's/^stat::new_units_added: *//p' "$log" | tail -1)
   printf '%-18s execs %-10s execs/s %-7s cov %-6s new units %-5s (seeds %s)\n' "$name" \
     "${execs:-?}" "${rate:-?}" "${cov:-?}" "${units:-?}" "$(cat "$scratch/$name/seeds")"

@@ -38,8 +38,9 @@ apollo11::Status FromJsonText(const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("a pipeline that is not UTF-8 is refused at the bad byte, not accepted and then crashed on",
-          "[dsl][fuzz-regression]") {
+TEST_CASE(
+    "a pipeline that is not UTF-8 is refused at the bad byte, not accepted and then crashed on",
+    "[dsl][fuzz-regression]") {
   // fuzz_dsl_parser: a Latin-1 byte in a command passed every check, then
   // CanonicalJson threw (nlohmann refuses to dump invalid UTF-8) and
   // `apollo11 run` aborted.
@@ -65,8 +66,7 @@ TEST_CASE("every string of a valid pipeline can be written to its JSON snapshot"
   CHECK_NOTHROW(CanonicalJson(*r.pipeline));
 }
 
-TEST_CASE("numbers out of range in pipeline JSON are refused, not cast",
-          "[dsl][fuzz-regression]") {
+TEST_CASE("numbers out of range in pipeline JSON are refused, not cast", "[dsl][fuzz-regression]") {
   // fuzz_pipeline_json: "concurrency": 1e300 reached nlohmann's
   // static_cast<int>(double), undefined behaviour (UBSan).
   apollo11::Status s =
