@@ -1,6 +1,7 @@
 // Writes the generated part of the fuzz seed corpus: one encoded frame per
-// wire and client message type, one value per journal record kind, and the
-// canonical JSON of every valid YAML seed. The outputs are committed under
+// wire and client message type, one value per journal record kind, the
+// canonical JSON of every valid YAML seed, and dispatcher programs (a worker's
+// life, recovery, loss). The outputs are committed under
 // fuzz/corpus/; rerun this after changing a message, a record or the JSON
 // snapshot format (docs/fuzzing.md):
 //   build-fuzz/fuzz/fuzz_write_seed_corpus SOURCE_DIR
@@ -15,6 +16,7 @@
 #include "actors/internal_messages.h"
 #include "dsl/parser.h"
 #include "dsl/pipeline_json.h"
+#include "fuzz/dispatcher_frames.h"
 #include "storage/record_codec.h"
 #include "transport/codec.h"
 
@@ -150,6 +152,57 @@ bool WriteRecords(const fs::path& dir) {
          WriteFile(dir / "run.bin", codec::EncodeRun(r));
 }
 
+template <class T>
+std::string Frame(MsgType type, const T& body) {
+  return transport::EncodeToString(type, body);
+}
+
+// Programs for fuzz_dispatcher_frames (see dispatcher_frames.h). Worker
+// argument 0 is w1, 1 is w2; execution argument 0 is r1.t0 (attempt 1,
+// group default), 1 is r1.t1, 8 is r1.t0 in group etl.
+bool WriteDispatcherPrograms(const fs::path& dir) {
+  using S = DispatcherStep;
+  const transport::ExecRef t0{"r1.t0", 1};
+  std::string life;
+  AppendStep(&life, S::kFrame, 0, Frame(MsgType::kHello, transport::Hello{"w1", "", 2, {}, {}, 1}));
+  AppendStep(&life, S::kFrame, 0, Frame(MsgType::kCredit, transport::Credit{2}));
+  AppendStep(&life, S::kEnqueue, 0);
+  AppendStep(&life, S::kEnqueue, 1);
+  AppendStep(&life, S::kPlace, 0);
+  AppendStep(&life, S::kFrame, 0, Frame(MsgType::kStarted, transport::Started{"r1.t0", 1, 5, 42}));
+  AppendStep(&life, S::kFrame, 0,
+             Frame(MsgType::kResult, transport::ResultMsg{"r1.t0", 1, 0, 0, true, "ok", "", 5, 6}));
+  AppendStep(&life, S::kAck, 0);
+  AppendStep(&life, S::kFrame, 0, Frame(MsgType::kHeartbeat, transport::Heartbeat{{}, 0.5, 1, 7}));
+  AppendStep(&life, S::kProbe, 0);
+  AppendStep(&life, S::kFrame, 0,
+             Frame(MsgType::kProbeReply, transport::ProbeReply{{{"r1.t1", 1, 0}}}));
+  AppendStep(&life, S::kCancel, 1);
+  AppendStep(&life, S::kHeartbeat, 0);
+  AppendStep(&life, S::kFrame, 0, Frame(MsgType::kBye, transport::Bye{"w1"}));
+
+  std::string recovery;
+  AppendStep(&recovery, S::kAdopt, 0);
+  AppendStep(&recovery, S::kEnqueue, 0x81);  // r1.t1 held for a claim
+  AppendStep(&recovery, S::kFrame, 0,
+             Frame(MsgType::kHello, transport::Hello{"w1", "", 4, {}, {t0, {"r1.t1", 1}}, 1}));
+  AppendStep(&recovery, S::kAdvance, 50);
+  AppendStep(&recovery, S::kPlace, 0);
+  AppendStep(&recovery, S::kFrame, 1,
+             Frame(MsgType::kResult, transport::ResultMsg{"r1.t0", 1, 1, 3, true, "", "x", 1, 2}));
+
+  std::string lost;
+  AppendStep(&lost, S::kFrame, 1,
+             Frame(MsgType::kHello, transport::Hello{"w2", "etl", 1, {"gpu"}, {}, 1}));
+  AppendStep(&lost, S::kFrame, 1, Frame(MsgType::kCredit, transport::Credit{5}));
+  AppendStep(&lost, S::kEnqueue, 8);
+  AppendStep(&lost, S::kPlace, 0);
+  AppendStep(&lost, S::kWorkerLost, 1);
+  AppendStep(&lost, S::kFrame, 1, Frame(MsgType::kCredit, transport::Credit{1}));
+  return WriteFile(dir / "worker_life.bin", life) && WriteFile(dir / "recovery.bin", recovery) &&
+         WriteFile(dir / "worker_lost.bin", lost);
+}
+
 // The canonical JSON of every YAML seed that parses. Paths inside are made
 // relative to the source tree so the committed files do not name this machine.
 bool WritePipelineJson(const fs::path& source, const fs::path& yaml_dir, const fs::path& dir,
@@ -186,14 +239,16 @@ int main(int argc, char** argv) {
                  source.c_str());
     return 2;
   }
-  for (const char* sub : {"pipeline_json", "transport_decode", "journal_record"}) {
+  for (const char* sub :
+       {"pipeline_json", "transport_decode", "journal_record", "dispatcher_frames"}) {
     fs::create_directories(corpus / sub);
   }
   std::string pipeline_json;
   bool ok = apollo11::fuzz::WritePipelineJson(source, corpus / "dsl_parser",
                                               corpus / "pipeline_json", &pipeline_json) &&
             apollo11::fuzz::WriteFrames(corpus / "transport_decode", pipeline_json) &&
-            apollo11::fuzz::WriteRecords(corpus / "journal_record");
+            apollo11::fuzz::WriteRecords(corpus / "journal_record") &&
+            apollo11::fuzz::WriteDispatcherPrograms(corpus / "dispatcher_frames");
   if (!ok) std::fprintf(stderr, "failed to write the seed corpus\n");
   return ok ? 0 : 1;
 }
