@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "common/utf8.h"
 #include "dsl/checker.h"
 #include "dsl/cron.h"
 #include "dsl/suggest.h"
@@ -382,7 +383,18 @@ class Parser {
     int line = 1;
     int column = 1;
     bool only_space = true;
-    for (unsigned char c : text) {
+    // Strings of the pipeline end up in its JSON snapshot, which must be UTF-8.
+    const size_t bad_utf8 = FirstInvalidUtf8(text);
+    for (size_t i = 0; i < text.size(); ++i) {
+      const auto c = static_cast<unsigned char>(text[i]);
+      if (i == bad_utf8) {
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "0x%02x", c);
+        Error(SourceLocation{file, line, column},
+              std::string("invalid UTF-8 (byte ") + hex +
+                  "); pipelines are UTF-8 text: re-encode the file (iconv -t UTF-8)");
+        return std::nullopt;
+      }
       if (c == 0 || (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) {
         char hex[8];
         std::snprintf(hex, sizeof hex, "0x%02x", c);

@@ -2,11 +2,64 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <limits>
+#include <stdexcept>
+#include <type_traits>
+#include <vector>
 
 namespace apollo11::dsl {
 namespace {
 
 using nlohmann::json;
+
+// A number from `j` as T. nlohmann's get<int>() casts whatever number it
+// holds: a double beyond int's range is undefined behaviour and a too large
+// integer silently wraps. Pipeline JSON comes from clients, so every number
+// is type- and range-checked here instead (both found by fuzz/).
+template <typename T>
+T NumberFrom(const json& j, const char* key) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (!j.is_number()) {
+      throw std::invalid_argument(std::string("'") + key + "' must be a number, found " +
+                                  j.type_name());
+    }
+    return j.get<T>();
+  } else {
+    if (!j.is_number_integer()) {
+      throw std::invalid_argument(
+          std::string("'") + key + "' must be an integer, found " +
+          (j.is_number() ? std::string("a floating-point number") : j.type_name()));
+    }
+    bool fits = j.is_number_unsigned()
+                    ? j.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<T>::max())
+                    : j.get<int64_t>() >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
+                          j.get<int64_t>() <= static_cast<int64_t>(std::numeric_limits<T>::max());
+    if (!fits) {
+      throw std::out_of_range(std::string("'") + key + "' = " + j.dump() + " is out of range");
+    }
+    return j.is_number_unsigned() ? static_cast<T>(j.get<uint64_t>())
+                                  : static_cast<T>(j.get<int64_t>());
+  }
+}
+
+// `j` as T: numbers and lists of numbers through NumberFrom, the rest (text,
+// lists and maps of text) through nlohmann, which checks their types.
+template <typename T>
+T ValueFrom(const json& j, const char* key) {
+  if constexpr (std::is_arithmetic_v<T>) {
+    return NumberFrom<T>(j, key);
+  } else if constexpr (std::is_same_v<T, std::vector<int>>) {
+    if (!j.is_array()) {
+      throw std::invalid_argument(std::string("'") + key + "' must be a list, found " +
+                                  j.type_name());
+    }
+    std::vector<int> out;
+    for (const json& item : j) out.push_back(NumberFrom<int>(item, key));
+    return out;
+  } else {
+    return j.get<T>();
+  }
+}
 
 json LocationJson(const SourceLocation& l) {
   return json{{"file", l.file}, {"line", l.line}, {"column", l.column}};
@@ -16,8 +69,8 @@ SourceLocation LocationFrom(const json& j) {
   SourceLocation l;
   if (j.is_null()) return l;
   l.file = j.at("file").get<std::string>();
-  l.line = j.at("line").get<int>();
-  l.column = j.at("column").get<int>();
+  l.line = NumberFrom<int>(j.at("line"), "line");
+  l.column = NumberFrom<int>(j.at("column"), "column");
   return l;
 }
 
@@ -51,7 +104,7 @@ constexpr Backoff kBackoffs[] = {Backoff::kFixed, Backoff::kExponential};
 template <typename T>
 void Read(const json& j, const char* key, T* out) {
   auto it = j.find(key);
-  if (it != j.end()) *out = it->get<T>();
+  if (it != j.end()) *out = ValueFrom<T>(*it, key);
 }
 
 RetryPolicy RetryFrom(const json& j) {
@@ -129,7 +182,7 @@ TaskSpec TaskFrom(const json& j) {
   if (j.contains("trigger")) t.trigger = EnumFrom(j.at("trigger"), kTriggers);
   if (j.contains("retry") && !j.at("retry").is_null()) t.retry = RetryFrom(j.at("retry"));
   if (j.contains("timeout_ms") && !j.at("timeout_ms").is_null()) {
-    t.timeout = Millis(j.at("timeout_ms").get<int64_t>());
+    t.timeout = Millis(NumberFrom<int64_t>(j.at("timeout_ms"), "timeout_ms"));
   }
   Read(j, "group", &t.group);
   Read(j, "priority", &t.priority);

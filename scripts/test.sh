@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds Apollo-11 twice (optimised, and with ASan+UBSan) and runs the whole
-# test suite on both. Installs missing Debian packages first. This is the
+# test suite on both, then runs each libFuzzer target for 60 s (clang build,
+# see docs/fuzzing.md). Installs missing Debian packages first. This is the
 # README's test command; .ci/run calls exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,3 +23,6 @@ echo "== sanitizer build (ASan+UBSan) and tests"
 build build-asan -DCMAKE_BUILD_TYPE=Debug -DAPOLLO11_SANITIZE=ON
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j "$jobs" --timeout 900
+
+echo "== fuzzing: each libFuzzer target for 60 s from its seed corpus"
+bash scripts/fuzz.sh 60

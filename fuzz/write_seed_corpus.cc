@@ -1,0 +1,254 @@
+// Writes the generated part of the fuzz seed corpus: one encoded frame per
+// wire and client message type, one value per journal record kind, the
+// canonical JSON of every valid YAML seed, and dispatcher programs (a worker's
+// life, recovery, loss). The outputs are committed under
+// fuzz/corpus/; rerun this after changing a message, a record or the JSON
+// snapshot format (docs/fuzzing.md):
+//   build-fuzz/fuzz/fuzz_write_seed_corpus SOURCE_DIR
+// It overwrites the generated files and leaves the hand-written YAML alone.
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "actors/internal_messages.h"
+#include "dsl/parser.h"
+#include "dsl/pipeline_json.h"
+#include "fuzz/dispatcher_frames.h"
+#include "storage/record_codec.h"
+#include "transport/codec.h"
+
+namespace apollo11::fuzz {
+namespace {
+
+namespace fs = std::filesystem;
+using transport::MsgType;
+
+bool WriteFile(const fs::path& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << bytes;
+  if (!out) std::fprintf(stderr, "cannot write %s\n", path.c_str());
+  return static_cast<bool>(out);
+}
+
+template <class T>
+bool WriteFrame(const fs::path& dir, const char* name, uint16_t type, const T& body) {
+  std::string frame;
+  transport::Encode(type, body, &frame);
+  return WriteFile(dir / (std::string(name) + ".msgpack"), frame);
+}
+
+transport::TaskPayload ShellTask() {
+  transport::TaskPayload t;
+  t.type = 0;
+  t.command = "echo hello";
+  t.workdir = "/tmp";
+  t.env = {{"MODE", "fast"}};
+  t.timeout_ms = 5000;
+  t.precheck = "test -f done";
+  t.run_id = "r1";
+  t.task_id = "greet";
+  return t;
+}
+
+bool WriteFrames(const fs::path& dir, const std::string& pipeline_json) {
+  transport::ExecRef ref{"r1.greet", 1};
+  transport::Hello hello{"w1", "etl", 4, {"gpu"}, {ref}, 3};
+  transport::Dispatch dispatch{"r1.greet",       1, ShellTask(), "trace1", "r1.greet",
+                               1700000000000000, 3};
+  transport::TaskPayload http;
+  http.type = 2;
+  http.url = "https://api.example.com/data";
+  http.method = "POST";
+  http.headers = {{"Content-Type", "application/json"}};
+  http.body = "{}";
+  http.expect_status = {200, 204};
+  transport::Dispatch dispatch_http{"r1.fetch", 2, http, "trace1", "key", 0, 3};
+  transport::ResultMsg result{
+      "r1.greet",      1, 1, 75, true, "partial output\n", "exit code 75", 1700000000000000,
+      1700000001000000};
+  transport::Heartbeat heartbeat{{ref}, 0.5, 3, 1700000000000000, false};
+  transport::ProbeReply reply{{{"r1.greet", 1, 1}, {"r1.clean", 2, 0}}};
+  bool ok =
+      WriteFrame(dir, "hello", ToWire(MsgType::kHello), hello) &&
+      WriteFrame(dir, "credit", ToWire(MsgType::kCredit), transport::Credit{8}) &&
+      WriteFrame(dir, "dispatch_shell", ToWire(MsgType::kDispatch), dispatch) &&
+      WriteFrame(dir, "dispatch_http", ToWire(MsgType::kDispatch), dispatch_http) &&
+      WriteFrame(dir, "started", ToWire(MsgType::kStarted),
+                 transport::Started{"r1.greet", 1, 1700000000000000, 4242}) &&
+      WriteFrame(dir, "result", ToWire(MsgType::kResult), result) &&
+      WriteFrame(dir, "ack", ToWire(MsgType::kAck), transport::Ack{"r1.greet", 1}) &&
+      WriteFrame(dir, "heartbeat", ToWire(MsgType::kHeartbeat), heartbeat) &&
+      WriteFrame(dir, "probe", ToWire(MsgType::kProbe), transport::Probe{{ref}, 3}) &&
+      WriteFrame(dir, "probe_reply", ToWire(MsgType::kProbeReply), reply) &&
+      WriteFrame(dir, "cancel", ToWire(MsgType::kCancel), transport::Cancel{"r1.greet", 1, 3}) &&
+      WriteFrame(dir, "bye", ToWire(MsgType::kBye), transport::Bye{"w1"});
+  using actors::InternalType;
+  auto client = [&](const char* name, InternalType type, const auto& body) {
+    return WriteFrame(dir, name, static_cast<uint16_t>(type), body);
+  };
+  ok = ok &&
+       client("client_submit_run", InternalType::kSubmitRun,
+              actors::SubmitRun{pipeline_json, "0123456789abcdef", {{"region", "eu"}}, ""}) &&
+       client("client_cancel_run", InternalType::kCancelRun,
+              actors::CancelRun{"r1", "operator asked"}) &&
+       client("client_query", InternalType::kQuery, actors::Query{"explain", "r1", "greet", 20}) &&
+       client("client_submit_reply", InternalType::kSubmitReply, actors::SubmitReply{"r1", ""}) &&
+       client("client_query_reply", InternalType::kQueryReply,
+              actors::QueryReply{"", "{\"runs\":[]}"}) &&
+       client("client_run_progress", InternalType::kRunProgress,
+              actors::RunProgress{"r1", {1, 0, 2, 3, 0, 0, 0, 0, 0}}) &&
+       client("client_run_finished", InternalType::kRunFinished,
+              actors::RunFinished{"r1", 2, "all tasks succeeded"});
+  return ok;
+}
+
+bool WriteRecords(const fs::path& dir) {
+  namespace codec = storage::codec;
+  storage::TransitionRecord t;
+  t.ts = 1700000000000000;
+  t.run_id = "r1";
+  t.task_id = "greet";
+  t.exec_id = "r1.greet";
+  t.attempt = 1;
+  t.from = TaskState::kReady;
+  t.to = TaskState::kRunning;
+  t.reason = "placed on worker w1";
+  t.actor = "dispatcher";
+  storage::TransitionRecord moved = t;
+  moved.exec_id = "r1.greet.2";
+  moved.to = TaskState::kFailed;
+  storage::ExecutionRecord e;
+  e.run_id = "r1";
+  e.task_id = "greet";
+  e.attempt = 2;
+  e.state = TaskState::kRetrying;
+  e.worker_id = "w1";
+  e.exit_code = 75;
+  e.ready_at = 1;
+  e.started_at = 2;
+  e.finished_at = 3;
+  e.next_retry_at = 4;
+  e.deadline = 5;
+  e.retries_used = 1;
+  e.error = "exit code 75";
+  e.output = "partial\n";
+  e.trace_id = "trace1";
+  storage::RunRecord r;
+  r.pipeline_name = "demo.hello";
+  r.pipeline_hash = "0123456789abcdef";
+  r.status = RunStatus::kSuccess;
+  r.created_at = 1;
+  r.started_at = 2;
+  r.finished_at = 3;
+  r.task_count = 7;
+  r.reason = "all tasks succeeded";
+  r.params = {{"region", "eu"}};
+  return WriteFile(dir / "transition.bin", codec::EncodeTransition(t)) &&
+         WriteFile(dir / "transition_own_exec_id.bin", codec::EncodeTransition(moved)) &&
+         WriteFile(dir / "execution.bin", codec::EncodeExecution(e)) &&
+         WriteFile(dir / "run.bin", codec::EncodeRun(r));
+}
+
+template <class T>
+std::string Frame(MsgType type, const T& body) {
+  return transport::EncodeToString(type, body);
+}
+
+// Programs for fuzz_dispatcher_frames (see dispatcher_frames.h). Worker
+// argument 0 is w1, 1 is w2; execution argument 0 is r1.t0 (attempt 1,
+// group default), 1 is r1.t1, 8 is r1.t0 in group etl.
+bool WriteDispatcherPrograms(const fs::path& dir) {
+  using S = DispatcherStep;
+  const transport::ExecRef t0{"r1.t0", 1};
+  std::string life;
+  AppendStep(&life, S::kFrame, 0, Frame(MsgType::kHello, transport::Hello{"w1", "", 2, {}, {}, 1}));
+  AppendStep(&life, S::kFrame, 0, Frame(MsgType::kCredit, transport::Credit{2}));
+  AppendStep(&life, S::kEnqueue, 0);
+  AppendStep(&life, S::kEnqueue, 1);
+  AppendStep(&life, S::kPlace, 0);
+  AppendStep(&life, S::kFrame, 0, Frame(MsgType::kStarted, transport::Started{"r1.t0", 1, 5, 42}));
+  AppendStep(&life, S::kFrame, 0,
+             Frame(MsgType::kResult, transport::ResultMsg{"r1.t0", 1, 0, 0, true, "ok", "", 5, 6}));
+  AppendStep(&life, S::kAck, 0);
+  AppendStep(&life, S::kFrame, 0, Frame(MsgType::kHeartbeat, transport::Heartbeat{{}, 0.5, 1, 7}));
+  AppendStep(&life, S::kProbe, 0);
+  AppendStep(&life, S::kFrame, 0,
+             Frame(MsgType::kProbeReply, transport::ProbeReply{{{"r1.t1", 1, 0}}}));
+  AppendStep(&life, S::kCancel, 1);
+  AppendStep(&life, S::kHeartbeat, 0);
+  AppendStep(&life, S::kFrame, 0, Frame(MsgType::kBye, transport::Bye{"w1"}));
+
+  std::string recovery;
+  AppendStep(&recovery, S::kAdopt, 0);
+  AppendStep(&recovery, S::kEnqueue, 0x81);  // r1.t1 held for a claim
+  AppendStep(&recovery, S::kFrame, 0,
+             Frame(MsgType::kHello, transport::Hello{"w1", "", 4, {}, {t0, {"r1.t1", 1}}, 1}));
+  AppendStep(&recovery, S::kAdvance, 50);
+  AppendStep(&recovery, S::kPlace, 0);
+  AppendStep(&recovery, S::kFrame, 1,
+             Frame(MsgType::kResult, transport::ResultMsg{"r1.t0", 1, 1, 3, true, "", "x", 1, 2}));
+
+  std::string lost;
+  AppendStep(&lost, S::kFrame, 1,
+             Frame(MsgType::kHello, transport::Hello{"w2", "etl", 1, {"gpu"}, {}, 1}));
+  AppendStep(&lost, S::kFrame, 1, Frame(MsgType::kCredit, transport::Credit{5}));
+  AppendStep(&lost, S::kEnqueue, 8);
+  AppendStep(&lost, S::kPlace, 0);
+  AppendStep(&lost, S::kWorkerLost, 1);
+  AppendStep(&lost, S::kFrame, 1, Frame(MsgType::kCredit, transport::Credit{1}));
+  return WriteFile(dir / "worker_life.bin", life) && WriteFile(dir / "recovery.bin", recovery) &&
+         WriteFile(dir / "worker_lost.bin", lost);
+}
+
+// The canonical JSON of every YAML seed that parses. Paths inside are made
+// relative to the source tree so the committed files do not name this machine.
+bool WritePipelineJson(const fs::path& source, const fs::path& yaml_dir, const fs::path& dir,
+                       std::string* first) {
+  const std::string prefix = source.string() + "/";
+  for (const auto& entry : fs::directory_iterator(yaml_dir)) {
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    auto parsed =
+        dsl::ParsePipelineText(text.str(), (source / "examples/design/fuzz.yaml").string());
+    if (!parsed.ok()) continue;
+    std::string json = dsl::CanonicalJson(*parsed.pipeline);
+    for (size_t at; (at = json.find(prefix)) != std::string::npos;) json.erase(at, prefix.size());
+    if (first->empty() || entry.path().stem() == "hello_example") *first = json;
+    if (!WriteFile(dir / (entry.path().stem().string() + ".json"), json)) return false;
+  }
+  return !first->empty();
+}
+
+}  // namespace
+}  // namespace apollo11::fuzz
+
+int main(int argc, char** argv) {
+  namespace fs = std::filesystem;
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s SOURCE_DIR  (writes SOURCE_DIR/fuzz/corpus/*)\n", argv[0]);
+    return 2;
+  }
+  const fs::path source = fs::weakly_canonical(fs::absolute(argv[1]));
+  const fs::path corpus = source / "fuzz" / "corpus";
+  if (!fs::is_directory(corpus / "dsl_parser")) {
+    std::fprintf(stderr, "%s has no fuzz/corpus/dsl_parser: not an Apollo-11 source tree\n",
+                 source.c_str());
+    return 2;
+  }
+  for (const char* sub :
+       {"pipeline_json", "transport_decode", "journal_record", "dispatcher_frames"}) {
+    fs::create_directories(corpus / sub);
+  }
+  std::string pipeline_json;
+  bool ok = apollo11::fuzz::WritePipelineJson(source, corpus / "dsl_parser",
+                                              corpus / "pipeline_json", &pipeline_json) &&
+            apollo11::fuzz::WriteFrames(corpus / "transport_decode", pipeline_json) &&
+            apollo11::fuzz::WriteRecords(corpus / "journal_record") &&
+            apollo11::fuzz::WriteDispatcherPrograms(corpus / "dispatcher_frames");
+  if (!ok) std::fprintf(stderr, "failed to write the seed corpus\n");
+  return ok ? 0 : 1;
+}

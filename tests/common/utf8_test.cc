@@ -1,0 +1,34 @@
+#include "common/utf8.h"
+
+#include <catch2/catch.hpp>
+#include <string>
+
+using apollo11::FirstInvalidUtf8;
+
+namespace {
+constexpr size_t kValid = std::string_view::npos;
+}  // namespace
+
+TEST_CASE("well-formed UTF-8 of every sequence length is valid", "[utf8]") {
+  CHECK(FirstInvalidUtf8("") == kValid);
+  CHECK(FirstInvalidUtf8("plain ascii\n\t") == kValid);
+  CHECK(FirstInvalidUtf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\x80") == kValid);  // é € 🚀
+  CHECK(FirstInvalidUtf8("\xef\xbb\xbfversion") == kValid);                        // BOM
+  CHECK(FirstInvalidUtf8("\xf4\x8f\xbf\xbf") == kValid);                           // U+10FFFF
+  CHECK(FirstInvalidUtf8("\xed\x9f\xbf") == kValid);                               // U+D7FF
+}
+
+TEST_CASE("malformed UTF-8 is reported at its first byte", "[utf8]") {
+  CHECK(FirstInvalidUtf8("caf\xe9") == 3);                   // Latin-1, as the fuzzer found
+  CHECK(FirstInvalidUtf8("ab\x80") == 2);                    // stray continuation byte
+  CHECK(FirstInvalidUtf8("a\xc3") == 1);                     // truncated sequence
+  CHECK(FirstInvalidUtf8("a\xe2\x82") == 1);                 // truncated sequence
+  CHECK(FirstInvalidUtf8("\xc3(") == 0);                     // bad continuation
+  CHECK(FirstInvalidUtf8("\xc0\xaf") == 0);                  // overlong '/'
+  CHECK(FirstInvalidUtf8("\xe0\x80\xaf") == 0);              // overlong '/'
+  CHECK(FirstInvalidUtf8("\xf0\x80\x80\xaf") == 0);          // overlong '/'
+  CHECK(FirstInvalidUtf8("x\xed\xa0\x80") == 1);             // surrogate U+D800
+  CHECK(FirstInvalidUtf8("\xf4\x90\x80\x80") == 0);          // U+110000
+  CHECK(FirstInvalidUtf8("\xf5\x80\x80\x80") == 0);          // lead byte past the range
+  CHECK(FirstInvalidUtf8(std::string("ok\0\xff", 4)) == 3);  // NUL is valid UTF-8
+}
