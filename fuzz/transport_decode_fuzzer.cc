@@ -61,6 +61,8 @@ void WireMessages(const uint8_t* data, size_t size) {
   CheckBody<transport::ProbeReply>(*env, limits);
   CheckBody<transport::Cancel>(*env, limits);
   CheckBody<transport::Bye>(*env, limits);
+  CheckBody<transport::LogRequest>(*env, limits);
+  CheckBody<transport::LogReply>(*env, limits);
 }
 
 // What the coordinator's client ROUTER reads (submit, cancel, query) and what

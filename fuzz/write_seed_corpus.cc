@@ -84,7 +84,11 @@ bool WriteFrames(const fs::path& dir, const std::string& pipeline_json) {
       WriteFrame(dir, "probe", ToWire(MsgType::kProbe), transport::Probe{{ref}, 3}) &&
       WriteFrame(dir, "probe_reply", ToWire(MsgType::kProbeReply), reply) &&
       WriteFrame(dir, "cancel", ToWire(MsgType::kCancel), transport::Cancel{"r1.greet", 1, 3}) &&
-      WriteFrame(dir, "bye", ToWire(MsgType::kBye), transport::Bye{"w1"});
+      WriteFrame(dir, "bye", ToWire(MsgType::kBye), transport::Bye{"w1"}) &&
+      WriteFrame(dir, "log_request", ToWire(MsgType::kLogRequest),
+                 transport::LogRequest{7, "r1.greet", 1, 1, 0, 65536}) &&
+      WriteFrame(dir, "log_reply", ToWire(MsgType::kLogReply),
+                 transport::LogReply{7, "hello\n", 6, false, ""});
   using actors::InternalType;
   auto client = [&](const char* name, InternalType type, const auto& body) {
     return WriteFrame(dir, name, static_cast<uint16_t>(type), body);
