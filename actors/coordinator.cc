@@ -228,6 +228,8 @@ void SchedulerBody(ActorPipe& pipe, SchedulerParams p) {
       SendInternal(*p.disp, InternalType::kEnqueue, out.enqueue, &scratch);
     if (!out.adopt.execs.empty())
       SendInternal(*p.disp, InternalType::kAdoptRunning, out.adopt, &scratch);
+    if (!out.release.execs.empty())
+      SendInternal(*p.disp, InternalType::kReleaseDispatch, out.release, &scratch);
     if (!out.acks.acks.empty())
       SendInternal(*p.disp, InternalType::kAckResults, out.acks, &scratch);
     if (!out.cancels.execs.empty()) {
@@ -476,6 +478,11 @@ void DispatcherBody(ActorPipe& pipe, DispatcherParams p) {
       case InternalType::kCancelExecs: {
         CancelExecs m;
         if (Decode(e, &m, "dispatcher")) core.OnCancel(m, &out);
+        break;
+      }
+      case InternalType::kReleaseDispatch: {
+        ReleaseDispatch m;
+        if (Decode(e, &m, "dispatcher")) core.OnRelease(m, &out);
         break;
       }
       case InternalType::kLogFetch: {

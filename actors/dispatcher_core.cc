@@ -77,6 +77,7 @@ void DispatcherCore::OnWorkerFrame(const std::string& identity, const void* data
       for (const auto& [exec_id, attempt] : it->second.running) {
         auto st = still.find(exec_id);
         if (st != still.end() && st->second == attempt) continue;
+        if (reserved_.count(exec_id)) continue;  // not sent yet: it will be, to the new process
         probe.execs.push_back({exec_id, attempt});
         it->second.rejoined.insert(exec_id);
       }
@@ -94,7 +95,7 @@ void DispatcherCore::OnWorkerFrame(const std::string& identity, const void* data
     // Executions it claims that we did not place there are not ours to run,
     // unless they are ones the journal left RUNNING or READY before a restart.
     for (const auto& ref : hello->running) {
-      if (Claim(identity, &w, ref.exec_id, ref.attempt, out)) continue;
+      if (Claim(identity, &w, ref.exec_id, ref.attempt)) continue;
       auto r = w.running.find(ref.exec_id);
       if (r == w.running.end() || r->second != ref.attempt) {
         transport::Cancel cancel{ref.exec_id, ref.attempt, options_.epoch};
@@ -118,7 +119,7 @@ void DispatcherCore::OnWorkerFrame(const std::string& identity, const void* data
       // Keep its result flowing: the scheduler deduplicates.
       auto result = transport::BodyAs<transport::ResultMsg>(*envelope);
       if (result.ok()) {
-        Claim(identity, nullptr, result->exec_id, result->attempt, out);
+        Claim(identity, nullptr, result->exec_id, result->attempt);
         out->results.items.push_back({identity, std::move(*result)});
       }
     }
@@ -151,9 +152,8 @@ void DispatcherCore::OnWorkerFrame(const std::string& identity, const void* data
     case transport::MsgType::kResult: {
       auto result = transport::BodyAs<transport::ResultMsg>(*envelope);
       if (!result.ok()) break;
-      // A recovered execution reported straight away is claimed first, so
-      // the scheduler sees it placed before its result.
-      Claim(identity, &w, result->exec_id, result->attempt, out);
+      // A recovered execution reported straight away is claimed first.
+      Claim(identity, &w, result->exec_id, result->attempt);
       auto r = w.running.find(result->exec_id);
       if (r != w.running.end() && r->second == result->attempt) Finish(w, result->exec_id);
       out->results.items.push_back({identity, std::move(*result)});
@@ -207,6 +207,9 @@ void DispatcherCore::OnWorkerFrame(const std::string& identity, const void* data
 void DispatcherCore::Finish(Worker& w, const std::string& exec_id) {
   w.running.erase(exec_id);
   w.rejoined.erase(exec_id);
+  if (auto r = reserved_.find(exec_id); r != reserved_.end() && r->second.worker_id == w.id) {
+    reserved_.erase(r);
+  }
   auto e = w.expected.find(exec_id);
   if (e != w.expected.end()) {
     w.expected_busy_ms -= e->second;
@@ -221,20 +224,13 @@ void DispatcherCore::Dequeue(const std::string& exec_id) {
     queued_index_.erase(q);
     --queued_;
   }
-  held_.erase(exec_id);
 }
 
 void DispatcherCore::OnEnqueue(Enqueue&& enqueue) {
-  const Micros now = clock_->Now();
   for (QueuedExec& exec : enqueue.execs) {
     // A newer attempt replaces an older one still waiting.
     Dequeue(exec.dispatch.exec_id);
     orphans_.erase(exec.dispatch.exec_id);
-    if (exec.hold_until > now) {
-      if (next_release_ == 0 || exec.hold_until < next_release_) next_release_ = exec.hold_until;
-      held_[exec.dispatch.exec_id] = std::move(exec);
-      continue;
-    }
     QueueKey key{-exec.priority, seq_++};
     std::string group = exec.group.empty() ? "default" : exec.group;
     queued_index_[exec.dispatch.exec_id] = {group, key};
@@ -247,71 +243,38 @@ void DispatcherCore::OnAdopt(const AdoptRunning& adopt) {
   for (const AdoptExec& e : adopt.execs) {
     orphans_[e.exec_id] = {e.attempt, e.worker_id, e.expected_ms, adopt.claim_until};
   }
-  if (!adopt.execs.empty() && (next_release_ == 0 || adopt.claim_until < next_release_)) {
-    next_release_ = adopt.claim_until;
+  if (adopt.execs.empty()) return;
+  if (next_claim_deadline_ == 0 || adopt.claim_until < next_claim_deadline_) {
+    next_claim_deadline_ = adopt.claim_until;
   }
-  if (!adopt.execs.empty()) {
-    spdlog::info("recovery: {} executions were RUNNING; waiting for their workers to claim them",
-                 adopt.execs.size());
-  }
+  spdlog::info("recovery: {} executions were RUNNING; waiting for their workers to claim them",
+               adopt.execs.size());
 }
 
 bool DispatcherCore::Claim(const std::string& identity, Worker* w, const std::string& exec_id,
-                           uint32_t attempt, DispatcherOutput* out) {
-  int64_t expected_ms = 0;
-  if (auto o = orphans_.find(exec_id); o != orphans_.end() && o->second.attempt == attempt) {
-    // RUNNING in the journal: the scheduler knows it as running already.
-    expected_ms = o->second.expected_ms;
-    orphans_.erase(o);
-    spdlog::info("recovery: worker {} still holds {} attempt {}: kept", identity, exec_id, attempt);
-  } else if (auto h = held_.find(exec_id);
-             h != held_.end() && h->second.dispatch.attempt == attempt) {
-    // READY in the journal but already sent before the crash: it is placed
-    // where it runs, never a second time elsewhere.
-    expected_ms = h->second.expected_ms;
-    held_.erase(h);
-    out->placed.placed.push_back({identity, exec_id, attempt});
-    out->placed.at = clock_->Now();
-    spdlog::info("recovery: worker {} already had {} attempt {} (sent before the restart)",
-                 identity, exec_id, attempt);
-  } else {
-    return false;
-  }
+                           uint32_t attempt) {
+  auto o = orphans_.find(exec_id);
+  if (o == orphans_.end() || o->second.attempt != attempt) return false;
+  // RUNNING in the journal: the scheduler knows it as running already.
   if (w != nullptr) {
     w->running[exec_id] = attempt;
-    w->expected[exec_id] = expected_ms;
-    w->expected_busy_ms += expected_ms;
+    w->expected[exec_id] = o->second.expected_ms;
+    w->expected_busy_ms += o->second.expected_ms;
   }
+  orphans_.erase(o);
+  spdlog::info("recovery: worker {} still holds {} attempt {}: kept", identity, exec_id, attempt);
   return true;
 }
 
-void DispatcherCore::ReleaseRecovered(Micros now, DispatcherOutput* out) {
-  if (next_release_ == 0 || now < next_release_) return;
-  next_release_ = 0;
-  auto later = [&](Micros t) {
-    if (next_release_ == 0 || t < next_release_) next_release_ = t;
-  };
-  std::vector<QueuedExec> due;
-  for (auto it = held_.begin(); it != held_.end();) {
-    if (it->second.hold_until > now) {
-      later(it->second.hold_until);
-      ++it;
-      continue;
-    }
-    due.push_back(std::move(it->second));
-    it = held_.erase(it);
-  }
-  if (!due.empty()) {
-    spdlog::info("recovery: {} READY executions unclaimed by any worker: placing them", due.size());
-    Enqueue e;
-    e.execs = std::move(due);
-    for (QueuedExec& q : e.execs) q.hold_until = 0;
-    OnEnqueue(std::move(e));
-  }
+void DispatcherCore::ReleaseUnclaimed(Micros now, DispatcherOutput* out) {
+  if (next_claim_deadline_ == 0 || now < next_claim_deadline_) return;
+  next_claim_deadline_ = 0;
   std::map<std::string, WorkerGone> lost;  // by the worker the journal named
   for (auto it = orphans_.begin(); it != orphans_.end();) {
     if (it->second.claim_until > now) {
-      later(it->second.claim_until);
+      if (next_claim_deadline_ == 0 || it->second.claim_until < next_claim_deadline_) {
+        next_claim_deadline_ = it->second.claim_until;
+      }
       ++it;
       continue;
     }
@@ -330,6 +293,30 @@ void DispatcherCore::ReleaseRecovered(Micros now, DispatcherOutput* out) {
   }
 }
 
+void DispatcherCore::OnRelease(const ReleaseDispatch& release, DispatcherOutput* out) {
+  for (const transport::ExecRef& ref : release.execs) {
+    auto r = reserved_.find(ref.exec_id);
+    // Gone meanwhile (its worker was lost, or it was canceled): the
+    // scheduler has been told, nothing to send.
+    if (r == reserved_.end() || r->second.attempt != ref.attempt) continue;
+    out->to_workers.emplace_back(r->second.worker_id, std::move(r->second.frame));
+    reserved_.erase(r);
+  }
+}
+
+void DispatcherCore::DropReservation(const std::string& exec_id) {
+  auto r = reserved_.find(exec_id);
+  if (r == reserved_.end()) return;
+  const std::string worker_id = r->second.worker_id;
+  reserved_.erase(r);
+  auto w = workers_.find(worker_id);
+  if (w != workers_.end()) {
+    Finish(w->second, exec_id);
+    // The worker never got it: its slot is free again.
+    if (w->second.credits + w->second.running.size() < w->second.slots) ++w->second.credits;
+  }
+}
+
 void DispatcherCore::OnAcks(const AckResults& acks, DispatcherOutput* out) {
   for (const WorkerExecRef& ack : acks.acks) {
     if (ack.worker_id.empty()) continue;
@@ -341,8 +328,14 @@ void DispatcherCore::OnAcks(const AckResults& acks, DispatcherOutput* out) {
 void DispatcherCore::OnCancel(const CancelExecs& cancel, DispatcherOutput* out) {
   for (const transport::ExecRef& ref : cancel.execs) {
     orphans_.erase(ref.exec_id);  // a worker claiming it later is told to cancel
-    if (queued_index_.count(ref.exec_id) || held_.count(ref.exec_id)) {
+    if (queued_index_.count(ref.exec_id)) {
       Dequeue(ref.exec_id);
+      continue;
+    }
+    if (auto r = reserved_.find(ref.exec_id);
+        r != reserved_.end() && r->second.attempt == ref.attempt) {
+      // Placed but never sent: nothing to kill on the worker.
+      DropReservation(ref.exec_id);
       continue;
     }
     for (auto& [id, w] : workers_) {
@@ -375,8 +368,12 @@ void DispatcherCore::Forget(const std::string& identity, const std::string& reas
   WorkerGone gone;
   gone.worker_id = identity;
   gone.reason = reason;
-  for (const auto& [exec_id, attempt] : it->second.running)
+  for (const auto& [exec_id, attempt] : it->second.running) {
     gone.execs.push_back({exec_id, attempt});
+    if (auto r = reserved_.find(exec_id); r != reserved_.end() && r->second.worker_id == identity) {
+      reserved_.erase(r);  // never sent: the scheduler requeues it with the rest
+    }
+  }
   workers_.erase(it);
   spdlog::warn("{}; {} executions handed back", reason, gone.execs.size());
   out->gone.push_back(std::move(gone));
@@ -392,7 +389,7 @@ void DispatcherCore::OnSendFailed(const std::string& identity, DispatcherOutput*
 
 void DispatcherCore::Place(DispatcherOutput* out) {
   const Micros now = clock_->Now();
-  ReleaseRecovered(now, out);
+  ReleaseUnclaimed(now, out);
   if (queued_ == 0) return;
   std::vector<engine::WorkerView> views;
   std::vector<Worker*> by_view;
@@ -421,7 +418,14 @@ void DispatcherCore::Place(DispatcherOutput* out) {
       queued_index_.erase(exec.dispatch.exec_id);
       --queued_;
       exec.dispatch.epoch = options_.epoch;
-      Send(w.id, transport::MsgType::kDispatch, exec.dispatch, out);
+      // Reserved, not sent: the DISPATCH leaves once the scheduler has
+      // journaled READY -> RUNNING (OnRelease).
+      Reservation& res = reserved_[exec.dispatch.exec_id];
+      res.worker_id = w.id;
+      res.attempt = exec.dispatch.attempt;
+      res.frame.clear();
+      transport::Encode(transport::ToWire(transport::MsgType::kDispatch), exec.dispatch,
+                        &res.frame);
       w.running[exec.dispatch.exec_id] = exec.dispatch.attempt;
       w.expected[exec.dispatch.exec_id] = exec.expected_ms;
       w.expected_busy_ms += exec.expected_ms;
@@ -452,7 +456,10 @@ void DispatcherCore::Probe(DispatcherOutput* out) {
     if (w.running.empty()) continue;
     transport::Probe probe;
     probe.epoch = options_.epoch;
-    for (const auto& [exec_id, attempt] : w.running) probe.execs.push_back({exec_id, attempt});
+    for (const auto& [exec_id, attempt] : w.running) {
+      if (reserved_.count(exec_id) == 0) probe.execs.push_back({exec_id, attempt});  // not sent yet
+    }
+    if (probe.execs.empty()) continue;
     Send(id, transport::MsgType::kProbe, probe, out);
   }
 }

@@ -50,9 +50,11 @@ class DispatcherCore {
   // counted and dropped.
   void OnWorkerFrame(const std::string& identity, const void* data, size_t size,
                      DispatcherOutput* out);
-  // READY executions to place. One with hold_until in the future (recovered
-  // after a restart) waits until then unless a worker claims it.
+  // READY executions to place.
   void OnEnqueue(Enqueue&& enqueue);
+  // Sends the DISPATCH of placements the scheduler has journaled. Until then
+  // a placement only reserves the worker's slot (Place).
+  void OnRelease(const ReleaseDispatch& release, DispatcherOutput* out);
   // After a coordinator restart: executions the journal says are RUNNING.
   // Each is kept by the worker that claims it (HELLO or RESULT) before
   // claim_until; the rest are handed back as lost by Place.
@@ -79,7 +81,8 @@ class DispatcherCore {
   // Liveness report for the reconciler.
   WorkersSeen Seen() const;
 
-  size_t queued() const { return queued_ + held_.size(); }
+  size_t queued() const { return queued_; }
+  size_t reserved() const { return reserved_.size(); }
   size_t unclaimed() const { return orphans_.size(); }
   size_t workers() const { return workers_.size(); }
   bool HasWorker(const std::string& id) const { return workers_.count(id) > 0; }
@@ -105,14 +108,15 @@ class DispatcherCore {
             DispatcherOutput* out);
   void Finish(Worker& w, const std::string& exec_id);
   void Dequeue(const std::string& exec_id);
-  // `identity` holds (exec_id, attempt): if it is a recovered execution
-  // (RUNNING orphan or held READY) it becomes that worker's; true then.
+  // `identity` holds (exec_id, attempt): if it is a recovered RUNNING
+  // execution nobody has claimed yet, it becomes that worker's; true then.
   // `w` is null for a worker that has not said HELLO yet.
-  bool Claim(const std::string& identity, Worker* w, const std::string& exec_id, uint32_t attempt,
-             DispatcherOutput* out);
-  // Held executions whose time came go to the queue; orphans nobody claimed
-  // in time are handed back to the scheduler.
-  void ReleaseRecovered(Micros now, DispatcherOutput* out);
+  bool Claim(const std::string& identity, Worker* w, const std::string& exec_id, uint32_t attempt);
+  // Orphans nobody claimed in time are handed back to the scheduler.
+  void ReleaseUnclaimed(Micros now, DispatcherOutput* out);
+  // A reservation that will never be released (refused, canceled): the slot
+  // is free again.
+  void DropReservation(const std::string& exec_id);
 
   const Clock* clock_;
   DispatcherOptions options_;
@@ -126,9 +130,14 @@ class DispatcherCore {
     int64_t expected_ms = 0;
     Micros claim_until = 0;
   };
-  std::unordered_map<std::string, Orphan> orphans_;   // exec id -> recovered RUNNING
-  std::unordered_map<std::string, QueuedExec> held_;  // exec id -> recovered READY
-  Micros next_release_ = 0;                           // earliest hold/claim deadline
+  std::unordered_map<std::string, Orphan> orphans_;  // exec id -> recovered RUNNING
+  Micros next_claim_deadline_ = 0;                   // earliest orphan claim_until
+  struct Reservation {
+    std::string worker_id;
+    uint32_t attempt = 0;
+    std::string frame;  // the encoded DISPATCH, sent on release
+  };
+  std::unordered_map<std::string, Reservation> reserved_;  // exec id -> placed, not yet sent
   uint64_t seq_ = 0;
   uint64_t dropped_frames_ = 0;
 };

@@ -42,6 +42,9 @@ enum class InternalType : uint16_t {
   // scheduler -> dispatcher -> worker and back: `apollo11 logs`
   kLogFetch,
   kLogFetched,
+  // scheduler -> dispatcher: these placements are journaled (READY ->
+  // RUNNING): send their DISPATCH now
+  kReleaseDispatch,
   // client (CLI / API) <-> scheduler
   kSubmitRun = 96,
   kSubmitReply,
@@ -60,11 +63,7 @@ struct QueuedExec {
   int64_t ready_at = 0;
   int64_t expected_ms = 1000;  // P50 estimate used for placement
   transport::Dispatch dispatch;
-  // After a coordinator restart, a READY execution may already have been sent
-  // (the crash fell between DISPATCH and its journaled placement): it is not
-  // placed before this time, so the worker holding it can claim it first.
-  int64_t hold_until = 0;
-  MSGPACK_DEFINE(group, priority, ready_at, expected_ms, dispatch, hold_until);
+  MSGPACK_DEFINE(group, priority, ready_at, expected_ms, dispatch);
 };
 
 struct Enqueue {
@@ -77,6 +76,13 @@ struct WorkerExecRef {
   std::string exec_id;
   uint32_t attempt = 0;
   MSGPACK_DEFINE(worker_id, exec_id, attempt);
+};
+
+// Placements whose READY -> RUNNING is committed. A DISPATCH leaves only
+// then, so every execution a worker may be running is RUNNING in the journal.
+struct ReleaseDispatch {
+  std::vector<transport::ExecRef> execs;
+  MSGPACK_DEFINE(execs);
 };
 
 struct AckResults {

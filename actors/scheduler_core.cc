@@ -89,6 +89,7 @@ void SchedulerOutbox::Clear() {
   unwatch.execs.clear();
   adopt.execs.clear();
   adopt.claim_until = 0;
+  release.execs.clear();
   progress.clear();
   finished.clear();
 }
@@ -96,7 +97,7 @@ void SchedulerOutbox::Clear() {
 bool SchedulerOutbox::Empty() const {
   return enqueue.execs.empty() && acks.acks.empty() && cancels.execs.empty() &&
          watch.deadlines.empty() && unwatch.execs.empty() && adopt.execs.empty() &&
-         progress.empty() && finished.empty();
+         release.execs.empty() && progress.empty() && finished.empty();
 }
 
 SchedulerCore::SchedulerCore(storage::Journal* journal, const Clock* clock,
@@ -268,25 +269,20 @@ Status SchedulerCore::RecoverRun(const storage::RunRecord& record, Micros now,
   }
   if (run->trace_id.empty()) run->trace_id = NewTraceId();
 
+  effects_.clear();
+  APOLLO11_RETURN_IF_ERROR(run->dag->Resume(now, &effects_));
   RunCtx& ref = *run;
   runs_.emplace(record.run_id, std::move(run));
-  effects_.clear();
-  APOLLO11_RETURN_IF_ERROR(ref.dag->Resume(now, &effects_));
   // Counted before Apply: Resume only settles PENDING tasks, so the READY
   // and RUNNING ones it reports were in flight already.
   in_flight_ +=
       static_cast<size_t>(ref.dag->count(TaskState::kReady) + ref.dag->count(TaskState::kRunning));
   const size_t queued_before = staged_.enqueue.execs.size();
+  // READY executions go straight back to the dispatcher: none of them was
+  // sent before the crash, since a DISPATCH leaves only after its READY ->
+  // RUNNING is committed. RUNNING ones wait for their workers to claim them.
   Apply(ref, effects_, "recovery");
-  // Every READY execution may already sit on a worker (the crash can fall
-  // between a DISPATCH and its journaled placement): hold it back for the
-  // claim window so that worker can claim it instead of a second copy
-  // running elsewhere.
-  const Micros hold = now + options_.claim_window.count() * kMicrosPerMilli;
-  for (size_t i = queued_before; i < staged_.enqueue.execs.size(); ++i) {
-    staged_.enqueue.execs[i].hold_until = hold;
-  }
-  staged_.adopt.claim_until = hold;
+  staged_.adopt.claim_until = now + options_.claim_window.count() * kMicrosPerMilli;
   for (int task = 0; task < ref.dag->size(); ++task) {
     if (ref.dag->state(task) != TaskState::kRunning) continue;
     const storage::ExecutionRecord& rec = ref.execs[task];
@@ -345,13 +341,20 @@ void SchedulerCore::OnPlaced(const Placed& placed) {
   for (const WorkerExecRef& ref : placed.placed) {
     int task = -1;
     RunCtx* run = FindRunOfExec(ref.exec_id, &task);
-    if (run == nullptr) continue;
+    if (run == nullptr) {  // the run ended meanwhile: free the reserved slot
+      staged_.cancels.execs.push_back({ref.exec_id, ref.attempt});
+      continue;
+    }
     effects_.clear();
     Status s = run->dag->OnDispatched(task, ref.attempt, ref.worker_id, placed.at, &effects_);
     if (!s.ok()) {
-      spdlog::warn("placement of {} attempt {} ignored: {}", ref.exec_id, ref.attempt, s.message());
+      // Canceled or superseded meanwhile: the dispatcher frees the slot it
+      // reserved (the DISPATCH was never sent).
+      spdlog::warn("placement of {} attempt {} refused: {}", ref.exec_id, ref.attempt, s.message());
+      staged_.cancels.execs.push_back({ref.exec_id, ref.attempt});
       continue;
     }
+    staged_.release.execs.push_back({ref.exec_id, ref.attempt});
     storage::ExecutionRecord& rec = run->execs[task];
     rec.worker_id = ref.worker_id;
     rec.started_at = placed.at;

@@ -37,8 +37,8 @@ struct SchedulerOptions {
   size_t journal_output_cap = 4 * 1024;  // stdout tail kept in the execution record
   Millis progress_interval{100};         // at most one RunProgress per run per interval
   // After a restart, how long workers have to claim the executions the
-  // journal says were RUNNING or READY before those are requeued or placed:
-  // the liveness window (heartbeat x liveness) plus one heartbeat.
+  // journal says were RUNNING before those are requeued: the liveness window
+  // (heartbeat x liveness) plus one heartbeat.
   Millis claim_window{40000};
   // Which unfinished runs Recover takes up: all of them (a node), one (an
   // embedded `run --resume ID`), or none (an embedded run of a new file,
@@ -66,6 +66,7 @@ struct SchedulerOutbox {
   WatchDeadlines watch;
   Unwatch unwatch;
   AdoptRunning adopt;
+  ReleaseDispatch release;
   std::vector<RunProgress> progress;
   std::vector<RunFinished> finished;
   void Clear();
@@ -82,8 +83,10 @@ class SchedulerCore {
   // run from the journal's current state (runs, executions, pipeline
   // snapshots; no replay of the transition log), re-arms retry timers (a
   // retry due while the coordinator was down fires at the next OnTimers),
-  // stages READY executions for dispatch (held for claim_window) and RUNNING
-  // ones for adoption by their workers, and re-watches their deadlines. The
+  // stages READY executions for dispatch (never sent before the crash: a
+  // DISPATCH leaves only after its RUNNING transition is committed) and
+  // RUNNING ones for adoption by their workers (claim_window), and re-watches
+  // their deadlines. The
   // caller then Flushes as usual. A run whose snapshot cannot be read ends
   // FAILED with the reason, instead of blocking the start.
   RecoveryReport Recover();

@@ -337,6 +337,7 @@ TEST_CASE("reconciliation hands back an execution its worker does not hold", "[d
   e.execs.push_back(Exec("r.lost"));
   core.OnEnqueue(std::move(e));
   core.Place(&out);
+  core.OnRelease({{{"r.lost", 1}}}, &out);  // its placement is journaled: DISPATCH sent
   out.Clear();
   core.Probe(&out);
   REQUIRE(out.to_workers.size() == 1);  // PROBE naming r.lost
@@ -412,11 +413,10 @@ TEST_CASE("a restarted scheduler takes up unfinished runs from the journal",
   CHECK(report.failed_runs == 0);
   SchedulerOutbox out;
   REQUIRE(after.Flush(&out).ok());
-  // b goes back to the dispatcher, held for workers to claim first.
+  // b goes back to the dispatcher at once: it was never sent before the crash.
   REQUIRE(out.enqueue.execs.size() == 1);
   CHECK(out.enqueue.execs[0].dispatch.exec_id == run_id + ".b");
   CHECK(out.enqueue.execs[0].dispatch.attempt == 1);
-  CHECK(out.enqueue.execs[0].hold_until > clock.Now());
   // c is left to w1 to claim.
   REQUIRE(out.adopt.execs.size() == 1);
   CHECK(out.adopt.execs[0].exec_id == run_id + ".c");
@@ -477,13 +477,9 @@ TEST_CASE("after a restart, workers claim what they hold; the unclaimed is hande
   AdoptRunning adopt;
   adopt.claim_until = clock.Now() + kMicrosPerSecond;
   adopt.execs.push_back({"r.kept", 1, "w1", 100});
+  adopt.execs.push_back({"r.reported", 2, "w1", 100});
   adopt.execs.push_back({"r.lost", 3, "w9", 100});
   core.OnAdopt(adopt);
-  Enqueue held;
-  held.execs.push_back(Exec("r.sent"));     // READY, but its DISPATCH went out before the crash
-  held.execs.push_back(Exec("r.waiting"));  // READY, never sent
-  for (QueuedExec& q : held.execs) q.hold_until = clock.Now() + kMicrosPerSecond;
-  core.OnEnqueue(std::move(held));
 
   // w1 rejoins holding r.kept: it keeps it, no CANCEL.
   std::string h = HelloFrame("w1", 2, "default", {{"r.kept", 1}}), c = CreditFrame(1);
@@ -494,23 +490,17 @@ TEST_CASE("after a restart, workers claim what they hold; the unclaimed is hande
     REQUIRE(env.ok());
     CHECK(env->type != static_cast<uint16_t>(transport::MsgType::kCancel));
   }
-  CHECK(core.unclaimed() == 1);
-  // Held executions are not placed on a free slot before their time...
-  out.Clear();
-  core.Place(&out);
-  CHECK(out.placed.placed.empty());
-  // ...but the worker that already ran one reports it: placed there first.
+  // r.reported finished while the coordinator was down: its resent result
+  // claims it (and goes on to the scheduler).
   transport::ResultMsg result;
-  result.exec_id = "r.sent";
-  result.attempt = 1;
+  result.exec_id = "r.reported";
+  result.attempt = 2;
   std::string rf = transport::EncodeToString(transport::MsgType::kResult, result);
   core.OnWorkerFrame("w1", rf.data(), rf.size(), &out);
-  REQUIRE(out.placed.placed.size() == 1);
-  CHECK(out.placed.placed[0].exec_id == "r.sent");
-  CHECK(out.placed.placed[0].worker_id == "w1");
   REQUIRE(out.results.items.size() == 1);
+  CHECK(core.unclaimed() == 1);
 
-  // The window closes: r.lost goes back to the scheduler, r.waiting is placed.
+  // The window closes: r.lost goes back to the scheduler.
   clock.Advance(2 * kMicrosPerSecond);
   out.Clear();
   core.Place(&out);
@@ -519,10 +509,81 @@ TEST_CASE("after a restart, workers claim what they hold; the unclaimed is hande
   CHECK(out.gone[0].execs[0].exec_id == "r.lost");
   CHECK(out.gone[0].execs[0].attempt == 3);
   CHECK(out.gone[0].reason.find("no worker claimed it") != std::string::npos);
-  REQUIRE(out.placed.placed.size() == 1);
-  CHECK(out.placed.placed[0].exec_id == "r.waiting");
   CHECK(core.unclaimed() == 0);
-  CHECK(core.queued() == 0);
+}
+
+TEST_CASE("a DISPATCH leaves only once its placement is journaled", "[dispatcher]") {
+  FakeClock clock;
+  DispatcherCore core(&clock, {});
+  DispatcherOutput out;
+  std::string h = HelloFrame("w1", 1), c = CreditFrame(1);
+  core.OnWorkerFrame("w1", h.data(), h.size(), &out);
+  core.OnWorkerFrame("w1", c.data(), c.size(), &out);
+  auto dispatches = [&] {
+    size_t n = 0;
+    for (const auto& [id, frame] : out.to_workers) {
+      auto env = transport::DecodeEnvelope(frame.data(), frame.size());
+      REQUIRE(env.ok());
+      n += env->type == static_cast<uint16_t>(transport::MsgType::kDispatch) ? 1 : 0;
+    }
+    return n;
+  };
+  Enqueue e;
+  e.execs.push_back(Exec("r.a"));
+  core.OnEnqueue(std::move(e));
+  out.Clear();
+  core.Place(&out);
+  CHECK(out.placed.placed.size() == 1);  // the scheduler is told...
+  CHECK(dispatches() == 0);              // ...but nothing is sent yet
+  CHECK(core.reserved() == 1);
+  core.OnRelease({{{"r.a", 1}}}, &out);
+  CHECK(dispatches() == 1);
+  CHECK(core.reserved() == 0);
+
+  // A placement the scheduler refuses (its run was canceled meanwhile) frees
+  // the slot without anything reaching the worker.
+  std::string more = CreditFrame(1);
+  transport::ResultMsg done;
+  done.exec_id = "r.a";
+  done.attempt = 1;
+  std::string rf = transport::EncodeToString(transport::MsgType::kResult, done);
+  core.OnWorkerFrame("w1", rf.data(), rf.size(), &out);
+  core.OnWorkerFrame("w1", more.data(), more.size(), &out);
+  Enqueue next;
+  next.execs.push_back(Exec("r.b"));
+  core.OnEnqueue(std::move(next));
+  out.Clear();
+  core.Place(&out);
+  REQUIRE(out.placed.placed.size() == 1);
+  CancelExecs refuse;
+  refuse.execs.push_back({"r.b", 1});
+  core.OnCancel(refuse, &out);
+  CHECK(dispatches() == 0);
+  CHECK(out.to_workers.empty());  // no CANCEL either: the worker never had it
+  CHECK(core.reserved() == 0);
+  Enqueue again;
+  again.execs.push_back(Exec("r.c"));
+  core.OnEnqueue(std::move(again));
+  out.Clear();
+  core.Place(&out);
+  CHECK(out.placed.placed.size() == 1);  // the slot was usable again
+}
+
+TEST_CASE("the scheduler releases a placement with its RUNNING commit, or refuses it",
+          "[scheduler]") {
+  SchedulerFixture f;
+  auto run_id = f.core->Submit(Submission({Task("a"), Task("b")}));
+  REQUIRE(run_id.ok());
+  f.Flush();
+  f.core->OnPlaced({{{"w1", *run_id + ".a", 1}, {"w1", *run_id + ".b", 7}}, f.clock.Now()});
+  f.Flush();
+  REQUIRE(f.out.release.execs.size() == 1);
+  CHECK(f.out.release.execs[0].exec_id == *run_id + ".a");
+  REQUIRE(f.out.cancels.execs.size() == 1);  // attempt 7 is not b's current attempt
+  CHECK(f.out.cancels.execs[0].exec_id == *run_id + ".b");
+  auto history = f.journal->HistoryOfExecution(*run_id + ".a");
+  REQUIRE(history.ok());
+  CHECK(history->back().to == TaskState::kRunning);
 }
 
 TEST_CASE("a rejoining worker is asked before its unlisted executions are handed back",
@@ -539,6 +600,7 @@ TEST_CASE("a rejoining worker is asked before its unlisted executions are handed
   core.OnEnqueue(std::move(e));
   core.Place(&out);
   REQUIRE(out.placed.placed.size() == 2);
+  core.OnRelease({{{"r.inflight", 1}, {"r.gone", 1}}}, &out);
   // w1 restarts; its HELLO crossed our DISPATCHes and lists neither.
   out.Clear();
   core.OnWorkerFrame("w1", h.data(), h.size(), &out);
