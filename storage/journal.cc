@@ -151,9 +151,12 @@ Status Journal::OpenEnv() {
   // (LMDB resets the table itself when this is the only process using the
   // environment; the check matters when another process still has it open.)
   Result<int> cleared = ClearStaleReaders();
-  if (!cleared.ok()) return cleared.status();
-  stale_readers_cleared_ = *cleared;
-  if (*cleared > 0) {
+  if (!cleared.ok()) {
+    // Not fatal: the journal works; only old pages stay pinned a while.
+    spdlog::warn("journal {}: could not check for stale readers: {}", dir_,
+                 cleared.status().message());
+  } else if (*cleared > 0) {
+    stale_readers_cleared_ = *cleared;
     spdlog::info("journal {}: cleared {} stale reader slot(s) left by dead processes", dir_,
                  *cleared);
   }

@@ -79,7 +79,7 @@ size_t Occurrences(const std::string& text, const std::string& what) {
 
 }  // namespace
 
-TEST_CASE("a full disk pauses the coordinator; it keeps answering and resumes losing nothing",
+TEST_CASE("a full disk pauses the coordinator, which keeps answering and resumes losing nothing",
           "[diskfull]") {
   ScratchDir dir;
   SmallDisk disk(dir.path() + "/disk");

@@ -98,7 +98,7 @@ TEST_CASE("apollo11 gc removes old finished runs with their history and logs, no
   CHECK(missing.err.find("no journal") != std::string::npos);
 }
 
-TEST_CASE("gc is refused while a node owns the state dir; the node's --retention collects itself",
+TEST_CASE("gc is refused while a node owns the state dir, and the node's --retention collects",
           "[retention]") {
   ScratchDir dir;
   const std::string state = dir.path() + "/state";

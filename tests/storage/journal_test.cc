@@ -434,7 +434,8 @@ TEST_CASE("BumpEpoch increases monotonically across reopen", "[storage]") {
   CHECK(*journal->BumpEpoch() == 3);
 }
 
-TEST_CASE("UnfinishedRuns lists runs not in a final state; ListRuns is newest first", "[storage]") {
+TEST_CASE("UnfinishedRuns lists runs not in a final state and ListRuns is newest first",
+          "[storage]") {
   TempDir tmp;
   auto journal = OpenOrDie(tmp.path());
   Journal::Batch batch;
