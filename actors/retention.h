@@ -14,10 +14,10 @@
 namespace apollo11::actors {
 
 struct RetentionOptions {
-  Millis older_than{0};                  // 0: retention off
-  Millis interval{3'600'000};            // between passes; the first is at start
-  size_t records_per_turn = 10000;       // one write transaction per loop turn
-  std::string state_dir;                 // whose log dirs to clean ("" = journal only)
+  Millis older_than{0};             // 0: retention off
+  Millis interval{3'600'000};       // between passes; the first is at start
+  size_t records_per_turn = 10000;  // one write transaction per loop turn
+  std::string state_dir;            // whose log dirs to clean ("" = journal only)
 };
 
 class Retention {

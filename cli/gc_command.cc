@@ -109,14 +109,14 @@ int Gc(const GcFlags& f) {
                           {"transactions", report->transactions}};
     std::printf("%s\n", doc.dump(2).c_str());
   } else {
-    std::printf("%s %zu runs finished before %s: %llu transitions, %llu executions, %llu "
-                "pipelines, %llu log files (%s)\n",
-                f.dry_run ? "would remove" : "removed", report->run_ids.size(),
-                FormatTimestamp(cutoff).c_str(),
-                static_cast<unsigned long long>(report->transitions),
-                static_cast<unsigned long long>(report->executions),
-                static_cast<unsigned long long>(report->pipelines),
-                static_cast<unsigned long long>(logs.files), Bytes(logs.bytes).c_str());
+    std::printf(
+        "%s %zu runs finished before %s: %llu transitions, %llu executions, %llu "
+        "pipelines, %llu log files (%s)\n",
+        f.dry_run ? "would remove" : "removed", report->run_ids.size(),
+        FormatTimestamp(cutoff).c_str(), static_cast<unsigned long long>(report->transitions),
+        static_cast<unsigned long long>(report->executions),
+        static_cast<unsigned long long>(report->pipelines),
+        static_cast<unsigned long long>(logs.files), Bytes(logs.bytes).c_str());
   }
   return logs.errors.empty() ? kExitOk : kExitInternal;
 }

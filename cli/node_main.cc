@@ -50,8 +50,8 @@ struct NodeFlags {
   std::vector<std::string> labels;
   std::string heartbeat = "10s";
   std::string reconcile_interval = "30s";
-  std::string retention = "off";           // coordinator: remove finished runs older than this
-  std::string retention_interval = "1h";   // coordinator: how often retention runs
+  std::string retention = "off";          // coordinator: remove finished runs older than this
+  std::string retention_interval = "1h";  // coordinator: how often retention runs
   int liveness = 3;
   size_t max_backlog = 1000;
   unsigned max_requeues = 3;

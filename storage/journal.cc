@@ -25,7 +25,6 @@ constexpr size_t kDurationsKept = 64;
 constexpr const char* kSchemaKey = "schema_version";
 constexpr const char* kEpochKey = "epoch";
 
-
 void PutU64(std::string& out, uint64_t v) {
   for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
 }
@@ -87,9 +86,6 @@ bool DiskLooksFull(const std::string& dir) {
 }
 
 }  // namespace
-
-
-
 
 void Journal::Batch::Clear() {
   transitions_.clear();

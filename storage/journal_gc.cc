@@ -264,7 +264,8 @@ Result<Journal::GcReport> Journal::GcDryRun(Micros finished_before) {
     const std::string run_id(time_key.substr(8));
     bool eligible = false;
     std::string hash;
-    int erc = CheckEligible(txn.get(), e.active_runs, e.runs, run_id, finished_before, &eligible, &hash);
+    int erc =
+        CheckEligible(txn.get(), e.active_runs, e.runs, run_id, finished_before, &eligible, &hash);
     if (erc != 0) return Error(erc, "check a run");
     if (!eligible) continue;
     report.run_ids.push_back(run_id);

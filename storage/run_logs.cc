@@ -17,7 +17,8 @@ std::vector<std::string> RunLogDirs(const std::string& state_dir) {
     const std::string name = it->path().filename().string();
     if (name.rfind("worker-", 0) != 0) continue;
     std::error_code dir_ec;
-    if (fs::is_directory(it->path() / "logs", dir_ec)) dirs.push_back((it->path() / "logs").string());
+    if (fs::is_directory(it->path() / "logs", dir_ec))
+      dirs.push_back((it->path() / "logs").string());
   }
   std::sort(dirs.begin(), dirs.end());
   return dirs;

@@ -9,7 +9,8 @@ namespace apollo11::actors {
 namespace {
 
 constexpr Micros kMs = kMicrosPerMilli;
-const Status kDiskFull = Status::Full("journal /s/journal: commit a batch: No space left on device");
+const Status kDiskFull =
+    Status::Full("journal /s/journal: commit a batch: No space left on device");
 
 TEST_CASE("failed commits back off exponentially up to the cap, then recover", "[health]") {
   JournalHealth health("/s/journal", {Millis(250), Millis(2000), Millis(60000)});
@@ -28,8 +29,8 @@ TEST_CASE("failed commits back off exponentially up to the cap, then recover", "
     now = health.retry_at();
     CHECK(health.RetryDue(now));
   }
-  CHECK(delays == std::vector<Micros>{250 * kMs, 500 * kMs, 1000 * kMs, 2000 * kMs, 2000 * kMs,
-                                      2000 * kMs});
+  CHECK(delays ==
+        std::vector<Micros>{250 * kMs, 500 * kMs, 1000 * kMs, 2000 * kMs, 2000 * kMs, 2000 * kMs});
   CHECK(health.failures() == 6);
 
   health.OnSuccess(now);

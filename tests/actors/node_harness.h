@@ -19,7 +19,7 @@ class NodeProcess {
   NodeProcess(const ScratchDir& dir, const std::string& name, std::vector<std::string> args)
       : dir_(dir), name_(name) {
     std::vector<std::string> argv = {Apollo11() + "-node", "start", "--heartbeat", "100ms",
-                                     "--log-level", "info"};
+                                     "--log-level",        "info"};
     argv.insert(argv.end(), args.begin(), args.end());
     pid_ = SpawnNamed(argv, dir.path(), name);
     REQUIRE(pid_ > 0);

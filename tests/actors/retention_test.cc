@@ -92,8 +92,8 @@ TEST_CASE("apollo11 gc removes old finished runs with their history and logs, no
   CmdResult bad = Gc(state, {"--older-than", "thirty days"});
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("--older-than") != std::string::npos);
-  CmdResult missing = Run({Apollo11(), "gc", "--older-than", "1d", "--state-dir",
-                           dir.path() + "/nothing-here"});
+  CmdResult missing =
+      Run({Apollo11(), "gc", "--older-than", "1d", "--state-dir", dir.path() + "/nothing-here"});
   CHECK(missing.exit_code == 2);
   CHECK(missing.err.find("no journal") != std::string::npos);
 }

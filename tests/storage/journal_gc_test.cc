@@ -42,8 +42,8 @@ void AddRun(Journal& journal, const std::string& run_id, RunStatus status, Micro
     x.task_id = task;
     x.state = TaskState::kRunning;
     if (IsFinal(status)) {
-      batch.Append(MakeTransition(run_id, task, TaskState::kRunning, TaskState::kSuccess,
-                                  created + 10));
+      batch.Append(
+          MakeTransition(run_id, task, TaskState::kRunning, TaskState::kSuccess, created + 10));
       x.state = TaskState::kSuccess;
     }
     batch.PutExecution(x);
@@ -65,8 +65,8 @@ void AddRun(Journal& journal, const std::string& run_id, RunStatus status, Micro
 // Entries in every index, counted straight from LMDB (after the journal is
 // closed), so an orphan left behind by retention cannot hide.
 struct RawCounts {
-  size_t transitions = 0, run_index = 0, exec_index = 0, executions = 0, runs = 0,
-         runs_by_time = 0, pipelines = 0;
+  size_t transitions = 0, run_index = 0, exec_index = 0, executions = 0, runs = 0, runs_by_time = 0,
+         pipelines = 0;
 };
 
 RawCounts CountRaw(const std::string& dir) {
@@ -116,7 +116,7 @@ TEST_CASE("retention removes old finished runs with every record and index entry
     CHECK(planned->run_ids == std::vector<std::string>{"old-ok", "old-failed", "old-canceled"});
     CHECK(planned->transitions == 30);  // (5 + 3 + 2) tasks x 3 transitions
     CHECK(planned->executions == 10);
-    CHECK(planned->pipelines == 1);  // p-old; p-shared is still used by "recent"
+    CHECK(planned->pipelines == 1);                 // p-old; p-shared is still used by "recent"
     CHECK(journal->GetRun("old-ok")->has_value());  // a dry run changes nothing
 
     auto report = journal->CollectGarbage(1000, {});
@@ -200,7 +200,7 @@ TEST_CASE("a big collection runs in bounded transactions and can stop and resume
   REQUIRE(first.ok());
   CHECK_FALSE(first->complete);
   CHECK(first->transactions == 1);
-  CHECK(first->run_ids.empty());  // "big" is not finished yet
+  CHECK(first->run_ids.empty());       // "big" is not finished yet
   CHECK(first->transitions == 10000);  // a record: a transition with its index entries
   // In between, the part left still reads as a (shorter) history.
   CHECK(journal->HistoryOfRun("big")->size() == 27000 - 10000);

@@ -309,8 +309,8 @@ TEST_CASE("a commit that hits MAP_FULL grows the map, more than once if needed, 
     auto journal = OpenOrDie(tmp.path(), options);
     Journal::Batch batch;
     for (int i = 0; i < kTasks; ++i) {
-      TransitionRecord t = MakeTransition("r1", "t" + std::to_string(i), TaskState::kReady,
-                                          TaskState::kRunning);
+      TransitionRecord t =
+          MakeTransition("r1", "t" + std::to_string(i), TaskState::kReady, TaskState::kRunning);
       t.reason = long_reason + std::to_string(i);
       batch.Append(t);
       ExecutionRecord x = SampleExecution();
