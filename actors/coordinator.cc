@@ -7,6 +7,7 @@
 
 #include "actors/actor_loop.h"
 #include "actors/dispatcher_core.h"
+#include "actors/journal_health.h"
 #include "actors/run_views.h"
 
 namespace apollo11::actors {
@@ -185,7 +186,25 @@ struct SchedulerParams {
   std::string* bound_client;
   std::optional<transport::CurveKeyPair> curve;
   RecoveryReport* recovery;
+  RetentionOptions retention;
 };
+
+// While the journal cannot be written, every answer says so, and a run's
+// status (or an explanation) carries it as `journal_error`: what is shown is
+// the last durable state.
+void AddJournalHealth(const Query& q, const JournalHealth& health, Micros now, QueryReply* reply) {
+  if (!health.failing()) return;
+  reply->journal_error = health.Summary(now);
+  if ((q.kind != "status" && q.kind != "explain") || !reply->error.empty()) return;
+  auto doc = nlohmann::json::parse(reply->json, nullptr, false);
+  if (!doc.is_object()) return;
+  if (q.kind == "explain") {
+    doc["explain"] = doc.value("explain", "") +
+                     "; held: nothing is promoted or placed while the journal cannot be written";
+  }
+  doc["journal_error"] = health.ToJson(now);
+  reply->json = doc.dump();
+}
 
 void SchedulerBody(ActorPipe& pipe, SchedulerParams p) {
   zmq::socket_t client(*p.ctx, zmq::socket_type::router);
@@ -197,29 +216,37 @@ void SchedulerBody(ActorPipe& pipe, SchedulerParams p) {
     return;
   }
   SchedulerCore core(p.journal, p.clock, p.options);
+  JournalHealth health(p.journal->dir());
+  Retention retention(p.journal, p.retention);
 
   std::map<std::string, std::string> subscribers;  // run id -> client identity
   WorkersSnapshot workers;                         // refreshed by the dispatcher every heartbeat
   SchedulerOutbox out;
   Envelope env;
   std::string scratch;
-  Micros journal_retry_at = 0;
   std::vector<std::pair<std::string, SubmitReply>> accepted;  // replies held until the commit
   std::map<uint64_t, PendingLog> pending_logs;                // by request id
   uint64_t next_log_request = 1;
 
   // Commits what the turn staged, then releases its messages. False when the
-  // commit failed: nothing left, and it is retried a second later.
+  // commit failed: nothing left, and it is retried with backoff.
   auto flush = [&](Micros now) {
     Status flushed = core.Flush(&out);
     if (!flushed.ok()) {
       // Nothing was released; the staged work is retried. A full disk stops
-      // progress, never loses what is already journaled.
-      spdlog::error("journal commit failed, retrying in 1s: {}", flushed.ToString());
-      journal_retry_at = now + kMicrosPerSecond;
+      // progress (no promotion, no placement), never loses what is already
+      // journaled, and queries keep being answered meanwhile.
+      if (!health.failing()) {
+        SendInternal(*p.disp, InternalType::kPausePlacement,
+                     PausePlacement{true, flushed.message()}, &scratch);
+      }
+      health.OnFailure(flushed, core.staged_transitions(), now);
       return false;
     }
-    journal_retry_at = 0;
+    if (health.failing()) {
+      health.OnSuccess(now);
+      SendInternal(*p.disp, InternalType::kPausePlacement, PausePlacement{false, ""}, &scratch);
+    }
     for (const auto& [identity, reply] : accepted) {
       Reply(client, identity, InternalType::kSubmitReply, reply);
     }
@@ -276,7 +303,9 @@ void SchedulerBody(ActorPipe& pipe, SchedulerParams p) {
   for (;;) {
     Micros now = p.clock->Now();
     Micros wake = core.NextTimer();
-    if (journal_retry_at && (wake == 0 || journal_retry_at < wake)) wake = journal_retry_at;
+    for (Micros other : {health.retry_at(), health.failing() ? 0 : retention.NextDue()}) {
+      if (other && (wake == 0 || other < wake)) wake = other;
+    }
     auto polled = transport::Poll(items, UntilMs(now, wake, milliseconds(1000)));
     if (!polled.ok()) return;
 
@@ -305,7 +334,11 @@ void SchedulerBody(ActorPipe& pipe, SchedulerParams p) {
         case InternalType::kSubmitRun: {
           SubmitRun submit;
           SubmitReply reply;
-          if (Decode(env, &submit, "scheduler")) {
+          if (health.failing()) {
+            // It could not be journaled: refuse it rather than hold it in memory.
+            reply.error = "new runs are refused while the coordinator cannot write its journal: " +
+                          health.Summary(p.clock->Now());
+          } else if (Decode(env, &submit, "scheduler")) {
             auto run_id = core.Submit(submit);
             if (run_id.ok()) {
               reply.run_id = *run_id;
@@ -343,6 +376,7 @@ void SchedulerBody(ActorPipe& pipe, SchedulerParams p) {
             reply.error = s.message();
           } else {
             reply = AnswerQuery(query, p.journal, core, workers);
+            AddJournalHealth(query, health, p.clock->Now(), &reply);
           }
           Reply(client, msg->identity, InternalType::kQueryReply, reply);
           break;
@@ -434,8 +468,8 @@ void SchedulerBody(ActorPipe& pipe, SchedulerParams p) {
       Reply(client, it->second.identity, InternalType::kQueryReply, reply);
       it = pending_logs.erase(it);
     }
-    if (journal_retry_at && now < journal_retry_at) continue;
-    flush(now);
+    if (!health.RetryDue(now)) continue;
+    if (flush(now)) retention.RunDue(now);
   }
 }
 
@@ -488,6 +522,11 @@ void DispatcherBody(ActorPipe& pipe, DispatcherParams p) {
       case InternalType::kLogFetch: {
         LogFetch m;
         if (Decode(e, &m, "dispatcher")) core.OnLogFetch(m, &out);
+        break;
+      }
+      case InternalType::kPausePlacement: {
+        PausePlacement m;
+        if (Decode(e, &m, "dispatcher")) core.SetPlacementPaused(m.paused);
         break;
       }
       default:
@@ -686,7 +725,7 @@ Result<std::unique_ptr<Coordinator>> Coordinator::Start(zmq::context_t& ctx,
       ctx, "scheduler",
       [p = SchedulerParams{&ctx, journal, clock, config.scheduler, config.client_endpoint,
                            sched_disp->first, sched_recon->first, &c->client_endpoint_,
-                           config.curve, &c->recovery_}](ActorPipe& pipe) {
+                           config.curve, &c->recovery_, config.retention}](ActorPipe& pipe) {
         SchedulerBody(pipe, p);
       });
   if (!scheduler.ok()) return scheduler.status();

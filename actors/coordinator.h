@@ -13,6 +13,7 @@
 #include <zmq.hpp>
 
 #include "actors/reconciler_core.h"
+#include "actors/retention.h"
 #include "actors/scheduler_core.h"
 #include "common/clock.h"
 #include "storage/journal.h"
@@ -29,6 +30,7 @@ struct CoordinatorConfig {
   SchedulerOptions scheduler;
   ReconcilerOptions reconciler;      // heartbeat interval and liveness, shared with the dispatcher
   Millis reconcile_interval{30000};  // how often workers are PROBEd
+  RetentionOptions retention;        // history retention (off by default)
   // When set, both ROUTERs are CURVE servers in ZAP domain kCurveDomain; a
   // ZapHandler (started by the caller in the same context) decides who may
   // connect.

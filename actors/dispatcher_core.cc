@@ -390,7 +390,7 @@ void DispatcherCore::OnSendFailed(const std::string& identity, DispatcherOutput*
 void DispatcherCore::Place(DispatcherOutput* out) {
   const Micros now = clock_->Now();
   ReleaseUnclaimed(now, out);
-  if (queued_ == 0) return;
+  if (queued_ == 0 || placement_paused_) return;
   std::vector<engine::WorkerView> views;
   std::vector<Worker*> by_view;
   for (auto& [group, queue] : queues_) {

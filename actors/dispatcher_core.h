@@ -70,8 +70,12 @@ class DispatcherCore {
   // Sending to `identity` failed (the peer is gone): same as lost.
   void OnSendFailed(const std::string& identity, DispatcherOutput* out);
 
-  // Places queued executions on workers with credit.
+  // Places queued executions on workers with credit (nothing while paused).
   void Place(DispatcherOutput* out);
+  // While the scheduler cannot journal (disk full), nothing new is placed:
+  // every placement would be a RUNNING transition it cannot record.
+  void SetPlacementPaused(bool paused) { placement_paused_ = paused; }
+  bool placement_paused() const { return placement_paused_; }
   // Periodic: a HEARTBEAT to every worker.
   void Heartbeat(DispatcherOutput* out);
   // Periodic reconciliation: asks each worker about the executions we
@@ -140,6 +144,7 @@ class DispatcherCore {
   std::unordered_map<std::string, Reservation> reserved_;  // exec id -> placed, not yet sent
   uint64_t seq_ = 0;
   uint64_t dropped_frames_ = 0;
+  bool placement_paused_ = false;
 };
 
 }  // namespace apollo11::actors

@@ -45,6 +45,9 @@ enum class InternalType : uint16_t {
   // scheduler -> dispatcher: these placements are journaled (READY ->
   // RUNNING): send their DISPATCH now
   kReleaseDispatch,
+  // scheduler -> dispatcher: journal commits fail (disk full): place nothing
+  // new until they succeed again
+  kPausePlacement,
   // client (CLI / API) <-> scheduler
   kSubmitRun = 96,
   kSubmitReply,
@@ -246,12 +249,15 @@ struct Query {
   uint32_t attempt = 0;
   MSGPACK_DEFINE(kind, id, arg, limit, offset, attempt);
 };
-// The answer: a JSON document, or an error sentence.
+// The answer: a JSON document, or an error sentence. `journal_error` is set
+// on every answer while the coordinator cannot write its journal (disk full),
+// so every client can warn about it.
 struct QueryReply {
   std::string error;
   std::string json;
   std::string data;  // raw bytes (logs)
-  MSGPACK_DEFINE(error, json, data);
+  std::string journal_error;
+  MSGPACK_DEFINE(error, json, data, journal_error);
 };
 
 // scheduler -> dispatcher: ask `worker_id` for a log slice.
@@ -265,6 +271,12 @@ struct LogFetch {
 struct LogFetched {
   transport::LogReply reply;
   MSGPACK_DEFINE(reply);
+};
+
+struct PausePlacement {
+  bool paused = false;
+  std::string reason;
+  MSGPACK_DEFINE(paused, reason);
 };
 
 }  // namespace apollo11::actors

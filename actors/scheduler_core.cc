@@ -414,8 +414,12 @@ void SchedulerCore::OnResults(const ResultBatch& batch) {
                                   Uniform01(), &effects_);
     if (!s.ok()) {
       ++stale_results_;
-      spdlog::warn("stale result for {} attempt {} from worker {} recorded and ignored: {}",
-                   r.exec_id, r.attempt, item.worker_id, s.message());
+      // A resend of the current attempt's result is routine (its ACK was lost,
+      // or is held while the journal cannot be written): not worth a warning.
+      const bool resent = r.attempt == run->dag->attempt(task);
+      spdlog::log(resent ? spdlog::level::debug : spdlog::level::warn,
+                  "stale result for {} attempt {} from worker {} recorded and ignored: {}",
+                  r.exec_id, r.attempt, item.worker_id, s.message());
       continue;
     }
     storage::ExecutionRecord& rec = run->execs[task];
@@ -722,7 +726,9 @@ void SchedulerCore::StageProgress(bool force) {
 }
 
 Status SchedulerCore::Flush(SchedulerOutbox* out) {
-  Promote();
+  // While commits fail (disk full) nothing new is promoted: what is staged
+  // waits, and memory does not fill with work that cannot be journaled.
+  if (!commit_failing_) Promote();
   for (auto& [id, run] : runs_) {
     for (int task : run->dirty_list) {
       batch_.PutExecution(run->execs[task]);
@@ -733,6 +739,7 @@ Status SchedulerCore::Flush(SchedulerOutbox* out) {
   StageProgress(!staged_.finished.empty());
   if (!batch_.empty()) {
     Status s = journal_->Commit(batch_);
+    commit_failing_ = !s.ok();
     if (!s.ok()) return s;  // staged messages stay staged; the batch is retried
   }
   std::swap(*out, staged_);

@@ -122,6 +122,8 @@ class SchedulerCore {
                               const WorkersSnapshot& workers) const;
 
   size_t active_runs() const { return runs_.size(); }
+  // Transitions staged and not yet durable (waiting for a commit).
+  size_t staged_transitions() const { return batch_.transitions(); }
   size_t in_flight() const { return in_flight_; }
   bool backlog_paused() const { return paused_; }
   uint64_t backlog_events() const { return backlog_events_; }
@@ -162,6 +164,7 @@ class SchedulerCore {
   bool paused_ = false;
   uint64_t backlog_events_ = 0;
   uint64_t stale_results_ = 0;
+  bool commit_failing_ = false;  // the last commit failed: promote nothing more
 
   storage::Journal::Batch batch_;
   SchedulerOutbox staged_;

@@ -23,6 +23,8 @@ namespace apollo11::cli {
 void AddRunCommand(CLI::App& app, int* exit_code);
 // history, runs, status: read-only views of a state dir's journal.
 void AddInspectCommands(CLI::App& app, int* exit_code);
+// gc: retention by hand (removes finished runs older than --older-than).
+void AddGcCommand(CLI::App& app, int* exit_code);
 // keygen: writes a CURVE key pair (transport/security.h) to PREFIX.key/.pub.
 void AddKeygenCommand(CLI::App& app, int* exit_code);
 // logs: an execution's captured output, local or through a coordinator.

@@ -50,6 +50,8 @@ struct NodeFlags {
   std::vector<std::string> labels;
   std::string heartbeat = "10s";
   std::string reconcile_interval = "30s";
+  std::string retention = "off";          // coordinator: remove finished runs older than this
+  std::string retention_interval = "1h";  // coordinator: how often retention runs
   int liveness = 3;
   size_t max_backlog = 1000;
   unsigned max_requeues = 3;
@@ -117,11 +119,25 @@ int Start(NodeFlags& f) {
   auto heartbeat = apollo11::ParseDuration(f.heartbeat);
   auto drain_timeout = apollo11::ParseDuration(f.drain_timeout);
   auto reconcile = apollo11::ParseDuration(f.reconcile_interval);
-  for (const auto* d : {&heartbeat, &drain_timeout, &reconcile}) {
+  auto retention_interval = apollo11::ParseDuration(f.retention_interval);
+  for (const auto* d : {&heartbeat, &drain_timeout, &reconcile, &retention_interval}) {
     if (!d->ok()) {
       std::fprintf(stderr, "apollo11-node: bad duration: %s\n", d->status().message().c_str());
       return 2;
     }
+  }
+  Millis retention{0};
+  if (f.retention != "off") {
+    auto age = apollo11::ParseAge(f.retention);
+    if (!age.ok() || age->count() <= 0 || retention_interval->count() <= 0) {
+      std::fprintf(stderr,
+                   "apollo11-node: --retention %s: %s (write e.g. 30d, or off; the interval must "
+                   "be positive)\n",
+                   f.retention.c_str(),
+                   age.ok() ? "must be longer than 0" : age.status().message().c_str());
+      return 2;
+    }
+    retention = *age;
   }
   const bool coordinator = f.role == "coordinator" || f.role == "all";
   const bool worker = f.role == "worker" || f.role == "all";
@@ -234,12 +250,19 @@ int Start(NodeFlags& f) {
     cc.reconciler.heartbeat = *heartbeat;
     cc.reconciler.liveness = f.liveness;
     cc.reconcile_interval = *reconcile;
+    cc.retention.older_than = retention;
+    cc.retention.interval = *retention_interval;
+    cc.retention.state_dir = state_dir;
     auto c = apollo11::actors::Coordinator::Start(ctx, journal.get(), &clock, cc);
     if (!c.ok()) {
       std::fprintf(stderr, "apollo11-node: coordinator: %s\n", c.status().ToString().c_str());
       return 3;
     }
     coord = std::move(*c);
+    if (retention.count() > 0) {
+      spdlog::info("retention: runs finished more than {} ago are removed every {}", f.retention,
+                   f.retention_interval);
+    }
     listening["workers"] = coord->worker_endpoint();
     listening["api"] = coord->client_endpoint();
     listening["epoch"] = *epoch;
@@ -342,6 +365,11 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   start->add_option("--max-requeues", f.max_requeues,
                     "coordinator: requeues after worker loss before a task FAILS");
+  start->add_option("--retention", f.retention,
+                    "coordinator: remove runs finished longer ago than this (e.g. 30d) with "
+                    "their history and local logs; default off");
+  start->add_option("--retention-interval", f.retention_interval,
+                    "coordinator: how often retention runs (default 1h; first at start)");
   start->add_option("--worker-id", f.worker_id,
                     "worker identity (default HOSTNAME-XXXX, stable for a state dir)");
   start->add_option("--drain-timeout", f.drain_timeout,

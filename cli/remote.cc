@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 
 #include "actors/actor_loop.h"
@@ -110,6 +111,11 @@ Result<actors::QueryReply> RemoteCoordinator::AskQuery(const actors::Query& q) {
   if (!env.ok()) return env.status();
   auto reply = transport::BodyAs<actors::QueryReply>(*env);
   if (!reply.ok()) return reply.status();
+  if (!reply->journal_error.empty()) {
+    // What follows is the last durable state; say why it may be stale.
+    std::fprintf(stderr, "apollo11: warning: the coordinator cannot write its journal: %s\n",
+                 reply->journal_error.c_str());
+  }
   if (!reply->error.empty()) {
     return reply->error.rfind("no ", 0) == 0 ? Status::NotFound(reply->error)
                                              : Status::Internal(reply->error);

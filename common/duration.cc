@@ -81,4 +81,25 @@ std::string FormatDuration(Millis d) {
   return out;
 }
 
+Result<Millis> ParseAge(std::string_view text) {
+  size_t digits = 0;
+  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
+  if (digits == 0 || digits > 6 || digits >= text.size() || text[digits] != 'd') {
+    return ParseDuration(text);  // no days: an ordinary duration (or its error)
+  }
+  int64_t days = 0;
+  for (size_t i = 0; i < digits; ++i) days = days * 10 + (text[i] - '0');
+  Millis total(days * 86'400'000);
+  std::string_view rest = text.substr(digits + 1);
+  if (!rest.empty()) {
+    auto more = ParseDuration(rest);
+    if (!more.ok()) {
+      return Status::InvalidInput("bad age '" + std::string(text) +
+                                  "': write e.g. 30d, 1d12h or 36h");
+    }
+    total += *more;
+  }
+  return total;
+}
+
 }  // namespace apollo11

@@ -1,6 +1,7 @@
 #include "storage/journal.h"
 
 #include <lmdb.h>
+#include <spdlog/spdlog.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -14,6 +15,7 @@
 #include <set>
 
 #include "common/ids.h"
+#include "storage/journal_internal.h"
 #include "storage/record_codec.h"
 
 namespace apollo11::storage {
@@ -22,11 +24,6 @@ namespace {
 constexpr size_t kDurationsKept = 64;
 constexpr const char* kSchemaKey = "schema_version";
 constexpr const char* kEpochKey = "epoch";
-
-MDB_val Val(std::string_view s) { return MDB_val{s.size(), const_cast<char*>(s.data())}; }
-std::string_view View(const MDB_val& v) {
-  return std::string_view(static_cast<const char*>(v.mv_data), v.mv_size);
-}
 
 void PutU64(std::string& out, uint64_t v) {
   for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
@@ -90,80 +87,6 @@ bool DiskLooksFull(const std::string& dir) {
 
 }  // namespace
 
-struct Journal::Env {
-  MDB_env* env = nullptr;
-  MDB_dbi transitions = 0;   // be64 seq -> transition
-  MDB_dbi run_index = 0;     // run_id -> be64 seq (sorted duplicates)
-  MDB_dbi exec_index = 0;    // exec_id -> be64 seq (sorted duplicates)
-  MDB_dbi executions = 0;    // exec_id -> current execution state
-  MDB_dbi runs = 0;          // run_id -> run
-  MDB_dbi runs_by_time = 0;  // be64 created_at + run_id -> ""
-  MDB_dbi active_runs = 0;   // run_id -> "" while the run is not final
-  MDB_dbi pipelines = 0;     // hash -> canonical JSON, immutable
-  MDB_dbi stats = 0;         // stats key -> last durations
-  MDB_dbi meta = 0;          // schema_version, epoch
-
-  ~Env() {
-    if (env != nullptr) mdb_env_close(env);
-  }
-};
-
-// A read transaction held under the shared resize lock. Any thread.
-class Journal::ReadTxn {
- public:
-  explicit ReadTxn(const Journal& journal) : journal_(journal) {}
-  ~ReadTxn() {
-    if (txn_ != nullptr) mdb_txn_abort(txn_);
-  }
-  Status Begin() {
-    for (int attempt = 0;; ++attempt) {
-      lock_ = std::shared_lock(journal_.resize_mu_);
-      int rc = mdb_txn_begin(journal_.env_->env, nullptr, MDB_RDONLY, &txn_);
-      if (rc == 0) return Status::Ok();
-      txn_ = nullptr;
-      lock_.unlock();
-      // Another process grew the map past ours: adopt its size and retry.
-      if (rc == MDB_MAP_RESIZED && attempt < 8) {
-        APOLLO11_RETURN_IF_ERROR(journal_.AdoptMapSize());
-        continue;
-      }
-      return journal_.Error(rc, "begin a read transaction");
-    }
-  }
-  MDB_txn* get() const { return txn_; }
-
-  // The value under `key` in `dbi`, nullopt when absent. The view is valid
-  // until the transaction ends.
-  Result<std::optional<std::string_view>> Find(MDB_dbi dbi, std::string_view key) const {
-    if (key.empty() || key.size() > 511) return std::optional<std::string_view>();
-    MDB_val k = Val(key), v;
-    int rc = mdb_get(txn_, dbi, &k, &v);
-    if (rc == MDB_NOTFOUND) return std::optional<std::string_view>();
-    if (rc != 0) return journal_.Error(rc, "read");
-    return std::optional<std::string_view>(View(v));
-  }
-
- private:
-  const Journal& journal_;
-  std::shared_lock<std::shared_mutex> lock_;
-  MDB_txn* txn_ = nullptr;
-};
-
-// A cursor closed on scope exit.
-class Cursor {
- public:
-  ~Cursor() {
-    if (cursor_ != nullptr) mdb_cursor_close(cursor_);
-  }
-  int Open(MDB_txn* txn, MDB_dbi dbi) { return mdb_cursor_open(txn, dbi, &cursor_); }
-  int Get(MDB_val* key, MDB_val* value, MDB_cursor_op op) {
-    return mdb_cursor_get(cursor_, key, value, op);
-  }
-
- private:
-  MDB_cursor* cursor_ = nullptr;
-};
-
 void Journal::Batch::Clear() {
   transitions_.clear();
   executions_.clear();
@@ -221,8 +144,18 @@ Status Journal::OpenEnv() {
   rc = mdb_env_open(e.env, dir_.c_str(), flags, 0644);
   if (rc != 0) return Error(rc, "open environment");
   // Reader slots of processes that died (kill -9) would pin old pages forever.
-  int dead = 0;
-  mdb_reader_check(e.env, &dead);
+  // (LMDB resets the table itself when this is the only process using the
+  // environment; the check matters when another process still has it open.)
+  Result<int> cleared = ClearStaleReaders();
+  if (!cleared.ok()) {
+    // Not fatal: the journal works; only old pages stay pinned a while.
+    spdlog::warn("journal {}: could not check for stale readers: {}", dir_,
+                 cleared.status().message());
+  } else if (*cleared > 0) {
+    stale_readers_cleared_ = *cleared;
+    spdlog::info("journal {}: cleared {} stale reader slot(s) left by dead processes", dir_,
+                 *cleared);
+  }
 
   MDB_txn* txn = nullptr;
   rc = mdb_txn_begin(e.env, nullptr, options_.read_only ? MDB_RDONLY : 0, &txn);
@@ -315,6 +248,13 @@ Status Journal::Error(int rc, const std::string& what) const {
   }
 }
 
+Result<int> Journal::ClearStaleReaders() {
+  int dead = 0;
+  int rc = mdb_reader_check(env_->env, &dead);
+  if (rc != 0) return Error(rc, "clear stale readers");
+  return dead;
+}
+
 Status Journal::GrowMap() {
   std::unique_lock lock(resize_mu_);
   MDB_envinfo info;
@@ -327,6 +267,7 @@ Status Journal::GrowMap() {
   size_t next = std::min(current * 2, options_.max_map_size);
   int rc = mdb_env_set_mapsize(env_->env, next);
   if (rc != 0) return Error(rc, "grow the map to " + std::to_string(next >> 20) + " MiB");
+  ++map_growths_;
   return Status::Ok();
 }
 
@@ -337,13 +278,13 @@ Status Journal::AdoptMapSize() const {
   return Status::Ok();
 }
 
-template <typename Body>
-Status Journal::RunWrite(const char* what, Body&& body) {
+Status Journal::RunWrite(const char* what, const std::function<int(MDB_txn*)>& body) {
   if (options_.read_only) {
     return Status::Unsupported("journal " + dir_ + " is open read-only");
   }
   for (int attempt = 0;; ++attempt) {
     int rc = 0;
+    bool at_commit = false;
     {
       std::shared_lock lock(resize_mu_);
       MDB_txn* txn = nullptr;
@@ -354,12 +295,17 @@ Status Journal::RunWrite(const char* what, Body&& body) {
           mdb_txn_abort(txn);
         } else {
           rc = mdb_txn_commit(txn);  // frees txn, also on failure
+          at_commit = true;
         }
       }
     }
     if (rc == 0) return Status::Ok();
-    // MDB_MAP_FULL can come from a put or from the commit itself.
+    // MDB_MAP_FULL can come from a put or from the commit itself (saving the
+    // free list needs pages too); either way the txn is gone and the whole
+    // body is replayed in a bigger map. Dead readers pin pages: clear them.
     if (rc == MDB_MAP_FULL) {
+      if (at_commit) ++map_full_at_commit_;
+      (void)ClearStaleReaders();
       APOLLO11_RETURN_IF_ERROR(GrowMap());
       continue;
     }
@@ -462,9 +408,18 @@ Result<uint64_t> Journal::ReadLastSeq() const {
   if (rc != 0) return Error(rc, "open a cursor");
   MDB_val k, v;
   rc = cursor.Get(&k, &v, MDB_LAST);
-  if (rc == MDB_NOTFOUND) return uint64_t{0};
-  if (rc != 0) return Error(rc, "find the last transition");
-  return codec::DecodeSeqKey(View(k));
+  uint64_t last = 0;
+  if (rc == 0) {
+    last = codec::DecodeSeqKey(View(k));
+  } else if (rc != MDB_NOTFOUND) {
+    return Error(rc, "find the last transition");
+  }
+  auto floor = txn.Find(env_->meta, kSeqFloorKey);
+  if (!floor.ok()) return floor.status();
+  if (floor->has_value() && (*floor)->size() == 8) {
+    last = std::max(last, codec::DecodeSeqKey(**floor));
+  }
+  return last;
 }
 
 uint64_t Journal::last_seq() const {

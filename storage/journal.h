@@ -11,9 +11,12 @@
 // other processes may read the same dir (read_only) while this one writes.
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <shared_mutex>
 #include <string>
 #include <utility>
@@ -46,7 +49,8 @@ class Journal {
   static constexpr uint32_t kSchemaVersion = 1;
 
   // Opens (creating `dir` and the journal unless read_only) the journal in
-  // `dir` and clears stale reader slots left by dead processes. Errors:
+  // `dir` and clears stale reader slots left by dead processes (logged, and
+  // counted in stale_readers_cleared()). Errors:
   // NotFound (read_only and no journal), Unsupported (newer schema), Busy
   // (already open in this process), Io.
   static Result<std::unique_ptr<Journal>> Open(const std::string& dir,
@@ -124,6 +128,41 @@ class Journal {
   // The current epoch (0 before the first BumpEpoch).
   Result<uint64_t> Epoch();
 
+  // Retention. Removes runs that are final (SUCCESS, FAILED, CANCELED) and
+  // finished before `finished_before`, with their transitions, execution
+  // records and every index entry, then the pipeline snapshots of removed runs
+  // that no remaining run references. A run that is not final is never
+  // touched. Deletes in write transactions of at most `records_per_txn`
+  // records, so a huge collection never holds one giant transaction; a crash
+  // part-way leaves whole transactions, and the run record goes last, so the
+  // next collection finishes the job. Writer thread only (dry_run: any thread,
+  // also on a read_only journal).
+  struct GcOptions {
+    size_t records_per_txn = 10000;
+    // Stop (complete = false) once this many records are deleted; the caller
+    // calls again to continue. Lets the scheduler interleave GC with its work.
+    size_t max_records = SIZE_MAX;
+    bool dry_run = false;  // count what would go; change nothing
+  };
+  struct GcReport {
+    std::vector<std::string> run_ids;  // removed runs (or that would be), oldest first
+    uint64_t transitions = 0, executions = 0, index_entries = 0, pipelines = 0;
+    uint64_t transactions = 0;  // write transactions committed
+    bool complete = true;       // false: stopped at max_records; call again
+  };
+  Result<GcReport> CollectGarbage(Micros finished_before, const GcOptions& options);
+
+  // Clears the reader slots of dead processes (a CLI reader killed with -9
+  // while this process runs would otherwise pin old pages and grow the file).
+  // Returns how many were cleared. Any thread.
+  Result<int> ClearStaleReaders();
+  // Stale reader slots cleared when the journal was opened.
+  int stale_readers_cleared() const { return stale_readers_cleared_; }
+  // How often the map was grown on MDB_MAP_FULL, and how many of those came
+  // from mdb_txn_commit itself (after which LMDB has already freed the txn).
+  uint64_t map_growths() const { return map_growths_.load(); }
+  uint64_t map_full_at_commit() const { return map_full_at_commit_.load(); }
+
   // Current size of the memory map in bytes. Any thread.
   size_t map_size() const;
   const std::string& dir() const { return dir_; }
@@ -136,14 +175,18 @@ class Journal {
   // Runs `body` in a write transaction and commits it, growing the map and
   // retrying the whole transaction on MDB_MAP_FULL. `body` returns an LMDB or
   // errno code; on any error the transaction is aborted.
-  template <typename Body>
-  Status RunWrite(const char* what, Body&& body);
+  Status RunWrite(const char* what, const std::function<int(MDB_txn*)>& body);
   int WriteBatch(MDB_txn* txn, const Batch& batch, uint64_t first_seq);
   Status GrowMap();
   Status AdoptMapSize() const;
   Status Error(int rc, const std::string& what) const;
   Result<std::vector<TransitionRecord>> HistoryByIndex(unsigned dbi, const std::string& key);
   Result<uint64_t> ReadLastSeq() const;
+  struct GcStep;
+  int GcDeleteStep(MDB_txn* txn, Micros finished_before, size_t budget, GcStep* step);
+  int GcRemoveUnreferencedPipelines(MDB_txn* txn, const std::set<std::string>& candidates,
+                                    uint64_t* removed);
+  Result<GcReport> GcDryRun(Micros finished_before);
 
   const std::string dir_;
   std::string registry_key_;  // this process's claim on dir_ (see Open)
@@ -153,6 +196,9 @@ class Journal {
   // requires that no transaction of this process is open then).
   mutable std::shared_mutex resize_mu_;
   std::atomic<uint64_t> last_seq_{0};
+  int stale_readers_cleared_ = 0;
+  std::atomic<uint64_t> map_growths_{0};
+  std::atomic<uint64_t> map_full_at_commit_{0};
 };
 
 }  // namespace apollo11::storage

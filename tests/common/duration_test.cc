@@ -31,3 +31,15 @@ TEST_CASE("formatting reads back to the same duration", "[duration]") {
   }
   CHECK(FormatDuration(Millis(5400000)) == "1h30m");
 }
+
+TEST_CASE("retention ages take days as well as ordinary durations", "[duration]") {
+  using apollo11::ParseAge;
+  CHECK(*ParseAge("30d") == Millis(30LL * 86'400'000));
+  CHECK(*ParseAge("1d12h") == Millis(36LL * 3'600'000));
+  CHECK(*ParseAge("36h") == Millis(36LL * 3'600'000));
+  CHECK(*ParseAge("0s") == Millis(0));
+  CHECK_FALSE(ParseAge("30").ok());
+  CHECK_FALSE(ParseAge("d").ok());
+  CHECK_FALSE(ParseAge("1d1x").ok());
+  CHECK(ParseAge("1d1x").status().message().find("30d") != std::string::npos);
+}

@@ -1,6 +1,8 @@
 // The journal across processes: a reader while another process writes, a
-// writer killed with -9, and a full disk (RLIMIT_FSIZE in a child).
+// writer killed with -9, a reader killed with -9, and a full disk
+// (RLIMIT_FSIZE in a child).
 
+#include <lmdb.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -36,6 +38,78 @@ std::string CheckIncreasing(const std::vector<TransitionRecord>& history) {
     if (history[i].seq <= history[i - 1].seq) return "seq not increasing";
   }
   return "";
+}
+
+// Forks a child that opens the environment in `dir` with raw LMDB and, when
+// `read_txn`, begins a read transaction; it then reports "r" on a pipe and
+// waits to be killed. Returns the child's pid once it is ready.
+pid_t SpawnLmdbHolder(const std::string& dir, bool read_txn) {
+  int fds[2];
+  REQUIRE(pipe(fds) == 0);
+  pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    close(fds[0]);
+    MDB_env* env = nullptr;
+    if (mdb_env_create(&env) != 0 || mdb_env_set_maxdbs(env, 16) != 0 ||
+        mdb_env_open(env, dir.c_str(), MDB_RDONLY | MDB_NOTLS, 0644) != 0) {
+      _exit(1);
+    }
+    MDB_txn* txn = nullptr;
+    if (read_txn && mdb_txn_begin(env, nullptr, MDB_RDONLY, &txn) != 0) _exit(2);
+    if (write(fds[1], "r", 1) != 1) _exit(3);
+    for (;;) pause();
+  }
+  close(fds[1]);
+  char c = 0;
+  REQUIRE(read(fds[0], &c, 1) == 1);
+  close(fds[0]);
+  return pid;
+}
+
+void KillAndReap(pid_t pid) {
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+}
+
+TEST_CASE("a reader killed with -9 leaves a slot that the next Open clears", "[storage]") {
+  TempDir tmp;
+  {
+    auto journal = Journal::Open(tmp.path(), JournalOptions{});
+    REQUIRE(journal.ok());
+    Journal::Batch batch = MakeBatch(0, 10);
+    REQUIRE((*journal)->Commit(batch).ok());
+    CHECK((*journal)->stale_readers_cleared() == 0);
+  }
+  // While any process keeps the environment open LMDB keeps its reader table,
+  // so a dead reader's slot survives until someone checks.
+  pid_t keeper = SpawnLmdbHolder(tmp.path(), /*read_txn=*/false);
+  pid_t reader = SpawnLmdbHolder(tmp.path(), /*read_txn=*/true);
+  KillAndReap(reader);
+  auto journal = Journal::Open(tmp.path(), JournalOptions{});
+  REQUIRE(journal.ok());
+  CHECK((*journal)->stale_readers_cleared() == 1);
+  // The writer goes on (an uncleared slot would pin the pages it read).
+  Journal::Batch more = MakeBatch(1, 10);
+  CHECK((*journal)->Commit(more).ok());
+  KillAndReap(keeper);
+}
+
+TEST_CASE("a running writer clears the slot of a reader killed while it runs", "[storage]") {
+  TempDir tmp;
+  auto journal = Journal::Open(tmp.path(), JournalOptions{});
+  REQUIRE(journal.ok());
+  Journal::Batch batch = MakeBatch(0, 10);
+  REQUIRE((*journal)->Commit(batch).ok());
+  pid_t reader = SpawnLmdbHolder(tmp.path(), /*read_txn=*/true);
+  auto none = (*journal)->ClearStaleReaders();
+  REQUIRE(none.ok());
+  CHECK(*none == 0);  // alive: its slot stays
+  KillAndReap(reader);
+  auto cleared = (*journal)->ClearStaleReaders();
+  REQUIRE(cleared.ok());
+  CHECK(*cleared == 1);
 }
 
 TEST_CASE("another process reads consistent history while this one writes", "[storage]") {

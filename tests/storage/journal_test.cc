@@ -297,6 +297,91 @@ TEST_CASE("the map grows from 1 MiB to hold 100k transitions, all readable", "[s
   CHECK(one->size() == kBatches / 10);
 }
 
+TEST_CASE("a commit that hits MAP_FULL grows the map, more than once if needed, losing nothing",
+          "[storage]") {
+  TempDir tmp;
+  JournalOptions options;
+  options.initial_map_size = 128 << 10;  // far too small for the batch below
+  options.sync = JournalOptions::Sync::kNone;
+  constexpr int kTasks = 3000;
+  const std::string long_reason(200, 'r');
+  {
+    auto journal = OpenOrDie(tmp.path(), options);
+    Journal::Batch batch;
+    for (int i = 0; i < kTasks; ++i) {
+      TransitionRecord t =
+          MakeTransition("r1", "t" + std::to_string(i), TaskState::kReady, TaskState::kRunning);
+      t.reason = long_reason + std::to_string(i);
+      batch.Append(t);
+      ExecutionRecord x = SampleExecution();
+      x.exec_id = "r1.t" + std::to_string(i);
+      x.task_id = "t" + std::to_string(i);
+      batch.PutExecution(x);
+    }
+    batch.PutRun(SampleRun("r1", RunStatus::kRunning, 5));
+    Status s = journal->Commit(batch);
+    INFO(s.ToString());
+    REQUIRE(s.ok());
+    CHECK(batch.empty());
+    CHECK(journal->map_growths() >= 3);  // 128 KiB -> at least 1 MiB
+    CHECK(journal->map_size() >= (1u << 20));
+    CHECK(journal->last_seq() == kTasks);
+  }
+  auto journal = OpenOrDie(tmp.path(), options);  // durable, not just in this process
+  auto history = journal->HistoryOfRun("r1");
+  REQUIRE(history.ok());
+  REQUIRE(history->size() == kTasks);
+  for (int i = 0; i < kTasks; ++i) {
+    REQUIRE((*history)[i].seq == static_cast<uint64_t>(i + 1));
+    REQUIRE((*history)[i].reason == long_reason + std::to_string(i));
+  }
+  CHECK(journal->ExecutionsOfRun("r1")->size() == kTasks);
+  CHECK(journal->GetRun("r1")->has_value());
+}
+
+// MDB_MAP_FULL can also come from mdb_txn_commit itself: the puts fit, but
+// saving the pages they freed needs one more. LMDB has freed the txn by then,
+// so the journal must replay the whole batch in a bigger map. Batches that
+// rewrite many records (freeing their old pages) at slowly growing sizes hit
+// that case; each journal here starts from the same small map.
+TEST_CASE("MAP_FULL from mdb_txn_commit itself grows the map and the batch commits whole",
+          "[storage]") {
+  uint64_t at_commit = 0;
+  int attempts = 0;
+  for (int n = 200; n < 2000 && at_commit == 0; n += 7, ++attempts) {
+    TempDir tmp;
+    JournalOptions options;
+    options.initial_map_size = 256 << 10;
+    options.sync = JournalOptions::Sync::kNone;
+    auto journal = OpenOrDie(tmp.path(), options);
+    for (int round = 0; round < 3; ++round) {
+      Journal::Batch batch;
+      for (int i = 0; i < n; ++i) {
+        ExecutionRecord x = SampleExecution();
+        x.exec_id = "r1.t" + std::to_string(i);
+        x.task_id = "t" + std::to_string(i);
+        x.output = std::string(64, static_cast<char>('a' + round));
+        batch.PutExecution(x);
+        batch.Append(MakeTransition("r1", x.task_id, TaskState::kReady, TaskState::kRunning));
+      }
+      Status s = journal->Commit(batch);
+      INFO(s.ToString());
+      REQUIRE(s.ok());
+    }
+    at_commit = journal->map_full_at_commit();
+    if (at_commit == 0) continue;
+    // The batch that failed at commit was replayed whole.
+    CHECK(journal->last_seq() == static_cast<uint64_t>(3 * n));
+    auto execs = journal->ExecutionsOfRun("r1");
+    REQUIRE(execs.ok());
+    REQUIRE(execs->size() == static_cast<size_t>(n));
+    for (const ExecutionRecord& x : *execs) CHECK(x.output == std::string(64, 'c'));
+    CHECK(journal->HistoryOfRun("r1")->size() == static_cast<size_t>(3 * n));
+  }
+  INFO("batch sizes tried: " << attempts);
+  CHECK(at_commit > 0);
+}
+
 TEST_CASE("a map at its maximum size is a Full error, not a crash", "[storage]") {
   TempDir tmp;
   JournalOptions options;
@@ -349,7 +434,8 @@ TEST_CASE("BumpEpoch increases monotonically across reopen", "[storage]") {
   CHECK(*journal->BumpEpoch() == 3);
 }
 
-TEST_CASE("UnfinishedRuns lists runs not in a final state; ListRuns is newest first", "[storage]") {
+TEST_CASE("UnfinishedRuns lists runs not in a final state and ListRuns is newest first",
+          "[storage]") {
   TempDir tmp;
   auto journal = OpenOrDie(tmp.path());
   Journal::Batch batch;

@@ -1,0 +1,101 @@
+#pragma once
+// Internals of the journal shared by its implementation files (journal.cc,
+// journal_gc.cc): the LMDB handles, a read transaction under the resize lock,
+// a scoped cursor. Not part of the storage API.
+
+#include <lmdb.h>
+
+#include <optional>
+#include <shared_mutex>
+#include <string_view>
+
+#include "storage/journal.h"
+
+namespace apollo11::storage {
+
+inline MDB_val Val(std::string_view s) { return MDB_val{s.size(), const_cast<char*>(s.data())}; }
+inline std::string_view View(const MDB_val& v) {
+  return std::string_view(static_cast<const char*>(v.mv_data), v.mv_size);
+}
+
+// meta key: the highest seq ever assigned (big-endian u64), written by
+// retention, so seq numbers never go back when it removes the newest
+// transitions.
+inline constexpr const char* kSeqFloorKey = "seq_floor";
+
+struct Journal::Env {
+  MDB_env* env = nullptr;
+  MDB_dbi transitions = 0;   // be64 seq -> transition
+  MDB_dbi run_index = 0;     // run_id -> be64 seq (sorted duplicates)
+  MDB_dbi exec_index = 0;    // exec_id -> be64 seq (sorted duplicates)
+  MDB_dbi executions = 0;    // exec_id -> current execution state
+  MDB_dbi runs = 0;          // run_id -> run
+  MDB_dbi runs_by_time = 0;  // be64 created_at + run_id -> ""
+  MDB_dbi active_runs = 0;   // run_id -> "" while the run is not final
+  MDB_dbi pipelines = 0;     // hash -> canonical JSON, immutable
+  MDB_dbi stats = 0;         // stats key -> last durations
+  MDB_dbi meta = 0;          // schema_version, epoch
+
+  ~Env() {
+    if (env != nullptr) mdb_env_close(env);
+  }
+};
+
+// A read transaction held under the shared resize lock. Any thread.
+class Journal::ReadTxn {
+ public:
+  explicit ReadTxn(const Journal& journal) : journal_(journal) {}
+  ~ReadTxn() {
+    if (txn_ != nullptr) mdb_txn_abort(txn_);
+  }
+  Status Begin() {
+    for (int attempt = 0;; ++attempt) {
+      lock_ = std::shared_lock(journal_.resize_mu_);
+      int rc = mdb_txn_begin(journal_.env_->env, nullptr, MDB_RDONLY, &txn_);
+      if (rc == 0) return Status::Ok();
+      txn_ = nullptr;
+      lock_.unlock();
+      // Another process grew the map past ours: adopt its size and retry.
+      if (rc == MDB_MAP_RESIZED && attempt < 8) {
+        APOLLO11_RETURN_IF_ERROR(journal_.AdoptMapSize());
+        continue;
+      }
+      return journal_.Error(rc, "begin a read transaction");
+    }
+  }
+  MDB_txn* get() const { return txn_; }
+
+  // The value under `key` in `dbi`, nullopt when absent. The view is valid
+  // until the transaction ends.
+  Result<std::optional<std::string_view>> Find(MDB_dbi dbi, std::string_view key) const {
+    if (key.empty() || key.size() > 511) return std::optional<std::string_view>();
+    MDB_val k = Val(key), v;
+    int rc = mdb_get(txn_, dbi, &k, &v);
+    if (rc == MDB_NOTFOUND) return std::optional<std::string_view>();
+    if (rc != 0) return journal_.Error(rc, "read");
+    return std::optional<std::string_view>(View(v));
+  }
+
+ private:
+  const Journal& journal_;
+  std::shared_lock<std::shared_mutex> lock_;
+  MDB_txn* txn_ = nullptr;
+};
+
+// A cursor closed on scope exit.
+class Cursor {
+ public:
+  ~Cursor() {
+    if (cursor_ != nullptr) mdb_cursor_close(cursor_);
+  }
+  int Open(MDB_txn* txn, MDB_dbi dbi) { return mdb_cursor_open(txn, dbi, &cursor_); }
+  int Get(MDB_val* key, MDB_val* value, MDB_cursor_op op) {
+    return mdb_cursor_get(cursor_, key, value, op);
+  }
+  MDB_cursor* get() const { return cursor_; }
+
+ private:
+  MDB_cursor* cursor_ = nullptr;
+};
+
+}  // namespace apollo11::storage
