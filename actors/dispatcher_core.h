@@ -15,12 +15,14 @@
 
 #include "actors/internal_messages.h"
 #include "common/clock.h"
+#include "observability/coordinator_metrics.h"
 #include "transport/codec.h"
 
 namespace apollo11::actors {
 
 struct DispatcherOptions {
   uint64_t epoch = 1;  // the coordinator's term; sent with DISPATCH, CANCEL, HEARTBEAT
+  observability::CoordinatorMetrics* metrics = nullptr;  // optional; must outlive the core
 };
 
 // Everything one step produced. `to_workers` frames are already encoded.
@@ -70,6 +72,11 @@ class DispatcherCore {
 
   // Places queued executions on workers with credit.
   void Place(DispatcherOutput* out);
+  // Publishes the queue and worker gauges, at most every 100 ms (the cost is
+  // one pass over the workers); a skipped update is due at GaugesDue().
+  void PublishGauges();
+  // When a skipped gauge update is due; 0 when none is pending.
+  Micros GaugesDue() const;
   // Periodic: a HEARTBEAT to every worker.
   void Heartbeat(DispatcherOutput* out);
   // Periodic reconciliation: asks each worker about the executions we
@@ -131,6 +138,8 @@ class DispatcherCore {
   Micros next_release_ = 0;                           // earliest hold/claim deadline
   uint64_t seq_ = 0;
   uint64_t dropped_frames_ = 0;
+  Micros gauges_published_ = 0;
+  bool gauges_pending_ = false;
 };
 
 }  // namespace apollo11::actors

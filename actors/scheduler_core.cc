@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -101,7 +102,10 @@ bool SchedulerOutbox::Empty() const {
 
 SchedulerCore::SchedulerCore(storage::Journal* journal, const Clock* clock,
                              SchedulerOptions options)
-    : journal_(journal), clock_(clock), options_(options) {}
+    : journal_(journal), clock_(clock), options_(options) {
+  if (options_.metrics)
+    options_.metrics->backlog_cap.Set(static_cast<int64_t>(options_.max_backlog));
+}
 
 SchedulerCore::~SchedulerCore() = default;
 
@@ -190,6 +194,7 @@ Result<std::string> SchedulerCore::Submit(const SubmitRun& submit) {
   batch_.PutPipeline(submit.pipeline_hash, submit.pipeline_json);
   batch_.PutRun(run->record);
 
+  if (auto* m = options_.metrics) m->RunSubmitted(n);
   RunCtx& ref = *run;
   runs_.emplace(run_id, std::move(run));
   spdlog::info("run {} of {} started: {} tasks", run_id, ref.spec.name, n);
@@ -384,6 +389,7 @@ void SchedulerCore::OnResults(const ResultBatch& batch) {
     RunCtx* run = FindRunOfExec(r.exec_id, &task);
     if (run == nullptr) {
       ++stale_results_;
+      if (options_.metrics) options_.metrics->stale_results.Inc();
       spdlog::warn("result for unknown or finished execution {} attempt {} from {} dropped",
                    r.exec_id, r.attempt, item.worker_id);
       continue;
@@ -411,11 +417,14 @@ void SchedulerCore::OnResults(const ResultBatch& batch) {
                                   Uniform01(), &effects_);
     if (!s.ok()) {
       ++stale_results_;
+      if (options_.metrics) options_.metrics->stale_results.Inc();
       spdlog::warn("stale result for {} attempt {} from worker {} recorded and ignored: {}",
                    r.exec_id, r.attempt, item.worker_id, s.message());
       continue;
     }
     storage::ExecutionRecord& rec = run->execs[task];
+    if (options_.metrics)
+      options_.metrics->AttemptEnded(outcome == AttemptOutcome::kTimeout, now - rec.ready_at);
     rec.exit_code = r.exit_code;
     rec.error = r.error;
     rec.output = r.output.size() > options_.journal_output_cap
@@ -467,6 +476,7 @@ void SchedulerCore::OnDeadlineExceeded(const DeadlineExceeded& exceeded) {
     Status s = run->dag->OnResult(task, d.attempt, AttemptOutcome::kTimeout, -1, true, error, now,
                                   Uniform01(), &effects_);
     if (!s.ok()) continue;
+    if (options_.metrics) options_.metrics->AttemptEnded(true, now - run->execs[task].ready_at);
     run->execs[task].error = error;
     staged_.cancels.execs.push_back({d.exec_id, d.attempt});
     Apply(*run, effects_, "reconciler", "", task);
@@ -561,6 +571,7 @@ void SchedulerCore::Apply(RunCtx& run, engine::Effects& effects, const std::stri
     tr.reason = std::move(t.reason);
     tr.actor = (cause_task < 0 || t.task == cause_task) ? actor : "scheduler";
     batch_.Append(std::move(tr));
+    if (options_.metrics) options_.metrics->Transition(t.from, t.to);
 
     if (InFlight(t.from)) --in_flight_;
     if (InFlight(t.to)) ++in_flight_;
@@ -671,6 +682,7 @@ void SchedulerCore::FinishIfDone(RunCtx& run) {
                         std::to_string(count(TaskState::kCanceled)) + " canceled";
   }
   batch_.PutRun(run.record);
+  if (options_.metrics) options_.metrics->RunFinished(run.record.status);
   RunFinished f;
   f.run_id = run.run_id;
   f.status = static_cast<uint8_t>(run.record.status);
@@ -685,6 +697,7 @@ void SchedulerCore::Promote() {
   if (!paused_ && in_flight_ >= options_.max_backlog) {
     paused_ = true;
     ++backlog_events_;
+    if (options_.metrics) options_.metrics->backlog_pauses.Inc();
     spdlog::warn("backlog at its cap ({} executions READY or RUNNING): promotion paused",
                  in_flight_);
   } else if (paused_ &&
@@ -728,8 +741,12 @@ Status SchedulerCore::Flush(SchedulerOutbox* out) {
     run->dirty_list.clear();
   }
   StageProgress(!staged_.finished.empty());
+  if (options_.metrics) options_.metrics->Backlog(in_flight_, paused_);
   if (!batch_.empty()) {
+    const Micros begin = clock_->Now();
+    const size_t transitions = batch_.transitions();
     Status s = journal_->Commit(batch_);
+    if (options_.metrics) options_.metrics->Committed(s.ok(), transitions, clock_->Now() - begin);
     if (!s.ok()) return s;  // staged messages stay staged; the batch is retried
   }
   std::swap(*out, staged_);
