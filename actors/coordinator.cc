@@ -2,9 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
-#include <algorithm>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "actors/actor_loop.h"
 #include "actors/dispatcher_core.h"
@@ -151,13 +151,22 @@ QueryReply AnswerQuery(const Query& q, storage::Journal* journal, const Schedule
     }
     reply.json = out.dump();
   } else if (q.kind == "pipeline") {
-    // The newest snapshot of pipeline `id`, for triggering a run of it.
-    auto runs = journal->ListRuns(kPipelineFindWindow);
-    if (!runs.ok()) return fail(runs.status());
-    auto run = std::find_if(runs->begin(), runs->end(),
-                            [&](const storage::RunRecord& r) { return r.pipeline_name == q.id; });
-    if (run == runs->end())
-      return fail(Status::NotFound("no pipeline " + q.id + " in the journal"));
+    // The newest snapshot of pipeline `id`, for triggering a run of it. A
+    // pipeline is usually found among the newest few runs: widen the look
+    // back only when needed (this runs on the scheduler's thread).
+    std::optional<storage::RunRecord> run;
+    for (size_t window = 100; !run && window <= kPipelineFindWindow; window *= 10) {
+      auto runs = journal->ListRuns(window);
+      if (!runs.ok()) return fail(runs.status());
+      for (auto& r : *runs) {
+        if (r.pipeline_name == q.id) {
+          run = std::move(r);
+          break;
+        }
+      }
+      if (runs->size() < window) break;  // that was all of them
+    }
+    if (!run) return fail(Status::NotFound("no pipeline " + q.id + " in the journal"));
     auto snapshot = journal->GetPipeline(run->pipeline_hash);
     if (!snapshot.ok()) return fail(snapshot.status());
     if (!snapshot->has_value()) {

@@ -84,6 +84,13 @@ void CoordinatorMetrics::RunSubmitted(size_t tasks) {
   executions_created_->Inc(tasks);
 }
 
+void CoordinatorMetrics::RunRecovered(const std::array<size_t, kTaskStateCount>& by_state) {
+  runs_active.Add(1);
+  for (int s = 0; s < kTaskStateCount; ++s) {
+    executions_[s]->Add(static_cast<int64_t>(by_state[s]));
+  }
+}
+
 void CoordinatorMetrics::RunFinished(RunStatus outcome) {
   if (Counter* c = runs_[static_cast<int>(outcome)]) c->Inc();
   runs_active.Add(-1);

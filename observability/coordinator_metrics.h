@@ -25,6 +25,10 @@ class CoordinatorMetrics {
     executions_[static_cast<int>(to)]->Add(1);
     transitions_[static_cast<int>(to)]->Inc();
   }
+  // A run that was in flight when the coordinator restarted was taken back
+  // (recovery): `by_state` counts its executions by current state. Keeps the
+  // executions gauge consistent with the transitions that follow.
+  void RunRecovered(const std::array<size_t, kTaskStateCount>& by_state);
   // A run reached its final status.
   void RunFinished(RunStatus outcome);
   // An attempt's result was applied, `since_ready` after it became READY.

@@ -3,6 +3,7 @@
 
 #include "observability/metrics_registry.h"
 
+#include <array>
 #include <catch2/catch.hpp>
 #include <thread>
 #include <vector>
@@ -145,5 +146,15 @@ TEST_CASE("the coordinator and worker metric sets register together and follow t
   CHECK(s.Value("apollo11_journal_transitions_total") == 3);
   CHECK(s.Value("apollo11_journal_commit_seconds_sum") == Approx(0.0015));
   CHECK(s.Value("apollo11_worker_running") == 1);
+
+  // A recovered run's executions join the gauge in their current states.
+  std::array<size_t, apollo11::kTaskStateCount> recovered{};
+  recovered[static_cast<int>(apollo11::TaskState::kRunning)] = 2;
+  c.RunRecovered(recovered);
+  c.Transition(apollo11::TaskState::kRunning, apollo11::TaskState::kSuccess);
+  PromScrape r2 = ParsePrometheusText(r.WriteText());
+  CHECK(r2.Value("apollo11_executions", {{"state", "RUNNING"}}) == 1);
+  CHECK(r2.Value("apollo11_runs_active") == 1);
+  CHECK(r2.Value("apollo11_executions_created_total") == 3);  // not created again
   CHECK(s.Value("apollo11_worker_spawn_seconds_count") == 1);
 }
