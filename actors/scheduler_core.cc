@@ -275,6 +275,13 @@ Status SchedulerCore::RecoverRun(const storage::RunRecord& record, Micros now,
 
   RunCtx& ref = *run;
   runs_.emplace(record.run_id, std::move(run));
+  if (auto* m = options_.metrics) {
+    // The executions gauge takes them in the states the journal left them in;
+    // the transitions below then move them on.
+    std::array<size_t, kTaskStateCount> by_state{};
+    for (const storage::ExecutionRecord& e : ref.execs) ++by_state[static_cast<int>(e.state)];
+    m->RunRecovered(by_state);
+  }
   effects_.clear();
   APOLLO11_RETURN_IF_ERROR(ref.dag->Resume(now, &effects_));
   // Counted before Apply: Resume only settles PENDING tasks, so the READY

@@ -261,13 +261,15 @@ int Start(NodeFlags& f) {
   zmq::context_t ctx;
   std::unique_ptr<apollo11::storage::StateDirLock> lock, worker_lock;
   std::unique_ptr<apollo11::storage::Journal> journal;
-  std::unique_ptr<apollo11::actors::Coordinator> coord;
-  std::unique_ptr<apollo11::actors::WorkerActor> work;
-  std::unique_ptr<apollo11::transport::ZapHandler> zap;
-  // Metrics outlive the actors that publish into them.
+  // Declared before the actors, so destroyed after them: metrics outlive the
+  // actors that publish into them, whichever way this function returns.
   apollo11::observability::Registry registry;
   std::unique_ptr<apollo11::observability::CoordinatorMetrics> coord_metrics;
   std::unique_ptr<apollo11::observability::WorkerMetrics> worker_metrics;
+  std::unique_ptr<apollo11::actors::Coordinator> coord;
+  std::unique_ptr<apollo11::actors::WorkerActor> work;
+  std::unique_ptr<apollo11::transport::ZapHandler> zap;
+  // The HTTP server (and its API client) go first: they call the coordinator.
   std::unique_ptr<apollo11::cli::CoordinatorApi> api;
   std::unique_ptr<apollo11::observability::HttpServer> http;
   nlohmann::json listening = {{"event", "listening"}, {"role", f.role}, {"pid", ::getpid()}};

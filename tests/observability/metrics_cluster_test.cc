@@ -366,3 +366,53 @@ TEST_CASE("HTTP flags are checked before a node starts", "[cluster][metrics][sec
   CHECK(no_file.exit_code == 2);
   CHECK(no_file.err.find("--api-token-file") != std::string::npos);
 }
+
+TEST_CASE("a coordinator restarted after kill -9 counts the recovered run's executions once",
+          "[cluster][metrics][recovery]") {
+  ScratchDir dir;
+  const std::string workers = "tcp://127.0.0.1:" + std::to_string(FreeTcpPort());
+  const std::string api = "tcp://127.0.0.1:" + std::to_string(FreeTcpPort());
+  NodeProc coord = StartCoordinator(dir, workers, api, "coord");
+  NodeProc w1 = StartWorker(dir, coord, "w1", 2);
+  NodeProc coord2;
+  Nodes guard{{&coord, &w1, &coord2}};
+  REQUIRE(WorkersJoined(coord, 1));
+  // first -> (second_a, second_b): the kill falls while the second layer runs.
+  std::string file = dir.Write("p.yaml", R"(version: "1.0"
+name: test.restart
+pipeline:
+  - id: first
+    type: shell
+    command: "true"
+  - id: second_a
+    type: shell
+    command: "touch )" + dir.path() + R"(/started; sleep 1"
+    depends_on: first
+  - id: second_b
+    type: shell
+    command: "sleep 1"
+    depends_on: first
+)");
+  CmdResult sub = Run({Apollo11(), "submit", file, "--coordinator", api});
+  REQUIRE(sub.exit_code == 0);
+  const std::string run_id = sub.out.substr(0, sub.out.find('\n'));
+  REQUIRE(WaitFor([&] { return dir.Exists("started"); }, 10000));
+  ::kill(coord.pid, SIGKILL);
+  WaitExit(coord.pid, 5000);
+  coord.pid = -1;
+
+  coord2 = StartCoordinator(dir, workers, api, "coord2", "coord");
+  CHECK(WaitRunEnds(coord2, run_id) == "SUCCESS");
+  const PromScrape s = Scrape(coord2);
+  // The new process never saw `first` run, yet its gauge has every one of
+  // the run's executions exactly once, in its final state.
+  CHECK(s.Value("apollo11_executions", {{"state", "SUCCESS"}}) == 3);
+  for (const auto& sample : s.samples) {
+    if (sample.name == "apollo11_executions") CHECK(sample.value >= 0);
+  }
+  CHECK(s.Sum("apollo11_executions") == 3);
+  CHECK(s.Value("apollo11_runs_active") == 0);
+  CHECK(s.Value("apollo11_runs_finished_total", {{"outcome", "SUCCESS"}}) == 1);
+  CHECK(s.Value("apollo11_runs_submitted_total") == 0);  // submitted to the old process
+  CHECK(s.Value("apollo11_executions_created_total") == 0);
+}
