@@ -312,8 +312,10 @@ int Start(NodeFlags& f) {
     cc.reconciler.heartbeat = *heartbeat;
     cc.reconciler.liveness = f.liveness;
     cc.reconcile_interval = *reconcile;
-    coord_metrics = std::make_unique<apollo11::observability::CoordinatorMetrics>(registry);
-    cc.metrics = coord_metrics.get();
+    if (http_bind != "off") {  // nobody could read them otherwise
+      coord_metrics = std::make_unique<apollo11::observability::CoordinatorMetrics>(registry);
+      cc.metrics = coord_metrics.get();
+    }
     auto c = apollo11::actors::Coordinator::Start(ctx, journal.get(), &clock, cc);
     if (!c.ok()) {
       std::fprintf(stderr, "apollo11-node: coordinator: %s\n", c.status().ToString().c_str());
@@ -342,8 +344,10 @@ int Start(NodeFlags& f) {
     if (const char* drop = std::getenv("APOLLO11_TEST_DROP_DISPATCH")) {
       wc.worker.drop_dispatches = std::atoi(drop);  // fault injection for tests only
     }
-    worker_metrics = std::make_unique<apollo11::observability::WorkerMetrics>(registry);
-    wc.worker.metrics = worker_metrics.get();
+    if (http_bind != "off") {
+      worker_metrics = std::make_unique<apollo11::observability::WorkerMetrics>(registry);
+      wc.worker.metrics = worker_metrics.get();
+    }
     const std::string worker_dir = state_dir + "/worker-" + wc.worker.worker_id;
     // One process per worker identity: its outbox must not be shared.
     auto wl = apollo11::storage::StateDirLock::Acquire(worker_dir);
