@@ -4,6 +4,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "actors/actor_loop.h"
 #include "actors/dispatcher_core.h"
@@ -56,8 +57,13 @@ Status BindRouter(zmq::socket_t& router, const transport::SocketOptions& options
 
 // Answers a read-only client question from the journal (readers never block
 // the writer) and the scheduler's in-memory state.
+// How far back the pipeline queries look, in runs (newest first): the journal
+// indexes runs by time, not by pipeline name.
+constexpr size_t kPipelineListWindow = 1000;
+constexpr size_t kPipelineFindWindow = 10000;
+
 QueryReply AnswerQuery(const Query& q, storage::Journal* journal, const SchedulerCore& core,
-                       const WorkersSnapshot& workers) {
+                       const WorkersSnapshot& workers, bool journal_ok) {
   QueryReply reply;
   auto fail = [&](const Status& s) {
     reply.error = s.message();
@@ -116,6 +122,68 @@ QueryReply AnswerQuery(const Query& q, storage::Journal* journal, const Schedule
     } else {
       return fail(text.status());
     }
+  } else if (q.kind == "execution") {
+    auto exec = journal->GetExecution(q.id);
+    if (!exec.ok()) return fail(exec.status());
+    if (!exec->has_value()) return fail(Status::NotFound("no execution " + q.id));
+    auto history = journal->HistoryOfExecution(q.id);
+    if (!history.ok()) return fail(history.status());
+    nlohmann::json out = ExecutionJson(**exec);
+    out["history"] = nlohmann::json::array();
+    for (const auto& r : *history) out["history"].push_back(TransitionJson(r));
+    reply.json = out.dump();
+  } else if (q.kind == "pipelines") {
+    // Every pipeline seen in the newest runs, with its newest snapshot.
+    auto runs = journal->ListRuns(kPipelineListWindow);
+    if (!runs.ok()) return fail(runs.status());
+    nlohmann::json out = nlohmann::json::array();
+    std::map<std::string, size_t> index;
+    for (const auto& r : *runs) {
+      auto [it, fresh] = index.emplace(r.pipeline_name, out.size());
+      if (fresh) {
+        out.push_back({{"name", r.pipeline_name},
+                       {"hash", r.pipeline_hash},
+                       {"last_run_id", r.run_id},
+                       {"last_run_state", ToString(r.status)},
+                       {"last_run_at", FormatTimestamp(r.created_at)},
+                       {"runs", 0}});
+      }
+      out[it->second]["runs"] = out[it->second]["runs"].get<int>() + 1;
+    }
+    reply.json = out.dump();
+  } else if (q.kind == "pipeline") {
+    // The newest snapshot of pipeline `id`, for triggering a run of it. A
+    // pipeline is usually found among the newest few runs: widen the look
+    // back only when needed (this runs on the scheduler's thread).
+    std::optional<storage::RunRecord> run;
+    for (size_t window = 100; !run && window <= kPipelineFindWindow; window *= 10) {
+      auto runs = journal->ListRuns(window);
+      if (!runs.ok()) return fail(runs.status());
+      for (auto& r : *runs) {
+        if (r.pipeline_name == q.id) {
+          run = std::move(r);
+          break;
+        }
+      }
+      if (runs->size() < window) break;  // that was all of them
+    }
+    if (!run) return fail(Status::NotFound("no pipeline " + q.id + " in the journal"));
+    auto snapshot = journal->GetPipeline(run->pipeline_hash);
+    if (!snapshot.ok()) return fail(snapshot.status());
+    if (!snapshot->has_value()) {
+      return fail(Status::NotFound("no snapshot " + run->pipeline_hash + " of pipeline " + q.id));
+    }
+    std::string doc =
+        nlohmann::json{{"name", q.id}, {"hash", run->pipeline_hash}, {"last_run_id", run->run_id}}
+            .dump();
+    doc.pop_back();  // splice the stored canonical JSON in as it is
+    reply.json = doc + ",\"snapshot\":" + **snapshot + "}";
+  } else if (q.kind == "health") {
+    reply.json = nlohmann::json{{"ready", true},
+                                {"journal_writable", journal_ok},
+                                {"active_runs", core.active_runs()},
+                                {"backlog", core.in_flight()}}
+                     .dump();
   } else {
     reply.error = "unknown query '" + q.kind + "'";
   }
@@ -375,7 +443,7 @@ void SchedulerBody(ActorPipe& pipe, SchedulerParams p) {
             }
             reply.error = s.message();
           } else {
-            reply = AnswerQuery(query, p.journal, core, workers);
+            reply = AnswerQuery(query, p.journal, core, workers, !health.failing());
             AddJournalHealth(query, health, p.clock->Now(), &reply);
           }
           Reply(client, msg->identity, InternalType::kQueryReply, reply);
@@ -557,8 +625,9 @@ void DispatcherBody(ActorPipe& pipe, DispatcherParams p) {
                              {p.sched->handle(), 0, ZMQ_POLLIN, 0},
                              {p.recon->handle(), 0, ZMQ_POLLIN, 0}};
   for (;;) {
-    auto polled = transport::Poll(
-        items, UntilMs(p.clock->Now(), std::min(next_beat, next_probe), milliseconds(1000)));
+    Micros wake = std::min(next_beat, next_probe);
+    if (core.GaugesDue() != 0) wake = std::min(wake, core.GaugesDue());
+    auto polled = transport::Poll(items, UntilMs(p.clock->Now(), wake, milliseconds(1000)));
     if (!polled.ok()) return;
     bool term = false;
     if (!DrainSocket(pipe.socket(), "dispatcher", &env,
@@ -603,6 +672,7 @@ void DispatcherBody(ActorPipe& pipe, DispatcherParams p) {
       next_probe = now + probe_interval;
     }
     core.Place(&out);
+    core.PublishGauges();
 
     // Frames to workers. A peer that is gone fails the send (ROUTER_MANDATORY)
     // and is handed to the core, which may produce more frames: loop.
@@ -713,6 +783,8 @@ Result<std::unique_ptr<Coordinator>> Coordinator::Start(zmq::context_t& ctx,
   // Workers get as long to claim what they held before a restart as it takes
   // to declare one lost, plus one heartbeat for their HELLO to arrive.
   config.scheduler.claim_window = config.reconciler.heartbeat * (config.reconciler.liveness + 1);
+  config.scheduler.metrics = config.metrics;
+  config.reconciler.metrics = config.metrics;
   const std::string prefix = "a11-" + config.instance + "-";
   auto sched_disp = Link(ctx, prefix + "sched-disp");
   if (!sched_disp.ok()) return sched_disp.status();
@@ -733,6 +805,7 @@ Result<std::unique_ptr<Coordinator>> Coordinator::Start(zmq::context_t& ctx,
 
   DispatcherOptions dispatcher_options;
   dispatcher_options.epoch = config.epoch;
+  dispatcher_options.metrics = config.metrics;
   auto dispatcher = transport::Actor::Start(
       ctx, "dispatcher",
       [p = DispatcherParams{&ctx, clock, dispatcher_options, config.reconciler.heartbeat,

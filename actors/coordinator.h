@@ -35,6 +35,9 @@ struct CoordinatorConfig {
   // ZapHandler (started by the caller in the same context) decides who may
   // connect.
   std::optional<transport::CurveKeyPair> curve;
+  // Optional: the scheduler, dispatcher and reconciler publish into it. Must
+  // outlive the coordinator.
+  observability::CoordinatorMetrics* metrics = nullptr;
 };
 
 inline constexpr const char* kCurveDomain = "apollo11";

@@ -7,6 +7,9 @@
 namespace apollo11::actors {
 namespace {
 
+// Worker and queue gauges are refreshed at most this often.
+constexpr Micros kGaugePeriod = 100 * kMicrosPerMilli;
+
 // A peer identity fit for a log line: printable ASCII kept, the rest as \xNN.
 std::string Printable(const std::string& id) {
   std::string out;
@@ -431,6 +434,7 @@ void DispatcherCore::Place(DispatcherOutput* out) {
       w.expected_busy_ms += exec.expected_ms;
       --w.credits;
       out->placed.placed.push_back({w.id, exec.dispatch.exec_id, exec.dispatch.attempt});
+      if (options_.metrics) options_.metrics->dispatch_latency.Observe((now - exec.ready_at) / 1e6);
       engine::WorkerView& v = views[pick];
       v.credits = w.credits;
       v.running = static_cast<uint32_t>(w.running.size());
@@ -442,6 +446,33 @@ void DispatcherCore::Place(DispatcherOutput* out) {
     }
   }
   out->placed.at = now;
+}
+
+void DispatcherCore::PublishGauges() {
+  observability::CoordinatorMetrics* m = options_.metrics;
+  const Micros now = clock_->Now();
+  if (m == nullptr) return;
+  if (now - gauges_published_ < kGaugePeriod) {
+    gauges_pending_ = true;
+    return;
+  }
+  gauges_published_ = now;
+  gauges_pending_ = false;
+  int64_t idle = 0, busy = 0, slots = 0, free = 0;
+  for (const auto& [id, w] : workers_) {
+    (w.running.empty() ? idle : busy) += 1;
+    slots += w.slots;
+    free += w.credits;
+  }
+  m->tasks_waiting.Set(static_cast<int64_t>(queued_));
+  m->workers_idle.Set(idle);
+  m->workers_busy.Set(busy);
+  m->worker_slots.Set(slots);
+  m->worker_slots_free.Set(free);
+}
+
+Micros DispatcherCore::GaugesDue() const {
+  return gauges_pending_ ? gauges_published_ + kGaugePeriod : 0;
 }
 
 void DispatcherCore::Heartbeat(DispatcherOutput* out) {

@@ -15,12 +15,14 @@
 
 #include "actors/internal_messages.h"
 #include "common/clock.h"
+#include "observability/coordinator_metrics.h"
 #include "transport/codec.h"
 
 namespace apollo11::actors {
 
 struct DispatcherOptions {
   uint64_t epoch = 1;  // the coordinator's term; sent with DISPATCH, CANCEL, HEARTBEAT
+  observability::CoordinatorMetrics* metrics = nullptr;  // optional; must outlive the core
 };
 
 // Everything one step produced. `to_workers` frames are already encoded.
@@ -76,6 +78,11 @@ class DispatcherCore {
   // every placement would be a RUNNING transition it cannot record.
   void SetPlacementPaused(bool paused) { placement_paused_ = paused; }
   bool placement_paused() const { return placement_paused_; }
+  // Publishes the queue and worker gauges, at most every 100 ms (the cost is
+  // one pass over the workers); a skipped update is due at GaugesDue().
+  void PublishGauges();
+  // When a skipped gauge update is due; 0 when none is pending.
+  Micros GaugesDue() const;
   // Periodic: a HEARTBEAT to every worker.
   void Heartbeat(DispatcherOutput* out);
   // Periodic reconciliation: asks each worker about the executions we
@@ -145,6 +152,8 @@ class DispatcherCore {
   uint64_t seq_ = 0;
   uint64_t dropped_frames_ = 0;
   bool placement_paused_ = false;
+  Micros gauges_published_ = 0;
+  bool gauges_pending_ = false;
 };
 
 }  // namespace apollo11::actors

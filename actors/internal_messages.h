@@ -234,7 +234,9 @@ struct WorkersSnapshot {
 
 // A read-only question from a client. kind: "status" (id = run), "history"
 // (id = run or execution), "runs" (limit), "workers", "explain" (id = run,
-// arg = task).
+// arg = task), "execution" (id = execution: its record and history),
+// "pipelines" (those seen in recent runs), "pipeline" (id = name: its newest
+// snapshot), "health" (is the scheduler serving, is the journal writable).
 //
 // kind "logs": id = execution, arg = "out" or "err", attempt (0 = the
 // latest), offset and limit (max bytes): a slice of the captured output,

@@ -14,12 +14,14 @@
 #include "actors/internal_messages.h"
 #include "common/clock.h"
 #include "common/duration.h"
+#include "observability/coordinator_metrics.h"
 
 namespace apollo11::actors {
 
 struct ReconcilerOptions {
   Millis heartbeat{10000};
   int liveness = 3;
+  observability::CoordinatorMetrics* metrics = nullptr;  // optional; must outlive the core
 };
 
 class ReconcilerCore {

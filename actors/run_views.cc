@@ -49,4 +49,22 @@ nlohmann::json RunLineJson(const storage::RunRecord& r) {
   return j;
 }
 
+nlohmann::json ExecutionJson(const storage::ExecutionRecord& e) {
+  nlohmann::json j = {
+      {"exec_id", e.exec_id},           {"run_id", e.run_id},     {"task_id", e.task_id},
+      {"state", ToString(e.state)},     {"attempt", e.attempt},   {"exit_code", e.exit_code},
+      {"retries_used", e.retries_used}, {"requeues", e.requeues}, {"trace_id", e.trace_id}};
+  auto stamp = [&](const char* key, Micros t) {
+    if (t) j[key] = FormatTimestamp(t);
+  };
+  stamp("ready_at", e.ready_at);
+  stamp("started_at", e.started_at);
+  stamp("finished_at", e.finished_at);
+  stamp("next_retry_at", e.next_retry_at);
+  if (!e.worker_id.empty()) j["worker"] = e.worker_id;
+  if (!e.error.empty()) j["error"] = e.error;
+  if (!e.output.empty()) j["output_tail"] = e.output;
+  return j;
+}
+
 }  // namespace apollo11::actors

@@ -17,5 +17,7 @@ nlohmann::json RunSummaryJson(const storage::RunRecord& run,
 nlohmann::json TransitionJson(const storage::TransitionRecord& r);
 // One line of `runs --json`.
 nlohmann::json RunLineJson(const storage::RunRecord& r);
+// The current state of one execution (GET /api/executions/ID).
+nlohmann::json ExecutionJson(const storage::ExecutionRecord& e);
 
 }  // namespace apollo11::actors

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -102,7 +103,10 @@ bool SchedulerOutbox::Empty() const {
 
 SchedulerCore::SchedulerCore(storage::Journal* journal, const Clock* clock,
                              SchedulerOptions options)
-    : journal_(journal), clock_(clock), options_(options) {}
+    : journal_(journal), clock_(clock), options_(options) {
+  if (options_.metrics)
+    options_.metrics->backlog_cap.Set(static_cast<int64_t>(options_.max_backlog));
+}
 
 SchedulerCore::~SchedulerCore() = default;
 
@@ -191,6 +195,7 @@ Result<std::string> SchedulerCore::Submit(const SubmitRun& submit) {
   batch_.PutPipeline(submit.pipeline_hash, submit.pipeline_json);
   batch_.PutRun(run->record);
 
+  if (auto* m = options_.metrics) m->RunSubmitted(n);
   RunCtx& ref = *run;
   runs_.emplace(run_id, std::move(run));
   spdlog::info("run {} of {} started: {} tasks", run_id, ref.spec.name, n);
@@ -273,6 +278,13 @@ Status SchedulerCore::RecoverRun(const storage::RunRecord& record, Micros now,
   APOLLO11_RETURN_IF_ERROR(run->dag->Resume(now, &effects_));
   RunCtx& ref = *run;
   runs_.emplace(record.run_id, std::move(run));
+  if (auto* m = options_.metrics) {
+    // The executions gauge takes them in the states the journal left them in;
+    // the transitions below then move them on.
+    std::array<size_t, kTaskStateCount> by_state{};
+    for (const storage::ExecutionRecord& e : ref.execs) ++by_state[static_cast<int>(e.state)];
+    m->RunRecovered(by_state);
+  }
   // Counted before Apply: Resume only settles PENDING tasks, so the READY
   // and RUNNING ones it reports were in flight already.
   in_flight_ +=
@@ -387,6 +399,7 @@ void SchedulerCore::OnResults(const ResultBatch& batch) {
     RunCtx* run = FindRunOfExec(r.exec_id, &task);
     if (run == nullptr) {
       ++stale_results_;
+      if (options_.metrics) options_.metrics->stale_results.Inc();
       spdlog::warn("result for unknown or finished execution {} attempt {} from {} dropped",
                    r.exec_id, r.attempt, item.worker_id);
       continue;
@@ -414,6 +427,7 @@ void SchedulerCore::OnResults(const ResultBatch& batch) {
                                   Uniform01(), &effects_);
     if (!s.ok()) {
       ++stale_results_;
+      if (options_.metrics) options_.metrics->stale_results.Inc();
       // A resend of the current attempt's result is routine (its ACK was lost,
       // or is held while the journal cannot be written): not worth a warning.
       const bool resent = r.attempt == run->dag->attempt(task);
@@ -423,6 +437,8 @@ void SchedulerCore::OnResults(const ResultBatch& batch) {
       continue;
     }
     storage::ExecutionRecord& rec = run->execs[task];
+    if (options_.metrics)
+      options_.metrics->AttemptEnded(outcome == AttemptOutcome::kTimeout, now - rec.ready_at);
     rec.exit_code = r.exit_code;
     rec.error = r.error;
     rec.output = r.output.size() > options_.journal_output_cap
@@ -474,6 +490,7 @@ void SchedulerCore::OnDeadlineExceeded(const DeadlineExceeded& exceeded) {
     Status s = run->dag->OnResult(task, d.attempt, AttemptOutcome::kTimeout, -1, true, error, now,
                                   Uniform01(), &effects_);
     if (!s.ok()) continue;
+    if (options_.metrics) options_.metrics->AttemptEnded(true, now - run->execs[task].ready_at);
     run->execs[task].error = error;
     staged_.cancels.execs.push_back({d.exec_id, d.attempt});
     Apply(*run, effects_, "reconciler", "", task);
@@ -568,6 +585,7 @@ void SchedulerCore::Apply(RunCtx& run, engine::Effects& effects, const std::stri
     tr.reason = std::move(t.reason);
     tr.actor = (cause_task < 0 || t.task == cause_task) ? actor : "scheduler";
     batch_.Append(std::move(tr));
+    if (options_.metrics) options_.metrics->Transition(t.from, t.to);
 
     if (InFlight(t.from)) --in_flight_;
     if (InFlight(t.to)) ++in_flight_;
@@ -678,6 +696,7 @@ void SchedulerCore::FinishIfDone(RunCtx& run) {
                         std::to_string(count(TaskState::kCanceled)) + " canceled";
   }
   batch_.PutRun(run.record);
+  if (options_.metrics) options_.metrics->RunFinished(run.record.status);
   RunFinished f;
   f.run_id = run.run_id;
   f.status = static_cast<uint8_t>(run.record.status);
@@ -692,6 +711,7 @@ void SchedulerCore::Promote() {
   if (!paused_ && in_flight_ >= options_.max_backlog) {
     paused_ = true;
     ++backlog_events_;
+    if (options_.metrics) options_.metrics->backlog_pauses.Inc();
     spdlog::warn("backlog at its cap ({} executions READY or RUNNING): promotion paused",
                  in_flight_);
   } else if (paused_ &&
@@ -737,9 +757,13 @@ Status SchedulerCore::Flush(SchedulerOutbox* out) {
     run->dirty_list.clear();
   }
   StageProgress(!staged_.finished.empty());
+  if (options_.metrics) options_.metrics->Backlog(in_flight_, paused_);
   if (!batch_.empty()) {
+    const Micros begin = clock_->Now();
+    const size_t transitions = batch_.transitions();
     Status s = journal_->Commit(batch_);
     commit_failing_ = !s.ok();
+    if (options_.metrics) options_.metrics->Committed(s.ok(), transitions, clock_->Now() - begin);
     if (!s.ok()) return s;  // staged messages stay staged; the batch is retried
   }
   std::swap(*out, staged_);

@@ -23,6 +23,7 @@
 #include "dsl/pipeline.h"
 #include "engine/dag_run.h"
 #include "engine/run_graph.h"
+#include "observability/coordinator_metrics.h"
 #include "storage/journal.h"
 
 namespace apollo11::actors {
@@ -44,7 +45,8 @@ struct SchedulerOptions {
   // embedded `run --resume ID`), or none (an embedded run of a new file,
   // which must not start running someone's interrupted run behind their back).
   enum class RecoverMode { kAll, kOne, kNone } recover = RecoverMode::kAll;
-  std::string recover_run;  // for kOne
+  std::string recover_run;                               // for kOne
+  observability::CoordinatorMetrics* metrics = nullptr;  // optional; must outlive the core
 };
 
 // What Recover found and did, for the log line and the API.

@@ -35,6 +35,7 @@ WorkerCore::WorkerCore(executor::Executor* executor, const Clock* clock, WorkerO
     : executor_(executor), clock_(clock), store_(outbox), options_(std::move(options)) {
   last_heard_ = clock_->Now();
   last_heartbeat_ = last_heard_;
+  if (options_.metrics) options_.metrics->slots.Set(options_.slots);
   if (store_ == nullptr) return;
   auto stored = store_->LoadAll();
   if (!stored.ok()) {
@@ -294,6 +295,7 @@ void WorkerCore::OnDispatch(transport::Dispatch&& d) {
   const Micros now = clock_->Now();
   entries_[key] = Entry{};
   Status s = executor_->Launch(req);
+  if (auto* m = options_.metrics) m->Launched(s.ok(), clock_->Now() - now, executor_->running());
   if (!s.ok()) {
     Entry& e = entries_[key];
     e.finished = true;
@@ -336,6 +338,7 @@ void WorkerCore::OnFinished(std::vector<executor::ExecOutcome>& finished) {
     ++freed;
   }
   Report(done);
+  if (auto* m = options_.metrics) m->Finished(freed, executor_->running());
   SendCredit(freed);
 }
 
@@ -382,6 +385,7 @@ void WorkerCore::StartDrain() {
   if (draining_) return;
   draining_ = true;
   options_.slots = 0;
+  if (options_.metrics) options_.metrics->slots.Set(0);
   Hello();
 }
 

@@ -15,6 +15,7 @@
 #include "common/clock.h"
 #include "common/duration.h"
 #include "executor/executor.h"
+#include "observability/worker_metrics.h"
 #include "storage/outbox.h"
 #include "transport/codec.h"
 #include "transport/messages.h"
@@ -35,6 +36,7 @@ struct WorkerOptions {
   // Test hook (fault injection): drop this many DISPATCH messages as if the
   // network lost them. Set from $APOLLO11_TEST_DROP_DISPATCH by apollo11-node.
   int drop_dispatches = 0;
+  observability::WorkerMetrics* metrics = nullptr;  // optional; must outlive the core
 };
 
 class WorkerCore {

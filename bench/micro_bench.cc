@@ -6,6 +6,8 @@
 //              the scheduler does (promote under a backlog of 1000, dispatch,
 //              succeed); items/s = tasks/s
 //   placement  engine::PickWorker among 100 workers
+//   metrics    what one transition, one latency observation and one scrape
+//              of the coordinator's metrics cost
 //
 //   ninja -C build-bench apollo11_micro_bench && build-bench/bench/apollo11_micro_bench
 
@@ -21,6 +23,8 @@
 #include "engine/dag_run.h"
 #include "engine/placement.h"
 #include "engine/run_graph.h"
+#include "observability/coordinator_metrics.h"
+#include "observability/worker_metrics.h"
 #include "storage/journal.h"
 #include "transport/codec.h"
 #include "transport/messages.h"
@@ -270,6 +274,45 @@ void BM_PickWorker100(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_PickWorker100);
+
+// ------------------------------------------------------------------ metrics
+
+namespace ob = apollo11::observability;
+
+// The scheduler's per-transition call: two gauge updates and a counter.
+void BM_MetricsTransition(benchmark::State& state) {
+  ob::Registry registry;
+  ob::CoordinatorMetrics m(registry);
+  int i = 0;
+  for (auto _ : state) {
+    m.Transition(apollo11::TaskState::kReady,
+                 i++ % 2 ? apollo11::TaskState::kRunning : apollo11::TaskState::kSuccess);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_MetricsTransition);
+
+// The dispatcher's per-placement call: one observation into 18 buckets.
+void BM_HistogramObserve(benchmark::State& state) {
+  ob::Registry registry;
+  ob::CoordinatorMetrics m(registry);
+  double v = 0.0003;
+  for (auto _ : state) {
+    m.dispatch_latency.Observe(v);
+    v = v < 5 ? v * 1.7 : 0.0003;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_HistogramObserve);
+
+// One /metrics body of a --role=all node (every family registered).
+void BM_MetricsScrape(benchmark::State& state) {
+  ob::Registry registry;
+  ob::CoordinatorMetrics c(registry);
+  ob::WorkerMetrics w(registry);
+  for (auto _ : state) benchmark::DoNotOptimize(registry.WriteText());
+}
+BENCHMARK(BM_MetricsScrape);
 
 }  // namespace
 

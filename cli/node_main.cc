@@ -5,6 +5,11 @@
 // worker: one worker actor connected to --connect, running tasks.
 // all: both in one process (one box); more workers may join over --bind.
 //
+// HTTP (--http-bind): /metrics, /healthz and /readyz on every role that
+// serves it (coordinator and all by default on 127.0.0.1:8011, workers only
+// when asked), plus the JSON API on a coordinator. Mutating API calls need
+// --api-token or --api-token-file.
+//
 // Settings come from flags, or the same keys in a YAML --config file (flags
 // win). Logs go to stderr. On start one JSON line on stdout names the bound
 // endpoints. SIGTERM or SIGINT: a worker drains (takes no new work, finishes
@@ -16,8 +21,11 @@
 #include <yaml-cpp/yaml.h>
 
 #include <CLI/CLI.hpp>
+#include <cctype>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -25,9 +33,13 @@
 
 #include "actors/coordinator.h"
 #include "actors/worker_actor.h"
+#include "cli/coordinator_api.h"
 #include "cli/state_dir.h"
 #include "cli/version.h"
 #include "common/duration.h"
+#include "observability/coordinator_metrics.h"
+#include "observability/http_server.h"
+#include "observability/worker_metrics.h"
 #include "storage/journal.h"
 #include "storage/state_dir_lock.h"
 #include "transport/security.h"
@@ -62,7 +74,42 @@ struct NodeFlags {
   std::string authorized_keys;  // coordinator: public keys allowed to connect
   std::string server_key;       // worker: the coordinator's public key
   bool insecure = false;
+  // "" = the role's default (coordinator/all: 127.0.0.1:8011; worker: off);
+  // "off" = no HTTP server.
+  std::string http_bind;
+  std::string api_token;
+  std::string api_token_file;
 };
+
+inline constexpr const char* kDefaultCoordinatorHttp = "127.0.0.1:8011";
+
+// The token from --api-token or --api-token-file (first line, trimmed).
+apollo11::Result<std::string> LoadApiToken(const NodeFlags& f) {
+  if (!f.api_token.empty() && !f.api_token_file.empty()) {
+    return Status::InvalidInput("give --api-token or --api-token-file, not both");
+  }
+  std::string token = f.api_token;
+  if (!f.api_token_file.empty()) {
+    std::FILE* file = std::fopen(f.api_token_file.c_str(), "r");
+    if (file == nullptr) {
+      return Status::InvalidInput("--api-token-file " + f.api_token_file + ": " +
+                                  std::strerror(errno));
+    }
+    char line[4096] = {0};
+    if (std::fgets(line, sizeof(line), file) != nullptr) token = line;
+    std::fclose(file);
+    while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) {
+      token.pop_back();
+    }
+    if (token.empty()) {
+      return Status::InvalidInput("--api-token-file " + f.api_token_file + " is empty");
+    }
+  }
+  if (!token.empty() && token.size() < 16) {
+    return Status::InvalidInput("the API token must be at least 16 characters");
+  }
+  return token;
+}
 
 // Applies `--config FILE` keys for every flag not given on the command line.
 Status ApplyConfig(CLI::App& start, const std::string& path) {
@@ -194,6 +241,29 @@ int Start(NodeFlags& f) {
     return 2;
   }
 
+  const std::string http_bind =
+      f.http_bind.empty() ? (coordinator ? kDefaultCoordinatorHttp : "off") : f.http_bind;
+  auto api_token = LoadApiToken(f);
+  if (!api_token.ok()) {
+    std::fprintf(stderr, "apollo11-node: %s\n", api_token.status().message().c_str());
+    return 2;
+  }
+  if (http_bind != "off") {
+    auto hp = apollo11::observability::ParseHttpBind(http_bind);
+    if (!hp.ok()) {
+      std::fprintf(stderr, "apollo11-node: --http-bind: %s\n", hp.status().message().c_str());
+      return 2;
+    }
+    if (!apollo11::observability::IsLoopbackHost(hp->host) && api_token->empty() && !f.insecure) {
+      std::fprintf(stderr,
+                   "apollo11-node: refusing to serve HTTP on a non-loopback address (%s) without "
+                   "--api-token; pass --insecure to expose metrics and the read-only API to the "
+                   "network\n",
+                   http_bind.c_str());
+      return 2;
+    }
+  }
+
   // Signals are taken by sigwait in this thread; every actor thread started
   // below inherits the blocked mask (task processes get a clean one).
   sigset_t signals;
@@ -207,9 +277,17 @@ int Start(NodeFlags& f) {
   zmq::context_t ctx;
   std::unique_ptr<apollo11::storage::StateDirLock> lock, worker_lock;
   std::unique_ptr<apollo11::storage::Journal> journal;
+  // Declared before the actors, so destroyed after them: metrics outlive the
+  // actors that publish into them, whichever way this function returns.
+  apollo11::observability::Registry registry;
+  std::unique_ptr<apollo11::observability::CoordinatorMetrics> coord_metrics;
+  std::unique_ptr<apollo11::observability::WorkerMetrics> worker_metrics;
   std::unique_ptr<apollo11::actors::Coordinator> coord;
   std::unique_ptr<apollo11::actors::WorkerActor> work;
   std::unique_ptr<apollo11::transport::ZapHandler> zap;
+  // The HTTP server (and its API client) go first: they call the coordinator.
+  std::unique_ptr<apollo11::cli::CoordinatorApi> api;
+  std::unique_ptr<apollo11::observability::HttpServer> http;
   nlohmann::json listening = {{"event", "listening"}, {"role", f.role}, {"pid", ::getpid()}};
 
   if (coordinator) {
@@ -253,6 +331,10 @@ int Start(NodeFlags& f) {
     cc.retention.older_than = retention;
     cc.retention.interval = *retention_interval;
     cc.retention.state_dir = state_dir;
+    if (http_bind != "off") {  // nobody could read them otherwise
+      coord_metrics = std::make_unique<apollo11::observability::CoordinatorMetrics>(registry);
+      cc.metrics = coord_metrics.get();
+    }
     auto c = apollo11::actors::Coordinator::Start(ctx, journal.get(), &clock, cc);
     if (!c.ok()) {
       std::fprintf(stderr, "apollo11-node: coordinator: %s\n", c.status().ToString().c_str());
@@ -285,6 +367,10 @@ int Start(NodeFlags& f) {
     if (const char* drop = std::getenv("APOLLO11_TEST_DROP_DISPATCH")) {
       wc.worker.drop_dispatches = std::atoi(drop);  // fault injection for tests only
     }
+    if (http_bind != "off") {
+      worker_metrics = std::make_unique<apollo11::observability::WorkerMetrics>(registry);
+      wc.worker.metrics = worker_metrics.get();
+    }
     const std::string worker_dir = state_dir + "/worker-" + wc.worker.worker_id;
     // One process per worker identity: its outbox must not be shared.
     auto wl = apollo11::storage::StateDirLock::Acquire(worker_dir);
@@ -313,12 +399,54 @@ int Start(NodeFlags& f) {
     spdlog::info("worker {} (group {}, {} slots) connected to {}", wc.worker.worker_id,
                  wc.worker.group, wc.worker.slots, wc.coordinator_endpoint);
   }
+  if (http_bind != "off") {
+    apollo11::observability::HttpServerOptions ho;
+    ho.bind = http_bind;
+    ho.api_token = *api_token;
+    ho.registry = &registry;
+    if (coordinator) {
+      api = std::make_unique<apollo11::cli::CoordinatorApi>(
+          coord->client_endpoint(), curve, curve ? curve->public_z85 : "", Millis(10000));
+      ho.backend = api.get();
+      // Ready once the scheduler answers and its last commit succeeded.
+      ho.ready = [&api](std::string* why) {
+        auto health = api->Query("health", "", 0);
+        if (!health.ok()) {
+          *why = health.status().message();
+          return false;
+        }
+        if (!health->value("ready", false)) {
+          *why = "the coordinator is starting";
+          return false;
+        }
+        if (!health->value("journal_writable", false)) {
+          *why = "the journal cannot be written (see the log: disk full?)";
+          return false;
+        }
+        return true;
+      };
+    }
+    auto h = apollo11::observability::HttpServer::Start(std::move(ho));
+    if (!h.ok()) {
+      std::fprintf(stderr, "apollo11-node: http: %s\n", h.status().ToString().c_str());
+      if (work) work->Stop();
+      if (coord) coord->Stop();
+      return 3;
+    }
+    http = std::move(*h);
+    listening["http"] = http->bound();
+    spdlog::info("serving HTTP on {} (mutating API calls {})", http->bound(),
+                 api_token->empty() ? "disabled: no --api-token" : "need the bearer token");
+  }
   std::printf("%s\n", listening.dump().c_str());
   std::fflush(stdout);
 
   int sig = 0;
   sigwait(&signals, &sig);
   spdlog::info("{} received: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+  if (http) http->Stop();
+  http.reset();
+  api.reset();
   if (work) {
     bool drained = work->Drain(Millis(drain_timeout->count()));
     if (drained) {
@@ -380,7 +508,14 @@ int main(int argc, char** argv) {
   start->add_option("--authorized-keys", f.authorized_keys,
                     "coordinator: file of public keys allowed to connect");
   start->add_option("--server-key", f.server_key, "worker: the coordinator's public key file");
-  start->add_flag("--insecure", f.insecure, "allow binding non-loopback addresses without CURVE");
+  start->add_flag("--insecure", f.insecure,
+                  "allow binding non-loopback addresses without CURVE (or HTTP without a token)");
+  start->add_option("--http-bind", f.http_bind,
+                    "HOST:PORT for /metrics, /healthz, /readyz and the JSON API, or off "
+                    "(default: 127.0.0.1:8011 with a coordinator, off on a worker)");
+  start->add_option("--api-token", f.api_token,
+                    "bearer token for mutating HTTP API calls (without one they are refused)");
+  start->add_option("--api-token-file", f.api_token_file, "file holding the API token");
   int exit_code = 0;
   start->callback([&] {
     if (!f.config.empty()) {

@@ -21,9 +21,6 @@ std::string CoordinatorEndpoint(const std::string& flag) {
 Result<std::unique_ptr<RemoteCoordinator>> RemoteCoordinator::Connect(
     const std::string& endpoint, const std::string& key_file, const std::string& server_key_file,
     std::chrono::milliseconds timeout) {
-  std::unique_ptr<RemoteCoordinator> r(new RemoteCoordinator());
-  r->endpoint_ = endpoint;
-  r->timeout_ = timeout;
   std::string key = key_file, server_key = server_key_file;
   if (key.empty() && std::getenv("APOLLO11_KEY")) key = std::getenv("APOLLO11_KEY");
   if (server_key.empty() && std::getenv("APOLLO11_SERVER_KEY")) {
@@ -34,6 +31,25 @@ Result<std::unique_ptr<RemoteCoordinator>> RemoteCoordinator::Connect(
         "CURVE needs both --key (your key pair) and --server-key (the "
         "coordinator's public key)");
   }
+  std::optional<transport::CurveKeyPair> pair;
+  std::string server_public;
+  if (!key.empty()) {
+    auto loaded = transport::LoadKeyPair(key);
+    if (!loaded.ok()) return loaded.status();
+    pair = *loaded;
+    auto loaded_public = transport::LoadPublicKey(server_key);
+    if (!loaded_public.ok()) return loaded_public.status();
+    server_public = *loaded_public;
+  }
+  return ConnectWithKeys(endpoint, pair, server_public, timeout);
+}
+
+Result<std::unique_ptr<RemoteCoordinator>> RemoteCoordinator::ConnectWithKeys(
+    const std::string& endpoint, const std::optional<transport::CurveKeyPair>& curve,
+    const std::string& server_public, std::chrono::milliseconds timeout) {
+  std::unique_ptr<RemoteCoordinator> r(new RemoteCoordinator());
+  r->endpoint_ = endpoint;
+  r->timeout_ = timeout;
   r->socket_ = std::make_unique<zmq::socket_t>(r->ctx_, zmq::socket_type::dealer);
   transport::SocketOptions options;
   options.immediate = false;  // queue the request until the connection is up
@@ -41,12 +57,8 @@ Result<std::unique_ptr<RemoteCoordinator>> RemoteCoordinator::Connect(
   APOLLO11_RETURN_IF_ERROR(transport::ConfigureDealer(
       *r->socket_, "cli-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand()),
       options));
-  if (!key.empty()) {
-    auto pair = transport::LoadKeyPair(key);
-    if (!pair.ok()) return pair.status();
-    auto server_public = transport::LoadPublicKey(server_key);
-    if (!server_public.ok()) return server_public.status();
-    APOLLO11_RETURN_IF_ERROR(transport::ConfigureCurveClient(*r->socket_, *pair, *server_public));
+  if (curve) {
+    APOLLO11_RETURN_IF_ERROR(transport::ConfigureCurveClient(*r->socket_, *curve, server_public));
   }
   APOLLO11_RETURN_IF_ERROR(transport::Connect(*r->socket_, endpoint));
   return r;

@@ -11,6 +11,7 @@
 
 #include "actors/internal_messages.h"
 #include "common/status.h"
+#include "transport/security.h"
 
 namespace apollo11::cli {
 
@@ -25,6 +26,11 @@ class RemoteCoordinator {
       const std::string& endpoint, const std::string& key_file = "",
       const std::string& server_key_file = "",
       std::chrono::milliseconds timeout = std::chrono::milliseconds(10000));
+  // The same with keys already loaded: `curve` (this client's pair) and
+  // `server_public` (Z85) make the link a CURVE client.
+  static Result<std::unique_ptr<RemoteCoordinator>> ConnectWithKeys(
+      const std::string& endpoint, const std::optional<transport::CurveKeyPair>& curve,
+      const std::string& server_public, std::chrono::milliseconds timeout);
   ~RemoteCoordinator();
 
   Result<std::string> Submit(const actors::SubmitRun& submit);

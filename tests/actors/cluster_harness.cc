@@ -17,7 +17,7 @@ NodeProc StartNode(const ScratchDir& dir, const std::string& name, std::vector<s
   std::vector<std::string> argv = {
       Node(),        "start", "--heartbeat", "100ms",
       "--liveness",  "3",     "--state-dir", dir.path() + "/" + (state.empty() ? name : state),
-      "--log-level", "info"};
+      "--log-level", "info",  "--http-bind", "127.0.0.1:0"};
   argv.insert(argv.end(), args.begin(), args.end());
   NodeProc p;
   p.pid = SpawnNamed(argv, dir.path(), name);

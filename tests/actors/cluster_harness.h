@@ -23,7 +23,8 @@ struct NodeProc {
 
 // Starts `apollo11-node start ARGS` with stdout/stderr in DIR/NAME.out/.err
 // and its state dir in DIR/STATE (STATE defaults to NAME), and waits for the
-// listening line.
+// listening line. HTTP binds a free loopback port ("http" in the listening
+// line), so nodes of concurrent tests never collide on the default 8011.
 NodeProc StartNode(const ScratchDir& dir, const std::string& name, std::vector<std::string> args,
                    const std::string& state = "");
 // A coordinator; port 0 picks free ports. `name` also names its state dir

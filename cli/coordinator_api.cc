@@ -1,0 +1,69 @@
+#include "cli/coordinator_api.h"
+
+#include "dsl/pipeline_json.h"
+
+namespace apollo11::cli {
+
+CoordinatorApi::CoordinatorApi(std::string endpoint, std::optional<transport::CurveKeyPair> curve,
+                               std::string server_public, std::chrono::milliseconds timeout)
+    : endpoint_(std::move(endpoint)),
+      curve_(std::move(curve)),
+      server_public_(std::move(server_public)),
+      timeout_(timeout) {}
+
+Result<RemoteCoordinator*> CoordinatorApi::Link() {
+  if (!link_) {
+    auto link = RemoteCoordinator::ConnectWithKeys(endpoint_, curve_, server_public_, timeout_);
+    if (!link.ok()) return link.status();
+    link_ = std::move(*link);
+  }
+  return link_.get();
+}
+
+template <class T>
+T CoordinatorApi::Forget(T result) {
+  if (!result.ok() && result.status().code() == StatusCode::kIo) link_.reset();
+  return result;
+}
+
+Result<nlohmann::json> CoordinatorApi::Query(const std::string& kind, const std::string& id,
+                                             uint32_t limit) {
+  auto link = Link();
+  if (!link.ok()) return link.status();
+  return Forget((*link)->Query(kind, id, "", limit ? limit : 20));
+}
+
+Result<std::string> CoordinatorApi::Trigger(const std::string& name,
+                                            const std::map<std::string, std::string>& params) {
+  auto found = Query("pipeline", name, 0);
+  if (!found.ok()) return found.status();
+  const nlohmann::json& snapshot = (*found)["snapshot"];
+  auto spec = dsl::PipelineFromJson(snapshot);
+  if (!spec.ok()) return spec.status();
+  actors::SubmitRun submit;
+  submit.pipeline_json = snapshot.dump();
+  submit.pipeline_hash = (*found)["hash"].get<std::string>();
+  submit.params = spec->params;  // the declared defaults, overridden below
+  for (const auto& [key, value] : params) {
+    if (!spec->params.count(key)) {
+      std::string declared;
+      for (const auto& [k, v] : spec->params) declared += (declared.empty() ? "" : ", ") + k;
+      return Status::InvalidInput("pipeline " + name + " declares no param '" + key +
+                                  "' (declared: " + (declared.empty() ? "none" : declared) + ")");
+    }
+    submit.params[key] = value;
+  }
+  auto link = Link();
+  if (!link.ok()) return link.status();
+  return Forget((*link)->Submit(submit));
+}
+
+Status CoordinatorApi::Cancel(const std::string& run_id, const std::string& reason) {
+  auto link = Link();
+  if (!link.ok()) return link.status();
+  Status s = (*link)->Cancel(run_id, reason);
+  if (!s.ok() && s.code() == StatusCode::kIo) link_.reset();
+  return s;
+}
+
+}  // namespace apollo11::cli

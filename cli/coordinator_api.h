@@ -1,0 +1,46 @@
+#pragma once
+// The HTTP API's backend on a node: a client of the coordinator's client
+// endpoint, speaking the same protocol as the `apollo11` CLI (RemoteCoordinator).
+// The HTTP server thus shares no state with the actors, and a slow or wedged
+// scheduler shows up as a timeout (503), not as a hang.
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "cli/remote.h"
+#include "observability/api_backend.h"
+#include "transport/security.h"
+
+namespace apollo11::cli {
+
+class CoordinatorApi final : public observability::ApiBackend {
+ public:
+  // `endpoint` is the coordinator's bound client endpoint; `curve` and
+  // `server_public` as for RemoteCoordinator::ConnectWithKeys (a node uses its
+  // own key pair, which its coordinator authorizes).
+  CoordinatorApi(std::string endpoint, std::optional<transport::CurveKeyPair> curve,
+                 std::string server_public, std::chrono::milliseconds timeout);
+
+  Result<nlohmann::json> Query(const std::string& kind, const std::string& id,
+                               uint32_t limit) override;
+  Result<std::string> Trigger(const std::string& name,
+                              const std::map<std::string, std::string>& params) override;
+  Status Cancel(const std::string& run_id, const std::string& reason) override;
+
+ private:
+  // The link, (re)connected on demand: after a timeout the old socket may
+  // still receive the late answer, so it is dropped rather than reused.
+  Result<RemoteCoordinator*> Link();
+  template <class T>
+  T Forget(T result);
+
+  const std::string endpoint_;
+  const std::optional<transport::CurveKeyPair> curve_;
+  const std::string server_public_;
+  const std::chrono::milliseconds timeout_;
+  std::unique_ptr<RemoteCoordinator> link_;
+};
+
+}  // namespace apollo11::cli

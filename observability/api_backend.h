@@ -1,0 +1,34 @@
+#pragma once
+// What the HTTP JSON API asks of the coordinator. The node implements it as a
+// client of the coordinator's client endpoint (cli/coordinator_api.h), the
+// same protocol the `apollo11` CLI speaks, so the HTTP server shares no state
+// with the actors. Calls come from the HTTP server's threads one at a time
+// (the server serializes them).
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "common/status.h"
+
+namespace apollo11::observability {
+
+class ApiBackend {
+ public:
+  virtual ~ApiBackend() = default;
+  // A read-only question, as actors::Query defines its kinds ("runs",
+  // "status", "history", "execution", "workers", "pipelines", "health").
+  // NotFound for an unknown id.
+  virtual Result<nlohmann::json> Query(const std::string& kind, const std::string& id,
+                                       uint32_t limit) = 0;
+  // Starts a run of the newest journaled snapshot of pipeline `name`;
+  // `params` override the pipeline's declared defaults (an undeclared one is
+  // InvalidInput). Returns the run id.
+  virtual Result<std::string> Trigger(const std::string& name,
+                                      const std::map<std::string, std::string>& params) = 0;
+  // Cancels an active run. NotFound when the run is unknown.
+  virtual Status Cancel(const std::string& run_id, const std::string& reason) = 0;
+};
+
+}  // namespace apollo11::observability

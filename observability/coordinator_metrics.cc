@@ -1,0 +1,99 @@
+#include "observability/coordinator_metrics.h"
+
+namespace apollo11::observability {
+
+CoordinatorMetrics::CoordinatorMetrics(Registry& r)
+    : runs_submitted(r.AddCounter("apollo11_runs_submitted_total", "Runs submitted.")),
+      runs_active(r.AddGauge("apollo11_runs_active", "Runs not yet finished.")),
+      timeouts(r.AddCounter("apollo11_timeouts_total",
+                            "Attempts that timed out (killed by the worker or by the "
+                            "coordinator's deadline).")),
+      task_latency(r.AddHistogram("apollo11_task_latency_seconds",
+                                  "End-to-end latency of an attempt: READY until its result is "
+                                  "applied by the scheduler.",
+                                  SlowLatencyBuckets())),
+      backlog(r.AddGauge("apollo11_backlog", "Executions READY or RUNNING across all runs.")),
+      backlog_cap(r.AddGauge("apollo11_backlog_cap",
+                             "The backlog cap (max_backlog): promotion pauses at it.")),
+      backlog_paused(
+          r.AddGauge("apollo11_backlog_paused",
+                     "1 while promotion is paused because the backlog reached its cap.")),
+      backlog_pauses(r.AddCounter("apollo11_backlog_pauses_total",
+                                  "Times the backlog reached its cap and promotion paused.")),
+      commit_latency(r.AddHistogram("apollo11_journal_commit_seconds",
+                                    "Latency of one journal group commit (one LMDB write "
+                                    "transaction).",
+                                    FastLatencyBuckets())),
+      commits(r.AddCounter("apollo11_journal_commits_total",
+                           "Journal group commits (write transactions) that succeeded.")),
+      commit_failures(
+          r.AddCounter("apollo11_journal_commit_failures_total",
+                       "Journal commits that failed (e.g. disk full) and are retried.")),
+      journaled_transitions(r.AddCounter("apollo11_journal_transitions_total",
+                                         "State transitions written to the journal.")),
+      stale_results(r.AddCounter("apollo11_stale_results_total",
+                                 "Duplicate or stale results acknowledged and ignored.")),
+      dispatch_latency(r.AddHistogram("apollo11_dispatch_latency_seconds",
+                                      "Latency from an execution becoming READY to its DISPATCH "
+                                      "being sent to a worker.",
+                                      FastLatencyBuckets())),
+      tasks_waiting(r.AddGauge("apollo11_tasks_waiting",
+                               "READY executions waiting in the dispatcher for a worker with "
+                               "credit.")),
+      workers_idle(
+          r.AddGauge("apollo11_workers", "Connected workers by state.", {{"state", "idle"}})),
+      workers_busy(
+          r.AddGauge("apollo11_workers", "Connected workers by state.", {{"state", "busy"}})),
+      worker_slots(r.AddGauge("apollo11_cluster_slots", "Slots of all connected workers.")),
+      worker_slots_free(r.AddGauge("apollo11_cluster_slots_free",
+                                   "Unused slots (credit) of all connected workers.")),
+      heartbeat_losses(r.AddCounter("apollo11_heartbeat_losses_total",
+                                    "Workers declared lost after missing their heartbeats.")) {
+  for (int s = 0; s < kTaskStateCount; ++s) {
+    executions_[s] = &r.AddGauge("apollo11_executions",
+                                 "Executions by current state (runs handled since the "
+                                 "coordinator started).",
+                                 {{"state", ToString(static_cast<TaskState>(s))}});
+  }
+  for (int s = 0; s < kTaskStateCount; ++s) {
+    transitions_[s] =
+        &r.AddCounter("apollo11_transitions_total", "Journaled state transitions by target state.",
+                      {{"to", ToString(static_cast<TaskState>(s))}});
+  }
+  executions_created_ =
+      &r.AddCounter("apollo11_executions_created_total", "Executions (tasks of runs) created.");
+  Counter* retries = transitions_[static_cast<int>(TaskState::kRetrying)];
+  Counter* created = executions_created_;
+  r.AddComputedGauge("apollo11_retry_ratio",
+                     "Retries scheduled per execution created (transitions to RETRYING / "
+                     "executions created); 0 before any execution.",
+                     [retries, created] {
+                       const double c = static_cast<double>(created->value());
+                       return c > 0 ? static_cast<double>(retries->value()) / c : 0.0;
+                     });
+  for (RunStatus s : {RunStatus::kSuccess, RunStatus::kFailed, RunStatus::kCanceled}) {
+    runs_[static_cast<int>(s)] = &r.AddCounter(
+        "apollo11_runs_finished_total", "Runs finished, by outcome.", {{"outcome", ToString(s)}});
+  }
+}
+
+void CoordinatorMetrics::RunSubmitted(size_t tasks) {
+  runs_submitted.Inc();
+  runs_active.Add(1);
+  executions_[static_cast<int>(TaskState::kPending)]->Add(static_cast<int64_t>(tasks));
+  executions_created_->Inc(tasks);
+}
+
+void CoordinatorMetrics::RunRecovered(const std::array<size_t, kTaskStateCount>& by_state) {
+  runs_active.Add(1);
+  for (int s = 0; s < kTaskStateCount; ++s) {
+    executions_[s]->Add(static_cast<int64_t>(by_state[s]));
+  }
+}
+
+void CoordinatorMetrics::RunFinished(RunStatus outcome) {
+  if (Counter* c = runs_[static_cast<int>(outcome)]) c->Inc();
+  runs_active.Add(-1);
+}
+
+}  // namespace apollo11::observability

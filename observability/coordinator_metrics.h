@@ -1,0 +1,86 @@
+#pragma once
+// Every metric the coordinator's actors publish, registered once in a
+// Registry. Actors hold a nullable CoordinatorMetrics* (unit tests of the
+// cores pass none) and bump it with one-line calls; each metric has exactly
+// one writing actor, named below, and any thread may scrape.
+
+#include <array>
+
+#include "common/clock.h"
+#include "engine/task_state.h"
+#include "observability/metrics_registry.h"
+
+namespace apollo11::observability {
+
+class CoordinatorMetrics {
+ public:
+  explicit CoordinatorMetrics(Registry& registry);
+
+  // ---- scheduler ----
+  // A run was submitted with `tasks` executions, all PENDING.
+  void RunSubmitted(size_t tasks);
+  // One journaled state transition.
+  void Transition(TaskState from, TaskState to) {
+    executions_[static_cast<int>(from)]->Add(-1);
+    executions_[static_cast<int>(to)]->Add(1);
+    transitions_[static_cast<int>(to)]->Inc();
+  }
+  // A run that was in flight when the coordinator restarted was taken back
+  // (recovery): `by_state` counts its executions by current state. Keeps the
+  // executions gauge consistent with the transitions that follow.
+  void RunRecovered(const std::array<size_t, kTaskStateCount>& by_state);
+  // A run reached its final status.
+  void RunFinished(RunStatus outcome);
+  // An attempt's result was applied, `since_ready` after it became READY.
+  void AttemptEnded(bool timed_out, Micros since_ready) {
+    if (timed_out) timeouts.Inc();
+    task_latency.Observe(static_cast<double>(since_ready) / kMicrosPerSecond);
+  }
+  // Once per scheduler loop turn.
+  void Backlog(size_t in_flight, bool paused) {
+    backlog.Set(static_cast<int64_t>(in_flight));
+    backlog_paused.Set(paused ? 1 : 0);
+  }
+  // One group commit of `transitions` transitions took `took`.
+  void Committed(bool ok, size_t transitions, Micros took) {
+    if (!ok) {
+      commit_failures.Inc();
+      return;
+    }
+    commits.Inc();
+    journaled_transitions.Inc(transitions);
+    commit_latency.Observe(static_cast<double>(took > 0 ? took : 0) / kMicrosPerSecond);
+  }
+  Counter& runs_submitted;
+  Gauge& runs_active;
+  Counter& timeouts;          // attempts that timed out (worker kill or coordinator deadline)
+  Histogram& task_latency;    // READY -> final result journaled, seconds
+  Gauge& backlog;             // READY + RUNNING executions
+  Gauge& backlog_cap;         // max_backlog
+  Gauge& backlog_paused;      // 1 while promotion is paused at the cap
+  Counter& backlog_pauses;    // times the cap was reached
+  Histogram& commit_latency;  // one group commit, seconds
+  Counter& commits;
+  Counter& commit_failures;
+  Counter& journaled_transitions;
+  Counter& stale_results;
+
+  // ---- dispatcher ----
+  Histogram& dispatch_latency;  // READY -> DISPATCH sent, seconds
+  Gauge& tasks_waiting;         // READY executions queued for a worker with credit
+  Gauge& workers_idle;          // connected, running nothing
+  Gauge& workers_busy;          // connected, running at least one execution
+  Gauge& worker_slots;          // slots of all connected workers
+  Gauge& worker_slots_free;     // their unused credit
+
+  // ---- reconciler ----
+  Counter& heartbeat_losses;  // workers declared lost for missed heartbeats
+
+ private:
+  std::array<Gauge*, kTaskStateCount> executions_{};
+  std::array<Counter*, kTaskStateCount> transitions_{};
+  std::array<Counter*, 5> runs_{};  // by RunStatus; only final ones are registered
+  Counter* executions_created_ = nullptr;
+};
+
+}  // namespace apollo11::observability

@@ -1,0 +1,283 @@
+#include "observability/http_server.h"
+
+#include <httplib.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+
+#include <chrono>
+#include <cstdlib>
+
+namespace apollo11::observability {
+namespace {
+
+constexpr const char* kJson = "application/json";
+constexpr const char* kPromText = "text/plain; version=0.0.4; charset=utf-8";
+constexpr size_t kMaxBody = 1 << 20;  // a trigger's params; nothing bigger is ever posted
+constexpr uint32_t kMaxLimit = 10000;
+
+void SendJson(httplib::Response& res, int status, const nlohmann::json& body) {
+  res.status = status;
+  res.set_content(body.dump(), kJson);
+}
+
+void SendError(httplib::Response& res, int status, const std::string& message) {
+  SendJson(res, status, nlohmann::json{{"error", message}});
+}
+
+int HttpStatusOf(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kNotFound:
+      return 404;
+    case StatusCode::kInvalidInput:
+    case StatusCode::kUnsupported:
+      return 400;
+    case StatusCode::kIo:
+    case StatusCode::kBusy:
+    case StatusCode::kFull:
+      return 503;
+    default:
+      return 500;
+  }
+}
+
+// Compares without an early exit, so the time taken says nothing about how
+// much of a guessed token was right.
+bool SameToken(const std::string& a, const std::string& b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
+  }
+  return diff == 0;
+}
+
+// Registers `handler` for `method` on `pattern` and a 405 naming the allowed
+// method for the other methods, so a wrong method is told so, not 404.
+void Route(httplib::Server& s, const char* method, const std::string& pattern,
+           httplib::Server::Handler handler) {
+  auto refuse = [allowed = std::string(method)](const httplib::Request& req,
+                                                httplib::Response& res) {
+    res.set_header("Allow", allowed);
+    SendError(res, 405, req.method + " is not allowed here; use " + allowed);
+  };
+  const std::string m = method;
+  m == "GET" ? s.Get(pattern, handler) : s.Get(pattern, refuse);
+  m == "POST" ? s.Post(pattern, handler) : s.Post(pattern, refuse);
+  s.Put(pattern, refuse);
+  s.Delete(pattern, refuse);
+  s.Patch(pattern, refuse);
+}
+
+}  // namespace
+
+Result<HostPort> ParseHttpBind(const std::string& bind) {
+  HostPort hp;
+  std::string port;
+  if (!bind.empty() && bind[0] == '[') {
+    const size_t close = bind.find(']');
+    if (close == std::string::npos || close + 1 >= bind.size() || bind[close + 1] != ':') {
+      return Status::InvalidInput("http bind '" + bind + "': expected [IPV6]:PORT");
+    }
+    hp.host = bind.substr(1, close - 1);
+    port = bind.substr(close + 2);
+  } else {
+    const size_t colon = bind.rfind(':');
+    if (colon == std::string::npos || colon == 0 || bind.find(':') != colon) {
+      return Status::InvalidInput("http bind '" + bind + "': expected HOST:PORT");
+    }
+    hp.host = bind.substr(0, colon);
+    port = bind.substr(colon + 1);
+  }
+  if (port.empty() || port.size() > 5 ||
+      port.find_first_not_of("0123456789") != std::string::npos ||
+      std::atoi(port.c_str()) > 65535) {
+    return Status::InvalidInput("http bind '" + bind + "': bad port '" + port + "'");
+  }
+  hp.port = std::atoi(port.c_str());
+  return hp;
+}
+
+bool IsLoopbackHost(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options) {
+  if (options.registry == nullptr) return Status::InvalidInput("http server needs a registry");
+  auto hp = ParseHttpBind(options.bind);
+  if (!hp.ok()) return hp.status();
+  std::unique_ptr<HttpServer> s(new HttpServer());
+  s->options_ = std::move(options);
+  s->server_ = std::make_unique<httplib::Server>();
+  s->server_->set_payload_max_length(kMaxBody);
+  // httplib's default sets SO_REUSEPORT, which lets a second node bind the
+  // same port and silently share the scrapes. SO_REUSEADDR only: a busy port
+  // is an error, a restart does not wait out TIME_WAIT.
+  s->server_->set_socket_options([](int sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
+  s->Routes();
+  int port = hp->port;
+  if (port == 0) {
+    port = s->server_->bind_to_any_port(hp->host);
+    if (port < 0) return Status::Io("http: cannot bind " + s->options_.bind);
+  } else if (!s->server_->bind_to_port(hp->host, port)) {
+    return Status::Io("http: cannot bind " + s->options_.bind + " (address in use?)");
+  }
+  s->bound_ = (hp->host.find(':') != std::string::npos ? "[" + hp->host + "]" : hp->host) + ":" +
+              std::to_string(port);
+  httplib::Server* server = s->server_.get();
+  s->thread_ = std::jthread([server] {
+    pthread_setname_np(pthread_self(), "http");
+    server->listen_after_bind();
+  });
+  // stop() only works once the loop runs: wait for it, so Stop never hangs.
+  for (int i = 0; i < 5000 && !server->is_running(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (!server->is_running()) return Status::Internal("http server did not start");
+  return s;
+}
+
+HttpServer::~HttpServer() { Stop(); }
+
+void HttpServer::Stop() {
+  if (server_) server_->stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+void HttpServer::Routes() {
+  httplib::Server& s = *server_;
+  Route(s, "GET", "/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(options_.registry->WriteText(), kPromText);
+  });
+  Route(s, "GET", "/healthz", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("ok\n", "text/plain");
+  });
+  Route(s, "GET", "/readyz", [this](const httplib::Request&, httplib::Response& res) {
+    std::string why;
+    bool ready = true;
+    if (options_.ready) {
+      std::lock_guard lock(backend_mu_);
+      ready = options_.ready(&why);
+    }
+    res.status = ready ? 200 : 503;
+    res.set_content(ready ? "ready\n" : "not ready: " + why + "\n", "text/plain");
+  });
+  s.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (res.body.empty() && res.status == 404) SendError(res, 404, "no such path: " + req.path);
+  });
+  if (options_.backend != nullptr) ApiRoutes();
+}
+
+void HttpServer::ApiRoutes() {
+  httplib::Server& s = *server_;
+  // A read-only query; `id_group` is the regex group holding the id (0: none).
+  auto query = [this](const char* kind, int id_group) {
+    return [this, kind, id_group](const httplib::Request& req, httplib::Response& res) {
+      std::string id = id_group > 0 ? std::string(req.matches[id_group]) : "";
+      uint32_t limit = 0;
+      if (req.has_param("limit")) {
+        const std::string v = req.get_param_value("limit");
+        const long n = std::strtol(v.c_str(), nullptr, 10);
+        if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos || n < 1 ||
+            n > kMaxLimit) {
+          return SendError(res, 400,
+                           "limit must be an integer from 1 to " + std::to_string(kMaxLimit));
+        }
+        limit = static_cast<uint32_t>(n);
+      }
+      Result<nlohmann::json> answer = Status::Internal("unanswered");
+      {
+        std::lock_guard lock(backend_mu_);
+        answer = options_.backend->Query(kind, id, limit);
+      }
+      if (!answer.ok())
+        return SendError(res, HttpStatusOf(answer.status()), answer.status().message());
+      SendJson(res, 200, *answer);
+    };
+  };
+  const std::string id = "([A-Za-z0-9_.:@-]{1,256})";
+  Route(s, "GET", "/api/runs", query("runs", 0));
+  Route(s, "GET", "/api/runs/" + id, query("status", 1));
+  Route(s, "GET", "/api/runs/" + id + "/history", query("history", 1));
+  Route(s, "GET", "/api/executions/" + id, query("execution", 1));
+  Route(s, "GET", "/api/workers", query("workers", 0));
+  Route(s, "GET", "/api/pipelines", query("pipelines", 0));
+
+  // Mutating calls: 403 when no token is configured, 401 without the right one.
+  auto authorized = [this](const httplib::Request& req, httplib::Response& res) {
+    if (options_.api_token.empty()) {
+      SendError(res, 403, "mutating API calls are disabled: the node has no --api-token");
+      return false;
+    }
+    const std::string header = req.get_header_value("Authorization");
+    const std::string prefix = "Bearer ";
+    if (header.rfind(prefix, 0) != 0 ||
+        !SameToken(header.substr(prefix.size()), options_.api_token)) {
+      res.set_header("WWW-Authenticate", "Bearer realm=\"apollo11\"");
+      SendError(res, 401, "a valid bearer token is required (Authorization: Bearer TOKEN)");
+      return false;
+    }
+    return true;
+  };
+  Route(s, "POST", "/api/pipelines/" + id + "/runs",
+        [this, authorized](const httplib::Request& req, httplib::Response& res) {
+          if (!authorized(req, res)) return;
+          std::map<std::string, std::string> params;
+          if (!req.body.empty()) {
+            auto body = nlohmann::json::parse(req.body, nullptr, false);
+            if (body.is_discarded() || !body.is_object()) {
+              return SendError(res, 400, "body must be a JSON object: {\"params\": {...}}");
+            }
+            for (const auto& [key, value] : body.items()) {
+              if (key != "params") return SendError(res, 400, "unknown body field '" + key + "'");
+            }
+            if (body.contains("params")) {
+              const auto& p = body["params"];
+              if (!p.is_object()) return SendError(res, 400, "params must be a JSON object");
+              for (const auto& [name, value] : p.items()) {
+                if (value.is_string()) {
+                  params[name] = value.get<std::string>();
+                } else if (value.is_number() || value.is_boolean()) {
+                  params[name] = value.dump();
+                } else {
+                  return SendError(res, 400,
+                                   "param '" + name + "' must be a string, number or boolean");
+                }
+              }
+            }
+          }
+          Result<std::string> run_id = Status::Internal("unanswered");
+          {
+            std::lock_guard lock(backend_mu_);
+            run_id = options_.backend->Trigger(req.matches[1], params);
+          }
+          if (!run_id.ok())
+            return SendError(res, HttpStatusOf(run_id.status()), run_id.status().message());
+          spdlog::info("http: run {} of {} triggered by {}", *run_id, std::string(req.matches[1]),
+                       req.remote_addr);
+          SendJson(res, 201, nlohmann::json{{"run_id", *run_id}});
+        });
+  Route(s, "POST", "/api/runs/" + id + "/cancel",
+        [this, authorized](const httplib::Request& req, httplib::Response& res) {
+          if (!authorized(req, res)) return;
+          const std::string run_id = req.matches[1];
+          Status c;
+          {
+            std::lock_guard lock(backend_mu_);
+            auto run = options_.backend->Query("status", run_id, 0);
+            if (!run.ok())
+              return SendError(res, HttpStatusOf(run.status()), run.status().message());
+            const std::string state = run->value("state", "");
+            if (state == "SUCCESS" || state == "FAILED" || state == "CANCELED") {
+              return SendError(res, 409, "run " + run_id + " already finished: " + state);
+            }
+            c = options_.backend->Cancel(run_id,
+                                         "canceled through the HTTP API from " + req.remote_addr);
+          }
+          if (!c.ok()) return SendError(res, HttpStatusOf(c), c.message());
+          SendJson(res, 202, nlohmann::json{{"run_id", run_id}, {"cancel", "requested"}});
+        });
+}
+
+}  // namespace apollo11::observability

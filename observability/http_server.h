@@ -1,0 +1,67 @@
+#pragma once
+// The node's HTTP endpoint (cpp-httplib): /metrics (Prometheus text),
+// /healthz, /readyz and, on a coordinator, the JSON API under /api/. Mutating
+// API calls need `Authorization: Bearer TOKEN`; with no token configured they
+// are refused (403).
+//
+// Threads: Start binds, then serves on its own thread (httplib's worker pool
+// answers requests); Stop (or the destructor) stops and joins it.
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "common/status.h"
+#include "observability/api_backend.h"
+#include "observability/metrics_registry.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace apollo11::observability {
+
+struct HostPort {
+  std::string host;
+  int port = 0;
+};
+// Parses "HOST:PORT" or "[V6]:PORT" (port 0 = any free port).
+Result<HostPort> ParseHttpBind(const std::string& bind);
+// True for localhost, 127.0.0.0/8 and ::1.
+bool IsLoopbackHost(const std::string& host);
+
+struct HttpServerOptions {
+  std::string bind = "127.0.0.1:8011";
+  // Bearer token for POST /api/...; empty refuses every mutating call.
+  std::string api_token;
+  const Registry* registry = nullptr;  // required; must outlive the server
+  // The JSON API; null serves no /api/ (a worker node). Must outlive the server.
+  ApiBackend* backend = nullptr;
+  // /readyz: true when ready; otherwise fills the reason. Called on server
+  // threads, one at a time.
+  std::function<bool(std::string* why)> ready;
+};
+
+class HttpServer {
+ public:
+  static Result<std::unique_ptr<HttpServer>> Start(HttpServerOptions options);
+  ~HttpServer();
+  void Stop();
+  // "HOST:PORT" actually bound (port 0 resolved).
+  const std::string& bound() const { return bound_; }
+
+ private:
+  HttpServer() = default;
+  void Routes();
+  void ApiRoutes();
+
+  HttpServerOptions options_;
+  std::unique_ptr<httplib::Server> server_;
+  std::string bound_;
+  std::mutex backend_mu_;  // one backend call at a time
+  std::jthread thread_;
+};
+
+}  // namespace apollo11::observability

@@ -1,0 +1,234 @@
+// The HTTP server over real sockets (httplib::Client against port 0): routes,
+// methods, the bearer token rule, input checks and error mapping. The backend
+// is a recording twin; the end-to-end tests run the real one.
+
+#include "observability/http_server.h"
+
+#include <httplib.h>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "tests/observability/prom_parser.h"
+
+using namespace apollo11::observability;  // NOLINT: test file
+using apollo11::Result;
+using apollo11::Status;
+
+namespace {
+
+class FakeBackend final : public ApiBackend {
+ public:
+  Result<nlohmann::json> Query(const std::string& kind, const std::string& id,
+                               uint32_t limit) override {
+    queries.push_back(kind + ":" + id + ":" + std::to_string(limit));
+    if (id == "missing") return Status::NotFound("no run missing");
+    if (id == "done") return nlohmann::json{{"state", "SUCCESS"}};
+    if (kind == "health") return nlohmann::json{{"ready", true}, {"journal_writable", healthy}};
+    return nlohmann::json{{"kind", kind}, {"id", id}, {"state", "RUNNING"}};
+  }
+  Result<std::string> Trigger(const std::string& name,
+                              const std::map<std::string, std::string>& params) override {
+    if (name == "unknown.pipe") return Status::NotFound("no pipeline unknown.pipe");
+    triggered = name;
+    last_params = params;
+    return std::string("r-new");
+  }
+  Status Cancel(const std::string& run_id, const std::string&) override {
+    canceled = run_id;
+    return Status::Ok();
+  }
+  std::vector<std::string> queries;
+  std::string triggered, canceled;
+  std::map<std::string, std::string> last_params;
+  bool healthy = true;
+};
+
+constexpr const char* kToken = "s3cret-token-0123456789";
+
+struct Server {
+  explicit Server(std::string token, bool with_backend = true) {
+    registry.AddCounter("apollo11_test_total", "A test counter.").Inc(5);
+    HttpServerOptions o;
+    o.bind = "127.0.0.1:0";
+    o.api_token = std::move(token);
+    o.registry = &registry;
+    if (with_backend) {
+      o.backend = &backend;
+      o.ready = [this](std::string* why) {
+        auto h = backend.Query("health", "", 0);
+        if (!(*h)["journal_writable"].get<bool>()) *why = "journal not writable";
+        return why->empty();
+      };
+    }
+    auto s = HttpServer::Start(std::move(o));
+    REQUIRE(s.ok());
+    server = std::move(*s);
+    const std::string& bound = server->bound();
+    client = std::make_unique<httplib::Client>("127.0.0.1",
+                                               std::stoi(bound.substr(bound.rfind(':') + 1)));
+  }
+  FakeBackend backend;
+  Registry registry;
+  std::unique_ptr<HttpServer> server;
+  std::unique_ptr<httplib::Client> client;
+};
+
+httplib::Headers Bearer(const std::string& token) { return {{"Authorization", "Bearer " + token}}; }
+
+}  // namespace
+
+TEST_CASE("/metrics serves the registry as Prometheus text", "[http]") {
+  Server s("");
+  auto res = s.client->Get("/metrics");
+  REQUIRE(res);
+  CHECK(res->status == 200);
+  CHECK(res->get_header_value("Content-Type").rfind("text/plain; version=0.0.4", 0) == 0);
+  auto scrape = apollo11::testing::ParsePrometheusText(res->body);
+  REQUIRE(scrape.error.empty());
+  CHECK(scrape.Value("apollo11_test_total") == 5);
+  CHECK(s.client->Get("/healthz")->status == 200);
+}
+
+TEST_CASE("/readyz says 503 and why while the journal cannot be written", "[http]") {
+  Server s("");
+  CHECK(s.client->Get("/readyz")->status == 200);
+  s.backend.healthy = false;
+  auto res = s.client->Get("/readyz");
+  CHECK(res->status == 503);
+  CHECK(res->body.find("journal not writable") != std::string::npos);
+}
+
+TEST_CASE("read-only API calls reach the backend and map its errors", "[http]") {
+  Server s("");
+  auto res = s.client->Get("/api/runs?limit=5");
+  REQUIRE(res);
+  CHECK(res->status == 200);
+  CHECK(nlohmann::json::parse(res->body)["kind"] == "runs");
+  CHECK(s.client->Get("/api/runs/r1/history")->status == 200);
+  CHECK(s.client->Get("/api/executions/r1.task_a")->status == 200);
+  CHECK(s.client->Get("/api/workers")->status == 200);
+  CHECK(s.client->Get("/api/pipelines")->status == 200);
+  CHECK(s.backend.queries == std::vector<std::string>{"runs::5", "history:r1:0",
+                                                      "execution:r1.task_a:0", "workers::0",
+                                                      "pipelines::0"});
+  auto missing = s.client->Get("/api/runs/missing");
+  CHECK(missing->status == 404);
+  CHECK(nlohmann::json::parse(missing->body)["error"] == "no run missing");
+  CHECK(s.client->Get("/api/runs?limit=0")->status == 400);
+  CHECK(s.client->Get("/api/runs?limit=abc")->status == 400);
+  CHECK(s.client->Get("/api/nothing")->status == 404);
+}
+
+TEST_CASE("a wrong method is 405 with Allow, not 404", "[http]") {
+  Server s(kToken);
+  auto post = s.client->Post("/api/runs", "", "application/json");
+  CHECK(post->status == 405);
+  CHECK(post->get_header_value("Allow") == "GET");
+  auto get = s.client->Get("/api/runs/r1/cancel");
+  CHECK(get->status == 405);
+  CHECK(get->get_header_value("Allow") == "POST");
+  CHECK(s.client->Delete("/api/runs/r1")->status == 405);
+  CHECK(s.client->Post("/metrics", "", "text/plain")->status == 405);
+}
+
+TEST_CASE("mutating calls are refused (403) when no token is configured", "[http][security]") {
+  Server s("");
+  auto res =
+      s.client->Post("/api/pipelines/demo.x/runs", Bearer("anything"), "{}", "application/json");
+  CHECK(res->status == 403);
+  CHECK(res->body.find("--api-token") != std::string::npos);
+  CHECK(s.client->Post("/api/runs/r1/cancel", "", "application/json")->status == 403);
+  CHECK(s.backend.triggered.empty());
+  CHECK(s.backend.canceled.empty());
+}
+
+TEST_CASE("mutating calls need the exact bearer token (401 otherwise)", "[http][security]") {
+  Server s(kToken);
+  auto none = s.client->Post("/api/pipelines/demo.x/runs", "{}", "application/json");
+  CHECK(none->status == 401);
+  CHECK(none->get_header_value("WWW-Authenticate").rfind("Bearer", 0) == 0);
+  CHECK(s.client
+            ->Post("/api/pipelines/demo.x/runs", Bearer("s3cret-token-012345678"), "{}",
+                   "application/json")
+            ->status == 401);  // a prefix of the token
+  CHECK(s.client
+            ->Post("/api/pipelines/demo.x/runs", Bearer(std::string(kToken) + "9"), "{}",
+                   "application/json")
+            ->status == 401);
+  CHECK(s.client
+            ->Post("/api/pipelines/demo.x/runs", {{"Authorization", kToken}}, "{}",
+                   "application/json")
+            ->status == 401);  // no "Bearer "
+  CHECK(s.backend.triggered.empty());
+
+  auto ok = s.client->Post("/api/pipelines/demo.x/runs", Bearer(kToken),
+                           R"({"params": {"day": "2026-11-29", "n": 3, "dry": true}})",
+                           "application/json");
+  REQUIRE(ok->status == 201);
+  CHECK(nlohmann::json::parse(ok->body)["run_id"] == "r-new");
+  CHECK(s.backend.triggered == "demo.x");
+  CHECK(s.backend.last_params ==
+        std::map<std::string, std::string>{{"day", "2026-11-29"}, {"n", "3"}, {"dry", "true"}});
+
+  auto cancel = s.client->Post("/api/runs/r7/cancel", Bearer(kToken), "", "application/json");
+  CHECK(cancel->status == 202);
+  CHECK(s.backend.canceled == "r7");
+  CHECK(s.client->Post("/api/runs/done/cancel", Bearer(kToken), "", "application/json")->status ==
+        409);
+  CHECK(
+      s.client->Post("/api/runs/missing/cancel", Bearer(kToken), "", "application/json")->status ==
+      404);
+}
+
+TEST_CASE("a trigger with a malformed body is 400 and reaches nobody", "[http]") {
+  Server s(kToken);
+  for (const char* body : {"not json", "[1]", R"({"params": 3})", R"({"params": {"a": [1]}})",
+                           R"({"parameters": {}})"}) {
+    INFO(body);
+    auto res =
+        s.client->Post("/api/pipelines/demo.x/runs", Bearer(kToken), body, "application/json");
+    CHECK(res->status == 400);
+  }
+  CHECK(s.backend.triggered.empty());
+  CHECK(s.client->Post("/api/pipelines/unknown.pipe/runs", Bearer(kToken), "", "application/json")
+            ->status == 404);
+}
+
+TEST_CASE("a worker's server has metrics and health but no API", "[http]") {
+  Server s("", /*with_backend=*/false);
+  CHECK(s.client->Get("/metrics")->status == 200);
+  CHECK(s.client->Get("/readyz")->status == 200);
+  CHECK(s.client->Get("/api/runs")->status == 404);
+}
+
+TEST_CASE("http bind addresses are parsed and checked", "[http]") {
+  auto v4 = ParseHttpBind("0.0.0.0:8011");
+  REQUIRE(v4.ok());
+  CHECK(v4->host == "0.0.0.0");
+  CHECK(v4->port == 8011);
+  auto v6 = ParseHttpBind("[::1]:0");
+  REQUIRE(v6.ok());
+  CHECK(v6->host == "::1");
+  CHECK(v6->port == 0);
+  for (const char* bad : {"8011", ":8011", "host:", "host:99999", "host:8o11", "::1:80", "[::1]"}) {
+    INFO(bad);
+    CHECK(!ParseHttpBind(bad).ok());
+  }
+  CHECK(IsLoopbackHost("127.0.0.1"));
+  CHECK(IsLoopbackHost("localhost"));
+  CHECK(IsLoopbackHost("::1"));
+  CHECK(!IsLoopbackHost("0.0.0.0"));
+  CHECK(!IsLoopbackHost("10.0.0.5"));
+}
+
+TEST_CASE("a busy port is a clear error", "[http]") {
+  Server first("");
+  HttpServerOptions o;
+  o.bind = first.server->bound();
+  Registry r;
+  o.registry = &r;
+  auto second = HttpServer::Start(o);
+  REQUIRE(!second.ok());
+  CHECK(second.status().message().find("cannot bind") != std::string::npos);
+}
