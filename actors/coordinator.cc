@@ -101,6 +101,7 @@ QueryReply AnswerQuery(const Query& q, storage::Journal* journal, const Schedule
                      {"running", w.running},
                      {"credits", w.credits},
                      {"last_heartbeat", FormatTimestamp(w.last_seen)},
+                     {"labels", w.labels},
                      {"state", "connected"}});
     }
     reply.json = out.dump();
@@ -295,6 +296,8 @@ void SchedulerBody(ActorPipe& pipe, SchedulerParams p) {
   std::vector<std::pair<std::string, SubmitReply>> accepted;  // replies held until the commit
   std::map<uint64_t, PendingLog> pending_logs;                // by request id
   uint64_t next_log_request = 1;
+  // An operator's decision, answered once it is journaled.
+  std::vector<std::pair<std::string, ConfirmReply>> confirmed;
 
   // Commits what the turn staged, then releases its messages. False when the
   // commit failed: nothing left, and it is retried with backoff.
@@ -319,6 +322,10 @@ void SchedulerBody(ActorPipe& pipe, SchedulerParams p) {
       Reply(client, identity, InternalType::kSubmitReply, reply);
     }
     accepted.clear();
+    for (const auto& [identity, reply] : confirmed) {
+      Reply(client, identity, InternalType::kConfirmReply, reply);
+    }
+    confirmed.clear();
     if (!out.enqueue.execs.empty())
       SendInternal(*p.disp, InternalType::kEnqueue, out.enqueue, &scratch);
     if (!out.adopt.execs.empty())
@@ -447,6 +454,28 @@ void SchedulerBody(ActorPipe& pipe, SchedulerParams p) {
             AddJournalHealth(query, health, p.clock->Now(), &reply);
           }
           Reply(client, msg->identity, InternalType::kQueryReply, reply);
+          break;
+        }
+        case InternalType::kConfirmExec: {
+          ConfirmExec confirm;
+          ConfirmReply reply;
+          if (Decode(env, &confirm, "scheduler")) {
+            auto done = core.Confirm(confirm.exec_id, confirm.kill, "user");
+            if (done.ok()) {
+              reply.text = *done;
+            } else {
+              reply.error = done.status().message();
+              reply.code = static_cast<uint8_t>(done.status().code());
+            }
+          } else {
+            reply.error = "malformed confirmation";
+            reply.code = static_cast<uint8_t>(StatusCode::kInvalidInput);
+          }
+          if (reply.error.empty()) {
+            confirmed.emplace_back(msg->identity, std::move(reply));
+          } else {
+            Reply(client, msg->identity, InternalType::kConfirmReply, reply);
+          }
           break;
         }
         case InternalType::kCancelRun: {
@@ -661,8 +690,8 @@ void DispatcherBody(ActorPipe& pipe, DispatcherParams p) {
       WorkersSnapshot snapshot;
       snapshot.epoch = p.options.epoch;
       for (const WorkerSnapshot& w : core.Snapshot()) {
-        snapshot.workers.push_back(
-            {w.id, w.group, w.slots, w.credits, w.running, w.last_seen, w.expected_busy_ms});
+        snapshot.workers.push_back({w.id, w.group, w.slots, w.credits, w.running, w.last_seen,
+                                    w.expected_busy_ms, w.labels});
       }
       SendInternal(*p.sched, InternalType::kWorkersSnapshot, snapshot, &scratch);
       next_beat = now + interval;

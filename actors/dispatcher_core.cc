@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "engine/placement.h"
 
 namespace apollo11::actors {
@@ -93,6 +95,9 @@ void DispatcherCore::OnWorkerFrame(const std::string& identity, const void* data
     Worker& w = it->second;
     w.group = hello->group.empty() ? "default" : hello->group;
     w.slots = hello->slots;
+    w.labels = hello->labels;
+    std::sort(w.labels.begin(), w.labels.end());
+    w.labels.erase(std::unique(w.labels.begin(), w.labels.end()), w.labels.end());
     w.credits = 0;  // it grants credit with CREDIT
     w.last_seen = now;
     // Executions it claims that we did not place there are not ours to run,
@@ -409,14 +414,19 @@ void DispatcherCore::Place(DispatcherOutput* out) {
       v.credits = w.credits;
       v.running = static_cast<uint32_t>(w.running.size());
       v.expected_busy = w.expected_busy_ms * kMicrosPerMilli;
+      v.labels = &w.labels;
       views.push_back(std::move(v));
       by_view.push_back(&w);
     }
-    while (!queue.empty() && !views.empty()) {
-      int pick = engine::PickWorker(views, group);
-      if (pick < 0) break;
+    for (auto q = queue.begin(); q != queue.end() && !views.empty();) {
+      int pick = engine::PickWorker(views, group, q->second.labels);
+      if (pick < 0) {
+        // No worker with credit has all its labels; one behind it may fit.
+        ++q;
+        continue;
+      }
       Worker& w = *by_view[pick];
-      auto node = queue.extract(queue.begin());
+      auto node = queue.extract(q++);
       QueuedExec& exec = node.mapped();
       queued_index_.erase(exec.dispatch.exec_id);
       --queued_;
@@ -505,7 +515,7 @@ std::vector<WorkerSnapshot> DispatcherCore::Snapshot() const {
   std::vector<WorkerSnapshot> out;
   for (const auto& [id, w] : workers_) {
     out.push_back({id, w.group, w.slots, w.credits, static_cast<uint32_t>(w.running.size()),
-                   w.last_seen, w.expected_busy_ms});
+                   w.last_seen, w.expected_busy_ms, w.labels});
   }
   return out;
 }

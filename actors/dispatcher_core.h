@@ -42,6 +42,7 @@ struct WorkerSnapshot {
   uint32_t slots = 0, credits = 0, running = 0;
   Micros last_seen = 0;
   int64_t expected_busy_ms = 0;
+  std::vector<std::string> labels;  // sorted
 };
 
 class DispatcherCore {
@@ -109,6 +110,7 @@ class DispatcherCore {
     std::unordered_set<std::string> rejoined;  // probed after a HELLO that did not list them
     Micros last_seen = 0;
     int64_t expected_busy_ms = 0;
+    std::vector<std::string> labels;  // from HELLO, sorted and unique
   };
   // Queue order within a group: higher priority first, then arrival order.
   using QueueKey = std::pair<int32_t, uint64_t>;  // (-priority, seq)

@@ -57,6 +57,8 @@ enum class InternalType : uint16_t {
   kDrain,  // node -> worker actor: drain; worker actor -> node: drained
   kQuery,  // read-only question: status, history, runs, workers, explain
   kQueryReply,
+  kConfirmExec,  // the operator's answer to a slow flag: kill or keep
+  kConfirmReply,
 };
 
 // One READY execution and everything a worker needs to run it.
@@ -66,7 +68,8 @@ struct QueuedExec {
   int64_t ready_at = 0;
   int64_t expected_ms = 1000;  // P50 estimate used for placement
   transport::Dispatch dispatch;
-  MSGPACK_DEFINE(group, priority, ready_at, expected_ms, dispatch);
+  std::vector<std::string> labels;  // placed only on a worker having all of them
+  MSGPACK_DEFINE(group, priority, ready_at, expected_ms, dispatch, labels);
 };
 
 struct Enqueue {
@@ -224,7 +227,8 @@ struct WorkerInfo {
   uint32_t slots = 0, credits = 0, running = 0;
   int64_t last_seen = 0;
   int64_t expected_busy_ms = 0;
-  MSGPACK_DEFINE(id, group, slots, credits, running, last_seen, expected_busy_ms);
+  std::vector<std::string> labels;
+  MSGPACK_DEFINE(id, group, slots, credits, running, last_seen, expected_busy_ms, labels);
 };
 struct WorkersSnapshot {
   std::vector<WorkerInfo> workers;
@@ -279,6 +283,21 @@ struct PausePlacement {
   bool paused = false;
   std::string reason;
   MSGPACK_DEFINE(paused, reason);
+};
+// `apollo11 confirm EXEC_ID --kill|--keep`: the operator's decision about an
+// execution flagged slow.
+struct ConfirmExec {
+  std::string exec_id;
+  bool kill = false;  // false: keep it running
+  MSGPACK_DEFINE(exec_id, kill);
+};
+// What was done (`text`), or why nothing was: `error` with its StatusCode
+// (kNotFound / kInvalidInput are the operator's mistakes).
+struct ConfirmReply {
+  std::string text;
+  std::string error;
+  uint8_t code = 0;
+  MSGPACK_DEFINE(text, error, code);
 };
 
 }  // namespace apollo11::actors

@@ -14,6 +14,11 @@ nlohmann::json RunSummaryJson(const storage::RunRecord& run,
                         {"exit_code", e.exit_code}};
     if (!e.error.empty()) t["error"] = e.error;
     if (!e.worker_id.empty()) t["worker"] = e.worker_id;
+    if (e.slow != storage::SlowFlag::kNone) {
+      t["slow"] = storage::ToString(e.slow);
+      t["slow_reason"] = e.slow_reason;
+      t["flagged_at"] = FormatTimestamp(e.flagged_at);
+    }
     tasks[e.task_id] = std::move(t);
   }
   nlohmann::json doc = {{"run_id", run.run_id},
@@ -31,12 +36,15 @@ nlohmann::json RunSummaryJson(const storage::RunRecord& run,
 }
 
 nlohmann::json TransitionJson(const storage::TransitionRecord& r) {
-  return {{"seq", r.seq},         {"ts", FormatTimestamp(r.ts)},
-          {"ts_us", r.ts},        {"run_id", r.run_id},
-          {"task_id", r.task_id}, {"exec_id", r.exec_id},
-          {"attempt", r.attempt}, {"from", ToString(r.from)},
-          {"to", ToString(r.to)}, {"reason", r.reason},
-          {"actor", r.actor}};
+  nlohmann::json j = {{"seq", r.seq},         {"ts", FormatTimestamp(r.ts)},
+                      {"ts_us", r.ts},        {"run_id", r.run_id},
+                      {"task_id", r.task_id}, {"exec_id", r.exec_id},
+                      {"attempt", r.attempt}, {"from", ToString(r.from)},
+                      {"to", ToString(r.to)}, {"reason", r.reason},
+                      {"actor", r.actor}};
+  // A note (slow flag, operator decision) is an event, not a state change.
+  if (r.note) j["note"] = true;
+  return j;
 }
 
 nlohmann::json RunLineJson(const storage::RunRecord& r) {

@@ -76,6 +76,8 @@ struct SchedulerCore::RunCtx {
   std::vector<int> dirty_list;
   std::vector<std::string> outputs;  // by task index; kept only for tasks with dependents
   std::vector<int64_t> expected_ms;  // by task index: P50 of past durations, for placement
+  std::vector<Micros> p50;           // by task index: 0 = no history, never flagged slow
+  std::vector<Micros> placed_at;     // by task index: when the current attempt was placed
   std::vector<uint8_t> has_dependents;
   bool progress_dirty = true;
   bool finished = false;
@@ -144,10 +146,13 @@ Result<std::unique_ptr<SchedulerCore::RunCtx>> SchedulerCore::MakeRun(const std:
   // P50 of each task's past successful durations, read once per run here
   // rather than on every dispatch. Without history: the engine's default.
   run->expected_ms.assign(n, engine::kDefaultP50 / kMicrosPerMilli);
+  run->p50.assign(n, 0);
+  run->placed_at.assign(n, 0);
   for (size_t i = 0; i < n; ++i) {
     auto p50 = journal_->DurationP50(run->spec.name + "/" + run->spec.tasks[i].id);
     if (p50.ok() && p50->has_value()) {
       run->expected_ms[i] = std::max<int64_t>(1, **p50 / kMicrosPerMilli);
+      run->p50[i] = std::max<Micros>(1, **p50);
     }
   }
   for (size_t i = 0; i < n; ++i) {
@@ -301,6 +306,8 @@ Status SchedulerCore::RecoverRun(const storage::RunRecord& record, Micros now,
     staged_.adopt.execs.push_back(
         {rec.exec_id, ref.dag->attempt(task), rec.worker_id, ref.expected_ms[task]});
     StageDeadline(ref, task, rec.started_at ? rec.started_at : now);
+    // A slow flag came back with the record; an unflagged attempt is watched again.
+    WatchSlow(ref, task, ref.dag->attempt(task), rec.started_at ? rec.started_at : now);
     ++report->running;
   }
   ++report->runs;
@@ -372,6 +379,7 @@ void SchedulerCore::OnPlaced(const Placed& placed) {
     rec.started_at = placed.at;
     Apply(*run, effects_, "dispatcher", ref.worker_id, task);
     StageDeadline(*run, task, placed.at);
+    WatchSlow(*run, task, ref.attempt, placed.at);
   }
 }
 
@@ -515,6 +523,7 @@ void SchedulerCore::OnTimers() {
     }
     Apply(run, effects_, "scheduler");
   }
+  FireSlowTimers(now);
 }
 
 Result<std::string> SchedulerCore::Explain(const std::string& run_id, const std::string& task_id,
@@ -536,17 +545,26 @@ Result<std::string> SchedulerCore::Explain(const std::string& run_id, const std:
       }
       break;
     case TaskState::kReady: {
-      int in_group = 0, with_credit = 0;
+      int in_group = 0, with_credit = 0, labeled = 0;
       for (const WorkerInfo& w : workers.workers) {
         if (w.group != spec.group) continue;
         ++in_group;
+        // Snapshot labels are sorted by the dispatcher.
+        if (!engine::HasLabels(w.labels, spec.labels)) continue;
+        ++labeled;
         with_credit += w.credits > 0 ? 1 : 0;
       }
+      std::string labels;
+      for (const std::string& l : spec.labels) labels += (labels.empty() ? "" : ", ") + l;
       if (in_group == 0) {
         text += "; no worker of group '" + spec.group + "' is connected: it waits until one joins";
+      } else if (labeled == 0) {
+        text += "; no connected worker of group '" + spec.group + "' has all the labels [" +
+                labels + "] (" + std::to_string(in_group) +
+                " connected): it waits until one with them joins";
       } else if (with_credit == 0) {
-        text +=
-            "; all " + std::to_string(in_group) + " workers of group '" + spec.group + "' are busy";
+        text += "; all " + std::to_string(labeled) + " workers of group '" + spec.group + "'" +
+                (labels.empty() ? "" : " with labels [" + labels + "]") + " are busy";
       } else {
         text += "; being placed on a worker of group '" + spec.group + "'";
       }
@@ -558,6 +576,12 @@ Result<std::string> SchedulerCore::Explain(const std::string& run_id, const std:
     case TaskState::kRunning:
       text += "; on worker " + run.execs[task].worker_id + " since " +
               FormatTimestamp(run.execs[task].started_at);
+      if (run.execs[task].slow == storage::SlowFlag::kFlagged) {
+        text += "; flagged slow and waiting for confirmation (" + run.execs[task].slow_reason +
+                "): apollo11 confirm " + run.execs[task].exec_id + " --kill|--keep";
+      } else if (run.execs[task].slow == storage::SlowFlag::kKept) {
+        text += "; flagged slow, then kept by the operator";
+      }
       break;
     default:
       break;
@@ -566,7 +590,11 @@ Result<std::string> SchedulerCore::Explain(const std::string& run_id, const std:
 }
 
 Micros SchedulerCore::NextTimer() const {
-  return retry_timers_.empty() ? 0 : retry_timers_.top().due;
+  Micros next = retry_timers_.empty() ? 0 : retry_timers_.top().due;
+  if (!slow_timers_.empty() && (next == 0 || slow_timers_.top().due < next)) {
+    next = slow_timers_.top().due;
+  }
+  return next;
 }
 
 void SchedulerCore::Apply(RunCtx& run, engine::Effects& effects, const std::string& actor,
@@ -589,6 +617,12 @@ void SchedulerCore::Apply(RunCtx& run, engine::Effects& effects, const std::stri
 
     if (InFlight(t.from)) --in_flight_;
     if (InFlight(t.to)) ++in_flight_;
+    if (t.from == TaskState::kRunning) {
+      // A slow flag concerns one attempt; it ends with it (history keeps it).
+      rec.slow = storage::SlowFlag::kNone;
+      rec.slow_reason.clear();
+      rec.flagged_at = 0;
+    }
     rec.state = t.to;
     rec.attempt = t.attempt;
     rec.retries_used = run.dag->retries_used(t.task);
@@ -632,6 +666,7 @@ void SchedulerCore::StageDispatch(RunCtx& run, int task) {
   q.priority = spec.priority;
   q.ready_at = clock_->Now();
   q.expected_ms = run.expected_ms[task];
+  q.labels = spec.labels;
   transport::Dispatch& d = q.dispatch;
   d.exec_id = rec.exec_id;
   d.attempt = run.dag->attempt(task);
@@ -771,6 +806,149 @@ Status SchedulerCore::Flush(SchedulerOutbox* out) {
   // Finished runs leave memory once their end is durable.
   for (const RunFinished& f : out->finished) runs_.erase(f.run_id);
   return Status::Ok();
+}
+
+// ---- slow tasks -------------------------------------------------------------
+
+namespace {
+
+// The per-task slow-check inputs tolerate a RunCtx built without them (a run
+// restored after a restart before its history is loaded): no P50, no check.
+Micros P50Of(const std::vector<Micros>& p50, int task) {
+  return static_cast<size_t>(task) < p50.size() ? p50[task] : 0;
+}
+
+}  // namespace
+
+Micros SchedulerCore::SlowThreshold(const RunCtx& run, int task) const {
+  return std::max<Micros>(P50Of(run.p50, task) * options_.slow_factor,
+                          options_.slow_min.count() * kMicrosPerMilli);
+}
+
+Micros SchedulerCore::PlacedAt(const RunCtx& run, int task) const {
+  if (static_cast<size_t>(task) < run.placed_at.size() && run.placed_at[task] > 0) {
+    return run.placed_at[task];
+  }
+  return run.execs[task].started_at;
+}
+
+void SchedulerCore::WatchSlow(RunCtx& run, int task, uint32_t attempt, Micros placed_at) {
+  if (run.placed_at.size() < run.execs.size()) run.placed_at.resize(run.execs.size(), 0);
+  run.placed_at[task] = placed_at;
+  // Without history there is no "usual" duration to compare with.
+  if (P50Of(run.p50, task) <= 0) return;
+  slow_timers_.push({placed_at + SlowThreshold(run, task), run.run_id, task, attempt});
+}
+
+void SchedulerCore::FireSlowTimers(Micros now) {
+  while (!slow_timers_.empty() && slow_timers_.top().due <= now) {
+    SlowTimer timer = slow_timers_.top();
+    slow_timers_.pop();
+    auto it = runs_.find(timer.run_id);
+    if (it == runs_.end()) continue;
+    RunCtx& run = *it->second;
+    storage::ExecutionRecord& rec = run.execs[timer.task];
+    // Stale when the attempt already ended or was requeued.
+    if (run.dag->state(timer.task) != TaskState::kRunning ||
+        run.dag->attempt(timer.task) != timer.attempt || rec.slow != storage::SlowFlag::kNone) {
+      continue;
+    }
+    const Micros ran = now - PlacedAt(run, timer.task);
+    rec.slow = storage::SlowFlag::kFlagged;
+    rec.slow_reason = "running " + FormatDuration(Millis(ran / kMicrosPerMilli)) + ", more than " +
+                      std::to_string(options_.slow_factor) + "x its P50 of " +
+                      FormatDuration(Millis(P50Of(run.p50, timer.task) / kMicrosPerMilli)) +
+                      " and at least " + FormatDuration(options_.slow_min);
+    rec.flagged_at = now;
+    ++slow_flags_;
+    std::string reason = "flagged slow: " + rec.slow_reason +
+                         "; it keeps running until an operator confirms --kill or --keep";
+    spdlog::warn("event=slow_task exec_id={} attempt={} worker_id={}: {}", rec.exec_id,
+                 timer.attempt, rec.worker_id, reason);
+    StageNote(run, timer.task, std::move(reason), "scheduler");
+  }
+}
+
+void SchedulerCore::StageNote(RunCtx& run, int task, std::string reason, const std::string& actor) {
+  const storage::ExecutionRecord& rec = run.execs[task];
+  storage::TransitionRecord tr;
+  tr.ts = clock_->Now();
+  tr.run_id = run.run_id;
+  tr.task_id = rec.task_id;
+  tr.exec_id = rec.exec_id;
+  tr.attempt = run.dag->attempt(task);
+  tr.from = tr.to = run.dag->state(task);
+  tr.reason = std::move(reason);
+  tr.actor = actor;
+  tr.note = true;
+  batch_.Append(std::move(tr));
+  if (!run.exec_dirty[task]) {
+    run.exec_dirty[task] = 1;
+    run.dirty_list.push_back(task);
+  }
+  run.progress_dirty = true;
+}
+
+Result<std::string> SchedulerCore::Confirm(const std::string& exec_id, bool kill,
+                                           const std::string& actor) {
+  int task = -1;
+  RunCtx* run = FindRunOfExec(exec_id, &task);
+  if (run == nullptr) {
+    // Not in an active run: say whether it exists at all.
+    auto stored = journal_->GetExecution(exec_id);
+    if (!stored.ok()) return stored.status();
+    if (!stored->has_value()) return Status::NotFound("no execution " + exec_id);
+    return Status::InvalidInput("execution " + exec_id + " is " + ToString((*stored)->state) +
+                                ", not running: only a running execution flagged slow can be "
+                                "confirmed");
+  }
+  storage::ExecutionRecord& rec = run->execs[task];
+  const TaskState state = run->dag->state(task);
+  if (state != TaskState::kRunning) {
+    return Status::InvalidInput("execution " + exec_id + " is " + ToString(state) +
+                                ", not running: only a running execution flagged slow can be "
+                                "confirmed");
+  }
+  if (rec.slow == storage::SlowFlag::kKept) {
+    return Status::InvalidInput("execution " + exec_id +
+                                " was already kept by the operator; it is not flagged again "
+                                "during this attempt");
+  }
+  if (rec.slow != storage::SlowFlag::kFlagged) {
+    std::string when = P50Of(run->p50, task) > 0
+                           ? "it would be flagged after " +
+                                 FormatDuration(Millis(SlowThreshold(*run, task) / kMicrosPerMilli))
+                           : "its task has no duration history yet, so it is never flagged";
+    return Status::InvalidInput("execution " + exec_id + " is running but not flagged slow (" +
+                                when + ")");
+  }
+  const Micros now = clock_->Now();
+  const std::string figures =
+      "ran " + FormatDuration(Millis((now - PlacedAt(*run, task)) / kMicrosPerMilli)) + ", P50 " +
+      FormatDuration(Millis(P50Of(run->p50, task) / kMicrosPerMilli));
+  const uint32_t attempt = run->dag->attempt(task);
+  if (!kill) {
+    rec.slow = storage::SlowFlag::kKept;
+    std::string reason =
+        "operator kept it after slow flag (" + figures + "); not flagged again during this attempt";
+    spdlog::info("exec_id={} attempt={}: {}", exec_id, attempt, reason);
+    StageNote(*run, task, reason, actor);
+    return "kept " + exec_id + " (" + figures + ")";
+  }
+  const std::string error = "killed by operator after slow flag (" + figures + ")";
+  effects_.clear();
+  Status s = run->dag->OnResult(task, attempt, AttemptOutcome::kFailed, -1, /*retryable=*/true,
+                                error, now, Uniform01(), &effects_);
+  if (!s.ok()) return Status::Internal("kill of " + exec_id + " refused: " + s.message());
+  rec.error = error;
+  rec.exit_code = -1;
+  staged_.cancels.execs.push_back({exec_id, attempt});
+  if (run->spec.tasks[task].timeout) staged_.unwatch.execs.push_back({exec_id, attempt});
+  Apply(*run, effects_, actor, "", task);
+  const TaskState after = run->dag->state(task);
+  spdlog::info("exec_id={} attempt={}: {}; now {}", exec_id, attempt, error, ToString(after));
+  FinishIfDone(*run);
+  return "killed " + exec_id + " (" + figures + "); the task is now " + ToString(after);
 }
 
 }  // namespace apollo11::actors

@@ -47,6 +47,11 @@ struct SchedulerOptions {
   enum class RecoverMode { kAll, kOne, kNone } recover = RecoverMode::kAll;
   std::string recover_run;                               // for kOne
   observability::CoordinatorMetrics* metrics = nullptr;  // optional; must outlive the core
+  // Slow tasks: an execution whose task has duration history is flagged once
+  // it has run max(slow_factor x P50, slow_min). Flagging journals a note and
+  // waits for the operator (Confirm); it never kills by itself.
+  Millis slow_min{10000};
+  int slow_factor = 5;
 };
 
 // What Recover found and did, for the log line and the API.
@@ -104,10 +109,20 @@ class SchedulerCore {
   void OnResults(const ResultBatch& batch);
   void OnWorkerGone(const WorkerGone& gone);
   void OnDeadlineExceeded(const DeadlineExceeded& exceeded);
-  // Fires retries whose delay has elapsed.
+  // Fires retries whose delay has elapsed and flags executions that have
+  // become slow.
   void OnTimers();
-  // The next retry due time, or 0 when none is pending.
+  // The next retry or slow-check due time, or 0 when none is pending.
   Micros NextTimer() const;
+
+  // The operator's answer to a slow flag (`apollo11 confirm EXEC_ID`).
+  // kill: the attempt ends FAILED with "killed by operator after slow flag
+  // (ran T, P50 P)", its process is canceled on the worker, and the task's
+  // retry policy applies as for any failure. keep: the flag is cleared and
+  // the attempt is not flagged again. Staged like every event (Flush commits).
+  // Returns what was done, in a sentence. NotFound: no such execution;
+  // InvalidInput: not running, or running but not flagged.
+  Result<std::string> Confirm(const std::string& exec_id, bool kill, const std::string& actor);
 
   // Ends a loop turn: promotes eligible tasks within the backlog budget,
   // commits everything staged in one transaction and moves the staged
@@ -130,6 +145,7 @@ class SchedulerCore {
   bool backlog_paused() const { return paused_; }
   uint64_t backlog_events() const { return backlog_events_; }
   uint64_t stale_results() const { return stale_results_; }
+  uint64_t slow_flags() const { return slow_flags_; }
 
  private:
   struct RunCtx;
@@ -138,6 +154,14 @@ class SchedulerCore {
     std::string run_id;
     int task;
     bool operator>(const RetryTimer& o) const { return due > o.due; }
+  };
+  // When one attempt of a task with history becomes slow.
+  struct SlowTimer {
+    Micros due;
+    std::string run_id;
+    int task;
+    uint32_t attempt;
+    bool operator>(const SlowTimer& o) const { return due > o.due; }
   };
 
   RunCtx* FindRunOfExec(const std::string& exec_id, int* task);
@@ -155,6 +179,14 @@ class SchedulerCore {
   void FinishIfDone(RunCtx& run);
   void Promote();
   void StageProgress(bool force);
+  // Arms the slow check of a just-placed attempt (only with a P50).
+  void WatchSlow(RunCtx& run, int task, uint32_t attempt, Micros placed_at);
+  void FireSlowTimers(Micros now);
+  // Journals an event about a running execution that is not a transition.
+  void StageNote(RunCtx& run, int task, std::string reason, const std::string& actor);
+  Micros SlowThreshold(const RunCtx& run, int task) const;
+  // When the current attempt was placed (its start time if unknown).
+  Micros PlacedAt(const RunCtx& run, int task) const;
 
   storage::Journal* journal_;
   const Clock* clock_;
@@ -162,11 +194,13 @@ class SchedulerCore {
 
   std::unordered_map<std::string, std::unique_ptr<RunCtx>> runs_;
   std::priority_queue<RetryTimer, std::vector<RetryTimer>, std::greater<>> retry_timers_;
+  std::priority_queue<SlowTimer, std::vector<SlowTimer>, std::greater<>> slow_timers_;
   size_t in_flight_ = 0;  // READY + RUNNING
   bool paused_ = false;
   uint64_t backlog_events_ = 0;
   uint64_t stale_results_ = 0;
   bool commit_failing_ = false;  // the last commit failed: promote nothing more
+  uint64_t slow_flags_ = 0;
 
   storage::Journal::Batch batch_;
   SchedulerOutbox staged_;

@@ -1,8 +1,8 @@
 // The client commands. Read-only views (`history`, `runs`, `status`) answer
 // from a local state dir's journal (opened read-only, no lock, so they work
 // while a run writes), or from a running coordinator when --coordinator or
-// $APOLLO11_COORDINATOR names one. `submit`, `cancel`, `workers` and
-// `explain` need a coordinator. Both sources produce the same JSON
+// $APOLLO11_COORDINATOR names one. `submit`, `cancel`, `workers`, `explain`
+// and `confirm` need a coordinator. Both sources produce the same JSON
 // documents; text output is formatted from them.
 
 #include <cstdio>
@@ -118,9 +118,12 @@ int Print(const nlohmann::json& doc, bool json, const std::string& kind) {
     PrintRunSummary(doc, stdout);
   } else if (kind == "history") {
     for (const auto& r : doc) {
-      std::printf("%s  %-20s #%d  %-8s -> %-8s  %s  [%s]\n", Str(r, "ts").c_str(),
+      // A note is an event during a state (a slow flag), not a transition.
+      const bool note = r.value("note", false);
+      std::printf("%s  %-20s #%d  %-8s %s %-8s  %s  [%s]\n", Str(r, "ts").c_str(),
                   Str(r, "task_id").c_str(), r.value("attempt", 0), Str(r, "from").c_str(),
-                  Str(r, "to").c_str(), Str(r, "reason").c_str(), Str(r, "actor").c_str());
+                  note ? " *" : "->", note ? "(note)" : Str(r, "to").c_str(),
+                  Str(r, "reason").c_str(), Str(r, "actor").c_str());
     }
   } else if (kind == "runs") {
     std::printf("%-28s %-24s %-9s %6s %10s  %s\n", "RUN", "PIPELINE", "STATE", "TASKS", "DURATION",
@@ -209,6 +212,33 @@ int Cancel(const ClientFlags& f) {
   return kExitOk;
 }
 
+int Confirm(const ClientFlags& f, bool kill, bool keep) {
+  if (kill == keep) {
+    return Fail("confirm", Status::InvalidInput("pass exactly one of --kill or --keep"));
+  }
+  const std::string endpoint = CoordinatorEndpoint(f.coordinator);
+  if (endpoint.empty()) {
+    return Fail("confirm", Status::InvalidInput("pass --coordinator ENDPOINT or set "
+                                                "APOLLO11_COORDINATOR"));
+  }
+  auto remote = RemoteCoordinator::Connect(
+      endpoint, f.key, f.server_key,
+      std::chrono::milliseconds(static_cast<int64_t>(f.timeout_s * 1000)));
+  if (!remote.ok()) return Fail("confirm", remote.status());
+  auto done = (*remote)->Confirm(f.id, kill);
+  if (!done.ok()) return Fail("confirm", done.status());
+  if (f.json) {
+    std::printf(
+        "%s\n",
+        nlohmann::json{{"exec_id", f.id}, {"decision", kill ? "kill" : "keep"}, {"result", *done}}
+            .dump(2)
+            .c_str());
+  } else {
+    std::printf("%s\n", done->c_str());
+  }
+  return kExitOk;
+}
+
 void CommonFlags(CLI::App* cmd, ClientFlags* f, bool local_ok) {
   if (local_ok) {
     cmd->add_option("--state-dir", f->state_dir,
@@ -269,6 +299,21 @@ void AddInspectCommands(CLI::App& app, int* exit_code) {
   e->add_option("task_id", explain->arg, "task id")->required();
   CommonFlags(e, explain.get(), false);
   e->callback([explain, exit_code] { *exit_code = Inspect(*explain, "explain", true); });
+
+  auto confirm = std::make_shared<ClientFlags>();
+  auto decision = std::make_shared<std::pair<bool, bool>>();  // kill, keep
+  CLI::App* cf = app.add_subcommand(
+      "confirm", "answer a slow-task flag: kill the execution, or keep it running");
+  cf->add_option("exec_id", confirm->id, "execution id (RUN_ID.TASK_ID)")->required();
+  CLI::Option* kill = cf->add_flag(
+      "--kill", decision->first, "kill it: the attempt fails and the task's retry policy applies");
+  CLI::Option* keep = cf->add_flag("--keep", decision->second,
+                                   "keep it running; it is not flagged again this attempt");
+  kill->excludes(keep);
+  CommonFlags(cf, confirm.get(), false);
+  cf->callback([confirm, decision, exit_code] {
+    *exit_code = Confirm(*confirm, decision->first, decision->second);
+  });
 }
 
 }  // namespace apollo11::cli

@@ -64,6 +64,7 @@ struct NodeFlags {
   std::string reconcile_interval = "30s";
   std::string retention = "off";          // coordinator: remove finished runs older than this
   std::string retention_interval = "1h";  // coordinator: how often retention runs
+  std::string slow_min = "10s";
   int liveness = 3;
   size_t max_backlog = 1000;
   unsigned max_requeues = 3;
@@ -167,7 +168,8 @@ int Start(NodeFlags& f) {
   auto drain_timeout = apollo11::ParseDuration(f.drain_timeout);
   auto reconcile = apollo11::ParseDuration(f.reconcile_interval);
   auto retention_interval = apollo11::ParseDuration(f.retention_interval);
-  for (const auto* d : {&heartbeat, &drain_timeout, &reconcile, &retention_interval}) {
+  auto slow_min = apollo11::ParseDuration(f.slow_min);
+  for (const auto* d : {&heartbeat, &drain_timeout, &reconcile, &retention_interval, &slow_min}) {
     if (!d->ok()) {
       std::fprintf(stderr, "apollo11-node: bad duration: %s\n", d->status().message().c_str());
       return 2;
@@ -325,6 +327,7 @@ int Start(NodeFlags& f) {
     cc.epoch = *epoch;
     cc.scheduler.max_backlog = f.max_backlog;
     cc.scheduler.max_requeues = f.max_requeues;
+    cc.scheduler.slow_min = *slow_min;
     cc.reconciler.heartbeat = *heartbeat;
     cc.reconciler.liveness = f.liveness;
     cc.reconcile_interval = *reconcile;
@@ -485,6 +488,9 @@ int main(int argc, char** argv) {
   start->add_option("--heartbeat", f.heartbeat, "heartbeat interval");
   start->add_option("--reconcile-interval", f.reconcile_interval,
                     "coordinator: how often workers are asked what they run");
+  start->add_option("--slow-min", f.slow_min,
+                    "coordinator: least running time before an execution is flagged slow (it "
+                    "also needs 5x its task's P50)");
   start->add_option("--liveness", f.liveness, "missed heartbeats before a peer is lost")
       ->check(CLI::PositiveNumber);
   start

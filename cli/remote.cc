@@ -114,6 +114,26 @@ Status RemoteCoordinator::Cancel(const std::string& run_id, const std::string& r
   return Status::Ok();
 }
 
+Result<std::string> RemoteCoordinator::Confirm(const std::string& exec_id, bool kill) {
+  std::string frame;
+  transport::Encode(static_cast<uint16_t>(actors::InternalType::kConfirmExec),
+                    actors::ConfirmExec{exec_id, kill}, &frame);
+  auto raw = Ask(frame, static_cast<uint16_t>(actors::InternalType::kConfirmReply));
+  if (!raw.ok()) return raw.status();
+  auto env = transport::DecodeEnvelope(raw->data(), raw->size(), actors::ClientLimits());
+  if (!env.ok()) return env.status();
+  auto reply = transport::BodyAs<actors::ConfirmReply>(*env);
+  if (!reply.ok()) return reply.status();
+  if (!reply->error.empty()) {
+    auto code = static_cast<StatusCode>(reply->code);
+    if (code == StatusCode::kOk || reply->code > static_cast<uint8_t>(StatusCode::kInternal)) {
+      code = StatusCode::kInternal;
+    }
+    return Status::Error(code, reply->error);
+  }
+  return reply->text;
+}
+
 Result<actors::QueryReply> RemoteCoordinator::AskQuery(const actors::Query& q) {
   std::string frame;
   transport::Encode(static_cast<uint16_t>(actors::InternalType::kQuery), q, &frame);

@@ -35,6 +35,9 @@ class RemoteCoordinator {
 
   Result<std::string> Submit(const actors::SubmitRun& submit);
   Status Cancel(const std::string& run_id, const std::string& reason);
+  // Kills or keeps an execution flagged slow; returns what was done, once it
+  // is journaled. NotFound / InvalidInput: the coordinator refused it.
+  Result<std::string> Confirm(const std::string& exec_id, bool kill);
   // kind: status, history, runs, workers, explain (see actors::Query).
   Result<nlohmann::json> Query(const std::string& kind, const std::string& id = "",
                                const std::string& arg = "", uint32_t limit = 20);

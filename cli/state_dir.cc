@@ -51,6 +51,15 @@ void PrintRunSummary(const nlohmann::json& summary, std::FILE* out) {
     std::fprintf(out, "  %-24s %-9s %8d %5d  %-16s %s\n", id.c_str(), str(t, "state").c_str(),
                  t.value("attempts", 0), t.value("exit_code", 0), str(t, "worker").c_str(),
                  str(t, "error").c_str());
+    if (str(t, "slow") == "flagged") {
+      std::fprintf(out,
+                   "  %-24s SLOW: flagged slow (%s); waiting for `apollo11 confirm %s "
+                   "--kill|--keep`\n",
+                   "", str(t, "slow_reason").c_str(), str(t, "exec_id").c_str());
+    } else if (str(t, "slow") == "kept") {
+      std::fprintf(out, "  %-24s slow (%s), kept by the operator\n", "",
+                   str(t, "slow_reason").c_str());
+    }
   }
 }
 

@@ -30,12 +30,10 @@ const std::vector<std::string> kPipelineKeys = {
     "concurrency", "schedule", "alerts",  "retry_policy", "templates"};
 const std::vector<std::string> kLibraryKeys = {"version", "imports", "retry_policy", "templates"};
 const std::vector<std::string> kTaskKeys = {
-    "id",       "type",       "command",       "workdir",
-    "script",   "args",       "url",           "method",
-    "headers",  "body",       "expect_status", "host",
-    "sql",      "depends_on", "trigger",       "retry",
-    "timeout",  "group",      "priority",      "idempotency_key",
-    "precheck", "env",        "foreach",       "extends"};
+    "id",       "type",    "command", "workdir",       "script", "args",     "url",
+    "method",   "headers", "body",    "expect_status", "host",   "sql",      "depends_on",
+    "trigger",  "retry",   "timeout", "group",         "labels", "priority", "idempotency_key",
+    "precheck", "env",     "foreach", "extends"};
 const std::vector<std::string> kRetryKeys = {"max_retries", "delay",  "backoff",
                                              "max_delay",   "jitter", "on_exit_codes"};
 const std::vector<std::string> kDependencyKeys = {"task", "on"};
@@ -1129,6 +1127,8 @@ class Parser {
           return;
         }
       }
+    } else if (k == "labels") {
+      ParseLabels(f, task);
     } else if (k == "priority") {
       GetInt(f, -1'000'000, 1'000'000, &task->priority);
     } else if (k == "idempotency_key") {
@@ -1141,6 +1141,29 @@ class Parser {
       GetString(f, &task->foreach);
     } else {
       Error(KeyAt(f), "internal: unhandled task key " + Quote(k) + " in " + label);
+    }
+  }
+
+  // `labels: [gpu, ssd]`: words a worker must all announce (--labels).
+  void ParseLabels(const Field& f, TaskSpec* task) {
+    std::vector<std::string> labels;
+    if (!GetStringList(f, &labels)) return;
+    for (const std::string& label : labels) {
+      bool word = !label.empty();
+      for (char c : label) {
+        word = word &&
+               (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.');
+      }
+      if (!word) {
+        Error(At(f),
+              "each label must be a word of letters, digits, _, - and ., found " + Quote(label));
+        return;
+      }
+      if (std::find(task->labels.begin(), task->labels.end(), label) != task->labels.end()) {
+        Error(At(f), "label " + Quote(label) + " is listed twice");
+        return;
+      }
+      task->labels.push_back(label);
     }
   }
 

@@ -79,6 +79,8 @@ struct TaskSpec {
   std::optional<RetryPolicy> retry;
   std::optional<Millis> timeout;
   std::string group = "default";
+  // Runs only on a worker of its group announcing all of these (--labels).
+  std::vector<std::string> labels;
   int priority = 0;             // higher is placed first
   std::string idempotency_key;  // template; empty = "${run_id}.${task_id}"
   std::string precheck;         // shell command run before a requeued attempt

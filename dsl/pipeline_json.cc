@@ -147,6 +147,7 @@ json TaskJson(const TaskSpec& t) {
               {"retry", t.retry ? RetryJson(*t.retry) : json(nullptr)},
               {"timeout_ms", t.timeout ? json(t.timeout->count()) : json(nullptr)},
               {"group", t.group},
+              {"labels", t.labels},
               {"priority", t.priority},
               {"idempotency_key", t.idempotency_key},
               {"precheck", t.precheck},
@@ -185,6 +186,7 @@ TaskSpec TaskFrom(const json& j) {
     t.timeout = Millis(NumberFrom<int64_t>(j.at("timeout_ms"), "timeout_ms"));
   }
   Read(j, "group", &t.group);
+  Read(j, "labels", &t.labels);
   Read(j, "priority", &t.priority);
   Read(j, "idempotency_key", &t.idempotency_key);
   Read(j, "precheck", &t.precheck);

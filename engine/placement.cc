@@ -4,11 +4,20 @@
 
 namespace apollo11::engine {
 
-int PickWorker(const std::vector<WorkerView>& workers, const std::string& group) {
+bool HasLabels(const std::vector<std::string>& have, const std::vector<std::string>& need) {
+  for (const std::string& label : need) {
+    if (!std::binary_search(have.begin(), have.end(), label)) return false;
+  }
+  return true;
+}
+
+int PickWorker(const std::vector<WorkerView>& workers, const std::string& group,
+               const std::vector<std::string>& labels) {
   int best = -1;
   for (int i = 0; i < static_cast<int>(workers.size()); ++i) {
     const WorkerView& w = workers[i];
     if (w.credits == 0 || w.group != group) continue;
+    if (!labels.empty() && (w.labels == nullptr || !HasLabels(*w.labels, labels))) continue;
     if (best < 0) {
       best = i;
       continue;

@@ -18,12 +18,18 @@ struct WorkerView {
   uint32_t credits = 0;  // executions it will still accept
   uint32_t running = 0;
   Micros expected_busy = 0;  // sum of estimated remaining durations of its executions
+  // Its labels, sorted (owned by the caller, who keeps them alive); null = none.
+  const std::vector<std::string>* labels = nullptr;
 };
 
-// The index of the worker in `group` with credit whose expected busy time per
-// slot is least; ties go to fewer running executions, then the lower index.
-// -1 when no worker of the group has credit.
-int PickWorker(const std::vector<WorkerView>& workers, const std::string& group);
+// True when `have` (sorted) contains every label of `need` (any order).
+bool HasLabels(const std::vector<std::string>& have, const std::vector<std::string>& need);
+
+// The index of the worker in `group` with credit and every label in `labels`
+// whose expected busy time per slot is least; ties go to fewer running
+// executions, then the lower index. -1 when no such worker has credit.
+int PickWorker(const std::vector<WorkerView>& workers, const std::string& group,
+               const std::vector<std::string>& labels = {});
 
 // Default P50 duration until a task has history.
 inline constexpr Micros kDefaultP50 = kMicrosPerSecond;

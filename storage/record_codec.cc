@@ -33,6 +33,14 @@ class FieldReader {
     if (v >= kTaskStateCount) throw msgpack::type_error();
     out = static_cast<TaskState>(v);
   }
+  void NextSlowFlag(SlowFlag& out) {
+    uint8_t v = static_cast<uint8_t>(out);
+    Next(v);
+    if (v > static_cast<uint8_t>(SlowFlag::kKept)) throw msgpack::type_error();
+    out = static_cast<SlowFlag>(v);
+  }
+  // Passes over a field without reading it (a reserved slot).
+  void Skip() { ++i_; }
   void NextRunStatus(RunStatus& out) {
     uint8_t v = static_cast<uint8_t>(out);
     Next(v);
@@ -77,7 +85,8 @@ Status DecodeArray(std::string_view what, std::string_view value, uint8_t max_fo
 std::string EncodeTransition(const TransitionRecord& r) {
   msgpack::sbuffer buf(64 + r.reason.size());
   Packer pk(buf);
-  pk.pack_array(10);
+  // A note carries one more field; plain transitions keep their 10.
+  pk.pack_array(r.note ? 11 : 10);
   pk.pack(kTransitionFormat);
   pk.pack(r.ts);
   pk.pack(r.run_id);
@@ -92,6 +101,7 @@ std::string EncodeTransition(const TransitionRecord& r) {
   pk.pack(static_cast<uint8_t>(r.to));
   pk.pack(r.reason);
   pk.pack(r.actor);
+  if (r.note) pk.pack(true);
   return Take(buf);
 }
 
@@ -108,6 +118,7 @@ Result<TransitionRecord> DecodeTransition(uint64_t seq, std::string_view value) 
     f.NextState(r.to);
     f.Next(r.reason);
     f.Next(r.actor);
+    f.Next(r.note);
   });
   if (!s.ok()) return s;
   if (r.exec_id.empty()) r.exec_id = MakeExecId(r.run_id, r.task_id);
@@ -117,7 +128,7 @@ Result<TransitionRecord> DecodeTransition(uint64_t seq, std::string_view value) 
 std::string EncodeExecution(const ExecutionRecord& r) {
   msgpack::sbuffer buf(128 + r.output.size() + r.error.size());
   Packer pk(buf);
-  pk.pack_array(18);
+  pk.pack_array(21);
   pk.pack(kExecutionFormat);
   pk.pack(r.run_id);
   pk.pack(r.task_id);
@@ -136,6 +147,9 @@ std::string EncodeExecution(const ExecutionRecord& r) {
   pk.pack(r.output);
   pk.pack(r.trace_id);
   pk.pack_nil();  // reserved
+  pk.pack(static_cast<uint8_t>(r.slow));
+  pk.pack(r.slow_reason);
+  pk.pack(r.flagged_at);
   return Take(buf);
 }
 
@@ -159,6 +173,10 @@ Result<ExecutionRecord> DecodeExecution(std::string_view exec_id, std::string_vi
     f.Next(r.error);
     f.Next(r.output);
     f.Next(r.trace_id);
+    f.Skip();  // reserved
+    f.NextSlowFlag(r.slow);
+    f.Next(r.slow_reason);
+    f.Next(r.flagged_at);
   });
   if (!s.ok()) return s;
   return r;

@@ -22,7 +22,29 @@ struct TransitionRecord {
   TaskState from = TaskState::kPending, to = TaskState::kPending;
   std::string reason;  // a human sentence: "dependency data_clean succeeded"
   std::string actor;   // which actor or user caused it
+  // True for an event that is not a state change (a slow flag, an operator's
+  // decision about it): from == to, and the transition table does not apply.
+  // It is journaled in the same sequence so history shows it in order.
+  bool note = false;
 };
+
+// Where an execution stands with respect to slow-task detection. It describes
+// the current attempt only: it is reset when the attempt leaves RUNNING.
+enum class SlowFlag : uint8_t {
+  kNone = 0,
+  kFlagged,  // running longer than its threshold; waits for `apollo11 confirm`
+  kKept,     // flagged, then kept by the operator: not flagged again this attempt
+};
+inline const char* ToString(SlowFlag f) {
+  switch (f) {
+    case SlowFlag::kFlagged:
+      return "flagged";
+    case SlowFlag::kKept:
+      return "kept";
+    default:
+      return "none";
+  }
+}
 
 // The current state of one execution ("<run_id>.<task_id>"), overwritten in
 // the same write transaction as the transition that changed it.
@@ -37,6 +59,9 @@ struct ExecutionRecord {
   std::string error;
   std::string output;  // stdout tail, capped by the caller
   std::string trace_id;
+  SlowFlag slow = SlowFlag::kNone;
+  std::string slow_reason;  // why it was flagged, for status and explain
+  Micros flagged_at = 0;
 };
 
 // One run of a pipeline snapshot (`pipeline_hash` names the immutable spec).

@@ -381,3 +381,173 @@ TEST_CASE("the backlog cap pauses promotion and the run still completes", "[clus
   CHECK(peak <= 1000);
   CHECK(peak >= 800);
 }
+
+namespace {
+
+// The run id printed by `submit`.
+std::string Submitted(const CmdResult& r) {
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  return r.out.substr(0, r.out.find('\n'));
+}
+
+// Waits until the task of `run_id` is flagged slow; returns its status entry.
+nlohmann::json WaitFlagged(const NodeProc& coord, const std::string& run_id,
+                           const std::string& task) {
+  nlohmann::json entry;
+  bool flagged = WaitFor(
+      [&] {
+        auto s = ParseJson(Cli(coord, {"status", run_id, "--json"}).out);
+        if (!s.is_object()) return false;
+        entry = s["tasks"][task];
+        return entry.value("slow", "") == "flagged";
+      },
+      15000);
+  INFO(entry.dump());
+  REQUIRE(flagged);
+  return entry;
+}
+
+}  // namespace
+
+TEST_CASE("a task running past 5x its P50 is flagged and waits for apollo11 confirm",
+          "[cluster][slow]") {
+  ScratchDir dir;
+  NodeProc coord = StartNode(dir, "coord",
+                             {"--role", "coordinator", "--bind", "tcp://127.0.0.1:0", "--api-bind",
+                              "tcp://127.0.0.1:0", "--slow-min", "300ms"});
+  NodeProc w1 = StartWorker(dir, coord, "w1", 2);
+  Nodes guard{{&coord, &w1}};
+  REQUIRE(WaitFor([&] { return WorkerCount(coord) == 1; }, 5000));
+  const std::string d = dir.path();
+  // The task records its pid per run and sleeps as long as sleep_s says.
+  std::string file =
+      dir.Write("slow.yaml",
+                "version: \"1.0\"\nname: test.slow\npipeline:\n  - id: work\n    type: shell\n"
+                "    command: \"echo $$ > " +
+                    d + "/pid_$APOLLO11_RUN_ID; exec sleep $(cat " + d + "/sleep_s)\"\n");
+
+  // History first: a fast run gives the task a P50 of about 0.1 s, so the
+  // threshold is max(5 x P50, 300ms).
+  dir.Write("sleep_s", "0.1");
+  CmdResult fast = Cli(coord, {"submit", file, "--wait"});
+  INFO(fast.out << fast.err);
+  REQUIRE(fast.exit_code == 0);
+
+  // A run that sleeps far longer is flagged, and keeps running.
+  dir.Write("sleep_s", "60");
+  const std::string slow_run = Submitted(Cli(coord, {"submit", file}));
+  const std::string exec = slow_run + ".work";
+  nlohmann::json entry = WaitFlagged(coord, slow_run, "work");
+  CHECK(entry["state"] == "RUNNING");
+  CHECK(entry.value("slow_reason", "").find("more than 5x its P50 of ") != std::string::npos);
+  const pid_t task_pid = std::stoi(dir.Read("pid_" + slow_run));
+  CHECK(Alive(task_pid));
+  CmdResult text = Cli(coord, {"status", slow_run});
+  CHECK(text.out.find("SLOW: flagged slow (running ") != std::string::npos);
+  CHECK(text.out.find("apollo11 confirm " + exec + " --kill|--keep") != std::string::npos);
+  auto why = ParseJson(Cli(coord, {"explain", slow_run, "work", "--json"}).out);
+  CHECK(why.value("explain", "").find("flagged slow and waiting for confirmation") !=
+        std::string::npos);
+  auto history = ParseJson(Cli(coord, {"history", exec, "--json"}).out);
+  REQUIRE(history.is_array());
+  CHECK(history.back().value("note", false));
+  CHECK(history.back().value("reason", "").find("flagged slow") != std::string::npos);
+  CHECK(Cli(coord, {"history", exec}).out.find("(note)") != std::string::npos);
+
+  // Bad confirmations are refused with exit code 2.
+  CHECK(Cli(coord, {"confirm", slow_run + ".nope", "--kill"}).exit_code == 2);
+  CHECK(Cli(coord, {"confirm", exec}).exit_code == 2);  // neither --kill nor --keep
+  CHECK(Cli(coord, {"confirm", exec, "--kill", "--keep"}).exit_code == 2);
+
+  // --kill: the process is killed, the attempt fails with the operator's reason.
+  CmdResult killed = Cli(coord, {"confirm", exec, "--kill"});
+  INFO(killed.out << killed.err);
+  CHECK(killed.exit_code == 0);
+  CHECK(killed.out.find("killed " + exec) != std::string::npos);
+  CmdResult done = Cli(coord, {"status", slow_run, "--wait", "--json"});
+  CHECK(done.exit_code == 1);
+  auto summary = ParseJson(done.out);
+  REQUIRE(summary.is_object());
+  CHECK(summary["state"] == "FAILED");
+  CHECK(summary["tasks"]["work"]["state"] == "FAILED");
+  CHECK(summary["tasks"]["work"]
+            .value("error", "")
+            .find("killed by operator after slow flag (ran ") != std::string::npos);
+  CHECK(WaitFor([&] { return !Alive(task_pid); }, 5000));
+  CmdResult again = Cli(coord, {"confirm", exec, "--kill"});
+  CHECK(again.exit_code == 2);
+  CHECK(again.err.find("is FAILED, not running") != std::string::npos);
+
+  // --keep: the flag is cleared, journaled, and the task finishes.
+  dir.Write("sleep_s", "3");
+  const std::string kept_run = Submitted(Cli(coord, {"submit", file}));
+  WaitFlagged(coord, kept_run, "work");
+  CmdResult kept = Cli(coord, {"confirm", kept_run + ".work", "--keep"});
+  INFO(kept.out << kept.err);
+  CHECK(kept.exit_code == 0);
+  auto after = ParseJson(Cli(coord, {"status", kept_run, "--json"}).out);
+  CHECK(after["tasks"]["work"].value("slow", "") == "kept");
+  CmdResult finished = Cli(coord, {"status", kept_run, "--wait", "--json"});
+  CHECK(finished.exit_code == 0);
+  CHECK(ParseJson(finished.out)["tasks"]["work"]["state"] == "SUCCESS");
+  bool kept_note = false;
+  for (const auto& t : ParseJson(Cli(coord, {"history", kept_run + ".work", "--json"}).out)) {
+    kept_note = kept_note || (t.value("note", false) &&
+                              t.value("reason", "").find("operator kept it") != std::string::npos);
+  }
+  CHECK(kept_note);
+}
+
+TEST_CASE("a task with labels runs only on a worker having them; explain says when none does",
+          "[cluster][labels]") {
+  ScratchDir dir;
+  NodeProc coord = StartCoordinator(dir);
+  const std::string connect = coord.listening["workers"].get<std::string>();
+  NodeProc plain = StartWorker(dir, coord, "plain", 4);
+  NodeProc gpu = StartNode(dir, "gpu",
+                           {"--role", "worker", "--connect", connect, "--worker-id", "gpu",
+                            "--slots", "4", "--labels", "gpu,ssd"});
+  NodeProc tpu;
+  Nodes guard{{&coord, &plain, &gpu, &tpu}};
+  REQUIRE(WaitFor([&] { return WorkerCount(coord) == 2; }, 5000));
+  auto workers = ParseJson(Cli(coord, {"workers", "--json"}).out);
+  for (const auto& w : workers) {
+    if (w["id"] == "gpu") CHECK(w["labels"] == nlohmann::json::array({"gpu", "ssd"}));
+  }
+
+  std::string yaml = "version: \"1.0\"\nname: test.labels\npipeline:\n";
+  for (int i = 0; i < 8; ++i) {
+    yaml += "  - {id: train_" + std::to_string(i) +
+            ", type: shell, command: \"true\", labels: [gpu]}\n";
+    yaml += "  - {id: any_" + std::to_string(i) + ", type: shell, command: \"true\"}\n";
+  }
+  yaml +=
+      "  - {id: tpu_job, type: shell, command: \"true\", labels: [tpu, ssd], depends_on: "
+      "train_0}\n";
+  const std::string run_id = Submitted(Cli(coord, {"submit", dir.Write("labels.yaml", yaml)}));
+  std::string why;
+  REQUIRE(WaitFor(
+      [&] {
+        auto e = ParseJson(Cli(coord, {"explain", run_id, "tpu_job", "--json"}).out);
+        why = e.is_object() ? e.value("explain", "") : "";
+        return why.find("no connected worker of group 'default' has all the labels [tpu, ssd]") !=
+               std::string::npos;
+      },
+      10000));
+  auto waiting = ParseJson(Cli(coord, {"status", run_id, "--json"}).out);
+  CHECK(waiting["state"] == "RUNNING");
+  CHECK(waiting["tasks"]["tpu_job"]["state"] == "READY");
+
+  tpu = StartNode(dir, "tpu",
+                  {"--role", "worker", "--connect", connect, "--worker-id", "tpu", "--slots", "1",
+                   "--labels", "ssd,tpu,fast"});
+  CmdResult done = Cli(coord, {"status", run_id, "--wait", "--json"});
+  INFO(done.out << done.err);
+  REQUIRE(done.exit_code == 0);
+  auto summary = ParseJson(done.out);
+  for (int i = 0; i < 8; ++i) {
+    CHECK(summary["tasks"]["train_" + std::to_string(i)]["worker"] == "gpu");
+  }
+  CHECK(summary["tasks"]["tpu_job"]["worker"] == "tpu");
+}

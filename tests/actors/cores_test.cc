@@ -627,3 +627,327 @@ TEST_CASE("a rejoining worker is asked before its unlisted executions are handed
   REQUIRE(snapshot.size() == 1);
   CHECK(snapshot[0].running == 1);
 }
+
+// ---- slow tasks and labels -------------------------------------------------
+
+namespace {
+
+// A fixture whose task "slow" has a P50 of 200 ms, so it is flagged after
+// max(5 x 200 ms, slow_min 300 ms) = 1 s; task "fresh" has no history.
+struct SlowFixture : SchedulerFixture {
+  static SchedulerOptions Options() {
+    SchedulerOptions o;
+    o.slow_min = Millis(300);
+    return o;
+  }
+  SlowFixture() : SchedulerFixture(Options()) {
+    storage::Journal::Batch history;
+    for (Micros d : {100, 200, 300}) history.RecordDuration("test.cores/slow", d * kMicrosPerMilli);
+    REQUIRE(journal->Commit(history).ok());
+  }
+  // Submits, places every task on w1 and returns the run id.
+  std::string StartRun(const std::vector<dsl::TaskSpec>& tasks) {
+    auto run_id = core->Submit(Submission(tasks));
+    REQUIRE(run_id.ok());
+    Flush();
+    Placed placed;
+    placed.at = clock.Now();
+    for (const QueuedExec& q : out.enqueue.execs) {
+      placed.placed.push_back({"w1", q.dispatch.exec_id, q.dispatch.attempt});
+    }
+    core->OnPlaced(placed);
+    Flush();
+    return *run_id;
+  }
+  void Tick(Micros delta) {
+    clock.Advance(delta);
+    core->OnTimers();
+    Flush();
+  }
+  storage::ExecutionRecord Exec(const std::string& id) {
+    auto e = journal->GetExecution(id);
+    REQUIRE(e.ok());
+    REQUIRE(e->has_value());
+    return **e;
+  }
+  std::vector<storage::TransitionRecord> Notes(const std::string& id) {
+    auto history = journal->HistoryOfExecution(id);
+    REQUIRE(history.ok());
+    std::vector<storage::TransitionRecord> notes;
+    for (const auto& r : *history) {
+      if (r.note) notes.push_back(r);
+    }
+    return notes;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("an execution running past 5x its P50 is flagged, journaled and left running",
+          "[scheduler][slow]") {
+  SlowFixture f;
+  const Micros placed_at = f.clock.Now();
+  const std::string run_id = f.StartRun({Task("slow"), Task("fresh")});
+  const std::string id = run_id + ".slow";
+  CHECK(f.core->NextTimer() == placed_at + kMicrosPerSecond);
+
+  f.Tick(999 * kMicrosPerMilli);
+  CHECK(f.Exec(id).slow == storage::SlowFlag::kNone);
+  CHECK(f.Notes(id).empty());
+
+  f.Tick(2 * kMicrosPerMilli);
+  storage::ExecutionRecord rec = f.Exec(id);
+  CHECK(rec.state == TaskState::kRunning);
+  CHECK(rec.slow == storage::SlowFlag::kFlagged);
+  CHECK(rec.slow_reason.find("running 1s1ms, more than 5x its P50 of 200ms") != std::string::npos);
+  auto notes = f.Notes(id);
+  REQUIRE(notes.size() == 1);
+  CHECK(notes[0].from == TaskState::kRunning);
+  CHECK(notes[0].to == TaskState::kRunning);
+  CHECK(notes[0].reason.find("flagged slow") != std::string::npos);
+  CHECK(notes[0].actor == "scheduler");
+  // Flagging kills nothing; the run waits.
+  CHECK(f.out.cancels.execs.empty());
+  CHECK(f.out.finished.empty());
+  CHECK(f.core->slow_flags() == 1);
+  auto explain = f.core->Explain(run_id, "slow", {});
+  REQUIRE(explain.ok());
+  CHECK(explain->find("flagged slow and waiting for confirmation") != std::string::npos);
+  CHECK(explain->find("apollo11 confirm " + id + " --kill|--keep") != std::string::npos);
+
+  // Without history a task is never flagged, however long it runs.
+  f.Tick(3600 * kMicrosPerSecond);
+  CHECK(f.Exec(run_id + ".fresh").slow == storage::SlowFlag::kNone);
+  CHECK(f.core->slow_flags() == 1);
+  auto refused = f.core->Confirm(run_id + ".fresh", true, "user");
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().code() == StatusCode::kInvalidInput);
+  CHECK(refused.status().message().find("no duration history") != std::string::npos);
+
+  // The flag and its note survive a restart of the journal.
+  f.core.reset();
+  f.journal.reset();
+  auto reopened = storage::Journal::Open(f.dir.path() + "/journal", {});
+  REQUIRE(reopened.ok());
+  auto stored = (*reopened)->GetExecution(id);
+  REQUIRE(stored.ok());
+  CHECK((*stored)->slow == storage::SlowFlag::kFlagged);
+  CHECK((*stored)->slow_reason == rec.slow_reason);
+  CHECK((*stored)->flagged_at == rec.flagged_at);
+  auto history = (*reopened)->HistoryOfExecution(id);
+  REQUIRE(history.ok());
+  CHECK(history->back().note);
+  CHECK_FALSE(history->front().note);
+}
+
+TEST_CASE("after a restart a slow flag is still there and an unflagged attempt is watched again",
+          "[scheduler][slow][recovery]") {
+  SlowFixture f;
+  const std::string flagged = f.StartRun({Task("slow")});
+  f.Tick(1100 * kMicrosPerMilli);
+  REQUIRE(f.Exec(flagged + ".slow").slow == storage::SlowFlag::kFlagged);
+  const std::string watched = f.StartRun({Task("slow")});
+
+  // The scheduler dies; a new one recovers both runs from the journal.
+  f.core = std::make_unique<SchedulerCore>(f.journal.get(), &f.clock, SlowFixture::Options());
+  RecoveryReport report = f.core->Recover();
+  CHECK(report.runs == 2);
+  f.Flush();
+  auto explain = f.core->Explain(flagged, "slow", {});
+  REQUIRE(explain.ok());
+  CHECK(explain->find("flagged slow and waiting for confirmation") != std::string::npos);
+
+  f.Tick(1100 * kMicrosPerMilli);
+  CHECK(f.Exec(watched + ".slow").slow == storage::SlowFlag::kFlagged);
+  CHECK(f.Notes(flagged + ".slow").size() == 1);  // not flagged twice
+  REQUIRE(f.core->Confirm(flagged + ".slow", /*kill=*/true, "user").ok());
+  f.Flush();
+  CHECK(f.Exec(flagged + ".slow").state == TaskState::kFailed);
+}
+
+TEST_CASE("confirm --kill fails the flagged attempt with the operator's reason; retries apply",
+          "[scheduler][slow]") {
+  SlowFixture f;
+  dsl::TaskSpec slow = Task("slow");
+  slow.retry = dsl::RetryPolicy{};
+  slow.retry->max_retries = 1;
+  slow.retry->delay = Millis(100);
+  const std::string run_id = f.StartRun({slow});
+  const std::string id = run_id + ".slow";
+  f.Tick(1100 * kMicrosPerMilli);
+  REQUIRE(f.Exec(id).slow == storage::SlowFlag::kFlagged);
+
+  f.clock.Advance(900 * kMicrosPerMilli);
+  auto done = f.core->Confirm(id, /*kill=*/true, "user");
+  REQUIRE(done.ok());
+  CHECK(done->find("RETRYING") != std::string::npos);
+  f.Flush();
+  REQUIRE(f.out.cancels.execs.size() == 1);
+  CHECK(f.out.cancels.execs[0].exec_id == id);
+  CHECK(f.out.cancels.execs[0].attempt == 1);
+  storage::ExecutionRecord rec = f.Exec(id);
+  CHECK(rec.state == TaskState::kRetrying);
+  CHECK(rec.slow == storage::SlowFlag::kNone);  // the flag ended with its attempt
+  CHECK(rec.error == "killed by operator after slow flag (ran 2s, P50 200ms)");
+  auto history = f.journal->HistoryOfExecution(id);
+  REQUIRE(history.ok());
+  CHECK(history->back().to == TaskState::kRetrying);
+  CHECK(history->back().actor == "user");
+  CHECK(history->back().reason.find("killed by operator after slow flag (ran 2s, P50 200ms)") !=
+        std::string::npos);
+
+  // The retry is a new attempt with its own slow watch; killing it again
+  // exhausts the policy and fails the run.
+  f.Tick(200 * kMicrosPerMilli);
+  REQUIRE(f.out.enqueue.execs.size() == 1);
+  CHECK(f.out.enqueue.execs[0].dispatch.attempt == 2);
+  f.core->OnPlaced({{{"w1", id, 2}}, f.clock.Now()});
+  f.Flush();
+  f.Tick(1100 * kMicrosPerMilli);
+  REQUIRE(f.Exec(id).slow == storage::SlowFlag::kFlagged);
+  REQUIRE(f.core->Confirm(id, true, "user").ok());
+  f.Flush();
+  CHECK(f.Exec(id).state == TaskState::kFailed);
+  REQUIRE(f.out.finished.size() == 1);
+  CHECK(f.out.finished[0].status == static_cast<uint8_t>(RunStatus::kFailed));
+}
+
+TEST_CASE("confirm --keep clears the flag and the attempt is not flagged again",
+          "[scheduler][slow]") {
+  SlowFixture f;
+  const std::string run_id = f.StartRun({Task("slow")});
+  const std::string id = run_id + ".slow";
+  f.Tick(1500 * kMicrosPerMilli);
+  REQUIRE(f.Exec(id).slow == storage::SlowFlag::kFlagged);
+  auto kept = f.core->Confirm(id, /*kill=*/false, "user");
+  REQUIRE(kept.ok());
+  f.Flush();
+  CHECK(f.out.cancels.execs.empty());
+  CHECK(f.Exec(id).slow == storage::SlowFlag::kKept);
+  CHECK(f.Exec(id).state == TaskState::kRunning);
+  auto notes = f.Notes(id);
+  REQUIRE(notes.size() == 2);
+  CHECK(notes[1].reason.find("operator kept it") != std::string::npos);
+  CHECK(notes[1].actor == "user");
+  auto explain = f.core->Explain(run_id, "slow", {});
+  REQUIRE(explain.ok());
+  CHECK(explain->find("kept by the operator") != std::string::npos);
+
+  f.Tick(3600 * kMicrosPerSecond);
+  CHECK(f.Notes(id).size() == 2);
+  auto again = f.core->Confirm(id, true, "user");
+  REQUIRE_FALSE(again.ok());
+  CHECK(again.status().code() == StatusCode::kInvalidInput);
+  CHECK(again.status().message().find("already kept") != std::string::npos);
+
+  f.core->OnResults(ResultOf(id, 1, transport::Outcome::kSuccess));
+  f.Flush();
+  CHECK(f.Exec(id).state == TaskState::kSuccess);
+  CHECK(f.Exec(id).slow == storage::SlowFlag::kNone);
+  REQUIRE(f.out.finished.size() == 1);
+  CHECK(f.out.finished[0].status == static_cast<uint8_t>(RunStatus::kSuccess));
+}
+
+TEST_CASE("confirm refuses unknown, unplaced, unflagged and finished executions",
+          "[scheduler][slow]") {
+  SlowFixture f;
+  auto unknown = f.core->Confirm("nope.nothing", true, "user");
+  REQUIRE_FALSE(unknown.ok());
+  CHECK(unknown.status().code() == StatusCode::kNotFound);
+
+  auto run_id = f.core->Submit(Submission({Task("slow")}));
+  REQUIRE(run_id.ok());
+  f.Flush();
+  const std::string id = *run_id + ".slow";
+  auto ready = f.core->Confirm(id, true, "user");
+  REQUIRE_FALSE(ready.ok());
+  CHECK(ready.status().message().find("is READY, not running") != std::string::npos);
+
+  f.core->OnPlaced({{{"w1", id, 1}}, f.clock.Now()});
+  f.Flush();
+  auto early = f.core->Confirm(id, false, "user");
+  REQUIRE_FALSE(early.ok());
+  CHECK(early.status().message().find("not flagged slow (it would be flagged after 1s)") !=
+        std::string::npos);
+
+  f.core->OnResults(ResultOf(id, 1, transport::Outcome::kSuccess));
+  f.Flush();
+  auto finished = f.core->Confirm(id, true, "user");
+  REQUIRE_FALSE(finished.ok());
+  CHECK(finished.status().code() == StatusCode::kInvalidInput);
+  CHECK(finished.status().message().find("is SUCCESS, not running") != std::string::npos);
+  // A slow timer of a finished attempt flags nothing.
+  f.Tick(10 * kMicrosPerSecond);
+  CHECK(f.Notes(id).empty());
+}
+
+TEST_CASE("the dispatcher places a labelled execution only on a worker with all its labels",
+          "[dispatcher][labels]") {
+  FakeClock clock;
+  DispatcherCore core(&clock, {});
+  DispatcherOutput out;
+  auto hello = [](const std::string& id, std::vector<std::string> labels) {
+    transport::Hello h;
+    h.worker_id = id;
+    h.group = "default";
+    h.slots = 4;
+    h.labels = std::move(labels);
+    return transport::EncodeToString(transport::MsgType::kHello, h);
+  };
+  const std::vector<std::pair<std::string, std::vector<std::string>>> workers = {
+      {"plain", {}}, {"gpu1", {"gpu"}}, {"gpu_ssd", {"ssd", "gpu"}}};
+  for (const auto& [id, labels] : workers) {
+    std::string h = hello(id, labels), c = CreditFrame(4);
+    core.OnWorkerFrame(id, h.data(), h.size(), &out);
+    core.OnWorkerFrame(id, c.data(), c.size(), &out);
+  }
+  Enqueue e;
+  e.execs.push_back(Exec("r.tpu"));
+  e.execs.back().labels = {"tpu"};  // nobody has it: waits
+  e.execs.back().priority = 9;      // first in line, yet it blocks no one
+  e.execs.push_back(Exec("r.both"));
+  e.execs.back().labels = {"gpu", "ssd"};
+  e.execs.push_back(Exec("r.gpu"));
+  e.execs.back().labels = {"gpu"};
+  e.execs.push_back(Exec("r.any"));
+  core.OnEnqueue(std::move(e));
+  out.Clear();
+  core.Place(&out);
+  std::map<std::string, std::string> where;
+  for (const WorkerExecRef& p : out.placed.placed) where[p.exec_id] = p.worker_id;
+  CHECK(where.size() == 3);
+  CHECK(where["r.both"] == "gpu_ssd");
+  CHECK((where["r.gpu"] == "gpu1" || where["r.gpu"] == "gpu_ssd"));
+  CHECK(where.count("r.tpu") == 0);
+  CHECK(core.queued() == 1);
+  auto snapshot = core.Snapshot();
+  for (const WorkerSnapshot& w : snapshot) {
+    if (w.id == "gpu_ssd") CHECK(w.labels == std::vector<std::string>{"gpu", "ssd"});
+  }
+}
+
+TEST_CASE("explain says when no connected worker has a task's labels", "[scheduler][labels]") {
+  SchedulerFixture f;
+  dsl::TaskSpec gpu = Task("train");
+  gpu.labels = {"gpu", "ssd"};
+  auto run_id = f.core->Submit(Submission({gpu}));
+  REQUIRE(run_id.ok());
+  f.Flush();
+  REQUIRE(f.out.enqueue.execs.size() == 1);
+  CHECK(f.out.enqueue.execs[0].labels == std::vector<std::string>{"gpu", "ssd"});
+  WorkersSnapshot workers;
+  WorkerInfo w;
+  w.id = "w1";
+  w.group = "default";
+  w.credits = 1;
+  w.labels = {"gpu"};
+  workers.workers.push_back(w);
+  auto text = f.core->Explain(*run_id, "train", workers);
+  REQUIRE(text.ok());
+  CHECK(text->find("no connected worker of group 'default' has all the labels [gpu, ssd]") !=
+        std::string::npos);
+  workers.workers[0].labels = {"gpu", "ssd"};
+  text = f.core->Explain(*run_id, "train", workers);
+  REQUIRE(text.ok());
+  CHECK(text->find("being placed") != std::string::npos);
+}

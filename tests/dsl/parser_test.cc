@@ -543,3 +543,19 @@ TEST_CASE("an unreadable path is an error, not a crash", "[dsl]") {
   CHECK_FALSE(directory.ok());
   CHECK(Find(directory, "not a regular file") != nullptr);
 }
+
+TEST_CASE("labels are a list of words, each listed once", "[dsl][labels]") {
+  ParseResult ok = Parse(kHeader + "  - {id: a, type: noop, labels: [gpu, ssd-2, x.y]}\n");
+  INFO(Dump(ok));
+  REQUIRE(ok.ok());
+  CHECK(ok.pipeline->tasks[0].labels == std::vector<std::string>{"gpu", "ssd-2", "x.y"});
+  CHECK(Parse(kHeader + "  - {id: a, type: noop}\n").pipeline->tasks[0].labels.empty());
+  ExpectErrorAt(Parse(kHeader + "  - {id: a, type: noop, labels: [gpu, gpu]}\n"),
+                "label 'gpu' is listed twice", 4, 33);
+  ExpectErrorAt(Parse(kHeader + "  - {id: a, type: noop, labels: [\"has space\"]}\n"),
+                "each label must be a word", 4, 33);
+  ExpectErrorAt(Parse(kHeader + "  - {id: a, type: noop, labels: gpu}\n"),
+                "'labels' must be a list of text", 4, 33);
+  ExpectErrorAt(Parse(kHeader + "  - {id: a, type: noop, lables: [gpu]}\n"),
+                "did you mean 'labels'", 4, 25);
+}

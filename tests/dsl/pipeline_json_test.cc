@@ -25,7 +25,7 @@ alerts: [{events: [run_failed], webhook: "https://h.example/x", command: "logger
 pipeline:
   - {id: f, type: http, url: "https://x", method: PUT, headers: {A: b}, body: "{}", expect_status: [204]}
   - {id: s, type: shell, command: "echo ü", workdir: /tmp, env: {K: v}, precheck: "true",
-     depends_on: [f, {task: f, on: done}], trigger: any, timeout: 90s, group: etl, priority: -3,
+     depends_on: [f, {task: f, on: done}], trigger: any, timeout: 90s, group: etl, labels: [gpu, ssd], priority: -3,
      idempotency_key: "${run_id}/${params.region}",
      retry: {max_retries: 4, delay: 1500ms, backoff: exponential, max_delay: 1m, jitter: 0.35, on_exit_codes: [3]}}
   - {id: p, type: python, script: s.py, args: [a, b], depends_on: {task: s, on: timeout}, foreach: s}

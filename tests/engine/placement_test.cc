@@ -41,3 +41,20 @@ TEST_CASE("expected remaining time falls to a floor and defaults without history
   CHECK(ExpectedRemaining(0, 400 * kMicrosPerMilli) == kDefaultP50 - 400 * kMicrosPerMilli);
   CHECK(ExpectedRemaining(2 * kMicrosPerSecond, 5 * kMicrosPerSecond) == kMinRemaining);
 }
+
+TEST_CASE("placement with labels considers only workers having all of them", "[placement]") {
+  const std::vector<std::string> none, gpu = {"gpu"}, gpu_ssd = {"gpu", "ssd"};
+  std::vector<WorkerView> w = {
+      {"w0", "g", 4, 4, 0, 0, &none},                       // idle, unlabelled
+      {"w1", "g", 4, 4, 0, 2 * kMicrosPerSecond, &gpu},     // busier, gpu
+      {"w2", "g", 4, 4, 0, 4 * kMicrosPerSecond, &gpu_ssd}  // busiest, both
+  };
+  CHECK(PickWorker(w, "g") == 0);
+  CHECK(PickWorker(w, "g", {"gpu"}) == 1);
+  CHECK(PickWorker(w, "g", {"ssd", "gpu"}) == 2);  // order does not matter
+  CHECK(PickWorker(w, "g", {"tpu"}) == -1);
+  w[2].labels = nullptr;  // a view without labels has none
+  CHECK(PickWorker(w, "g", {"ssd"}) == -1);
+  CHECK(apollo11::engine::HasLabels(gpu_ssd, {}));
+  CHECK_FALSE(apollo11::engine::HasLabels(none, gpu));
+}
