@@ -308,7 +308,7 @@ TEST_CASE("binding a non-loopback address without keys needs --insecure", "[clus
   CHECK(r.err.find("--insecure") != std::string::npos);
 }
 
-TEST_CASE("a hung worker (SIGSTOP) is declared lost; after SIGCONT its stale process is killed",
+TEST_CASE("a hung worker (SIGSTOP) is declared lost, and after SIGCONT its stale process is killed",
           "[cluster]") {
   ScratchDir dir;
   NodeProc coord = StartCoordinator(dir);
@@ -499,7 +499,7 @@ TEST_CASE("a task running past 5x its P50 is flagged and waits for apollo11 conf
   CHECK(kept_note);
 }
 
-TEST_CASE("a task with labels runs only on a worker having them; explain says when none does",
+TEST_CASE("a task with labels runs only on a worker having them, and explain says when none does",
           "[cluster][labels]") {
   ScratchDir dir;
   NodeProc coord = StartCoordinator(dir);

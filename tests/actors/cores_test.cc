@@ -469,7 +469,7 @@ TEST_CASE("a run whose snapshot is gone ends FAILED at recovery instead of block
   CHECK((*run)->reason.find("could not be recovered") != std::string::npos);
 }
 
-TEST_CASE("after a restart, workers claim what they hold; the unclaimed is handed back",
+TEST_CASE("after a restart, workers claim what they hold and the unclaimed is handed back",
           "[dispatcher][recovery]") {
   FakeClock clock;
   DispatcherCore core(&clock, {});
@@ -765,7 +765,7 @@ TEST_CASE("after a restart a slow flag is still there and an unflagged attempt i
   CHECK(f.Exec(flagged + ".slow").state == TaskState::kFailed);
 }
 
-TEST_CASE("confirm --kill fails the flagged attempt with the operator's reason; retries apply",
+TEST_CASE("confirm --kill fails the flagged attempt with the operator's reason, and retries apply",
           "[scheduler][slow]") {
   SlowFixture f;
   dsl::TaskSpec slow = Task("slow");

@@ -284,7 +284,8 @@ pipeline:
   CHECK(missing.err.find("no run r-nope") != std::string::npos);
 }
 
-TEST_CASE("a second process on the same state dir is refused; Ctrl-C cancels cleanly", "[e2e]") {
+TEST_CASE("a second process on the same state dir is refused, and Ctrl-C cancels cleanly",
+          "[e2e]") {
   ScratchDir dir;
   std::string file = dir.Write("pipeline.yaml", R"(version: "1.0"
 name: test.lock

@@ -99,7 +99,7 @@ TEST_CASE("a worker refuses DISPATCH and CANCEL from an older coordinator epoch"
   CHECK(Count(types, transport::MsgType::kHello) == 1);
 }
 
-TEST_CASE("a duplicated DISPATCH runs nothing twice; its result is resent", "[worker]") {
+TEST_CASE("a duplicated DISPATCH runs nothing twice, and its result is resent", "[worker]") {
   WorkerFixture f;
   f.Feed(Frame(transport::MsgType::kHeartbeat, Beat(1)));
   f.Feed(Frame(transport::MsgType::kDispatch, NoopDispatch("r.a", 1, 1)));
