@@ -176,6 +176,16 @@ Status PrepareLogFetch(const Query& q, storage::Journal* journal, uint64_t reque
   return Status::Ok();
 }
 
+// Raised on every failed commit; the Notifier folds the retries of one
+// outage into one delivery per fold window.
+alerts::AlertEvent JournalErrorAlert(std::string summary, Micros now) {
+  alerts::AlertEvent a;
+  a.type = alerts::AlertType::kJournalError;
+  a.ts = now;
+  a.reason = "journal commit failed: " + std::move(summary);
+  return a;
+}
+
 struct SchedulerParams {
   zmq::context_t* ctx;
   storage::Journal* journal;
@@ -241,6 +251,7 @@ void SchedulerBody(ActorPipe& pipe, SchedulerParams p) {
                      PausePlacement{true, flushed.message()}, &scratch);
       }
       health.OnFailure(flushed, core.staged_transitions(), now);
+      if (p.options.alerts) p.options.alerts->Emit(JournalErrorAlert(health.Summary(now), now));
       return false;
     }
     if (health.failing()) {
@@ -713,6 +724,7 @@ Result<std::unique_ptr<Coordinator>> Coordinator::Start(zmq::context_t& ctx,
   // Workers get as long to claim what they held before a restart as it takes
   // to declare one lost, plus one heartbeat for their HELLO to arrive.
   config.scheduler.claim_window = config.reconciler.heartbeat * (config.reconciler.liveness + 1);
+  config.scheduler.alerts = config.alerts;
   const std::string prefix = "a11-" + config.instance + "-";
   auto sched_disp = Link(ctx, prefix + "sched-disp");
   if (!sched_disp.ok()) return sched_disp.status();
@@ -733,6 +745,7 @@ Result<std::unique_ptr<Coordinator>> Coordinator::Start(zmq::context_t& ctx,
 
   DispatcherOptions dispatcher_options;
   dispatcher_options.epoch = config.epoch;
+  dispatcher_options.alerts = config.alerts;
   auto dispatcher = transport::Actor::Start(
       ctx, "dispatcher",
       [p = DispatcherParams{&ctx, clock, dispatcher_options, config.reconciler.heartbeat,

@@ -15,6 +15,7 @@
 #include "actors/reconciler_core.h"
 #include "actors/retention.h"
 #include "actors/scheduler_core.h"
+#include "alerts/sink.h"
 #include "common/clock.h"
 #include "storage/journal.h"
 #include "transport/actor.h"
@@ -35,6 +36,9 @@ struct CoordinatorConfig {
   // ZapHandler (started by the caller in the same context) decides who may
   // connect.
   std::optional<transport::CurveKeyPair> curve;
+  // Alerts from the scheduler (task, run, backlog, journal) and dispatcher
+  // (worker lost); null: none. Must outlive the coordinator.
+  alerts::Sink* alerts = nullptr;
 };
 
 inline constexpr const char* kCurveDomain = "apollo11";

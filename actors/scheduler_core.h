@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "actors/internal_messages.h"
+#include "alerts/sink.h"
 #include "common/clock.h"
 #include "common/status.h"
 #include "dsl/pipeline.h"
@@ -45,6 +46,9 @@ struct SchedulerOptions {
   // which must not start running someone's interrupted run behind their back).
   enum class RecoverMode { kAll, kOne, kNone } recover = RecoverMode::kAll;
   std::string recover_run;  // for kOne
+  // Where task, run and backlog alerts go once the transition behind them is
+  // durable (after Flush's commit); null: no alerts. Must outlive the core.
+  alerts::Sink* alerts = nullptr;
 };
 
 // What Recover found and did, for the log line and the API.
@@ -153,6 +157,10 @@ class SchedulerCore {
   void FinishIfDone(RunCtx& run);
   void Promote();
   void StageProgress(bool force);
+  // Holds an alert until the turn's commit; `task` < 0 for a run-wide one.
+  // (Slow-task flagging raises alerts::AlertType::kSlowTask through here.)
+  void StageAlert(alerts::AlertType type, const RunCtx& run, int task, uint32_t attempt,
+                  const std::string& reason);
 
   storage::Journal* journal_;
   const Clock* clock_;
@@ -170,6 +178,7 @@ class SchedulerCore {
   SchedulerOutbox staged_;
   engine::Effects effects_;  // reused scratch
   Micros last_progress_ = 0;
+  std::vector<alerts::AlertEvent> staged_alerts_;  // released after the commit
 };
 
 }  // namespace apollo11::actors

@@ -25,6 +25,8 @@
 
 #include "actors/coordinator.h"
 #include "actors/worker_actor.h"
+#include "alerts/alert_config.h"
+#include "alerts/notifier.h"
 #include "cli/state_dir.h"
 #include "cli/version.h"
 #include "common/duration.h"
@@ -62,6 +64,8 @@ struct NodeFlags {
   std::string authorized_keys;  // coordinator: public keys allowed to connect
   std::string server_key;       // worker: the coordinator's public key
   bool insecure = false;
+  std::string alert_fold_window = "60s";
+  std::vector<apollo11::alerts::AlertRule> alert_rules;  // the config's `alerts:` list
 };
 
 // Applies `--config FILE` keys for every flag not given on the command line.
@@ -75,6 +79,7 @@ Status ApplyConfig(CLI::App& start, const std::string& path) {
   if (!root.IsMap()) return Status::InvalidInput("config " + path + ": expected a mapping");
   for (const auto& item : root) {
     const std::string key = item.first.as<std::string>();
+    if (key == "alerts") continue;  // a list of rules, not a flag: LoadAlertRules
     CLI::Option* opt = nullptr;
     try {
       opt = start.get_option("--" + key);
@@ -120,7 +125,9 @@ int Start(NodeFlags& f) {
   auto drain_timeout = apollo11::ParseDuration(f.drain_timeout);
   auto reconcile = apollo11::ParseDuration(f.reconcile_interval);
   auto retention_interval = apollo11::ParseDuration(f.retention_interval);
-  for (const auto* d : {&heartbeat, &drain_timeout, &reconcile, &retention_interval}) {
+  auto fold_window = apollo11::ParseDuration(f.alert_fold_window);
+  for (const auto* d :
+       {&heartbeat, &drain_timeout, &reconcile, &retention_interval, &fold_window}) {
     if (!d->ok()) {
       std::fprintf(stderr, "apollo11-node: bad duration: %s\n", d->status().message().c_str());
       return 2;
@@ -210,6 +217,7 @@ int Start(NodeFlags& f) {
   std::unique_ptr<apollo11::actors::Coordinator> coord;
   std::unique_ptr<apollo11::actors::WorkerActor> work;
   std::unique_ptr<apollo11::transport::ZapHandler> zap;
+  std::unique_ptr<apollo11::alerts::Notifier> notifier;
   nlohmann::json listening = {{"event", "listening"}, {"role", f.role}, {"pid", ::getpid()}};
 
   if (coordinator) {
@@ -239,7 +247,20 @@ int Start(NodeFlags& f) {
       }
       zap = std::move(*z);
     }
+    if (!f.alert_rules.empty()) {
+      apollo11::alerts::NotifierOptions no;
+      no.rules = f.alert_rules;
+      no.fold_window = *fold_window;
+      auto n = apollo11::alerts::Notifier::Start(&clock, std::move(no));
+      if (!n.ok()) {
+        std::fprintf(stderr, "apollo11-node: %s\n", n.status().ToString().c_str());
+        return 3;
+      }
+      notifier = std::move(*n);
+      spdlog::info("alerts: {} rules, fold window {}", f.alert_rules.size(), f.alert_fold_window);
+    }
     apollo11::actors::CoordinatorConfig cc;
+    cc.alerts = notifier.get();
     cc.curve = curve;
     cc.instance = "node" + std::to_string(::getpid());
     cc.worker_endpoint = f.bind;
@@ -330,7 +351,8 @@ int Start(NodeFlags& f) {
   }
   if (coord) coord->Stop();
   coord.reset();
-  zap.reset();  // after the CURVE servers it protects are closed
+  notifier.reset();  // after its producers; delivers what is still folded
+  zap.reset();       // after the CURVE servers it protects are closed
   journal.reset();
   return 0;
 }
@@ -381,6 +403,8 @@ int main(int argc, char** argv) {
                     "coordinator: file of public keys allowed to connect");
   start->add_option("--server-key", f.server_key, "worker: the coordinator's public key file");
   start->add_flag("--insecure", f.insecure, "allow binding non-loopback addresses without CURVE");
+  start->add_option("--alert-fold-window", f.alert_fold_window,
+                    "coordinator: repeats of an alert within it are delivered once, with a count");
   int exit_code = 0;
   start->callback([&] {
     if (!f.config.empty()) {
@@ -390,6 +414,13 @@ int main(int argc, char** argv) {
         exit_code = 2;
         return;
       }
+      auto rules = apollo11::alerts::LoadAlertRules(f.config);
+      if (!rules.ok()) {
+        std::fprintf(stderr, "apollo11-node: %s\n", rules.status().message().c_str());
+        exit_code = 2;
+        return;
+      }
+      f.alert_rules = std::move(*rules);
     }
     exit_code = Start(f);
   });
