@@ -36,6 +36,7 @@ nlohmann::json AlertJson(const AlertEvent& e) {
   // Where to look next: the commands that show the rest of the story.
   nlohmann::json look = nlohmann::json::object();
   if (!e.exec_id.empty()) look["history"] = "apollo11 history " + e.exec_id;
+  if (!e.exec_id.empty()) look["logs"] = "apollo11 logs " + e.exec_id + " --stderr";
   if (!e.run_id.empty()) look["status"] = "apollo11 status " + e.run_id;
   if (!e.run_id.empty() && !e.task_id.empty()) {
     look["explain"] = "apollo11 explain " + e.run_id + " " + e.task_id;

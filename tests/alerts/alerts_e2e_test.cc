@@ -164,6 +164,10 @@ pipeline:
         std::string::npos);
   CHECK(exhausted["reason"].get<std::string>().find("3") != std::string::npos);
   CHECK(exhausted["look"]["history"] == "apollo11 history " + failed_run + ".charge");
+  // The whole stderr is one command away.
+  CmdResult logs = Cli(node, {"logs", failed_run + ".charge", "--stderr"});
+  CHECK(exhausted["look"]["logs"] == "apollo11 logs " + failed_run + ".charge --stderr");
+  CHECK(logs.out.find("card declined by the bank") != std::string::npos);
   CHECK_FALSE(exhausted["id"].get<std::string>().empty());
 
   const json& timeout = *Find(got, "timeout");
