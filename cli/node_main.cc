@@ -214,10 +214,12 @@ int Start(NodeFlags& f) {
   zmq::context_t ctx;
   std::unique_ptr<apollo11::storage::StateDirLock> lock, worker_lock;
   std::unique_ptr<apollo11::storage::Journal> journal;
+  // Declared before the coordinator, whose actors emit into it: on any early
+  // return it is destroyed after them.
+  std::unique_ptr<apollo11::alerts::Notifier> notifier;
   std::unique_ptr<apollo11::actors::Coordinator> coord;
   std::unique_ptr<apollo11::actors::WorkerActor> work;
   std::unique_ptr<apollo11::transport::ZapHandler> zap;
-  std::unique_ptr<apollo11::alerts::Notifier> notifier;
   nlohmann::json listening = {{"event", "listening"}, {"role", f.role}, {"pid", ::getpid()}};
 
   if (coordinator) {
