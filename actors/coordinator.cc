@@ -245,6 +245,16 @@ Status PrepareLogFetch(const Query& q, storage::Journal* journal, uint64_t reque
   return Status::Ok();
 }
 
+// Raised on every failed commit; the Notifier folds the retries of one
+// outage into one delivery per fold window.
+alerts::AlertEvent JournalErrorAlert(std::string summary, Micros now) {
+  alerts::AlertEvent a;
+  a.type = alerts::AlertType::kJournalError;
+  a.ts = now;
+  a.reason = "journal commit failed: " + std::move(summary);
+  return a;
+}
+
 struct SchedulerParams {
   zmq::context_t* ctx;
   storage::Journal* journal;
@@ -312,6 +322,7 @@ void SchedulerBody(ActorPipe& pipe, SchedulerParams p) {
                      PausePlacement{true, flushed.message()}, &scratch);
       }
       health.OnFailure(flushed, core.staged_transitions(), now);
+      if (p.options.alerts) p.options.alerts->Emit(JournalErrorAlert(health.Summary(now), now));
       return false;
     }
     if (health.failing()) {
@@ -814,6 +825,7 @@ Result<std::unique_ptr<Coordinator>> Coordinator::Start(zmq::context_t& ctx,
   config.scheduler.claim_window = config.reconciler.heartbeat * (config.reconciler.liveness + 1);
   config.scheduler.metrics = config.metrics;
   config.reconciler.metrics = config.metrics;
+  config.scheduler.alerts = config.alerts;
   const std::string prefix = "a11-" + config.instance + "-";
   auto sched_disp = Link(ctx, prefix + "sched-disp");
   if (!sched_disp.ok()) return sched_disp.status();
@@ -835,6 +847,7 @@ Result<std::unique_ptr<Coordinator>> Coordinator::Start(zmq::context_t& ctx,
   DispatcherOptions dispatcher_options;
   dispatcher_options.epoch = config.epoch;
   dispatcher_options.metrics = config.metrics;
+  dispatcher_options.alerts = config.alerts;
   auto dispatcher = transport::Actor::Start(
       ctx, "dispatcher",
       [p = DispatcherParams{&ctx, clock, dispatcher_options, config.reconciler.heartbeat,

@@ -15,6 +15,7 @@
 #include "actors/reconciler_core.h"
 #include "actors/retention.h"
 #include "actors/scheduler_core.h"
+#include "alerts/sink.h"
 #include "common/clock.h"
 #include "storage/journal.h"
 #include "transport/actor.h"
@@ -38,6 +39,9 @@ struct CoordinatorConfig {
   // Optional: the scheduler, dispatcher and reconciler publish into it. Must
   // outlive the coordinator.
   observability::CoordinatorMetrics* metrics = nullptr;
+  // Alerts from the scheduler (task, run, backlog, journal) and dispatcher
+  // (worker lost); null: none. Must outlive the coordinator.
+  alerts::Sink* alerts = nullptr;
 };
 
 inline constexpr const char* kCurveDomain = "apollo11";

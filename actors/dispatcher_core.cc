@@ -369,10 +369,10 @@ void DispatcherCore::OnLogFetch(const LogFetch& fetch, DispatcherOutput* out) {
   Send(fetch.worker_id, transport::MsgType::kLogRequest, fetch.request, out);
 }
 
-void DispatcherCore::Forget(const std::string& identity, const std::string& reason,
+bool DispatcherCore::Forget(const std::string& identity, const std::string& reason,
                             DispatcherOutput* out) {
   auto it = workers_.find(identity);
-  if (it == workers_.end()) return;
+  if (it == workers_.end()) return false;
   WorkerGone gone;
   gone.worker_id = identity;
   gone.reason = reason;
@@ -385,14 +385,36 @@ void DispatcherCore::Forget(const std::string& identity, const std::string& reas
   workers_.erase(it);
   spdlog::warn("{}; {} executions handed back", reason, gone.execs.size());
   out->gone.push_back(std::move(gone));
+  return true;
+}
+
+void DispatcherCore::AlertLost(const WorkerGone& gone) {
+  if (options_.alerts == nullptr) return;
+  alerts::AlertEvent a;
+  a.type = alerts::AlertType::kWorkerLost;
+  a.ts = clock_->Now();
+  a.worker_id = gone.worker_id;
+  a.reason = gone.reason + "; " + std::to_string(gone.execs.size()) + " executions requeued";
+  for (size_t i = 0; i < gone.execs.size() && i < 10; ++i) {
+    a.reason += (i ? ", " : ": ") + gone.execs[i].exec_id;
+  }
+  if (!gone.execs.empty()) {  // the first one names a run to look at
+    a.exec_id = gone.execs[0].exec_id;
+    a.attempt = gone.execs[0].attempt;
+    const size_t dot = a.exec_id.find('.');
+    a.run_id = a.exec_id.substr(0, dot);
+    if (dot != std::string::npos) a.task_id = a.exec_id.substr(dot + 1);
+  }
+  options_.alerts->Emit(std::move(a));
 }
 
 void DispatcherCore::OnWorkerLost(const WorkerLost& lost, DispatcherOutput* out) {
-  Forget(lost.worker_id, lost.reason, out);
+  if (Forget(lost.worker_id, lost.reason, out)) AlertLost(out->gone.back());
 }
 
 void DispatcherCore::OnSendFailed(const std::string& identity, DispatcherOutput* out) {
-  Forget(identity, "worker " + identity + " lost: its connection is gone (send failed)", out);
+  if (Forget(identity, "worker " + identity + " lost: its connection is gone (send failed)", out))
+    AlertLost(out->gone.back());
 }
 
 void DispatcherCore::Place(DispatcherOutput* out) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "actors/internal_messages.h"
+#include "alerts/sink.h"
 #include "common/clock.h"
 #include "observability/coordinator_metrics.h"
 #include "transport/codec.h"
@@ -23,6 +24,7 @@ namespace apollo11::actors {
 struct DispatcherOptions {
   uint64_t epoch = 1;  // the coordinator's term; sent with DISPATCH, CANCEL, HEARTBEAT
   observability::CoordinatorMetrics* metrics = nullptr;  // optional; must outlive the core
+  alerts::Sink* alerts = nullptr;  // gets worker_lost; null: no alerts; outlives the core
 };
 
 // Everything one step produced. `to_workers` frames are already encoded.
@@ -115,7 +117,10 @@ class DispatcherCore {
   // Queue order within a group: higher priority first, then arrival order.
   using QueueKey = std::pair<int32_t, uint64_t>;  // (-priority, seq)
 
-  void Forget(const std::string& identity, const std::string& reason, DispatcherOutput* out);
+  // Drops a worker, handing its executions back; false when it was unknown.
+  bool Forget(const std::string& identity, const std::string& reason, DispatcherOutput* out);
+  // A worker_lost alert for what Forget just handed back.
+  void AlertLost(const WorkerGone& gone);
   template <class T>
   void Send(const std::string& identity, transport::MsgType type, const T& body,
             DispatcherOutput* out);

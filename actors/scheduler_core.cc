@@ -79,6 +79,7 @@ struct SchedulerCore::RunCtx {
   std::vector<Micros> p50;           // by task index: 0 = no history, never flagged slow
   std::vector<Micros> placed_at;     // by task index: when the current attempt was placed
   std::vector<uint8_t> has_dependents;
+  std::vector<std::string> stderr_tails;  // by task index: of the last failed attempt, for alerts
   bool progress_dirty = true;
   bool finished = false;
 };
@@ -142,6 +143,7 @@ Result<std::unique_ptr<SchedulerCore::RunCtx>> SchedulerCore::MakeRun(const std:
   run->exec_dirty.assign(n, 0);
   run->outputs.resize(n);
   run->has_dependents.assign(n, 0);
+  run->stderr_tails.resize(n);
   // Placement weighs a worker's load by how long its tasks usually take: the
   // P50 of each task's past successful durations, read once per run here
   // rather than on every dispatch. Without history: the engine's default.
@@ -454,6 +456,7 @@ void SchedulerCore::OnResults(const ResultBatch& batch) {
                      : r.output;
     if (r.started_at) rec.started_at = r.started_at;
     if (run->has_dependents[task]) run->outputs[task] = r.output;
+    run->stderr_tails[task] = outcome == AttemptOutcome::kSuccess ? "" : r.stderr_tail;
     if (outcome == AttemptOutcome::kSuccess && r.finished_at > r.started_at) {
       batch_.RecordDuration(run->spec.name + "/" + run->spec.tasks[task].id,
                             r.finished_at - r.started_at);
@@ -610,6 +613,11 @@ void SchedulerCore::Apply(RunCtx& run, engine::Effects& effects, const std::stri
     tr.attempt = t.attempt;
     tr.from = t.from;
     tr.to = t.to;
+    if (options_.alerts && (t.to == TaskState::kFailed || t.to == TaskState::kTimeout)) {
+      StageAlert(t.to == TaskState::kFailed ? alerts::AlertType::kRetriesExhausted
+                                            : alerts::AlertType::kTimeout,
+                 run, t.task, t.attempt, t.reason);
+    }
     tr.reason = std::move(t.reason);
     tr.actor = (cause_task < 0 || t.task == cause_task) ? actor : "scheduler";
     batch_.Append(std::move(tr));
@@ -738,6 +746,12 @@ void SchedulerCore::FinishIfDone(RunCtx& run) {
   f.reason = run.record.reason;
   staged_.finished.push_back(std::move(f));
   run.progress_dirty = true;
+  if (options_.alerts &&
+      (run.record.status == RunStatus::kFailed || run.record.status == RunStatus::kCanceled)) {
+    StageAlert(run.record.status == RunStatus::kFailed ? alerts::AlertType::kRunFailed
+                                                       : alerts::AlertType::kRunCanceled,
+               run, -1, 0, run.record.reason);
+  }
   spdlog::info("run {} finished {}: {}", run.run_id, ToString(run.record.status),
                run.record.reason);
 }
@@ -749,6 +763,16 @@ void SchedulerCore::Promote() {
     if (options_.metrics) options_.metrics->backlog_pauses.Inc();
     spdlog::warn("backlog at its cap ({} executions READY or RUNNING): promotion paused",
                  in_flight_);
+    if (options_.alerts) {
+      alerts::AlertEvent a;
+      a.type = alerts::AlertType::kBacklogAtCap;
+      a.ts = clock_->Now();
+      a.reason = "backlog at its cap (" + std::to_string(in_flight_) + " executions READY or " +
+                 "RUNNING, cap " + std::to_string(options_.max_backlog) +
+                 "): promotion paused until it falls below " +
+                 std::to_string(static_cast<int>(options_.resume_fraction * 100)) + "%";
+      staged_alerts_.push_back(std::move(a));
+    }
   } else if (paused_ &&
              in_flight_ < static_cast<size_t>(options_.resume_fraction * options_.max_backlog)) {
     paused_ = false;
@@ -780,6 +804,25 @@ void SchedulerCore::StageProgress(bool force) {
   }
 }
 
+void SchedulerCore::StageAlert(alerts::AlertType type, const RunCtx& run, int task,
+                               uint32_t attempt, const std::string& reason) {
+  alerts::AlertEvent a;
+  a.type = type;
+  a.pipeline = run.spec.name;
+  a.run_id = run.run_id;
+  a.ts = clock_->Now();
+  a.reason = reason;
+  if (task >= 0) {
+    const storage::ExecutionRecord& rec = run.execs[task];
+    a.task_id = rec.task_id;
+    a.exec_id = rec.exec_id;
+    a.attempt = attempt;
+    a.worker_id = rec.worker_id;
+    a.stderr_tail = run.stderr_tails[task];
+  }
+  staged_alerts_.push_back(std::move(a));
+}
+
 Status SchedulerCore::Flush(SchedulerOutbox* out) {
   // While commits fail (disk full) nothing new is promoted: what is staged
   // waits, and memory does not fill with work that cannot be journaled.
@@ -803,6 +846,8 @@ Status SchedulerCore::Flush(SchedulerOutbox* out) {
   }
   std::swap(*out, staged_);
   staged_.Clear();
+  for (alerts::AlertEvent& a : staged_alerts_) options_.alerts->Emit(std::move(a));
+  staged_alerts_.clear();
   // Finished runs leave memory once their end is durable.
   for (const RunFinished& f : out->finished) runs_.erase(f.run_id);
   return Status::Ok();
@@ -865,6 +910,9 @@ void SchedulerCore::FireSlowTimers(Micros now) {
                          "; it keeps running until an operator confirms --kill or --keep";
     spdlog::warn("event=slow_task exec_id={} attempt={} worker_id={}: {}", rec.exec_id,
                  timer.attempt, rec.worker_id, reason);
+    if (options_.alerts) {
+      StageAlert(alerts::AlertType::kSlowTask, run, timer.task, timer.attempt, reason);
+    }
     StageNote(run, timer.task, std::move(reason), "scheduler");
   }
 }

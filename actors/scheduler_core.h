@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "actors/internal_messages.h"
+#include "alerts/sink.h"
 #include "common/clock.h"
 #include "common/status.h"
 #include "dsl/pipeline.h"
@@ -52,6 +53,9 @@ struct SchedulerOptions {
   // waits for the operator (Confirm); it never kills by itself.
   Millis slow_min{10000};
   int slow_factor = 5;
+  // Where task, run and backlog alerts go once the transition behind them is
+  // durable (after Flush's commit); null: no alerts. Must outlive the core.
+  alerts::Sink* alerts = nullptr;
 };
 
 // What Recover found and did, for the log line and the API.
@@ -187,6 +191,10 @@ class SchedulerCore {
   Micros SlowThreshold(const RunCtx& run, int task) const;
   // When the current attempt was placed (its start time if unknown).
   Micros PlacedAt(const RunCtx& run, int task) const;
+  // Holds an alert until the turn's commit; `task` < 0 for a run-wide one.
+  // (Slow-task flagging raises alerts::AlertType::kSlowTask through here.)
+  void StageAlert(alerts::AlertType type, const RunCtx& run, int task, uint32_t attempt,
+                  const std::string& reason);
 
   storage::Journal* journal_;
   const Clock* clock_;
@@ -206,6 +214,7 @@ class SchedulerCore {
   SchedulerOutbox staged_;
   engine::Effects effects_;  // reused scratch
   Micros last_progress_ = 0;
+  std::vector<alerts::AlertEvent> staged_alerts_;  // released after the commit
 };
 
 }  // namespace apollo11::actors

@@ -34,6 +34,8 @@
 #include "actors/coordinator.h"
 #include "actors/worker_actor.h"
 #include "cli/coordinator_api.h"
+#include "alerts/alert_config.h"
+#include "alerts/notifier.h"
 #include "cli/state_dir.h"
 #include "cli/version.h"
 #include "common/duration.h"
@@ -80,6 +82,8 @@ struct NodeFlags {
   std::string http_bind;
   std::string api_token;
   std::string api_token_file;
+  std::string alert_fold_window = "60s";
+  std::vector<apollo11::alerts::AlertRule> alert_rules;  // the config's `alerts:` list
 };
 
 inline constexpr const char* kDefaultCoordinatorHttp = "127.0.0.1:8011";
@@ -123,6 +127,7 @@ Status ApplyConfig(CLI::App& start, const std::string& path) {
   if (!root.IsMap()) return Status::InvalidInput("config " + path + ": expected a mapping");
   for (const auto& item : root) {
     const std::string key = item.first.as<std::string>();
+    if (key == "alerts") continue;  // a list of rules, not a flag: LoadAlertRules
     CLI::Option* opt = nullptr;
     try {
       opt = start.get_option("--" + key);
@@ -169,7 +174,9 @@ int Start(NodeFlags& f) {
   auto reconcile = apollo11::ParseDuration(f.reconcile_interval);
   auto retention_interval = apollo11::ParseDuration(f.retention_interval);
   auto slow_min = apollo11::ParseDuration(f.slow_min);
-  for (const auto* d : {&heartbeat, &drain_timeout, &reconcile, &retention_interval, &slow_min}) {
+  auto fold_window = apollo11::ParseDuration(f.alert_fold_window);
+  for (const auto* d :
+       {&heartbeat, &drain_timeout, &reconcile, &retention_interval, &slow_min, &fold_window}) {
     if (!d->ok()) {
       std::fprintf(stderr, "apollo11-node: bad duration: %s\n", d->status().message().c_str());
       return 2;
@@ -279,6 +286,9 @@ int Start(NodeFlags& f) {
   zmq::context_t ctx;
   std::unique_ptr<apollo11::storage::StateDirLock> lock, worker_lock;
   std::unique_ptr<apollo11::storage::Journal> journal;
+  // Declared before the coordinator, whose actors emit into it: on any early
+  // return it is destroyed after them.
+  std::unique_ptr<apollo11::alerts::Notifier> notifier;
   // Declared before the actors, so destroyed after them: metrics outlive the
   // actors that publish into them, whichever way this function returns.
   apollo11::observability::Registry registry;
@@ -319,7 +329,20 @@ int Start(NodeFlags& f) {
       }
       zap = std::move(*z);
     }
+    if (!f.alert_rules.empty()) {
+      apollo11::alerts::NotifierOptions no;
+      no.rules = f.alert_rules;
+      no.fold_window = *fold_window;
+      auto n = apollo11::alerts::Notifier::Start(&clock, std::move(no));
+      if (!n.ok()) {
+        std::fprintf(stderr, "apollo11-node: %s\n", n.status().ToString().c_str());
+        return 3;
+      }
+      notifier = std::move(*n);
+      spdlog::info("alerts: {} rules, fold window {}", f.alert_rules.size(), f.alert_fold_window);
+    }
     apollo11::actors::CoordinatorConfig cc;
+    cc.alerts = notifier.get();
     cc.curve = curve;
     cc.instance = "node" + std::to_string(::getpid());
     cc.worker_endpoint = f.bind;
@@ -461,7 +484,8 @@ int Start(NodeFlags& f) {
   }
   if (coord) coord->Stop();
   coord.reset();
-  zap.reset();  // after the CURVE servers it protects are closed
+  notifier.reset();  // after its producers; delivers what is still folded
+  zap.reset();       // after the CURVE servers it protects are closed
   journal.reset();
   return 0;
 }
@@ -522,6 +546,8 @@ int main(int argc, char** argv) {
   start->add_option("--api-token", f.api_token,
                     "bearer token for mutating HTTP API calls (without one they are refused)");
   start->add_option("--api-token-file", f.api_token_file, "file holding the API token");
+  start->add_option("--alert-fold-window", f.alert_fold_window,
+                    "coordinator: repeats of an alert within it are delivered once, with a count");
   int exit_code = 0;
   start->callback([&] {
     if (!f.config.empty()) {
@@ -531,6 +557,13 @@ int main(int argc, char** argv) {
         exit_code = 2;
         return;
       }
+      auto rules = apollo11::alerts::LoadAlertRules(f.config);
+      if (!rules.ok()) {
+        std::fprintf(stderr, "apollo11-node: %s\n", rules.status().message().c_str());
+        exit_code = 2;
+        return;
+      }
+      f.alert_rules = std::move(*rules);
     }
     exit_code = Start(f);
   });

@@ -54,9 +54,10 @@ struct ExecOutcome {
   // Process exit code, -N when killed by signal N; for http the HTTP status
   // (0 when no response arrived).
   int exit_code = 0;
-  bool retryable = true;  // false: retrying cannot help (4xx, precheck refusal, rejected)
-  std::string output;     // stdout tail (http: body head), <= output_tail_bytes
-  std::string error;      // one human sentence; empty on success
+  bool retryable = true;    // false: retrying cannot help (4xx, precheck refusal, rejected)
+  std::string output;       // stdout tail (http: body head), <= output_tail_bytes
+  std::string error;        // one human sentence; empty on success
+  std::string stderr_tail;  // last <= stderr_tail_bytes of stderr (processes only)
   Micros started_at = 0;
   Micros finished_at = 0;
   std::string stdout_path;  // empty when no log_dir is configured or nothing ran
@@ -70,6 +71,8 @@ struct ExecutorOptions {
   // Per stream; beyond it output is read and dropped, and a marker line written.
   size_t max_log_bytes = 16 << 20;
   size_t output_tail_bytes = 64 << 10;
+  // Kept for the RESULT so a failure alert can show what the task said.
+  size_t stderr_tail_bytes = 2 << 10;
 };
 
 }  // namespace apollo11::executor

@@ -159,7 +159,8 @@ Status Executor::Launch(const ExecRequest& request) {
                                           options_.output_tail_bytes));
   if (!http) {
     APOLLO11_RETURN_IF_ERROR(exec->err.Open(base.empty() ? "" : base + ".err",
-                                            options_.max_log_bytes, LogSink::Keep::kNone, 0));
+                                            options_.max_log_bytes, LogSink::Keep::kTail,
+                                            options_.stderr_tail_bytes));
   }
 
   Status started = http ? StartHttp(exec.get()) : StartProcess(exec.get(), request.run_precheck);
@@ -496,7 +497,7 @@ ExecOutcome Executor::MakeOutcome(Exec* exec, ExecOutcomeKind kind, Micros now) 
   o.stdout_path = exec->out.created() ? exec->out.path() : "";
   o.stderr_path = exec->err.created() ? exec->err.path() : "";
   o.output = exec->out.Finish();
-  exec->err.Finish();
+  o.stderr_tail = exec->err.Finish();
   return o;
 }
 

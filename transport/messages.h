@@ -139,9 +139,12 @@ struct ResultMsg {
   std::string output;  // stdout tail
   std::string error;   // human sentence
   int64_t started_at = 0, finished_at = 0;
+  // Last bytes of stderr (executor: stderr_tail_bytes), for alerts. Appended
+  // last: a RESULT from an older worker or outbox decodes with it empty.
+  std::string stderr_tail;
   bool operator==(const ResultMsg&) const = default;
   MSGPACK_DEFINE(exec_id, attempt, outcome, exit_code, retryable, output, error, started_at,
-                 finished_at);
+                 finished_at, stderr_tail);
 };
 
 // D→W: the RESULT is durable; stop resending it.

@@ -18,8 +18,10 @@ class NodeProcess {
   // DIR/NAME.out and DIR/NAME.err, and waits for its listening line.
   NodeProcess(const ScratchDir& dir, const std::string& name, std::vector<std::string> args)
       : dir_(dir), name_(name) {
+    // HTTP on a free port: the default 8011 would collide between tests
+    // running in parallel.
     std::vector<std::string> argv = {Apollo11() + "-node", "start", "--heartbeat", "100ms",
-                                     "--log-level",        "info"};
+                                     "--log-level",        "info",  "--http-bind", "127.0.0.1:0"};
     argv.insert(argv.end(), args.begin(), args.end());
     pid_ = SpawnNamed(argv, dir.path(), name);
     REQUIRE(pid_ > 0);

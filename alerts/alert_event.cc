@@ -1,0 +1,49 @@
+#include "alerts/alert_event.h"
+
+#include <array>
+
+namespace apollo11::alerts {
+
+namespace {
+constexpr std::array<const char*, kAlertTypeCount> kNames = {
+    "retries_exhausted", "timeout",        "run_failed", "run_canceled",
+    "worker_lost",       "backlog_at_cap", "slow_task",  "journal_error"};
+}  // namespace
+
+const char* ToString(AlertType type) { return kNames[static_cast<size_t>(type)]; }
+
+std::optional<AlertType> ParseAlertType(std::string_view name) {
+  for (size_t i = 0; i < kNames.size(); ++i) {
+    if (name == kNames[i]) return static_cast<AlertType>(i);
+  }
+  return std::nullopt;
+}
+
+nlohmann::json AlertJson(const AlertEvent& e) {
+  nlohmann::json j = {{"id", e.id},
+                      {"type", ToString(e.type)},
+                      {"pipeline", e.pipeline},
+                      {"run_id", e.run_id},
+                      {"task_id", e.task_id},
+                      {"exec_id", e.exec_id},
+                      {"attempt", e.attempt},
+                      {"reason", e.reason},
+                      {"stderr_tail", e.stderr_tail},
+                      {"worker_id", e.worker_id},
+                      {"count", e.count},
+                      {"ts", FormatTimestamp(e.ts)},
+                      {"first_ts", FormatTimestamp(e.first_ts ? e.first_ts : e.ts)}};
+  // Where to look next: the commands that show the rest of the story.
+  nlohmann::json look = nlohmann::json::object();
+  if (!e.exec_id.empty()) look["history"] = "apollo11 history " + e.exec_id;
+  if (!e.exec_id.empty()) look["logs"] = "apollo11 logs " + e.exec_id + " --stderr";
+  if (!e.run_id.empty()) look["status"] = "apollo11 status " + e.run_id;
+  if (!e.run_id.empty() && !e.task_id.empty()) {
+    look["explain"] = "apollo11 explain " + e.run_id + " " + e.task_id;
+  }
+  if (e.type == AlertType::kWorkerLost) look["workers"] = "apollo11 workers";
+  j["look"] = std::move(look);
+  return j;
+}
+
+}  // namespace apollo11::alerts

@@ -1,0 +1,202 @@
+#include "alerts/notifier.h"
+
+#include <pthread.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+
+#include "alerts/command_hook.h"
+#include "alerts/webhook.h"
+
+namespace apollo11::alerts {
+
+namespace {
+
+// "a11-<ms since epoch, hex>-<n>": unique per node run, sortable by time.
+std::string NewAlertId(Micros ts, uint64_t seq) {
+  char buf[48];
+  std::snprintf(buf, sizeof(buf), "a11-%llx-%llu",
+                static_cast<unsigned long long>(ts / kMicrosPerMilli),
+                static_cast<unsigned long long>(seq));
+  return buf;
+}
+
+std::map<std::string, std::string> HookEnv(const AlertEvent& e, const std::string& rule) {
+  return {{"APOLLO11_ALERT_ID", e.id},
+          {"APOLLO11_ALERT_TYPE", ToString(e.type)},
+          {"APOLLO11_ALERT_RULE", rule},
+          {"APOLLO11_ALERT_PIPELINE", e.pipeline},
+          {"APOLLO11_ALERT_RUN_ID", e.run_id},
+          {"APOLLO11_ALERT_TASK_ID", e.task_id},
+          {"APOLLO11_ALERT_EXEC_ID", e.exec_id},
+          {"APOLLO11_ALERT_ATTEMPT", std::to_string(e.attempt)},
+          {"APOLLO11_ALERT_REASON", e.reason},
+          {"APOLLO11_ALERT_WORKER_ID", e.worker_id},
+          {"APOLLO11_ALERT_COUNT", std::to_string(e.count)}};
+}
+
+}  // namespace
+
+Notifier::Notifier(const Clock* clock, NotifierOptions options)
+    : clock_(clock),
+      options_(std::move(options)),
+      queue_(options_.queue_capacity),
+      fold_(options_.fold_window.count() * kMicrosPerMilli) {}
+
+Result<std::unique_ptr<Notifier>> Notifier::Start(const Clock* clock, NotifierOptions options) {
+  std::unique_ptr<Notifier> n(new Notifier(clock, std::move(options)));
+  try {
+    n->thread_ = std::jthread([self = n.get()](std::stop_token stop) { self->Run(stop); });
+  } catch (const std::system_error& e) {
+    return Status::Internal(std::string("alerts: cannot start the delivery thread: ") + e.what());
+  }
+  return n;
+}
+
+Notifier::~Notifier() { Stop(); }
+
+void Notifier::Stop() {
+  if (!thread_.joinable()) return;
+  thread_.request_stop();  // wakes the condition variable waits too
+  thread_.join();
+}
+
+void Notifier::Emit(AlertEvent event) {
+  bool wanted = false;
+  for (const AlertRule& rule : options_.rules) wanted = wanted || rule.Matches(event);
+  if (!wanted) return;
+  if (event.ts == 0) event.ts = clock_->Now();
+  {
+    std::lock_guard lock(mu_);
+    queue_.Push(std::move(event));
+  }
+  ++emitted_;
+  wake_.notify_one();
+}
+
+Notifier::Stats Notifier::stats() const {
+  Stats s;
+  s.emitted = emitted_;
+  s.delivered = delivered_;
+  s.failed = failed_;
+  s.retries = retries_;
+  std::lock_guard lock(mu_);
+  s.dropped = queue_.dropped();
+  return s;
+}
+
+void Notifier::Run(std::stop_token stop) {
+  pthread_setname_np(pthread_self(), "alerts");
+
+  for (;;) {
+    std::vector<AlertEvent> incoming;
+    {
+      std::unique_lock lock(mu_);
+      auto ready = [&] { return queue_.size() > 0; };
+      const Micros due = fold_.NextDue();
+      if (due == 0) {
+        wake_.wait(lock, stop, ready);
+      } else {
+        const Micros wait = std::max<Micros>(0, due - clock_->Now());
+        wake_.wait_for(lock, stop, std::chrono::microseconds(wait), ready);
+      }
+      incoming = queue_.TakeAll();
+      if (queue_.dropped() > drops_logged_) {
+        spdlog::warn("alerts: queue full ({} events): {} oldest alerts dropped undelivered",
+                     options_.queue_capacity, queue_.dropped() - drops_logged_);
+        drops_logged_ = queue_.dropped();
+      }
+    }
+    const Micros now = clock_->Now();
+    for (AlertEvent& e : incoming) fold_.Add(std::move(e), now);
+    if (stop.stop_requested()) {
+      const Micros deadline = now + options_.shutdown_budget.count() * kMicrosPerMilli;
+      for (AlertEvent& e : fold_.TakeAll()) Deliver(e, deadline, stop);
+      return;
+    }
+    std::vector<AlertEvent> due = fold_.TakeDue(now);
+    for (size_t i = 0; i < due.size(); ++i) {
+      if (stop.stop_requested()) {  // the rest goes out with the final flush
+        for (size_t j = i; j < due.size(); ++j) fold_.Add(std::move(due[j]), now);
+        break;
+      }
+      Deliver(due[i], 0, stop);
+    }
+  }
+}
+
+void Notifier::Deliver(AlertEvent& event, Micros final_deadline, std::stop_token stop) {
+  if (event.id.empty()) event.id = NewAlertId(event.ts, ++seq_);
+  const std::string json = AlertJson(event).dump();
+  const bool final = final_deadline != 0;
+  // At shutdown each attempt gets what is left of the budget, and nothing
+  // aborts it (the stop that brought us here is already requested).
+  auto cap = [&](Millis timeout) {
+    if (!final) return timeout;
+    const Micros left = final_deadline - clock_->Now();
+    return std::min(timeout, Millis(std::max<Micros>(1, left / kMicrosPerMilli)));
+  };
+  std::stop_token abort = final ? std::stop_token{} : stop;
+  for (const AlertRule& rule : options_.rules) {
+    if (!rule.Matches(event)) continue;
+    if (final && clock_->Now() >= final_deadline) {
+      ++failed_;
+      spdlog::error("alert {} ({}) to rule {} not delivered: the node stopped", event.id,
+                    ToString(event.type), rule.name);
+      continue;
+    }
+    if (rule.webhook) {
+      WebhookTarget target = *rule.webhook;
+      Attempt(event, "rule " + rule.name + " webhook " + target.url, final ? 0 : target.retries,
+              target.backoff, stop, [&] {
+                target.timeout = cap(rule.webhook->timeout);
+                return PostWebhook(target, json, abort);
+              });
+    }
+    if (!rule.command.empty()) {
+      const auto env = HookEnv(event, rule.name);
+      Attempt(event, "rule " + rule.name + " command", final ? 0 : options_.command_retries,
+              options_.command_backoff, stop, [&] {
+                return RunCommandHook(rule.command, json, env, cap(rule.command_timeout), abort);
+              });
+    }
+  }
+}
+
+void Notifier::Attempt(const AlertEvent& event, const std::string& target, int retries,
+                       Millis backoff, std::stop_token stop,
+                       const std::function<Status()>& attempt) {
+  Status s;
+  for (int i = 0; i <= retries; ++i) {
+    if (i > 0) {
+      if (!Sleep(stop, backoff * (1 << std::min(i - 1, 10)))) {
+        ++failed_;
+        spdlog::error("alert {} ({}) to {} not delivered: the node stopped during its retries",
+                      event.id, ToString(event.type), target);
+        return;
+      }
+      ++retries_;
+    }
+    s = attempt();
+    if (s.ok()) {
+      ++delivered_;
+      spdlog::info("alert {} ({}, x{}, exec {}) delivered to {}{}", event.id, ToString(event.type),
+                   event.count, event.exec_id.empty() ? "-" : event.exec_id, target,
+                   i > 0 ? " after " + std::to_string(i) + " retries" : "");
+      return;
+    }
+    spdlog::warn("alert {} ({}) to {}: attempt {} of {} failed: {}", event.id, ToString(event.type),
+                 target, i + 1, retries + 1, s.message());
+  }
+  ++failed_;
+  spdlog::error("alert {} ({}) to {} given up after {} attempts: {}", event.id,
+                ToString(event.type), target, retries + 1, s.message());
+}
+
+bool Notifier::Sleep(std::stop_token stop, Millis d) {
+  std::unique_lock lock(mu_);
+  // Woken early only by a stop request; Emit's notifications are ignored.
+  return !wake_.wait_for(lock, stop, d, [] { return false; }) && !stop.stop_requested();
+}
+
+}  // namespace apollo11::alerts
