@@ -35,11 +35,16 @@ Status ScanFile(const std::string& file, const std::string& needle, uint64_t* bu
     pos = data.find('\n');
     pos = pos == std::string::npos ? data.size() : pos + 1;
   }
+  // Search the whole buffer, not line by line: most lines do not match, and
+  // one find over 32 MiB is several times faster than a find per line.
   while (pos < data.size()) {
-    size_t nl = data.find('\n', pos);
+    const size_t hit = data.find(needle, pos);
+    if (hit == std::string::npos) break;
+    const size_t prev_nl = data.rfind('\n', hit);
+    const size_t start = prev_nl == std::string::npos || prev_nl < pos ? pos : prev_nl + 1;
+    size_t nl = data.find('\n', hit);
     if (nl == std::string::npos) nl = data.size();
-    std::string_view line(data.data() + pos, nl - pos);
-    if (line.find(needle) != std::string_view::npos) lines->emplace_back(line);
+    lines->emplace_back(data.data() + start, nl - start);
     pos = nl + 1;
   }
   return Status::Ok();
