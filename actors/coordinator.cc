@@ -7,9 +7,12 @@
 #include <optional>
 
 #include "actors/actor_loop.h"
+#include "actors/coordinator_health.h"
 #include "actors/dispatcher_core.h"
 #include "actors/journal_health.h"
 #include "actors/run_views.h"
+#include "common/log_event.h"
+#include "common/log_scan.h"
 
 namespace apollo11::actors {
 namespace {
@@ -62,8 +65,42 @@ Status BindRouter(zmq::socket_t& router, const transport::SocketOptions& options
 constexpr size_t kPipelineListWindow = 1000;
 constexpr size_t kPipelineFindWindow = 10000;
 
+// The coordinator's log lines that mention `exec_id` (the newest
+// kLogScanBytes of its log files), for `apollo11 trace`: reply.data holds
+// them, one per line; reply.json says how long the scan took. Runs on the
+// scheduler thread: bounded so that it stalls scheduling for tens of ms at most.
+QueryReply TraceLogLines(const std::string& exec_id, const std::string& log_file) {
+  QueryReply reply;
+  if (log_file.empty()) {
+    reply.error = "this coordinator keeps no log file";
+    return reply;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  auto lines = ScanLogLines(log_file, exec_id);
+  if (!lines.ok()) {
+    reply.error = lines.status().message();
+    return reply;
+  }
+  // The newest lines when there are very many: one reply stays small.
+  constexpr size_t kMaxReply = 4u << 20;
+  size_t first = lines->size(), bytes = 0;
+  while (first > 0 && bytes + (*lines)[first - 1].size() + 1 <= kMaxReply) {
+    bytes += (*lines)[--first].size() + 1;
+  }
+  for (size_t i = first; i < lines->size(); ++i) reply.data += (*lines)[i] + "\n";
+  const auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
+  reply.json = nlohmann::json{{"lines", lines->size() - first},
+                              {"dropped", first},
+                              {"scan_ms", static_cast<double>(us) / 1000.0}}
+                   .dump();
+  return reply;
+}
+
 QueryReply AnswerQuery(const Query& q, storage::Journal* journal, const SchedulerCore& core,
-                       const WorkersSnapshot& workers, bool journal_ok) {
+                       const WorkersSnapshot& workers, bool journal_ok,
+                       const std::string& log_file) {
   QueryReply reply;
   auto fail = [&](const Status& s) {
     reply.error = s.message();
@@ -185,6 +222,8 @@ QueryReply AnswerQuery(const Query& q, storage::Journal* journal, const Schedule
                                 {"active_runs", core.active_runs()},
                                 {"backlog", core.in_flight()}}
                      .dump();
+  } else if (q.kind == "trace_log") {
+    return TraceLogLines(q.id, log_file);
   } else {
     reply.error = "unknown query '" + q.kind + "'";
   }
@@ -224,14 +263,14 @@ Status PrepareLogFetch(const Query& q, storage::Journal* journal, uint64_t reque
     return Status::NotFound(q.id + " attempt " + std::to_string(attempt) +
                             " was never placed on a worker: it has no logs");
   }
-  if (q.arg != "out" && q.arg != "err") {
-    return Status::InvalidInput("stream must be out or err, not '" + q.arg + "'");
+  if (q.arg != "out" && q.arg != "err" && q.arg != "events") {
+    return Status::InvalidInput("stream must be out, err or events, not '" + q.arg + "'");
   }
   fetch->worker_id = worker;
   fetch->request.request_id = request_id;
   fetch->request.exec_id = q.id;
   fetch->request.attempt = attempt;
-  fetch->request.stream = q.arg == "err" ? 1 : 0;
+  fetch->request.stream = q.arg == "err" ? 1 : q.arg == "events" ? transport::kLogStreamEvents : 0;
   fetch->request.offset = q.offset;
   fetch->request.max_bytes = q.limit;
   *meta = {{"exec_id", q.id},
@@ -266,6 +305,8 @@ struct SchedulerParams {
   std::optional<transport::CurveKeyPair> curve;
   RecoveryReport* recovery;
   RetentionOptions retention;
+  std::string log_file;
+  Millis health_interval;
 };
 
 // While the journal cannot be written, every answer says so, and a run's
@@ -300,6 +341,7 @@ void SchedulerBody(ActorPipe& pipe, SchedulerParams p) {
 
   std::map<std::string, std::string> subscribers;  // run id -> client identity
   WorkersSnapshot workers;                         // refreshed by the dispatcher every heartbeat
+  CoordinatorHealth queue_health(p.options.max_backlog, p.health_interval);
   SchedulerOutbox out;
   Envelope env;
   std::string scratch;
@@ -461,7 +503,7 @@ void SchedulerBody(ActorPipe& pipe, SchedulerParams p) {
             }
             reply.error = s.message();
           } else {
-            reply = AnswerQuery(query, p.journal, core, workers, !health.failing());
+            reply = AnswerQuery(query, p.journal, core, workers, !health.failing(), p.log_file);
             AddJournalHealth(query, health, p.clock->Now(), &reply);
           }
           Reply(client, msg->identity, InternalType::kQueryReply, reply);
@@ -525,7 +567,10 @@ void SchedulerBody(ActorPipe& pipe, SchedulerParams p) {
               break;
             }
             case InternalType::kWorkersSnapshot:
-              Decode(e, &workers, "scheduler");
+              if (Decode(e, &workers, "scheduler")) {
+                queue_health.OnSnapshot(workers, core.in_flight(), core.backlog_paused(),
+                                        p.clock->Now());
+              }
               break;
             case InternalType::kLogFetched: {
               LogFetched m;
@@ -704,6 +749,7 @@ void DispatcherBody(ActorPipe& pipe, DispatcherParams p) {
         snapshot.workers.push_back({w.id, w.group, w.slots, w.credits, w.running, w.last_seen,
                                     w.expected_busy_ms, w.labels});
       }
+      core.TakeHealth(now, &snapshot);
       SendInternal(*p.sched, InternalType::kWorkersSnapshot, snapshot, &scratch);
       next_beat = now + interval;
     }
@@ -838,9 +884,8 @@ Result<std::unique_ptr<Coordinator>> Coordinator::Start(zmq::context_t& ctx,
       ctx, "scheduler",
       [p = SchedulerParams{&ctx, journal, clock, config.scheduler, config.client_endpoint,
                            sched_disp->first, sched_recon->first, &c->client_endpoint_,
-                           config.curve, &c->recovery_, config.retention}](ActorPipe& pipe) {
-        SchedulerBody(pipe, p);
-      });
+                           config.curve, &c->recovery_, config.retention, config.log_file,
+                           config.health_interval}](ActorPipe& pipe) { SchedulerBody(pipe, p); });
   if (!scheduler.ok()) return scheduler.status();
   c->scheduler_ = std::move(*scheduler);
 

@@ -42,6 +42,12 @@ struct CoordinatorConfig {
   // Alerts from the scheduler (task, run, backlog, journal) and dispatcher
   // (worker lost); null: none. Must outlive the coordinator.
   alerts::Sink* alerts = nullptr;
+  // This node's JSON log file (STATE_DIR/coordinator.log): the `trace_log`
+  // query returns its lines about one execution. Empty: none kept.
+  std::string log_file;
+  // How often the scheduler logs a "health" line (workers, heartbeat gaps,
+  // backlog, queue and dispatch lag).
+  Millis health_interval{60000};
 };
 
 inline constexpr const char* kCurveDomain = "apollo11";

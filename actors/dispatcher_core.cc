@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "common/log_event.h"
 #include "engine/placement.h"
 
 namespace apollo11::actors {
@@ -90,7 +91,9 @@ void DispatcherCore::OnWorkerFrame(const std::string& identity, const void* data
     } else {
       it = workers_.emplace(identity, Worker{}).first;
       it->second.id = identity;
-      spdlog::info("worker {} joined: group {}, {} slots", identity, hello->group, hello->slots);
+      LogEvent(spdlog::level::info, "worker_joined",
+               {{"worker_id", identity}, {"group", hello->group}, {"slots", hello->slots}},
+               "worker {} joined: group {}, {} slots", identity, hello->group, hello->slots);
     }
     Worker& w = it->second;
     w.group = hello->group.empty() ? "default" : hello->group;
@@ -140,6 +143,11 @@ void DispatcherCore::OnWorkerFrame(const std::string& identity, const void* data
   }
 
   Worker& w = it->second;
+  if (w.last_seen != 0) {
+    const Micros gap = now - w.last_seen;
+    min_gap_ = min_gap_ == 0 ? gap : std::min(min_gap_, gap);
+    max_gap_ = std::max(max_gap_, gap);
+  }
   w.last_seen = now;
   switch (type) {
     case transport::MsgType::kCredit: {
@@ -189,7 +197,9 @@ void DispatcherCore::OnWorkerFrame(const std::string& identity, const void* data
       }
       for (WorkerGone* gone : {&restarted, &lost}) {
         if (gone->execs.empty()) continue;
-        spdlog::warn("{}: {} executions handed back", gone->reason, gone->execs.size());
+        LogEvent(spdlog::level::warn, "executions_handed_back",
+                 {{"worker_id", identity}, {"count", gone->execs.size()}, {"reason", gone->reason}},
+                 "{}: {} executions handed back", gone->reason, gone->execs.size());
         out->gone.push_back(std::move(*gone));
       }
       return;
@@ -255,8 +265,9 @@ void DispatcherCore::OnAdopt(const AdoptRunning& adopt) {
   if (next_claim_deadline_ == 0 || adopt.claim_until < next_claim_deadline_) {
     next_claim_deadline_ = adopt.claim_until;
   }
-  spdlog::info("recovery: {} executions were RUNNING; waiting for their workers to claim them",
-               adopt.execs.size());
+  LogEvent(spdlog::level::info, "recovery_waiting", {{"count", adopt.execs.size()}},
+           "recovery: {} executions were RUNNING; waiting for their workers to claim them",
+           adopt.execs.size());
 }
 
 bool DispatcherCore::Claim(const std::string& identity, Worker* w, const std::string& exec_id,
@@ -270,7 +281,9 @@ bool DispatcherCore::Claim(const std::string& identity, Worker* w, const std::st
     w->expected_busy_ms += o->second.expected_ms;
   }
   orphans_.erase(o);
-  spdlog::info("recovery: worker {} still holds {} attempt {}: kept", identity, exec_id, attempt);
+  LogEvent(spdlog::level::info, "recovery_claimed",
+           {{"worker_id", identity}, {"exec_id", exec_id}, {"attempt", attempt}},
+           "recovery: worker {} still holds {} attempt {}: kept", identity, exec_id, attempt);
   return true;
 }
 
@@ -296,7 +309,9 @@ void DispatcherCore::ReleaseUnclaimed(Micros now, DispatcherOutput* out) {
     it = orphans_.erase(it);
   }
   for (auto& [id, gone] : lost) {
-    spdlog::warn("recovery: {}: {} executions handed back", gone.reason, gone.execs.size());
+    LogEvent(spdlog::level::warn, "recovery_unclaimed",
+             {{"worker_id", gone.worker_id}, {"count", gone.execs.size()}, {"reason", gone.reason}},
+             "recovery: {}: {} executions handed back", gone.reason, gone.execs.size());
     out->gone.push_back(std::move(gone));
   }
 }
@@ -355,6 +370,20 @@ void DispatcherCore::OnCancel(const CancelExecs& cancel, DispatcherOutput* out) 
   }
 }
 
+void DispatcherCore::TakeHealth(Micros now, WorkersSnapshot* snapshot) {
+  snapshot->min_gap_us = min_gap_;
+  snapshot->max_gap_us = max_gap_;
+  min_gap_ = max_gap_ = 0;
+  snapshot->queued = queued();
+  Micros oldest = 0;
+  for (const auto& [group, queue] : queues_) {
+    for (const auto& [key, q] : queue) {
+      if (q.ready_at > 0 && (oldest == 0 || q.ready_at < oldest)) oldest = q.ready_at;
+    }
+  }
+  snapshot->oldest_ready_age_us = oldest ? now - oldest : 0;
+}
+
 void DispatcherCore::OnLogFetch(const LogFetch& fetch, DispatcherOutput* out) {
   if (workers_.count(fetch.worker_id) == 0) {
     LogFetched answer;
@@ -383,7 +412,9 @@ bool DispatcherCore::Forget(const std::string& identity, const std::string& reas
     }
   }
   workers_.erase(it);
-  spdlog::warn("{}; {} executions handed back", reason, gone.execs.size());
+  LogEvent(spdlog::level::warn, "worker_gone",
+           {{"worker_id", identity}, {"count", gone.execs.size()}, {"reason", reason}},
+           "{}; {} executions handed back", reason, gone.execs.size());
   out->gone.push_back(std::move(gone));
   return true;
 }

@@ -102,6 +102,9 @@ class DispatcherCore {
   bool HasWorker(const std::string& id) const { return workers_.count(id) > 0; }
   uint64_t dropped_frames() const { return dropped_frames_; }
   std::vector<WorkerSnapshot> Snapshot() const;
+  // Fills the queue-health fields of `snapshot` (see WorkersSnapshot) as of
+  // `now`, and starts measuring heartbeat gaps afresh.
+  void TakeHealth(Micros now, WorkersSnapshot* snapshot);
 
  private:
   struct Worker {
@@ -161,6 +164,7 @@ class DispatcherCore {
   bool placement_paused_ = false;
   Micros gauges_published_ = 0;
   bool gauges_pending_ = false;
+  Micros min_gap_ = 0, max_gap_ = 0;  // between frames of one worker, since TakeHealth
 };
 
 }  // namespace apollo11::actors

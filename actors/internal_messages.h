@@ -233,7 +233,13 @@ struct WorkerInfo {
 struct WorkersSnapshot {
   std::vector<WorkerInfo> workers;
   uint64_t epoch = 0;
-  MSGPACK_DEFINE(workers, epoch);
+  // Queue health since the previous snapshot, for the periodic health line:
+  // gaps between frames from any one worker (0 when none), executions queued
+  // for placement and how long the oldest has been READY (dispatch lag).
+  int64_t min_gap_us = 0, max_gap_us = 0;
+  uint64_t queued = 0;
+  int64_t oldest_ready_age_us = 0;
+  MSGPACK_DEFINE(workers, epoch, min_gap_us, max_gap_us, queued, oldest_ready_age_us);
 };
 
 // A read-only question from a client. kind: "status" (id = run), "history"

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "common/log_event.h"
+
 namespace apollo11::actors {
 
 JournalHealth::JournalHealth(std::string journal_dir, JournalHealthOptions options)
@@ -37,7 +39,9 @@ void JournalHealth::OnFailure(const Status& error, size_t waiting, Micros now) {
   retry_at_ = now + delay_;
   if (first) {
     last_log_ = now;
-    spdlog::error(
+    LogEvent(
+        spdlog::level::err, "journal_commit_failed",
+        {{"waiting", waiting_}, {"reason", error_.message()}},
         "journal: {}: promotion paused, {} transitions waiting; will retry (every {} at most): {}",
         What(), waiting_, FormatDuration(options_.max_retry), error_.message());
   } else if (now - last_log_ >= options_.reminder_interval.count() * kMicrosPerMilli) {
@@ -49,8 +53,9 @@ void JournalHealth::OnFailure(const Status& error, size_t waiting, Micros now) {
 
 void JournalHealth::OnSuccess(Micros now) {
   if (!failing_) return;
-  spdlog::info("journal: writable again at {} after {} and {} failed attempts: promotion resumed",
-               dir_, FormatDuration(Millis((now - since_) / kMicrosPerMilli)), failures_);
+  LogEvent(spdlog::level::info, "journal_writable_again", {{"failures", failures_}},
+           "journal: writable again at {} after {} and {} failed attempts: promotion resumed", dir_,
+           FormatDuration(Millis((now - since_) / kMicrosPerMilli)), failures_);
   failing_ = false;
   error_ = Status::Ok();
   waiting_ = 0;

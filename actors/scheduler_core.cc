@@ -9,6 +9,7 @@
 #include <random>
 
 #include "common/ids.h"
+#include "common/log_event.h"
 #include "dsl/pipeline_json.h"
 #include "engine/placement.h"
 
@@ -205,7 +206,9 @@ Result<std::string> SchedulerCore::Submit(const SubmitRun& submit) {
   if (auto* m = options_.metrics) m->RunSubmitted(n);
   RunCtx& ref = *run;
   runs_.emplace(run_id, std::move(run));
-  spdlog::info("run {} of {} started: {} tasks", run_id, ref.spec.name, n);
+  LogEvent(spdlog::level::info, "run_started",
+           {{"run_id", run_id}, {"pipeline", ref.spec.name}, {"tasks", n}},
+           "run {} of {} started: {} tasks", run_id, ref.spec.name, n);
   effects_.clear();
   ref.dag->Start(now, &effects_);
   Apply(ref, effects_, "scheduler");
@@ -410,8 +413,10 @@ void SchedulerCore::OnResults(const ResultBatch& batch) {
     if (run == nullptr) {
       ++stale_results_;
       if (options_.metrics) options_.metrics->stale_results.Inc();
-      spdlog::warn("result for unknown or finished execution {} attempt {} from {} dropped",
-                   r.exec_id, r.attempt, item.worker_id);
+      LogEvent(spdlog::level::warn, "result_dropped",
+               {{"exec_id", r.exec_id}, {"attempt", r.attempt}, {"worker_id", item.worker_id}},
+               "result for unknown or finished execution {} attempt {} from {} dropped", r.exec_id,
+               r.attempt, item.worker_id);
       continue;
     }
     AttemptOutcome outcome;
@@ -441,10 +446,27 @@ void SchedulerCore::OnResults(const ResultBatch& batch) {
       // A resend of the current attempt's result is routine (its ACK was lost,
       // or is held while the journal cannot be written): not worth a warning.
       const bool resent = r.attempt == run->dag->attempt(task);
-      spdlog::log(resent ? spdlog::level::debug : spdlog::level::warn,
-                  "stale result for {} attempt {} from worker {} recorded and ignored: {}",
-                  r.exec_id, r.attempt, item.worker_id, s.message());
+      LogEvent(resent ? spdlog::level::debug : spdlog::level::warn, "stale_result",
+               {{"exec_id", r.exec_id},
+                {"attempt", r.attempt},
+                {"worker_id", item.worker_id},
+                {"reason", s.message()}},
+               "stale result for {} attempt {} from worker {} recorded and ignored: {}", r.exec_id,
+               r.attempt, item.worker_id, s.message());
       continue;
+    }
+    if (outcome != AttemptOutcome::kSuccess && outcome != AttemptOutcome::kAlreadyDone) {
+      // Only failures: a success is in the journal and keeps the hot path quiet.
+      LogEvent(spdlog::level::info, "attempt_failed",
+               {{"run_id", run->run_id},
+                {"task_id", run->spec.tasks[task].id},
+                {"exec_id", r.exec_id},
+                {"attempt", r.attempt},
+                {"worker_id", item.worker_id},
+                {"exit_code", r.exit_code},
+                {"reason", r.error}},
+               "{} attempt {} failed on worker {} (exit {}): {}", r.exec_id, r.attempt,
+               item.worker_id, r.exit_code, r.error);
     }
     storage::ExecutionRecord& rec = run->execs[task];
     if (options_.metrics)
@@ -481,6 +503,12 @@ void SchedulerCore::OnWorkerGone(const WorkerGone& gone) {
       spdlog::warn("requeue of {} refused: {}", ref.exec_id, s.message());
       continue;
     }
+    LogEvent(spdlog::level::warn, "requeued",
+             {{"exec_id", ref.exec_id},
+              {"attempt", ref.attempt},
+              {"worker_id", gone.worker_id},
+              {"reason", gone.reason}},
+             "{} attempt {} requeued: {}", ref.exec_id, ref.attempt, gone.reason);
     Apply(*run, effects_, "reconciler", "", task);
     FinishIfDone(*run);
   }
@@ -752,8 +780,11 @@ void SchedulerCore::FinishIfDone(RunCtx& run) {
                                                        : alerts::AlertType::kRunCanceled,
                run, -1, 0, run.record.reason);
   }
-  spdlog::info("run {} finished {}: {}", run.run_id, ToString(run.record.status),
-               run.record.reason);
+  LogEvent(spdlog::level::info, "run_finished",
+           {{"run_id", run.run_id},
+            {"state", ToString(run.record.status)},
+            {"reason", run.record.reason}},
+           "run {} finished {}: {}", run.run_id, ToString(run.record.status), run.record.reason);
 }
 
 void SchedulerCore::Promote() {
@@ -761,8 +792,9 @@ void SchedulerCore::Promote() {
     paused_ = true;
     ++backlog_events_;
     if (options_.metrics) options_.metrics->backlog_pauses.Inc();
-    spdlog::warn("backlog at its cap ({} executions READY or RUNNING): promotion paused",
-                 in_flight_);
+    LogEvent(spdlog::level::warn, "backlog_paused",
+             {{"backlog", in_flight_}, {"cap", options_.max_backlog}},
+             "backlog at its cap ({} executions READY or RUNNING): promotion paused", in_flight_);
     if (options_.alerts) {
       alerts::AlertEvent a;
       a.type = alerts::AlertType::kBacklogAtCap;
@@ -776,7 +808,8 @@ void SchedulerCore::Promote() {
   } else if (paused_ &&
              in_flight_ < static_cast<size_t>(options_.resume_fraction * options_.max_backlog)) {
     paused_ = false;
-    spdlog::info("backlog down to {}: promotion resumed", in_flight_);
+    LogEvent(spdlog::level::info, "backlog_resumed", {{"backlog", in_flight_}},
+             "backlog down to {}: promotion resumed", in_flight_);
   }
   if (paused_) return;
   for (auto& [id, run] : runs_) {

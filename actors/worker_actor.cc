@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "actors/actor_loop.h"
+#include "common/log_event.h"
 
 namespace apollo11::actors {
 namespace {
@@ -39,6 +40,7 @@ void Flush(zmq::socket_t& dealer, WorkerCore& core) {
 
 void WorkerBody(transport::ActorPipe& pipe, zmq::context_t* ctx, const Clock* clock,
                 WorkerConfig config) {
+  SetLogNode(config.worker.worker_id);  // log lines name the worker, also in a role=all node
   auto dialed = Dial(*ctx, config);
   if (!dialed.ok()) {
     pipe.SignalReady(dialed.status());

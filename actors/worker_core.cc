@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "common/log_event.h"
+#include "common/log_scan.h"
 #include "dsl/pipeline.h"
 
 namespace apollo11::actors {
@@ -140,8 +142,13 @@ void WorkerCore::OnFrame(const void* data, size_t size) {
       auto d = transport::BodyAs<transport::Dispatch>(*envelope);
       if (!d.ok()) break;
       if (d->epoch < epoch_seen_) {
-        spdlog::warn("worker {}: refused DISPATCH of {} from old epoch {} (seen {})",
-                     options_.worker_id, d->exec_id, d->epoch, epoch_seen_);
+        LogEvent(spdlog::level::warn, "dispatch_refused_old_epoch",
+                 {{"exec_id", d->exec_id},
+                  {"attempt", d->attempt},
+                  {"epoch", d->epoch},
+                  {"epoch_seen", epoch_seen_}},
+                 "worker {}: refused DISPATCH of {} from old epoch {} (seen {})",
+                 options_.worker_id, d->exec_id, d->epoch, epoch_seen_);
         return;
       }
       epoch_seen_ = d->epoch;
@@ -224,6 +231,25 @@ void WorkerCore::OnLogRequest(const transport::LogRequest& request) {
   constexpr uint32_t kMaxSlice = 1 << 20;
   transport::LogReply reply;
   reply.request_id = request.request_id;
+  if (request.stream == transport::kLogStreamEvents) {
+    // This node's log lines about the execution, every attempt (bounded
+    // scan: tens of ms of this thread at most).
+    if (options_.node_log_file.empty()) {
+      reply.error = "worker " + options_.worker_id + " keeps no log file";
+    } else if (auto lines = ScanLogLines(options_.node_log_file, request.exec_id); !lines.ok()) {
+      reply.error = lines.status().message();
+    } else {
+      std::string all;
+      for (const std::string& l : *lines) all += l + "\n";
+      reply.size = all.size();
+      if (request.offset < all.size()) {
+        reply.data = all.substr(
+            request.offset, request.max_bytes ? std::min(request.max_bytes, kMaxSlice) : kMaxSlice);
+      }
+    }
+    Send(transport::MsgType::kLogReply, reply);
+    return;
+  }
   auto entry = entries_.find({request.exec_id, request.attempt});
   reply.running = entry != entries_.end() && !entry->second.finished;
   const std::string name = request.exec_id + "." + std::to_string(request.attempt) +
@@ -312,6 +338,10 @@ void WorkerCore::OnDispatch(transport::Dispatch&& d) {
     return;
   }
   if (p.type != static_cast<uint8_t>(dsl::TaskType::kNoop)) {
+    entries_[key].log_events = true;
+    LogEvent(spdlog::level::info, "started",
+             {{"exec_id", d.exec_id}, {"attempt", d.attempt}, {"trace_id", d.trace_id}},
+             "{} attempt {} started", d.exec_id, d.attempt);
     transport::Started started{d.exec_id, d.attempt, now, 0};
     Send(transport::MsgType::kStarted, started);
   }
@@ -336,6 +366,7 @@ void WorkerCore::OnFinished(std::vector<executor::ExecOutcome>& finished) {
     e.result.stderr_tail = std::move(o.stderr_tail);
     e.result.started_at = o.started_at;
     e.result.finished_at = o.finished_at;
+    if (e.log_events) LogFinished(e.result);
     ++freed;
   }
   Report(done);
@@ -343,8 +374,61 @@ void WorkerCore::OnFinished(std::vector<executor::ExecOutcome>& finished) {
   SendCredit(freed);
 }
 
+void WorkerCore::LogFinished(const transport::ResultMsg& r) const {
+  const double seconds =
+      r.finished_at > r.started_at ? static_cast<double>(r.finished_at - r.started_at) / 1e6 : 0.0;
+  const char* event = "exited";
+  switch (static_cast<transport::Outcome>(r.outcome)) {
+    case transport::Outcome::kTimeout:
+      event = "killed_timeout";
+      break;
+    case transport::Outcome::kCanceled:
+      event = "killed_cancel";
+      break;
+    case transport::Outcome::kAlreadyDone:
+      event = "precheck_already_done";
+      break;
+    default:
+      break;
+  }
+  // A failing command is an ordinary outcome (the scheduler decides what it
+  // means); a kill for overrunning its timeout deserves attention.
+  LogEvent(r.outcome == static_cast<uint8_t>(transport::Outcome::kTimeout) ? spdlog::level::warn
+                                                                           : spdlog::level::info,
+           event,
+           {{"exec_id", r.exec_id},
+            {"attempt", r.attempt},
+            {"exit_code", r.exit_code},
+            {"duration_s", seconds},
+            {"reason", r.error}},
+           "{} attempt {} {} (exit {}, {:.3f}s){}{}", r.exec_id, r.attempt, event, r.exit_code,
+           seconds, r.error.empty() ? "" : ": ", r.error);
+}
+
+void WorkerCore::LogHealth(Micros now) {
+  const Micros every = options_.health_interval.count() * kMicrosPerMilli;
+  if (every <= 0) return;
+  if (next_health_ == 0) {  // the first Tick starts the clock
+    next_health_ = now + every;
+    return;
+  }
+  if (now < next_health_) return;
+  next_health_ = now + every;
+  const double silent_s = static_cast<double>(now - last_heard_) / 1e6;
+  LogEvent(spdlog::level::info, "health",
+           {{"worker_id", options_.worker_id},
+            {"running", executor_->running()},
+            {"slots", options_.slots},
+            {"unacked_results", unacked_results()},
+            {"coordinator_silent_s", silent_s}},
+           "health: {} running of {} slots, {} results unacknowledged, coordinator last heard "
+           "{:.3f}s ago",
+           executor_->running(), options_.slots, unacked_results(), silent_s);
+}
+
 bool WorkerCore::Tick() {
   const Micros now = clock_->Now();
+  LogHealth(now);
   const Micros interval = options_.heartbeat.count() * kMicrosPerMilli;
   if (now - last_heartbeat_ >= interval) {
     transport::Heartbeat hb;

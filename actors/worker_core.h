@@ -33,6 +33,12 @@ struct WorkerOptions {
   // Where the executor writes each attempt's stdout/stderr
   // (<exec_id>.<attempt>.out/.err): served to `apollo11 logs`.
   std::string log_dir;
+  // This node's own JSON log (STATE_DIR/worker-ID/worker.log): LOG_REQUEST
+  // stream 2 returns its lines about one execution, for `apollo11 trace`.
+  std::string node_log_file;
+  // How often Tick logs a "health" line (running, slots, unacknowledged
+  // results, time since the coordinator was last heard); 0 = never.
+  Millis health_interval{60000};
   // Test hook (fault injection): drop this many DISPATCH messages as if the
   // network lost them. Set from $APOLLO11_TEST_DROP_DISPATCH by apollo11-node.
   int drop_dispatches = 0;
@@ -82,12 +88,16 @@ class WorkerCore {
     bool finished = false;
     transport::ResultMsg result;
     Micros last_sent = 0;
+    bool log_events = false;  // not a noop: its start and end are logged
   };
   using Key = std::pair<std::string, uint32_t>;
 
   template <class T>
   void Send(transport::MsgType type, const T& body);
   void OnDispatch(transport::Dispatch&& d);
+  // The "exited" (or "killed", "precheck_skipped") event of a finished attempt.
+  void LogFinished(const transport::ResultMsg& r) const;
+  void LogHealth(Micros now);
   void SendCredit(uint32_t n);
   void OnLogRequest(const transport::LogRequest& request);
   // Queues the RESULTs of these finished entries and stores them in the
@@ -108,6 +118,7 @@ class WorkerCore {
   bool heard_since_hello_ = false;
   bool draining_ = false;  // HELLO may be lost if sent before the coordinator was up
   uint64_t dropped_frames_ = 0;
+  Micros next_health_ = 0;  // 0: not yet started
 };
 
 }  // namespace apollo11::actors

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   apollo11::cli::AddKeygenCommand(app, &exit_code);
   apollo11::cli::AddLogsCommand(app, &exit_code);
   apollo11::cli::AddGcCommand(app, &exit_code);
+  apollo11::cli::AddTraceCommand(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

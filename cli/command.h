@@ -29,5 +29,7 @@ void AddGcCommand(CLI::App& app, int* exit_code);
 void AddKeygenCommand(CLI::App& app, int* exit_code);
 // logs: an execution's captured output, local or through a coordinator.
 void AddLogsCommand(CLI::App& app, int* exit_code);
+// trace: one timeline of an execution from the journal and the nodes' logs.
+void AddTraceCommand(CLI::App& app, int* exit_code);
 
 }  // namespace apollo11::cli

@@ -36,9 +36,11 @@
 #include "cli/coordinator_api.h"
 #include "alerts/alert_config.h"
 #include "alerts/notifier.h"
+#include "cli/logging_setup.h"
 #include "cli/state_dir.h"
 #include "cli/version.h"
 #include "common/duration.h"
+#include "common/log_event.h"
 #include "observability/coordinator_metrics.h"
 #include "observability/http_server.h"
 #include "observability/worker_metrics.h"
@@ -73,6 +75,8 @@ struct NodeFlags {
   std::string worker_id;
   std::string drain_timeout = "5m";
   std::string log_level = "info";
+  std::string log_format;  // json, text; empty: text on a terminal, else json
+  std::string health_interval = "60s";
   std::string curve_key;        // this node's key pair (.key)
   std::string authorized_keys;  // coordinator: public keys allowed to connect
   std::string server_key;       // worker: the coordinator's public key
@@ -167,16 +171,41 @@ std::string DefaultWorkerId(const std::string& state_dir) {
   return std::string(host) + "-" + suffix;
 }
 
+// This node's log lines go to stderr and, as JSON, to its state dir:
+// STATE_DIR/coordinator.log (coordinator and all), or
+// STATE_DIR/worker-ID/worker.log (worker), where `apollo11 trace` finds them.
+std::string NodeLogFile(const NodeFlags& f, const std::string& state_dir,
+                        const std::string& worker_id) {
+  if (f.role == "worker") return state_dir + "/worker-" + worker_id + "/worker.log";
+  return state_dir + "/coordinator.log";
+}
+
 int Start(NodeFlags& f) {
-  apollo11::cli::SetUpLogging(f.log_level);
+  const std::string log_state_dir = apollo11::cli::ResolveStateDir(f.state_dir);
+  const std::string log_worker_id =
+      f.worker_id.empty() ? DefaultWorkerId(log_state_dir) : f.worker_id;
+  {
+    apollo11::SetProcessLogNode(f.role == "worker" ? log_worker_id
+                                                   : apollo11::cli::CoordinatorLogNode());
+    apollo11::cli::LogSettings log;
+    log.level = f.log_level;
+    log.format = f.log_format;
+    log.file = NodeLogFile(f, log_state_dir, log_worker_id);
+    Status s = apollo11::cli::SetUpLogging(log);
+    if (!s.ok()) {
+      std::fprintf(stderr, "apollo11-node: %s\n", s.message().c_str());
+      return 2;
+    }
+  }
   auto heartbeat = apollo11::ParseDuration(f.heartbeat);
   auto drain_timeout = apollo11::ParseDuration(f.drain_timeout);
   auto reconcile = apollo11::ParseDuration(f.reconcile_interval);
   auto retention_interval = apollo11::ParseDuration(f.retention_interval);
   auto slow_min = apollo11::ParseDuration(f.slow_min);
   auto fold_window = apollo11::ParseDuration(f.alert_fold_window);
-  for (const auto* d :
-       {&heartbeat, &drain_timeout, &reconcile, &retention_interval, &slow_min, &fold_window}) {
+  auto health = apollo11::ParseDuration(f.health_interval);
+  for (const auto* d : {&heartbeat, &drain_timeout, &reconcile, &retention_interval, &slow_min,
+                        &fold_window, &health}) {
     if (!d->ok()) {
       std::fprintf(stderr, "apollo11-node: bad duration: %s\n", d->status().message().c_str());
       return 2;
@@ -361,6 +390,8 @@ int Start(NodeFlags& f) {
       coord_metrics = std::make_unique<apollo11::observability::CoordinatorMetrics>(registry);
       cc.metrics = coord_metrics.get();
     }
+    cc.log_file = NodeLogFile(f, state_dir, log_worker_id);
+    cc.health_interval = *health;
     auto c = apollo11::actors::Coordinator::Start(ctx, journal.get(), &clock, cc);
     if (!c.ok()) {
       std::fprintf(stderr, "apollo11-node: coordinator: %s\n", c.status().ToString().c_str());
@@ -384,7 +415,9 @@ int Start(NodeFlags& f) {
   if (worker) {
     apollo11::actors::WorkerConfig wc;
     wc.coordinator_endpoint = coordinator ? coord->worker_endpoint() : f.connect;
-    wc.worker.worker_id = f.worker_id.empty() ? DefaultWorkerId(state_dir) : f.worker_id;
+    wc.worker.worker_id = log_worker_id;
+    wc.worker.node_log_file = NodeLogFile(f, state_dir, log_worker_id);
+    wc.worker.health_interval = *health;
     wc.worker.group = f.group;
     wc.worker.slots = f.slots ? f.slots : std::max(1u, std::thread::hardware_concurrency());
     wc.worker.labels = f.labels;
@@ -534,6 +567,12 @@ int main(int argc, char** argv) {
                     "how long SIGTERM waits for a worker to drain");
   start->add_option("--log-level", f.log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+  start->add_option("--health-interval", f.health_interval,
+                    "how often a health line is logged (0s: never)");
+  start
+      ->add_option("--log-format", f.log_format,
+                   "stderr log format: json or text (default: text on a terminal, else json)")
+      ->check(CLI::IsMember({"json", "text"}));
   start->add_option("--curve-key", f.curve_key, "this node's CURVE key pair (apollo11 keygen)");
   start->add_option("--authorized-keys", f.authorized_keys,
                     "coordinator: file of public keys allowed to connect");

@@ -178,4 +178,15 @@ Result<std::string> RemoteCoordinator::FetchLog(const std::string& exec_id,
   return std::move(reply->data);
 }
 
+Result<std::string> RemoteCoordinator::TraceLog(const std::string& exec_id, nlohmann::json* meta) {
+  actors::Query q;
+  q.kind = "trace_log";
+  q.id = exec_id;
+  auto reply = AskQuery(q);
+  if (!reply.ok()) return reply.status();
+  *meta = nlohmann::json::parse(reply->json, nullptr, false);
+  if (meta->is_discarded()) return Status::Corrupt("coordinator sent malformed JSON");
+  return std::move(reply->data);
+}
+
 }  // namespace apollo11::cli

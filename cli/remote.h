@@ -47,6 +47,9 @@ class RemoteCoordinator {
   Result<std::string> FetchLog(const std::string& exec_id, const std::string& stream,
                                uint32_t attempt, uint64_t offset, uint32_t max_bytes,
                                nlohmann::json* meta);
+  // The coordinator's own JSON log lines that mention `exec_id` (query
+  // trace_log); `meta` gets the scan's figures (lines, scan_ms).
+  Result<std::string> TraceLog(const std::string& exec_id, nlohmann::json* meta);
 
  private:
   RemoteCoordinator() = default;

@@ -21,7 +21,9 @@
 #include "actors/internal_messages.h"
 #include "actors/worker_actor.h"
 #include "cli/command.h"
+#include "cli/logging_setup.h"
 #include "cli/state_dir.h"
+#include "common/log_event.h"
 #include "dsl/diagnostic.h"
 #include "dsl/parser.h"
 #include "dsl/pipeline_json.h"
@@ -47,6 +49,7 @@ struct RunFlags {
   std::string heartbeat = "1s";
   int liveness = 3;
   std::string log_level = "warn";
+  std::string log_format;  // json, text; empty: text on a terminal, else json
 };
 
 const char* kStateOrder[] = {"PENDING", "READY",   "RUNNING", "RETRYING", "SUCCESS",
@@ -78,7 +81,14 @@ std::vector<uint32_t> CountsFromJournal(storage::Journal& journal, const std::st
 }
 
 int Run(const RunFlags& flags) {
-  SetUpLogging(flags.log_level);
+  SetProcessLogNode(CoordinatorLogNode());
+  LogSettings log;
+  log.level = flags.log_level;
+  log.format = flags.log_format;
+  if (Status s = SetUpLogging(log); !s.ok()) {
+    std::fprintf(stderr, "apollo11 run: %s\n", s.message().c_str());
+    return kExitInvalidInput;
+  }
   const bool resume = !flags.resume.empty();
   if (resume == !flags.file.empty()) {
     std::fprintf(stderr, "apollo11 run: give a pipeline FILE, or --resume RUN_ID (not both)\n");
@@ -122,6 +132,12 @@ int Run(const RunFlags& flags) {
   auto lock = storage::StateDirLock::Acquire(state_dir);
   if (!lock.ok()) {
     std::fprintf(stderr, "apollo11 run: %s\n", lock.status().message().c_str());
+    return kExitInternal;
+  }
+  // Ours now: keep the JSON log in it too, for `apollo11 trace`.
+  log.file = state_dir + "/coordinator.log";
+  if (Status s = SetUpLogging(log); !s.ok()) {
+    std::fprintf(stderr, "apollo11 run: %s\n", s.message().c_str());
     return kExitInternal;
   }
   auto journal = storage::Journal::Open(JournalDir(state_dir), storage::JournalOptions{});
@@ -362,6 +378,9 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--heartbeat", flags->heartbeat, "heartbeat interval between actors");
   cmd->add_option("--log-level", flags->log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+  cmd->add_option("--log-format", flags->log_format,
+                  "stderr log format: json or text (default: text on a terminal, else json)")
+      ->check(CLI::IsMember({"json", "text"}));
   cmd->callback([flags, exit_code] { *exit_code = Run(*flags); });
 }
 

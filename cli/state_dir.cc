@@ -1,8 +1,5 @@
 #include "cli/state_dir.h"
 
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
-
 #include <cstdlib>
 
 #include "common/clock.h"
@@ -13,13 +10,6 @@ std::string ResolveStateDir(const std::string& flag) {
   if (!flag.empty()) return flag;
   if (const char* env = std::getenv("APOLLO11_STATE_DIR"); env && *env) return env;
   return ".apollo11";
-}
-
-void SetUpLogging(const std::string& level) {
-  auto logger = spdlog::stderr_color_mt("apollo11");
-  logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ [%t] %v");
-  spdlog::set_default_logger(logger);
-  spdlog::set_level(spdlog::level::from_str(level));
 }
 
 void PrintRunSummary(const nlohmann::json& summary, std::FILE* out) {

@@ -15,9 +15,6 @@ std::string ResolveStateDir(const std::string& flag);
 inline std::string JournalDir(const std::string& state_dir) { return state_dir + "/journal"; }
 inline std::string LogDir(const std::string& state_dir) { return state_dir + "/logs"; }
 
-// Routes spdlog to stderr (stdout is for results and --json) at `level`.
-void SetUpLogging(const std::string& level);
-
 using actors::RunSummaryJson;
 // A human summary of a `RunSummaryJson` document: the run line, then a task
 // table (all tasks when few, only the ones that did not succeed when many).

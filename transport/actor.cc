@@ -8,6 +8,8 @@
 #include <exception>
 #include <utility>
 
+#include "common/log_event.h"
+
 namespace apollo11::transport {
 namespace {
 
@@ -82,6 +84,7 @@ Result<std::unique_ptr<Actor>> Actor::Start(zmq::context_t& ctx, std::string nam
     actor->thread_ = std::jthread([child = std::move(pair->second), actor_name = actor->name_,
                                    body = std::move(body)](std::stop_token stop) mutable {
       SetThreadName(actor_name);
+      SetLogActor(actor_name);  // the "actor" of this thread's structured log lines
       ActorPipe pipe(std::move(child), std::move(stop));
       RunBody(pipe, actor_name, body);
     });

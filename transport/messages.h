@@ -204,6 +204,9 @@ struct Cancel {
 // D→W: bytes [offset, offset + max_bytes) of one attempt's captured stdout
 // (stream 0) or stderr (stream 1), for `apollo11 logs`. Not fenced by epoch:
 // it reads, never changes anything.
+// LogRequest::stream: 0 stdout, 1 stderr, 2 the worker's own JSON log lines
+// that mention the execution (all attempts), for `apollo11 trace`.
+inline constexpr uint8_t kLogStreamEvents = 2;
 struct LogRequest {
   uint64_t request_id = 0;
   std::string exec_id;

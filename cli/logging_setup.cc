@@ -1,0 +1,64 @@
+#include "cli/logging_setup.h"
+
+#include <spdlog/sinks/rotating_file_sink.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "common/json_log_formatter.h"
+
+namespace apollo11::cli {
+
+Status SetUpLogging(const LogSettings& settings) {
+  const auto level = spdlog::level::from_str(settings.level);
+  if (level == spdlog::level::off && settings.level != "off") {
+    return Status::InvalidInput("unknown log level '" + settings.level + "'");
+  }
+  std::string format = settings.format;
+  if (format.empty()) format = ::isatty(STDERR_FILENO) ? "text" : "json";
+  if (format != "json" && format != "text") {
+    return Status::InvalidInput("unknown log format '" + format + "' (json or text)");
+  }
+  auto err = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
+  err->set_level(level);
+  if (format == "json") {
+    err->set_formatter(std::make_unique<JsonLogFormatter>());
+  } else {
+    err->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ [%t] %v");
+  }
+  std::vector<spdlog::sink_ptr> sinks{err};
+  // The file keeps events down to info even when stderr is quieter: it is
+  // what `apollo11 trace` reads.
+  const auto file_level = std::min(level, spdlog::level::info);
+  if (!settings.file.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(settings.file).parent_path(), ec);
+    try {
+      auto file = std::make_shared<spdlog::sinks::rotating_file_sink_mt>(
+          settings.file, settings.file_bytes, settings.file_count);
+      file->set_level(file_level);
+      file->set_formatter(std::make_unique<JsonLogFormatter>());
+      sinks.push_back(std::move(file));
+    } catch (const spdlog::spdlog_ex& e) {
+      return Status::Io("log file " + settings.file + ": " + e.what());
+    }
+  }
+  auto logger = std::make_shared<spdlog::logger>("apollo11", sinks.begin(), sinks.end());
+  logger->set_level(settings.file.empty() ? level : file_level);
+  // Every line reaches the file at once, so `trace` sees what just happened.
+  logger->flush_on(spdlog::level::trace);
+  spdlog::drop("apollo11");
+  spdlog::register_logger(logger);
+  spdlog::set_default_logger(logger);
+  return Status::Ok();
+}
+
+std::string CoordinatorLogNode() {
+  char host[256] = {0};
+  ::gethostname(host, sizeof(host) - 1);
+  return std::string("coordinator@") + host;
+}
+
+}  // namespace apollo11::cli
