@@ -69,13 +69,18 @@ void RunProgram(const uint8_t* data, size_t size) {
       case DispatcherStep::kEnqueue: {
         actors::Enqueue enqueue;
         enqueue.execs.push_back(MakeExec(arg));
-        if (arg & 0x80) enqueue.execs.back().hold_until = clock.Now() + 50'000;
         core.OnEnqueue(std::move(enqueue));
         break;
       }
-      case DispatcherStep::kPlace:
+      case DispatcherStep::kPlace: {
         core.Place(&out);
+        if (arg & 1) {  // the scheduler journaled these placements: send them
+          actors::ReleaseDispatch release;
+          for (const auto& p : out.placed.placed) release.execs.push_back({p.exec_id, p.attempt});
+          core.OnRelease(release, &out);
+        }
         break;
+      }
       case DispatcherStep::kHeartbeat:
         core.Heartbeat(&out);
         break;
