@@ -33,9 +33,9 @@
 
 #include "actors/coordinator.h"
 #include "actors/worker_actor.h"
-#include "cli/coordinator_api.h"
 #include "alerts/alert_config.h"
 #include "alerts/notifier.h"
+#include "cli/coordinator_api.h"
 #include "cli/logging_setup.h"
 #include "cli/state_dir.h"
 #include "cli/version.h"

@@ -1,6 +1,6 @@
-#include <catch2/catch.hpp>
-
 #include "common/duration.h"
+
+#include <catch2/catch.hpp>
 
 using apollo11::FormatDuration;
 using apollo11::Millis;
