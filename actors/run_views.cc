@@ -14,6 +14,10 @@ nlohmann::json RunSummaryJson(const storage::RunRecord& run,
                         {"exit_code", e.exit_code}};
     if (!e.error.empty()) t["error"] = e.error;
     if (!e.worker_id.empty()) t["worker"] = e.worker_id;
+    // The worker's clock, in µs: when the process started and was reaped
+    // (bench/harness.py measures dependency hops from these).
+    if (e.started_at) t["started_at_us"] = e.started_at;
+    if (e.finished_at) t["finished_at_us"] = e.finished_at;
     if (e.slow != storage::SlowFlag::kNone) {
       t["slow"] = storage::ToString(e.slow);
       t["slow_reason"] = e.slow_reason;

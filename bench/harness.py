@@ -10,13 +10,15 @@ written to OUT/results.md (and raw figures to OUT/results.json).
   harness.py --apollo11 ... --quick                         # R=3, smaller sizes
   harness.py --apollo11 ... --smoke --out DIR               # tiny, 1 run (CTest)
 
-Sections: (1) 5k-task depth-10 noop DAG, embedded and cluster; (2) the same
-DAG with shell `true` tasks: Apollo-11 vs ninja -j S vs Dask (S workers);
-(3) noop DAG: Apollo-11 vs Dask; (4) scaling 1k/10k/100k(/1M) noop: wall,
-tasks/s, peak RSS; (5) hop latency on a 1,000-task chain from the journal;
-(6) recovery after kill -9; (7) idle footprint of apollo11-node --role=all.
-Rows whose subject does not exist yet say so ("n/a (...)") and are picked up
-automatically once it does.
+Sections: (1) 5k-task depth-10 noop DAG, embedded (`apollo11 run`) and on a
+cluster (a coordinator + 2 worker processes over tcp loopback, driven with
+`apollo11 submit --wait`); (2) the same DAG with shell `true` tasks:
+Apollo-11 vs ninja -j S vs Dask (S workers); (3) noop DAG: Apollo-11 vs
+Dask; (4) scaling 1k/10k/100k(/1M) noop, embedded and cluster: wall, tasks/s,
+peak RSS; (5) hop latency on a 1,000-task chain, from the execution records
+(worker end of a task -> worker start of the next); (6) coordinator restart
+after kill -9 on a seeded state dir of 1M transitions; (7) idle footprint of
+apollo11-node --role=all.
 
 Only the standard library: ninja, Dask (dask_run.py under a Python that can
 import `distributed`), /usr/bin/time and apollo11 are run as commands.
@@ -27,6 +29,7 @@ import json
 import os
 import platform
 import shutil
+import select
 import signal
 import statistics
 import subprocess
@@ -38,16 +41,7 @@ from datetime import datetime, timezone
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import gen_dag  # noqa: E402
-
-# How the harness will drive a cluster (section 1, second row). Not wired
-# yet: the row only reports whether the roles run. Flag names as in
-# cli/node_main.cc and `apollo11 submit` at commit 724e131.
-CLUSTER_COORDINATOR = ["{node}", "start", "--role=coordinator", "--state-dir", "{state}",
-                       "--bind", "tcp://127.0.0.1:{port}", "--api-bind", "tcp://127.0.0.1:{api}"]
-CLUSTER_WORKER = ["{node}", "start", "--role=worker", "--connect", "tcp://127.0.0.1:{port}",
-                  "--slots", "1", "--worker-id", "bench-w{i}"]
-CLUSTER_SUBMIT = ["{apollo11}", "submit", "{pipeline}", "--coordinator",
-                  "tcp://127.0.0.1:{api}", "--wait", "--json"]
+import time_recovery  # noqa: E402
 
 TARGETS = {
     "throughput": 50000.0,   # noop tasks/s, coordinator + workers, journaled
@@ -186,12 +180,13 @@ class Bench:
         self.work = args.work
         self.dask_python = None
         self.journal_tool = None
+        self.cluster_ok = False
         self.notes = []
 
     # -- Apollo-11 embedded
-    def apollo_run(self, pipeline, slots, keep_state=False):
+    def apollo_run(self, pipeline, slots, keep_state=False, state_parent=None):
         """Returns (wall_s, rss_kb, summary dict, state_dir or None) or raises RuntimeError."""
-        state = tempfile.mkdtemp(prefix="state-", dir=self.work)
+        state = tempfile.mkdtemp(prefix="state-", dir=state_parent or self.work)
         cmd = [self.a.apollo11, "run", pipeline, "--state-dir", state, "--json",
                "--slots", str(slots)]
         rc, wall, rss, out, err = timed(cmd, timeout=self.a.timeout)
@@ -236,44 +231,38 @@ class Bench:
             raise RuntimeError("dask exit %d: %s" % (rc, doc.get("error") or first_line(err)))
         return doc["wall_s"], doc["startup_s"]
 
-    # -- journal history with µs
-    def hops(self, state, run_id):
-        """Per-hop latencies (µs) of a chain run: dependent READY->RUNNING ts minus
-        upstream RUNNING->SUCCESS ts. Returns (hops, resolution)."""
-        records = []
-        resolution = "ms"
-        if self.journal_tool:
-            p = subprocess.run([self.journal_tool, "history", state, run_id],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            if p.returncode == 0:
-                records = [json.loads(l) for l in p.stdout.splitlines() if l.strip()]
-                resolution = "µs"
-        if not records:
-            p = subprocess.run([self.a.apollo11, "history", run_id, "--state-dir", state,
-                                "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True)
-            if p.returncode != 0:
-                raise RuntimeError("apollo11 history: " + first_line(p.stderr))
-            for r in json.loads(p.stdout):
-                if "ts_us" in r:
-                    r["ts_us"] = int(r["ts_us"])
-                    resolution = "µs"
-                else:
-                    ts = datetime.strptime(r["ts"], "%Y-%m-%dT%H:%M:%S.%fZ")
-                    r["ts_us"] = int(ts.replace(tzinfo=timezone.utc).timestamp() * 1e6)
-                records.append(r)
-        done, dispatched = {}, {}
-        for r in records:
-            if r["from"] == "RUNNING" and r["to"] == "SUCCESS":
-                done[r["task_id"]] = r["ts_us"]
-            elif r["from"] == "READY" and r["to"] == "RUNNING":
-                dispatched.setdefault(r["task_id"], r["ts_us"])
+    # -- cluster
+    def cluster_run(self, pipeline, slots, keep_state=False):
+        """Fresh coordinator + 2 workers (slots/2 each, at least 1), one timed submit.
+        Returns (wall_s, (coordinator, worker) peak RSS KB, reply, dir to remove or None)."""
+        c = Cluster(self, 2, max(1, slots // 2))
+        try:
+            c.start()
+            wall, doc = c.submit(pipeline)
+            rss = c.peak_rss_kb()
+        finally:
+            c.stop(keep_dir=keep_state)
+        return wall, rss, doc, (c.dir if keep_state else None)
+
+    # -- per-hop latency from the run summary
+    @staticmethod
+    def hops(summary):
+        """Per-hop latencies (µs) of a chain run c0 -> c1 -> ...: the worker's start
+        of c(i) minus the worker's end of c(i-1), both from the run summary's
+        `started_at_us`/`finished_at_us` (the process start and the reap, on the
+        worker's clock). A hop includes the RESULT to the coordinator, its
+        journal commit, promotion, placement, the READY->RUNNING commit, the
+        DISPATCH and the start on the worker."""
+        tasks = summary.get("tasks") or {}
         out = []
         i = 1
-        while ("c%d" % i) in dispatched and ("c%d" % (i - 1)) in done:
-            out.append(dispatched["c%d" % i] - done["c%d" % (i - 1)])
+        while True:
+            up, down = tasks.get("c%d" % (i - 1)), tasks.get("c%d" % i)
+            if not up or not down or "finished_at_us" not in up or "started_at_us" not in down:
+                break
+            out.append(down["started_at_us"] - up["finished_at_us"])
             i += 1
-        return out, resolution
+        return out
 
     # -- apollo11-node
     def node_available(self, role):
@@ -284,9 +273,10 @@ class Bench:
             return False, "apollo11-node not found"
         state = tempfile.mkdtemp(prefix="probe-", dir=self.work)
         try:
-            # No other flags, so a flag the node does not know cannot fake a
-            # failure; run in a scratch dir so a default ./.apollo11 lands there.
-            p = subprocess.Popen([node, "start", "--role=" + role], cwd=state,
+            # Ephemeral ports, so a node already running here cannot fail the probe.
+            p = subprocess.Popen([node, "start", "--role=" + role, "--state-dir", state,
+                                  "--bind", "tcp://127.0.0.1:0", "--api-bind",
+                                  "tcp://127.0.0.1:0", "--http-bind", "127.0.0.1:0"], cwd=state,
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             try:
                 _, err = p.communicate(timeout=1.0)
@@ -303,6 +293,122 @@ class Bench:
             shutil.rmtree(state, ignore_errors=True)
 
 
+
+class Cluster:
+    """A coordinator and WORKERS worker processes over tcp loopback, on a fresh
+    state dir: what `apollo11-node start --role=coordinator|worker` runs on
+    real machines. Start-up is not timed; submit() times one
+    `apollo11 submit --wait --json`, the way a user drives a cluster."""
+
+    def __init__(self, b, workers, slots_each):
+        self.b = b
+        self.workers = workers
+        self.slots_each = slots_each
+        self.dir = None
+        self.coordinator = None
+        self.worker_procs = []
+        self.api = None
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def start(self):
+        node = self.b.a.apollo11_node
+        self.dir = tempfile.mkdtemp(prefix="cluster-", dir=self.b.work)
+        self.coordinator = subprocess.Popen(
+            [node, "start", "--role=coordinator", "--state-dir", os.path.join(self.dir, "c"),
+             "--bind", "tcp://127.0.0.1:0", "--api-bind", "tcp://127.0.0.1:0",
+             "--http-bind", "127.0.0.1:0", "--log-level", "warn"],
+            stdout=subprocess.PIPE, stderr=open(os.path.join(self.dir, "c.err"), "w"),
+            text=True)
+        ready, _, _ = select.select([self.coordinator.stdout], [], [], 30.0)
+        line = self.coordinator.stdout.readline() if ready else ""
+        if not line.strip():
+            raise RuntimeError("coordinator did not serve: " + self.stderr_of("c"))
+        doc = json.loads(line)
+        self.api = doc["api"]
+        for i in range(self.workers):
+            self.worker_procs.append(subprocess.Popen(
+                [node, "start", "--role=worker", "--connect", doc["workers"],
+                 "--slots", str(self.slots_each), "--worker-id", "bench-w%d" % i,
+                 "--state-dir", os.path.join(self.dir, "w%d" % i), "--log-level", "warn"],
+                stdout=subprocess.DEVNULL,
+                stderr=open(os.path.join(self.dir, "w%d.err" % i), "w")))
+        deadline = time.monotonic() + 30.0
+        while time.monotonic() < deadline:
+            p = subprocess.run([self.b.a.apollo11, "workers", "--json", "--coordinator",
+                                self.api], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                               text=True)
+            try:
+                if p.returncode == 0 and len(json.loads(p.stdout)) == self.workers:
+                    return
+            except ValueError:
+                pass
+            time.sleep(0.05)
+        raise RuntimeError("%d workers did not join within 30 s" % self.workers)
+
+    def stderr_of(self, name):
+        try:
+            with open(os.path.join(self.dir, name + ".err")) as f:
+                return first_line(f.read())
+        except OSError:
+            return ""
+
+    def submit(self, pipeline):
+        """Returns (wall_s, reply dict); raises RuntimeError unless SUCCESS."""
+        rc, wall, _, out, err = timed([self.b.a.apollo11, "submit", pipeline, "--wait",
+                                       "--json", "--coordinator", self.api],
+                                      timeout=self.b.a.timeout)
+        doc = {}
+        if "{" in out:
+            try:
+                doc = json.loads(out[out.index("{"):])
+            except ValueError:
+                pass
+        if rc != 0 or doc.get("state") != "SUCCESS":
+            raise RuntimeError("apollo11 submit exit %d: %s" % (
+                rc, first_line(err) or first_line(out) or self.stderr_of("c")))
+        return wall, doc
+
+    def peak_rss_kb(self):
+        """(coordinator VmHWM, largest worker VmHWM) in KB, read before stop()."""
+        def hwm(pid):
+            try:
+                with open("/proc/%d/status" % pid) as f:
+                    for line in f:
+                        if line.startswith("VmHWM:"):
+                            return int(line.split()[1])
+            except OSError:
+                pass
+            return None
+        workers = [hwm(w.pid) for w in self.worker_procs]
+        return hwm(self.coordinator.pid), max([w for w in workers if w] or [0]) or None
+
+    @property
+    def state_dir(self):
+        return os.path.join(self.dir, "c")
+
+    def stop(self, keep_dir=False):
+        for proc in self.worker_procs + ([self.coordinator] if self.coordinator else []):
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for proc in self.worker_procs + ([self.coordinator] if self.coordinator else []):
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        if self.coordinator and self.coordinator.stdout:
+            self.coordinator.stdout.close()
+        self.worker_procs, self.coordinator = [], None
+        if not keep_dir and self.dir:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
 # ---------------------------------------------------------------- sections
 
 def rotate(lst, k):
@@ -315,12 +421,19 @@ def run_dag_section(b, R, n, depth, slots, with_dask, with_ninja):
     base = os.path.join(b.work, "dag")
     gen_dag.generate(base + "-noop", n, depth, "noop", seed=1)
     gen_dag.generate(base + "-shell", n, depth, "shell", seed=1)
-    res = {k: Series() for k in ["a_noop", "a_shell", "ninja", "dask_noop", "dask_shell"]}
+    res = {k: Series() for k in ["a_noop", "c_noop", "a_shell", "ninja", "dask_noop",
+                                  "dask_shell"]}
     rss = {k: [] for k in res}
     contenders = [
         ("a_noop", lambda: b.apollo_run(base + "-noop/pipeline.yaml", slots)),
         ("a_shell", lambda: b.apollo_run(base + "-shell/pipeline.yaml", slots)),
     ]
+    if b.cluster_ok:
+        def cluster_noop():
+            wall, rss_kb, doc, _ = b.cluster_run(base + "-noop/pipeline.yaml", slots)
+            res["c_noop"].extra.setdefault("run_s", []).append(doc.get("duration_ms", 0) / 1e3)
+            return wall, rss_kb[0]
+        contenders.insert(1, ("c_noop", cluster_noop))
     if with_ninja:
         contenders.append(("ninja", lambda: b.ninja_run(base + "-shell", slots)))
     if with_dask:
@@ -351,31 +464,48 @@ def run_dag_section(b, R, n, depth, slots, with_dask, with_ninja):
 
 
 def run_scaling(b, R, sizes, depth, slots, try_1m):
+    """Embedded and (if available) cluster runs of growing noop DAGs, alternated.
+    Returns ({(mode, n): Series}, why 1M was skipped or None)."""
+    modes = ["embedded"] + (["cluster"] if b.cluster_ok else [])
     res = {}
-    for n in sizes:
+
+    def one(mode, n):
+        pipeline = os.path.join(b.work, "scale-%d" % n, "pipeline.yaml")
+        s = res[(mode, n)]
+        try:
+            if mode == "embedded":
+                wall, rss, summary, _ = b.apollo_run(pipeline, slots)
+            else:
+                wall, (rss, wrss), summary, _ = b.cluster_run(pipeline, slots)
+                if wrss:
+                    s.extra["worker_rss_kb"].append(wrss)
+        except RuntimeError as e:
+            s.fail(str(e))
+            log("scaling %s %d failed: %s" % (mode, n, e))
+            return
+        s.add(wall)
+        if rss:
+            s.extra["rss_kb"].append(rss)
+        if "duration_ms" in summary:
+            s.extra["run_s"].append(summary["duration_ms"] / 1000.0)
+        log("scale %-8s %-7d: %.3f s, %s KB" % (mode, n, wall, rss))
+
+    def prepare(n):
         gen_dag.generate(os.path.join(b.work, "scale-%d" % n), n, depth, "noop", seed=2)
-        res[n] = Series()
-        res[n].extra["rss_kb"] = []
-        res[n].extra["run_s"] = []
+        for mode in modes:
+            res[(mode, n)] = Series()
+            res[(mode, n)].extra.update(rss_kb=[], run_s=[], worker_rss_kb=[])
+
+    for n in sizes:
+        prepare(n)
+    jobs = [(mode, n) for n in sizes for mode in modes]
     for r in range(R):
-        for n in rotate(sizes, r):
-            try:
-                wall, rss, summary, _ = b.apollo_run(
-                    os.path.join(b.work, "scale-%d" % n, "pipeline.yaml"), slots)
-            except RuntimeError as e:
-                res[n].fail(str(e))
-                log("scaling %d failed: %s" % (n, e))
-                continue
-            res[n].add(wall)
-            if rss:
-                res[n].extra["rss_kb"].append(rss)
-            if "duration_ms" in summary:
-                res[n].extra["run_s"].append(summary["duration_ms"] / 1000.0)
-            log("scale %-7d round %d/%d: %.3f s, %s KB" % (n, r + 1, R, wall, rss))
+        for mode, n in rotate(jobs, r):
+            one(mode, n)
     skipped_1m = None
     if try_1m:
         big = max(sizes)
-        s = res[big]
+        s = res[("embedded", big)]
         if s.ok and s.extra["rss_kb"]:
             need_mb = max(s.extra["rss_kb"]) / 1024.0 * (1_000_000 / big) * 1.3
             need_s = s.median() * (1_000_000 / big) * 1.3
@@ -388,48 +518,71 @@ def run_scaling(b, R, sizes, depth, slots, try_1m):
                     need_s, b.a.timeout)
             else:
                 n = 1_000_000
-                gen_dag.generate(os.path.join(b.work, "scale-%d" % n), n, depth, "noop", seed=2)
-                res[n] = Series()
-                res[n].extra["rss_kb"] = []
-                res[n].extra["run_s"] = []
-                try:
-                    wall, rss, summary, _ = b.apollo_run(
-                        os.path.join(b.work, "scale-%d" % n, "pipeline.yaml"), slots)
-                    res[n].add(wall)
-                    if rss:
-                        res[n].extra["rss_kb"].append(rss)
-                    if "duration_ms" in summary:
-                        res[n].extra["run_s"].append(summary["duration_ms"] / 1000.0)
-                    log("scale 1000000: %.3f s, %s KB" % (wall, rss))
-                except RuntimeError as e:
-                    res[n].fail(str(e))
+                prepare(n)
+                for mode in modes:  # one run each: minutes, not seconds
+                    one(mode, n)
                 shutil.rmtree(os.path.join(b.work, "scale-%d" % n), ignore_errors=True)
         else:
             skipped_1m = "skipped: the largest smaller size did not run"
     return res, skipped_1m
 
 
+def disk_sync_us(directory, n=200):
+    """Median and p99 time (µs) of a 4 KiB write + fdatasync in `directory`:
+    what one durable journal commit costs at least on this disk."""
+    path = os.path.join(directory, "sync-probe")
+    times = []
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        block = b"\0" * 4096
+        for i in range(n):
+            t0 = time.perf_counter()
+            os.pwrite(fd, block, (i % 64) * 4096)
+            os.fdatasync(fd)
+            times.append((time.perf_counter() - t0) * 1e6)
+    finally:
+        os.close(fd)
+        os.unlink(path)
+    return percentile(times, 50), percentile(times, 99)
+
+
 def run_latency(b, R, n, slots):
+    """Chain of n noop tasks, embedded and on the cluster, R runs each; plus
+    embedded with the state dir on tmpfs, where fsync costs nothing, to
+    separate the software path from the disk. Returns
+    {mode: (hops µs pooled over the runs, errors)}."""
     d = os.path.join(b.work, "chain")
     gen_dag.generate(d, n, kind="noop", chain_mode=True)
-    hops, resolution, errors = [], "ms", []
+    pipeline = os.path.join(d, "pipeline.yaml")
+    modes = ["embedded"] + (["cluster"] if b.cluster_ok else [])
+    tmpfs = None
+    if b.a.tmpfs and os.path.isdir(b.a.tmpfs) and os.access(b.a.tmpfs, os.W_OK):
+        tmpfs = tempfile.mkdtemp(prefix="a11-bench-", dir=b.a.tmpfs)
+        modes.append("embedded, state on tmpfs")
+    out = {m: ([], []) for m in modes}
     for r in range(R):
-        try:
-            _, _, summary, state = b.apollo_run(os.path.join(d, "pipeline.yaml"), slots,
-                                                keep_state=True)
+        for mode in rotate(modes, r):
+            hops, errors = out[mode]
             try:
-                h, resolution = b.hops(state, summary["run_id"])
-            finally:
-                shutil.rmtree(state, ignore_errors=True)
-            if len(h) != n - 1:
-                raise RuntimeError("found %d hops in the journal, expected %d" % (len(h), n - 1))
-            hops.extend(h)
-            log("chain round %d/%d: %d hops, p50 %.0f µs" % (r + 1, R, len(h),
-                                                             statistics.median(h)))
-        except (RuntimeError, ValueError, KeyError) as e:
-            errors.append(str(e))
-            log("chain round %d failed: %s" % (r + 1, e))
-    return hops, resolution, errors
+                if mode == "embedded":
+                    _, _, summary, _ = b.apollo_run(pipeline, slots)
+                elif mode == "cluster":
+                    _, _, summary, _ = b.cluster_run(pipeline, slots)
+                else:
+                    _, _, summary, _ = b.apollo_run(pipeline, slots, state_parent=tmpfs)
+                h = b.hops(summary)
+                if len(h) != n - 1:
+                    raise RuntimeError("found %d hops in the run summary, expected %d" % (
+                        len(h), n - 1))
+                hops.extend(h)
+                log("chain %s round %d/%d: %d hops, p50 %.0f µs" % (
+                    mode, r + 1, R, len(h), statistics.median(h)))
+            except (RuntimeError, ValueError, KeyError) as e:
+                errors.append(str(e))
+                log("chain %s round %d failed: %s" % (mode, r + 1, e))
+    if tmpfs:
+        shutil.rmtree(tmpfs, ignore_errors=True)
+    return out
 
 
 def percentile(values, p):
@@ -442,29 +595,60 @@ def percentile(values, p):
     return v[lo] + (v[hi] - v[lo]) * (k - lo)
 
 
-def run_reopen(b, n):
+def run_recovery(b, R, transitions, unfinished):
+    """Row 6: seed a state dir as a coordinator killed mid-run leaves it
+    (journal_tool seed: `transitions` in all, one unfinished run of
+    `unfinished` tasks, a tenth of them RUNNING), then R times: start the
+    coordinator on it, time until it serves (its listening line comes after
+    recovery), kill -9. Returns ({...}, None) or (None, why)."""
     if not b.journal_tool:
         return None, "apollo11_journal_tool not built (configure with -DAPOLLO11_BUILD_BENCH=ON)"
-    d = tempfile.mkdtemp(prefix="reopen-", dir=b.work)
+    if not b.cluster_ok:
+        return None, "apollo11-node --role=coordinator not available"
+    state = tempfile.mkdtemp(prefix="recovery-", dir=b.work)
     try:
-        p = subprocess.run([b.journal_tool, "reopen", os.path.join(d, "journal"), str(n)],
+        t0 = time.monotonic()
+        p = subprocess.run([b.journal_tool, "seed", state, str(transitions), str(unfinished)],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                            timeout=b.a.timeout)
         if p.returncode != 0:
-            return None, first_line(p.stderr)
-        return json.loads(p.stdout.strip().splitlines()[-1]), None
+            return None, "seed failed: " + first_line(p.stderr)
+        seeded = json.loads(p.stdout.strip().splitlines()[-1])
+        log("recovery: seeded %d transitions in %.1f s" % (seeded["transitions"],
+                                                           time.monotonic() - t0))
+        serving, recovery, claims = Series(), [], 0
+        for r in range(R):
+            try:
+                ms, doc = time_recovery.time_restart(b.a.apollo11_node, state)
+            except (RuntimeError, ValueError, OSError) as e:
+                serving.fail(str(e))
+                continue
+            serving.add(ms)
+            recovery.append(doc.get("recovery_ms", 0))
+            claims = doc.get("recovered_running", 0)
+            log("recovery round %d/%d: serving after %.0f ms" % (r + 1, R, ms))
+        if not serving.ok:
+            return None, "failed: " + serving.errors[0]
+        return {"transitions": seeded["transitions"], "unfinished": unfinished,
+                "running": claims, "serving_ms": serving.values,
+                "serving_ms_median": serving.median(),
+                "recovery_ms_median": statistics.median(recovery)}, None
     finally:
-        shutil.rmtree(d, ignore_errors=True)
+        shutil.rmtree(state, ignore_errors=True)
 
 
 def run_idle(b, seconds):
     ok, why = b.node_available("all")
     if not ok:
-        return None, "n/a (`apollo11-node start --role=all` not built yet: %s)" % why
+        return None, "n/a (`apollo11-node start --role=all` did not start: %s)" % why
     if seconds <= 0:
         return None, "skipped (window of 0 s)"
     state = tempfile.mkdtemp(prefix="idle-", dir=b.work)
-    p = subprocess.Popen([b.a.apollo11_node, "start", "--role=all"], cwd=state,
+    # The defaults (10 s heartbeat, metrics served) with ephemeral ports, so a
+    # port in use elsewhere cannot fail the row.
+    p = subprocess.Popen([b.a.apollo11_node, "start", "--role=all", "--http-bind",
+                          "127.0.0.1:0", "--bind", "tcp://127.0.0.1:0", "--api-bind",
+                          "tcp://127.0.0.1:0"], cwd=state,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         time.sleep(2.0)  # start-up is not idle
@@ -499,24 +683,35 @@ def run_idle(b, seconds):
 
 # ---------------------------------------------------------------- report
 
-def build_table(b, cfg, dag, scaling, skipped_1m, lat, reopen, idle, cluster_why):
+def build_table(b, cfg, dag, scaling, skipped_1m, lat, recovery, idle):
     rows = []
 
     def row(sec, what, value, peer="", rat="", target="", ver=""):
         rows.append((sec, what, value, peer, rat, target, ver))
 
     n, S = cfg["dag_tasks"], cfg["slots"]
-    a_noop, a_shell = dag["a_noop"], dag["a_shell"]
+    a_noop, c_noop, a_shell = dag["a_noop"], dag["c_noop"], dag["a_shell"]
     # (1)
     tps = n / a_noop.median() if a_noop.ok else None
-    row("1", "%d noop tasks, depth %d, embedded `apollo11 run --slots %d`" % (n, cfg["depth"], S),
-        fmt_s(a_noop) + (" = %.0f tasks/s" % tps if tps else ""), "", "",
-        ">= 50,000 tasks/s (cluster)", "indicative: %.0f%% of target" % (100 * tps / TARGETS[
-            "throughput"]) if tps else "")
-    row("1", "same, coordinator + 2 worker processes over tcp loopback",
-        "n/a (cluster roles not built yet)" if cluster_why else
-        "roles run; harness cluster driver not wired yet", "", "",
-        ">= 50,000 tasks/s", "n/a" if cluster_why else "")
+    run_s = a_noop.extra.get("run_s")
+    row("1", "%d noop tasks, depth %d, embedded `apollo11 run --slots %d` (whole command)" % (
+        n, cfg["depth"], S), fmt_s(a_noop) + (" = %.0f tasks/s" % tps if tps else ""), "", "",
+        ">= 50,000 tasks/s", verdict(tps >= TARGETS["throughput"]) if tps else "n/a")
+    if b.cluster_ok:
+        tps = n / c_noop.median() if c_noop.ok else None
+        run = c_noop.extra.get("run_s") or []
+        run_tps = n / statistics.median(run) if run and statistics.median(run) > 0 else None
+        value = fmt_s(c_noop) + (" = %.0f tasks/s" % tps if tps else "")
+        if run_tps:
+            value += "; run alone (journal start->end) %.3f s = %.0f tasks/s" % (
+                statistics.median(run), run_tps)
+        row("1", "same, `apollo11 submit --wait` to a coordinator + 2 worker processes "
+            "(%d slot%s each) over tcp loopback" % (max(1, S // 2), "" if S // 2 <= 1 else "s"),
+            value, "", "", ">= 50,000 tasks/s",
+            verdict(tps >= TARGETS["throughput"]) if tps else "n/a")
+    else:
+        row("1", "same, coordinator + 2 worker processes over tcp loopback",
+            "n/a (%s)" % cfg["cluster_why"], "", "", ">= 50,000 tasks/s", "n/a")
     # (2)
     nin = dag["ninja"]
     r = ratio(a_shell.median(), nin.median())
@@ -533,68 +728,75 @@ def build_table(b, cfg, dag, scaling, skipped_1m, lat, reopen, idle, cluster_why
     # (3)
     dno = dag["dask_noop"]
     r = ratio(dno.median(), a_noop.median())
-    row("3", "%d noop tasks: Dask (no-op Python fn) vs Apollo-11" % n, fmt_s(a_noop),
+    row("3", "%d noop tasks: Dask (no-op Python fn) vs Apollo-11 embedded" % n, fmt_s(a_noop),
         ("Dask " + fmt_s(dno)) if (dno.ok or dno.errors) else cfg["dask_note"],
         "Dask/Apollo-11 = %.2fx" % r if r else "", ">= 10x",
         verdict(r >= TARGETS["dask_noop"]) if r else "n/a")
+    if c_noop.ok and dno.ok:
+        r = ratio(dno.median(), c_noop.median())
+        row("3", "%d noop tasks: Dask vs Apollo-11 cluster" % n, fmt_s(c_noop),
+            "Dask " + fmt_s(dno), "Dask/Apollo-11 = %.2fx" % r, ">= 10x",
+            verdict(r >= TARGETS["dask_noop"]))
     if dag["dask_startup"].ok:
         row("2-3", "Dask LocalCluster start-up (excluded above)",
             "%.2f s median" % dag["dask_startup"].median())
     # (4)
-    prev = None
-    for size in sorted(scaling):
-        s = scaling[size]
-        if not s.ok:
-            row("4", "scaling: %d noop tasks" % size, fmt_s(s))
-            prev = None
-            continue
-        rss = max(s.extra["rss_kb"]) / 1024.0 if s.extra["rss_kb"] else None
-        value = "%s = %.0f tasks/s, peak RSS %s" % (
-            fmt_s(s), size / s.median(), "%.1f MB" % rss if rss else "?")
-        growth = ""
-        ver = ""
-        target = ""
-        if prev is not None:
-            g = s.median() / prev[1]
-            growth = "%.1fx time for %.0fx tasks" % (g, size / prev[0])
-            target = "<= 1.1x linear (11x per 10x)"
-            ver = verdict(g <= TARGETS["growth"] / 10.0 * (size / prev[0]))
-        if size == 100000 and rss:
-            target = (target + "; " if target else "") + "< 100 MB RSS"
-            ver = (ver + "; " if ver else "") + "RSS " + verdict(rss < TARGETS["rss_100k_mb"])
-        row("4", "scaling: %d noop tasks, depth %d" % (size, cfg["depth"]), value, "", growth,
-            target, ver)
-        prev = (size, s.median())
+    for mode in ["embedded", "cluster"]:
+        prev = None
+        for size in sorted(k[1] for k in scaling if k[0] == mode):
+            s = scaling[(mode, size)]
+            what = "scaling %s: %d noop tasks, depth %d" % (mode, size, cfg["depth"])
+            if not s.ok:
+                row("4", what, fmt_s(s))
+                prev = None
+                continue
+            rss = max(s.extra["rss_kb"]) / 1024.0 if s.extra["rss_kb"] else None
+            who = "process" if mode == "embedded" else "coordinator"
+            value = "%s = %.0f tasks/s, peak RSS (%s) %s" % (
+                fmt_s(s), size / s.median(), who, "%.1f MB" % rss if rss else "?")
+            if s.extra["worker_rss_kb"]:
+                value += ", worker %.1f MB" % (max(s.extra["worker_rss_kb"]) / 1024.0)
+            growth, ver, target = "", "", ""
+            if prev is not None:
+                g = s.median() / prev[1]
+                growth = "%.1fx time for %.0fx tasks" % (g, size / prev[0])
+                target = "<= 1.1x linear (11x per 10x)"
+                ver = verdict(g <= TARGETS["growth"] / 10.0 * (size / prev[0]))
+            if size == 100000 and rss:
+                target = (target + "; " if target else "") + "< 100 MB RSS"
+                ver = (ver + "; " if ver else "") + "RSS " + verdict(rss < TARGETS["rss_100k_mb"])
+            row("4", what, value, "", growth, target, ver)
+            prev = (size, s.median())
     if skipped_1m:
         row("4", "scaling: 1,000,000 noop tasks", skipped_1m)
     # (5)
-    hops, resolution, errors = lat
-    if hops:
-        p50, p99 = percentile(hops, 50), percentile(hops, 99)
-        if resolution == "µs":
-            p50_ver = verdict(p50 < TARGETS["hop_p50_us"])
-        else:  # a 1 ms clock cannot tell 150 µs from 900 µs
-            p50_ver = "unresolved (ms timestamps)"
-        row("5", "hop latency, chain of %d noop (%d hops, %s timestamps)" % (
-            cfg["chain"], len(hops), resolution),
-            "p50 %.0f µs, p99 %.0f µs, max %.0f µs" % (p50, p99, max(hops)), "", "",
-            "p50 < 200 µs, p99 < 2 ms",
-            "p50 %s, p99 %s" % (p50_ver, verdict(p99 < TARGETS["hop_p99_us"])))
-    else:
-        row("5", "hop latency, chain of %d noop" % cfg["chain"],
-            "failed: " + (errors[0] if errors else "no hops"))
+    if cfg.get("disk_sync_us"):
+        p50, p99 = cfg["disk_sync_us"]
+        row("5", "this disk: 4 KiB write + fdatasync (a durable commit's floor; a hop "
+            "needs two commits)", "p50 %.0f µs, p99 %.0f µs" % (p50, p99))
+    for mode, (hops, errors) in lat.items():
+        what = "hop latency %s, chain of %d noop" % (mode, cfg["chain"])
+        if hops:
+            p50, p99 = percentile(hops, 50), percentile(hops, 99)
+            row("5", what + " (%d hops, worker end -> next worker start)" % len(hops),
+                "p50 %.0f µs, p99 %.0f µs, max %.0f µs" % (p50, p99, max(hops)), "", "",
+                "p50 < 200 µs, p99 < 2 ms", "p50 %s, p99 %s" % (
+                    verdict(p50 < TARGETS["hop_p50_us"]), verdict(p99 < TARGETS["hop_p99_us"])))
+        else:
+            row("5", what, "failed: " + (errors[0] if errors else "no hops"))
     # (6)
-    row("6", "restart after kill -9 with 1,000,000 transitions",
-        "n/a (coordinator recovery not built yet)", "", "", "< 1 s", "n/a")
-    if reopen and reopen[0]:
-        j = reopen[0]
-        row("6", "proxy: reopen a journal of %d transitions + read unfinished runs" %
-            j["transitions"], "%.1f ms (open %.1f ms; %d executions read)" % (
-                j["open_and_read_ms"], j["open_ms"], j["executions_read"]), "", "",
-            "< 1 s (whole restart)", "journal part " + verdict(
-                j["open_and_read_ms"] < 1000 * TARGETS["recovery_s"]))
-    elif reopen:
-        row("6", "proxy: journal reopen", "not measured: %s" % reopen[1])
+    rec, why = recovery
+    if rec:
+        sv = rec["serving_ms"]
+        row("6", "coordinator restart after kill -9: %d transitions, unfinished run of %d "
+            "tasks (%d RUNNING to claim)" % (rec["transitions"], rec["unfinished"],
+                                             rec["running"]),
+            "serving after %.0f ms (%.0f–%.0f, n=%d); recovery_ms %.0f" % (
+                rec["serving_ms_median"], min(sv), max(sv), len(sv), rec["recovery_ms_median"]),
+            "", "", "< 1 s", verdict(rec["serving_ms_median"] < 1000 * TARGETS["recovery_s"]))
+    else:
+        row("6", "coordinator restart after kill -9", "not measured: %s" % why, "", "", "< 1 s",
+            "n/a")
     # (7)
     if idle[0]:
         i = idle[0]
@@ -638,6 +840,8 @@ def main(argv):
     p.add_argument("--smoke", action="store_true", help="tiny DAGs, 1 run (the CTest smoke test)")
     p.add_argument("--no-dask", action="store_true", help="leave Dask out")
     p.add_argument("--no-1m", action="store_true", help="do not try the 1M-task scaling row")
+    p.add_argument("--tmpfs", default="/dev/shm",
+                   help="a tmpfs for the extra latency row without fsync cost ('' to skip)")
     p.add_argument("--idle-seconds", type=int, help="idle footprint window (default 60)")
     p.add_argument("--timeout", type=int, default=300, help="per-command timeout, seconds")
     p.add_argument("--out", default=os.path.join(HERE, "out"), help="where results.md goes")
@@ -655,14 +859,14 @@ def main(argv):
         a.journal_tool = cand if os.access(cand, os.X_OK) else None
 
     if a.smoke:
-        cfg = dict(runs=1, dag_tasks=60, depth=5, scaling=[20, 200], chain=20, reopen=10000,
-                   idle=0, try_1m=False)
+        cfg = dict(runs=1, dag_tasks=60, depth=5, scaling=[20, 200], chain=20,
+                   recovery=(10000, 100), idle=1, try_1m=False)
     elif a.quick:
         cfg = dict(runs=3, dag_tasks=2000, depth=10, scaling=[1000, 10000], chain=300,
-                   reopen=100000, idle=10, try_1m=False)
+                   recovery=(100000, 1000), idle=10, try_1m=False)
     else:
-        cfg = dict(runs=5, dag_tasks=5000, depth=10, scaling=[1000, 10000, 50000, 100000], chain=1000,
-                   reopen=1000000, idle=60, try_1m=not a.no_1m)
+        cfg = dict(runs=5, dag_tasks=5000, depth=10, scaling=[1000, 10000, 100000],
+                   chain=1000, recovery=(1000000, 10000), idle=60, try_1m=not a.no_1m)
     if a.runs:
         cfg["runs"] = a.runs
     if a.idle_seconds is not None:
@@ -687,13 +891,9 @@ def main(argv):
                 cfg["dask_note"] = "Dask not run (`import distributed` fails; apt install " \
                                    "python3-distributed)"
                 log("note: %s" % cfg["dask_note"])
-        cluster_ok, cluster_why = b.node_available("coordinator")
-        if cluster_ok:
-            log("note: apollo11-node --role=coordinator runs; the cluster row is not "
-                "driven yet (CLUSTER_* templates in harness.py)")
-            cluster_why = ""
-        else:
-            log("cluster roles not available: %s" % cluster_why)
+        b.cluster_ok, cfg["cluster_why"] = b.node_available("coordinator")
+        if not b.cluster_ok:
+            log("cluster roles not available: %s" % cfg["cluster_why"])
 
         R, S = cfg["runs"], cfg["slots"]
         log("sections 1-3: %d-task DAG, %d rounds" % (cfg["dag_tasks"], R))
@@ -703,13 +903,14 @@ def main(argv):
         if not cfg["try_1m"]:
             skipped_1m = "skipped (--smoke/--quick/--no-1m)" if not a.smoke else None
         log("section 5: chain of %d" % cfg["chain"])
+        cfg["disk_sync_us"] = disk_sync_us(a.work)
         lat = run_latency(b, R, cfg["chain"], S)
-        log("section 6: journal reopen proxy, %d transitions" % cfg["reopen"])
-        reopen = run_reopen(b, cfg["reopen"])
+        log("section 6: recovery, %d transitions" % cfg["recovery"][0])
+        recovery = run_recovery(b, R, *cfg["recovery"])
         log("section 7: idle footprint")
         idle = run_idle(b, cfg["idle"])
 
-        rows = build_table(b, cfg, dag, scaling, skipped_1m, lat, reopen, idle, cluster_why)
+        rows = build_table(b, cfg, dag, scaling, skipped_1m, lat, recovery, idle)
         versions = []
         try:
             versions.append(subprocess.run([a.apollo11, "--version"], stdout=subprocess.PIPE,
@@ -741,11 +942,11 @@ def main(argv):
             f.write(md)
         raw = {"meta": meta, "config": cfg,
                "dag": {k: v.to_json() for k, v in dag.items()},
-               "scaling": {str(k): v.to_json() for k, v in scaling.items()},
-               "latency_us": {"hops": len(lat[0]), "resolution": lat[1],
-                              "p50": percentile(lat[0], 50), "p99": percentile(lat[0], 99),
-                              "errors": lat[2]},
-               "reopen": reopen[0] if reopen else None,
+               "scaling": {"%s %d" % k: v.to_json() for k, v in scaling.items()},
+               "latency_us": {m: {"hops": len(h), "p50": percentile(h, 50),
+                                  "p99": percentile(h, 99), "errors": e}
+                              for m, (h, e) in lat.items()},
+               "recovery": recovery[0],
                "idle": idle[0]}
         with open(os.path.join(a.out, "results.json"), "w") as f:
             json.dump(raw, f, indent=2)
@@ -753,12 +954,12 @@ def main(argv):
         log("wrote %s" % os.path.join(a.out, "results.md"))
         # Failure = an Apollo-11 figure could not be measured at all.
         failed = [k for k in ("a_noop", "a_shell") if not dag[k].ok]
-        # Sizes above 10k may be refused by a documented limit (the DSL's
-        # 4 MiB file cap): their row says why; that is a finding, not a
-        # broken harness.
-        failed += ["scaling %d" % k for k, v in scaling.items() if not v.ok and k <= 10000]
-        if not lat[0]:
-            failed.append("latency")
+        if b.cluster_ok and not dag["c_noop"].ok:
+            failed.append("cluster noop")
+        failed += ["scaling %s %d" % k for k, v in scaling.items() if not v.ok and k[1] <= 10000]
+        failed += ["latency " + m for m, (h, _) in lat.items() if not h]
+        if b.cluster_ok and b.journal_tool and not recovery[0]:
+            failed.append("recovery")
         if failed:
             log("FAILED: no figure for %s" % ", ".join(failed))
             return 1

@@ -27,7 +27,7 @@ def main(argv):
     shutil.rmtree(a.out, ignore_errors=True)
     r = subprocess.run([sys.executable, a.harness, "--smoke", "--apollo11", a.apollo11,
                         "--out", a.out], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       text=True, timeout=170)
+                       text=True, timeout=400)
     print(r.stdout)
     if r.returncode != 0:
         return fail("harness exited %d" % r.returncode)
@@ -49,9 +49,27 @@ def main(argv):
         ninja = [l for l in rows if "vs `ninja" in l]
         if not ninja or not re.search(r"ninja \d+\.\d{3} s", ninja[0]):
             return fail("ninja is installed but its row has no figure", md)
-    lat = [l for l in rows if l.startswith("| 5 ")]
-    if not re.search(r"p50 -?\d+ µs, p99 -?\d+ µs", lat[0]):
-        return fail("the latency row has no percentiles: " + lat[0])
+    node = os.path.join(os.path.dirname(a.apollo11), "apollo11-node")
+    cluster = os.access(node, os.X_OK)
+    lat = [l for l in rows if l.startswith("| 5 ") and "hop latency" in l]
+    if len(lat) < (2 if cluster else 1) or not any("hop latency embedded" in l for l in lat):
+        return fail("expected embedded%s latency rows" % (" and cluster" if cluster else ""), md)
+    if cluster and not any("hop latency cluster" in l for l in lat):
+        return fail("no cluster latency row", md)
+    for line in lat:
+        if not re.search(r"p50 -?\d+ µs, p99 -?\d+ µs", line):
+            return fail("a latency row has no percentiles: " + line)
+    if cluster:
+        # apollo11-node is built beside apollo11: the cluster, recovery and
+        # idle rows must hold figures, not "n/a".
+        if not re.search(r"over tcp loopback \| \d+\.\d{3} s .*tasks/s", md):
+            return fail("the cluster noop row has no figure", md)
+        tool = os.path.join(os.path.dirname(os.path.dirname(a.apollo11)), "bench",
+                            "apollo11_journal_tool")
+        if os.access(tool, os.X_OK) and not re.search(r"\| 6 \|[^\n]*serving after \d+ ms", md):
+            return fail("the recovery row has no figure", md)
+        if not re.search(r"\| 7 \|[^\n]*CPU \d+\.\d+ %, RSS \d+\.\d MB", md):
+            return fail("the idle row has no figure", md)
     scaling = [l for l in rows if l.startswith("| 4 ")]
     if len(scaling) < 2 or any("failed" in l for l in scaling):
         return fail("scaling rows missing or failed", md)
