@@ -62,6 +62,11 @@ Status BindRouter(zmq::socket_t& router, const transport::SocketOptions& options
 // the writer) and the scheduler's in-memory state.
 // How far back the pipeline queries look, in runs (newest first): the journal
 // indexes runs by time, not by pipeline name.
+// How long a turn waits for the dispatcher to place what it is about to
+// commit. The answer normally takes tens of µs (an inproc round trip); the
+// bound only matters when the dispatcher is busy with a large turn.
+constexpr Micros kPlaceBeforeCommitWait = 1000;
+
 constexpr size_t kPipelineListWindow = 1000;
 constexpr size_t kPipelineFindWindow = 10000;
 
@@ -351,9 +356,90 @@ void SchedulerBody(ActorPipe& pipe, SchedulerParams p) {
   // An operator's decision, answered once it is journaled.
   std::vector<std::pair<std::string, ConfirmReply>> confirmed;
 
+  // Messages from the dispatcher; also read while a turn waits for the
+  // placement of what it is about to commit (place_before_commit).
+  uint64_t placed_ticket = 0;  // newest Enqueue ticket the dispatcher answered
+  auto from_dispatcher = [&](const Envelope& e) {
+    switch (static_cast<InternalType>(e.type)) {
+      case InternalType::kPlaced: {
+        Placed m;
+        if (!Decode(e, &m, "scheduler")) break;
+        core.OnPlaced(m);
+        placed_ticket = std::max(placed_ticket, m.ticket);
+        break;
+      }
+      case InternalType::kStartedBatch: {
+        StartedBatch m;
+        if (Decode(e, &m, "scheduler")) core.OnStarted(m);
+        break;
+      }
+      case InternalType::kResultBatch: {
+        ResultBatch m;
+        if (Decode(e, &m, "scheduler")) core.OnResults(m);
+        break;
+      }
+      case InternalType::kWorkerGone: {
+        WorkerGone m;
+        if (Decode(e, &m, "scheduler")) core.OnWorkerGone(m);
+        break;
+      }
+      case InternalType::kWorkersSnapshot:
+        if (Decode(e, &workers, "scheduler")) {
+          queue_health.OnSnapshot(workers, core.in_flight(), core.backlog_paused(), p.clock->Now());
+        }
+        break;
+      case InternalType::kLogFetched: {
+        LogFetched m;
+        if (!Decode(e, &m, "scheduler")) break;
+        auto pending = pending_logs.find(m.reply.request_id);
+        if (pending == pending_logs.end()) break;  // answered late: already timed out
+        QueryReply reply;
+        if (m.reply.error.empty()) {
+          nlohmann::json meta = std::move(pending->second.meta);
+          meta["size"] = m.reply.size;
+          meta["running"] = m.reply.running;
+          meta["bytes"] = m.reply.data.size();
+          reply.json = meta.dump();
+          reply.data = std::move(m.reply.data);
+        } else {
+          reply.error = m.reply.error;
+        }
+        Reply(client, pending->second.identity, InternalType::kQueryReply, reply);
+        pending_logs.erase(pending);
+        break;
+      }
+      default:
+        spdlog::warn("scheduler: unexpected message type {} from dispatcher", e.type);
+    }
+  };
+
+  // Sends the turn's READY executions to the dispatcher before the commit and
+  // waits up to kPlaceBeforeCommitWait for its answer, so that the placements
+  // it makes at once (READY -> RUNNING) are journaled in the same commit as
+  // the READY and the results that caused it: one fsync per dependency hop
+  // instead of two. Whatever is placed later joins a later commit, as before.
+  uint64_t next_ticket = 0;
+  Enqueue early;
+  auto place_before_commit = [&] {
+    core.TakeEnqueue(&early);
+    if (early.execs.empty()) return;
+    early.ticket = ++next_ticket;
+    SendInternal(*p.disp, InternalType::kEnqueue, early, &scratch);
+    const Micros until = p.clock->Now() + kPlaceBeforeCommitWait;
+    zmq::pollitem_t disp_item[] = {{p.disp->handle(), 0, ZMQ_POLLIN, 0}};
+    while (placed_ticket < early.ticket) {
+      const Micros left = until - p.clock->Now();
+      if (left <= 0) break;
+      const Micros wait_ms = std::max<Micros>(1, (left + kMicrosPerMilli - 1) / kMicrosPerMilli);
+      auto polled = transport::Poll(disp_item, milliseconds(wait_ms));
+      if (!polled.ok() || !DrainSocket(*p.disp, "scheduler", &env, from_dispatcher)) return;
+    }
+  };
+
   // Commits what the turn staged, then releases its messages. False when the
   // commit failed: nothing left, and it is retried with backoff.
-  auto flush = [&](Micros now) {
+  auto flush = [&](Micros now, bool place_early = true) {
+    if (place_early) place_before_commit();
     Status flushed = core.Flush(&out);
     if (!flushed.ok()) {
       // Nothing was released; the staged work is retried. A full disk stops
@@ -422,7 +508,9 @@ void SchedulerBody(ActorPipe& pipe, SchedulerParams p) {
         r.runs, r.tasks, r.running, r.ready, r.retrying, r.failed_runs,
         static_cast<double>(r.elapsed_us) / 1000.0);
   }
-  flush(p.clock->Now());
+  // The dispatcher starts after this actor is ready: nothing would answer an
+  // early placement yet.
+  flush(p.clock->Now(), /*place_early=*/false);
   pipe.SignalReady(Status::Ok());
   zmq::pollitem_t items[] = {pipe.PollItem(),
                              {client.handle(), 0, ZMQ_POLLIN, 0},
@@ -544,60 +632,7 @@ void SchedulerBody(ActorPipe& pipe, SchedulerParams p) {
       }
     }
 
-    if (!DrainSocket(*p.disp, "scheduler", &env, [&](const Envelope& e) {
-          switch (static_cast<InternalType>(e.type)) {
-            case InternalType::kPlaced: {
-              Placed m;
-              if (Decode(e, &m, "scheduler")) core.OnPlaced(m);
-              break;
-            }
-            case InternalType::kStartedBatch: {
-              StartedBatch m;
-              if (Decode(e, &m, "scheduler")) core.OnStarted(m);
-              break;
-            }
-            case InternalType::kResultBatch: {
-              ResultBatch m;
-              if (Decode(e, &m, "scheduler")) core.OnResults(m);
-              break;
-            }
-            case InternalType::kWorkerGone: {
-              WorkerGone m;
-              if (Decode(e, &m, "scheduler")) core.OnWorkerGone(m);
-              break;
-            }
-            case InternalType::kWorkersSnapshot:
-              if (Decode(e, &workers, "scheduler")) {
-                queue_health.OnSnapshot(workers, core.in_flight(), core.backlog_paused(),
-                                        p.clock->Now());
-              }
-              break;
-            case InternalType::kLogFetched: {
-              LogFetched m;
-              if (!Decode(e, &m, "scheduler")) break;
-              auto pending = pending_logs.find(m.reply.request_id);
-              if (pending == pending_logs.end()) break;  // answered late: already timed out
-              QueryReply reply;
-              if (m.reply.error.empty()) {
-                nlohmann::json meta = std::move(pending->second.meta);
-                meta["size"] = m.reply.size;
-                meta["running"] = m.reply.running;
-                meta["bytes"] = m.reply.data.size();
-                reply.json = meta.dump();
-                reply.data = std::move(m.reply.data);
-              } else {
-                reply.error = m.reply.error;
-              }
-              Reply(client, pending->second.identity, InternalType::kQueryReply, reply);
-              pending_logs.erase(pending);
-              break;
-            }
-            default:
-              spdlog::warn("scheduler: unexpected message type {} from dispatcher", e.type);
-          }
-        })) {
-      return;
-    }
+    if (!DrainSocket(*p.disp, "scheduler", &env, from_dispatcher)) return;
     if (!DrainSocket(*p.recon, "scheduler", &env, [&](const Envelope& e) {
           DeadlineExceeded m;
           if (static_cast<InternalType>(e.type) == InternalType::kDeadlineExceeded &&
@@ -645,11 +680,14 @@ void DispatcherBody(ActorPipe& pipe, DispatcherParams p) {
   DispatcherOutput out;
   Envelope env;
   std::string scratch;
+  uint64_t answer_ticket = 0;  // an Enqueue the scheduler waits on (see Enqueue::ticket)
   auto from_scheduler = [&](const Envelope& e) {
     switch (static_cast<InternalType>(e.type)) {
       case InternalType::kEnqueue: {
         Enqueue m;
-        if (Decode(e, &m, "dispatcher")) core.OnEnqueue(std::move(m));
+        if (!Decode(e, &m, "dispatcher")) break;
+        answer_ticket = std::max(answer_ticket, m.ticket);
+        core.OnEnqueue(std::move(m));
         break;
       }
       case InternalType::kAdoptRunning: {
@@ -773,8 +811,11 @@ void DispatcherBody(ActorPipe& pipe, DispatcherParams p) {
     }
     // Placed first: the scheduler must see an execution RUNNING before any
     // loss report that names it.
-    if (!out.placed.placed.empty())
+    if (!out.placed.placed.empty() || answer_ticket != 0) {
+      out.placed.ticket = answer_ticket;
+      answer_ticket = 0;
       SendInternal(*p.sched, InternalType::kPlaced, out.placed, &scratch);
+    }
     if (!out.started.items.empty()) {
       SendInternal(*p.sched, InternalType::kStartedBatch, out.started, &scratch);
     }

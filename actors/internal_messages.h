@@ -72,9 +72,14 @@ struct QueuedExec {
   MSGPACK_DEFINE(group, priority, ready_at, expected_ms, dispatch, labels);
 };
 
+// `ticket` != 0: the scheduler sent this before committing the executions'
+// READY and waits (briefly) for the Placed that echoes the ticket, so that
+// their READY -> RUNNING joins the same commit: one fsync per dependency hop
+// instead of two.
 struct Enqueue {
   std::vector<QueuedExec> execs;
-  MSGPACK_DEFINE(execs);
+  uint64_t ticket = 0;
+  MSGPACK_DEFINE(execs, ticket);
 };
 
 struct WorkerExecRef {
@@ -102,10 +107,14 @@ struct CancelExecs {
   MSGPACK_DEFINE(execs, reason);
 };
 
+// Sent when something was placed, and always in answer to an Enqueue with a
+// ticket (then `ticket` is the newest one the dispatcher has taken, placed or
+// not: the scheduler stops waiting).
 struct Placed {
   std::vector<WorkerExecRef> placed;
   int64_t at = 0;
-  MSGPACK_DEFINE(placed, at);
+  uint64_t ticket = 0;
+  MSGPACK_DEFINE(placed, at, ticket);
 };
 
 struct StartedFrom {

@@ -856,6 +856,13 @@ void SchedulerCore::StageAlert(alerts::AlertType type, const RunCtx& run, int ta
   staged_alerts_.push_back(std::move(a));
 }
 
+void SchedulerCore::TakeEnqueue(Enqueue* out) {
+  out->execs.clear();
+  if (commit_failing_) return;
+  Promote();
+  std::swap(out->execs, staged_.enqueue.execs);
+}
+
 Status SchedulerCore::Flush(SchedulerOutbox* out) {
   // While commits fail (disk full) nothing new is promoted: what is staged
   // waits, and memory does not fill with work that cannot be journaled.

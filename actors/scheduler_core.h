@@ -128,6 +128,13 @@ class SchedulerCore {
   // InvalidInput: not running, or running but not flagged.
   Result<std::string> Confirm(const std::string& exec_id, bool kill, const std::string& actor);
 
+  // Before the turn's commit: promotes what is eligible and hands over every
+  // READY execution staged so far, for the caller to have placed before the
+  // commit (Enqueue::ticket). Their READY is not durable yet, but nothing
+  // leaves for a worker before the commit that holds their READY -> RUNNING
+  // (two-phase placement). Hands over nothing while commits fail.
+  void TakeEnqueue(Enqueue* out);
+
   // Ends a loop turn: promotes eligible tasks within the backlog budget,
   // commits everything staged in one transaction and moves the staged
   // messages into `out`. When the commit fails (e.g. disk full) nothing is

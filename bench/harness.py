@@ -43,6 +43,9 @@ sys.path.insert(0, HERE)
 import gen_dag  # noqa: E402
 import time_recovery  # noqa: E402
 
+# Slots per worker in the 4-worker throughput row (see run_dag_section).
+THROUGHPUT_SLOTS = 16
+
 TARGETS = {
     "throughput": 50000.0,   # noop tasks/s, coordinator + workers, journaled
     "hop_p50_us": 200.0,
@@ -232,10 +235,11 @@ class Bench:
         return doc["wall_s"], doc["startup_s"]
 
     # -- cluster
-    def cluster_run(self, pipeline, slots, keep_state=False):
-        """Fresh coordinator + 2 workers (slots/2 each, at least 1), one timed submit.
-        Returns (wall_s, (coordinator, worker) peak RSS KB, reply, dir to remove or None)."""
-        c = Cluster(self, 2, max(1, slots // 2))
+    def cluster_run(self, pipeline, slots, keep_state=False, workers=2, slots_each=None):
+        """Fresh coordinator + `workers` workers (default 2 with slots/2 each, at
+        least 1), one timed submit. Returns (wall_s, (coordinator, worker) peak
+        RSS KB, reply, dir to remove or None)."""
+        c = Cluster(self, workers, slots_each or max(1, slots // 2))
         try:
             c.start()
             wall, doc = c.submit(pipeline)
@@ -421,8 +425,8 @@ def run_dag_section(b, R, n, depth, slots, with_dask, with_ninja):
     base = os.path.join(b.work, "dag")
     gen_dag.generate(base + "-noop", n, depth, "noop", seed=1)
     gen_dag.generate(base + "-shell", n, depth, "shell", seed=1)
-    res = {k: Series() for k in ["a_noop", "c_noop", "a_shell", "ninja", "dask_noop",
-                                  "dask_shell"]}
+    res = {k: Series() for k in ["a_noop", "c_noop", "c4_noop", "a_shell", "ninja",
+                                  "dask_noop", "dask_shell"]}
     rss = {k: [] for k in res}
     contenders = [
         ("a_noop", lambda: b.apollo_run(base + "-noop/pipeline.yaml", slots)),
@@ -434,6 +438,17 @@ def run_dag_section(b, R, n, depth, slots, with_dask, with_ninja):
             res["c_noop"].extra.setdefault("run_s", []).append(doc.get("duration_ms", 0) / 1e3)
             return wall, rss_kb[0]
         contenders.insert(1, ("c_noop", cluster_noop))
+
+        # DESIGN §10's throughput row: 4 worker processes. A noop costs the
+        # worker nothing, so its slots only bound how many are in flight per
+        # commit; THROUGHPUT_SLOTS each lets the scheduler, not the slot
+        # count, set the pace.
+        def cluster4_noop():
+            wall, rss_kb, doc, _ = b.cluster_run(base + "-noop/pipeline.yaml", slots, workers=4,
+                                                 slots_each=THROUGHPUT_SLOTS)
+            res["c4_noop"].extra.setdefault("run_s", []).append(doc.get("duration_ms", 0) / 1e3)
+            return wall, rss_kb[0]
+        contenders.insert(2, ("c4_noop", cluster4_noop))
     if with_ninja:
         contenders.append(("ninja", lambda: b.ninja_run(base + "-shell", slots)))
     if with_dask:
@@ -709,6 +724,16 @@ def build_table(b, cfg, dag, scaling, skipped_1m, lat, recovery, idle):
             "(%d slot%s each) over tcp loopback" % (max(1, S // 2), "" if S // 2 <= 1 else "s"),
             value, "", "", ">= 50,000 tasks/s",
             verdict(tps >= TARGETS["throughput"]) if tps else "n/a")
+        c4 = dag["c4_noop"]
+        tps = n / c4.median() if c4.ok else None
+        run = c4.extra.get("run_s") or []
+        run_tps = n / statistics.median(run) if run and statistics.median(run) > 0 else None
+        value = fmt_s(c4) + (" = %.0f tasks/s" % tps if tps else "")
+        if run_tps:
+            value += "; run alone %.3f s = %.0f tasks/s" % (statistics.median(run), run_tps)
+        row("1", "same, coordinator + 4 worker processes (%d slots each), as DESIGN §10 "
+            "states the target" % THROUGHPUT_SLOTS, value, "", "", ">= 50,000 tasks/s",
+            verdict(tps >= TARGETS["throughput"]) if tps else "n/a")
     else:
         row("1", "same, coordinator + 2 worker processes over tcp loopback",
             "n/a (%s)" % cfg["cluster_why"], "", "", ">= 50,000 tasks/s", "n/a")
@@ -954,7 +979,7 @@ def main(argv):
         log("wrote %s" % os.path.join(a.out, "results.md"))
         # Failure = an Apollo-11 figure could not be measured at all.
         failed = [k for k in ("a_noop", "a_shell") if not dag[k].ok]
-        if b.cluster_ok and not dag["c_noop"].ok:
+        if b.cluster_ok and not (dag["c_noop"].ok and dag["c4_noop"].ok):
             failed.append("cluster noop")
         failed += ["scaling %s %d" % k for k, v in scaling.items() if not v.ok and k[1] <= 10000]
         failed += ["latency " + m for m, (h, _) in lat.items() if not h]

@@ -233,6 +233,41 @@ TEST_CASE("a result is acknowledged only with its transition, and stale ones cha
   CHECK(f.core->stale_results() == 1);
 }
 
+TEST_CASE("a placement made before the commit joins it: result, READY and RUNNING in one commit",
+          "[scheduler]") {
+  SchedulerFixture f;
+  auto run_id = f.core->Submit(Submission({Task("a"), Task("b", {"a"})}));
+  REQUIRE(run_id.ok());
+  f.Flush();
+  f.core->OnPlaced({{{"w1", *run_id + ".a", 1}}, f.clock.Now()});
+  f.Flush();
+  const uint64_t seq = f.journal->last_seq();
+
+  // a's result promotes b; the turn hands b over before committing.
+  f.core->OnResults(ResultOf(*run_id + ".a", 1, transport::Outcome::kSuccess));
+  Enqueue early;
+  f.core->TakeEnqueue(&early);
+  REQUIRE(early.execs.size() == 1);
+  CHECK(early.execs[0].dispatch.exec_id == *run_id + ".b");
+  // Nothing is journaled yet, and nothing may leave yet.
+  CHECK(f.journal->last_seq() == seq);
+  // The dispatcher answers at once; then the turn commits once.
+  f.core->OnPlaced({{{"w1", *run_id + ".b", 1}}, f.clock.Now()});
+  f.Flush();
+  CHECK(f.out.enqueue.execs.empty());  // already handed over
+  REQUIRE(f.out.release.execs.size() == 1);
+  CHECK(f.out.release.execs[0].exec_id == *run_id + ".b");
+  REQUIRE(f.out.acks.acks.size() == 1);
+  auto history = f.journal->HistoryOfRun(*run_id);
+  REQUIRE(history.ok());
+  std::vector<std::string> after;
+  for (const storage::TransitionRecord& r : *history) {
+    if (r.seq > seq) after.push_back(r.task_id + ":" + ToString(r.from) + ">" + ToString(r.to));
+  }
+  CHECK(after ==
+        std::vector<std::string>{"a:RUNNING>SUCCESS", "b:PENDING>READY", "b:READY>RUNNING"});
+}
+
 TEST_CASE("promotion pauses at the backlog cap and resumes below 80%", "[scheduler]") {
   SchedulerOptions options;
   options.max_backlog = 10;
