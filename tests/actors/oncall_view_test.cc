@@ -118,7 +118,7 @@ pipeline:
   CHECK(notify.find("        0     -") != std::string::npos);
 }
 
-TEST_CASE("a slow-task flag is a coordinator event that trace shows under its attempt",
+TEST_CASE("logs of a silent task points to trace; a slow-task flag is a coordinator event in it",
           "[cluster][oncall][slow]") {
   ScratchDir dir;
   NodeProc coord = StartNode(dir, "coord",
@@ -133,7 +133,14 @@ TEST_CASE("a slow-task flag is a coordinator event that trace shows under its at
                                      "    command: \"exec sleep $(cat " +
                                          dir.path() + "/sleep_s)\"\n");
   dir.Write("sleep_s", "0.1");
-  REQUIRE(Cli(coord, {"submit", file, "--wait"}).exit_code == 0);
+  CmdResult fast = Cli(coord, {"submit", file, "--wait"});
+  REQUIRE(fast.exit_code == 0);
+  // It wrote nothing: logs says so, and where to look instead.
+  const std::string fast_exec = FirstLine(fast.out) + ".work";
+  CmdResult silent = Cli(coord, {"logs", fast_exec});
+  CHECK(silent.exit_code != 0);
+  CHECK(silent.err.find("has no stdout log for " + fast_exec) != std::string::npos);
+  CHECK(silent.err.find("how it ended: apollo11 trace " + fast_exec) != std::string::npos);
   dir.Write("sleep_s", "60");
   const std::string exec = FirstLine(Cli(coord, {"submit", file}).out) + ".work";
 
