@@ -143,6 +143,8 @@ QueryReply AnswerQuery(const Query& q, storage::Journal* journal, const Schedule
                      {"running", w.running},
                      {"credits", w.credits},
                      {"last_heartbeat", FormatTimestamp(w.last_seen)},
+                     {"connected_since", FormatTimestamp(w.joined_at)},
+                     {"losses", w.losses},
                      {"labels", w.labels},
                      {"state", "connected"}});
     }
@@ -785,7 +787,7 @@ void DispatcherBody(ActorPipe& pipe, DispatcherParams p) {
       snapshot.epoch = p.options.epoch;
       for (const WorkerSnapshot& w : core.Snapshot()) {
         snapshot.workers.push_back({w.id, w.group, w.slots, w.credits, w.running, w.last_seen,
-                                    w.expected_busy_ms, w.labels});
+                                    w.expected_busy_ms, w.labels, w.joined_at, w.losses});
       }
       core.TakeHealth(now, &snapshot);
       SendInternal(*p.sched, InternalType::kWorkersSnapshot, snapshot, &scratch);

@@ -91,6 +91,7 @@ void DispatcherCore::OnWorkerFrame(const std::string& identity, const void* data
     } else {
       it = workers_.emplace(identity, Worker{}).first;
       it->second.id = identity;
+      it->second.joined_at = now;
       LogEvent(spdlog::level::info, "worker_joined",
                {{"worker_id", identity}, {"group", hello->group}, {"slots", hello->slots}},
                "worker {} joined: group {}, {} slots", identity, hello->group, hello->slots);
@@ -440,12 +441,17 @@ void DispatcherCore::AlertLost(const WorkerGone& gone) {
 }
 
 void DispatcherCore::OnWorkerLost(const WorkerLost& lost, DispatcherOutput* out) {
-  if (Forget(lost.worker_id, lost.reason, out)) AlertLost(out->gone.back());
+  if (Forget(lost.worker_id, lost.reason, out)) {
+    ++losses_[lost.worker_id];
+    AlertLost(out->gone.back());
+  }
 }
 
 void DispatcherCore::OnSendFailed(const std::string& identity, DispatcherOutput* out) {
-  if (Forget(identity, "worker " + identity + " lost: its connection is gone (send failed)", out))
+  if (Forget(identity, "worker " + identity + " lost: its connection is gone (send failed)", out)) {
+    ++losses_[identity];
     AlertLost(out->gone.back());
+  }
 }
 
 void DispatcherCore::Place(DispatcherOutput* out) {
@@ -567,8 +573,10 @@ WorkersSeen DispatcherCore::Seen() const {
 std::vector<WorkerSnapshot> DispatcherCore::Snapshot() const {
   std::vector<WorkerSnapshot> out;
   for (const auto& [id, w] : workers_) {
+    auto lost = losses_.find(id);
     out.push_back({id, w.group, w.slots, w.credits, static_cast<uint32_t>(w.running.size()),
-                   w.last_seen, w.expected_busy_ms, w.labels});
+                   w.last_seen, w.expected_busy_ms, w.labels, w.joined_at,
+                   lost == losses_.end() ? 0 : lost->second});
   }
   return out;
 }

@@ -45,6 +45,8 @@ struct WorkerSnapshot {
   Micros last_seen = 0;
   int64_t expected_busy_ms = 0;
   std::vector<std::string> labels;  // sorted
+  Micros joined_at = 0;             // this connection's first HELLO
+  uint32_t losses = 0;              // times this id was declared lost since the coordinator started
 };
 
 class DispatcherCore {
@@ -116,6 +118,7 @@ class DispatcherCore {
     Micros last_seen = 0;
     int64_t expected_busy_ms = 0;
     std::vector<std::string> labels;  // from HELLO, sorted and unique
+    Micros joined_at = 0;
   };
   // Queue order within a group: higher priority first, then arrival order.
   using QueueKey = std::pair<int32_t, uint64_t>;  // (-priority, seq)
@@ -161,6 +164,10 @@ class DispatcherCore {
   std::unordered_map<std::string, Reservation> reserved_;  // exec id -> placed, not yet sent
   uint64_t seq_ = 0;
   uint64_t dropped_frames_ = 0;
+  // Losses per worker id (not BYE), kept after the worker is forgotten so
+  // that `apollo11 workers` shows a flapping worker when it rejoins. One
+  // entry per id ever lost: bounded by the fleet.
+  std::unordered_map<std::string, uint32_t> losses_;
   bool placement_paused_ = false;
   Micros gauges_published_ = 0;
   bool gauges_pending_ = false;

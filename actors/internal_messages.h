@@ -237,7 +237,10 @@ struct WorkerInfo {
   int64_t last_seen = 0;
   int64_t expected_busy_ms = 0;
   std::vector<std::string> labels;
-  MSGPACK_DEFINE(id, group, slots, credits, running, last_seen, expected_busy_ms, labels);
+  int64_t joined_at = 0;  // this connection's first HELLO
+  uint32_t losses = 0;    // times declared lost since the coordinator started
+  MSGPACK_DEFINE(id, group, slots, credits, running, last_seen, expected_busy_ms, labels, joined_at,
+                 losses);
 };
 struct WorkersSnapshot {
   std::vector<WorkerInfo> workers;

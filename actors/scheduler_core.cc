@@ -948,8 +948,14 @@ void SchedulerCore::FireSlowTimers(Micros now) {
     ++slow_flags_;
     std::string reason = "flagged slow: " + rec.slow_reason +
                          "; it keeps running until an operator confirms --kill or --keep";
-    spdlog::warn("event=slow_task exec_id={} attempt={} worker_id={}: {}", rec.exec_id,
-                 timer.attempt, rec.worker_id, reason);
+    LogEvent(spdlog::level::warn, "slow_task",
+             {{"run_id", run.run_id},
+              {"task_id", rec.task_id},
+              {"exec_id", rec.exec_id},
+              {"attempt", timer.attempt},
+              {"worker_id", rec.worker_id},
+              {"reason", reason}},
+             "{} attempt {} on worker {} {}", rec.exec_id, timer.attempt, rec.worker_id, reason);
     if (options_.alerts) {
       StageAlert(alerts::AlertType::kSlowTask, run, timer.task, timer.attempt, reason);
     }

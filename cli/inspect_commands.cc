@@ -137,12 +137,32 @@ int Print(const nlohmann::json& doc, bool json, const std::string& kind) {
                   dur.c_str(), Str(r, "created_at").c_str());
     }
   } else if (kind == "workers") {
-    std::printf("%-28s %-12s %5s %7s %7s  %-25s %s\n", "WORKER", "GROUP", "SLOTS", "RUNNING",
-                "CREDITS", "LAST HEARTBEAT", "STATE");
+    if (doc.empty()) {
+      // An empty table reads like a failed query; say what it means.
+      std::printf(
+          "no worker is connected: READY tasks wait until one joins (is any apollo11-node "
+          "--role=worker running, and does its --connect name this coordinator's worker "
+          "endpoint?)\n");
+      return kExitOk;
+    }
+    // LOST counts the losses (missed heartbeats, broken connection) of each
+    // worker id since the coordinator started: more than one is a flapping
+    // worker, and CONNECTED SINCE tells when it last came back.
+    std::printf("%-20s %-10s %5s %7s %7s  %-24s  %-24s %4s  %s\n", "WORKER", "GROUP", "SLOTS",
+                "RUNNING", "CREDITS", "LAST HEARTBEAT", "CONNECTED SINCE", "LOST", "LABELS");
     for (const auto& w : doc) {
-      std::printf("%-28s %-12s %5d %7d %7d  %-25s %s\n", Str(w, "id").c_str(),
+      std::string labels;
+      if (w.contains("labels") && w["labels"].is_array()) {
+        for (const auto& l : w["labels"]) {
+          if (!l.is_string()) continue;
+          labels += (labels.empty() ? "" : ",") + l.get<std::string>();
+        }
+      }
+      std::printf("%-20s %-10s %5d %7d %7d  %-24s  %-24s %4d  %s\n", Str(w, "id").c_str(),
                   Str(w, "group").c_str(), w.value("slots", 0), w.value("running", 0),
-                  w.value("credits", 0), Str(w, "last_heartbeat").c_str(), Str(w, "state").c_str());
+                  w.value("credits", 0), Str(w, "last_heartbeat").c_str(),
+                  Str(w, "connected_since").c_str(), w.value("losses", 0),
+                  labels.empty() ? "-" : labels.c_str());
     }
   } else if (kind == "explain") {
     std::printf("%s.%s: %s\n", Str(doc, "run_id").c_str(), Str(doc, "task_id").c_str(),

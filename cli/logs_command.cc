@@ -55,7 +55,13 @@ int Remote(const LogsFlags& f, const std::string& endpoint) {
   for (;;) {
     nlohmann::json meta;
     auto data = (*remote)->FetchLog(f.exec_id, stream, attempt, offset, kSlice, &meta);
-    if (!data.ok()) return Fail(data.status());
+    if (!data.ok()) {
+      const int code = Fail(data.status());
+      // No output (a command not found, a SIGKILL) or an unreachable worker:
+      // the journal and the coordinator's log still say how the attempt ended.
+      std::fprintf(stderr, "apollo11 logs: how it ended: apollo11 trace %s\n", f.exec_id.c_str());
+      return code;
+    }
     attempt = meta.value("attempt", attempt);  // stay on the attempt first shown
     offset += data->size();
     Write(*data);

@@ -38,8 +38,14 @@ void PrintRunSummary(const nlohmann::json& summary, std::FILE* out) {
                    str(summary, "run_id").c_str());
       break;
     }
-    std::fprintf(out, "  %-24s %-9s %8d %5d  %-16s %s\n", id.c_str(), str(t, "state").c_str(),
-                 t.value("attempts", 0), t.value("exit_code", 0), str(t, "worker").c_str(),
+    // An exit code only means something once an attempt has ended; a 0 for a
+    // task that never ran would read as a success.
+    const std::string state = str(t, "state");
+    const bool ended = state == "SUCCESS" || state == "FAILED" || state == "TIMEOUT" ||
+                       state == "RETRYING" || (state == "CANCELED" && !str(t, "worker").empty());
+    const std::string exit_code = ended ? std::to_string(t.value("exit_code", 0)) : "-";
+    std::fprintf(out, "  %-24s %-9s %8d %5s  %-16s %s\n", id.c_str(), state.c_str(),
+                 t.value("attempts", 0), exit_code.c_str(), str(t, "worker").c_str(),
                  str(t, "error").c_str());
     if (str(t, "slow") == "flagged") {
       std::fprintf(out,

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <optional>
 #include <system_error>
@@ -26,6 +27,26 @@ constexpr size_t kReadBudget = 1 << 20;
 // After the main process has exited: what is left in the pipe (background
 // children that keep it open are not waited for).
 constexpr size_t kDrainBudget = 4 << 20;
+
+// The error of a process that ended on its own (not stopped by us), worded
+// for the on-call engineer: the shell's 126/127 and a signal's name say more
+// than the number, and a SIGKILL nobody in Apollo-11 sent is usually the
+// kernel's OOM killer.
+std::string EndedReason(bool exited, int code) {
+  if (exited) {
+    std::string reason = "exited with code " + std::to_string(code);
+    if (code == 127) reason += " (command not found: check the command and the worker's PATH)";
+    if (code == 126) reason += " (command not executable: check its permissions)";
+    return reason;
+  }
+  const int sig = -code;
+  std::string reason = "killed by signal " + std::to_string(sig);
+  if (const char* name = sigabbrev_np(sig)) reason += std::string(" (SIG") + name + ")";
+  if (sig == SIGKILL) {
+    reason += "; not sent by Apollo-11: the kernel's OOM killer (see dmesg) or another process";
+  }
+  return reason;
+}
 
 std::string LogBase(const std::string& dir, const std::string& exec_id, uint32_t attempt) {
   std::string name = exec_id;
@@ -445,10 +466,8 @@ bool Executor::Advance(Exec* exec, Micros now, std::vector<ExecOutcome>* finishe
   o.exit_code = code;
   if (st < 0) {
     o.error = "exit status lost (reaped by someone else)";
-  } else if (!exited) {
-    o.error = "killed by signal " + std::to_string(-code);
-  } else if (code != 0) {
-    o.error = "exited with code " + std::to_string(code);
+  } else if (!exited || code != 0) {
+    o.error = EndedReason(exited, code);
   }
   finished->push_back(std::move(o));
   return true;

@@ -79,7 +79,17 @@ TEST_CASE("a shell task's exit code, stdout tail and log files are reported", "[
   auto killed = RunOne(ex, clock, Shell("sig", "kill -9 $$"));
   CHECK(killed.kind == ExecOutcomeKind::kFailed);
   CHECK(killed.exit_code == -9);
-  CHECK(killed.error == "killed by signal 9");
+  CHECK(killed.error ==
+        "killed by signal 9 (SIGKILL); not sent by Apollo-11: the kernel's OOM killer (see dmesg) "
+        "or another process");
+
+  auto terminated = RunOne(ex, clock, Shell("term", "kill -TERM $$"));
+  CHECK(terminated.error == "killed by signal 15 (SIGTERM)");
+
+  auto missing = RunOne(ex, clock, Shell("missing", "no-such-command-a11"));
+  CHECK(missing.exit_code == 127);
+  CHECK(missing.error ==
+        "exited with code 127 (command not found: check the command and the worker's PATH)");
   CHECK(ex.running() == 0);
 }
 
