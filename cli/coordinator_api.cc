@@ -16,6 +16,7 @@ Result<RemoteCoordinator*> CoordinatorApi::Link() {
     auto link = RemoteCoordinator::ConnectWithKeys(endpoint_, curve_, server_public_, timeout_);
     if (!link.ok()) return link.status();
     link_ = std::move(*link);
+    link_->set_warn_on_journal_error(false);
   }
   return link_.get();
 }

@@ -143,7 +143,7 @@ Result<actors::QueryReply> RemoteCoordinator::AskQuery(const actors::Query& q) {
   if (!env.ok()) return env.status();
   auto reply = transport::BodyAs<actors::QueryReply>(*env);
   if (!reply.ok()) return reply.status();
-  if (!reply->journal_error.empty()) {
+  if (!reply->journal_error.empty() && warn_on_journal_error_) {
     // What follows is the last durable state; say why it may be stale.
     std::fprintf(stderr, "apollo11: warning: the coordinator cannot write its journal: %s\n",
                  reply->journal_error.c_str());

@@ -51,6 +51,11 @@ class RemoteCoordinator {
   // trace_log); `meta` gets the scan's figures (lines, scan_ms).
   Result<std::string> TraceLog(const std::string& exec_id, nlohmann::json* meta);
 
+  // The CLI warns on stderr when an answer comes from a coordinator that
+  // cannot write its journal; a node's HTTP API (which puts `journal_error`
+  // in its JSON and logs in its own format) turns that off.
+  void set_warn_on_journal_error(bool warn) { warn_on_journal_error_ = warn; }
+
  private:
   RemoteCoordinator() = default;
   Result<actors::QueryReply> AskQuery(const actors::Query& q);
@@ -61,6 +66,7 @@ class RemoteCoordinator {
   std::unique_ptr<zmq::socket_t> socket_;
   std::string endpoint_;
   std::chrono::milliseconds timeout_{10000};
+  bool warn_on_journal_error_ = true;
 };
 
 }  // namespace apollo11::cli
