@@ -95,31 +95,39 @@ int Run(const RunFlags& flags) {
     return kExitInvalidInput;
   }
 
-  // 1. The pipeline: the same checks and messages as `validate`.
-  dsl::ParseResult parsed;
+  // 1. The pipeline: the same checks and messages as `validate`. Only its
+  // snapshot (canonical JSON) and task count are kept: the model is freed
+  // before the coordinator builds its own from the snapshot, so the two are
+  // never in memory at once.
+  actors::SubmitRun submit;
+  size_t task_count = 0;
   if (!resume) {
-    parsed = dsl::LoadPipelineFile(flags.file);
+    dsl::ParseResult parsed = dsl::LoadPipelineFile(flags.file);
     for (const dsl::Diagnostic& d : parsed.diagnostics) {
       std::fprintf(stderr, "%s\n", dsl::FormatDiagnostic(d).c_str());
     }
     if (!parsed.ok()) return kExitInvalidInput;
-  }
-  const dsl::PipelineSpec spec = resume ? dsl::PipelineSpec{} : *parsed.pipeline;
-  for (const dsl::TaskSpec& task : spec.tasks) {
-    if (task.type == dsl::TaskType::kDb) {
-      std::fprintf(stderr,
-                   "%s:%d:%d: error: task '%s' is a db task; db tasks validate but this version "
-                   "of Apollo-11 cannot run them yet\n",
-                   task.where.file.c_str(), task.where.line, task.where.column, task.id.c_str());
-      return kExitInvalidInput;
+    const dsl::PipelineSpec& spec = *parsed.pipeline;
+    for (const dsl::TaskSpec& task : spec.tasks) {
+      if (task.type == dsl::TaskType::kDb) {
+        std::fprintf(stderr,
+                     "%s:%d:%d: error: task '%s' is a db task; db tasks validate but this version "
+                     "of Apollo-11 cannot run them yet\n",
+                     task.where.file.c_str(), task.where.line, task.where.column, task.id.c_str());
+        return kExitInvalidInput;
+      }
+      if (!task.foreach.empty()) {
+        std::fprintf(stderr,
+                     "%s:%d:%d: error: task '%s' uses foreach; dynamic fan-out validates but this "
+                     "version of Apollo-11 cannot run it yet\n",
+                     task.where.file.c_str(), task.where.line, task.where.column, task.id.c_str());
+        return kExitInvalidInput;
+      }
     }
-    if (!task.foreach.empty()) {
-      std::fprintf(stderr,
-                   "%s:%d:%d: error: task '%s' uses foreach; dynamic fan-out validates but this "
-                   "version of Apollo-11 cannot run it yet\n",
-                   task.where.file.c_str(), task.where.line, task.where.column, task.id.c_str());
-      return kExitInvalidInput;
-    }
+    submit.pipeline_json = dsl::CanonicalJson(spec);
+    submit.pipeline_hash = dsl::HashCanonicalJson(submit.pipeline_json);
+    submit.params = spec.params;
+    task_count = spec.tasks.size();
   }
   auto heartbeat = ParseDuration(flags.heartbeat);
   if (!heartbeat.ok()) {
@@ -231,12 +239,11 @@ int Run(const RunFlags& flags) {
   if (s.ok()) s = transport::Connect(client, (*coordinator)->client_endpoint());
   std::string frame;
   if (!resume) {
-    actors::SubmitRun submit;
-    submit.pipeline_json = dsl::CanonicalJson(spec);
-    submit.pipeline_hash = dsl::ContentHash(spec);
-    submit.params = spec.params;
     transport::Encode(static_cast<uint16_t>(actors::InternalType::kSubmitRun), submit, &frame);
     if (s.ok()) s = transport::Send(client, frame, /*dontwait=*/false);
+    // The snapshot is the coordinator's now; do not hold megabytes for the run.
+    submit = actors::SubmitRun{};
+    std::string().swap(frame);
   }
   if (!s.ok()) {
     std::fprintf(stderr, "apollo11 run: %s\n", s.ToString().c_str());
@@ -299,7 +306,7 @@ int Run(const RunFlags& flags) {
           }
           run_id = reply->run_id;
           std::fprintf(stderr, "run %s started: %zu tasks (state in %s)\n", run_id.c_str(),
-                       spec.tasks.size(), state_dir.c_str());
+                       task_count, state_dir.c_str());
           break;
         }
         case actors::InternalType::kRunProgress: {

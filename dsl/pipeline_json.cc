@@ -240,9 +240,11 @@ std::string CanonicalJson(const PipelineSpec& spec) {
   return ToJson(spec).dump();
 }
 
-std::string ContentHash(const PipelineSpec& spec) {
+std::string ContentHash(const PipelineSpec& spec) { return HashCanonicalJson(CanonicalJson(spec)); }
+
+std::string HashCanonicalJson(std::string_view canonical) {
   uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a 64-bit offset basis
-  for (unsigned char c : CanonicalJson(spec)) {
+  for (unsigned char c : canonical) {
     hash ^= c;
     hash *= 0x100000001b3ULL;  // FNV prime
   }

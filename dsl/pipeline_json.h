@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 #include "common/status.h"
 #include "dsl/pipeline.h"
@@ -25,5 +26,8 @@ std::string CanonicalJson(const PipelineSpec& spec);
 // 16 hex digits of the 64-bit FNV-1a hash of CanonicalJson(spec). Locations are
 // part of the snapshot, so moving a task within the file changes the hash.
 std::string ContentHash(const PipelineSpec& spec);
+// The same hash of a CanonicalJson result the caller already holds (building
+// the canonical JSON of a large pipeline twice costs as much as parsing it).
+std::string HashCanonicalJson(std::string_view canonical);
 
 }  // namespace apollo11::dsl
