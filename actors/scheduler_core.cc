@@ -58,12 +58,14 @@ std::string ExpandKey(const std::string& tmpl, const std::string& run_id,
   return out;
 }
 
-// The pipeline model of a journaled snapshot. The JSON DOM (several times the
-// size of the model) is gone when this returns, before the run is built.
+// The pipeline model of a journaled snapshot, decoded task by task: the DOM
+// of the whole document (several times the size of the model) never exists.
 Result<dsl::PipelineSpec> SpecFromSnapshot(const std::string& snapshot, const char* what) {
-  nlohmann::json json = nlohmann::json::parse(snapshot, nullptr, false);
-  if (json.is_discarded()) return Status::InvalidInput(std::string(what) + " is not valid JSON");
-  return dsl::PipelineFromJson(json);
+  auto spec = dsl::PipelineFromJsonText(snapshot);
+  if (!spec.ok() && spec.status().code() == StatusCode::kInvalidInput) {
+    return Status::InvalidInput(std::string(what) + " is not valid JSON");
+  }
+  return spec;
 }
 
 double Uniform01() {

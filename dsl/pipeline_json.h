@@ -19,6 +19,12 @@ nlohmann::json ToJson(const PipelineSpec& spec);
 // optional fields take the model's defaults; wrong types give kCorrupt.
 Result<PipelineSpec> PipelineFromJson(const nlohmann::json& j);
 
+// PipelineFromJson of JSON text, without ever holding the whole document's
+// DOM: tasks are decoded one at a time as the parser reaches them. For the
+// journal's snapshots and submissions. InvalidInput when `text` is not JSON,
+// kCorrupt when it does not decode.
+Result<PipelineSpec> PipelineFromJsonText(std::string_view text);
+
 // ToJson serialised compactly with keys in sorted order: byte-identical for
 // equal specs, so it can be hashed and compared.
 std::string CanonicalJson(const PipelineSpec& spec);
