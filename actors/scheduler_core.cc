@@ -183,7 +183,7 @@ Result<std::unique_ptr<SchedulerCore::RunCtx>> SchedulerCore::MakeRun(const std:
   return run;
 }
 
-Result<std::string> SchedulerCore::Submit(const SubmitRun& submit) {
+Result<std::string> SchedulerCore::Submit(SubmitRun submit) {
   auto spec = SpecFromSnapshot(submit.pipeline_json, "submitted pipeline");
   if (!spec.ok()) return spec.status();
 
@@ -209,7 +209,7 @@ Result<std::string> SchedulerCore::Submit(const SubmitRun& submit) {
     run->exec_dirty[i] = 1;
     run->dirty_list.push_back(static_cast<int>(i));
   }
-  batch_.PutPipeline(submit.pipeline_hash, submit.pipeline_json);
+  batch_.PutPipeline(submit.pipeline_hash, std::move(submit.pipeline_json));
   batch_.PutRun(run->record);
 
   if (auto* m = options_.metrics) m->RunSubmitted(n);

@@ -246,9 +246,10 @@ int Run(const RunFlags& flags) {
   std::string frame;
   if (!resume) {
     transport::Encode(static_cast<uint16_t>(actors::InternalType::kSubmitRun), submit, &frame);
-    if (s.ok()) s = transport::Send(client, frame, /*dontwait=*/false);
-    // The snapshot is the coordinator's now; do not hold megabytes for the run.
+    // The snapshot is the coordinator's now: do not hold megabytes of it for
+    // the run (nor two copies while sending).
     submit = actors::SubmitRun{};
+    if (s.ok()) s = transport::Send(client, frame, /*dontwait=*/false);
     std::string().swap(frame);
   }
   if (!s.ok()) {
