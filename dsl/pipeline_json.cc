@@ -240,8 +240,14 @@ std::string CanonicalJson(const PipelineSpec& spec) {
   // std::map-backed, so dump() emits keys sorted), written one task at a time:
   // the DOM of a whole 100k-task pipeline is hundreds of MB, one task's is
   // a few KB. The root keys below are in that sorted order.
-  json root = ToJson(PipelineSpec{spec.version, spec.name, spec.source_file, {}, spec.params,
-                                  spec.concurrency, spec.schedule, spec.alerts});
+  json root = ToJson(PipelineSpec{spec.version,
+                                  spec.name,
+                                  spec.source_file,
+                                  {},
+                                  spec.params,
+                                  spec.concurrency,
+                                  spec.schedule,
+                                  spec.alerts});
   std::string out = "{";
   for (const auto& [key, value] : root.items()) {
     if (out.size() > 1) out += ',';

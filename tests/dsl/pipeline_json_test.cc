@@ -111,8 +111,8 @@ TEST_CASE("a malformed snapshot text is an error, not an exception", "[json]") {
   auto not_json = PipelineFromJsonText("{\"version\":");
   REQUIRE_FALSE(not_json.ok());
   CHECK(not_json.status().code() == apollo11::StatusCode::kInvalidInput);
-  auto bad_type =
-      PipelineFromJsonText(R"({"version":"1.0","name":"a.b","tasks":[{"id":"x","type":"rocket"}]})");
+  auto bad_type = PipelineFromJsonText(
+      R"({"version":"1.0","name":"a.b","tasks":[{"id":"x","type":"rocket"}]})");
   REQUIRE_FALSE(bad_type.ok());
   CHECK(bad_type.status().code() == apollo11::StatusCode::kCorrupt);
   CHECK(bad_type.status().message().find("rocket") != std::string::npos);
