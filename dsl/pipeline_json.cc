@@ -195,19 +195,25 @@ TaskSpec TaskFrom(const json& j) {
   return t;
 }
 
-}  // namespace
-
-nlohmann::json ToJson(const PipelineSpec& spec) {
-  json tasks = json::array();
-  for (const TaskSpec& t : spec.tasks) tasks.push_back(TaskJson(t));
+// Every field of `spec` but its tasks, with `tasks` in their place: the one
+// list of the root's fields, for ToJson and CanonicalJson alike.
+json RootJson(const PipelineSpec& spec, json tasks) {
   json alerts = json::array();
   for (const AlertRule& a : spec.alerts) {
     alerts.push_back(json{{"events", a.events}, {"webhook", a.webhook}, {"command", a.command}});
   }
   return json{{"version", spec.version},         {"name", spec.name},
-              {"source_file", spec.source_file}, {"tasks", tasks},
+              {"source_file", spec.source_file}, {"tasks", std::move(tasks)},
               {"params", spec.params},           {"concurrency", spec.concurrency},
               {"schedule", spec.schedule},       {"alerts", alerts}};
+}
+
+}  // namespace
+
+nlohmann::json ToJson(const PipelineSpec& spec) {
+  json tasks = json::array();
+  for (const TaskSpec& t : spec.tasks) tasks.push_back(TaskJson(t));
+  return RootJson(spec, std::move(tasks));
 }
 
 Result<PipelineSpec> PipelineFromJson(const nlohmann::json& j) {
@@ -239,15 +245,8 @@ std::string CanonicalJson(const PipelineSpec& spec) {
   // The same bytes as ToJson(spec).dump() (nlohmann's objects are
   // std::map-backed, so dump() emits keys sorted), written one task at a time:
   // the DOM of a whole 100k-task pipeline is hundreds of MB, one task's is
-  // a few KB. The root keys below are in that sorted order.
-  json root = ToJson(PipelineSpec{spec.version,
-                                  spec.name,
-                                  spec.source_file,
-                                  {},
-                                  spec.params,
-                                  spec.concurrency,
-                                  spec.schedule,
-                                  spec.alerts});
+  // a few KB. root.items() walks the keys in that sorted order.
+  const json root = RootJson(spec, json::array());
   std::string out = "{";
   for (const auto& [key, value] : root.items()) {
     if (out.size() > 1) out += ',';
