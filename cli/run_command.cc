@@ -131,7 +131,7 @@ int Run(const RunFlags& flags) {
     task_count = spec.tasks.size();
   }
   // yaml-cpp's node tree of a large file peaks at several times the model's
-  // size (130 MB for 10k tasks); all of it is free now. Hand those pages back
+  // size (66 MB of RSS for 10k tasks); all of it is free now. Hand those pages back
   // to the OS, or the process keeps them as RSS for the whole run while the
   // coordinator's threads allocate from arenas of their own.
   ::malloc_trim(0);
