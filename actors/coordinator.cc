@@ -557,7 +557,11 @@ void SchedulerBody(ActorPipe& pipe, SchedulerParams p) {
             reply.error = "new runs are refused while the coordinator cannot write its journal: " +
                           health.Summary(p.clock->Now());
           } else if (Decode(env, &submit, "scheduler")) {
-            auto run_id = core.Submit(submit);
+            // The decoded frame holds a copy of the snapshot in the
+            // envelope's zone: let it go before the run is built.
+            env.body = msgpack::object();
+            env.zone.clear();
+            auto run_id = core.Submit(std::move(submit));
             if (run_id.ok()) {
               reply.run_id = *run_id;
               subscribers[*run_id] = msg->identity;

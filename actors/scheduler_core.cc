@@ -58,6 +58,16 @@ std::string ExpandKey(const std::string& tmpl, const std::string& run_id,
   return out;
 }
 
+// The pipeline model of a journaled snapshot, decoded task by task: the DOM
+// of the whole document (several times the size of the model) never exists.
+Result<dsl::PipelineSpec> SpecFromSnapshot(const std::string& snapshot, const char* what) {
+  auto spec = dsl::PipelineFromJsonText(snapshot);
+  if (!spec.ok() && spec.status().code() == StatusCode::kInvalidInput) {
+    return Status::InvalidInput(std::string(what) + " is not valid JSON");
+  }
+  return spec;
+}
+
 double Uniform01() {
   thread_local std::mt19937_64 engine{std::random_device{}()};
   return std::uniform_real_distribution<double>(0.0, 1.0)(engine);
@@ -68,8 +78,10 @@ double Uniform01() {
 struct SchedulerCore::RunCtx {
   std::string run_id;
   std::string trace_id;
-  dsl::PipelineSpec spec;
+  // The pipeline snapshot lives in the graph only: a 100k-task spec is tens
+  // of MB, and a second copy here doubled it.
   std::shared_ptr<const engine::RunGraph> graph;
+  const dsl::PipelineSpec& spec() const { return graph->spec(); }
   std::unique_ptr<engine::DagRun> dag;
   storage::RunRecord record;
   std::vector<storage::ExecutionRecord> execs;  // by task index
@@ -128,18 +140,17 @@ Result<std::unique_ptr<SchedulerCore::RunCtx>> SchedulerCore::MakeRun(const std:
                                  "this version of Apollo-11");
     }
   }
-  auto graph = engine::RunGraph::Compile(spec);
+  auto graph = engine::RunGraph::Compile(std::move(spec));
   if (!graph.ok()) return graph.status();
 
   auto run = std::make_unique<RunCtx>();
   run->run_id = run_id;
-  run->spec = std::move(spec);
   run->graph = std::make_shared<const engine::RunGraph>(std::move(*graph));
   engine::DagRunOptions dag_options;
   dag_options.max_requeues = static_cast<int>(options_.max_requeues);
   run->dag = std::make_unique<engine::DagRun>(run->graph, dag_options);
 
-  const size_t n = run->spec.tasks.size();
+  const size_t n = run->spec().tasks.size();
   run->execs.resize(n);
   run->exec_dirty.assign(n, 0);
   run->outputs.resize(n);
@@ -152,14 +163,14 @@ Result<std::unique_ptr<SchedulerCore::RunCtx>> SchedulerCore::MakeRun(const std:
   run->p50.assign(n, 0);
   run->placed_at.assign(n, 0);
   for (size_t i = 0; i < n; ++i) {
-    auto p50 = journal_->DurationP50(run->spec.name + "/" + run->spec.tasks[i].id);
+    auto p50 = journal_->DurationP50(run->spec().name + "/" + run->spec().tasks[i].id);
     if (p50.ok() && p50->has_value()) {
       run->expected_ms[i] = std::max<int64_t>(1, **p50 / kMicrosPerMilli);
       run->p50[i] = std::max<Micros>(1, **p50);
     }
   }
   for (size_t i = 0; i < n; ++i) {
-    const dsl::TaskSpec& task = run->spec.tasks[i];
+    const dsl::TaskSpec& task = run->spec().tasks[i];
     storage::ExecutionRecord& rec = run->execs[i];
     rec.exec_id = MakeExecId(run->run_id, task.id);
     rec.run_id = run->run_id;
@@ -172,10 +183,8 @@ Result<std::unique_ptr<SchedulerCore::RunCtx>> SchedulerCore::MakeRun(const std:
   return run;
 }
 
-Result<std::string> SchedulerCore::Submit(const SubmitRun& submit) {
-  nlohmann::json json = nlohmann::json::parse(submit.pipeline_json, nullptr, false);
-  if (json.is_discarded()) return Status::InvalidInput("submitted pipeline is not valid JSON");
-  auto spec = dsl::PipelineFromJson(json);
+Result<std::string> SchedulerCore::Submit(SubmitRun submit) {
+  auto spec = SpecFromSnapshot(submit.pipeline_json, "submitted pipeline");
   if (!spec.ok()) return spec.status();
 
   const Micros now = clock_->Now();
@@ -186,9 +195,9 @@ Result<std::string> SchedulerCore::Submit(const SubmitRun& submit) {
   if (!made.ok()) return made.status();
   std::unique_ptr<RunCtx> run = std::move(*made);
   run->trace_id = NewTraceId();
-  const size_t n = run->spec.tasks.size();
+  const size_t n = run->spec().tasks.size();
   run->record.run_id = run->run_id;
-  run->record.pipeline_name = run->spec.name;
+  run->record.pipeline_name = run->spec().name;
   run->record.pipeline_hash = submit.pipeline_hash;
   run->record.status = RunStatus::kRunning;
   run->record.created_at = now;
@@ -200,15 +209,15 @@ Result<std::string> SchedulerCore::Submit(const SubmitRun& submit) {
     run->exec_dirty[i] = 1;
     run->dirty_list.push_back(static_cast<int>(i));
   }
-  batch_.PutPipeline(submit.pipeline_hash, submit.pipeline_json);
+  batch_.PutPipeline(submit.pipeline_hash, std::move(submit.pipeline_json));
   batch_.PutRun(run->record);
 
   if (auto* m = options_.metrics) m->RunSubmitted(n);
   RunCtx& ref = *run;
   runs_.emplace(run_id, std::move(run));
   LogEvent(spdlog::level::info, "run_started",
-           {{"run_id", run_id}, {"pipeline", ref.spec.name}, {"tasks", n}},
-           "run {} of {} started: {} tasks", run_id, ref.spec.name, n);
+           {{"run_id", run_id}, {"pipeline", ref.spec().name}, {"tasks", n}},
+           "run {} of {} started: {} tasks", run_id, ref.spec().name, n);
   effects_.clear();
   ref.dag->Start(now, &effects_);
   Apply(ref, effects_, "scheduler");
@@ -258,9 +267,7 @@ Status SchedulerCore::RecoverRun(const storage::RunRecord& record, Micros now,
   if (!snapshot->has_value()) {
     return Status::NotFound("pipeline snapshot " + record.pipeline_hash + " is missing");
   }
-  nlohmann::json json = nlohmann::json::parse(**snapshot, nullptr, false);
-  if (json.is_discarded()) return Status::InvalidInput("pipeline snapshot is not valid JSON");
-  auto spec = dsl::PipelineFromJson(json);
+  auto spec = SpecFromSnapshot(**snapshot, "pipeline snapshot");
   if (!spec.ok()) return spec.status();
   auto made = MakeRun(record.run_id, std::move(*spec));
   if (!made.ok()) return made.status();
@@ -325,7 +332,7 @@ Status SchedulerCore::RecoverRun(const storage::RunRecord& record, Micros now,
 }
 
 void SchedulerCore::StageDeadline(RunCtx& run, int task, Micros started_at) {
-  const dsl::TaskSpec& spec = run.spec.tasks[task];
+  const dsl::TaskSpec& spec = run.spec().tasks[task];
   if (!spec.timeout) return;
   Deadline d;
   d.exec_id = run.execs[task].exec_id;
@@ -459,7 +466,7 @@ void SchedulerCore::OnResults(const ResultBatch& batch) {
       // Only failures: a success is in the journal and keeps the hot path quiet.
       LogEvent(spdlog::level::info, "attempt_failed",
                {{"run_id", run->run_id},
-                {"task_id", run->spec.tasks[task].id},
+                {"task_id", run->spec().tasks[task].id},
                 {"exec_id", r.exec_id},
                 {"attempt", r.attempt},
                 {"worker_id", item.worker_id},
@@ -480,10 +487,10 @@ void SchedulerCore::OnResults(const ResultBatch& batch) {
     if (run->has_dependents[task]) run->outputs[task] = r.output;
     run->stderr_tails[task] = outcome == AttemptOutcome::kSuccess ? "" : r.stderr_tail;
     if (outcome == AttemptOutcome::kSuccess && r.finished_at > r.started_at) {
-      batch_.RecordDuration(run->spec.name + "/" + run->spec.tasks[task].id,
+      batch_.RecordDuration(run->spec().name + "/" + run->spec().tasks[task].id,
                             r.finished_at - r.started_at);
     }
-    if (run->spec.tasks[task].timeout) staged_.unwatch.execs.push_back({r.exec_id, r.attempt});
+    if (run->spec().tasks[task].timeout) staged_.unwatch.execs.push_back({r.exec_id, r.attempt});
     Apply(*run, effects_, "worker " + item.worker_id, item.worker_id, task);
     FinishIfDone(*run);
   }
@@ -564,7 +571,7 @@ Result<std::string> SchedulerCore::Explain(const std::string& run_id, const std:
   const RunCtx& run = *it->second;
   const int task = run.graph->Find(task_id);
   if (task < 0) return Status::InvalidInput("run " + run_id + " has no task " + task_id);
-  const dsl::TaskSpec& spec = run.spec.tasks[task];
+  const dsl::TaskSpec& spec = run.spec().tasks[task];
   std::string text = std::string(ToString(run.dag->state(task))) + ": " + run.dag->Explain(task);
   switch (run.dag->state(task)) {
     case TaskState::kPending:
@@ -688,14 +695,14 @@ void SchedulerCore::Apply(RunCtx& run, engine::Effects& effects, const std::stri
   }
   for (int task : effects.kill) {
     staged_.cancels.execs.push_back({run.execs[task].exec_id, run.dag->attempt(task)});
-    if (run.spec.tasks[task].timeout) {
+    if (run.spec().tasks[task].timeout) {
       staged_.unwatch.execs.push_back({run.execs[task].exec_id, run.dag->attempt(task)});
     }
   }
 }
 
 void SchedulerCore::StageDispatch(RunCtx& run, int task) {
-  const dsl::TaskSpec& spec = run.spec.tasks[task];
+  const dsl::TaskSpec& spec = run.spec().tasks[task];
   const storage::ExecutionRecord& rec = run.execs[task];
   QueuedExec q;
   q.group = spec.group;
@@ -736,7 +743,7 @@ void SchedulerCore::StageDispatch(RunCtx& run, int task) {
     p.env["APOLLO11_ATTEMPT"] = std::to_string(d.attempt);
     p.env["APOLLO11_TRACE_ID"] = d.trace_id;
     p.env["APOLLO11_IDEMPOTENCY_KEY"] = d.idempotency_key;
-    p.env["APOLLO11_PIPELINE"] = run.spec.name;
+    p.env["APOLLO11_PIPELINE"] = run.spec().name;
     for (const auto& [name, value] : run.record.params) {
       p.env["APOLLO11_PARAM_" + Upper(name)] = value;
     }
@@ -841,7 +848,7 @@ void SchedulerCore::StageAlert(alerts::AlertType type, const RunCtx& run, int ta
                                uint32_t attempt, const std::string& reason) {
   alerts::AlertEvent a;
   a.type = type;
-  a.pipeline = run.spec.name;
+  a.pipeline = run.spec().name;
   a.run_id = run.run_id;
   a.ts = clock_->Now();
   a.reason = reason;
@@ -1037,7 +1044,7 @@ Result<std::string> SchedulerCore::Confirm(const std::string& exec_id, bool kill
   rec.error = error;
   rec.exit_code = -1;
   staged_.cancels.execs.push_back({exec_id, attempt});
-  if (run->spec.tasks[task].timeout) staged_.unwatch.execs.push_back({exec_id, attempt});
+  if (run->spec().tasks[task].timeout) staged_.unwatch.execs.push_back({exec_id, attempt});
   Apply(*run, effects_, actor, "", task);
   const TaskState after = run->dag->state(task);
   spdlog::info("exec_id={} attempt={}: {}; now {}", exec_id, attempt, error, ToString(after));

@@ -102,8 +102,10 @@ class SchedulerCore {
   // FAILED with the reason, instead of blocking the start.
   RecoveryReport Recover();
 
-  // Starts a run of the given pipeline snapshot. Returns the run id.
-  Result<std::string> Submit(const SubmitRun& submit);
+  // Starts a run of the given pipeline snapshot. Returns the run id. Takes
+  // the submission by value: its snapshot (megabytes for a large pipeline)
+  // moves on into the journal batch instead of being copied.
+  Result<std::string> Submit(SubmitRun submit);
   // Cancels a run: every task not yet final becomes CANCELED; running ones
   // are killed on their workers.
   Status Cancel(const std::string& run_id, const std::string& reason, const std::string& actor);

@@ -204,7 +204,7 @@ int Submit(const ClientFlags& f) {
   if (!remote.ok()) return Fail("submit", remote.status());
   actors::SubmitRun submit;
   submit.pipeline_json = dsl::CanonicalJson(*parsed.pipeline);
-  submit.pipeline_hash = dsl::ContentHash(*parsed.pipeline);
+  submit.pipeline_hash = dsl::HashCanonicalJson(submit.pipeline_json);
   submit.params = parsed.pipeline->params;
   auto run_id = (*remote)->Submit(submit);
   if (!run_id.ok()) return Fail("submit", run_id.status());

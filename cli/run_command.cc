@@ -7,6 +7,7 @@
 // unfinished (killed, powered off): the coordinator recovers it from the
 // journal and carries on where it stopped.
 
+#include <malloc.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -95,32 +96,45 @@ int Run(const RunFlags& flags) {
     return kExitInvalidInput;
   }
 
-  // 1. The pipeline: the same checks and messages as `validate`.
-  dsl::ParseResult parsed;
+  // 1. The pipeline: the same checks and messages as `validate`. Only its
+  // snapshot (canonical JSON) and task count are kept: the model is freed
+  // before the coordinator builds its own from the snapshot, so the two are
+  // never in memory at once.
+  actors::SubmitRun submit;
+  size_t task_count = 0;
   if (!resume) {
-    parsed = dsl::LoadPipelineFile(flags.file);
+    dsl::ParseResult parsed = dsl::LoadPipelineFile(flags.file);
     for (const dsl::Diagnostic& d : parsed.diagnostics) {
       std::fprintf(stderr, "%s\n", dsl::FormatDiagnostic(d).c_str());
     }
     if (!parsed.ok()) return kExitInvalidInput;
-  }
-  const dsl::PipelineSpec spec = resume ? dsl::PipelineSpec{} : *parsed.pipeline;
-  for (const dsl::TaskSpec& task : spec.tasks) {
-    if (task.type == dsl::TaskType::kDb) {
-      std::fprintf(stderr,
-                   "%s:%d:%d: error: task '%s' is a db task; db tasks validate but this version "
-                   "of Apollo-11 cannot run them yet\n",
-                   task.where.file.c_str(), task.where.line, task.where.column, task.id.c_str());
-      return kExitInvalidInput;
+    const dsl::PipelineSpec& spec = *parsed.pipeline;
+    for (const dsl::TaskSpec& task : spec.tasks) {
+      if (task.type == dsl::TaskType::kDb) {
+        std::fprintf(stderr,
+                     "%s:%d:%d: error: task '%s' is a db task; db tasks validate but this version "
+                     "of Apollo-11 cannot run them yet\n",
+                     task.where.file.c_str(), task.where.line, task.where.column, task.id.c_str());
+        return kExitInvalidInput;
+      }
+      if (!task.foreach.empty()) {
+        std::fprintf(stderr,
+                     "%s:%d:%d: error: task '%s' uses foreach; dynamic fan-out validates but this "
+                     "version of Apollo-11 cannot run it yet\n",
+                     task.where.file.c_str(), task.where.line, task.where.column, task.id.c_str());
+        return kExitInvalidInput;
+      }
     }
-    if (!task.foreach.empty()) {
-      std::fprintf(stderr,
-                   "%s:%d:%d: error: task '%s' uses foreach; dynamic fan-out validates but this "
-                   "version of Apollo-11 cannot run it yet\n",
-                   task.where.file.c_str(), task.where.line, task.where.column, task.id.c_str());
-      return kExitInvalidInput;
-    }
+    submit.pipeline_json = dsl::CanonicalJson(spec);
+    submit.pipeline_hash = dsl::HashCanonicalJson(submit.pipeline_json);
+    submit.params = spec.params;
+    task_count = spec.tasks.size();
   }
+  // yaml-cpp's node tree of a large file peaks at several times the model's
+  // size (66 MB of RSS for 10k tasks); all of it is free now. Hand those pages back
+  // to the OS, or the process keeps them as RSS for the whole run while the
+  // coordinator's threads allocate from arenas of their own.
+  ::malloc_trim(0);
   auto heartbeat = ParseDuration(flags.heartbeat);
   if (!heartbeat.ok()) {
     std::fprintf(stderr, "apollo11 run: --heartbeat: %s\n", heartbeat.status().message().c_str());
@@ -231,12 +245,12 @@ int Run(const RunFlags& flags) {
   if (s.ok()) s = transport::Connect(client, (*coordinator)->client_endpoint());
   std::string frame;
   if (!resume) {
-    actors::SubmitRun submit;
-    submit.pipeline_json = dsl::CanonicalJson(spec);
-    submit.pipeline_hash = dsl::ContentHash(spec);
-    submit.params = spec.params;
     transport::Encode(static_cast<uint16_t>(actors::InternalType::kSubmitRun), submit, &frame);
+    // The snapshot is the coordinator's now: do not hold megabytes of it for
+    // the run (nor two copies while sending).
+    submit = actors::SubmitRun{};
     if (s.ok()) s = transport::Send(client, frame, /*dontwait=*/false);
+    std::string().swap(frame);
   }
   if (!s.ok()) {
     std::fprintf(stderr, "apollo11 run: %s\n", s.ToString().c_str());
@@ -299,7 +313,7 @@ int Run(const RunFlags& flags) {
           }
           run_id = reply->run_id;
           std::fprintf(stderr, "run %s started: %zu tasks (state in %s)\n", run_id.c_str(),
-                       spec.tasks.size(), state_dir.c_str());
+                       task_count, state_dir.c_str());
           break;
         }
         case actors::InternalType::kRunProgress: {

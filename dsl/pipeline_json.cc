@@ -195,19 +195,25 @@ TaskSpec TaskFrom(const json& j) {
   return t;
 }
 
-}  // namespace
-
-nlohmann::json ToJson(const PipelineSpec& spec) {
-  json tasks = json::array();
-  for (const TaskSpec& t : spec.tasks) tasks.push_back(TaskJson(t));
+// Every field of `spec` but its tasks, with `tasks` in their place: the one
+// list of the root's fields, for ToJson and CanonicalJson alike.
+json RootJson(const PipelineSpec& spec, json tasks) {
   json alerts = json::array();
   for (const AlertRule& a : spec.alerts) {
     alerts.push_back(json{{"events", a.events}, {"webhook", a.webhook}, {"command", a.command}});
   }
   return json{{"version", spec.version},         {"name", spec.name},
-              {"source_file", spec.source_file}, {"tasks", tasks},
+              {"source_file", spec.source_file}, {"tasks", std::move(tasks)},
               {"params", spec.params},           {"concurrency", spec.concurrency},
               {"schedule", spec.schedule},       {"alerts", alerts}};
+}
+
+}  // namespace
+
+nlohmann::json ToJson(const PipelineSpec& spec) {
+  json tasks = json::array();
+  for (const TaskSpec& t : spec.tasks) tasks.push_back(TaskJson(t));
+  return RootJson(spec, std::move(tasks));
 }
 
 Result<PipelineSpec> PipelineFromJson(const nlohmann::json& j) {
@@ -236,13 +242,71 @@ Result<PipelineSpec> PipelineFromJson(const nlohmann::json& j) {
 }
 
 std::string CanonicalJson(const PipelineSpec& spec) {
-  // nlohmann::json objects are std::map-backed: dump() emits sorted keys.
-  return ToJson(spec).dump();
+  // The same bytes as ToJson(spec).dump() (nlohmann's objects are
+  // std::map-backed, so dump() emits keys sorted), written one task at a time:
+  // the DOM of a whole 100k-task pipeline is hundreds of MB, one task's is
+  // a few KB. root.items() walks the keys in that sorted order.
+  const json root = RootJson(spec, json::array());
+  std::string out = "{";
+  for (const auto& [key, value] : root.items()) {
+    if (out.size() > 1) out += ',';
+    out += json(key).dump();
+    out += ':';
+    if (key != "tasks") {
+      out += value.dump();
+      continue;
+    }
+    out += '[';
+    for (size_t i = 0; i < spec.tasks.size(); ++i) {
+      if (i > 0) out += ',';
+      out += TaskJson(spec.tasks[i]).dump();
+    }
+    out += ']';
+  }
+  out += '}';
+  return out;
 }
 
-std::string ContentHash(const PipelineSpec& spec) {
+Result<PipelineSpec> PipelineFromJsonText(std::string_view text) {
+  // Each element of the root's "tasks" array becomes a TaskSpec as soon as it
+  // is parsed and is then dropped from the DOM, so only one task's JSON is in
+  // memory at a time (the parser's callback may discard values).
+  std::vector<TaskSpec> tasks;
+  std::string root_key;
+  try {
+    json rest = json::parse(
+        text,
+        [&](int depth, json::parse_event_t event, json& parsed) {
+          if (depth == 1 && event == json::parse_event_t::key) {
+            root_key = parsed.get<std::string>();
+          } else if (depth == 2 && event == json::parse_event_t::object_end &&
+                     root_key == "tasks") {
+            tasks.push_back(TaskFrom(parsed));
+            return false;
+          }
+          return true;
+        },
+        /*allow_exceptions=*/false);
+    if (rest.is_discarded()) return Status::InvalidInput("pipeline snapshot is not valid JSON");
+    auto spec = PipelineFromJson(rest);
+    if (!spec.ok()) return spec.status();
+    if (!spec->tasks.empty()) {
+      // Elements that were not objects stayed in the array; PipelineFromJson
+      // refused them above. Anything else would be a bug here.
+      return Status::Corrupt("pipeline JSON does not decode: a task is not an object");
+    }
+    spec->tasks = std::move(tasks);
+    return spec;
+  } catch (const std::exception& e) {
+    return Status::Corrupt(std::string("pipeline JSON does not decode: ") + e.what());
+  }
+}
+
+std::string ContentHash(const PipelineSpec& spec) { return HashCanonicalJson(CanonicalJson(spec)); }
+
+std::string HashCanonicalJson(std::string_view canonical) {
   uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a 64-bit offset basis
-  for (unsigned char c : CanonicalJson(spec)) {
+  for (unsigned char c : canonical) {
     hash ^= c;
     hash *= 0x100000001b3ULL;  // FNV prime
   }

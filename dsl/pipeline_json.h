@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 #include "common/status.h"
 #include "dsl/pipeline.h"
@@ -18,6 +19,12 @@ nlohmann::json ToJson(const PipelineSpec& spec);
 // optional fields take the model's defaults; wrong types give kCorrupt.
 Result<PipelineSpec> PipelineFromJson(const nlohmann::json& j);
 
+// PipelineFromJson of JSON text, without ever holding the whole document's
+// DOM: tasks are decoded one at a time as the parser reaches them. For the
+// journal's snapshots and submissions. InvalidInput when `text` is not JSON,
+// kCorrupt when it does not decode.
+Result<PipelineSpec> PipelineFromJsonText(std::string_view text);
+
 // ToJson serialised compactly with keys in sorted order: byte-identical for
 // equal specs, so it can be hashed and compared.
 std::string CanonicalJson(const PipelineSpec& spec);
@@ -25,5 +32,8 @@ std::string CanonicalJson(const PipelineSpec& spec);
 // 16 hex digits of the 64-bit FNV-1a hash of CanonicalJson(spec). Locations are
 // part of the snapshot, so moving a task within the file changes the hash.
 std::string ContentHash(const PipelineSpec& spec);
+// The same hash of a CanonicalJson result the caller already holds (building
+// the canonical JSON of a large pipeline twice costs as much as parsing it).
+std::string HashCanonicalJson(std::string_view canonical);
 
 }  // namespace apollo11::dsl

@@ -70,8 +70,8 @@ class Journal {
     // Replaces the run record of r.run_id.
     void PutRun(const RunRecord& r) { runs_.push_back(r); }
     // Stores a pipeline snapshot; immutable, so ignored if `hash` is present.
-    void PutPipeline(const std::string& hash, const std::string& canonical_json) {
-      pipelines_.emplace_back(hash, canonical_json);
+    void PutPipeline(const std::string& hash, std::string canonical_json) {
+      pipelines_.emplace_back(hash, std::move(canonical_json));
     }
     // Adds one duration to the history of `stats_key` (last 64 kept).
     void RecordDuration(const std::string& stats_key, Micros duration) {

@@ -75,3 +75,48 @@ TEST_CASE("malformed pipeline JSON is an error, not an exception", "[json]") {
   REQUIRE(minimal.ok());
   CHECK(minimal->tasks[0].group == "default");
 }
+
+TEST_CASE("the streamed canonical JSON is byte for byte the DOM's dump", "[json]") {
+  // CanonicalJson writes one task at a time; the journal's hashes and
+  // snapshots must not change because of it.
+  PipelineSpec spec = FullSpec();
+  CHECK(CanonicalJson(spec) == ToJson(spec).dump());
+  PipelineSpec empty;
+  empty.version = "1.0";
+  empty.name = "a.b";
+  CHECK(CanonicalJson(empty) == ToJson(empty).dump());
+  CHECK(HashCanonicalJson(CanonicalJson(spec)) == ContentHash(spec));
+}
+
+TEST_CASE("a snapshot decoded task by task equals the DOM decode", "[json]") {
+  PipelineSpec spec = FullSpec();
+  Result<PipelineSpec> streamed = PipelineFromJsonText(CanonicalJson(spec));
+  REQUIRE(streamed.ok());
+  CHECK(*streamed == spec);
+  // Key order does not matter: "tasks" first, nested objects around it.
+  Result<PipelineSpec> reordered = PipelineFromJsonText(
+      R"({"tasks":[{"id":"x","type":"noop","where":{"file":"f","line":2,"column":3}},
+                   {"id":"y","type":"noop","depends_on":[{"task":"x","on":"done"}]}],
+          "alerts":[{"events":["run_failed"],"webhook":"","command":"logger x"}],
+          "params":{"tasks":"v"},"version":"1.0","name":"a.b"})");
+  REQUIRE(reordered.ok());
+  REQUIRE(reordered->tasks.size() == 2);
+  CHECK(reordered->tasks[0].where.line == 2);
+  CHECK(reordered->tasks[1].depends_on[0].on == DependencyCondition::kDone);
+  CHECK(reordered->alerts.size() == 1);
+  CHECK(reordered->params.at("tasks") == "v");
+}
+
+TEST_CASE("a malformed snapshot text is an error, not an exception", "[json]") {
+  auto not_json = PipelineFromJsonText("{\"version\":");
+  REQUIRE_FALSE(not_json.ok());
+  CHECK(not_json.status().code() == apollo11::StatusCode::kInvalidInput);
+  auto bad_type = PipelineFromJsonText(
+      R"({"version":"1.0","name":"a.b","tasks":[{"id":"x","type":"rocket"}]})");
+  REQUIRE_FALSE(bad_type.ok());
+  CHECK(bad_type.status().code() == apollo11::StatusCode::kCorrupt);
+  CHECK(bad_type.status().message().find("rocket") != std::string::npos);
+  CHECK_FALSE(PipelineFromJsonText(R"({"version":"1.0","name":"a.b","tasks":[1]})").ok());
+  CHECK_FALSE(PipelineFromJsonText(R"({"name":"a.b","tasks":[{"id":"x","type":"noop"}]})").ok());
+  CHECK_FALSE(PipelineFromJsonText("[1,2]").ok());
+}
