@@ -118,6 +118,14 @@ QueryReply AnswerQuery(const Query& q, storage::Journal* journal, const Schedule
     auto execs = journal->ExecutionsOfRun(q.id);
     if (!execs.ok()) return fail(execs.status());
     reply.json = RunSummaryJson(**run, *execs).dump();
+  } else if (q.kind == "run") {
+    // One run's record without its tasks: what `status --wait` polls, so a
+    // client waiting on a 100k-task run does not make the scheduler read
+    // every execution five times a second.
+    auto run = journal->GetRun(q.id);
+    if (!run.ok()) return fail(run.status());
+    if (!run->has_value()) return fail(Status::NotFound("no run " + q.id));
+    reply.json = RunLineJson(**run).dump();
   } else if (q.kind == "history") {
     const bool is_exec = q.id.find('.') != std::string::npos;
     auto records = is_exec ? journal->HistoryOfExecution(q.id) : journal->HistoryOfRun(q.id);

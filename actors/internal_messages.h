@@ -254,7 +254,8 @@ struct WorkersSnapshot {
   MSGPACK_DEFINE(workers, epoch, min_gap_us, max_gap_us, queued, oldest_ready_age_us);
 };
 
-// A read-only question from a client. kind: "status" (id = run), "history"
+// A read-only question from a client. kind: "status" (id = run), "run" (id =
+// run: its record alone, without tasks, cheap to poll), "history"
 // (id = run or execution), "runs" (limit), "workers", "explain" (id = run,
 // arg = task), "execution" (id = execution: its record and history),
 // "pipelines" (those seen in recent runs), "pipeline" (id = name: its newest

@@ -797,8 +797,8 @@ def build_table(b, cfg, dag, scaling, skipped_1m, lat, recovery, idle):
     # (5)
     if cfg.get("disk_sync_us"):
         p50, p99 = cfg["disk_sync_us"]
-        row("5", "this disk: 4 KiB write + fdatasync (a durable commit's floor; a hop "
-            "needs two commits)", "p50 %.0f µs, p99 %.0f µs" % (p50, p99))
+        row("5", "this disk: 4 KiB write + fdatasync (the floor of one durable commit; "
+            "each hop waits for one)", "p50 %.0f µs, p99 %.0f µs" % (p50, p99))
     for mode, (hops, errors) in lat.items():
         what = "hop latency %s, chain of %d noop" % (mode, cfg["chain"])
         if hops:

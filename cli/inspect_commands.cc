@@ -69,6 +69,12 @@ Result<nlohmann::json> LocalQuery(const ClientFlags& f, const std::string& kind)
     if (!execs.ok()) return execs.status();
     return actors::RunSummaryJson(**run, *execs);
   }
+  if (kind == "run") {  // the record alone, for polling (see Inspect)
+    auto run = j.GetRun(f.id);
+    if (!run.ok()) return run.status();
+    if (!run->has_value()) return Status::NotFound("no run " + f.id + " in the journal");
+    return actors::RunLineJson(**run);
+  }
   if (kind == "history") {
     const bool is_exec = f.id.find('.') != std::string::npos;
     auto records = is_exec ? j.HistoryOfExecution(f.id) : j.HistoryOfRun(f.id);
@@ -175,9 +181,16 @@ int Inspect(const ClientFlags& f, const std::string& kind, bool need_remote) {
   auto doc = Ask(f, kind, need_remote);
   if (!doc.ok()) return Fail(kind.c_str(), doc.status());
   if (kind == "status" && f.wait) {
-    // Poll until the run ends; the exit code is then the run's outcome.
-    while (!IsFinal(*ParseRunStatus(Str(*doc, "state")))) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    // Poll the run's record alone until the run ends (the whole status of a
+    // large run is costly to build), then show the whole status once; the
+    // exit code is the run's outcome.
+    if (!IsFinal(*ParseRunStatus(Str(*doc, "state")))) {
+      Result<nlohmann::json> line = *doc;
+      while (!IsFinal(*ParseRunStatus(Str(*line, "state")))) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        line = Ask(f, "run", need_remote);
+        if (!line.ok()) return Fail(kind.c_str(), line.status());
+      }
       doc = Ask(f, kind, need_remote);
       if (!doc.ok()) return Fail(kind.c_str(), doc.status());
     }
