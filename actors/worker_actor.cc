@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "actors/actor_loop.h"
+#include "actors/orphan_guard.h"
 #include "common/log_event.h"
 
 namespace apollo11::actors {
@@ -56,7 +57,12 @@ void WorkerBody(transport::ActorPipe& pipe, zmq::context_t* ctx, const Clock* cl
     }
     outbox = std::move(*opened);
   }
-  executor::Executor executor(config.executor, *clock);
+  // Before anything runs or the coordinator hears of us: what a killed
+  // previous process of this worker left running would otherwise run beside
+  // the copies the coordinator requeues.
+  OrphanGuard orphans(outbox.get(), config.worker.worker_id);
+  orphans.StopLeftovers();
+  executor::Executor executor(config.executor, *clock, &orphans);
   config.worker.log_dir = config.executor.log_dir;
   WorkerCore core(&executor, clock, config.worker, outbox.get());
   pipe.SignalReady(Status::Ok());
