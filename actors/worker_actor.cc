@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "actors/actor_loop.h"
+#include "actors/orphan_guard.h"
 #include "common/log_event.h"
 
 namespace apollo11::actors {
@@ -27,15 +28,19 @@ Result<zmq::socket_t> Dial(zmq::context_t& ctx, const WorkerConfig& config) {
 
 // Sends what the core queued. Frames that cannot go out (no coordinator
 // connected) are dropped: the core keeps every RESULT until it is ACKed and
-// resends it, and HELLO re-announces credit after a reconnect.
-void Flush(zmq::socket_t& dealer, WorkerCore& core) {
+// resends it, and HELLO re-announces credit after a reconnect. Returns false
+// when a frame was dropped.
+bool Flush(zmq::socket_t& dealer, WorkerCore& core) {
+  bool all_sent = true;
   for (const std::string& frame : core.outbox()) {
     Status s = transport::Send(dealer, frame, /*dontwait=*/true);
     if (!s.ok()) {
       spdlog::debug("worker: frame not sent: {}", s.message());
+      all_sent = false;
     }
   }
   core.outbox().clear();
+  return all_sent;
 }
 
 void WorkerBody(transport::ActorPipe& pipe, zmq::context_t* ctx, const Clock* clock,
@@ -56,13 +61,26 @@ void WorkerBody(transport::ActorPipe& pipe, zmq::context_t* ctx, const Clock* cl
     }
     outbox = std::move(*opened);
   }
-  executor::Executor executor(config.executor, *clock);
+  // Before anything runs or the coordinator hears of us: what a killed
+  // previous process of this worker left running would otherwise run beside
+  // the copies the coordinator requeues.
+  OrphanGuard orphans(outbox.get(), config.worker.worker_id);
+  orphans.StopLeftovers();
+  executor::Executor executor(config.executor, *clock, &orphans);
   config.worker.log_dir = config.executor.log_dir;
   WorkerCore core(&executor, clock, config.worker, outbox.get());
   pipe.SignalReady(Status::Ok());
 
+  // The dealer is ZMQ_IMMEDIATE: until its connection is up (a moment after
+  // connect, even to a coordinator in this process), sends fail and the
+  // frames are dropped. A HELLO dropped that way is said again as soon as the
+  // dealer becomes writable, rather than a heartbeat later (10 s by default).
+  bool hello_unsent = false;
+  auto flush = [&] {
+    if (!Flush(dealer, core) && core.awaiting_hello_reply()) hello_unsent = true;
+  };
   core.Hello();
-  Flush(dealer, core);
+  flush();
   bool drained_reported = false;
   transport::Envelope env;
   std::vector<zmq::pollitem_t> items;
@@ -70,7 +88,8 @@ void WorkerBody(transport::ActorPipe& pipe, zmq::context_t* ctx, const Clock* cl
   for (;;) {
     items.clear();
     items.push_back(pipe.PollItem());
-    items.push_back({dealer.handle(), 0, ZMQ_POLLIN, 0});
+    items.push_back(
+        {dealer.handle(), 0, static_cast<short>(ZMQ_POLLIN | (hello_unsent ? ZMQ_POLLOUT : 0)), 0});
     executor.AppendPollItems(&items);
     Micros now = clock->Now();
     Micros wake = core.NextTick();
@@ -87,6 +106,11 @@ void WorkerBody(transport::ActorPipe& pipe, zmq::context_t* ctx, const Clock* cl
       return;
     }
     if (term) return;
+    if (hello_unsent && (items[1].revents & ZMQ_POLLOUT) != 0) {
+      hello_unsent = false;
+      core.Hello();
+      flush();
+    }
     for (int i = 0; i < kMaxFramesPerTurn; ++i) {
       auto msg = transport::Recv(dealer, /*dontwait=*/true);
       if (!msg.ok()) {
@@ -107,7 +131,7 @@ void WorkerBody(transport::ActorPipe& pipe, zmq::context_t* ctx, const Clock* cl
       if (again.ok()) dealer = std::move(*again);
       core.Hello();
     }
-    Flush(dealer, core);
+    flush();
     if (core.Drained() && !drained_reported) {
       core.Bye();
       Flush(dealer, core);

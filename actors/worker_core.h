@@ -82,6 +82,8 @@ class WorkerCore {
   size_t running() const { return executor_->running(); }
   uint64_t dropped_frames() const { return dropped_frames_; }
   uint64_t epoch_seen() const { return epoch_seen_; }
+  // True from Hello() until the coordinator is first heard after it.
+  bool awaiting_hello_reply() const { return !heard_since_hello_; }
 
  private:
   struct Entry {

@@ -1,13 +1,15 @@
 // Google Benchmark microbenchmarks of Apollo-11's hot paths:
 //   codec      encode / decode+convert of DISPATCH and RESULT frames
 //   journal    group commit of 1, 16, 256 transitions per write txn, with
-//              Sync kFull and kNoMetaSync (items/s = transitions/s)
+//              Sync kFull, kNoMetaSync and kNone (items/s = transitions/s)
 //   dag_run    DagRun driving a 100k-task layered DAG to completion the way
 //              the scheduler does (promote under a backlog of 1000, dispatch,
-//              succeed); items/s = tasks/s
+//              succeed), and compiling that DAG; items/s = tasks/s
 //   placement  engine::PickWorker among 100 workers
 //   metrics    what one transition, one latency observation and one scrape
 //              of the coordinator's metrics cost
+//   executor   spawn+reap of `sh -c /bin/true` through the Executor with 2
+//              slots (wall time), and noop launch+report
 //
 //   ninja -C build-bench apollo11_micro_bench && build-bench/bench/apollo11_micro_bench
 
@@ -20,9 +22,11 @@
 #include <string>
 #include <vector>
 
+#include "common/clock.h"
 #include "engine/dag_run.h"
 #include "engine/placement.h"
 #include "engine/run_graph.h"
+#include "executor/executor.h"
 #include "observability/coordinator_metrics.h"
 #include "observability/worker_metrics.h"
 #include "storage/journal.h"
@@ -34,6 +38,7 @@ namespace {
 namespace tr = apollo11::transport;
 namespace st = apollo11::storage;
 namespace en = apollo11::engine;
+namespace ex = apollo11::executor;
 
 // ---------------------------------------------------------------- codec
 
@@ -129,14 +134,18 @@ class TempDir {
   std::string path_;
 };
 
-// range(0) = transitions per commit, range(1) = 0 kFull / 1 kNoMetaSync. Each
-// transition also rewrites its execution record, as the scheduler does.
+// range(0) = transitions per commit, range(1) = 0 kFull / 1 kNoMetaSync /
+// 2 kNone. Each transition also rewrites its execution record, as the
+// scheduler does.
 void BM_JournalCommit(benchmark::State& state) {
   const int batch_size = static_cast<int>(state.range(0));
   TempDir dir;
   st::JournalOptions options;
-  options.sync =
-      state.range(1) == 0 ? st::JournalOptions::Sync::kFull : st::JournalOptions::Sync::kNoMetaSync;
+  constexpr st::JournalOptions::Sync kModes[] = {st::JournalOptions::Sync::kFull,
+                                                 st::JournalOptions::Sync::kNoMetaSync,
+                                                 st::JournalOptions::Sync::kNone};
+  constexpr const char* kLabels[] = {"sync=full", "sync=nometa", "sync=none"};
+  options.sync = kModes[state.range(1)];
   auto journal = st::Journal::Open(dir.path() + "/journal", options);
   if (dir.path().empty() || !journal.ok()) {
     state.SkipWithError("cannot open a journal in a temp dir");
@@ -172,11 +181,11 @@ void BM_JournalCommit(benchmark::State& state) {
     }
   }
   state.SetItemsProcessed(state.iterations() * batch_size);
-  state.SetLabel(state.range(1) == 0 ? "sync=full" : "sync=nometa");
+  state.SetLabel(kLabels[state.range(1)]);
 }
 BENCHMARK(BM_JournalCommit)
-    ->ArgNames({"batch", "nometa"})
-    ->ArgsProduct({{1, 16, 256}, {0, 1}})
+    ->ArgNames({"batch", "sync"})
+    ->ArgsProduct({{1, 16, 256}, {0, 1, 2}})
     ->MinTime(0.5)
     ->UseRealTime()  // fsync waits are the cost: count wall time, not CPU
     ->Unit(benchmark::kMicrosecond);
@@ -185,7 +194,7 @@ BENCHMARK(BM_JournalCommit)
 
 // A layered DAG: `layers` x `width` tasks, each depending on 1-3 random tasks
 // of the layer above (the shape bench/gen_dag.py writes).
-std::shared_ptr<const en::RunGraph> LayeredGraph(int layers, int width) {
+apollo11::dsl::PipelineSpec LayeredSpec(int layers, int width) {
   apollo11::dsl::PipelineSpec spec;
   spec.version = "1.0";
   spec.name = "bench.dag";
@@ -206,10 +215,33 @@ std::shared_ptr<const en::RunGraph> LayeredGraph(int layers, int width) {
       spec.tasks.push_back(std::move(t));
     }
   }
-  auto graph = en::RunGraph::Compile(std::move(spec));
+  return spec;
+}
+
+std::shared_ptr<const en::RunGraph> LayeredGraph(int layers, int width) {
+  auto graph = en::RunGraph::Compile(LayeredSpec(layers, width));
   if (!graph.ok()) return nullptr;
   return std::make_shared<const en::RunGraph>(std::move(graph).value());
 }
+
+// Compiling the same 100k-task spec into a RunGraph (what a submit costs
+// before the run starts); items/s = tasks/s.
+void BM_RunGraphCompile100k(benchmark::State& state) {
+  const apollo11::dsl::PipelineSpec spec = LayeredSpec(10, 10000);
+  for (auto _ : state) {
+    state.PauseTiming();
+    apollo11::dsl::PipelineSpec copy = spec;
+    state.ResumeTiming();
+    auto graph = en::RunGraph::Compile(std::move(copy));
+    if (!graph.ok()) {
+      state.SkipWithError("graph did not compile");
+      return;
+    }
+    benchmark::DoNotOptimize(graph->size());
+  }
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(spec.tasks.size()));
+}
+BENCHMARK(BM_RunGraphCompile100k)->Unit(benchmark::kMillisecond)->MinTime(1.0);
 
 void BM_DagRun100k(benchmark::State& state) {
   static const std::shared_ptr<const en::RunGraph> graph = LayeredGraph(10, 10000);
@@ -313,6 +345,75 @@ void BM_MetricsScrape(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(registry.WriteText());
 }
 BENCHMARK(BM_MetricsScrape);
+
+// ---------------------------------------------------------------- executor
+
+// `sh -c /bin/true` through the Executor, two at a time, polled the way the
+// worker actor polls it; items/s = tasks/s. Wall time: the cost is fork/exec
+// and the wait for exit, not this thread's CPU.
+void BM_ExecutorSpawnReap(benchmark::State& state) {
+  constexpr size_t kSlots = 2;
+  apollo11::SystemClock clock;
+  ex::Executor executor(ex::ExecutorOptions{}, clock);
+  ex::ExecRequest r;
+  r.exec_id = "bench.true";
+  r.type = apollo11::dsl::TaskType::kShell;
+  r.command = "/bin/true";
+  std::vector<ex::ExecOutcome> out;
+  std::vector<zmq_pollitem_t> items;
+  uint32_t attempt = 0;
+  int64_t finished = 0;
+  for (auto _ : state) {
+    while (executor.running() < kSlots) {
+      r.attempt = ++attempt;
+      if (!executor.Launch(r).ok()) {
+        state.SkipWithError("launch refused");
+        return;
+      }
+    }
+    // One iteration = at least one task finished.
+    out.clear();
+    while (out.empty()) {
+      items.clear();
+      executor.AppendPollItems(&items);
+      zmq_poll(items.data(), static_cast<int>(items.size()), 100);
+      executor.Process(clock.Now(), &out);
+    }
+    for (const auto& o : out) {
+      if (o.kind != ex::ExecOutcomeKind::kSuccess) {
+        state.SkipWithError("a /bin/true task did not succeed");
+        return;
+      }
+    }
+    finished += static_cast<int64_t>(out.size());
+  }
+  state.SetItemsProcessed(finished);
+}
+BENCHMARK(BM_ExecutorSpawnReap)->UseRealTime()->Unit(benchmark::kMicrosecond)->MinTime(1.0);
+
+// A noop is reported by the next Process() without a process: the executor's
+// own bookkeeping per task. 32 launches per Process(), as a busy worker sees.
+void BM_ExecutorNoop(benchmark::State& state) {
+  apollo11::SystemClock clock;
+  ex::Executor executor(ex::ExecutorOptions{}, clock);
+  ex::ExecRequest r;
+  r.exec_id = "bench.noop";
+  r.type = apollo11::dsl::TaskType::kNoop;
+  std::vector<ex::ExecOutcome> out;
+  out.reserve(32);
+  uint32_t attempt = 0;
+  for (auto _ : state) {
+    for (int i = 0; i < 32; ++i) {
+      r.attempt = ++attempt;
+      (void)executor.Launch(r);
+    }
+    out.clear();
+    executor.Process(clock.Now(), &out);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * 32);
+}
+BENCHMARK(BM_ExecutorNoop);
 
 }  // namespace
 

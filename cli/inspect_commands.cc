@@ -44,21 +44,9 @@ int Fail(const char* cmd, const Status& s) {
   }
 }
 
-Result<std::unique_ptr<storage::Journal>> OpenReadOnly(const std::string& flag) {
-  storage::JournalOptions options;
-  options.read_only = true;
-  const std::string dir = ResolveStateDir(flag);
-  auto journal = storage::Journal::Open(JournalDir(dir), options);
-  if (!journal.ok() && journal.status().code() == StatusCode::kNotFound) {
-    return Status::NotFound("no journal in state dir " + dir +
-                            " (run a pipeline first, pass --state-dir, or --coordinator)");
-  }
-  return journal;
-}
-
 // Answers a query from the local journal, as the coordinator would.
 Result<nlohmann::json> LocalQuery(const ClientFlags& f, const std::string& kind) {
-  auto journal = OpenReadOnly(f.state_dir);
+  auto journal = OpenJournalReadOnly(f.state_dir);
   if (!journal.ok()) return journal.status();
   storage::Journal& j = **journal;
   if (kind == "status") {

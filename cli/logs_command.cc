@@ -90,15 +90,8 @@ std::string LocalLogFile(const std::string& state_dir, const storage::ExecutionR
 
 int Local(const LogsFlags& f) {
   const std::string state_dir = ResolveStateDir(f.state_dir);
-  storage::JournalOptions options;
-  options.read_only = true;
-  auto journal = storage::Journal::Open(JournalDir(state_dir), options);
-  if (!journal.ok()) {
-    return Fail(journal.status().code() == StatusCode::kNotFound
-                    ? Status::NotFound("no journal in state dir " + state_dir +
-                                       " (pass --state-dir, or --coordinator)")
-                    : journal.status());
-  }
+  auto journal = OpenJournalReadOnly(state_dir);
+  if (!journal.ok()) return Fail(journal.status());
   const std::string ext = f.stderr_stream ? "err" : "out";
   uint64_t offset = 0;
   for (;;) {

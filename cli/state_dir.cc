@@ -12,6 +12,18 @@ std::string ResolveStateDir(const std::string& flag) {
   return ".apollo11";
 }
 
+Result<std::unique_ptr<storage::Journal>> OpenJournalReadOnly(const std::string& flag) {
+  storage::JournalOptions options;
+  options.read_only = true;
+  const std::string dir = ResolveStateDir(flag);
+  auto journal = storage::Journal::Open(JournalDir(dir), options);
+  if (!journal.ok() && journal.status().code() == StatusCode::kNotFound) {
+    return Status::NotFound("no journal in state dir " + dir +
+                            " (run a pipeline first, pass --state-dir, or --coordinator)");
+  }
+  return journal;
+}
+
 void PrintRunSummary(const nlohmann::json& summary, std::FILE* out) {
   auto str = [](const nlohmann::json& j, const char* key) {
     return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();

@@ -198,15 +198,8 @@ int Remote(const TraceFlags& f, const std::string& endpoint) {
 
 int Local(const TraceFlags& f) {
   const std::string state_dir = ResolveStateDir(f.state_dir);
-  storage::JournalOptions options;
-  options.read_only = true;
-  auto journal = storage::Journal::Open(JournalDir(state_dir), options);
-  if (!journal.ok()) {
-    return Fail(journal.status().code() == StatusCode::kNotFound
-                    ? Status::NotFound("no journal in state dir " + state_dir +
-                                       " (pass --state-dir, or --coordinator)")
-                    : journal.status());
-  }
+  auto journal = OpenJournalReadOnly(state_dir);
+  if (!journal.ok()) return Fail(journal.status());
   auto records = (*journal)->HistoryOfExecution(f.exec_id);
   if (!records.ok()) return Fail(records.status());
   if (records->empty()) return Fail(Status::NotFound("no execution " + f.exec_id));

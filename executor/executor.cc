@@ -16,6 +16,7 @@
 #include "executor/child_process.h"
 #include "executor/curl_multi.h"
 #include "executor/log_sink.h"
+#include "executor/process_group.h"
 
 namespace apollo11::executor {
 
@@ -110,8 +111,8 @@ struct Executor::Exec {
   }
 };
 
-Executor::Executor(ExecutorOptions options, const Clock& clock)
-    : options_(std::move(options)), clock_(clock) {}
+Executor::Executor(ExecutorOptions options, const Clock& clock, ProcessGroupObserver* observer)
+    : options_(std::move(options)), clock_(clock), observer_(observer) {}
 
 Executor::~Executor() {
   for (auto& [key, exec] : execs_) {
@@ -121,6 +122,7 @@ Executor::~Executor() {
       ::kill(-exec->child.pid, SIGKILL);
       while (::waitpid(exec->child.pid, nullptr, 0) < 0 && errno == EINTR) {
       }
+      if (observer_ != nullptr) observer_->GroupReaped(exec->child.pid);
     }
   }
   execs_.clear();
@@ -208,6 +210,11 @@ Status Executor::StartProcess(Exec* exec, bool precheck) {
   }
   Result<ChildProcess> child = SpawnChild(argv, r.env, r.workdir);
   if (!child.ok()) return child.status();
+  if (observer_ != nullptr) {
+    // Not reaped yet, so /proc still has it even if it has already exited.
+    std::optional<ProcStat> st = ReadProcStat(child->pid);
+    if (st.has_value()) observer_->GroupStarted(child->pid, st->start_time, r);
+  }
   exec->child = *child;
   exec->in_precheck = precheck;
   exec->reaped = false;
@@ -355,6 +362,7 @@ void Executor::Reap(Exec* exec) {
   // r < 0 (ECHILD: someone else reaped it, e.g. SIGCHLD ignored) ends it too.
   exec->reaped = true;
   exec->wait_status = r > 0 ? status : -1;
+  if (observer_ != nullptr) observer_->GroupReaped(exec->child.pid);
   ::close(exec->child.pidfd);
   exec->child.pidfd = -1;
 }

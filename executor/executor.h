@@ -22,6 +22,7 @@
 // Thread safety: none. One thread (the worker actor's) makes every call, and
 // no other thread may modify the environment (setenv) while Launch runs.
 
+#include <sys/types.h>
 #include <zmq.h>
 
 #include <cstdint>
@@ -39,10 +40,25 @@ namespace apollo11::executor {
 
 class CurlMulti;
 
+// Told of each task process group the executor starts and reaps, so that the
+// worker can keep a durable list of them and, restarted after kill -9, stop
+// what its previous process left running (actors/orphan_guard.h). Called on
+// the executor's thread.
+class ProcessGroupObserver {
+ public:
+  virtual ~ProcessGroupObserver() = default;
+  // A group led by `pgid`, whose leader started at `start_time`
+  // (/proc/PID/stat field 22), now runs `request` (its precheck or task).
+  virtual void GroupStarted(pid_t pgid, uint64_t start_time, const ExecRequest& request) = 0;
+  // The group's leader has been reaped.
+  virtual void GroupReaped(pid_t pgid) = 0;
+};
+
 class Executor {
  public:
   // `clock` must outlive the executor; it stamps started_at and arms timers.
-  Executor(ExecutorOptions options, const Clock& clock);
+  // `observer`, when given, must outlive it too.
+  Executor(ExecutorOptions options, const Clock& clock, ProcessGroupObserver* observer = nullptr);
   // Kills (SIGKILL to each process group) and reaps whatever still runs, and
   // aborts HTTP transfers; no outcomes are reported for them.
   ~Executor();
@@ -94,6 +110,7 @@ class Executor {
 
   ExecutorOptions options_;
   const Clock& clock_;
+  ProcessGroupObserver* observer_;
   bool log_dir_ready_ = false;
   std::map<Key, std::unique_ptr<Exec>> execs_;
   std::vector<ExecOutcome> ready_;   // finished without running (noop, rejected, ...)

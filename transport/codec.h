@@ -6,6 +6,7 @@
 // turned into a Status. Adding a message is three lines: a struct with
 // MSGPACK_DEFINE, a MsgType value (64.. for internal ones), a handler.
 
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -96,13 +97,24 @@ Result<Envelope> DecodeEnvelope(const void* data, size_t size, const DecodeLimit
 
 // Converts the envelope's body to T. A body of the wrong shape (a DISPATCH
 // read as RESULT, a string where an int is expected, an integer out of T's
-// range) is InvalidInput naming the message type. Never throws. Missing
+// range), or one its T::Validate() refuses (a Heartbeat load that is not a
+// finite number in range), is InvalidInput naming the message type. Never throws. Missing
 // trailing fields keep their defaults; extra trailing fields are ignored.
 template <class T>
 Result<T> BodyAs(const Envelope& env) {
   try {
     T value{};
     env.body.convert(value);
+    // Messages with rules beyond their shape check them here, once, at the edge.
+    if constexpr (requires {
+                    { value.Validate() } -> std::same_as<Status>;
+                  }) {
+      Status valid = value.Validate();
+      if (!valid.ok()) {
+        return Status::InvalidInput(std::string("body of ") + MsgTypeName(env.type) + " (type " +
+                                    std::to_string(env.type) + ") is invalid: " + valid.message());
+      }
+    }
     return value;
   } catch (const std::exception& e) {
     return Status::InvalidInput(std::string("body of ") + MsgTypeName(env.type) + " (type " +

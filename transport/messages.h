@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "common/status.h"
+
 namespace apollo11::transport {
 
 // Bumped on any incompatible change to the envelope or a message's layout.
@@ -155,16 +157,25 @@ struct Ack {
   MSGPACK_DEFINE(exec_id, attempt);
 };
 
+// The largest Heartbeat.load that decodes. A worker sends running / slots,
+// which passes 1 only while copies it was told to cancel still run; a
+// thousand is past any real worker, and far below the magnitudes where
+// re-packing the double is undefined in msgpack-c.
+inline constexpr double kMaxHeartbeatLoad = 1000.0;
+
 // Both ways: liveness, with what the sender believes is running.
 struct Heartbeat {
   std::vector<ExecRef> running;
-  double load = 0;
+  double load = 0;  // worker: running / slots; coordinator: 0
   uint64_t epoch = 0;
   int64_t sent_at = 0;
   // Coordinator -> worker only: false when the coordinator does not know this
   // worker (its HELLO was lost, or the coordinator restarted): say HELLO again.
   bool registered = true;
   bool operator==(const Heartbeat&) const = default;
+  // Called by BodyAs: a load that is not finite or outside
+  // [0, kMaxHeartbeatLoad] is an error saying so.
+  Status Validate() const;
   MSGPACK_DEFINE(running, load, epoch, sent_at, registered);
 };
 

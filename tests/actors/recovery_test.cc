@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "executor/process_group.h"
 #include "tests/actors/cli_harness.h"
 #include "tests/actors/cluster_harness.h"
 
@@ -151,6 +152,74 @@ TEST_CASE("results a killed worker never got acknowledged survive in its outbox"
   }
   CHECK(LedgerCounts(dir).size() == 4u);
   CHECK(dir.Read("w1b.err").find("restored from its outbox") != std::string::npos);
+}
+
+TEST_CASE("a worker restarted after kill -9 stops the task its previous process left running",
+          "[cluster][recovery]") {
+  ScratchDir dir;
+  NodeProc coord = StartCoordinator(dir);
+  NodeProc w1 = StartWorker(dir, coord, "w1", 1);
+  NodeProc w1b;
+  Nodes guard{{&coord, &w1, &w1b}};
+  REQUIRE(WaitFor([&] { return WorkerCount(coord) == 1; }, 5000));
+  // The first attempt writes its shell's pid (the group leader) and sleeps
+  // long; a requeued attempt writes its pid and ends.
+  std::string file = dir.Write(
+      "p.yaml", R"(version: "1.0"
+name: test.orphan
+pipeline:
+  - id: long
+    type: shell
+    command: "echo $$ > )" +
+                    dir.path() +
+                    R"(/pid.$APOLLO11_ATTEMPT; if [ $APOLLO11_ATTEMPT = 1 ]; then sleep 120; fi"
+)");
+  CmdResult sub = Cli(coord, {"submit", file});
+  REQUIRE(sub.exit_code == 0);
+  const std::string run_id = sub.out.substr(0, sub.out.find('\n'));
+  REQUIRE(WaitFor([&] { return dir.Read("pid.1").find('\n') != std::string::npos; }, 10000));
+  const pid_t orphan = std::stoi(dir.Read("pid.1"));
+  auto stat = apollo11::executor::ReadProcStat(orphan);
+  REQUIRE(stat.has_value());
+  const uint64_t started = stat->start_time;
+  auto orphan_alive = [&] {
+    auto st = apollo11::executor::ReadProcStat(orphan);
+    return st.has_value() && st->start_time == started && st->state != 'Z';
+  };
+
+  ::kill(w1.pid, SIGKILL);
+  WaitExit(w1.pid, 5000);
+  w1.pid = -1;
+  REQUIRE(orphan_alive());  // its own process group: not killed with the worker
+
+  const auto restart = std::chrono::steady_clock::now();
+  w1b = StartWorker(dir, coord, "w1", 1, "default", "w1b");
+  // Gone before the worker even said HELLO, so well within the default 2 s
+  // kill grace plus start-up.
+  CHECK(WaitFor([&] { return !orphan_alive(); }, 5000));
+  const double gone_after =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - restart).count();
+  auto summary = ParseJson(Cli(coord, {"status", run_id, "--wait", "--json"}).out);
+  INFO(dir.Read("w1b.err") + dir.Read("coord.err"));
+  REQUIRE(summary.is_object());
+  CHECK(summary["state"] == "SUCCESS");
+  CHECK(summary["tasks"]["long"]["attempts"] == 2);
+  // The requeued copy never ran beside the orphan.
+  CHECK(dir.Exists("pid.2"));
+  CHECK_FALSE(orphan_alive());
+  // The journal says why the task ran again; the worker's log says what it killed.
+  auto history = ParseJson(Cli(coord, {"history", run_id + ".long", "--json"}).out);
+  bool requeued = false;
+  for (const auto& t : history) {
+    if (t["from"] == "RUNNING" && t["to"] == "READY") {
+      requeued = t.value("reason", "").find("worker w1") != std::string::npos;
+    }
+  }
+  CHECK(requeued);
+  const std::string log = dir.Read("w1b.err");
+  CHECK(log.find(run_id + ".long attempt 1 was still running from before this worker restarted") !=
+        std::string::npos);
+  WARN("orphan gone " << gone_after << " s after the worker restart began");
 }
 
 TEST_CASE("apollo11 run --resume continues a run whose process was killed with -9",

@@ -42,3 +42,35 @@ TEST_CASE("the outbox grows its map instead of failing a large batch", "[outbox]
   REQUIRE((*box)->Put(items).ok());
   CHECK((*box)->size() == 160);
 }
+
+TEST_CASE("child process groups are kept beside the results and survive a reopen", "[outbox]") {
+  apollo11::storage::testing::TempDir dir;
+  using apollo11::storage::ChildGroup;
+  {
+    auto box = Outbox::Open(dir.path() + "/outbox");
+    REQUIRE(box.ok());
+    REQUIRE((*box)->Put({{"r.a\n1", "frame-a"}}).ok());
+    REQUIRE((*box)->PutChild(ChildGroup{4242, 987654321, "run.task with space", 2, 1500}).ok());
+    REQUIRE((*box)->PutChild(ChildGroup{7, 11, "run.other", 1, 0}).ok());
+    REQUIRE((*box)->PutChild(ChildGroup{70000, 12, "run.gone", 1, 0}).ok());
+    REQUIRE((*box)->EraseChild(70000).ok());
+    REQUIRE((*box)->EraseChild(1).ok());  // never recorded
+  }
+  auto box = Outbox::Open(dir.path() + "/outbox");
+  REQUIRE(box.ok());
+  // The children do not show up as results.
+  CHECK((*box)->size() == 1);
+  auto all = (*box)->LoadAll();
+  REQUIRE(all.ok());
+  REQUIRE(all->size() == 1);
+  CHECK((*all)[0].first == "r.a\n1");
+  auto children = (*box)->LoadChildren();
+  REQUIRE(children.ok());
+  REQUIRE(children->size() == 2);
+  CHECK((*children)[0].pgid == 7);  // pgid order
+  CHECK((*children)[1].pgid == 4242);
+  CHECK((*children)[1].start_time == 987654321u);
+  CHECK((*children)[1].exec_id == "run.task with space");
+  CHECK((*children)[1].attempt == 2u);
+  CHECK((*children)[1].kill_grace_ms == 1500);
+}

@@ -1,7 +1,9 @@
 #include "transport/codec.h"
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -275,6 +277,41 @@ TEST_CASE("10k seeded random and mutated inputs never crash the decoder", "[code
   }
   // Some mutations leave a well-formed envelope, so the body paths ran too.
   CHECK(decoded > 0);
+}
+
+TEST_CASE("a HEARTBEAT load that is not a finite number in range is refused at decode", "[codec]") {
+  for (double bad : {std::nan(""), std::numeric_limits<double>::infinity(), -0.5,
+                     kMaxHeartbeatLoad * 2, 1.8e19}) {
+    Heartbeat hb;
+    hb.load = bad;
+    std::string frame = EncodeToString(MsgType::kHeartbeat, hb);
+    auto env = DecodeEnvelope(frame.data(), frame.size());
+    REQUIRE(env.ok());
+    auto body = BodyAs<Heartbeat>(*env);
+    INFO(bad);
+    REQUIRE_FALSE(body.ok());
+    CHECK(body.status().code() == StatusCode::kInvalidInput);
+    CHECK_THAT(body.status().message(), Catch::Contains("HEARTBEAT") && Catch::Contains("load"));
+  }
+  // The fuzzer's find: a load sent as the integer 2^64 - 242.
+  std::string frame =
+      Bytes({0x93, 0x01, 0x07, 0x95, 0x91, 0x92, 0xa8, 'r',  '1',  '.',  'g',  'r',  'e',  'e',
+             't',  0x01, 0xcf, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x0e, 0x40, 0x00, 0xc2});
+  auto env = DecodeEnvelope(frame.data(), frame.size());
+  REQUIRE(env.ok());
+  CHECK_FALSE(BodyAs<Heartbeat>(*env).ok());
+  // What a worker sends decodes: an idle one, a full one, one still holding
+  // canceled copies.
+  for (double good : {0.0, 0.5, 1.0, 2.0, kMaxHeartbeatLoad}) {
+    Heartbeat hb;
+    hb.load = good;
+    std::string ok_frame = EncodeToString(MsgType::kHeartbeat, hb);
+    auto ok_env = DecodeEnvelope(ok_frame.data(), ok_frame.size());
+    REQUIRE(ok_env.ok());
+    auto body = BodyAs<Heartbeat>(*ok_env);
+    REQUIRE(body.ok());
+    CHECK(body->load == good);
+  }
 }
 
 }  // namespace apollo11::transport
