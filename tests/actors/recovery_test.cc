@@ -109,7 +109,10 @@ TEST_CASE("a coordinator killed with -9 mid-run restarts from its journal and ru
   const std::string log = dir.Read("coord2.err");
   CHECK(log.find("recovered 1 unfinished runs") != std::string::npos);
   CHECK(log.find("still holds") != std::string::npos);  // claimed, not requeued
-  CHECK(log.find("no worker claimed it") == std::string::npos);
+  // "no worker claimed it" may appear too, and rightly: a kill that falls
+  // between the commit of READY -> RUNNING and the DISPATCH leaves an
+  // execution RUNNING in the journal that no worker ever got. It is
+  // requeued; the ledger above shows it still ran exactly once.
 }
 
 TEST_CASE("results a killed worker never got acknowledged survive in its outbox",
