@@ -61,14 +61,19 @@ T ValueFrom(const json& j, const char* key) {
   }
 }
 
-json LocationJson(const SourceLocation& l) {
-  return json{{"file", l.file}, {"line", l.line}, {"column", l.column}};
+// A location names its file only when it is not the pipeline's own file:
+// most locations are in it, and a 100k-task snapshot would otherwise repeat
+// the path some 300,000 times.
+json LocationJson(const SourceLocation& l, const std::string& source_file) {
+  json j{{"line", l.line}, {"column", l.column}};
+  if (l.file != source_file) j["file"] = l.file;
+  return j;
 }
 
-SourceLocation LocationFrom(const json& j) {
+SourceLocation LocationFrom(const json& j, const std::string& source_file) {
   SourceLocation l;
   if (j.is_null()) return l;
-  l.file = j.at("file").get<std::string>();
+  l.file = j.contains("file") ? j.at("file").get<std::string>() : source_file;
   l.line = NumberFrom<int>(j.at("line"), "line");
   l.column = NumberFrom<int>(j.at("column"), "column");
   return l;
@@ -122,44 +127,55 @@ RetryPolicy RetryFrom(const json& j) {
   return r;
 }
 
-json TaskJson(const TaskSpec& t) {
-  json deps = json::array();
-  for (const Dependency& d : t.depends_on) {
-    deps.push_back(
-        json{{"task", d.task}, {"on", ToString(d.on)}, {"where", LocationJson(d.where)}});
+// Only what differs from a default TaskSpec is written (TaskFrom keeps the
+// defaults for absent keys): a noop task is its id, type, location and
+// dependencies, not two dozen empty fields.
+json TaskJson(const TaskSpec& t, const std::string& source_file) {
+  static const TaskSpec kDefault;
+  json j{{"id", t.id}, {"type", ToString(t.type)}};
+  auto put = [&](const char* key, const auto& value, const auto& fallback) {
+    if (value != fallback) j[key] = value;
+  };
+  if (t.where != SourceLocation{}) j["where"] = LocationJson(t.where, source_file);
+  put("command", t.command, kDefault.command);
+  put("workdir", t.workdir, kDefault.workdir);
+  put("script", t.script, kDefault.script);
+  put("args", t.args, kDefault.args);
+  put("url", t.url, kDefault.url);
+  put("method", t.method, kDefault.method);
+  put("headers", t.headers, kDefault.headers);
+  put("body", t.body, kDefault.body);
+  put("expect_status", t.expect_status, kDefault.expect_status);
+  put("host", t.db_host, kDefault.db_host);
+  put("sql", t.sql, kDefault.sql);
+  if (!t.depends_on.empty()) {
+    json deps = json::array();
+    for (const Dependency& d : t.depends_on) {
+      json dep{{"task", d.task}};
+      if (d.on != DependencyCondition::kSuccess) dep["on"] = ToString(d.on);
+      if (d.where != SourceLocation{}) dep["where"] = LocationJson(d.where, source_file);
+      deps.push_back(std::move(dep));
+    }
+    j["depends_on"] = std::move(deps);
   }
-  return json{{"id", t.id},
-              {"type", ToString(t.type)},
-              {"where", LocationJson(t.where)},
-              {"command", t.command},
-              {"workdir", t.workdir},
-              {"script", t.script},
-              {"args", t.args},
-              {"url", t.url},
-              {"method", t.method},
-              {"headers", t.headers},
-              {"body", t.body},
-              {"expect_status", t.expect_status},
-              {"host", t.db_host},
-              {"sql", t.sql},
-              {"depends_on", deps},
-              {"trigger", ToString(t.trigger)},
-              {"retry", t.retry ? RetryJson(*t.retry) : json(nullptr)},
-              {"timeout_ms", t.timeout ? json(t.timeout->count()) : json(nullptr)},
-              {"group", t.group},
-              {"labels", t.labels},
-              {"priority", t.priority},
-              {"idempotency_key", t.idempotency_key},
-              {"precheck", t.precheck},
-              {"env", t.env},
-              {"foreach", t.foreach}};
+  if (t.trigger != kDefault.trigger) j["trigger"] = ToString(t.trigger);
+  if (t.retry) j["retry"] = RetryJson(*t.retry);
+  if (t.timeout) j["timeout_ms"] = t.timeout->count();
+  put("group", t.group, kDefault.group);
+  put("labels", t.labels, kDefault.labels);
+  put("priority", t.priority, kDefault.priority);
+  put("idempotency_key", t.idempotency_key, kDefault.idempotency_key);
+  put("precheck", t.precheck, kDefault.precheck);
+  put("env", t.env, kDefault.env);
+  put("foreach", t.foreach, kDefault.foreach);
+  return j;
 }
 
-TaskSpec TaskFrom(const json& j) {
+TaskSpec TaskFrom(const json& j, const std::string& source_file) {
   TaskSpec t;
   t.id = j.at("id").get<std::string>();
   t.type = EnumFrom(j.at("type"), kTaskTypes);
-  if (j.contains("where")) t.where = LocationFrom(j.at("where"));
+  if (j.contains("where")) t.where = LocationFrom(j.at("where"), source_file);
   Read(j, "command", &t.command);
   Read(j, "workdir", &t.workdir);
   Read(j, "script", &t.script);
@@ -176,7 +192,7 @@ TaskSpec TaskFrom(const json& j) {
       Dependency dep;
       dep.task = d.at("task").get<std::string>();
       if (d.contains("on")) dep.on = EnumFrom(d.at("on"), kConditions);
-      if (d.contains("where")) dep.where = LocationFrom(d.at("where"));
+      if (d.contains("where")) dep.where = LocationFrom(d.at("where"), source_file);
       t.depends_on.push_back(std::move(dep));
     }
   }
@@ -212,7 +228,7 @@ json RootJson(const PipelineSpec& spec, json tasks) {
 
 nlohmann::json ToJson(const PipelineSpec& spec) {
   json tasks = json::array();
-  for (const TaskSpec& t : spec.tasks) tasks.push_back(TaskJson(t));
+  for (const TaskSpec& t : spec.tasks) tasks.push_back(TaskJson(t, spec.source_file));
   return RootJson(spec, std::move(tasks));
 }
 
@@ -222,7 +238,7 @@ Result<PipelineSpec> PipelineFromJson(const nlohmann::json& j) {
     spec.version = j.at("version").get<std::string>();
     spec.name = j.at("name").get<std::string>();
     Read(j, "source_file", &spec.source_file);
-    for (const json& t : j.at("tasks")) spec.tasks.push_back(TaskFrom(t));
+    for (const json& t : j.at("tasks")) spec.tasks.push_back(TaskFrom(t, spec.source_file));
     Read(j, "params", &spec.params);
     Read(j, "concurrency", &spec.concurrency);
     Read(j, "schedule", &spec.schedule);
@@ -259,7 +275,7 @@ std::string CanonicalJson(const PipelineSpec& spec) {
     out += '[';
     for (size_t i = 0; i < spec.tasks.size(); ++i) {
       if (i > 0) out += ',';
-      out += TaskJson(spec.tasks[i]).dump();
+      out += TaskJson(spec.tasks[i], spec.source_file).dump();
     }
     out += ']';
   }
@@ -273,15 +289,19 @@ Result<PipelineSpec> PipelineFromJsonText(std::string_view text) {
   // memory at a time (the parser's callback may discard values).
   std::vector<TaskSpec> tasks;
   std::string root_key;
+  std::string source_file;  // keys are sorted: it comes before "tasks"
   try {
     json rest = json::parse(
         text,
         [&](int depth, json::parse_event_t event, json& parsed) {
           if (depth == 1 && event == json::parse_event_t::key) {
             root_key = parsed.get<std::string>();
+          } else if (depth == 1 && event == json::parse_event_t::value &&
+                     root_key == "source_file" && parsed.is_string()) {
+            source_file = parsed.get<std::string>();
           } else if (depth == 2 && event == json::parse_event_t::object_end &&
                      root_key == "tasks") {
-            tasks.push_back(TaskFrom(parsed));
+            tasks.push_back(TaskFrom(parsed, source_file));
             return false;
           }
           return true;

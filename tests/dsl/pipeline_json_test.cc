@@ -120,3 +120,35 @@ TEST_CASE("a malformed snapshot text is an error, not an exception", "[json]") {
   CHECK_FALSE(PipelineFromJsonText(R"({"name":"a.b","tasks":[{"id":"x","type":"noop"}]})").ok());
   CHECK_FALSE(PipelineFromJsonText("[1,2]").ok());
 }
+
+TEST_CASE("a snapshot writes only what differs from the defaults, and each path once", "[json]") {
+  // A 100k-task pipeline once made a 68 MB snapshot: every task spelled out
+  // two dozen empty fields and the file path in each of its locations.
+  PipelineSpec spec = FullSpec();
+  spec.tasks.push_back(TaskSpec{});
+  spec.tasks.back().id = "n";
+  spec.tasks.back().where = {spec.source_file, 9, 5};
+  spec.tasks.back().depends_on.push_back({"d", DependencyCondition::kSuccess, {"lib.yaml", 2, 3}});
+  const std::string text = CanonicalJson(spec);
+  const nlohmann::json doc = nlohmann::json::parse(text);
+  const nlohmann::json& noop = doc["tasks"].back();
+  CHECK(noop.size() == 4);  // id, type, where, depends_on
+  CHECK(noop["where"] == nlohmann::json{{"line", 9}, {"column", 5}});
+  // A location in another file (an import) keeps its file.
+  CHECK(noop["depends_on"][0]["where"]["file"] == "lib.yaml");
+  CHECK(noop["depends_on"][0].count("on") == 0);
+  // The pipeline's own path appears once, at the root.
+  size_t count = 0;
+  for (size_t at = text.find(spec.source_file); at != std::string::npos;
+       at = text.find(spec.source_file, at + 1)) {
+    ++count;
+  }
+  CHECK(count == 1);
+  // And nothing is lost, whichever decoder reads it.
+  Result<PipelineSpec> dom = PipelineFromJson(doc);
+  REQUIRE(dom.ok());
+  CHECK(*dom == spec);
+  Result<PipelineSpec> streamed = PipelineFromJsonText(text);
+  REQUIRE(streamed.ok());
+  CHECK(*streamed == spec);
+}
