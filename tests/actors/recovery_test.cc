@@ -181,6 +181,13 @@ pipeline:
   REQUIRE(sub.exit_code == 0);
   const std::string run_id = sub.out.substr(0, sub.out.find('\n'));
   REQUIRE(WaitFor([&] { return dir.Read("pid.1").find('\n') != std::string::npos; }, 10000));
+  // The worker records the process group right after the spawn and logs
+  // "started" after that; a kill between the two is the documented gap
+  // (docs/delivery.md), so wait for the line. (Without this wait the test
+  // failed once in CI under load.)
+  REQUIRE(WaitFor(
+      [&] { return dir.Read("w1.err").find(".long attempt 1 started") != std::string::npos; },
+      10000));
   const pid_t orphan = std::stoi(dir.Read("pid.1"));
   auto stat = apollo11::executor::ReadProcStat(orphan);
   REQUIRE(stat.has_value());
