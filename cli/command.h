@@ -6,6 +6,9 @@
 //   3 internal error or unusable environment (e.g. state dir locked).
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "common/status.h"
 
 namespace apollo11::cli {
 
@@ -13,6 +16,15 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitRunFailed = 1;
 inline constexpr int kExitInvalidInput = 2;
 inline constexpr int kExitInternal = 3;
+
+// Prints "apollo11 CMD: why" on stderr and returns the exit code for it:
+// what the user asked for is wrong or absent (2), or anything else (3).
+inline int FailCommand(const char* cmd, const Status& s) {
+  std::fprintf(stderr, "apollo11 %s: %s\n", cmd, s.message().c_str());
+  return s.code() == StatusCode::kNotFound || s.code() == StatusCode::kInvalidInput
+             ? kExitInvalidInput
+             : kExitInternal;
+}
 
 void AddValidateCommand(CLI::App& app, int* exit_code);
 

@@ -33,16 +33,7 @@ struct ClientFlags {
   size_t limit = 20;
 };
 
-int Fail(const char* cmd, const Status& s) {
-  std::fprintf(stderr, "apollo11 %s: %s\n", cmd, s.message().c_str());
-  switch (s.code()) {
-    case StatusCode::kNotFound:
-    case StatusCode::kInvalidInput:
-      return kExitInvalidInput;
-    default:
-      return kExitInternal;
-  }
-}
+int Fail(const char* cmd, const Status& s) { return FailCommand(cmd, s); }
 
 // Answers a query from the local journal, as the coordinator would.
 Result<nlohmann::json> LocalQuery(const ClientFlags& f, const std::string& kind) {

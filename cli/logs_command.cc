@@ -32,12 +32,7 @@ struct LogsFlags {
 constexpr uint32_t kSlice = 1 << 20;
 constexpr auto kFollowPoll = std::chrono::milliseconds(300);
 
-int Fail(const Status& s) {
-  std::fprintf(stderr, "apollo11 logs: %s\n", s.message().c_str());
-  return s.code() == StatusCode::kNotFound || s.code() == StatusCode::kInvalidInput
-             ? kExitInvalidInput
-             : kExitInternal;
-}
+int Fail(const Status& s) { return FailCommand("logs", s); }
 
 void Write(const std::string& data) {
   std::fwrite(data.data(), 1, data.size(), stdout);

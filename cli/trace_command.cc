@@ -42,12 +42,7 @@ struct TraceEntry {
   std::string text;
 };
 
-int Fail(const Status& s) {
-  std::fprintf(stderr, "apollo11 trace: %s\n", s.message().c_str());
-  return s.code() == StatusCode::kNotFound || s.code() == StatusCode::kInvalidInput
-             ? kExitInvalidInput
-             : kExitInternal;
-}
+int Fail(const Status& s) { return FailCommand("trace", s); }
 
 // "2026-11-29T13:47:34.123Z" (the JSON log format) -> µs since the epoch;
 // 0 when it does not parse.
