@@ -1,6 +1,12 @@
 #pragma once
-// Time as the engine sees it: microseconds since the Unix epoch. Logic classes
-// take a Clock so tests step time by hand instead of sleeping.
+// Time as the engine sees it. Two clocks, never mixed:
+// - Now(): wall-clock microseconds since the Unix epoch, for what is recorded
+//   and shown (journal timestamps, run times, log lines, retry due times that
+//   must survive a restart).
+// - Steady(): monotonic microseconds from an arbitrary origin, for what is
+//   measured within one process (timers, liveness, deadlines, waits). A wall
+//   clock step (NTP, an operator's `date -s`) never moves it.
+// Logic classes take a Clock so tests step time by hand instead of sleeping.
 
 #include <atomic>
 #include <chrono>
@@ -19,6 +25,9 @@ class Clock {
   virtual ~Clock() = default;
   // Wall-clock now. Thread-safe.
   virtual Micros Now() const = 0;
+  // Monotonic now: never goes back, unaffected by wall-clock steps. Only
+  // differences between two Steady() values mean anything. Thread-safe.
+  virtual Micros Steady() const = 0;
 };
 
 class SystemClock final : public Clock {
@@ -26,6 +35,11 @@ class SystemClock final : public Clock {
   Micros Now() const override {
     return std::chrono::duration_cast<std::chrono::microseconds>(
                std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  }
+  Micros Steady() const override {
+    return std::chrono::duration_cast<std::chrono::microseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
         .count();
   }
 };
