@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds Apollo-11 twice (optimised, and with ASan+UBSan) and runs the whole
-# test suite on both, then runs each libFuzzer target for 60 s (clang build,
-# see docs/fuzzing.md). Installs missing Debian packages first. This is the
+# test suite on both, builds the actor and transport tests a third time with
+# ThreadSanitizer and runs them, then runs each libFuzzer target for 60 s
+# (clang build, see docs/fuzzing.md). Installs missing Debian packages first. This is the
 # README's test command; .ci/run calls exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +26,19 @@ echo "== sanitizer build (ASan+UBSan) and tests"
 build build-asan -DCMAKE_BUILD_TYPE=Debug -DAPOLLO11_SANITIZE=ON
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j "$jobs" --timeout 900
+
+echo "== ThreadSanitizer build of the actor and transport tests (ctest label tsan)"
+# Only the tests that run actors on threads in one process: the multi-process
+# tests are covered by the two builds above, and TSan on every executable
+# would double the CI time.
+tsan_targets=$(grep -l 'LABELS[^)]*tsan' tests/*/CMakeLists.txt | xargs sed -n \
+  '/apollo11_add_test(/{s/.*apollo11_add_test(\([a-z_0-9]*\).*/\1/;h};/LABELS[^)]*tsan/{x;p}')
+cmake -S . -B build-tsan -G Ninja -DAPOLLO11_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DAPOLLO11_TSAN=ON >/dev/null
+# shellcheck disable=SC2086  # one target per word
+cmake --build build-tsan -j "$jobs" --target $tsan_targets
+TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan.supp" \
+  ctest --test-dir build-tsan -L tsan --output-on-failure -j "$jobs" --timeout 900
 
 echo "== fuzzing: each libFuzzer target for 60 s from its seed corpus"
 bash scripts/fuzz.sh 60
