@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "actors/internal_messages.h"
+#include "actors/worker_protocol.h"
 #include "alerts/sink.h"
 #include "common/clock.h"
 #include "observability/coordinator_metrics.h"
@@ -53,8 +54,10 @@ class DispatcherCore {
  public:
   DispatcherCore(const Clock* clock, DispatcherOptions options);
 
-  // A frame from a worker (after the ROUTER identity frame). Garbage is
-  // counted and dropped.
+  // A frame from a worker (after the ROUTER identity frame). What it does
+  // depends on the peer's WorkerState: see the table in worker_protocol.cc.
+  // Garbage is counted and dropped; a message its state does not allow is
+  // refused (counted in refused_frames, logged), never fatal.
   void OnWorkerFrame(const std::string& identity, const void* data, size_t size,
                      DispatcherOutput* out);
   // READY executions to place.
@@ -94,7 +97,8 @@ class DispatcherCore {
   // believe it runs. One it does not hold (a DISPATCH or a report was lost)
   // is handed back to the scheduler and its slot's credit restored.
   void Probe(DispatcherOutput* out);
-  // Liveness report for the reconciler.
+  // Liveness report for the reconciler: when each worker was last heard, on
+  // the steady clock (compare with Clock::Steady()).
   WorkersSeen Seen() const;
 
   size_t queued() const { return queued_; }
@@ -103,6 +107,10 @@ class DispatcherCore {
   size_t workers() const { return workers_.size(); }
   bool HasWorker(const std::string& id) const { return workers_.count(id) > 0; }
   uint64_t dropped_frames() const { return dropped_frames_; }
+  // Frames refused because the peer's state does not allow them (a CREDIT
+  // before HELLO, a DISPATCH from a worker, ...); the unreadable ones among
+  // them are in dropped_frames too.
+  uint64_t refused_frames() const { return refused_frames_; }
   std::vector<WorkerSnapshot> Snapshot() const;
   // Fills the queue-health fields of `snapshot` (see WorkersSnapshot) as of
   // `now`, and starts measuring heartbeat gaps afresh.
@@ -115,7 +123,8 @@ class DispatcherCore {
     std::unordered_map<std::string, uint32_t> running;  // exec_id -> attempt
     std::unordered_map<std::string, int64_t> expected;  // exec_id -> expected ms
     std::unordered_set<std::string> rejoined;  // probed after a HELLO that did not list them
-    Micros last_seen = 0;
+    Micros last_seen = 0;                      // wall clock, shown to users
+    Micros last_heard = 0;                     // steady clock, for liveness and heartbeat gaps
     int64_t expected_busy_ms = 0;
     std::vector<std::string> labels;  // from HELLO, sorted and unique
     Micros joined_at = 0;
@@ -123,6 +132,29 @@ class DispatcherCore {
   // Queue order within a group: higher priority first, then arrival order.
   using QueueKey = std::pair<int32_t, uint64_t>;  // (-priority, seq)
 
+  // One decoded frame from `identity`; `worker` is null while unregistered.
+  struct Frame {
+    const std::string& identity;
+    Worker* worker;
+    const transport::Envelope& envelope;
+  };
+  // The handlers of WorkerAction. Those returning bool return false when the
+  // body does not decode (the frame is counted as dropped).
+  bool OnHello(const Frame& f, DispatcherOutput* out);
+  bool OnCredit(const Frame& f);
+  bool OnStarted(const Frame& f, DispatcherOutput* out);
+  bool OnResult(const Frame& f, DispatcherOutput* out);
+  void OnOrphanResult(const Frame& f, DispatcherOutput* out);
+  bool OnProbeReply(const Frame& f, DispatcherOutput* out);
+  bool OnLogReply(const Frame& f, DispatcherOutput* out);
+  void Refuse(const Frame& f, WorkerState state, WorkerAction action, DispatcherOutput* out);
+  // A heartbeat marked unregistered: the peer says HELLO again.
+  void AskHello(const std::string& identity, DispatcherOutput* out);
+  // Any frame from a registered worker: it is alive.
+  void Touch(Worker& w);
+  // For a worker saying HELLO again: a PROBE for what we placed there that
+  // its HELLO does not list (marked rejoined), or nothing.
+  std::vector<transport::Probe> RejoinProbes(Worker& w, const transport::Hello& hello);
   // Drops a worker, handing its executions back; false when it was unknown.
   bool Forget(const std::string& identity, const std::string& reason, DispatcherOutput* out);
   // A worker_lost alert for what Forget just handed back.
@@ -164,6 +196,7 @@ class DispatcherCore {
   std::unordered_map<std::string, Reservation> reserved_;  // exec id -> placed, not yet sent
   uint64_t seq_ = 0;
   uint64_t dropped_frames_ = 0;
+  uint64_t refused_frames_ = 0;
   // Losses per worker id (not BYE), kept after the worker is forgotten so
   // that `apollo11 workers` shows a flapping worker when it rejoins. One
   // entry per id ever lost: bounded by the fleet.
@@ -171,7 +204,7 @@ class DispatcherCore {
   bool placement_paused_ = false;
   Micros gauges_published_ = 0;
   bool gauges_pending_ = false;
-  Micros min_gap_ = 0, max_gap_ = 0;  // between frames of one worker, since TakeHealth
+  Micros min_gap_ = 0, max_gap_ = 0;  // between frames of one worker (steady), since TakeHealth
 };
 
 }  // namespace apollo11::actors
