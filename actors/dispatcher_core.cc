@@ -303,85 +303,26 @@ void DispatcherCore::Finish(Worker& w, const std::string& exec_id) {
   }
 }
 
-void DispatcherCore::Dequeue(const std::string& exec_id) {
-  auto q = queued_index_.find(exec_id);
-  if (q != queued_index_.end()) {
-    queues_[q->second.first].erase(q->second.second);
-    queued_index_.erase(q);
-    --queued_;
-  }
-}
-
 void DispatcherCore::OnEnqueue(Enqueue&& enqueue) {
   for (QueuedExec& exec : enqueue.execs) {
-    // A newer attempt replaces an older one still waiting.
-    Dequeue(exec.dispatch.exec_id);
-    orphans_.erase(exec.dispatch.exec_id);
-    QueueKey key{-exec.priority, seq_++};
-    std::string group = exec.group.empty() ? "default" : exec.group;
-    queued_index_[exec.dispatch.exec_id] = {group, key};
-    queues_[group].emplace(key, std::move(exec));
-    ++queued_;
+    claims_.Drop(exec.dispatch.exec_id);
+    ready_.Push(std::move(exec));  // a newer attempt replaces an older one still waiting
   }
 }
 
-void DispatcherCore::OnAdopt(const AdoptRunning& adopt) {
-  for (const AdoptExec& e : adopt.execs) {
-    orphans_[e.exec_id] = {e.attempt, e.worker_id, e.expected_ms, adopt.claim_until};
-  }
-  if (adopt.execs.empty()) return;
-  if (next_claim_deadline_ == 0 || adopt.claim_until < next_claim_deadline_) {
-    next_claim_deadline_ = adopt.claim_until;
-  }
-  LogEvent(spdlog::level::info, "recovery_waiting", {{"count", adopt.execs.size()}},
-           "recovery: {} executions were RUNNING; waiting for their workers to claim them",
-           adopt.execs.size());
-}
+void DispatcherCore::OnAdopt(const AdoptRunning& adopt) { claims_.Adopt(adopt); }
 
 bool DispatcherCore::Claim(const std::string& identity, Worker* w, const std::string& exec_id,
                            uint32_t attempt) {
-  auto o = orphans_.find(exec_id);
-  if (o == orphans_.end() || o->second.attempt != attempt) return false;
+  std::optional<int64_t> expected_ms = claims_.Claim(identity, exec_id, attempt);
+  if (!expected_ms) return false;
   // RUNNING in the journal: the scheduler knows it as running already.
   if (w != nullptr) {
     w->running[exec_id] = attempt;
-    w->expected[exec_id] = o->second.expected_ms;
-    w->expected_busy_ms += o->second.expected_ms;
+    w->expected[exec_id] = *expected_ms;
+    w->expected_busy_ms += *expected_ms;
   }
-  orphans_.erase(o);
-  LogEvent(spdlog::level::info, "recovery_claimed",
-           {{"worker_id", identity}, {"exec_id", exec_id}, {"attempt", attempt}},
-           "recovery: worker {} still holds {} attempt {}: kept", identity, exec_id, attempt);
   return true;
-}
-
-void DispatcherCore::ReleaseUnclaimed(Micros now, DispatcherOutput* out) {
-  if (next_claim_deadline_ == 0 || now < next_claim_deadline_) return;
-  next_claim_deadline_ = 0;
-  std::map<std::string, WorkerGone> lost;  // by the worker the journal named
-  for (auto it = orphans_.begin(); it != orphans_.end();) {
-    if (it->second.claim_until > now) {
-      if (next_claim_deadline_ == 0 || it->second.claim_until < next_claim_deadline_) {
-        next_claim_deadline_ = it->second.claim_until;
-      }
-      ++it;
-      continue;
-    }
-    WorkerGone& gone = lost[it->second.worker_id];
-    if (gone.reason.empty()) {
-      gone.worker_id = it->second.worker_id;
-      gone.reason = "no worker claimed it after the coordinator restarted (was on worker " +
-                    (it->second.worker_id.empty() ? std::string("?") : it->second.worker_id) + ")";
-    }
-    gone.execs.push_back({it->first, it->second.attempt});
-    it = orphans_.erase(it);
-  }
-  for (auto& [id, gone] : lost) {
-    LogEvent(spdlog::level::warn, "recovery_unclaimed",
-             {{"worker_id", gone.worker_id}, {"count", gone.execs.size()}, {"reason", gone.reason}},
-             "recovery: {}: {} executions handed back", gone.reason, gone.execs.size());
-    out->gone.push_back(std::move(gone));
-  }
 }
 
 void DispatcherCore::OnRelease(const ReleaseDispatch& release, DispatcherOutput* out) {
@@ -418,11 +359,8 @@ void DispatcherCore::OnAcks(const AckResults& acks, DispatcherOutput* out) {
 
 void DispatcherCore::OnCancel(const CancelExecs& cancel, DispatcherOutput* out) {
   for (const transport::ExecRef& ref : cancel.execs) {
-    orphans_.erase(ref.exec_id);  // a worker claiming it later is told to cancel
-    if (queued_index_.count(ref.exec_id)) {
-      Dequeue(ref.exec_id);
-      continue;
-    }
+    claims_.Drop(ref.exec_id);  // a worker claiming it later is told to cancel
+    if (ready_.Remove(ref.exec_id)) continue;
     if (auto r = reserved_.find(ref.exec_id);
         r != reserved_.end() && r->second.attempt == ref.attempt) {
       // Placed but never sent: nothing to kill on the worker.
@@ -443,12 +381,7 @@ void DispatcherCore::TakeHealth(Micros now, WorkersSnapshot* snapshot) {
   snapshot->max_gap_us = max_gap_;
   min_gap_ = max_gap_ = 0;
   snapshot->queued = queued();
-  Micros oldest = 0;
-  for (const auto& [group, queue] : queues_) {
-    for (const auto& [key, q] : queue) {
-      if (q.ready_at > 0 && (oldest == 0 || q.ready_at < oldest)) oldest = q.ready_at;
-    }
-  }
+  const Micros oldest = ready_.OldestReadyAt();
   snapshot->oldest_ready_age_us = oldest ? now - oldest : 0;
 }
 
@@ -523,65 +456,72 @@ void DispatcherCore::OnSendFailed(const std::string& identity, DispatcherOutput*
 
 void DispatcherCore::Place(DispatcherOutput* out) {
   const Micros now = clock_->Now();
-  ReleaseUnclaimed(now, out);
-  if (queued_ == 0 || placement_paused_) return;
-  std::vector<engine::WorkerView> views;
+  claims_.ReleaseDue(now, &out->gone);  // orphans nobody claimed in time
+  if (ready_.size() == 0 || placement_paused_) return;
+  std::vector<engine::WorkerView> views;  // workers of the group with credit
   std::vector<Worker*> by_view;
-  for (auto& [group, queue] : queues_) {
-    if (queue.empty()) continue;
-    views.clear();
-    by_view.clear();
-    for (auto& [id, w] : workers_) {
-      if (w.group != group || w.credits == 0) continue;
-      engine::WorkerView v;
-      v.id = id;
-      v.group = w.group;
-      v.slots = w.slots;
-      v.credits = w.credits;
-      v.running = static_cast<uint32_t>(w.running.size());
-      v.expected_busy = w.expected_busy_ms * kMicrosPerMilli;
-      v.labels = &w.labels;
-      views.push_back(std::move(v));
-      by_view.push_back(&w);
-    }
-    for (auto q = queue.begin(); q != queue.end() && !views.empty();) {
-      int pick = engine::PickWorker(views, group, q->second.labels);
-      if (pick < 0) {
+  const std::string* group = nullptr;
+  ready_.Visit(
+      [&](const std::string& g) {
+        group = &g;
+        CandidateViews(g, &views, &by_view);
+        return !views.empty();
+      },
+      [&](QueuedExec& exec) {
+        if (views.empty()) return ReadyQueue::Offer::kStop;
+        const int pick = engine::PickWorker(views, *group, exec.labels);
         // No worker with credit has all its labels; one behind it may fit.
-        ++q;
-        continue;
-      }
-      Worker& w = *by_view[pick];
-      auto node = queue.extract(q++);
-      QueuedExec& exec = node.mapped();
-      queued_index_.erase(exec.dispatch.exec_id);
-      --queued_;
-      exec.dispatch.epoch = options_.epoch;
-      // Reserved, not sent: the DISPATCH leaves once the scheduler has
-      // journaled READY -> RUNNING (OnRelease).
-      Reservation& res = reserved_[exec.dispatch.exec_id];
-      res.worker_id = w.id;
-      res.attempt = exec.dispatch.attempt;
-      res.frame.clear();
-      transport::Encode(transport::ToWire(transport::MsgType::kDispatch), exec.dispatch,
-                        &res.frame);
-      w.running[exec.dispatch.exec_id] = exec.dispatch.attempt;
-      w.expected[exec.dispatch.exec_id] = exec.expected_ms;
-      w.expected_busy_ms += exec.expected_ms;
-      --w.credits;
-      out->placed.placed.push_back({w.id, exec.dispatch.exec_id, exec.dispatch.attempt});
-      if (options_.metrics) options_.metrics->dispatch_latency.Observe((now - exec.ready_at) / 1e6);
-      engine::WorkerView& v = views[pick];
-      v.credits = w.credits;
-      v.running = static_cast<uint32_t>(w.running.size());
-      v.expected_busy = w.expected_busy_ms * kMicrosPerMilli;
-      if (v.credits == 0) {
-        views.erase(views.begin() + pick);
-        by_view.erase(by_view.begin() + pick);
-      }
-    }
-  }
+        if (pick < 0) return ReadyQueue::Offer::kSkip;
+        Worker& w = *by_view[pick];
+        Reserve(w, exec, now, out);
+        engine::WorkerView& v = views[pick];
+        v.credits = w.credits;
+        v.running = static_cast<uint32_t>(w.running.size());
+        v.expected_busy = w.expected_busy_ms * kMicrosPerMilli;
+        if (v.credits == 0) {
+          views.erase(views.begin() + pick);
+          by_view.erase(by_view.begin() + pick);
+        }
+        return ReadyQueue::Offer::kTake;
+      });
   out->placed.at = now;
+}
+
+void DispatcherCore::CandidateViews(const std::string& group,
+                                    std::vector<engine::WorkerView>* views,
+                                    std::vector<Worker*>* by_view) {
+  views->clear();
+  by_view->clear();
+  for (auto& [id, w] : workers_) {
+    if (w.group != group || w.credits == 0) continue;
+    engine::WorkerView v;
+    v.id = id;
+    v.group = w.group;
+    v.slots = w.slots;
+    v.credits = w.credits;
+    v.running = static_cast<uint32_t>(w.running.size());
+    v.expected_busy = w.expected_busy_ms * kMicrosPerMilli;
+    v.labels = &w.labels;
+    views->push_back(std::move(v));
+    by_view->push_back(&w);
+  }
+}
+
+void DispatcherCore::Reserve(Worker& w, QueuedExec& exec, Micros now, DispatcherOutput* out) {
+  exec.dispatch.epoch = options_.epoch;
+  // Reserved, not sent: the DISPATCH leaves once the scheduler has
+  // journaled READY -> RUNNING (OnRelease).
+  Reservation& res = reserved_[exec.dispatch.exec_id];
+  res.worker_id = w.id;
+  res.attempt = exec.dispatch.attempt;
+  res.frame.clear();
+  transport::Encode(transport::ToWire(transport::MsgType::kDispatch), exec.dispatch, &res.frame);
+  w.running[exec.dispatch.exec_id] = exec.dispatch.attempt;
+  w.expected[exec.dispatch.exec_id] = exec.expected_ms;
+  w.expected_busy_ms += exec.expected_ms;
+  --w.credits;
+  out->placed.placed.push_back({w.id, exec.dispatch.exec_id, exec.dispatch.attempt});
+  if (options_.metrics) options_.metrics->dispatch_latency.Observe((now - exec.ready_at) / 1e6);
 }
 
 void DispatcherCore::PublishGauges() {
@@ -600,7 +540,7 @@ void DispatcherCore::PublishGauges() {
     slots += w.slots;
     free += w.credits;
   }
-  m->tasks_waiting.Set(static_cast<int64_t>(queued_));
+  m->tasks_waiting.Set(static_cast<int64_t>(ready_.size()));
   m->workers_idle.Set(idle);
   m->workers_busy.Set(busy);
   m->worker_slots.Set(slots);

@@ -13,10 +13,13 @@
 #include <unordered_set>
 #include <vector>
 
+#include "actors/claim_window.h"
 #include "actors/internal_messages.h"
+#include "actors/ready_queue.h"
 #include "actors/worker_protocol.h"
 #include "alerts/sink.h"
 #include "common/clock.h"
+#include "engine/placement.h"
 #include "observability/coordinator_metrics.h"
 #include "transport/codec.h"
 
@@ -101,9 +104,9 @@ class DispatcherCore {
   // the steady clock (compare with Clock::Steady()).
   WorkersSeen Seen() const;
 
-  size_t queued() const { return queued_; }
+  size_t queued() const { return ready_.size(); }
   size_t reserved() const { return reserved_.size(); }
-  size_t unclaimed() const { return orphans_.size(); }
+  size_t unclaimed() const { return claims_.size(); }
   size_t workers() const { return workers_.size(); }
   bool HasWorker(const std::string& id) const { return workers_.count(id) > 0; }
   uint64_t dropped_frames() const { return dropped_frames_; }
@@ -129,8 +132,6 @@ class DispatcherCore {
     std::vector<std::string> labels;  // from HELLO, sorted and unique
     Micros joined_at = 0;
   };
-  // Queue order within a group: higher priority first, then arrival order.
-  using QueueKey = std::pair<int32_t, uint64_t>;  // (-priority, seq)
 
   // One decoded frame from `identity`; `worker` is null while unregistered.
   struct Frame {
@@ -163,13 +164,17 @@ class DispatcherCore {
   void Send(const std::string& identity, transport::MsgType type, const T& body,
             DispatcherOutput* out);
   void Finish(Worker& w, const std::string& exec_id);
-  void Dequeue(const std::string& exec_id);
+  // The workers of `group` with credit, as placement sees them, and each
+  // one's entry in workers_.
+  void CandidateViews(const std::string& group, std::vector<engine::WorkerView>* views,
+                      std::vector<Worker*>* by_view);
+  // Places `exec` on `w`: reserves the slot and keeps the DISPATCH until
+  // OnRelease.
+  void Reserve(Worker& w, QueuedExec& exec, Micros now, DispatcherOutput* out);
   // `identity` holds (exec_id, attempt): if it is a recovered RUNNING
   // execution nobody has claimed yet, it becomes that worker's; true then.
   // `w` is null for a worker that has not said HELLO yet.
   bool Claim(const std::string& identity, Worker* w, const std::string& exec_id, uint32_t attempt);
-  // Orphans nobody claimed in time are handed back to the scheduler.
-  void ReleaseUnclaimed(Micros now, DispatcherOutput* out);
   // A reservation that will never be released (refused, canceled): the slot
   // is free again.
   void DropReservation(const std::string& exec_id);
@@ -177,24 +182,14 @@ class DispatcherCore {
   const Clock* clock_;
   DispatcherOptions options_;
   std::map<std::string, Worker> workers_;
-  std::unordered_map<std::string, std::map<QueueKey, QueuedExec>> queues_;          // by group
-  std::unordered_map<std::string, std::pair<std::string, QueueKey>> queued_index_;  // exec id
-  size_t queued_ = 0;
-  struct Orphan {
-    uint32_t attempt = 0;
-    std::string worker_id;  // where the journal last saw it
-    int64_t expected_ms = 0;
-    Micros claim_until = 0;
-  };
-  std::unordered_map<std::string, Orphan> orphans_;  // exec id -> recovered RUNNING
-  Micros next_claim_deadline_ = 0;                   // earliest orphan claim_until
+  ReadyQueue ready_;
+  ClaimWindow claims_;  // recovered RUNNING executions not yet claimed
   struct Reservation {
     std::string worker_id;
     uint32_t attempt = 0;
     std::string frame;  // the encoded DISPATCH, sent on release
   };
   std::unordered_map<std::string, Reservation> reserved_;  // exec id -> placed, not yet sent
-  uint64_t seq_ = 0;
   uint64_t dropped_frames_ = 0;
   uint64_t refused_frames_ = 0;
   // Losses per worker id (not BYE), kept after the worker is forgotten so

@@ -102,7 +102,7 @@ class Simulation {
   size_t acks_delivered() const { return acks_delivered_; }
   // Runs that ended, by run id: their RunStatus.
   const std::map<std::string, RunStatus>& finished_runs() const { return finished_; }
-  // Where an exec id's newest DISPATCH went, in order of delivery.
+  // Every DISPATCH delivered to a worker, in order: (worker id, attempt).
   const std::vector<std::pair<std::string, transport::ExecRef>>& dispatches() const {
     return dispatches_;
   }
