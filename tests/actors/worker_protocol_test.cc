@@ -1,12 +1,15 @@
 // The dispatcher's worker-protocol table (actors/worker_protocol.h) and
 // DispatcherCore following it: which message is accepted in which state, and
-// what a refused one costs (counted, logged, never fatal).
+// what a refused one costs (counted, logged, never fatal); and the two
+// pieces of dispatcher state beside it, the ready queue and the claim window.
 
 #include "actors/worker_protocol.h"
 
 #include <catch2/catch.hpp>
 
+#include "actors/claim_window.h"
 #include "actors/dispatcher_core.h"
+#include "actors/ready_queue.h"
 
 using namespace apollo11;          // NOLINT: test file
 using namespace apollo11::actors;  // NOLINT: test file
@@ -203,4 +206,57 @@ TEST_CASE("liveness is reported on the steady clock; last_seen shown stays wall 
   REQUIRE(seen.workers.size() == 1);
   CHECK(seen.workers[0].last_seen == steady);  // not an hour in the past
   CHECK(d.core.Snapshot().at(0).last_seen == d.clock.Now());
+}
+
+TEST_CASE("the ready queue replaces an older attempt and offers by priority, then arrival",
+          "[dispatcher]") {
+  ReadyQueue queue;
+  auto exec = [](const std::string& id, uint32_t attempt, int priority) {
+    QueuedExec q;
+    q.priority = priority;
+    q.dispatch.exec_id = id;
+    q.dispatch.attempt = attempt;
+    return q;
+  };
+  queue.Push(exec("r.a", 1, 0));
+  queue.Push(exec("r.b", 1, 5));
+  queue.Push(exec("r.c", 1, 0));
+  queue.Push(exec("r.a", 2, 0));  // a newer attempt of r.a: replaces it, queued last
+  CHECK(queue.size() == 3);
+  std::vector<std::string> offered;
+  queue.Visit([](const std::string& group) { return group == "default"; },
+              [&](QueuedExec& q) {
+                offered.push_back(q.dispatch.exec_id + "/" + std::to_string(q.dispatch.attempt));
+                return q.dispatch.exec_id == "r.c" ? ReadyQueue::Offer::kSkip
+                                                   : ReadyQueue::Offer::kTake;
+              });
+  CHECK(offered == std::vector<std::string>{"r.b/1", "r.c/1", "r.a/2"});
+  CHECK(queue.size() == 1);
+  CHECK(queue.Contains("r.c"));
+  CHECK(queue.Remove("r.c"));
+  CHECK_FALSE(queue.Remove("r.c"));
+  CHECK(queue.size() == 0);
+}
+
+TEST_CASE("the claim window keeps what is claimed in time and hands back the rest by worker",
+          "[dispatcher][recovery]") {
+  ClaimWindow window;
+  AdoptRunning adopt;
+  adopt.claim_until = 1000;
+  adopt.execs.push_back({"r.a", 1, "w1", 500});
+  adopt.execs.push_back({"r.b", 2, "w1", 0});
+  adopt.execs.push_back({"r.c", 1, "w2", 0});
+  window.Adopt(adopt);
+  CHECK_FALSE(window.Claim("w1", "r.a", 2).has_value());  // another attempt
+  CHECK(window.Claim("w1", "r.a", 1) == std::optional<int64_t>(500));
+  window.Drop("r.c");  // canceled meanwhile
+  std::vector<WorkerGone> gone;
+  window.ReleaseDue(999, &gone);
+  CHECK(gone.empty());
+  window.ReleaseDue(1000, &gone);
+  REQUIRE(gone.size() == 1);
+  CHECK(gone[0].worker_id == "w1");
+  REQUIRE(gone[0].execs.size() == 1);
+  CHECK(gone[0].execs[0] == transport::ExecRef{"r.b", 2});
+  CHECK(window.size() == 0);
 }
