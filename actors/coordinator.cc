@@ -896,7 +896,7 @@ void ReconcilerBody(ActorPipe& pipe, ReconcilerParams p) {
       return;
     }
     const Micros now = p.clock->Now();
-    for (const WorkerLost& lost : core.LostWorkers(now)) {
+    for (const WorkerLost& lost : core.LostWorkers(p.clock->Steady())) {  // Seen() is steady
       spdlog::warn("reconciler: {}", lost.reason);
       SendInternal(*p.disp, InternalType::kWorkerLost, lost, &scratch);
     }

@@ -59,168 +59,235 @@ void DispatcherCore::OnWorkerFrame(const std::string& identity, const void* data
                  envelope.status().message());
     return;
   }
-  const Micros now = clock_->Now();
-  const auto type = static_cast<transport::MsgType>(envelope->type);
   auto it = workers_.find(identity);
-
-  if (type == transport::MsgType::kHello) {
-    auto hello = transport::BodyAs<transport::Hello>(*envelope);
-    if (!hello.ok()) {
-      ++dropped_frames_;
+  Worker* w = it == workers_.end() ? nullptr : &it->second;
+  const WorkerState state = w ? WorkerState::kRegistered : WorkerState::kUnregistered;
+  const WorkerAction action = DecideWorkerAction(state, envelope->type);
+  if (w != nullptr && action != WorkerAction::kRegister) Touch(*w);
+  Frame frame{identity, w, *envelope};
+  bool ok = true;
+  switch (action) {
+    case WorkerAction::kRegister:
+      ok = OnHello(frame, out);
+      if (!ok) {
+        ++dropped_frames_;
+        return;
+      }
+      break;
+    case WorkerAction::kCredit:
+      ok = OnCredit(frame);
+      break;
+    case WorkerAction::kStarted:
+      ok = OnStarted(frame, out);
+      break;
+    case WorkerAction::kResult:
+      ok = OnResult(frame, out);
+      break;
+    case WorkerAction::kOrphanResult:
+      OnOrphanResult(frame, out);
+      break;
+    case WorkerAction::kHeartbeat:
+      break;  // liveness only: Touch did it
+    case WorkerAction::kProbeReply:
+      ok = OnProbeReply(frame, out);
+      break;
+    case WorkerAction::kLogReply:
+      ok = OnLogReply(frame, out);
+      break;
+    case WorkerAction::kBye:
+      Forget(identity, "worker " + identity + " left (BYE)", out);
+      break;
+    case WorkerAction::kAskHello:
+    case WorkerAction::kRefuse:
+      Refuse(frame, state, action, out);
       return;
-    }
-    std::vector<transport::Probe> rejoin_probes;
-    if (it != workers_.end()) {
-      // A rejoin (restarted, or reconnected after a silence). Executions we
-      // placed there that its HELLO does not list are not lost yet: a
-      // DISPATCH we sent after it reconnected may still be on its way, behind
-      // this HELLO. A PROBE, which travels behind any such DISPATCH, asks;
-      // what it does not hold then is handed back (kProbeReply below).
-      std::unordered_map<std::string, uint32_t> still;
-      for (const auto& ref : hello->running) still[ref.exec_id] = ref.attempt;
-      transport::Probe probe;
-      probe.epoch = options_.epoch;
-      for (const auto& [exec_id, attempt] : it->second.running) {
-        auto st = still.find(exec_id);
-        if (st != still.end() && st->second == attempt) continue;
-        if (reserved_.count(exec_id)) continue;  // not sent yet: it will be, to the new process
-        probe.execs.push_back({exec_id, attempt});
-        it->second.rejoined.insert(exec_id);
-      }
-      if (!probe.execs.empty()) rejoin_probes.push_back(std::move(probe));
-    } else {
-      it = workers_.emplace(identity, Worker{}).first;
-      it->second.id = identity;
-      it->second.joined_at = now;
-      LogEvent(spdlog::level::info, "worker_joined",
-               {{"worker_id", identity}, {"group", hello->group}, {"slots", hello->slots}},
-               "worker {} joined: group {}, {} slots", identity, hello->group, hello->slots);
-    }
-    Worker& w = it->second;
-    w.group = hello->group.empty() ? "default" : hello->group;
-    w.slots = hello->slots;
-    w.labels = hello->labels;
-    std::sort(w.labels.begin(), w.labels.end());
-    w.labels.erase(std::unique(w.labels.begin(), w.labels.end()), w.labels.end());
-    w.credits = 0;  // it grants credit with CREDIT
-    w.last_seen = now;
-    // Executions it claims that we did not place there are not ours to run,
-    // unless they are ones the journal left RUNNING or READY before a restart.
-    for (const auto& ref : hello->running) {
-      if (Claim(identity, &w, ref.exec_id, ref.attempt)) continue;
-      auto r = w.running.find(ref.exec_id);
-      if (r == w.running.end() || r->second != ref.attempt) {
-        transport::Cancel cancel{ref.exec_id, ref.attempt, options_.epoch};
-        Send(identity, transport::MsgType::kCancel, cancel, out);
-      }
-    }
-    transport::Heartbeat hb;
-    hb.epoch = options_.epoch;
-    hb.sent_at = now;
-    Send(identity, transport::MsgType::kHeartbeat, hb, out);
-    for (const transport::Probe& probe : rejoin_probes) {
-      Send(identity, transport::MsgType::kProbe, probe, out);
-    }
-    return;
   }
-
-  if (it == workers_.end()) {
-    // Not registered (its HELLO was lost, or the coordinator restarted): a
-    // heartbeat marked unregistered makes it say HELLO again.
-    if (type == transport::MsgType::kResult) {
-      // Keep its result flowing: the scheduler deduplicates.
-      auto result = transport::BodyAs<transport::ResultMsg>(*envelope);
-      if (result.ok()) {
-        Claim(identity, nullptr, result->exec_id, result->attempt);
-        out->results.items.push_back({identity, std::move(*result)});
-      }
-    }
-    transport::Heartbeat hb;
-    hb.epoch = options_.epoch;
-    hb.sent_at = now;
-    hb.registered = false;
-    Send(identity, transport::MsgType::kHeartbeat, hb, out);
-    return;
+  if (!ok) {
+    ++dropped_frames_;
+    spdlog::warn("dropped an unreadable {} frame from worker {}",
+                 transport::MsgTypeName(envelope->type), Printable(identity));
   }
+}
 
-  Worker& w = it->second;
-  if (w.last_seen != 0) {
-    const Micros gap = now - w.last_seen;
+void DispatcherCore::Touch(Worker& w) {
+  const Micros steady = clock_->Steady();
+  if (w.last_heard != 0) {
+    const Micros gap = steady - w.last_heard;
     min_gap_ = min_gap_ == 0 ? gap : std::min(min_gap_, gap);
     max_gap_ = std::max(max_gap_, gap);
   }
-  w.last_seen = now;
-  switch (type) {
-    case transport::MsgType::kCredit: {
-      auto credit = transport::BodyAs<transport::Credit>(*envelope);
-      if (!credit.ok()) break;
-      // Never more credit than free slots: a confused worker cannot flood us.
-      uint32_t busy = static_cast<uint32_t>(w.running.size());
-      uint32_t free = w.slots > busy ? w.slots - busy : 0;
-      w.credits = std::min(free, w.credits + credit->credits);
-      return;
-    }
-    case transport::MsgType::kStarted: {
-      auto started = transport::BodyAs<transport::Started>(*envelope);
-      if (!started.ok()) break;
-      out->started.items.push_back({identity, std::move(*started)});
-      return;
-    }
-    case transport::MsgType::kResult: {
-      auto result = transport::BodyAs<transport::ResultMsg>(*envelope);
-      if (!result.ok()) break;
-      // A recovered execution reported straight away is claimed first.
-      Claim(identity, &w, result->exec_id, result->attempt);
-      auto r = w.running.find(result->exec_id);
-      if (r != w.running.end() && r->second == result->attempt) Finish(w, result->exec_id);
-      out->results.items.push_back({identity, std::move(*result)});
-      return;
-    }
-    case transport::MsgType::kHeartbeat:
-      return;  // last_seen is updated above
-    case transport::MsgType::kProbeReply: {
-      auto reply = transport::BodyAs<transport::ProbeReply>(*envelope);
-      if (!reply.ok()) break;
-      WorkerGone lost, restarted;
-      lost.worker_id = restarted.worker_id = identity;
-      lost.reason = "reconciliation: worker " + identity +
-                    " does not hold it (a dispatch or report was lost)";
-      restarted.reason = "worker " + identity + " rejoined without it (restarted)";
-      for (const transport::ProbeState& st : reply->states) {
-        auto r = w.running.find(st.exec_id);
-        if (r == w.running.end() || r->second != st.attempt) continue;
-        const bool after_rejoin = w.rejoined.erase(st.exec_id) > 0;
-        if (st.state != 0) continue;  // it holds it: nothing to repair
-        (after_rejoin ? restarted : lost).execs.push_back({st.exec_id, st.attempt});
-        Finish(w, st.exec_id);
-        // The slot it was sent to is free after all.
-        if (w.credits + w.running.size() < w.slots) ++w.credits;
-      }
-      for (WorkerGone* gone : {&restarted, &lost}) {
-        if (gone->execs.empty()) continue;
-        LogEvent(spdlog::level::warn, "executions_handed_back",
-                 {{"worker_id", identity}, {"count", gone->execs.size()}, {"reason", gone->reason}},
-                 "{}: {} executions handed back", gone->reason, gone->execs.size());
-        out->gone.push_back(std::move(*gone));
-      }
-      return;
-    }
-    case transport::MsgType::kLogReply: {
-      auto reply = transport::BodyAs<transport::LogReply>(*envelope);
-      if (!reply.ok()) break;
-      out->logs.push_back({std::move(*reply)});
-      return;
-    }
-    case transport::MsgType::kBye: {
-      Forget(identity, "worker " + identity + " left (BYE)", out);
-      return;
-    }
-    default:
-      break;
+  w.last_heard = steady;
+  w.last_seen = clock_->Now();
+}
+
+void DispatcherCore::Refuse(const Frame& f, WorkerState state, WorkerAction action,
+                            DispatcherOutput* out) {
+  ++refused_frames_;
+  if (action == WorkerAction::kAskHello) {
+    // Not registered (its HELLO was lost, or the coordinator restarted): a
+    // heartbeat marked unregistered makes it say HELLO again.
+    spdlog::info("refused a {} frame from unregistered peer {}: asked it to say HELLO",
+                 transport::MsgTypeName(f.envelope.type), Printable(f.identity));
+    AskHello(f.identity, out);
+    return;
   }
   ++dropped_frames_;
-  spdlog::warn("dropped an unexpected {} frame from worker {}",
-               transport::MsgTypeName(envelope->type), identity);
+  spdlog::warn("dropped an unexpected {} frame from {} worker {}",
+               transport::MsgTypeName(f.envelope.type), ToString(state), Printable(f.identity));
+}
+
+void DispatcherCore::AskHello(const std::string& identity, DispatcherOutput* out) {
+  transport::Heartbeat hb;
+  hb.epoch = options_.epoch;
+  hb.sent_at = clock_->Now();
+  hb.registered = false;
+  Send(identity, transport::MsgType::kHeartbeat, hb, out);
+}
+
+bool DispatcherCore::OnHello(const Frame& f, DispatcherOutput* out) {
+  auto hello = transport::BodyAs<transport::Hello>(f.envelope);
+  if (!hello.ok()) return false;
+  const std::string& identity = f.identity;
+  const Micros now = clock_->Now();
+  std::vector<transport::Probe> rejoin_probes;
+  Worker* w = f.worker;
+  if (w != nullptr) {
+    rejoin_probes = RejoinProbes(*w, *hello);
+  } else {
+    w = &workers_.emplace(identity, Worker{}).first->second;
+    w->id = identity;
+    w->joined_at = now;
+    LogEvent(spdlog::level::info, "worker_joined",
+             {{"worker_id", identity}, {"group", hello->group}, {"slots", hello->slots}},
+             "worker {} joined: group {}, {} slots", identity, hello->group, hello->slots);
+  }
+  w->group = hello->group.empty() ? "default" : hello->group;
+  w->slots = hello->slots;
+  w->labels = hello->labels;
+  std::sort(w->labels.begin(), w->labels.end());
+  w->labels.erase(std::unique(w->labels.begin(), w->labels.end()), w->labels.end());
+  w->credits = 0;  // it grants credit with CREDIT
+  w->last_seen = now;
+  w->last_heard = clock_->Steady();
+  // Executions it claims that we did not place there are not ours to run,
+  // unless they are ones the journal left RUNNING or READY before a restart.
+  for (const auto& ref : hello->running) {
+    if (Claim(identity, w, ref.exec_id, ref.attempt)) continue;
+    auto r = w->running.find(ref.exec_id);
+    if (r == w->running.end() || r->second != ref.attempt) {
+      transport::Cancel cancel{ref.exec_id, ref.attempt, options_.epoch};
+      Send(identity, transport::MsgType::kCancel, cancel, out);
+    }
+  }
+  transport::Heartbeat hb;
+  hb.epoch = options_.epoch;
+  hb.sent_at = now;
+  Send(identity, transport::MsgType::kHeartbeat, hb, out);
+  for (const transport::Probe& probe : rejoin_probes) {
+    Send(identity, transport::MsgType::kProbe, probe, out);
+  }
+  return true;
+}
+
+std::vector<transport::Probe> DispatcherCore::RejoinProbes(Worker& w,
+                                                           const transport::Hello& hello) {
+  // A rejoin (restarted, or reconnected after a silence). Executions we
+  // placed there that its HELLO does not list are not lost yet: a DISPATCH we
+  // sent after it reconnected may still be on its way, behind this HELLO. A
+  // PROBE, which travels behind any such DISPATCH, asks; what it does not
+  // hold then is handed back (OnProbeReply).
+  std::unordered_map<std::string, uint32_t> still;
+  for (const auto& ref : hello.running) still[ref.exec_id] = ref.attempt;
+  transport::Probe probe;
+  probe.epoch = options_.epoch;
+  for (const auto& [exec_id, attempt] : w.running) {
+    auto st = still.find(exec_id);
+    if (st != still.end() && st->second == attempt) continue;
+    if (reserved_.count(exec_id)) continue;  // not sent yet: it will be, to the new process
+    probe.execs.push_back({exec_id, attempt});
+    w.rejoined.insert(exec_id);
+  }
+  if (probe.execs.empty()) return {};
+  std::vector<transport::Probe> probes;
+  probes.push_back(std::move(probe));
+  return probes;
+}
+
+bool DispatcherCore::OnCredit(const Frame& f) {
+  auto credit = transport::BodyAs<transport::Credit>(f.envelope);
+  if (!credit.ok()) return false;
+  Worker& w = *f.worker;
+  // Never more credit than free slots: a confused worker cannot flood us.
+  uint32_t busy = static_cast<uint32_t>(w.running.size());
+  uint32_t free = w.slots > busy ? w.slots - busy : 0;
+  w.credits = std::min(free, w.credits + credit->credits);
+  return true;
+}
+
+bool DispatcherCore::OnStarted(const Frame& f, DispatcherOutput* out) {
+  auto started = transport::BodyAs<transport::Started>(f.envelope);
+  if (!started.ok()) return false;
+  out->started.items.push_back({f.identity, std::move(*started)});
+  return true;
+}
+
+bool DispatcherCore::OnResult(const Frame& f, DispatcherOutput* out) {
+  auto result = transport::BodyAs<transport::ResultMsg>(f.envelope);
+  if (!result.ok()) return false;
+  Worker& w = *f.worker;
+  // A recovered execution reported straight away is claimed first.
+  Claim(f.identity, &w, result->exec_id, result->attempt);
+  auto r = w.running.find(result->exec_id);
+  if (r != w.running.end() && r->second == result->attempt) Finish(w, result->exec_id);
+  out->results.items.push_back({f.identity, std::move(*result)});
+  return true;
+}
+
+void DispatcherCore::OnOrphanResult(const Frame& f, DispatcherOutput* out) {
+  // Keep its result flowing: the scheduler deduplicates.
+  auto result = transport::BodyAs<transport::ResultMsg>(f.envelope);
+  if (result.ok()) {
+    Claim(f.identity, nullptr, result->exec_id, result->attempt);
+    out->results.items.push_back({f.identity, std::move(*result)});
+  }
+  AskHello(f.identity, out);
+}
+
+bool DispatcherCore::OnProbeReply(const Frame& f, DispatcherOutput* out) {
+  auto reply = transport::BodyAs<transport::ProbeReply>(f.envelope);
+  if (!reply.ok()) return false;
+  const std::string& identity = f.identity;
+  Worker& w = *f.worker;
+  WorkerGone lost, restarted;
+  lost.worker_id = restarted.worker_id = identity;
+  lost.reason =
+      "reconciliation: worker " + identity + " does not hold it (a dispatch or report was lost)";
+  restarted.reason = "worker " + identity + " rejoined without it (restarted)";
+  for (const transport::ProbeState& st : reply->states) {
+    auto r = w.running.find(st.exec_id);
+    if (r == w.running.end() || r->second != st.attempt) continue;
+    const bool after_rejoin = w.rejoined.erase(st.exec_id) > 0;
+    if (st.state != 0) continue;  // it holds it: nothing to repair
+    (after_rejoin ? restarted : lost).execs.push_back({st.exec_id, st.attempt});
+    Finish(w, st.exec_id);
+    // The slot it was sent to is free after all.
+    if (w.credits + w.running.size() < w.slots) ++w.credits;
+  }
+  for (WorkerGone* gone : {&restarted, &lost}) {
+    if (gone->execs.empty()) continue;
+    LogEvent(spdlog::level::warn, "executions_handed_back",
+             {{"worker_id", identity}, {"count", gone->execs.size()}, {"reason", gone->reason}},
+             "{}: {} executions handed back", gone->reason, gone->execs.size());
+    out->gone.push_back(std::move(*gone));
+  }
+  return true;
+}
+
+bool DispatcherCore::OnLogReply(const Frame& f, DispatcherOutput* out) {
+  auto reply = transport::BodyAs<transport::LogReply>(f.envelope);
+  if (!reply.ok()) return false;
+  out->logs.push_back({std::move(*reply)});
+  return true;
 }
 
 void DispatcherCore::Finish(Worker& w, const std::string& exec_id) {
@@ -236,85 +303,26 @@ void DispatcherCore::Finish(Worker& w, const std::string& exec_id) {
   }
 }
 
-void DispatcherCore::Dequeue(const std::string& exec_id) {
-  auto q = queued_index_.find(exec_id);
-  if (q != queued_index_.end()) {
-    queues_[q->second.first].erase(q->second.second);
-    queued_index_.erase(q);
-    --queued_;
-  }
-}
-
 void DispatcherCore::OnEnqueue(Enqueue&& enqueue) {
   for (QueuedExec& exec : enqueue.execs) {
-    // A newer attempt replaces an older one still waiting.
-    Dequeue(exec.dispatch.exec_id);
-    orphans_.erase(exec.dispatch.exec_id);
-    QueueKey key{-exec.priority, seq_++};
-    std::string group = exec.group.empty() ? "default" : exec.group;
-    queued_index_[exec.dispatch.exec_id] = {group, key};
-    queues_[group].emplace(key, std::move(exec));
-    ++queued_;
+    claims_.Drop(exec.dispatch.exec_id);
+    ready_.Push(std::move(exec));  // a newer attempt replaces an older one still waiting
   }
 }
 
-void DispatcherCore::OnAdopt(const AdoptRunning& adopt) {
-  for (const AdoptExec& e : adopt.execs) {
-    orphans_[e.exec_id] = {e.attempt, e.worker_id, e.expected_ms, adopt.claim_until};
-  }
-  if (adopt.execs.empty()) return;
-  if (next_claim_deadline_ == 0 || adopt.claim_until < next_claim_deadline_) {
-    next_claim_deadline_ = adopt.claim_until;
-  }
-  LogEvent(spdlog::level::info, "recovery_waiting", {{"count", adopt.execs.size()}},
-           "recovery: {} executions were RUNNING; waiting for their workers to claim them",
-           adopt.execs.size());
-}
+void DispatcherCore::OnAdopt(const AdoptRunning& adopt) { claims_.Adopt(adopt); }
 
 bool DispatcherCore::Claim(const std::string& identity, Worker* w, const std::string& exec_id,
                            uint32_t attempt) {
-  auto o = orphans_.find(exec_id);
-  if (o == orphans_.end() || o->second.attempt != attempt) return false;
+  std::optional<int64_t> expected_ms = claims_.Claim(identity, exec_id, attempt);
+  if (!expected_ms) return false;
   // RUNNING in the journal: the scheduler knows it as running already.
   if (w != nullptr) {
     w->running[exec_id] = attempt;
-    w->expected[exec_id] = o->second.expected_ms;
-    w->expected_busy_ms += o->second.expected_ms;
+    w->expected[exec_id] = *expected_ms;
+    w->expected_busy_ms += *expected_ms;
   }
-  orphans_.erase(o);
-  LogEvent(spdlog::level::info, "recovery_claimed",
-           {{"worker_id", identity}, {"exec_id", exec_id}, {"attempt", attempt}},
-           "recovery: worker {} still holds {} attempt {}: kept", identity, exec_id, attempt);
   return true;
-}
-
-void DispatcherCore::ReleaseUnclaimed(Micros now, DispatcherOutput* out) {
-  if (next_claim_deadline_ == 0 || now < next_claim_deadline_) return;
-  next_claim_deadline_ = 0;
-  std::map<std::string, WorkerGone> lost;  // by the worker the journal named
-  for (auto it = orphans_.begin(); it != orphans_.end();) {
-    if (it->second.claim_until > now) {
-      if (next_claim_deadline_ == 0 || it->second.claim_until < next_claim_deadline_) {
-        next_claim_deadline_ = it->second.claim_until;
-      }
-      ++it;
-      continue;
-    }
-    WorkerGone& gone = lost[it->second.worker_id];
-    if (gone.reason.empty()) {
-      gone.worker_id = it->second.worker_id;
-      gone.reason = "no worker claimed it after the coordinator restarted (was on worker " +
-                    (it->second.worker_id.empty() ? std::string("?") : it->second.worker_id) + ")";
-    }
-    gone.execs.push_back({it->first, it->second.attempt});
-    it = orphans_.erase(it);
-  }
-  for (auto& [id, gone] : lost) {
-    LogEvent(spdlog::level::warn, "recovery_unclaimed",
-             {{"worker_id", gone.worker_id}, {"count", gone.execs.size()}, {"reason", gone.reason}},
-             "recovery: {}: {} executions handed back", gone.reason, gone.execs.size());
-    out->gone.push_back(std::move(gone));
-  }
 }
 
 void DispatcherCore::OnRelease(const ReleaseDispatch& release, DispatcherOutput* out) {
@@ -351,11 +359,8 @@ void DispatcherCore::OnAcks(const AckResults& acks, DispatcherOutput* out) {
 
 void DispatcherCore::OnCancel(const CancelExecs& cancel, DispatcherOutput* out) {
   for (const transport::ExecRef& ref : cancel.execs) {
-    orphans_.erase(ref.exec_id);  // a worker claiming it later is told to cancel
-    if (queued_index_.count(ref.exec_id)) {
-      Dequeue(ref.exec_id);
-      continue;
-    }
+    claims_.Drop(ref.exec_id);  // a worker claiming it later is told to cancel
+    if (ready_.Remove(ref.exec_id)) continue;
     if (auto r = reserved_.find(ref.exec_id);
         r != reserved_.end() && r->second.attempt == ref.attempt) {
       // Placed but never sent: nothing to kill on the worker.
@@ -376,12 +381,7 @@ void DispatcherCore::TakeHealth(Micros now, WorkersSnapshot* snapshot) {
   snapshot->max_gap_us = max_gap_;
   min_gap_ = max_gap_ = 0;
   snapshot->queued = queued();
-  Micros oldest = 0;
-  for (const auto& [group, queue] : queues_) {
-    for (const auto& [key, q] : queue) {
-      if (q.ready_at > 0 && (oldest == 0 || q.ready_at < oldest)) oldest = q.ready_at;
-    }
-  }
+  const Micros oldest = ready_.OldestReadyAt();
   snapshot->oldest_ready_age_us = oldest ? now - oldest : 0;
 }
 
@@ -456,65 +456,72 @@ void DispatcherCore::OnSendFailed(const std::string& identity, DispatcherOutput*
 
 void DispatcherCore::Place(DispatcherOutput* out) {
   const Micros now = clock_->Now();
-  ReleaseUnclaimed(now, out);
-  if (queued_ == 0 || placement_paused_) return;
-  std::vector<engine::WorkerView> views;
+  claims_.ReleaseDue(now, &out->gone);  // orphans nobody claimed in time
+  if (ready_.size() == 0 || placement_paused_) return;
+  std::vector<engine::WorkerView> views;  // workers of the group with credit
   std::vector<Worker*> by_view;
-  for (auto& [group, queue] : queues_) {
-    if (queue.empty()) continue;
-    views.clear();
-    by_view.clear();
-    for (auto& [id, w] : workers_) {
-      if (w.group != group || w.credits == 0) continue;
-      engine::WorkerView v;
-      v.id = id;
-      v.group = w.group;
-      v.slots = w.slots;
-      v.credits = w.credits;
-      v.running = static_cast<uint32_t>(w.running.size());
-      v.expected_busy = w.expected_busy_ms * kMicrosPerMilli;
-      v.labels = &w.labels;
-      views.push_back(std::move(v));
-      by_view.push_back(&w);
-    }
-    for (auto q = queue.begin(); q != queue.end() && !views.empty();) {
-      int pick = engine::PickWorker(views, group, q->second.labels);
-      if (pick < 0) {
+  const std::string* group = nullptr;
+  ready_.Visit(
+      [&](const std::string& g) {
+        group = &g;
+        CandidateViews(g, &views, &by_view);
+        return !views.empty();
+      },
+      [&](QueuedExec& exec) {
+        if (views.empty()) return ReadyQueue::Offer::kStop;
+        const int pick = engine::PickWorker(views, *group, exec.labels);
         // No worker with credit has all its labels; one behind it may fit.
-        ++q;
-        continue;
-      }
-      Worker& w = *by_view[pick];
-      auto node = queue.extract(q++);
-      QueuedExec& exec = node.mapped();
-      queued_index_.erase(exec.dispatch.exec_id);
-      --queued_;
-      exec.dispatch.epoch = options_.epoch;
-      // Reserved, not sent: the DISPATCH leaves once the scheduler has
-      // journaled READY -> RUNNING (OnRelease).
-      Reservation& res = reserved_[exec.dispatch.exec_id];
-      res.worker_id = w.id;
-      res.attempt = exec.dispatch.attempt;
-      res.frame.clear();
-      transport::Encode(transport::ToWire(transport::MsgType::kDispatch), exec.dispatch,
-                        &res.frame);
-      w.running[exec.dispatch.exec_id] = exec.dispatch.attempt;
-      w.expected[exec.dispatch.exec_id] = exec.expected_ms;
-      w.expected_busy_ms += exec.expected_ms;
-      --w.credits;
-      out->placed.placed.push_back({w.id, exec.dispatch.exec_id, exec.dispatch.attempt});
-      if (options_.metrics) options_.metrics->dispatch_latency.Observe((now - exec.ready_at) / 1e6);
-      engine::WorkerView& v = views[pick];
-      v.credits = w.credits;
-      v.running = static_cast<uint32_t>(w.running.size());
-      v.expected_busy = w.expected_busy_ms * kMicrosPerMilli;
-      if (v.credits == 0) {
-        views.erase(views.begin() + pick);
-        by_view.erase(by_view.begin() + pick);
-      }
-    }
-  }
+        if (pick < 0) return ReadyQueue::Offer::kSkip;
+        Worker& w = *by_view[pick];
+        Reserve(w, exec, now, out);
+        engine::WorkerView& v = views[pick];
+        v.credits = w.credits;
+        v.running = static_cast<uint32_t>(w.running.size());
+        v.expected_busy = w.expected_busy_ms * kMicrosPerMilli;
+        if (v.credits == 0) {
+          views.erase(views.begin() + pick);
+          by_view.erase(by_view.begin() + pick);
+        }
+        return ReadyQueue::Offer::kTake;
+      });
   out->placed.at = now;
+}
+
+void DispatcherCore::CandidateViews(const std::string& group,
+                                    std::vector<engine::WorkerView>* views,
+                                    std::vector<Worker*>* by_view) {
+  views->clear();
+  by_view->clear();
+  for (auto& [id, w] : workers_) {
+    if (w.group != group || w.credits == 0) continue;
+    engine::WorkerView v;
+    v.id = id;
+    v.group = w.group;
+    v.slots = w.slots;
+    v.credits = w.credits;
+    v.running = static_cast<uint32_t>(w.running.size());
+    v.expected_busy = w.expected_busy_ms * kMicrosPerMilli;
+    v.labels = &w.labels;
+    views->push_back(std::move(v));
+    by_view->push_back(&w);
+  }
+}
+
+void DispatcherCore::Reserve(Worker& w, QueuedExec& exec, Micros now, DispatcherOutput* out) {
+  exec.dispatch.epoch = options_.epoch;
+  // Reserved, not sent: the DISPATCH leaves once the scheduler has
+  // journaled READY -> RUNNING (OnRelease).
+  Reservation& res = reserved_[exec.dispatch.exec_id];
+  res.worker_id = w.id;
+  res.attempt = exec.dispatch.attempt;
+  res.frame.clear();
+  transport::Encode(transport::ToWire(transport::MsgType::kDispatch), exec.dispatch, &res.frame);
+  w.running[exec.dispatch.exec_id] = exec.dispatch.attempt;
+  w.expected[exec.dispatch.exec_id] = exec.expected_ms;
+  w.expected_busy_ms += exec.expected_ms;
+  --w.credits;
+  out->placed.placed.push_back({w.id, exec.dispatch.exec_id, exec.dispatch.attempt});
+  if (options_.metrics) options_.metrics->dispatch_latency.Observe((now - exec.ready_at) / 1e6);
 }
 
 void DispatcherCore::PublishGauges() {
@@ -533,7 +540,7 @@ void DispatcherCore::PublishGauges() {
     slots += w.slots;
     free += w.credits;
   }
-  m->tasks_waiting.Set(static_cast<int64_t>(queued_));
+  m->tasks_waiting.Set(static_cast<int64_t>(ready_.size()));
   m->workers_idle.Set(idle);
   m->workers_busy.Set(busy);
   m->worker_slots.Set(slots);
@@ -566,7 +573,7 @@ void DispatcherCore::Probe(DispatcherOutput* out) {
 
 WorkersSeen DispatcherCore::Seen() const {
   WorkersSeen seen;
-  for (const auto& [id, w] : workers_) seen.workers.push_back({id, w.last_seen, true});
+  for (const auto& [id, w] : workers_) seen.workers.push_back({id, w.last_heard, true});
   return seen;
 }
 

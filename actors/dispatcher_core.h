@@ -13,9 +13,13 @@
 #include <unordered_set>
 #include <vector>
 
+#include "actors/claim_window.h"
 #include "actors/internal_messages.h"
+#include "actors/ready_queue.h"
+#include "actors/worker_protocol.h"
 #include "alerts/sink.h"
 #include "common/clock.h"
+#include "engine/placement.h"
 #include "observability/coordinator_metrics.h"
 #include "transport/codec.h"
 
@@ -53,8 +57,10 @@ class DispatcherCore {
  public:
   DispatcherCore(const Clock* clock, DispatcherOptions options);
 
-  // A frame from a worker (after the ROUTER identity frame). Garbage is
-  // counted and dropped.
+  // A frame from a worker (after the ROUTER identity frame). What it does
+  // depends on the peer's WorkerState: see the table in worker_protocol.cc.
+  // Garbage is counted and dropped; a message its state does not allow is
+  // refused (counted in refused_frames, logged), never fatal.
   void OnWorkerFrame(const std::string& identity, const void* data, size_t size,
                      DispatcherOutput* out);
   // READY executions to place.
@@ -94,15 +100,20 @@ class DispatcherCore {
   // believe it runs. One it does not hold (a DISPATCH or a report was lost)
   // is handed back to the scheduler and its slot's credit restored.
   void Probe(DispatcherOutput* out);
-  // Liveness report for the reconciler.
+  // Liveness report for the reconciler: when each worker was last heard, on
+  // the steady clock (compare with Clock::Steady()).
   WorkersSeen Seen() const;
 
-  size_t queued() const { return queued_; }
+  size_t queued() const { return ready_.size(); }
   size_t reserved() const { return reserved_.size(); }
-  size_t unclaimed() const { return orphans_.size(); }
+  size_t unclaimed() const { return claims_.size(); }
   size_t workers() const { return workers_.size(); }
   bool HasWorker(const std::string& id) const { return workers_.count(id) > 0; }
   uint64_t dropped_frames() const { return dropped_frames_; }
+  // Frames refused because the peer's state does not allow them (a CREDIT
+  // before HELLO, a DISPATCH from a worker, ...); the unreadable ones among
+  // them are in dropped_frames too.
+  uint64_t refused_frames() const { return refused_frames_; }
   std::vector<WorkerSnapshot> Snapshot() const;
   // Fills the queue-health fields of `snapshot` (see WorkersSnapshot) as of
   // `now`, and starts measuring heartbeat gaps afresh.
@@ -115,14 +126,36 @@ class DispatcherCore {
     std::unordered_map<std::string, uint32_t> running;  // exec_id -> attempt
     std::unordered_map<std::string, int64_t> expected;  // exec_id -> expected ms
     std::unordered_set<std::string> rejoined;  // probed after a HELLO that did not list them
-    Micros last_seen = 0;
+    Micros last_seen = 0;                      // wall clock, shown to users
+    Micros last_heard = 0;                     // steady clock, for liveness and heartbeat gaps
     int64_t expected_busy_ms = 0;
     std::vector<std::string> labels;  // from HELLO, sorted and unique
     Micros joined_at = 0;
   };
-  // Queue order within a group: higher priority first, then arrival order.
-  using QueueKey = std::pair<int32_t, uint64_t>;  // (-priority, seq)
 
+  // One decoded frame from `identity`; `worker` is null while unregistered.
+  struct Frame {
+    const std::string& identity;
+    Worker* worker;
+    const transport::Envelope& envelope;
+  };
+  // The handlers of WorkerAction. Those returning bool return false when the
+  // body does not decode (the frame is counted as dropped).
+  bool OnHello(const Frame& f, DispatcherOutput* out);
+  bool OnCredit(const Frame& f);
+  bool OnStarted(const Frame& f, DispatcherOutput* out);
+  bool OnResult(const Frame& f, DispatcherOutput* out);
+  void OnOrphanResult(const Frame& f, DispatcherOutput* out);
+  bool OnProbeReply(const Frame& f, DispatcherOutput* out);
+  bool OnLogReply(const Frame& f, DispatcherOutput* out);
+  void Refuse(const Frame& f, WorkerState state, WorkerAction action, DispatcherOutput* out);
+  // A heartbeat marked unregistered: the peer says HELLO again.
+  void AskHello(const std::string& identity, DispatcherOutput* out);
+  // Any frame from a registered worker: it is alive.
+  void Touch(Worker& w);
+  // For a worker saying HELLO again: a PROBE for what we placed there that
+  // its HELLO does not list (marked rejoined), or nothing.
+  std::vector<transport::Probe> RejoinProbes(Worker& w, const transport::Hello& hello);
   // Drops a worker, handing its executions back; false when it was unknown.
   bool Forget(const std::string& identity, const std::string& reason, DispatcherOutput* out);
   // A worker_lost alert for what Forget just handed back.
@@ -131,13 +164,17 @@ class DispatcherCore {
   void Send(const std::string& identity, transport::MsgType type, const T& body,
             DispatcherOutput* out);
   void Finish(Worker& w, const std::string& exec_id);
-  void Dequeue(const std::string& exec_id);
+  // The workers of `group` with credit, as placement sees them, and each
+  // one's entry in workers_.
+  void CandidateViews(const std::string& group, std::vector<engine::WorkerView>* views,
+                      std::vector<Worker*>* by_view);
+  // Places `exec` on `w`: reserves the slot and keeps the DISPATCH until
+  // OnRelease.
+  void Reserve(Worker& w, QueuedExec& exec, Micros now, DispatcherOutput* out);
   // `identity` holds (exec_id, attempt): if it is a recovered RUNNING
   // execution nobody has claimed yet, it becomes that worker's; true then.
   // `w` is null for a worker that has not said HELLO yet.
   bool Claim(const std::string& identity, Worker* w, const std::string& exec_id, uint32_t attempt);
-  // Orphans nobody claimed in time are handed back to the scheduler.
-  void ReleaseUnclaimed(Micros now, DispatcherOutput* out);
   // A reservation that will never be released (refused, canceled): the slot
   // is free again.
   void DropReservation(const std::string& exec_id);
@@ -145,25 +182,16 @@ class DispatcherCore {
   const Clock* clock_;
   DispatcherOptions options_;
   std::map<std::string, Worker> workers_;
-  std::unordered_map<std::string, std::map<QueueKey, QueuedExec>> queues_;          // by group
-  std::unordered_map<std::string, std::pair<std::string, QueueKey>> queued_index_;  // exec id
-  size_t queued_ = 0;
-  struct Orphan {
-    uint32_t attempt = 0;
-    std::string worker_id;  // where the journal last saw it
-    int64_t expected_ms = 0;
-    Micros claim_until = 0;
-  };
-  std::unordered_map<std::string, Orphan> orphans_;  // exec id -> recovered RUNNING
-  Micros next_claim_deadline_ = 0;                   // earliest orphan claim_until
+  ReadyQueue ready_;
+  ClaimWindow claims_;  // recovered RUNNING executions not yet claimed
   struct Reservation {
     std::string worker_id;
     uint32_t attempt = 0;
     std::string frame;  // the encoded DISPATCH, sent on release
   };
   std::unordered_map<std::string, Reservation> reserved_;  // exec id -> placed, not yet sent
-  uint64_t seq_ = 0;
   uint64_t dropped_frames_ = 0;
+  uint64_t refused_frames_ = 0;
   // Losses per worker id (not BYE), kept after the worker is forgotten so
   // that `apollo11 workers` shows a flapping worker when it rejoins. One
   // entry per id ever lost: bounded by the fleet.
@@ -171,7 +199,7 @@ class DispatcherCore {
   bool placement_paused_ = false;
   Micros gauges_published_ = 0;
   bool gauges_pending_ = false;
-  Micros min_gap_ = 0, max_gap_ = 0;  // between frames of one worker, since TakeHealth
+  Micros min_gap_ = 0, max_gap_ = 0;  // between frames of one worker (steady), since TakeHealth
 };
 
 }  // namespace apollo11::actors

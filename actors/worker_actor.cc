@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "actors/actor_loop.h"
@@ -67,8 +68,11 @@ void WorkerBody(transport::ActorPipe& pipe, zmq::context_t* ctx, const Clock* cl
   OrphanGuard orphans(outbox.get(), config.worker.worker_id);
   orphans.StopLeftovers();
   executor::Executor executor(config.executor, *clock, &orphans);
-  config.worker.log_dir = config.executor.log_dir;
-  WorkerCore core(&executor, clock, config.worker, outbox.get());
+  std::unique_ptr<FileNodeLogReader> node_log;
+  if (!config.worker.node_log_file.empty()) {
+    node_log = std::make_unique<FileNodeLogReader>(config.worker.node_log_file);
+  }
+  WorkerCore core(&executor, clock, config.worker, outbox.get(), node_log.get());
   pipe.SignalReady(Status::Ok());
 
   // The dealer is ZMQ_IMMEDIATE: until its connection is up (a moment after
@@ -91,11 +95,10 @@ void WorkerBody(transport::ActorPipe& pipe, zmq::context_t* ctx, const Clock* cl
     items.push_back(
         {dealer.handle(), 0, static_cast<short>(ZMQ_POLLIN | (hello_unsent ? ZMQ_POLLOUT : 0)), 0});
     executor.AppendPollItems(&items);
-    Micros now = clock->Now();
-    Micros wake = core.NextTick();
-    Micros exec_deadline = executor.NextDeadline();
-    if (exec_deadline && exec_deadline < wake) wake = exec_deadline;
-    auto polled = transport::Poll(items, UntilMs(now, wake, milliseconds(1000)));
+    // The core's timers run on the steady clock, the executor's on the wall.
+    milliseconds wait = UntilMs(clock->Steady(), core.NextTick(), milliseconds(1000));
+    wait = std::min(wait, UntilMs(clock->Now(), executor.NextDeadline(), milliseconds(1000)));
+    auto polled = transport::Poll(items, wait);
     if (!polled.ok()) return;
 
     bool term = false;

@@ -3,10 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cstdio>
 
 #include "common/log_event.h"
-#include "common/log_scan.h"
 #include "dsl/pipeline.h"
 
 namespace apollo11::actors {
@@ -32,10 +30,14 @@ transport::Outcome ToWire(executor::ExecOutcomeKind kind) {
 
 }  // namespace
 
-WorkerCore::WorkerCore(executor::Executor* executor, const Clock* clock, WorkerOptions options,
-                       storage::Outbox* outbox)
-    : executor_(executor), clock_(clock), store_(outbox), options_(std::move(options)) {
-  last_heard_ = clock_->Now();
+WorkerCore::WorkerCore(executor::TaskRunner* runner, const Clock* clock, WorkerOptions options,
+                       storage::Outbox* outbox, const NodeLogReader* node_log)
+    : runner_(runner),
+      clock_(clock),
+      store_(outbox),
+      node_log_(node_log),
+      options_(std::move(options)) {
+  last_heard_ = clock_->Steady();
   last_heartbeat_ = last_heard_;
   if (options_.metrics) options_.metrics->slots.Set(options_.slots);
   if (store_ == nullptr) return;
@@ -70,7 +72,7 @@ std::string WorkerCore::OutboxKey(const Key& key) {
 }
 
 void WorkerCore::Report(const std::vector<Key>& keys) {
-  const Micros now = clock_->Now();
+  const Micros now = clock_->Steady();
   std::vector<std::pair<std::string, std::string>> items;
   items.reserve(keys.size());
   for (const Key& key : keys) {
@@ -113,10 +115,10 @@ void WorkerCore::Hello() {
     if (!entry.finished) hello.running.push_back({key.first, key.second});
   }
   Send(transport::MsgType::kHello, hello);
-  const uint32_t busy = static_cast<uint32_t>(executor_->running());
+  const uint32_t busy = static_cast<uint32_t>(runner_->running());
   SendCredit(options_.slots > busy ? options_.slots - busy : 0);
   // Results the previous coordinator (or connection) never acknowledged.
-  const Micros now = clock_->Now();
+  const Micros now = clock_->Steady();
   for (auto& [key, entry] : entries_) {
     if (!entry.finished) continue;
     Send(transport::MsgType::kResult, entry.result);
@@ -135,7 +137,7 @@ void WorkerCore::OnFrame(const void* data, size_t size) {
                  envelope.status().message());
     return;
   }
-  last_heard_ = clock_->Now();
+  last_heard_ = clock_->Steady();
   heard_since_hello_ = true;
   switch (static_cast<transport::MsgType>(envelope->type)) {
     case transport::MsgType::kDispatch: {
@@ -159,7 +161,7 @@ void WorkerCore::OnFrame(const void* data, size_t size) {
       auto c = transport::BodyAs<transport::Cancel>(*envelope);
       if (!c.ok()) break;
       if (c->epoch < epoch_seen_) return;
-      executor_->Cancel(c->exec_id, c->attempt);
+      runner_->Cancel(c->exec_id, c->attempt);
       return;
     }
     case transport::MsgType::kAck: {
@@ -196,7 +198,7 @@ void WorkerCore::OnFrame(const void* data, size_t size) {
       auto probe = transport::BodyAs<transport::Probe>(*envelope);
       if (!probe.ok()) break;
       transport::ProbeReply reply;
-      const Micros now = clock_->Now();
+      const Micros now = clock_->Steady();
       for (const transport::ExecRef& ref : probe->execs) {
         transport::ProbeState st{ref.exec_id, ref.attempt, 0};
         auto it = entries_.find({ref.exec_id, ref.attempt});
@@ -234,9 +236,9 @@ void WorkerCore::OnLogRequest(const transport::LogRequest& request) {
   if (request.stream == transport::kLogStreamEvents) {
     // This node's log lines about the execution, every attempt (bounded
     // scan: tens of ms of this thread at most).
-    if (options_.node_log_file.empty()) {
+    if (node_log_ == nullptr) {
       reply.error = "worker " + options_.worker_id + " keeps no log file";
-    } else if (auto lines = ScanLogLines(options_.node_log_file, request.exec_id); !lines.ok()) {
+    } else if (auto lines = node_log_->LinesAbout(request.exec_id); !lines.ok()) {
       reply.error = lines.status().message();
     } else {
       std::string all;
@@ -252,23 +254,15 @@ void WorkerCore::OnLogRequest(const transport::LogRequest& request) {
   }
   auto entry = entries_.find({request.exec_id, request.attempt});
   reply.running = entry != entries_.end() && !entry->second.finished;
-  const std::string name = request.exec_id + "." + std::to_string(request.attempt) +
-                           (request.stream == 1 ? ".err" : ".out");
-  if (options_.log_dir.empty() || name.find('/') != std::string::npos) {
+  const uint64_t max_bytes =
+      std::min<uint64_t>(request.max_bytes ? request.max_bytes : kMaxSlice, kMaxSlice);
+  auto slice = runner_->ReadOutput(request.exec_id, request.attempt, request.stream == 1,
+                                   request.offset, max_bytes);
+  if (slice.ok()) {
+    reply.size = slice->size;
+    reply.data = std::move(slice->data);
+  } else if (slice.status().code() != StatusCode::kNotFound) {
     reply.error = "worker " + options_.worker_id + " keeps no log files";
-  } else if (FILE* f = std::fopen((options_.log_dir + "/" + name).c_str(), "rb")) {
-    std::fseek(f, 0, SEEK_END);
-    const long size = std::ftell(f);
-    reply.size = size > 0 ? static_cast<uint64_t>(size) : 0;
-    if (request.offset < reply.size) {
-      const uint64_t want =
-          std::min<uint64_t>({reply.size - request.offset,
-                              request.max_bytes ? request.max_bytes : kMaxSlice, kMaxSlice});
-      reply.data.resize(want);
-      std::fseek(f, static_cast<long>(request.offset), SEEK_SET);
-      reply.data.resize(std::fread(reply.data.data(), 1, want, f));
-    }
-    std::fclose(f);
   } else if (reply.running) {
     reply.size = 0;  // nothing written yet: the file appears with the first byte
   } else {
@@ -294,7 +288,7 @@ void WorkerCore::OnDispatch(transport::Dispatch&& d) {
     // one's result is worth resending.
     if (existing->second.finished) {
       Send(transport::MsgType::kResult, existing->second.result);
-      existing->second.last_sent = clock_->Now();
+      existing->second.last_sent = clock_->Steady();
     }
     return;
   }
@@ -319,9 +313,11 @@ void WorkerCore::OnDispatch(transport::Dispatch&& d) {
   req.run_precheck = p.run_precheck;
 
   const Micros now = clock_->Now();
+  const Micros launch_start = clock_->Steady();
   entries_[key] = Entry{};
-  Status s = executor_->Launch(req);
-  if (auto* m = options_.metrics) m->Launched(s.ok(), clock_->Now() - now, executor_->running());
+  Status s = runner_->Launch(req);
+  if (auto* m = options_.metrics)
+    m->Launched(s.ok(), clock_->Steady() - launch_start, runner_->running());
   if (!s.ok()) {
     Entry& e = entries_[key];
     e.finished = true;
@@ -370,7 +366,7 @@ void WorkerCore::OnFinished(std::vector<executor::ExecOutcome>& finished) {
     ++freed;
   }
   Report(done);
-  if (auto* m = options_.metrics) m->Finished(freed, executor_->running());
+  if (auto* m = options_.metrics) m->Finished(freed, runner_->running());
   SendCredit(freed);
 }
 
@@ -417,24 +413,24 @@ void WorkerCore::LogHealth(Micros now) {
   const double silent_s = static_cast<double>(now - last_heard_) / 1e6;
   LogEvent(spdlog::level::info, "health",
            {{"worker_id", options_.worker_id},
-            {"running", executor_->running()},
+            {"running", runner_->running()},
             {"slots", options_.slots},
             {"unacked_results", unacked_results()},
             {"coordinator_silent_s", silent_s}},
            "health: {} running of {} slots, {} results unacknowledged, coordinator last heard "
            "{:.3f}s ago",
-           executor_->running(), options_.slots, unacked_results(), silent_s);
+           runner_->running(), options_.slots, unacked_results(), silent_s);
 }
 
 bool WorkerCore::Tick() {
-  const Micros now = clock_->Now();
+  const Micros now = clock_->Steady();
   LogHealth(now);
   const Micros interval = options_.heartbeat.count() * kMicrosPerMilli;
   if (now - last_heartbeat_ >= interval) {
     transport::Heartbeat hb;
     hb.epoch = epoch_seen_;
-    hb.sent_at = now;
-    hb.load = options_.slots ? static_cast<double>(executor_->running()) / options_.slots : 0;
+    hb.sent_at = clock_->Now();
+    hb.load = options_.slots ? static_cast<double>(runner_->running()) / options_.slots : 0;
     for (const auto& [key, entry] : entries_) {
       if (!entry.finished) hb.running.push_back({key.first, key.second});
     }

@@ -1,8 +1,8 @@
 #pragma once
-// The worker's logic, apart from its socket: turns DISPATCH into executions
-// on the Executor, reports STARTED and RESULT, keeps every result until the
-// coordinator ACKs it (resending meanwhile), grants credit as slots free up,
-// heartbeats, and notices when the coordinator has gone quiet.
+// The worker's logic, apart from its socket and from what runs tasks: turns
+// DISPATCH into attempts on a TaskRunner (executor/task_runner.h), reports STARTED and RESULT,
+// keeps every result until the coordinator ACKs it (resending meanwhile), grants credit as slots
+// free up, heartbeats, and notices when the coordinator has gone quiet.
 //
 // Delivery: DISPATCH is deduplicated by (exec_id, attempt), so a duplicate is
 // harmless; commands from an epoch older than the newest seen are refused.
@@ -12,9 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "actors/node_log_reader.h"
 #include "common/clock.h"
 #include "common/duration.h"
-#include "executor/executor.h"
+#include "executor/exec_types.h"
+#include "executor/task_runner.h"
 #include "observability/worker_metrics.h"
 #include "storage/outbox.h"
 #include "transport/codec.h"
@@ -30,11 +32,8 @@ struct WorkerOptions {
   Millis heartbeat{10000};
   int liveness = 3;
   Millis result_resend{1000};  // resend an unacknowledged RESULT this often
-  // Where the executor writes each attempt's stdout/stderr
-  // (<exec_id>.<attempt>.out/.err): served to `apollo11 logs`.
-  std::string log_dir;
-  // This node's own JSON log (STATE_DIR/worker-ID/worker.log): LOG_REQUEST
-  // stream 2 returns its lines about one execution, for `apollo11 trace`.
+  // This node's own JSON log (STATE_DIR/worker-ID/worker.log). Not read by
+  // the core: the worker actor gives it a FileNodeLogReader over this file.
   std::string node_log_file;
   // How often Tick logs a "health" line (running, slots, unacknowledged
   // results, time since the coordinator was last heard); 0 = never.
@@ -47,11 +46,13 @@ struct WorkerOptions {
 
 class WorkerCore {
  public:
-  // `executor`, `clock` and `outbox` must outlive the core. With an outbox,
-  // every result is stored there until ACKed, and the results a previous
-  // process of this worker left unacknowledged are loaded to be resent.
-  WorkerCore(executor::Executor* executor, const Clock* clock, WorkerOptions options,
-             storage::Outbox* outbox = nullptr);
+  // `runner`, `clock`, `outbox` and `node_log` must outlive the core. With an
+  // outbox, every result is stored there until ACKed, and the results a
+  // previous process of this worker left unacknowledged are loaded to be
+  // resent. `node_log` answers LOG_REQUEST stream 2 (null: "keeps no log
+  // file"); captured stdout/stderr are read through the runner.
+  WorkerCore(executor::TaskRunner* runner, const Clock* clock, WorkerOptions options,
+             storage::Outbox* outbox = nullptr, const NodeLogReader* node_log = nullptr);
 
   // Frames to send to the coordinator, oldest first; the actor sends and
   // clears them.
@@ -62,13 +63,14 @@ class WorkerCore {
   void Hello();
   // A frame from the coordinator. Garbage is counted and dropped.
   void OnFrame(const void* data, size_t size);
-  // Executions the executor finished.
+  // Attempts the runner finished.
   void OnFinished(std::vector<executor::ExecOutcome>& finished);
-  // Periodic work at `now`: heartbeat, resend unacknowledged results. Returns
-  // true when the coordinator has been silent for `liveness` heartbeats: the
-  // caller should reconnect with a fresh socket and call Hello().
+  // Periodic work: heartbeat, resend unacknowledged results. Returns true
+  // when the coordinator has been silent for `liveness` heartbeats (measured
+  // on Clock::Steady, so a wall-clock step moves none of this): the caller
+  // should reconnect with a fresh socket and call Hello().
   bool Tick();
-  // When Tick next has something to do.
+  // When Tick next has something to do, on the steady clock.
   Micros NextTick() const;
 
   // Stops taking work: tells the coordinator it has no slots (so no credit)
@@ -79,7 +81,7 @@ class WorkerCore {
   void Bye();
 
   size_t unacked_results() const;
-  size_t running() const { return executor_->running(); }
+  size_t running() const { return runner_->running(); }
   uint64_t dropped_frames() const { return dropped_frames_; }
   uint64_t epoch_seen() const { return epoch_seen_; }
   // True from Hello() until the coordinator is first heard after it.
@@ -89,7 +91,7 @@ class WorkerCore {
   struct Entry {
     bool finished = false;
     transport::ResultMsg result;
-    Micros last_sent = 0;
+    Micros last_sent = 0;     // steady clock
     bool log_events = false;  // not a noop: its start and end are logged
   };
   using Key = std::pair<std::string, uint32_t>;
@@ -107,13 +109,15 @@ class WorkerCore {
   void Report(const std::vector<Key>& keys);
   static std::string OutboxKey(const Key& key);
 
-  executor::Executor* executor_;
+  executor::TaskRunner* runner_;
   const Clock* clock_;
   storage::Outbox* store_;
+  const NodeLogReader* node_log_;
   WorkerOptions options_;
   std::vector<std::string> outbox_;
   std::map<Key, Entry> entries_;  // running or finished-but-unacknowledged
   uint64_t epoch_seen_ = 0;
+  // Steady-clock times (liveness, heartbeat and resend timers).
   Micros last_heard_ = 0;
   Micros last_heartbeat_ = 0;
   Micros last_hello_ = 0;

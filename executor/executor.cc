@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <optional>
@@ -533,6 +534,30 @@ std::vector<std::pair<std::string, uint32_t>> Executor::RunningExecs() const {
   out.reserve(execs_.size());
   for (const auto& [key, exec] : execs_) out.push_back(key);
   return out;
+}
+
+Result<OutputSlice> Executor::ReadOutput(const std::string& exec_id, uint32_t attempt,
+                                         bool stderr_stream, uint64_t offset,
+                                         uint64_t max_bytes) const {
+  const std::string name =
+      exec_id + "." + std::to_string(attempt) + (stderr_stream ? ".err" : ".out");
+  if (options_.log_dir.empty() || name.find('/') != std::string::npos) {
+    return Status::Unsupported("no output files are kept");
+  }
+  FILE* f = std::fopen((options_.log_dir + "/" + name).c_str(), "rb");
+  if (f == nullptr) return Status::NotFound("no output file " + name);
+  OutputSlice slice;
+  std::fseek(f, 0, SEEK_END);
+  const long size = std::ftell(f);
+  slice.size = size > 0 ? static_cast<uint64_t>(size) : 0;
+  if (offset < slice.size) {
+    const uint64_t want = std::min<uint64_t>(slice.size - offset, max_bytes);
+    slice.data.resize(want);
+    std::fseek(f, static_cast<long>(offset), SEEK_SET);
+    slice.data.resize(std::fread(slice.data.data(), 1, want, f));
+  }
+  std::fclose(f);
+  return slice;
 }
 
 }  // namespace apollo11::executor

@@ -35,6 +35,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "executor/exec_types.h"
+#include "executor/task_runner.h"
 
 namespace apollo11::executor {
 
@@ -54,7 +55,7 @@ class ProcessGroupObserver {
   virtual void GroupReaped(pid_t pgid) = 0;
 };
 
-class Executor {
+class Executor final : public TaskRunner {
  public:
   // `clock` must outlive the executor; it stamps started_at and arms timers.
   // `observer`, when given, must outlive it too.
@@ -70,12 +71,12 @@ class Executor {
   // opened. Everything else, including "could not start" and unsupported task
   // types, is reported as an ExecOutcome by a later Process(). noop finishes
   // at the next Process() and touches no file.
-  Status Launch(const ExecRequest& request);
+  Status Launch(const ExecRequest& request) override;
 
   // Stops a running attempt: SIGTERM to its process group, SIGKILL after its
   // kill_grace (an HTTP transfer is aborted at once); the outcome is kCanceled.
   // Unknown or already finished attempts are ignored.
-  void Cancel(const std::string& exec_id, uint32_t attempt);
+  void Cancel(const std::string& exec_id, uint32_t attempt) override;
 
   // Appends the fds to wait on (pidfds, output pipes, curl sockets). Valid
   // until the next call of Launch, Cancel or Process.
@@ -91,7 +92,11 @@ class Executor {
   void Process(Micros now, std::vector<ExecOutcome>* finished);
 
   // Attempts launched and not yet reported (queued noop outcomes excluded).
-  size_t running() const { return execs_.size(); }
+  size_t running() const override { return execs_.size(); }
+  // Reads <log_dir>/<exec_id>.<attempt>.out/.err, the files Launch writes; an
+  // exec id with a '/' names none (Unsupported), as does an empty log_dir.
+  Result<OutputSlice> ReadOutput(const std::string& exec_id, uint32_t attempt, bool stderr_stream,
+                                 uint64_t offset, uint64_t max_bytes) const override;
   std::vector<std::pair<std::string, uint32_t>> RunningExecs() const;
 
  private:

@@ -1,12 +1,15 @@
 // The worker's logic with a real Executor (noop tasks finish without a
 // process) and a real LMDB outbox: epoch fencing, DISPATCH deduplication, and
-// results that survive a restart of the worker until they are ACKed.
+// results that survive a restart of the worker until they are ACKed. The last
+// cases run it over a FakeTaskRunner: what it reads comes through its ports.
 
 #include "actors/worker_core.h"
 
 #include <catch2/catch.hpp>
 
+#include "executor/executor.h"
 #include "tests/actors/cli_harness.h"
+#include "tests/executor/fake_task_runner.h"
 
 using namespace apollo11;          // NOLINT: test file
 using namespace apollo11::actors;  // NOLINT: test file
@@ -135,4 +138,102 @@ TEST_CASE("unacknowledged results survive a worker restart in its outbox", "[wor
   f.Feed(Frame(transport::MsgType::kAck, transport::Ack{"r.b", 2}));
   CHECK(f.core->unacked_results() == 0);
   CHECK(f.outbox->size() == 0);
+}
+
+namespace {
+
+// The node log as a test sets it.
+class FakeNodeLog final : public NodeLogReader {
+ public:
+  Result<std::vector<std::string>> LinesAbout(const std::string& exec_id) const override {
+    asked.push_back(exec_id);
+    return lines;
+  }
+  std::vector<std::string> lines;
+  mutable std::vector<std::string> asked;
+};
+
+transport::LogReply OnlyLogReply(WorkerCore& core) {
+  REQUIRE(core.outbox().size() == 1);
+  auto env = transport::DecodeEnvelope(core.outbox()[0].data(), core.outbox()[0].size());
+  REQUIRE(env.ok());
+  REQUIRE(env->type == transport::ToWire(transport::MsgType::kLogReply));
+  auto reply = transport::BodyAs<transport::LogReply>(*env);
+  REQUIRE(reply.ok());
+  core.outbox().clear();
+  return *reply;
+}
+
+transport::LogRequest AskLog(const std::string& exec_id, uint8_t stream, uint64_t offset,
+                             uint32_t max_bytes) {
+  transport::LogRequest r;
+  r.request_id = 7;
+  r.exec_id = exec_id;
+  r.attempt = 1;
+  r.stream = stream;
+  r.offset = offset;
+  r.max_bytes = max_bytes;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("a worker serves LOG_REQUEST through its runner and node-log reader, not files",
+          "[worker][logs]") {
+  FakeClock clock;
+  testing::FakeTaskRunner runner;
+  FakeNodeLog node_log;
+  WorkerOptions options;
+  options.worker_id = "w1";
+  WorkerCore core(&runner, &clock, options, nullptr, &node_log);
+  auto feed = [&](const transport::LogRequest& r) {
+    std::string frame = Frame(transport::MsgType::kLogRequest, r);
+    core.OnFrame(frame.data(), frame.size());
+  };
+
+  runner.output[{"r.a.out", 1}] = "hello world";
+  feed(AskLog("r.a", 0, 6, 3));
+  transport::LogReply reply = OnlyLogReply(core);
+  CHECK(reply.request_id == 7);
+  CHECK(reply.data == "wor");
+  CHECK(reply.size == 11);
+  CHECK(reply.error.empty());
+
+  // Nothing captured for a finished (unknown) attempt: an error naming it.
+  feed(AskLog("r.b", 1, 0, 0));
+  reply = OnlyLogReply(core);
+  CHECK(reply.error.find("no stderr log for r.b attempt 1") != std::string::npos);
+
+  // Nothing captured yet for a running attempt: empty, no error.
+  std::string dispatch = Frame(transport::MsgType::kDispatch, [] {
+    transport::Dispatch d = NoopDispatch("r.c", 1, 1);
+    d.task.type = static_cast<uint8_t>(dsl::TaskType::kShell);
+    return d;
+  }());
+  core.OnFrame(dispatch.data(), dispatch.size());
+  core.outbox().clear();
+  REQUIRE(runner.IsRunning("r.c", 1));
+  feed(AskLog("r.c", 0, 0, 0));
+  reply = OnlyLogReply(core);
+  CHECK(reply.running);
+  CHECK(reply.error.empty());
+  CHECK(reply.size == 0);
+
+  node_log.lines = {"{\"exec_id\":\"r.a\"}", "{\"exec_id\":\"r.a\",\"x\":1}"};
+  feed(AskLog("r.a", transport::kLogStreamEvents, 0, 0));
+  reply = OnlyLogReply(core);
+  CHECK(node_log.asked == std::vector<std::string>{"r.a"});
+  CHECK(reply.data == node_log.lines[0] + "\n" + node_log.lines[1] + "\n");
+}
+
+TEST_CASE("a worker without a node-log reader says it keeps no log file", "[worker][logs]") {
+  FakeClock clock;
+  testing::FakeTaskRunner runner;
+  WorkerOptions options;
+  options.worker_id = "w1";
+  WorkerCore core(&runner, &clock, options);
+  std::string frame =
+      Frame(transport::MsgType::kLogRequest, AskLog("r.a", transport::kLogStreamEvents, 0, 0));
+  core.OnFrame(frame.data(), frame.size());
+  CHECK(OnlyLogReply(core).error == "worker w1 keeps no log file");
 }

@@ -93,6 +93,32 @@ TEST_CASE("a shell task's exit code, stdout tail and log files are reported", "[
   CHECK(ex.running() == 0);
 }
 
+TEST_CASE("ReadOutput serves slices of the captured stdout and stderr", "[executor]") {
+  TempDir dir;
+  SystemClock clock;
+  Executor ex(ExecutorOptions{dir.path() + "/logs", 1 << 20, 64 << 10}, clock);
+  RunOne(ex, clock, Shell("ok", "echo hello world; echo oops >&2"));
+
+  auto out = ex.ReadOutput("r1.ok", 1, /*stderr_stream=*/false, 6, 3);
+  REQUIRE(out.ok());
+  CHECK(out->data == "wor");
+  CHECK(out->size == 12);
+  auto err = ex.ReadOutput("r1.ok", 1, /*stderr_stream=*/true, 0, 100);
+  REQUIRE(err.ok());
+  CHECK(err->data == "oops\n");
+  auto past = ex.ReadOutput("r1.ok", 1, false, 100, 10);
+  REQUIRE(past.ok());
+  CHECK(past->data.empty());
+  CHECK(past->size == 12);
+
+  CHECK(ex.ReadOutput("r1.ok", 2, false, 0, 10).status().code() == apollo11::StatusCode::kNotFound);
+  CHECK(ex.ReadOutput("../r1.ok", 1, false, 0, 10).status().code() ==
+        apollo11::StatusCode::kUnsupported);
+  Executor no_logs(ExecutorOptions{"", 1 << 20, 64 << 10}, clock);
+  CHECK(no_logs.ReadOutput("r1.ok", 1, false, 0, 10).status().code() ==
+        apollo11::StatusCode::kUnsupported);
+}
+
 TEST_CASE("output keeps only the last output_tail_bytes of stdout", "[executor]") {
   SystemClock clock;
   Executor ex(ExecutorOptions{"", 1 << 20, 8}, clock);

@@ -1,0 +1,262 @@
+// The dispatcher's worker-protocol table (actors/worker_protocol.h) and
+// DispatcherCore following it: which message is accepted in which state, and
+// what a refused one costs (counted, logged, never fatal); and the two
+// pieces of dispatcher state beside it, the ready queue and the claim window.
+
+#include "actors/worker_protocol.h"
+
+#include <catch2/catch.hpp>
+
+#include "actors/claim_window.h"
+#include "actors/dispatcher_core.h"
+#include "actors/ready_queue.h"
+
+using namespace apollo11;          // NOLINT: test file
+using namespace apollo11::actors;  // NOLINT: test file
+using transport::MsgType;
+
+namespace {
+
+std::string HelloFrame(const std::string& id, uint32_t slots, const std::string& group = "default",
+                       std::vector<transport::ExecRef> running = {}) {
+  transport::Hello h;
+  h.worker_id = id;
+  h.group = group;
+  h.slots = slots;
+  h.running = std::move(running);
+  return transport::EncodeToString(MsgType::kHello, h);
+}
+
+std::string CreditFrame(uint32_t n) {
+  return transport::EncodeToString(MsgType::kCredit, transport::Credit{n});
+}
+
+std::string ResultFrame(const std::string& exec_id, uint32_t attempt) {
+  transport::ResultMsg r;
+  r.exec_id = exec_id;
+  r.attempt = attempt;
+  return transport::EncodeToString(MsgType::kResult, r);
+}
+
+// The types of the frames sent to `identity`.
+std::vector<MsgType> SentTo(const DispatcherOutput& out, const std::string& identity) {
+  std::vector<MsgType> types;
+  for (const auto& [id, frame] : out.to_workers) {
+    if (id != identity) continue;
+    auto env = transport::DecodeEnvelope(frame.data(), frame.size());
+    REQUIRE(env.ok());
+    types.push_back(static_cast<MsgType>(env->type));
+  }
+  return types;
+}
+
+bool AskedHello(const DispatcherOutput& out, const std::string& identity) {
+  for (const auto& [id, frame] : out.to_workers) {
+    auto env = transport::DecodeEnvelope(frame.data(), frame.size());
+    REQUIRE(env.ok());
+    if (id != identity || env->type != transport::ToWire(MsgType::kHeartbeat)) continue;
+    auto hb = transport::BodyAs<transport::Heartbeat>(*env);
+    REQUIRE(hb.ok());
+    if (!hb->registered) return true;
+  }
+  return false;
+}
+
+struct Dispatcher {
+  FakeClock clock;
+  DispatcherCore core{&clock, {}};
+  DispatcherOutput out;
+  void Feed(const std::string& identity, const std::string& frame) {
+    core.OnWorkerFrame(identity, frame.data(), frame.size(), &out);
+  }
+  void Enqueue(const std::string& exec_id) {
+    actors::Enqueue e;
+    QueuedExec q;
+    q.dispatch.exec_id = exec_id;
+    q.dispatch.attempt = 1;
+    e.execs.push_back(std::move(q));
+    core.OnEnqueue(std::move(e));
+  }
+};
+
+}  // namespace
+
+TEST_CASE("the worker protocol table: only HELLO registers; a RESULT flows before it",
+          "[dispatcher][protocol]") {
+  const auto u = WorkerState::kUnregistered;
+  CHECK(DecideWorkerAction(u, transport::ToWire(MsgType::kHello)) == WorkerAction::kRegister);
+  CHECK(DecideWorkerAction(u, transport::ToWire(MsgType::kResult)) == WorkerAction::kOrphanResult);
+  for (MsgType t : {MsgType::kCredit, MsgType::kStarted, MsgType::kHeartbeat, MsgType::kProbeReply,
+                    MsgType::kLogReply, MsgType::kBye, MsgType::kDispatch}) {
+    INFO(transport::MsgTypeName(transport::ToWire(t)));
+    CHECK(DecideWorkerAction(u, transport::ToWire(t)) == WorkerAction::kAskHello);
+  }
+  CHECK(DecideWorkerAction(u, 99) == WorkerAction::kAskHello);
+}
+
+TEST_CASE("the worker protocol table: a registered worker's messages each have their handler",
+          "[dispatcher][protocol]") {
+  const auto r = WorkerState::kRegistered;
+  CHECK(DecideWorkerAction(r, transport::ToWire(MsgType::kHello)) == WorkerAction::kRegister);
+  CHECK(DecideWorkerAction(r, transport::ToWire(MsgType::kCredit)) == WorkerAction::kCredit);
+  CHECK(DecideWorkerAction(r, transport::ToWire(MsgType::kStarted)) == WorkerAction::kStarted);
+  CHECK(DecideWorkerAction(r, transport::ToWire(MsgType::kResult)) == WorkerAction::kResult);
+  CHECK(DecideWorkerAction(r, transport::ToWire(MsgType::kHeartbeat)) == WorkerAction::kHeartbeat);
+  CHECK(DecideWorkerAction(r, transport::ToWire(MsgType::kProbeReply)) ==
+        WorkerAction::kProbeReply);
+  CHECK(DecideWorkerAction(r, transport::ToWire(MsgType::kLogReply)) == WorkerAction::kLogReply);
+  CHECK(DecideWorkerAction(r, transport::ToWire(MsgType::kBye)) == WorkerAction::kBye);
+  // What only the dispatcher sends, the runtime's own types and unknown ones.
+  for (uint16_t t : {transport::ToWire(MsgType::kDispatch), transport::ToWire(MsgType::kAck),
+                     transport::ToWire(MsgType::kProbe), transport::ToWire(MsgType::kCancel),
+                     transport::ToWire(MsgType::kLogRequest), transport::ToWire(MsgType::kTerm),
+                     uint16_t{0}, uint16_t{99}, uint16_t{65535}}) {
+    INFO(t);
+    CHECK(DecideWorkerAction(r, t) == WorkerAction::kRefuse);
+    CHECK(IsRefusal(DecideWorkerAction(r, t)));
+  }
+}
+
+TEST_CASE("a CREDIT before HELLO is refused, counted, and the peer asked to say HELLO",
+          "[dispatcher][protocol]") {
+  Dispatcher d;
+  d.Feed("w1", CreditFrame(4));
+  CHECK(d.core.refused_frames() == 1);
+  CHECK(d.core.workers() == 0);
+  CHECK(AskedHello(d.out, "w1"));
+  // The credit was not kept for later: after HELLO, nothing is placed until
+  // the worker grants credit again.
+  d.Feed("w1", HelloFrame("w1", 4));
+  d.Enqueue("r.a");
+  d.out.Clear();
+  d.core.Place(&d.out);
+  CHECK(d.out.placed.placed.empty());
+  d.Feed("w1", CreditFrame(1));
+  d.core.Place(&d.out);
+  CHECK(d.out.placed.placed.size() == 1);
+}
+
+TEST_CASE("a RESULT before HELLO is forwarded but does not register its sender",
+          "[dispatcher][protocol]") {
+  Dispatcher d;
+  d.Feed("w1", ResultFrame("r.a", 1));
+  REQUIRE(d.out.results.items.size() == 1);
+  CHECK(d.out.results.items[0].worker_id == "w1");
+  CHECK(d.core.workers() == 0);
+  CHECK(AskedHello(d.out, "w1"));
+  CHECK(d.core.refused_frames() == 0);
+}
+
+TEST_CASE("a second HELLO re-registers: new slots and labels, no credit, one worker",
+          "[dispatcher][protocol]") {
+  Dispatcher d;
+  d.Feed("w1", HelloFrame("w1", 2, "etl"));
+  d.Feed("w1", CreditFrame(2));
+  const Micros joined = d.core.Snapshot().at(0).joined_at;
+  d.clock.Advance(5 * kMicrosPerSecond);
+  d.out.Clear();
+  d.Feed("w1", HelloFrame("w1", 3, "gpu"));
+  CHECK(d.core.refused_frames() == 0);
+  REQUIRE(d.core.workers() == 1);
+  const WorkerSnapshot w = d.core.Snapshot().at(0);
+  CHECK(w.group == "gpu");
+  CHECK(w.slots == 3);
+  CHECK(w.credits == 0);  // credit comes with CREDIT again
+  CHECK(w.joined_at == joined);
+  CHECK(w.last_seen == d.clock.Now());
+  CHECK(SentTo(d.out, "w1") == std::vector<MsgType>{MsgType::kHeartbeat});
+  CHECK_FALSE(AskedHello(d.out, "w1"));
+}
+
+TEST_CASE("a DISPATCH sent by a worker is refused and counted; the worker stays",
+          "[dispatcher][protocol]") {
+  Dispatcher d;
+  d.Feed("w1", HelloFrame("w1", 1));
+  d.out.Clear();
+  d.Feed("w1", transport::EncodeToString(MsgType::kDispatch, transport::Dispatch{}));
+  d.Feed("w1", transport::EncodeToString(MsgType::kAck, transport::Ack{"r.a", 1}));
+  CHECK(d.core.refused_frames() == 2);
+  CHECK(d.core.dropped_frames() == 2);
+  CHECK(d.core.HasWorker("w1"));
+  CHECK(d.out.to_workers.empty());
+}
+
+TEST_CASE("BYE from a worker that never said HELLO is refused; from a registered one it leaves",
+          "[dispatcher][protocol]") {
+  Dispatcher d;
+  const std::string bye = transport::EncodeToString(MsgType::kBye, transport::Bye{"w1"});
+  d.Feed("w1", bye);
+  CHECK(d.core.refused_frames() == 1);
+  CHECK(d.out.gone.empty());
+  d.Feed("w1", HelloFrame("w1", 1));
+  d.Feed("w1", bye);
+  CHECK(d.core.workers() == 0);
+  REQUIRE(d.out.gone.size() == 1);
+  CHECK(d.out.gone[0].reason.find("BYE") != std::string::npos);
+}
+
+TEST_CASE("liveness is reported on the steady clock; last_seen shown stays wall time",
+          "[dispatcher][protocol]") {
+  Dispatcher d;
+  d.Feed("w1", HelloFrame("w1", 1));
+  const Micros steady = d.clock.Steady();
+  d.clock.StepWall(-3600 * kMicrosPerSecond);  // an operator sets the clock back an hour
+  d.Feed("w1", transport::EncodeToString(MsgType::kHeartbeat, transport::Heartbeat{}));
+  WorkersSeen seen = d.core.Seen();
+  REQUIRE(seen.workers.size() == 1);
+  CHECK(seen.workers[0].last_seen == steady);  // not an hour in the past
+  CHECK(d.core.Snapshot().at(0).last_seen == d.clock.Now());
+}
+
+TEST_CASE("the ready queue replaces an older attempt and offers by priority, then arrival",
+          "[dispatcher]") {
+  ReadyQueue queue;
+  auto exec = [](const std::string& id, uint32_t attempt, int priority) {
+    QueuedExec q;
+    q.priority = priority;
+    q.dispatch.exec_id = id;
+    q.dispatch.attempt = attempt;
+    return q;
+  };
+  queue.Push(exec("r.a", 1, 0));
+  queue.Push(exec("r.b", 1, 5));
+  queue.Push(exec("r.c", 1, 0));
+  queue.Push(exec("r.a", 2, 0));  // a newer attempt of r.a: replaces it, queued last
+  CHECK(queue.size() == 3);
+  std::vector<std::string> offered;
+  queue.Visit([](const std::string& group) { return group == "default"; },
+              [&](QueuedExec& q) {
+                offered.push_back(q.dispatch.exec_id + "/" + std::to_string(q.dispatch.attempt));
+                return q.dispatch.exec_id == "r.c" ? ReadyQueue::Offer::kSkip
+                                                   : ReadyQueue::Offer::kTake;
+              });
+  CHECK(offered == std::vector<std::string>{"r.b/1", "r.c/1", "r.a/2"});
+  CHECK(queue.size() == 1);
+  CHECK(queue.Contains("r.c"));
+  CHECK(queue.Remove("r.c"));
+  CHECK_FALSE(queue.Remove("r.c"));
+  CHECK(queue.size() == 0);
+}
+
+TEST_CASE("the claim window keeps what is claimed in time and hands back the rest by worker",
+          "[dispatcher][recovery]") {
+  ClaimWindow window;
+  AdoptRunning adopt;
+  adopt.claim_until = 1000;
+  adopt.execs.push_back({"r.a", 1, "w1", 500});
+  adopt.execs.push_back({"r.b", 2, "w1", 0});
+  adopt.execs.push_back({"r.c", 1, "w2", 0});
+  window.Adopt(adopt);
+  CHECK_FALSE(window.Claim("w1", "r.a", 2).has_value());  // another attempt
+  CHECK(window.Claim("w1", "r.a", 1) == std::optional<int64_t>(500));
+  window.Drop("r.c");  // canceled meanwhile
+  std::vector<WorkerGone> gone;
+  window.ReleaseDue(999, &gone);
+  CHECK(gone.empty());
+  window.ReleaseDue(1000, &gone);
+  REQUIRE(gone.size() == 1);
+  CHECK(gone[0].worker_id == "w1");
+  REQUIRE(gone[0].execs.size() == 1);
+  CHECK(gone[0].execs[0] == transport::ExecRef{"r.b", 2});
+  CHECK(window.size() == 0);
+}

@@ -1,0 +1,191 @@
+// The coordinator's protocol rules, shown on the deterministic simulator
+// (tests/sim/simulation.h): every message stepped by hand, time moved by
+// hand. Each Simulation also checks on every delivery that no DISPATCH
+// leaves before its RUNNING is durable and no ACK before its result is.
+
+#include <catch2/catch.hpp>
+
+#include "tests/sim/simulation.h"
+
+using namespace apollo11;       // NOLINT: test file
+using namespace apollo11::sim;  // NOLINT: test file
+
+TEST_CASE("a worker's result is ACKed only after its transition is committed", "[sim]") {
+  Simulation sim;
+  SimWorker& w1 = sim.AddWorker("w1");
+  const std::string run = sim.Submit({Task("a")});
+  sim.RunUntilIdle();
+  const std::string a = run + ".a";
+  REQUIRE(w1.runner.IsRunning(a, 1));
+
+  sim.Finish("w1", a);  // the RESULT leaves the worker
+  CHECK(w1.core->unacked_results() == 1);
+  sim.DispatcherTurn();  // and reaches the scheduler
+  CHECK(sim.Execution(a)->state == TaskState::kRunning);
+  sim.SchedulerTurn();  // committed; the ACK goes to the dispatcher only now
+  CHECK(sim.Execution(a)->state == TaskState::kSuccess);
+  CHECK(sim.acks_delivered() == 0);
+  sim.DispatcherTurn();
+  CHECK(sim.acks_delivered() == 1);
+  sim.WorkerTurn("w1");
+  CHECK(w1.core->unacked_results() == 0);
+  sim.RunUntilIdle();
+  CHECK(sim.finished_runs().at(run) == RunStatus::kSuccess);
+}
+
+TEST_CASE("a failed commit releases nothing: the result stays unacknowledged and is resent",
+          "[sim]") {
+  Simulation sim;
+  SimWorker& w1 = sim.AddWorker("w1");
+  const std::string run = sim.Submit({Task("a")});
+  sim.RunUntilIdle();
+  const std::string a = run + ".a";
+  sim.Finish("w1", a);
+  sim.DispatcherTurn();
+  sim.FillStore();  // the disk is full from now on
+  sim.SchedulerTurn();
+  CHECK(sim.failed_commits() == 1);
+  // The worker resends its RESULT every heartbeat; every commit fails.
+  sim.AdvanceBy(Millis(500), Millis(100));
+  CHECK(sim.failed_commits() > 1);
+  CHECK(sim.acks_delivered() == 0);
+  CHECK(w1.core->unacked_results() == 1);
+  CHECK(sim.Execution(a)->state == TaskState::kRunning);
+  CHECK(sim.finished_runs().empty());
+}
+
+TEST_CASE("a READY execution placed at once joins the turn's commit and leaves only after it",
+          "[sim]") {
+  Simulation sim;
+  SimWorker& w1 = sim.AddWorker("w1");
+  const std::string run = sim.Submit({Task("a"), Task("b", {"a"})});
+  sim.RunUntilIdle();
+  const std::string a = run + ".a", b = run + ".b";
+  sim.Finish("w1", a);   // RESULT, and CREDIT for the freed slot
+  sim.DispatcherTurn();  // both reach the dispatcher; the result goes on
+  const size_t sent = sim.dispatches().size();
+  // One scheduler turn: a's SUCCESS promotes b, the dispatcher places b on
+  // the ticket before the commit, and the one commit holds a SUCCESS and b
+  // READY -> RUNNING.
+  sim.SchedulerTurn();
+  CHECK(sim.failed_commits() == 0);
+  CHECK(sim.Execution(a)->state == TaskState::kSuccess);
+  auto rec = sim.Execution(b);
+  REQUIRE(rec.has_value());
+  CHECK(rec->state == TaskState::kRunning);
+  CHECK(rec->worker_id == "w1");
+  // b's DISPATCH was held until that commit; it leaves with the release.
+  CHECK(sim.dispatches().size() == sent);
+  CHECK_FALSE(w1.runner.IsRunning(b, 1));
+  sim.DispatcherTurn();
+  REQUIRE(sim.dispatches().size() == sent + 1);
+  CHECK(sim.dispatches().back().second.exec_id == b);
+  sim.WorkerTurn("w1");
+  CHECK(w1.runner.IsRunning(b, 1));
+}
+
+TEST_CASE(
+    "after a restart, executions claimed by their worker's HELLO are kept and unclaimed "
+    "ones requeued after the claim window",
+    "[sim][recovery]") {
+  SimOptions options;
+  options.claim_window = Millis(400);
+  Simulation sim(options);
+  sim.AddWorker("w1");
+  sim.AddWorker("w2");
+  const std::string run = sim.Submit({Task("a"), Task("b")});
+  sim.RunUntilIdle();
+  const std::string a = run + ".a", b = run + ".b";
+  const std::string holder_a = sim.Execution(a)->worker_id;
+  const std::string holder_b = sim.Execution(b)->worker_id;
+  REQUIRE(holder_a != holder_b);
+
+  sim.worker(holder_b).partitioned = true;  // b's worker never comes back
+  sim.RestartCoordinator();
+  sim.AddWorker("w3");  // a fresh worker with a free slot
+  sim.AdvanceBy(Millis(200), Millis(50));
+  // a's worker heard the new coordinator and claimed a in its HELLO.
+  CHECK(sim.dispatcher().HasWorker(holder_a));
+  CHECK(sim.dispatcher().unclaimed() == 1);
+  auto rec_a = sim.Execution(a);
+  CHECK(rec_a->state == TaskState::kRunning);
+  CHECK(rec_a->attempt == 1);
+  CHECK(sim.Execution(b)->attempt == 1);  // still inside the window
+
+  sim.AdvanceBy(Millis(300), Millis(50));  // the window closes
+  CHECK(sim.dispatcher().unclaimed() == 0);
+  auto rec_b = sim.Execution(b);
+  CHECK(rec_b->state == TaskState::kRunning);
+  CHECK(rec_b->attempt == 2);
+  CHECK(rec_b->worker_id == "w3");
+  CHECK(rec_b->retries_used == 0);
+  CHECK(sim.Execution(a)->attempt == 1);  // a was kept, not rerun
+
+  sim.Finish(holder_a, a);
+  sim.Finish("w3", b);
+  sim.RunUntilIdle();
+  CHECK(sim.finished_runs().at(run) == RunStatus::kSuccess);
+}
+
+TEST_CASE(
+    "a silent worker is lost after liveness x heartbeat and its execution runs elsewhere "
+    "without consuming a retry",
+    "[sim][liveness]") {
+  Simulation sim;  // heartbeat 100 ms, liveness 3
+  sim.AddWorker("w1");
+  const std::string run = sim.Submit({Task("a")});
+  sim.RunUntilIdle();
+  const std::string a = run + ".a";
+  REQUIRE(sim.Execution(a)->worker_id == "w1");
+  sim.AddWorker("w2");
+
+  sim.worker("w1").partitioned = true;
+  sim.AdvanceBy(Millis(250), Millis(50));
+  CHECK(sim.dispatcher().HasWorker("w1"));  // silent, but not for 3 heartbeats yet
+  sim.AdvanceBy(Millis(300), Millis(50));
+  CHECK_FALSE(sim.dispatcher().HasWorker("w1"));
+  auto rec = sim.Execution(a);
+  CHECK(rec->state == TaskState::kRunning);
+  CHECK(rec->worker_id == "w2");
+  CHECK(rec->attempt == 2);
+  CHECK(rec->retries_used == 0);
+  CHECK(rec->requeues == 1);
+
+  sim.Finish("w2", a);
+  sim.RunUntilIdle();
+  CHECK(sim.finished_runs().at(run) == RunStatus::kSuccess);
+}
+
+TEST_CASE("a wall-clock step does not make a live worker look silent", "[sim][liveness]") {
+  Simulation sim;
+  sim.AddWorker("w1");
+  sim.RunUntilIdle();
+  sim.clock().StepWall(3600 * kMicrosPerSecond);  // NTP jumps an hour ahead
+  sim.AdvanceBy(Millis(100), Millis(50));
+  CHECK(sim.dispatcher().HasWorker("w1"));
+}
+
+TEST_CASE("the reconciler's PROBE finds an execution its worker does not hold, and it is repaired",
+          "[sim][reconcile]") {
+  SimOptions options;
+  options.reconcile_interval = Millis(500);
+  Simulation sim(options);
+  SimWorker& w1 = sim.AddWorker("w1");
+  w1.lose_dispatches = 1;  // the network loses the first DISPATCH
+  const std::string run = sim.Submit({Task("a")});
+  sim.RunUntilIdle();
+  const std::string a = run + ".a";
+  CHECK(sim.Execution(a)->state == TaskState::kRunning);  // as far as the coordinator knows
+  CHECK_FALSE(w1.runner.IsRunning(a, 1));
+
+  sim.AdvanceBy(Millis(600), Millis(100));  // PROBE; the worker answers "unknown"
+  auto rec = sim.Execution(a);
+  CHECK(rec->state == TaskState::kRunning);
+  CHECK(rec->attempt == 2);
+  CHECK(rec->retries_used == 0);
+  CHECK(w1.runner.IsRunning(a, 2));
+
+  sim.Finish("w1", a);
+  sim.RunUntilIdle();
+  CHECK(sim.finished_runs().at(run) == RunStatus::kSuccess);
+}
