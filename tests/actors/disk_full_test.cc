@@ -122,8 +122,17 @@ TEST_CASE("a full disk pauses the coordinator, which keeps answering and resumes
   REQUIRE(WaitFor([&] { return node.Log().find("journal: disk full at") != std::string::npos; },
                   20000));
 
-  // Reads are answered, with the failure visible; nothing new starts.
-  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  // The failed commit count, from the API (0 while the journal is healthy).
+  auto failures_now = [&] {
+    auto d = ParseJson(node.Cli({"status", run_id, "--json"}).out);
+    return d.is_object() && d["journal_error"].is_object()
+               ? d["journal_error"].value("failures", 0)
+               : 0;
+  };
+  // Reads are answered, with the failure visible; nothing new starts. The
+  // second failed commit is the event that says the pause has settled: the
+  // turn that hit the full disk has released nothing, and the retry too.
+  REQUIRE(WaitFor([&] { return failures_now() >= 2; }, 10000));
   const size_t marks_paused = CountLines(marks);
   CmdResult status = node.Cli({"status", run_id, "--json"});
   REQUIRE(status.exit_code == 0);
@@ -145,15 +154,18 @@ TEST_CASE("a full disk pauses the coordinator, which keeps answering and resumes
   CHECK(refused.err.find("refused while the coordinator cannot write its journal") !=
         std::string::npos);
 
-  std::this_thread::sleep_for(std::chrono::milliseconds(3000));
+  // Two more failed retries, waited for as events rather than slept for:
+  // nothing starts meanwhile, and they are spaced by the backoff (the delay
+  // doubles from 250 ms, so the two after the second failure take >= 1.5 s;
+  // a hot loop would take milliseconds).
+  const int failures_before = failures_now();
+  const auto t0 = std::chrono::steady_clock::now();
+  REQUIRE(WaitFor([&] { return failures_now() >= failures_before + 2; }, 20000));
+  const auto spaced = std::chrono::steady_clock::now() - t0;
   CHECK(CountLines(marks) == marks_paused);  // no task started while paused
   CHECK(CountLines(marks) < kFanOut);
-  auto later = ParseJson(node.Cli({"status", run_id, "--json"}).out);
-  REQUIRE(later["journal_error"].is_object());
-  // Backoff: a handful of attempts in ~4 s, not a hot loop.
-  const int failures = later["journal_error"]["failures"].get<int>();
-  CHECK(failures >= 2);
-  CHECK(failures <= 12);
+  CHECK(spaced >= std::chrono::milliseconds(1000));
+  CHECK(failures_now() <= failures_before + 4);
   CHECK(Occurrences(node.Log(), "journal: disk full at") == 1);  // said once
 
   // Space returns: the run finishes, every task ran once, history complete.
