@@ -198,11 +198,22 @@ int Submit(const ClientFlags& f) {
   submit.pipeline_json = dsl::CanonicalJson(*parsed.pipeline);
   submit.pipeline_hash = dsl::HashCanonicalJson(submit.pipeline_json);
   submit.params = parsed.pipeline->params;
-  auto run_id = (*remote)->Submit(submit);
+  if (!f.wait) {
+    auto run_id = (*remote)->Submit(std::move(submit));
+    if (!run_id.ok()) return Fail("submit", run_id.status());
+    std::printf("%s\n", run_id->c_str());
+    std::fflush(stdout);
+    return kExitOk;
+  }
+  // Follow the run's pushed progress until it ends, then show its status
+  // once; the exit code is the run's outcome.
+  FollowHooks hooks;
+  hooks.accepted = [](const std::string& run_id) {
+    std::printf("%s\n", run_id.c_str());
+    std::fflush(stdout);
+  };
+  auto run_id = (*remote)->SubmitAndFollow(std::move(submit), hooks);
   if (!run_id.ok()) return Fail("submit", run_id.status());
-  std::printf("%s\n", run_id->c_str());
-  std::fflush(stdout);
-  if (!f.wait) return kExitOk;
   ClientFlags status = f;
   status.id = *run_id;
   return Inspect(status, "status", true);

@@ -160,9 +160,9 @@ Status Node::StartHttp() {
 }
 
 std::optional<Status> Node::ActorFailure() const {
-  // The seam for actor supervision: once Coordinator and WorkerActor report
-  // an actor that died (e.g. coordinator_->failure(), worker_->failure()),
-  // return the first such report here; Run then exits non-zero with it.
+  for (const FailureSource& source : failure_sources_) {
+    if (std::optional<Status> failure = source()) return failure;
+  }
   return std::nullopt;
 }
 

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 #include <zmq.hpp>
 
 #include "actors/coordinator.h"
@@ -69,8 +70,12 @@ class Node {
   // OpenState then StartActors.
   Status Start() { return StartActors(); }
 
-  // A stopped or dead actor, with its reason; nullopt while all live. This
-  // is the seam the coordinator's and worker's failure reports plug into.
+  // Reports an actor that died (its reason), or nullopt while all live.
+  using FailureSource = std::function<std::optional<Status>()>;
+  // Adds a source ActorFailure consults; called on the node's thread. The
+  // seam for the coordinator's and worker's own reports of a dead actor.
+  void AddFailureSource(FailureSource source) { failure_sources_.push_back(std::move(source)); }
+  // The first failure a source reports; nullopt while all live.
   std::optional<Status> ActorFailure() const;
   // Serves until one of `signals` arrives (those signals must be blocked in
   // every thread, see BlockSignals) or an actor fails, checking every
@@ -90,6 +95,9 @@ class Node {
   // on the caller's thread while the coordinator runs.
   storage::Journal* journal() const { return journal_.get(); }
   actors::Coordinator* coordinator() const { return coordinator_.get(); }
+  // The ZeroMQ context of the node's sockets: an in-process client of an
+  // inproc:// endpoint connects in it. Lives as long as the node.
+  zmq::context_t& context() { return ctx_; }
   uint64_t epoch() const { return epoch_; }
   const NodeConfig& config() const { return config_; }
   // The "listening" line: role, pid, endpoints, epoch, recovery, worker id,
@@ -107,6 +115,7 @@ class Node {
   NodeStage failed_stage_ = NodeStage::kNone;
   uint64_t epoch_ = 0;
   nlohmann::json listening_;
+  std::vector<FailureSource> failure_sources_;
   // Members in destruction order, last first: what is declared later uses
   // what is declared before it.
   zmq::context_t ctx_;
