@@ -102,6 +102,66 @@ void PrintStartError(NodeStage stage, const Status& s) {
                bare ? s.message().c_str() : s.ToString().c_str());
 }
 
+// The flags of `start`, stored in `*f`.
+void AddStartFlags(CLI::App* start, NodeFlags* f) {
+  start->add_option("--role", f->role, "coordinator, worker or all (one box)")
+      ->check(CLI::IsMember({"coordinator", "worker", "all"}));
+  start->add_option("--config", f->config, "YAML file with the same keys as these flags");
+  start->add_option("--state-dir", f->state_dir,
+                    "journal and logs (default $APOLLO11_STATE_DIR or ./.apollo11)");
+  start->add_option("--bind", f->bind, "coordinator: endpoint workers connect to");
+  start->add_option("--api-bind", f->api_bind, "coordinator: endpoint clients connect to");
+  start->add_option("--connect", f->connect, "worker: the coordinator's worker endpoint");
+  start->add_option("--group", f->group, "worker group");
+  start->add_option("--slots", f->slots, "worker: tasks run at once (default: cores)");
+  start->add_option("--labels", f->labels, "worker labels")->delimiter(',');
+  start->add_option("--heartbeat", f->heartbeat, "heartbeat interval");
+  start->add_option("--reconcile-interval", f->reconcile_interval,
+                    "coordinator: how often workers are asked what they run");
+  start->add_option("--slow-min", f->slow_min,
+                    "coordinator: least running time before an execution is flagged slow (it "
+                    "also needs 5x its task's P50)");
+  start->add_option("--liveness", f->liveness, "missed heartbeats before a peer is lost")
+      ->check(CLI::PositiveNumber);
+  start
+      ->add_option("--max-backlog", f->max_backlog,
+                   "READY+RUNNING executions before promotion pauses")
+      ->check(CLI::PositiveNumber);
+  start->add_option("--max-requeues", f->max_requeues,
+                    "coordinator: requeues after worker loss before a task FAILS");
+  start->add_option("--retention", f->retention,
+                    "coordinator: remove runs finished longer ago than this (e.g. 30d) with "
+                    "their history and local logs; default off");
+  start->add_option("--retention-interval", f->retention_interval,
+                    "coordinator: how often retention runs (default 1h; first at start)");
+  start->add_option("--worker-id", f->worker_id,
+                    "worker identity (default HOSTNAME-XXXX, stable for a state dir)");
+  start->add_option("--drain-timeout", f->drain_timeout,
+                    "how long SIGTERM waits for a worker to drain");
+  start->add_option("--log-level", f->log_level, "trace, debug, info, warn, error")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+  start->add_option("--health-interval", f->health_interval,
+                    "how often a health line is logged (0s: never)");
+  start
+      ->add_option("--log-format", f->log_format,
+                   "stderr log format: json or text (default: text on a terminal, else json)")
+      ->check(CLI::IsMember({"json", "text"}));
+  start->add_option("--curve-key", f->curve_key, "this node's CURVE key pair (apollo11 keygen)");
+  start->add_option("--authorized-keys", f->authorized_keys,
+                    "coordinator: file of public keys allowed to connect");
+  start->add_option("--server-key", f->server_key, "worker: the coordinator's public key file");
+  start->add_flag("--insecure", f->insecure,
+                  "allow binding non-loopback addresses without CURVE (or HTTP without a token)");
+  start->add_option("--http-bind", f->http_bind,
+                    "HOST:PORT for /metrics, /healthz, /readyz and the JSON API, or off "
+                    "(default: 127.0.0.1:8011 with a coordinator, off on a worker)");
+  start->add_option("--api-token", f->api_token,
+                    "bearer token for mutating HTTP API calls (without one they are refused)");
+  start->add_option("--api-token-file", f->api_token_file, "file holding the API token");
+  start->add_option("--alert-fold-window", f->alert_fold_window,
+                    "coordinator: repeats of an alert within it are delivered once, with a count");
+}
+
 int Start(const NodeFlags& f) {
   apollo11::cli::SystemNodeEnv env;
   const std::string state_dir = apollo11::cli::ResolveStateDir(f.state_dir);
@@ -144,62 +204,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   NodeFlags f;
   CLI::App* start = app.add_subcommand("start", "start the node's actors and serve until SIGTERM");
-  start->add_option("--role", f.role, "coordinator, worker or all (one box)")
-      ->check(CLI::IsMember({"coordinator", "worker", "all"}));
-  start->add_option("--config", f.config, "YAML file with the same keys as these flags");
-  start->add_option("--state-dir", f.state_dir,
-                    "journal and logs (default $APOLLO11_STATE_DIR or ./.apollo11)");
-  start->add_option("--bind", f.bind, "coordinator: endpoint workers connect to");
-  start->add_option("--api-bind", f.api_bind, "coordinator: endpoint clients connect to");
-  start->add_option("--connect", f.connect, "worker: the coordinator's worker endpoint");
-  start->add_option("--group", f.group, "worker group");
-  start->add_option("--slots", f.slots, "worker: tasks run at once (default: cores)");
-  start->add_option("--labels", f.labels, "worker labels")->delimiter(',');
-  start->add_option("--heartbeat", f.heartbeat, "heartbeat interval");
-  start->add_option("--reconcile-interval", f.reconcile_interval,
-                    "coordinator: how often workers are asked what they run");
-  start->add_option("--slow-min", f.slow_min,
-                    "coordinator: least running time before an execution is flagged slow (it "
-                    "also needs 5x its task's P50)");
-  start->add_option("--liveness", f.liveness, "missed heartbeats before a peer is lost")
-      ->check(CLI::PositiveNumber);
-  start
-      ->add_option("--max-backlog", f.max_backlog,
-                   "READY+RUNNING executions before promotion pauses")
-      ->check(CLI::PositiveNumber);
-  start->add_option("--max-requeues", f.max_requeues,
-                    "coordinator: requeues after worker loss before a task FAILS");
-  start->add_option("--retention", f.retention,
-                    "coordinator: remove runs finished longer ago than this (e.g. 30d) with "
-                    "their history and local logs; default off");
-  start->add_option("--retention-interval", f.retention_interval,
-                    "coordinator: how often retention runs (default 1h; first at start)");
-  start->add_option("--worker-id", f.worker_id,
-                    "worker identity (default HOSTNAME-XXXX, stable for a state dir)");
-  start->add_option("--drain-timeout", f.drain_timeout,
-                    "how long SIGTERM waits for a worker to drain");
-  start->add_option("--log-level", f.log_level, "trace, debug, info, warn, error")
-      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
-  start->add_option("--health-interval", f.health_interval,
-                    "how often a health line is logged (0s: never)");
-  start
-      ->add_option("--log-format", f.log_format,
-                   "stderr log format: json or text (default: text on a terminal, else json)")
-      ->check(CLI::IsMember({"json", "text"}));
-  start->add_option("--curve-key", f.curve_key, "this node's CURVE key pair (apollo11 keygen)");
-  start->add_option("--authorized-keys", f.authorized_keys,
-                    "coordinator: file of public keys allowed to connect");
-  start->add_option("--server-key", f.server_key, "worker: the coordinator's public key file");
-  start->add_flag("--insecure", f.insecure,
-                  "allow binding non-loopback addresses without CURVE (or HTTP without a token)");
-  start->add_option("--http-bind", f.http_bind,
-                    "HOST:PORT for /metrics, /healthz, /readyz and the JSON API, or off "
-                    "(default: 127.0.0.1:8011 with a coordinator, off on a worker)");
-  start->add_option("--api-token", f.api_token,
-                    "bearer token for mutating HTTP API calls (without one they are refused)");
-  start->add_option("--api-token-file", f.api_token_file, "file holding the API token");
-  start->add_option("--alert-fold-window", f.alert_fold_window,
-                    "coordinator: repeats of an alert within it are delivered once, with a count");
+  AddStartFlags(start, &f);
   int exit_code = apollo11::cli::kExitOk;
   start->callback([&] {
     if (!f.config.empty()) {

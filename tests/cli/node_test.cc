@@ -9,6 +9,9 @@
 #include <filesystem>
 
 #include "cli/exit_codes.h"
+#include "cli/remote.h"
+#include "dsl/parser.h"
+#include "dsl/pipeline_json.h"
 
 namespace apollo11::cli {
 namespace {
@@ -91,6 +94,73 @@ TEST_CASE("a node's wait ends with exit 0 on a signal and non-zero when an actor
   CHECK(failing.Run(signals, Millis(10)) == kExitInternal);
   CHECK(asked == 3);
   CHECK(failing.ActorFailure()->message() == "scheduler thread exited: boom");
+}
+
+actors::SubmitRun TwoTasks() {
+  dsl::ParseResult parsed = dsl::ParsePipelineText(R"(version: "1.0"
+name: demo.follow
+pipeline:
+  - id: a
+    type: noop
+  - id: b
+    type: shell
+    command: "true"
+    depends_on: a
+)",
+                                                   "follow.yaml");
+  REQUIRE(parsed.ok());
+  actors::SubmitRun submit;
+  submit.pipeline_json = dsl::CanonicalJson(*parsed.pipeline);
+  submit.pipeline_hash = dsl::HashCanonicalJson(submit.pipeline_json);
+  return submit;
+}
+
+TEST_CASE("SubmitAndFollow reports acceptance and progress and returns when the run ends",
+          "[cli][node][remote]") {
+  const std::string dir = TempStateDir();
+  SystemClock clock;
+  Node node(InprocConfig(dir, "a11-node-test-4"), &clock);
+  REQUIRE(node.Start().ok());
+  auto client =
+      RemoteCoordinator::ConnectWithKeys(node.coordinator()->client_endpoint(), std::nullopt, "",
+                                         std::chrono::seconds(10), &node.context());
+  REQUIRE(client.ok());
+  std::string accepted;
+  std::vector<uint32_t> last;
+  int ticks = 0;
+  FollowHooks hooks;
+  hooks.accepted = [&](const std::string& id) { accepted = id; };
+  hooks.progress = [&](const std::vector<uint32_t>& counts) { last = counts; };
+  hooks.tick = [&](const std::string&) {
+    ++ticks;
+    return FollowAction::kContinue;
+  };
+  auto run_id = (*client)->SubmitAndFollow(TwoTasks(), hooks);
+  REQUIRE(run_id.ok());
+  CHECK(*run_id == accepted);
+  auto record = node.journal()->GetRun(*run_id);
+  REQUIRE(record.ok());
+  REQUIRE(record->has_value());
+  CHECK((*record)->status == RunStatus::kSuccess);
+  REQUIRE(last.size() > static_cast<size_t>(TaskState::kSuccess));
+  CHECK(last[static_cast<int>(TaskState::kSuccess)] == 2);
+  CHECK(ticks > 0);
+
+  SECTION("a run this client did not submit is followed by polling its record") {
+    FollowHooks poll;
+    poll.quiet_poll = std::chrono::milliseconds(50);
+    CHECK((*client)->Follow(*run_id, poll).ok());
+    CHECK((*client)->Follow("r-unknown", poll).code() == StatusCode::kNotFound);
+  }
+  SECTION("a tick asking to stop ends the follow at once") {
+    FollowHooks stop;
+    stop.quiet_poll = std::chrono::milliseconds(0);
+    stop.tick = [](const std::string&) { return FollowAction::kStop; };
+    CHECK_FALSE((*client)->Follow("r-unknown", stop).ok());
+  }
+  client->reset();
+  node.Stop(/*drain=*/false);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
