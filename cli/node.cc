@@ -159,7 +159,21 @@ Status Node::StartHttp() {
   return Status::Ok();
 }
 
+std::optional<Status> Node::CoordinatorFailure() const {
+  // Seam: once the coordinator reports a dead actor (issue 12, part 1), this
+  // is `return coordinator_ ? coordinator_->failure() : std::nullopt;`.
+  return std::nullopt;
+}
+
+std::optional<Status> Node::WorkerFailure() const {
+  // Seam: once the worker actor reports that it died, this is
+  // `return worker_ ? worker_->failure() : std::nullopt;`.
+  return std::nullopt;
+}
+
 std::optional<Status> Node::ActorFailure() const {
+  if (std::optional<Status> failure = CoordinatorFailure()) return failure;
+  if (std::optional<Status> failure = WorkerFailure()) return failure;
   for (const FailureSource& source : failure_sources_) {
     if (std::optional<Status> failure = source()) return failure;
   }

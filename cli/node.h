@@ -72,10 +72,11 @@ class Node {
 
   // Reports an actor that died (its reason), or nullopt while all live.
   using FailureSource = std::function<std::optional<Status>()>;
-  // Adds a source ActorFailure consults; called on the node's thread. The
-  // seam for the coordinator's and worker's own reports of a dead actor.
+  // Adds a source ActorFailure consults besides the node's own actors;
+  // called on the node's thread.
   void AddFailureSource(FailureSource source) { failure_sources_.push_back(std::move(source)); }
-  // The first failure a source reports; nullopt while all live.
+  // The first dead actor reported by the coordinator, the worker or an
+  // added source, with its reason; nullopt while all live.
   std::optional<Status> ActorFailure() const;
   // Serves until one of `signals` arrives (those signals must be blocked in
   // every thread, see BlockSignals) or an actor fails, checking every
@@ -109,6 +110,11 @@ class Node {
   Status StartCoordinator();
   Status StartWorker();
   Status StartHttp();
+  // The coordinator's and the worker's reports of an actor that died (the
+  // seams the actors' failure reports plug into); nullopt while all live or
+  // not started.
+  std::optional<Status> CoordinatorFailure() const;
+  std::optional<Status> WorkerFailure() const;
 
   NodeConfig config_;
   const Clock* clock_;
