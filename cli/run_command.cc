@@ -398,6 +398,7 @@ int Run(const RunFlags& flags) {
     std::fprintf(stderr, "apollo11 run: %s\n", client.status().ToString().c_str());
     return kExitInternal;
   }
+  (*client)->set_warn_on_journal_error(false);  // run reports from the journal itself
   std::signal(SIGINT, OnInterrupt);
   std::signal(SIGTERM, OnInterrupt);
   bool finished = false;
