@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
     // Usage errors are invalid input; --help and --version exit 0.
-    return code == 0 ? 0 : apollo11::cli::kExitInvalidInput;
+    return code == 0 ? apollo11::cli::kExitOk : apollo11::cli::kExitInvalidInput;
   }
   return exit_code;
 }

@@ -1,21 +1,15 @@
 #pragma once
 // Each `apollo11` subcommand lives in its own file and registers itself on the
 // top-level CLI::App with a function of this shape. The callback stores the
-// process exit code in `*exit_code`:
-//   0 success, 1 the run failed or was canceled, 2 invalid input,
-//   3 internal error or unusable environment (e.g. state dir locked).
+// process exit code in `*exit_code` (cli/exit_codes.h).
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "cli/exit_codes.h"
 #include "common/status.h"
 
 namespace apollo11::cli {
-
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitRunFailed = 1;
-inline constexpr int kExitInvalidInput = 2;
-inline constexpr int kExitInternal = 3;
 
 // Prints "apollo11 CMD: why" on stderr and returns the exit code for it:
 // what the user asked for is wrong or absent (2), or anything else (3).

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "cli/client_flags.h"
 #include "cli/command.h"
 #include "cli/state_dir.h"
 #include "common/clock.h"
@@ -25,11 +26,9 @@
 namespace apollo11::cli {
 namespace {
 
-struct GcFlags {
+struct GcFlags : ClientFlags {
   std::string older_than;
-  std::string state_dir;
   bool dry_run = false;
-  bool json = false;
 };
 
 int Fail(const std::string& message, int code) {
@@ -129,10 +128,11 @@ void AddGcCommand(CLI::App& app, int* exit_code) {
       "gc", "remove finished runs older than an age, with their history and logs");
   gc->add_option("--older-than", f->older_than, "age, e.g. 30d, 36h (runs finished before now-AGE)")
       ->required();
-  gc->add_option("--state-dir", f->state_dir,
-                 "state dir (default $APOLLO11_STATE_DIR or ./.apollo11)");
+  ClientFlagHelp help;
+  help.state_dir = "state dir (default $APOLLO11_STATE_DIR or ./.apollo11)";
+  AddClientFlags(gc, f.get(), kStateDirFlag, help);
   gc->add_flag("--dry-run", f->dry_run, "only count what would be removed");
-  gc->add_flag("--json", f->json, "print JSON");
+  AddClientFlags(gc, f.get(), kJsonFlag, help);
   gc->callback([f, exit_code] { *exit_code = Gc(*f); });
 }
 

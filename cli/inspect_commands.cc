@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "actors/run_views.h"
+#include "cli/client_flags.h"
 #include "cli/command.h"
 #include "cli/remote.h"
 #include "cli/state_dir.h"
@@ -22,13 +23,8 @@
 namespace apollo11::cli {
 namespace {
 
-struct ClientFlags {
+struct InspectFlags : ClientFlags {
   std::string id, arg, file;
-  std::string state_dir;
-  std::string coordinator;
-  std::string key, server_key;
-  double timeout_s = 10;
-  bool json = false;
   bool wait = false;
   size_t limit = 20;
 };
@@ -36,7 +32,7 @@ struct ClientFlags {
 int Fail(const char* cmd, const Status& s) { return FailCommand(cmd, s); }
 
 // Answers a query from the local journal, as the coordinator would.
-Result<nlohmann::json> LocalQuery(const ClientFlags& f, const std::string& kind) {
+Result<nlohmann::json> LocalQuery(const InspectFlags& f, const std::string& kind) {
   auto journal = OpenJournalReadOnly(f.state_dir);
   if (!journal.ok()) return journal.status();
   storage::Journal& j = **journal;
@@ -73,8 +69,8 @@ Result<nlohmann::json> LocalQuery(const ClientFlags& f, const std::string& kind)
   return out;
 }
 
-Result<nlohmann::json> Ask(const ClientFlags& f, const std::string& kind, bool need_remote) {
-  const std::string endpoint = CoordinatorEndpoint(f.coordinator);
+Result<nlohmann::json> Ask(const InspectFlags& f, const std::string& kind, bool need_remote) {
+  const std::string endpoint = f.Endpoint();
   if (endpoint.empty()) {
     if (need_remote) {
       return Status::InvalidInput(
@@ -83,9 +79,7 @@ Result<nlohmann::json> Ask(const ClientFlags& f, const std::string& kind, bool n
     }
     return LocalQuery(f, kind);
   }
-  auto remote = RemoteCoordinator::Connect(
-      endpoint, f.key, f.server_key,
-      std::chrono::milliseconds(static_cast<int64_t>(f.timeout_s * 1000)));
+  auto remote = f.Connect();
   if (!remote.ok()) return remote.status();
   return (*remote)->Query(kind, f.id, f.arg, static_cast<uint32_t>(f.limit));
 }
@@ -156,7 +150,7 @@ int Print(const nlohmann::json& doc, bool json, const std::string& kind) {
   return kExitOk;
 }
 
-int Inspect(const ClientFlags& f, const std::string& kind, bool need_remote) {
+int Inspect(const InspectFlags& f, const std::string& kind, bool need_remote) {
   auto doc = Ask(f, kind, need_remote);
   if (!doc.ok()) return Fail(kind.c_str(), doc.status());
   if (kind == "status" && f.wait) {
@@ -179,44 +173,51 @@ int Inspect(const ClientFlags& f, const std::string& kind, bool need_remote) {
   return Print(*doc, f.json, kind);
 }
 
-int Submit(const ClientFlags& f) {
+int Submit(const InspectFlags& f) {
   dsl::ParseResult parsed = dsl::LoadPipelineFile(f.file);
   for (const dsl::Diagnostic& d : parsed.diagnostics) {
     std::fprintf(stderr, "%s\n", dsl::FormatDiagnostic(d).c_str());
   }
   if (!parsed.ok()) return kExitInvalidInput;
-  const std::string endpoint = CoordinatorEndpoint(f.coordinator);
+  const std::string endpoint = f.Endpoint();
   if (endpoint.empty()) {
     return Fail("submit", Status::InvalidInput("pass --coordinator ENDPOINT or set "
                                                "APOLLO11_COORDINATOR (or use `apollo11 run`)"));
   }
-  auto remote = RemoteCoordinator::Connect(
-      endpoint, f.key, f.server_key,
-      std::chrono::milliseconds(static_cast<int64_t>(f.timeout_s * 1000)));
+  auto remote = f.Connect();
   if (!remote.ok()) return Fail("submit", remote.status());
   actors::SubmitRun submit;
   submit.pipeline_json = dsl::CanonicalJson(*parsed.pipeline);
   submit.pipeline_hash = dsl::HashCanonicalJson(submit.pipeline_json);
   submit.params = parsed.pipeline->params;
-  auto run_id = (*remote)->Submit(submit);
+  if (!f.wait) {
+    auto run_id = (*remote)->Submit(std::move(submit));
+    if (!run_id.ok()) return Fail("submit", run_id.status());
+    std::printf("%s\n", run_id->c_str());
+    std::fflush(stdout);
+    return kExitOk;
+  }
+  // Follow the run's pushed progress until it ends, then show its status
+  // once; the exit code is the run's outcome.
+  FollowHooks hooks;
+  hooks.accepted = [](const std::string& run_id) {
+    std::printf("%s\n", run_id.c_str());
+    std::fflush(stdout);
+  };
+  auto run_id = (*remote)->SubmitAndFollow(std::move(submit), hooks);
   if (!run_id.ok()) return Fail("submit", run_id.status());
-  std::printf("%s\n", run_id->c_str());
-  std::fflush(stdout);
-  if (!f.wait) return kExitOk;
-  ClientFlags status = f;
+  InspectFlags status = f;
   status.id = *run_id;
   return Inspect(status, "status", true);
 }
 
-int Cancel(const ClientFlags& f) {
-  const std::string endpoint = CoordinatorEndpoint(f.coordinator);
+int Cancel(const InspectFlags& f) {
+  const std::string endpoint = f.Endpoint();
   if (endpoint.empty()) {
     return Fail("cancel", Status::InvalidInput("pass --coordinator ENDPOINT or set "
                                                "APOLLO11_COORDINATOR"));
   }
-  auto remote = RemoteCoordinator::Connect(
-      endpoint, f.key, f.server_key,
-      std::chrono::milliseconds(static_cast<int64_t>(f.timeout_s * 1000)));
+  auto remote = f.Connect();
   if (!remote.ok()) return Fail("cancel", remote.status());
   Status s = (*remote)->Cancel(f.id, "canceled by the user (apollo11 cancel)");
   if (!s.ok()) return Fail("cancel", s);
@@ -224,18 +225,16 @@ int Cancel(const ClientFlags& f) {
   return kExitOk;
 }
 
-int Confirm(const ClientFlags& f, bool kill, bool keep) {
+int Confirm(const InspectFlags& f, bool kill, bool keep) {
   if (kill == keep) {
     return Fail("confirm", Status::InvalidInput("pass exactly one of --kill or --keep"));
   }
-  const std::string endpoint = CoordinatorEndpoint(f.coordinator);
+  const std::string endpoint = f.Endpoint();
   if (endpoint.empty()) {
     return Fail("confirm", Status::InvalidInput("pass --coordinator ENDPOINT or set "
                                                 "APOLLO11_COORDINATOR"));
   }
-  auto remote = RemoteCoordinator::Connect(
-      endpoint, f.key, f.server_key,
-      std::chrono::milliseconds(static_cast<int64_t>(f.timeout_s * 1000)));
+  auto remote = f.Connect();
   if (!remote.ok()) return Fail("confirm", remote.status());
   auto done = (*remote)->Confirm(f.id, kill);
   if (!done.ok()) return Fail("confirm", done.status());
@@ -251,68 +250,58 @@ int Confirm(const ClientFlags& f, bool kill, bool keep) {
   return kExitOk;
 }
 
-void CommonFlags(CLI::App* cmd, ClientFlags* f, bool local_ok) {
-  if (local_ok) {
-    cmd->add_option("--state-dir", f->state_dir,
-                    "local state dir (default $APOLLO11_STATE_DIR or ./.apollo11)");
-  }
-  cmd->add_option("--coordinator", f->coordinator,
-                  "a running coordinator's client endpoint (default $APOLLO11_COORDINATOR)");
-  cmd->add_option("--key", f->key, "your CURVE key pair file (default $APOLLO11_KEY)");
-  cmd->add_option("--server-key", f->server_key,
-                  "the coordinator's CURVE public key file (default $APOLLO11_SERVER_KEY)");
-  cmd->add_option("--timeout", f->timeout_s, "seconds to wait for the coordinator's answer");
-  cmd->add_flag("--json", f->json, "print JSON");
+void CommonFlags(CLI::App* cmd, InspectFlags* f, bool local_ok) {
+  AddClientFlags(cmd, f, (local_ok ? kStateDirFlag : 0u) | kRemoteFlags | kJsonFlag);
 }
 
 }  // namespace
 
 void AddInspectCommands(CLI::App& app, int* exit_code) {
-  auto history = std::make_shared<ClientFlags>();
+  auto history = std::make_shared<InspectFlags>();
   CLI::App* h = app.add_subcommand("history", "every journaled transition of a run or execution");
   h->add_option("id", history->id, "run id, or execution id (RUN_ID.TASK_ID)")->required();
   CommonFlags(h, history.get(), true);
   h->callback([history, exit_code] { *exit_code = Inspect(*history, "history", false); });
 
-  auto runs = std::make_shared<ClientFlags>();
+  auto runs = std::make_shared<InspectFlags>();
   CLI::App* r = app.add_subcommand("runs", "recent runs, newest first");
   r->add_option("--limit", runs->limit, "how many runs")->check(CLI::PositiveNumber);
   CommonFlags(r, runs.get(), true);
   r->callback([runs, exit_code] { *exit_code = Inspect(*runs, "runs", false); });
 
-  auto status = std::make_shared<ClientFlags>();
+  auto status = std::make_shared<InspectFlags>();
   CLI::App* s = app.add_subcommand("status", "a run's state and its tasks");
   s->add_option("run_id", status->id, "run id")->required();
   s->add_flag("--wait", status->wait, "wait until the run ends; exit with its outcome");
   CommonFlags(s, status.get(), true);
   s->callback([status, exit_code] { *exit_code = Inspect(*status, "status", false); });
 
-  auto submit = std::make_shared<ClientFlags>();
+  auto submit = std::make_shared<InspectFlags>();
   CLI::App* sub = app.add_subcommand("submit", "submit a pipeline run to a coordinator");
   sub->add_option("file", submit->file, "pipeline YAML file")->required();
   sub->add_flag("--wait", submit->wait, "wait until the run ends; exit with its outcome");
   CommonFlags(sub, submit.get(), false);
   sub->callback([submit, exit_code] { *exit_code = Submit(*submit); });
 
-  auto cancel = std::make_shared<ClientFlags>();
+  auto cancel = std::make_shared<InspectFlags>();
   CLI::App* c = app.add_subcommand("cancel", "cancel a run on a coordinator");
   c->add_option("run_id", cancel->id, "run id")->required();
   CommonFlags(c, cancel.get(), false);
   c->callback([cancel, exit_code] { *exit_code = Cancel(*cancel); });
 
-  auto workers = std::make_shared<ClientFlags>();
+  auto workers = std::make_shared<InspectFlags>();
   CLI::App* w = app.add_subcommand("workers", "workers connected to a coordinator");
   CommonFlags(w, workers.get(), false);
   w->callback([workers, exit_code] { *exit_code = Inspect(*workers, "workers", true); });
 
-  auto explain = std::make_shared<ClientFlags>();
+  auto explain = std::make_shared<InspectFlags>();
   CLI::App* e = app.add_subcommand("explain", "why a task is where it is");
   e->add_option("run_id", explain->id, "run id")->required();
   e->add_option("task_id", explain->arg, "task id")->required();
   CommonFlags(e, explain.get(), false);
   e->callback([explain, exit_code] { *exit_code = Inspect(*explain, "explain", true); });
 
-  auto confirm = std::make_shared<ClientFlags>();
+  auto confirm = std::make_shared<InspectFlags>();
   auto decision = std::make_shared<std::pair<bool, bool>>();  // kill, keep
   CLI::App* cf = app.add_subcommand(
       "confirm", "answer a slow-task flag: kill the execution, or keep it running");

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "cli/client_flags.h"
 #include "cli/command.h"
 #include "cli/remote.h"
 #include "cli/state_dir.h"
@@ -20,13 +21,11 @@
 namespace apollo11::cli {
 namespace {
 
-struct LogsFlags {
+struct LogsFlags : ClientFlags {
   std::string exec_id;
   bool stderr_stream = false;
   uint32_t attempt = 0;
   bool follow = false;
-  std::string state_dir, coordinator, key, server_key;
-  double timeout_s = 10;
 };
 
 constexpr uint32_t kSlice = 1 << 20;
@@ -39,10 +38,8 @@ void Write(const std::string& data) {
   std::fflush(stdout);
 }
 
-int Remote(const LogsFlags& f, const std::string& endpoint) {
-  auto remote = RemoteCoordinator::Connect(
-      endpoint, f.key, f.server_key,
-      std::chrono::milliseconds(static_cast<int64_t>(f.timeout_s * 1000)));
+int Remote(const LogsFlags& f) {
+  auto remote = f.Connect();
   if (!remote.ok()) return Fail(remote.status());
   const std::string stream = f.stderr_stream ? "err" : "out";
   uint64_t offset = 0;
@@ -128,18 +125,8 @@ void AddLogsCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--stderr", f->stderr_stream, "show stderr instead of stdout");
   cmd->add_option("--attempt", f->attempt, "which attempt (default: the latest)");
   cmd->add_flag("--follow,-f", f->follow, "keep printing output until the execution ends");
-  cmd->add_option("--state-dir", f->state_dir,
-                  "local state dir (default $APOLLO11_STATE_DIR or ./.apollo11)");
-  cmd->add_option("--coordinator", f->coordinator,
-                  "a running coordinator's client endpoint (default $APOLLO11_COORDINATOR)");
-  cmd->add_option("--key", f->key, "your CURVE key pair file (default $APOLLO11_KEY)");
-  cmd->add_option("--server-key", f->server_key,
-                  "the coordinator's CURVE public key file (default $APOLLO11_SERVER_KEY)");
-  cmd->add_option("--timeout", f->timeout_s, "seconds to wait for the coordinator's answer");
-  cmd->callback([f, exit_code] {
-    const std::string endpoint = CoordinatorEndpoint(f->coordinator);
-    *exit_code = endpoint.empty() ? Local(*f) : Remote(*f, endpoint);
-  });
+  AddClientFlags(cmd, f.get(), kStateDirFlag | kRemoteFlags);
+  cmd->callback([f, exit_code] { *exit_code = f->Endpoint().empty() ? Local(*f) : Remote(*f); });
 }
 
 }  // namespace apollo11::cli

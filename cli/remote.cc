@@ -2,10 +2,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
 #include "actors/actor_loop.h"
+#include "engine/task_state.h"
 #include "transport/codec.h"
 #include "transport/security.h"
 #include "transport/sockets.h"
@@ -46,11 +48,11 @@ Result<std::unique_ptr<RemoteCoordinator>> RemoteCoordinator::Connect(
 
 Result<std::unique_ptr<RemoteCoordinator>> RemoteCoordinator::ConnectWithKeys(
     const std::string& endpoint, const std::optional<transport::CurveKeyPair>& curve,
-    const std::string& server_public, std::chrono::milliseconds timeout) {
+    const std::string& server_public, std::chrono::milliseconds timeout, zmq::context_t* ctx) {
   std::unique_ptr<RemoteCoordinator> r(new RemoteCoordinator());
   r->endpoint_ = endpoint;
   r->timeout_ = timeout;
-  r->socket_ = std::make_unique<zmq::socket_t>(r->ctx_, zmq::socket_type::dealer);
+  r->socket_ = std::make_unique<zmq::socket_t>(ctx ? *ctx : r->ctx_, zmq::socket_type::dealer);
   transport::SocketOptions options;
   options.immediate = false;  // queue the request until the connection is up
   options.max_msg_size = static_cast<int64_t>(actors::ClientLimits().max_frame);
@@ -70,15 +72,20 @@ RemoteCoordinator::~RemoteCoordinator() {
 
 Result<std::string> RemoteCoordinator::Ask(const std::string& frame, uint16_t reply_type) {
   APOLLO11_RETURN_IF_ERROR(transport::Send(*socket_, frame, /*dontwait=*/false));
+  return Await(reply_type);
+}
+
+Result<std::string> RemoteCoordinator::Await(uint16_t reply_type) {
   zmq::pollitem_t items[] = {{socket_->handle(), 0, ZMQ_POLLIN, 0}};
   auto deadline = std::chrono::steady_clock::now() + timeout_;
   transport::Envelope env;
   while (std::chrono::steady_clock::now() < deadline) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
-    auto polled = transport::Poll(items, left);
+    auto polled = transport::Poll(items, std::min(left, std::chrono::milliseconds(100)));
     if (!polled.ok()) return polled.status();
-    if (*polled == 0) break;
+    if (waiting_) waiting_();
+    if (*polled == 0) continue;
     auto msg = transport::Recv(*socket_, /*dontwait=*/true);
     if (!msg.ok()) continue;
     APOLLO11_RETURN_IF_ERROR(
@@ -90,10 +97,13 @@ Result<std::string> RemoteCoordinator::Ask(const std::string& frame, uint16_t re
                     std::to_string(timeout_.count() / 1000) + "s (is it running?)");
 }
 
-Result<std::string> RemoteCoordinator::Submit(const actors::SubmitRun& submit) {
+Result<std::string> RemoteCoordinator::Submit(actors::SubmitRun submit) {
   std::string frame;
   transport::Encode(static_cast<uint16_t>(actors::InternalType::kSubmitRun), submit, &frame);
-  auto raw = Ask(frame, static_cast<uint16_t>(actors::InternalType::kSubmitReply));
+  submit = actors::SubmitRun{};  // the snapshot is in the frame now
+  APOLLO11_RETURN_IF_ERROR(transport::Send(*socket_, frame, /*dontwait=*/false));
+  std::string().swap(frame);  // and the coordinator's once sent
+  auto raw = Await(static_cast<uint16_t>(actors::InternalType::kSubmitReply));
   if (!raw.ok()) return raw.status();
   auto env = transport::DecodeEnvelope(raw->data(), raw->size(), actors::ClientLimits());
   if (!env.ok()) return env.status();
@@ -187,6 +197,65 @@ Result<std::string> RemoteCoordinator::TraceLog(const std::string& exec_id, nloh
   *meta = nlohmann::json::parse(reply->json, nullptr, false);
   if (meta->is_discarded()) return Status::Corrupt("coordinator sent malformed JSON");
   return std::move(reply->data);
+}
+
+Result<std::string> RemoteCoordinator::SubmitAndFollow(actors::SubmitRun submit,
+                                                       const FollowHooks& hooks) {
+  if (hooks.tick) waiting_ = [&hooks] { (void)hooks.tick(""); };
+  auto run_id = Submit(std::move(submit));
+  waiting_ = nullptr;
+  if (!run_id.ok()) return run_id.status();
+  if (hooks.accepted) hooks.accepted(*run_id);
+  APOLLO11_RETURN_IF_ERROR(Follow(*run_id, hooks));
+  return run_id;
+}
+
+Status RemoteCoordinator::Follow(const std::string& run_id, const FollowHooks& hooks) {
+  zmq::pollitem_t items[] = {{socket_->handle(), 0, ZMQ_POLLIN, 0}};
+  transport::Envelope env;
+  auto last_heard = std::chrono::steady_clock::now();
+  bool cancel_sent = false;
+  for (;;) {
+    auto polled = transport::Poll(items, std::chrono::milliseconds(100));
+    if (!polled.ok()) return polled.status();
+    for (;;) {
+      auto msg = transport::Recv(*socket_, /*dontwait=*/true);
+      if (!msg.ok()) break;
+      if (!transport::DecodeEnvelopeInto(msg->data(), msg->size(), &env, actors::ClientLimits())
+               .ok()) {
+        continue;
+      }
+      const auto type = static_cast<actors::InternalType>(env.type);
+      if (type == actors::InternalType::kRunProgress) {
+        auto progress = transport::BodyAs<actors::RunProgress>(env);
+        if (!progress.ok() || progress->run_id != run_id) continue;
+        last_heard = std::chrono::steady_clock::now();
+        if (hooks.progress) hooks.progress(progress->counts);
+      } else if (type == actors::InternalType::kRunFinished) {
+        auto finished = transport::BodyAs<actors::RunFinished>(env);
+        if (finished.ok() && finished->run_id == run_id) return Status::Ok();
+      }
+    }
+    const FollowAction action = hooks.tick ? hooks.tick(run_id) : FollowAction::kContinue;
+    if (action == FollowAction::kStop) return Status::Internal("stopped following run " + run_id);
+    if (action == FollowAction::kCancel && !cancel_sent) {
+      std::string frame;
+      transport::Encode(static_cast<uint16_t>(actors::InternalType::kCancelRun),
+                        actors::CancelRun{run_id, hooks.cancel_reason}, &frame);
+      APOLLO11_RETURN_IF_ERROR(transport::Send(*socket_, frame, /*dontwait=*/false));
+      cancel_sent = true;
+    }
+    if (hooks.quiet_poll.count() > 0 &&
+        std::chrono::steady_clock::now() - last_heard >= hooks.quiet_poll) {
+      // Pushed messages that arrive before the answer are dropped by Ask;
+      // the answer, sent after them, already reflects them.
+      auto line = Query("run", run_id);
+      if (!line.ok()) return line.status();
+      auto state = ParseRunStatus(line->value("state", ""));
+      if (state.has_value() && IsFinal(*state)) return Status::Ok();
+      last_heard = std::chrono::steady_clock::now();
+    }
+  }
 }
 
 }  // namespace apollo11::cli

@@ -4,9 +4,11 @@
 // questions. Each call waits for its answer up to a timeout.
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 #include <zmq.hpp>
 
 #include "actors/internal_messages.h"
@@ -18,6 +20,34 @@ namespace apollo11::cli {
 // The endpoint from the flag or $APOLLO11_COORDINATOR; "" when neither.
 std::string CoordinatorEndpoint(const std::string& flag);
 
+// What a FollowHooks::tick asks of the follow.
+enum class FollowAction {
+  kContinue,
+  kCancel,  // ask the coordinator to cancel the run, and follow it to its end
+  kStop,    // stop following now: Follow returns an Internal error
+};
+
+// What SubmitAndFollow and Follow report while a run goes on. Every hook is
+// optional and called on the caller's thread.
+struct FollowHooks {
+  // The coordinator journaled the submitted run: called once, with its id.
+  std::function<void(const std::string& run_id)> accepted;
+  // The run's task counts by TaskState, pushed as they change.
+  std::function<void(const std::vector<uint32_t>& counts)> progress;
+  // Called about every 100 ms while waiting, also for the submission's
+  // answer (`run_id` is empty then, and the action ignored). kCancel asks
+  // the coordinator to cancel the run with `cancel_reason` (sent once); the
+  // follow goes on until the run ends.
+  // kStop ends the follow at once (the caller saw a reason to give up).
+  std::function<FollowAction(const std::string& run_id)> tick;
+  std::string cancel_reason = "canceled by the user";
+  // After this long without a pushed message the run's record is asked for:
+  // how a run this client did not submit is followed, and how a vanished
+  // coordinator is noticed (the query times out). Zero: never asked (the
+  // caller watches the coordinator itself).
+  std::chrono::milliseconds quiet_poll{1000};
+};
+
 class RemoteCoordinator {
  public:
   // `key_file`/`server_key_file` (else $APOLLO11_KEY / $APOLLO11_SERVER_KEY)
@@ -27,13 +57,28 @@ class RemoteCoordinator {
       const std::string& server_key_file = "",
       std::chrono::milliseconds timeout = std::chrono::milliseconds(10000));
   // The same with keys already loaded: `curve` (this client's pair) and
-  // `server_public` (Z85) make the link a CURVE client.
+  // `server_public` (Z85) make the link a CURVE client. With `ctx` the
+  // socket lives in that context (which must outlive the client), as an
+  // inproc:// endpoint needs; else in the client's own.
   static Result<std::unique_ptr<RemoteCoordinator>> ConnectWithKeys(
       const std::string& endpoint, const std::optional<transport::CurveKeyPair>& curve,
-      const std::string& server_public, std::chrono::milliseconds timeout);
+      const std::string& server_public, std::chrono::milliseconds timeout,
+      zmq::context_t* ctx = nullptr);
   ~RemoteCoordinator();
 
-  Result<std::string> Submit(const actors::SubmitRun& submit);
+  // Submits a run; returns its id once journaled. `submit` is taken, and its
+  // snapshot freed as soon as it is encoded: a large pipeline is not held
+  // twice while the coordinator reads it.
+  Result<std::string> Submit(actors::SubmitRun submit);
+  // Submits a run as Submit does, then follows it (Follow) until it ends.
+  // Returns its id; errors are Submit's, then Follow's.
+  Result<std::string> SubmitAndFollow(actors::SubmitRun submit, const FollowHooks& hooks);
+  // Follows run `run_id` until it ends: by the progress the coordinator
+  // pushes to the client that submitted it, and by asking for its record
+  // after `hooks.quiet_poll` without news. Ok once the run is final (RUN
+  // FINISHED, or a final state in its record); an error when the
+  // coordinator stops answering or the run is unknown.
+  Status Follow(const std::string& run_id, const FollowHooks& hooks);
   Status Cancel(const std::string& run_id, const std::string& reason);
   // Kills or keeps an execution flagged slow; returns what was done, once it
   // is journaled. NotFound / InvalidInput: the coordinator refused it.
@@ -61,12 +106,16 @@ class RemoteCoordinator {
   Result<actors::QueryReply> AskQuery(const actors::Query& q);
   // Sends `frame` and returns the first reply of `reply_type`.
   Result<std::string> Ask(const std::string& frame, uint16_t reply_type);
+  // Returns the first message of `reply_type` within the timeout; others
+  // are dropped. Calls `waiting_` (when set) about every 100 ms.
+  Result<std::string> Await(uint16_t reply_type);
 
   zmq::context_t ctx_;
   std::unique_ptr<zmq::socket_t> socket_;
   std::string endpoint_;
   std::chrono::milliseconds timeout_{10000};
   bool warn_on_journal_error_ = true;
+  std::function<void()> waiting_;  // set by SubmitAndFollow while it awaits the reply
 };
 
 }  // namespace apollo11::cli

@@ -1,7 +1,8 @@
 // `apollo11 run FILE`: an embedded run. Validates the pipeline, then starts
-// the coordinator's actors and a worker in this process, linked over inproc
-// ZeroMQ sockets exactly as a cluster is over tcp, submits the run, shows
-// progress, and exits with the run's outcome.
+// a Node of role all in this process, its coordinator and worker linked over
+// inproc ZeroMQ sockets exactly as a cluster is over tcp, submits the run as
+// any client does (RemoteCoordinator::SubmitAndFollow), shows progress, and
+// exits with the run's outcome.
 //
 // `apollo11 run --resume RUN_ID`: the same, for a run an earlier process left
 // unfinished (killed, powered off): the coordinator recovers it from the
@@ -15,23 +16,20 @@
 #include <csignal>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
-#include "actors/actor_loop.h"
-#include "actors/coordinator.h"
 #include "actors/internal_messages.h"
-#include "actors/worker_actor.h"
 #include "cli/command.h"
 #include "cli/logging_setup.h"
+#include "cli/node.h"
+#include "cli/remote.h"
 #include "cli/state_dir.h"
 #include "common/log_event.h"
 #include "dsl/diagnostic.h"
 #include "dsl/parser.h"
 #include "dsl/pipeline_json.h"
 #include "storage/journal.h"
-#include "storage/state_dir_lock.h"
-#include "transport/codec.h"
-#include "transport/sockets.h"
 
 namespace apollo11::cli {
 namespace {
@@ -81,6 +79,285 @@ std::vector<uint32_t> CountsFromJournal(storage::Journal& journal, const std::st
   return counts;
 }
 
+// Parses and checks `file` as `validate` does, and keeps only its snapshot
+// (canonical JSON) and task count: the model is freed before the
+// coordinator builds its own from the snapshot, so the two are never in
+// memory at once. kExitOk, or the exit code of the refusal.
+int LoadPipeline(const std::string& file, actors::SubmitRun* submit, size_t* task_count) {
+  dsl::ParseResult parsed = dsl::LoadPipelineFile(file);
+  for (const dsl::Diagnostic& d : parsed.diagnostics) {
+    std::fprintf(stderr, "%s\n", dsl::FormatDiagnostic(d).c_str());
+  }
+  if (!parsed.ok()) return kExitInvalidInput;
+  const dsl::PipelineSpec& spec = *parsed.pipeline;
+  for (const dsl::TaskSpec& task : spec.tasks) {
+    if (task.type == dsl::TaskType::kDb) {
+      std::fprintf(stderr,
+                   "%s:%d:%d: error: task '%s' is a db task; db tasks validate but this version "
+                   "of Apollo-11 cannot run them yet\n",
+                   task.where.file.c_str(), task.where.line, task.where.column, task.id.c_str());
+      return kExitInvalidInput;
+    }
+    if (!task.foreach.empty()) {
+      std::fprintf(stderr,
+                   "%s:%d:%d: error: task '%s' uses foreach; dynamic fan-out validates but this "
+                   "version of Apollo-11 cannot run it yet\n",
+                   task.where.file.c_str(), task.where.line, task.where.column, task.id.c_str());
+      return kExitInvalidInput;
+    }
+  }
+  submit->pipeline_json = dsl::CanonicalJson(spec);
+  submit->pipeline_hash = dsl::HashCanonicalJson(submit->pipeline_json);
+  submit->params = spec.params;
+  *task_count = spec.tasks.size();
+  return kExitOk;
+}
+
+// A node of role all on inproc endpoints, without HTTP: the coordinator
+// recovers nothing for a new run, and only RUN_ID for --resume.
+NodeConfig EmbeddedNodeConfig(const RunFlags& flags, const std::string& state_dir,
+                              Millis heartbeat) {
+  NodeConfig c;
+  c.state_dir = state_dir;
+  const std::string instance = std::to_string(::getpid());
+  actors::CoordinatorConfig& cc = c.coordinator_config;
+  cc.instance = instance;
+  cc.worker_endpoint = "inproc://a11-" + instance + "-workers";
+  cc.client_endpoint = "inproc://a11-" + instance + "-clients";
+  cc.scheduler.max_backlog = flags.max_backlog;
+  cc.reconciler.heartbeat = heartbeat;
+  cc.reconciler.liveness = flags.liveness;
+  if (!flags.resume.empty()) {
+    cc.scheduler.recover = actors::SchedulerOptions::RecoverMode::kOne;
+    cc.scheduler.recover_run = flags.resume;
+  } else {
+    cc.scheduler.recover = actors::SchedulerOptions::RecoverMode::kNone;
+  }
+  actors::WorkerConfig& wc = c.worker_config;
+  // A fixed identity: the state dir lock makes it unique, and a resumed run's
+  // worker finds the results the killed process left in its outbox.
+  wc.worker.worker_id = "local";
+  wc.outbox_dir = state_dir + "/worker-local/outbox";
+  wc.worker.slots = flags.slots ? flags.slots : std::max(1u, std::thread::hardware_concurrency());
+  wc.worker.heartbeat = heartbeat;
+  wc.worker.liveness = flags.liveness;
+  wc.executor.log_dir = LogDir(state_dir);
+  return c;
+}
+
+// --resume: the run must exist and be unfinished (nullopt: go on; `*tasks`
+// gets its task count); else the exit code, after showing a finished one.
+// A new run: runs an earlier process left unfinished are pointed out.
+std::optional<int> CheckResume(storage::Journal& journal, const RunFlags& flags,
+                               const std::string& state_dir, size_t* tasks) {
+  if (flags.resume.empty()) {
+    if (auto unfinished = journal.UnfinishedRuns(); unfinished.ok()) {
+      for (const storage::RunRecord& r : *unfinished) {
+        std::fprintf(stderr,
+                     "note: run %s of %s was interrupted; continue it with `apollo11 run "
+                     "--resume %s`\n",
+                     r.run_id.c_str(), r.pipeline_name.c_str(), r.run_id.c_str());
+      }
+    }
+    return std::nullopt;
+  }
+  auto previous = journal.GetRun(flags.resume);
+  if (!previous.ok()) {
+    std::fprintf(stderr, "apollo11 run: %s\n", previous.status().ToString().c_str());
+    return kExitInternal;
+  }
+  if (!previous->has_value()) {
+    std::fprintf(stderr, "apollo11 run: no run %s in %s\n", flags.resume.c_str(),
+                 state_dir.c_str());
+    return kExitInvalidInput;
+  }
+  const storage::RunRecord& record = **previous;
+  if (IsFinal(record.status)) {
+    std::fprintf(stderr, "apollo11 run: run %s already ended %s; nothing to resume\n",
+                 flags.resume.c_str(), ToString(record.status));
+    auto execs = journal.ExecutionsOfRun(flags.resume);
+    if (execs.ok()) PrintRunSummary(RunSummaryJson(record, *execs), stdout);
+    return record.status == RunStatus::kSuccess ? kExitOk : kExitRunFailed;
+  }
+  *tasks = record.task_count;
+  return std::nullopt;
+}
+
+// Opens the node's state and starts its actors (nullopt), or returns the
+// exit code, having said why on stderr. Logging moves to the state dir's
+// coordinator.log once it is ours.
+std::optional<int> StartNode(Node& node, const RunFlags& flags, LogSettings log,
+                             size_t* resumed_tasks) {
+  const std::string& state_dir = node.config().state_dir;
+  if (Status s = node.OpenState(); !s.ok()) {
+    if (node.failed_stage() == NodeStage::kJournal) {
+      std::fprintf(stderr, "apollo11 run: cannot open the journal in %s: %s\n", state_dir.c_str(),
+                   s.ToString().c_str());
+    } else {
+      std::fprintf(stderr, "apollo11 run: %s\n", s.message().c_str());
+    }
+    return kExitInternal;
+  }
+  log.file = state_dir + "/coordinator.log";
+  if (Status s = SetUpLogging(log); !s.ok()) {
+    std::fprintf(stderr, "apollo11 run: %s\n", s.message().c_str());
+    return kExitInternal;
+  }
+  if (auto code = CheckResume(*node.journal(), flags, state_dir, resumed_tasks)) return code;
+  if (Status s = node.StartActors(); !s.ok()) {
+    const NodeStage stage = node.failed_stage();
+    const char* what = stage == NodeStage::kCoordinator ? "coordinator failed to start: "
+                       : stage == NodeStage::kWorker    ? "worker failed to start: "
+                                                        : "";
+    std::fprintf(stderr, "apollo11 run: %s%s\n", what, s.ToString().c_str());
+    return kExitInternal;
+  }
+  return std::nullopt;
+}
+
+// The live side of `run`: progress lines on stderr, Ctrl-C (first: cancel,
+// second: exit at once), and a watch on the node's actors.
+class RunFollower {
+ public:
+  RunFollower(Node& node, bool resume) : node_(node), resume_(resume) {}
+
+  FollowHooks Hooks(size_t task_count) {
+    FollowHooks hooks;
+    hooks.cancel_reason = "canceled by the user (interrupt)";
+    // In-process: the node's actors are watched directly. A resumed run was
+    // submitted by another process: nothing is pushed, its record is polled.
+    hooks.quiet_poll = resume_ ? std::chrono::milliseconds(200) : std::chrono::milliseconds(0);
+    hooks.accepted = [this, task_count](const std::string& run_id) {
+      std::fprintf(stderr, "run %s started: %zu tasks (state in %s)\n", run_id.c_str(), task_count,
+                   node_.config().state_dir.c_str());
+    };
+    hooks.progress = [this](const std::vector<uint32_t>& counts) { counts_ = counts; };
+    hooks.tick = [this](const std::string& run_id) { return Tick(run_id); };
+    return hooks;
+  }
+
+  // The last progress line, once the run ended (from the journal when resumed).
+  void Finish(const std::string& run_id) {
+    if (resume_) counts_ = CountsFromJournal(*node_.journal(), run_id);
+    PrintLine(/*finished=*/true);
+    if (tty_) std::fprintf(stderr, "\n");
+  }
+
+  // Why the follow was stopped early, if an actor died.
+  const std::optional<Status>& failure() const { return failure_; }
+
+ private:
+  FollowAction Tick(const std::string& run_id) {
+    if (g_interrupts.load() > 1) {
+      std::fprintf(stderr, "\napollo11 run: interrupted twice; exiting without waiting\n");
+      std::_Exit(kExitAbandoned);
+    }
+    if (!failure_) failure_ = node_.ActorFailure();
+    if (failure_) return FollowAction::kStop;
+    if (run_id.empty()) return FollowAction::kContinue;
+    if (resume_ && clock_.Now() - last_poll_ >= 200 * kMicrosPerMilli) {
+      last_poll_ = clock_.Now();
+      if (!tty_ || counts_.empty() || last_poll_ - last_line_ >= kMicrosPerSecond) {
+        counts_ = CountsFromJournal(*node_.journal(), run_id);
+      }
+    }
+    PrintLine(/*finished=*/false);
+    if (g_interrupts.load() == 0) return FollowAction::kContinue;
+    if (!cancel_announced_) {
+      std::fprintf(stderr, "\napollo11 run: canceling run %s (Ctrl-C again to abandon)\n",
+                   run_id.c_str());
+      cancel_announced_ = true;
+    }
+    return FollowAction::kCancel;
+  }
+
+  void PrintLine(bool finished) {
+    const Micros now = clock_.Now();
+    if (counts_.empty() || !(tty_ || finished || now - last_line_ >= 2 * kMicrosPerSecond)) {
+      return;
+    }
+    std::string line =
+        ProgressLine(counts_, static_cast<double>(now - started_) / kMicrosPerSecond);
+    if (tty_) {
+      std::fprintf(stderr, "\r\033[K%s", line.c_str());
+    } else {
+      std::fprintf(stderr, "%s\n", line.c_str());
+    }
+    last_line_ = now;
+  }
+
+  Node& node_;
+  const bool resume_;
+  SystemClock clock_;
+  const bool tty_ = ::isatty(STDERR_FILENO);
+  const Micros started_ = clock_.Now();
+  Micros last_poll_ = 0, last_line_ = 0;
+  std::vector<uint32_t> counts_;
+  bool cancel_announced_ = false;
+  std::optional<Status> failure_;
+};
+
+// Submits the run (or, resumed, takes it as it is) and follows it to its
+// end. Returns the run id ("" when the submission failed, with `*code` set)
+// and whether it finished.
+std::string SubmitAndFollow(Node& node, RemoteCoordinator& client, actors::SubmitRun submit,
+                            const RunFlags& flags, size_t tasks, bool* finished, int* code) {
+  RunFollower follower(node, !flags.resume.empty());
+  std::string run_id = flags.resume;
+  FollowHooks hooks = follower.Hooks(tasks);
+  if (flags.resume.empty()) {
+    auto accepted = hooks.accepted;
+    hooks.accepted = [&](const std::string& id) {
+      run_id = id;
+      accepted(id);
+    };
+    auto done = client.SubmitAndFollow(std::move(submit), hooks);
+    if (!done.ok() && run_id.empty()) {
+      if (done.status().code() == StatusCode::kIo) {
+        std::fprintf(stderr, "apollo11 run: the scheduler did not answer the submission in 60s\n");
+        *code = kExitInternal;
+      } else {
+        std::fprintf(stderr, "apollo11 run: the run was refused: %s\n",
+                     done.status().message().c_str());
+        *code = kExitInvalidInput;
+      }
+      return "";
+    }
+    *finished = done.ok();
+  } else {
+    const actors::RecoveryReport& r = node.coordinator()->recovery();
+    std::fprintf(
+        stderr, "run %s resumed: %zu tasks, %zu were RUNNING, %zu READY (recovered in %.1f ms)\n",
+        run_id.c_str(), tasks, r.running, r.ready, static_cast<double>(r.elapsed_us) / 1000.0);
+    *finished = client.Follow(run_id, hooks).ok();
+  }
+  if (follower.failure()) {
+    spdlog::error("an actor died: {}; stopping the run", follower.failure()->ToString());
+    std::fprintf(stderr, "apollo11 run: %s\n", follower.failure()->ToString().c_str());
+  }
+  follower.Finish(run_id);
+  return run_id;
+}
+
+// The summary, from the journal: what is reported is what was recorded.
+int Summarize(storage::Journal& journal, const std::string& run_id, bool json, bool finished) {
+  auto run = journal.GetRun(run_id);
+  auto execs = journal.ExecutionsOfRun(run_id);
+  if (!run.ok() || !run->has_value() || !execs.ok()) {
+    std::fprintf(stderr, "apollo11 run: cannot read run %s back from the journal\n",
+                 run_id.c_str());
+    return kExitInternal;
+  }
+  const storage::RunRecord& record = **run;
+  if (json) {
+    std::printf("%s\n", RunSummaryJson(record, *execs).dump(2).c_str());
+  } else {
+    PrintRunSummary(RunSummaryJson(record, *execs), stdout);
+  }
+  if (!finished) return kExitInternal;
+  return record.status == RunStatus::kSuccess ? kExitOk : kExitRunFailed;
+}
+
 int Run(const RunFlags& flags) {
   SetProcessLogNode(CoordinatorLogNode());
   LogSettings log;
@@ -95,40 +372,10 @@ int Run(const RunFlags& flags) {
     std::fprintf(stderr, "apollo11 run: give a pipeline FILE, or --resume RUN_ID (not both)\n");
     return kExitInvalidInput;
   }
-
-  // 1. The pipeline: the same checks and messages as `validate`. Only its
-  // snapshot (canonical JSON) and task count are kept: the model is freed
-  // before the coordinator builds its own from the snapshot, so the two are
-  // never in memory at once.
   actors::SubmitRun submit;
-  size_t task_count = 0;
+  size_t tasks = 0;
   if (!resume) {
-    dsl::ParseResult parsed = dsl::LoadPipelineFile(flags.file);
-    for (const dsl::Diagnostic& d : parsed.diagnostics) {
-      std::fprintf(stderr, "%s\n", dsl::FormatDiagnostic(d).c_str());
-    }
-    if (!parsed.ok()) return kExitInvalidInput;
-    const dsl::PipelineSpec& spec = *parsed.pipeline;
-    for (const dsl::TaskSpec& task : spec.tasks) {
-      if (task.type == dsl::TaskType::kDb) {
-        std::fprintf(stderr,
-                     "%s:%d:%d: error: task '%s' is a db task; db tasks validate but this version "
-                     "of Apollo-11 cannot run them yet\n",
-                     task.where.file.c_str(), task.where.line, task.where.column, task.id.c_str());
-        return kExitInvalidInput;
-      }
-      if (!task.foreach.empty()) {
-        std::fprintf(stderr,
-                     "%s:%d:%d: error: task '%s' uses foreach; dynamic fan-out validates but this "
-                     "version of Apollo-11 cannot run it yet\n",
-                     task.where.file.c_str(), task.where.line, task.where.column, task.id.c_str());
-        return kExitInvalidInput;
-      }
-    }
-    submit.pipeline_json = dsl::CanonicalJson(spec);
-    submit.pipeline_hash = dsl::HashCanonicalJson(submit.pipeline_json);
-    submit.params = spec.params;
-    task_count = spec.tasks.size();
+    if (int code = LoadPipeline(flags.file, &submit, &tasks); code != kExitOk) return code;
   }
   // yaml-cpp's node tree of a large file peaks at several times the model's
   // size (66 MB of RSS for 10k tasks); all of it is free now. Hand those pages back
@@ -140,237 +387,29 @@ int Run(const RunFlags& flags) {
     std::fprintf(stderr, "apollo11 run: --heartbeat: %s\n", heartbeat.status().message().c_str());
     return kExitInvalidInput;
   }
-
-  // 2. The state dir: locked for this process, journal opened once.
-  const std::string state_dir = ResolveStateDir(flags.state_dir);
-  auto lock = storage::StateDirLock::Acquire(state_dir);
-  if (!lock.ok()) {
-    std::fprintf(stderr, "apollo11 run: %s\n", lock.status().message().c_str());
-    return kExitInternal;
-  }
-  // Ours now: keep the JSON log in it too, for `apollo11 trace`.
-  log.file = state_dir + "/coordinator.log";
-  if (Status s = SetUpLogging(log); !s.ok()) {
-    std::fprintf(stderr, "apollo11 run: %s\n", s.message().c_str());
-    return kExitInternal;
-  }
-  auto journal = storage::Journal::Open(JournalDir(state_dir), storage::JournalOptions{});
-  if (!journal.ok()) {
-    std::fprintf(stderr, "apollo11 run: cannot open the journal in %s: %s\n", state_dir.c_str(),
-                 journal.status().ToString().c_str());
-    return kExitInternal;
-  }
-  size_t resumed_tasks = 0;
-  if (resume) {
-    auto previous = (*journal)->GetRun(flags.resume);
-    if (!previous.ok()) {
-      std::fprintf(stderr, "apollo11 run: %s\n", previous.status().ToString().c_str());
-      return kExitInternal;
-    }
-    if (!previous->has_value()) {
-      std::fprintf(stderr, "apollo11 run: no run %s in %s\n", flags.resume.c_str(),
-                   state_dir.c_str());
-      return kExitInvalidInput;
-    }
-    const storage::RunRecord& record = **previous;
-    if (IsFinal(record.status)) {
-      std::fprintf(stderr, "apollo11 run: run %s already ended %s; nothing to resume\n",
-                   flags.resume.c_str(), ToString(record.status));
-      auto execs = (*journal)->ExecutionsOfRun(flags.resume);
-      if (execs.ok()) PrintRunSummary(RunSummaryJson(record, *execs), stdout);
-      return record.status == RunStatus::kSuccess ? kExitOk : kExitRunFailed;
-    }
-    resumed_tasks = record.task_count;
-  } else if (auto unfinished = (*journal)->UnfinishedRuns();
-             unfinished.ok() && !unfinished->empty()) {
-    for (const storage::RunRecord& r : *unfinished) {
-      std::fprintf(stderr,
-                   "note: run %s of %s was interrupted; continue it with `apollo11 run --resume "
-                   "%s`\n",
-                   r.run_id.c_str(), r.pipeline_name.c_str(), r.run_id.c_str());
-    }
-  }
-  auto epoch = (*journal)->BumpEpoch();
-  if (!epoch.ok()) {
-    std::fprintf(stderr, "apollo11 run: %s\n", epoch.status().ToString().c_str());
-    return kExitInternal;
-  }
-
-  // 3. The actors.
   SystemClock clock;
-  zmq::context_t ctx;
-  const std::string instance = std::to_string(::getpid());
-  actors::CoordinatorConfig cc;
-  cc.instance = instance;
-  cc.worker_endpoint = "inproc://a11-" + instance + "-workers";
-  cc.client_endpoint = "inproc://a11-" + instance + "-clients";
-  cc.epoch = *epoch;
-  cc.scheduler.max_backlog = flags.max_backlog;
-  cc.reconciler.heartbeat = *heartbeat;
-  cc.reconciler.liveness = flags.liveness;
-  if (resume) {
-    cc.scheduler.recover = actors::SchedulerOptions::RecoverMode::kOne;
-    cc.scheduler.recover_run = flags.resume;
-  } else {
-    cc.scheduler.recover = actors::SchedulerOptions::RecoverMode::kNone;
-  }
-  auto coordinator = actors::Coordinator::Start(ctx, journal->get(), &clock, cc);
-  if (!coordinator.ok()) {
-    std::fprintf(stderr, "apollo11 run: coordinator failed to start: %s\n",
-                 coordinator.status().ToString().c_str());
+  const std::string state_dir = ResolveStateDir(flags.state_dir);
+  Node node(EmbeddedNodeConfig(flags, state_dir, *heartbeat), &clock);
+  if (auto code = StartNode(node, flags, log, &tasks)) return *code;
+  auto client =
+      RemoteCoordinator::ConnectWithKeys(node.coordinator()->client_endpoint(), std::nullopt, "",
+                                         std::chrono::seconds(60), &node.context());
+  if (!client.ok()) {
+    std::fprintf(stderr, "apollo11 run: %s\n", client.status().ToString().c_str());
     return kExitInternal;
   }
-  actors::WorkerConfig wc;
-  wc.coordinator_endpoint = (*coordinator)->worker_endpoint();
-  // A fixed identity: the state dir lock makes it unique, and a resumed run's
-  // worker finds the results the killed process left in its outbox.
-  wc.worker.worker_id = "local";
-  wc.outbox_dir = state_dir + "/worker-local/outbox";
-  wc.worker.slots = flags.slots ? flags.slots : std::max(1u, std::thread::hardware_concurrency());
-  wc.worker.heartbeat = *heartbeat;
-  wc.worker.liveness = flags.liveness;
-  wc.executor.log_dir = LogDir(state_dir);
-  auto worker = actors::WorkerActor::Start(ctx, &clock, wc);
-  if (!worker.ok()) {
-    std::fprintf(stderr, "apollo11 run: worker failed to start: %s\n",
-                 worker.status().ToString().c_str());
-    return kExitInternal;
-  }
-
-  // 4. Submit and follow.
-  zmq::socket_t client(ctx, zmq::socket_type::dealer);
-  transport::SocketOptions client_options;
-  client_options.immediate = false;
-  Status s = transport::ConfigureDealer(client, "cli-" + instance, client_options);
-  if (s.ok()) s = transport::Connect(client, (*coordinator)->client_endpoint());
-  std::string frame;
-  if (!resume) {
-    transport::Encode(static_cast<uint16_t>(actors::InternalType::kSubmitRun), submit, &frame);
-    // The snapshot is the coordinator's now: do not hold megabytes of it for
-    // the run (nor two copies while sending).
-    submit = actors::SubmitRun{};
-    if (s.ok()) s = transport::Send(client, frame, /*dontwait=*/false);
-    std::string().swap(frame);
-  }
-  if (!s.ok()) {
-    std::fprintf(stderr, "apollo11 run: %s\n", s.ToString().c_str());
-    return kExitInternal;
-  }
-
+  (*client)->set_warn_on_journal_error(false);  // run reports from the journal itself
   std::signal(SIGINT, OnInterrupt);
   std::signal(SIGTERM, OnInterrupt);
-  const bool tty = ::isatty(STDERR_FILENO);
-  const Micros started = clock.Now();
-  std::string run_id = flags.resume;
-  if (resume) {
-    const actors::RecoveryReport& r = (*coordinator)->recovery();
-    std::fprintf(stderr,
-                 "run %s resumed: %zu tasks, %zu were RUNNING, %zu READY (recovered in %.1f ms)\n",
-                 run_id.c_str(), resumed_tasks, r.running, r.ready,
-                 static_cast<double>(r.elapsed_us) / 1000.0);
-  }
-  Micros last_poll = 0;
-  bool cancel_sent = false;
   bool finished = false;
-  Micros last_line = 0;
-  std::vector<uint32_t> counts;
-  transport::Envelope env;
-  zmq::pollitem_t items[] = {{client.handle(), 0, ZMQ_POLLIN, 0}};
-  while (!finished) {
-    auto polled = transport::Poll(items, std::chrono::milliseconds(100));
-    if (!polled.ok()) break;
-    if (run_id.empty() && clock.Now() - started > 60 * kMicrosPerSecond) {
-      std::fprintf(stderr, "apollo11 run: the scheduler did not answer the submission in 60s\n");
-      return kExitInternal;
-    }
-    if (g_interrupts.load() > 1) {
-      std::fprintf(stderr, "\napollo11 run: interrupted twice; exiting without waiting\n");
-      std::_Exit(130);
-    }
-    if (g_interrupts.load() == 1 && !cancel_sent && !run_id.empty()) {
-      std::fprintf(stderr, "\napollo11 run: canceling run %s (Ctrl-C again to abandon)\n",
-                   run_id.c_str());
-      actors::CancelRun cancel{run_id, "canceled by the user (interrupt)"};
-      frame.clear();
-      transport::Encode(static_cast<uint16_t>(actors::InternalType::kCancelRun), cancel, &frame);
-      (void)transport::Send(client, frame, /*dontwait=*/false);
-      cancel_sent = true;
-    }
-    for (;;) {
-      auto msg = transport::Recv(client, /*dontwait=*/true);
-      if (!msg.ok()) break;
-      if (!transport::DecodeEnvelopeInto(msg->data(), msg->size(), &env, actors::ClientLimits())
-               .ok()) {
-        continue;
-      }
-      switch (static_cast<actors::InternalType>(env.type)) {
-        case actors::InternalType::kSubmitReply: {
-          auto reply = transport::BodyAs<actors::SubmitReply>(env);
-          if (!reply.ok() || !reply->error.empty()) {
-            std::fprintf(stderr, "apollo11 run: the run was refused: %s\n",
-                         reply.ok() ? reply->error.c_str() : reply.status().message().c_str());
-            return kExitInvalidInput;
-          }
-          run_id = reply->run_id;
-          std::fprintf(stderr, "run %s started: %zu tasks (state in %s)\n", run_id.c_str(),
-                       task_count, state_dir.c_str());
-          break;
-        }
-        case actors::InternalType::kRunProgress: {
-          auto progress = transport::BodyAs<actors::RunProgress>(env);
-          if (progress.ok()) counts = progress->counts;
-          break;
-        }
-        case actors::InternalType::kRunFinished:
-          finished = true;
-          break;
-        default:
-          break;
-      }
-    }
-    if (resume && clock.Now() - last_poll >= 200 * kMicrosPerMilli) {
-      // Nobody subscribed to the recovered run: follow it in the journal.
-      last_poll = clock.Now();
-      auto record = (*journal)->GetRun(run_id);
-      if (record.ok() && record->has_value() && IsFinal((*record)->status)) finished = true;
-      if (finished || !tty || counts.empty() || last_poll - last_line >= kMicrosPerSecond) {
-        counts = CountsFromJournal(**journal, run_id);
-      }
-    }
-    const Micros now = clock.Now();
-    if (!counts.empty() && (tty || now - last_line >= 2 * kMicrosPerSecond || finished)) {
-      std::string line =
-          ProgressLine(counts, static_cast<double>(now - started) / kMicrosPerSecond);
-      if (tty) {
-        std::fprintf(stderr, "\r\033[K%s", line.c_str());
-      } else {
-        std::fprintf(stderr, "%s\n", line.c_str());
-      }
-      last_line = now;
-    }
-  }
-  if (tty) std::fprintf(stderr, "\n");
-
-  (*worker)->Stop();
-  (*coordinator)->Stop();
-  client.close();
-
-  // 5. The summary, from the journal: what is reported is what was recorded.
-  auto run = (*journal)->GetRun(run_id);
-  auto execs = (*journal)->ExecutionsOfRun(run_id);
-  if (!run.ok() || !run->has_value() || !execs.ok()) {
-    std::fprintf(stderr, "apollo11 run: cannot read run %s back from the journal\n",
-                 run_id.c_str());
-    return kExitInternal;
-  }
-  const storage::RunRecord& record = **run;
-  if (flags.json) {
-    std::printf("%s\n", RunSummaryJson(record, *execs).dump(2).c_str());
-  } else {
-    PrintRunSummary(RunSummaryJson(record, *execs), stdout);
-  }
-  if (!finished) return kExitInternal;
-  return record.status == RunStatus::kSuccess ? kExitOk : kExitRunFailed;
+  int code = kExitOk;
+  // The snapshot is the coordinator's once sent: it is moved, not copied.
+  const std::string run_id =
+      SubmitAndFollow(node, **client, std::move(submit), flags, tasks, &finished, &code);
+  if (run_id.empty()) return code;
+  node.Stop(/*drain=*/false);
+  client->reset();
+  return Summarize(*node.journal(), run_id, flags.json, finished);
 }
 
 }  // namespace

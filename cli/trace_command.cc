@@ -16,6 +16,7 @@
 #include <set>
 #include <sstream>
 
+#include "cli/client_flags.h"
 #include "cli/command.h"
 #include "cli/remote.h"
 #include "cli/state_dir.h"
@@ -25,11 +26,8 @@
 namespace apollo11::cli {
 namespace {
 
-struct TraceFlags {
+struct TraceFlags : ClientFlags {
   std::string exec_id;
-  bool json = false;
-  std::string state_dir, coordinator, key, server_key;
-  double timeout_s = 10;
 };
 
 // One line of the timeline.
@@ -154,10 +152,8 @@ void Print(std::vector<TraceEntry>& entries, bool json) {
   }
 }
 
-int Remote(const TraceFlags& f, const std::string& endpoint) {
-  auto remote = RemoteCoordinator::Connect(
-      endpoint, f.key, f.server_key,
-      std::chrono::milliseconds(static_cast<int64_t>(f.timeout_s * 1000)));
+int Remote(const TraceFlags& f) {
+  auto remote = f.Connect();
   if (!remote.ok()) return Fail(remote.status());
   auto history = (*remote)->Query("history", f.exec_id);
   if (!history.ok()) return Fail(history.status());
@@ -227,20 +223,11 @@ void AddTraceCommand(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "trace", "one timeline of an execution: journal transitions, coordinator and worker logs");
   cmd->add_option("exec_id", f->exec_id, "execution id (RUN_ID.TASK_ID)")->required();
-  cmd->add_flag("--json", f->json, "the timeline as a JSON array");
-  cmd->add_option("--state-dir", f->state_dir,
-                  "local state dir (default $APOLLO11_STATE_DIR or ./.apollo11)");
-  cmd->add_option("--coordinator", f->coordinator,
-                  "a running coordinator's client endpoint (default $APOLLO11_COORDINATOR)");
-  cmd->add_option("--key", f->key, "your CURVE key pair file (default $APOLLO11_KEY)");
-  cmd->add_option("--server-key", f->server_key,
-                  "the coordinator's CURVE public key file (default $APOLLO11_SERVER_KEY)");
-  cmd->add_option("--timeout", f->timeout_s,
-                  "seconds to wait for each of the coordinator's answers");
-  cmd->callback([f, exit_code] {
-    const std::string endpoint = CoordinatorEndpoint(f->coordinator);
-    *exit_code = endpoint.empty() ? Local(*f) : Remote(*f, endpoint);
-  });
+  ClientFlagHelp help;
+  help.json = "the timeline as a JSON array";
+  help.timeout = "seconds to wait for each of the coordinator's answers";
+  AddClientFlags(cmd, f.get(), kJsonFlag | kStateDirFlag | kRemoteFlags, help);
+  cmd->callback([f, exit_code] { *exit_code = f->Endpoint().empty() ? Local(*f) : Remote(*f); });
 }
 
 }  // namespace apollo11::cli

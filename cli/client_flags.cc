@@ -1,0 +1,26 @@
+#include "cli/client_flags.h"
+
+namespace apollo11::cli {
+
+std::string ClientFlags::Endpoint() const { return CoordinatorEndpoint(coordinator); }
+
+Result<std::unique_ptr<RemoteCoordinator>> ClientFlags::Connect() const {
+  return RemoteCoordinator::Connect(
+      Endpoint(), key, server_key,
+      std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000)));
+}
+
+void AddClientFlags(CLI::App* cmd, ClientFlags* flags, unsigned which, const ClientFlagHelp& help) {
+  if (which & kStateDirFlag) cmd->add_option("--state-dir", flags->state_dir, help.state_dir);
+  if (which & kRemoteFlags) {
+    cmd->add_option("--coordinator", flags->coordinator,
+                    "a running coordinator's client endpoint (default $APOLLO11_COORDINATOR)");
+    cmd->add_option("--key", flags->key, "your CURVE key pair file (default $APOLLO11_KEY)");
+    cmd->add_option("--server-key", flags->server_key,
+                    "the coordinator's CURVE public key file (default $APOLLO11_SERVER_KEY)");
+    cmd->add_option("--timeout", flags->timeout_s, help.timeout);
+  }
+  if (which & kJsonFlag) cmd->add_flag("--json", flags->json, help.json);
+}
+
+}  // namespace apollo11::cli

@@ -1,0 +1,19 @@
+#pragma once
+// The process exit codes of `apollo11` and `apollo11-node`, as the README
+// documents them. Every command returns one of these, never a literal.
+
+namespace apollo11::cli {
+
+// Success; for `run` and `status --wait`: the run succeeded.
+inline constexpr int kExitOk = 0;
+// The run failed or was canceled.
+inline constexpr int kExitRunFailed = 1;
+// What the user asked for is wrong or absent: a bad flag, file or id.
+inline constexpr int kExitInvalidInput = 2;
+// An internal error or an unusable environment (state dir locked, journal
+// unreadable, an actor that did not start or died).
+inline constexpr int kExitInternal = 3;
+// `apollo11 run` interrupted twice: it exits at once without waiting (128+SIGINT).
+inline constexpr int kExitAbandoned = 130;
+
+}  // namespace apollo11::cli

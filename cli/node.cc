@@ -1,0 +1,226 @@
+#include "cli/node.h"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <ctime>
+#include <filesystem>
+
+#include "cli/exit_codes.h"
+#include "cli/state_dir.h"
+
+namespace apollo11::cli {
+
+Node::Node(NodeConfig config, const Clock* clock) : config_(std::move(config)), clock_(clock) {
+  listening_ = {{"event", "listening"}, {"role", config_.role}, {"pid", ::getpid()}};
+}
+
+Node::~Node() { Stop(/*drain=*/false); }
+
+Status Node::Fail(NodeStage stage, Status status) {
+  failed_stage_ = stage;
+  Stop(/*drain=*/false);
+  return status;
+}
+
+Status Node::OpenState() {
+  failed_stage_ = NodeStage::kNone;
+  if (!config_.coordinator || journal_) return Status::Ok();
+  auto lock = storage::StateDirLock::Acquire(config_.state_dir);
+  if (!lock.ok()) return Fail(NodeStage::kLock, lock.status());
+  lock_ = std::move(*lock);
+  auto journal = storage::Journal::Open(JournalDir(config_.state_dir), {});
+  if (!journal.ok()) return Fail(NodeStage::kJournal, journal.status());
+  journal_ = std::move(*journal);
+  return Status::Ok();
+}
+
+Status Node::StartActors() {
+  APOLLO11_RETURN_IF_ERROR(OpenState());
+  if (config_.coordinator) APOLLO11_RETURN_IF_ERROR(StartCoordinator());
+  if (config_.worker) APOLLO11_RETURN_IF_ERROR(StartWorker());
+  if (config_.http_bind != "off") APOLLO11_RETURN_IF_ERROR(StartHttp());
+  return Status::Ok();
+}
+
+Status Node::StartCoordinator() {
+  auto epoch = journal_->BumpEpoch();
+  if (!epoch.ok()) return Fail(NodeStage::kEpoch, epoch.status());
+  epoch_ = *epoch;
+  if (!config_.authorized.empty()) {
+    // Without a ZAP handler a CURVE server admits any key pair.
+    auto zap = transport::ZapHandler::Start(ctx_, config_.authorized);
+    if (!zap.ok()) return Fail(NodeStage::kZap, zap.status());
+    zap_ = std::move(*zap);
+  }
+  if (!config_.alert_rules.empty()) {
+    alerts::NotifierOptions no;
+    no.rules = config_.alert_rules;
+    no.fold_window = config_.alert_fold_window;
+    auto notifier = alerts::Notifier::Start(clock_, std::move(no));
+    if (!notifier.ok()) return Fail(NodeStage::kNotifier, notifier.status());
+    notifier_ = std::move(*notifier);
+    spdlog::info("alerts: {} rules, fold window {}", config_.alert_rules.size(),
+                 config_.alert_fold_window_text);
+  }
+  actors::CoordinatorConfig cc = config_.coordinator_config;
+  cc.alerts = notifier_.get();
+  if (cc.instance.empty()) cc.instance = "node" + std::to_string(::getpid());
+  cc.epoch = epoch_;
+  if (config_.http_bind != "off") {  // nobody could read them otherwise
+    coordinator_metrics_ = std::make_unique<observability::CoordinatorMetrics>(registry_);
+    cc.metrics = coordinator_metrics_.get();
+  }
+  auto coordinator = actors::Coordinator::Start(ctx_, journal_.get(), clock_, std::move(cc));
+  if (!coordinator.ok()) return Fail(NodeStage::kCoordinator, coordinator.status());
+  coordinator_ = std::move(*coordinator);
+  if (config_.coordinator_config.retention.older_than.count() > 0) {
+    spdlog::info("retention: runs finished more than {} ago are removed every {}",
+                 config_.retention_text, config_.retention_interval_text);
+  }
+  listening_["workers"] = coordinator_->worker_endpoint();
+  listening_["api"] = coordinator_->client_endpoint();
+  listening_["epoch"] = epoch_;
+  const actors::RecoveryReport& rec = coordinator_->recovery();
+  listening_["recovered_runs"] = rec.runs;
+  listening_["recovered_running"] = rec.running;
+  listening_["recovery_ms"] = static_cast<double>(rec.elapsed_us) / 1000.0;
+  spdlog::info("coordinator epoch {} serving workers on {} and clients on {}", epoch_,
+               coordinator_->worker_endpoint(), coordinator_->client_endpoint());
+  return Status::Ok();
+}
+
+Status Node::StartWorker() {
+  actors::WorkerConfig wc = config_.worker_config;
+  if (coordinator_) wc.coordinator_endpoint = coordinator_->worker_endpoint();
+  if (config_.http_bind != "off") {
+    worker_metrics_ = std::make_unique<observability::WorkerMetrics>(registry_);
+    wc.worker.metrics = worker_metrics_.get();
+  }
+  if (!config_.worker_lock_dir.empty()) {
+    // One process per worker identity: its outbox must not be shared.
+    auto lock = storage::StateDirLock::Acquire(config_.worker_lock_dir);
+    if (!lock.ok()) {
+      return Fail(NodeStage::kWorkerLock,
+                  Status::Error(lock.status().code(),
+                                "worker " + wc.worker.worker_id + ": " + lock.status().message()));
+    }
+    worker_lock_ = std::move(*lock);
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(wc.executor.log_dir, ec);
+  const std::string id = wc.worker.worker_id, group = wc.worker.group;
+  const std::string endpoint = wc.coordinator_endpoint;
+  const unsigned slots = wc.worker.slots;
+  auto worker = actors::WorkerActor::Start(ctx_, clock_, std::move(wc));
+  if (!worker.ok()) return Fail(NodeStage::kWorker, worker.status());
+  worker_ = std::move(*worker);
+  listening_["worker_id"] = id;
+  listening_["connect"] = endpoint;
+  spdlog::info("worker {} (group {}, {} slots) connected to {}", id, group, slots, endpoint);
+  return Status::Ok();
+}
+
+Status Node::StartHttp() {
+  observability::HttpServerOptions ho;
+  ho.bind = config_.http_bind;
+  ho.api_token = config_.api_token;
+  ho.registry = &registry_;
+  if (coordinator_) {
+    const auto& curve = config_.coordinator_config.curve;
+    api_ = std::make_unique<CoordinatorApi>(coordinator_->client_endpoint(), curve,
+                                            curve ? curve->public_z85 : "", Millis(10000));
+    ho.backend = api_.get();
+    // Ready once the scheduler answers and its last commit succeeded.
+    ho.ready = [api = api_.get()](std::string* why) {
+      auto health = api->Query("health", "", 0);
+      if (!health.ok()) {
+        *why = health.status().message();
+        return false;
+      }
+      if (!health->value("ready", false)) {
+        *why = "the coordinator is starting";
+        return false;
+      }
+      if (!health->value("journal_writable", false)) {
+        *why = "the journal cannot be written (see the log: disk full?)";
+        return false;
+      }
+      return true;
+    };
+  }
+  auto http = observability::HttpServer::Start(std::move(ho));
+  if (!http.ok()) return Fail(NodeStage::kHttp, http.status());
+  http_ = std::move(*http);
+  listening_["http"] = http_->bound();
+  spdlog::info("serving HTTP on {} (mutating API calls {})", http_->bound(),
+               config_.api_token.empty() ? "disabled: no --api-token" : "need the bearer token");
+  return Status::Ok();
+}
+
+std::optional<Status> Node::CoordinatorFailure() const {
+  // Seam: once the coordinator reports a dead actor (issue 12, part 1), this
+  // is `return coordinator_ ? coordinator_->failure() : std::nullopt;`.
+  return std::nullopt;
+}
+
+std::optional<Status> Node::WorkerFailure() const {
+  // Seam: once the worker actor reports that it died, this is
+  // `return worker_ ? worker_->failure() : std::nullopt;`.
+  return std::nullopt;
+}
+
+std::optional<Status> Node::ActorFailure() const {
+  if (std::optional<Status> failure = CoordinatorFailure()) return failure;
+  if (std::optional<Status> failure = WorkerFailure()) return failure;
+  for (const FailureSource& source : failure_sources_) {
+    if (std::optional<Status> failure = source()) return failure;
+  }
+  return std::nullopt;
+}
+
+int Node::Run(const sigset_t& signals, Millis poll) {
+  const timespec wait{static_cast<time_t>(poll.count() / 1000),
+                      static_cast<long>((poll.count() % 1000) * 1000000)};
+  for (;;) {
+    const int sig = sigtimedwait(&signals, nullptr, &wait);
+    if (sig > 0) {
+      spdlog::info("{} received: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+      Stop(/*drain=*/true);
+      return kExitOk;
+    }
+    if (std::optional<Status> failure = ActorFailure()) {
+      spdlog::error("an actor died: {}; stopping the node", failure->ToString());
+      Stop(/*drain=*/false);
+      return kExitInternal;
+    }
+  }
+}
+
+void Node::Stop(bool drain) {
+  if (http_) http_->Stop();
+  http_.reset();
+  api_.reset();
+  if (worker_) {
+    if (drain) {
+      if (worker_->Drain(config_.drain_timeout)) {
+        spdlog::info("worker drained: every execution finished and acknowledged");
+      } else {
+        spdlog::warn("worker stopped before draining completely (timeout {})",
+                     config_.drain_timeout_text);
+      }
+    } else {
+      worker_->Stop();
+    }
+    worker_.reset();
+  }
+  if (coordinator_) coordinator_->Stop();
+  coordinator_.reset();
+  notifier_.reset();  // after its producers; delivers what is still folded
+  zap_.reset();       // after the CURVE servers it protects are closed
+}
+
+void BlockSignals(const sigset_t& signals) { pthread_sigmask(SIG_BLOCK, &signals, nullptr); }
+
+}  // namespace apollo11::cli

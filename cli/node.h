@@ -1,0 +1,147 @@
+#pragma once
+// A node: the one place a process assembles Apollo-11's parts. Built from a
+// NodeConfig, it owns the state dir lock, the journal, the alert notifier,
+// the metrics, the coordinator's actors, a worker actor, the ZAP handler and
+// the HTTP server, and stops them in the right order. `apollo11-node start`
+// and `apollo11 run` are thin mains over it.
+//
+// Threads: every method is called from the thread that created the node.
+
+#include <signal.h>
+
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+#include <zmq.hpp>
+
+#include "actors/coordinator.h"
+#include "actors/worker_actor.h"
+#include "alerts/notifier.h"
+#include "cli/coordinator_api.h"
+#include "cli/node_config.h"
+#include "common/clock.h"
+#include "observability/coordinator_metrics.h"
+#include "observability/http_server.h"
+#include "observability/metrics_registry.h"
+#include "observability/worker_metrics.h"
+#include "storage/journal.h"
+#include "storage/state_dir_lock.h"
+#include "transport/zap_handler.h"
+
+namespace apollo11::cli {
+
+// Which step of starting a node failed (Node::failed_stage), so each main
+// words the error its own way.
+enum class NodeStage {
+  kNone,
+  kLock,         // the state dir is locked by another process
+  kJournal,      // the journal does not open
+  kEpoch,        // the coordinator epoch cannot be bumped
+  kZap,          // the ZAP handler does not start
+  kNotifier,     // the alert notifier does not start
+  kCoordinator,  // the coordinator's actors do not start
+  kWorkerLock,   // the worker's own dir is locked by another process
+  kWorker,       // the worker actor does not start
+  kHttp,         // the HTTP server does not bind
+};
+
+class Node {
+ public:
+  // `clock` must outlive the node.
+  Node(NodeConfig config, const Clock* clock);
+  // Stops whatever still runs, in reverse order of start.
+  ~Node();
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+
+  // Takes the state dir lock and opens the journal (a coordinator's first
+  // step; a worker-only node has neither). Between OpenState and
+  // StartActors the journal may be read (`apollo11 run` checks what it
+  // resumes). On error, failed_stage() says which step.
+  Status OpenState();
+  // Bumps the epoch and starts the ZAP handler, notifier, coordinator,
+  // worker and HTTP server as configured (calls OpenState first if it was
+  // not called). On error, what started is stopped and failed_stage() says
+  // which step failed.
+  Status StartActors();
+  // OpenState then StartActors.
+  Status Start() { return StartActors(); }
+
+  // Reports an actor that died (its reason), or nullopt while all live.
+  using FailureSource = std::function<std::optional<Status>()>;
+  // Adds a source ActorFailure consults besides the node's own actors;
+  // called on the node's thread.
+  void AddFailureSource(FailureSource source) { failure_sources_.push_back(std::move(source)); }
+  // The first dead actor reported by the coordinator, the worker or an
+  // added source, with its reason; nullopt while all live.
+  std::optional<Status> ActorFailure() const;
+  // Serves until one of `signals` arrives (those signals must be blocked in
+  // every thread, see BlockSignals) or an actor fails, checking every
+  // `poll`, then stops. Returns kExitOk after a signal (a worker drains
+  // first, up to the drain timeout), kExitInternal after an actor failure,
+  // which is logged with its reason.
+  int Run(const sigset_t& signals, Millis poll = Millis(200));
+  // Stops the actors: HTTP first, then the worker (draining when `drain`,
+  // else at once), the coordinator, the notifier (delivering what it holds),
+  // ZAP. The journal stays open for reading and the locks stay held until
+  // the node is destroyed. Idempotent.
+  void Stop(bool drain);
+
+  // The failed step of the last OpenState/StartActors; kNone after success.
+  NodeStage failed_stage() const { return failed_stage_; }
+  // The journal (null before OpenState or on a worker-only node). Readable
+  // on the caller's thread while the coordinator runs.
+  storage::Journal* journal() const { return journal_.get(); }
+  actors::Coordinator* coordinator() const { return coordinator_.get(); }
+  // The ZeroMQ context of the node's sockets: an in-process client of an
+  // inproc:// endpoint connects in it. Lives as long as the node.
+  zmq::context_t& context() { return ctx_; }
+  uint64_t epoch() const { return epoch_; }
+  const NodeConfig& config() const { return config_; }
+  // The "listening" line: role, pid, endpoints, epoch, recovery, worker id,
+  // HTTP address, as far as they apply.
+  const nlohmann::json& listening() const { return listening_; }
+
+ private:
+  Status Fail(NodeStage stage, Status status);
+  Status StartCoordinator();
+  Status StartWorker();
+  Status StartHttp();
+  // The coordinator's and the worker's reports of an actor that died (the
+  // seams the actors' failure reports plug into); nullopt while all live or
+  // not started.
+  std::optional<Status> CoordinatorFailure() const;
+  std::optional<Status> WorkerFailure() const;
+
+  NodeConfig config_;
+  const Clock* clock_;
+  NodeStage failed_stage_ = NodeStage::kNone;
+  uint64_t epoch_ = 0;
+  nlohmann::json listening_;
+  std::vector<FailureSource> failure_sources_;
+  // Members in destruction order, last first: what is declared later uses
+  // what is declared before it.
+  zmq::context_t ctx_;
+  std::unique_ptr<storage::StateDirLock> lock_, worker_lock_;
+  std::unique_ptr<storage::Journal> journal_;
+  std::unique_ptr<alerts::Notifier> notifier_;  // the coordinator's actors emit into it
+  observability::Registry registry_;            // metrics outlive their publishers
+  std::unique_ptr<observability::CoordinatorMetrics> coordinator_metrics_;
+  std::unique_ptr<observability::WorkerMetrics> worker_metrics_;
+  std::unique_ptr<transport::ZapHandler> zap_;  // after the CURVE servers it guards
+  std::unique_ptr<actors::Coordinator> coordinator_;
+  std::unique_ptr<actors::WorkerActor> worker_;
+  // The HTTP server and its API client go first: they call the coordinator.
+  std::unique_ptr<CoordinatorApi> api_;
+  std::unique_ptr<observability::HttpServer> http_;
+};
+
+// Blocks `signals` in the calling thread, so that every thread started
+// after it inherits the mask and Node::Run can take them (task processes
+// get a clean mask from the executor).
+void BlockSignals(const sigset_t& signals);
+
+}  // namespace apollo11::cli

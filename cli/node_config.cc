@@ -1,0 +1,232 @@
+#include "cli/node_config.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+
+#include "observability/http_server.h"
+#include "transport/security.h"
+
+namespace apollo11::cli {
+namespace {
+
+std::string StateDirOf(const NodeFlags& f, NodeEnv& env) {
+  if (!f.state_dir.empty()) return f.state_dir;
+  std::string from_env = env.Getenv("APOLLO11_STATE_DIR");
+  return from_env.empty() ? ".apollo11" : from_env;
+}
+
+std::string WorkerIdOf(const NodeFlags& f, const std::string& state_dir, NodeEnv& env) {
+  return f.worker_id.empty() ? DefaultWorkerId(state_dir, env) : f.worker_id;
+}
+
+std::string LogFileOf(const NodeFlags& f, const std::string& state_dir,
+                      const std::string& worker_id) {
+  if (f.role == "worker") return state_dir + "/worker-" + worker_id + "/worker.log";
+  return state_dir + "/coordinator.log";
+}
+
+struct Durations {
+  Millis heartbeat, drain_timeout, reconcile, retention_interval, slow_min, fold_window, health;
+  Millis retention{0};
+};
+
+Result<Durations> ParseDurations(const NodeFlags& f) {
+  Durations d;
+  const std::pair<const std::string*, Millis*> table[] = {
+      {&f.heartbeat, &d.heartbeat},
+      {&f.drain_timeout, &d.drain_timeout},
+      {&f.reconcile_interval, &d.reconcile},
+      {&f.retention_interval, &d.retention_interval},
+      {&f.slow_min, &d.slow_min},
+      {&f.alert_fold_window, &d.fold_window},
+      {&f.health_interval, &d.health}};
+  for (const auto& [text, out] : table) {
+    auto parsed = ParseDuration(*text);
+    if (!parsed.ok()) return Status::InvalidInput("bad duration: " + parsed.status().message());
+    *out = *parsed;
+  }
+  if (f.retention != "off") {
+    auto age = ParseAge(f.retention);
+    if (!age.ok() || age->count() <= 0 || d.retention_interval.count() <= 0) {
+      return Status::InvalidInput("--retention " + f.retention + ": " +
+                                  (age.ok() ? "must be longer than 0" : age.status().message()) +
+                                  " (write e.g. 30d, or off; the interval must be positive)");
+    }
+    d.retention = *age;
+  }
+  return d;
+}
+
+// CURVE: this node's key pair, the coordinator's allow-list, the worker's
+// trusted coordinator key.
+Status ResolveCurve(const NodeFlags& f, NodeEnv& env, NodeConfig* c) {
+  std::optional<transport::CurveKeyPair> curve;
+  if (!f.curve_key.empty()) {
+    auto pair = env.LoadKeyPair(f.curve_key);
+    if (!pair.ok()) return Status::InvalidInput("--curve-key: " + pair.status().message());
+    curve = *pair;
+  }
+  if (c->coordinator && curve) {
+    if (f.authorized_keys.empty()) {
+      return Status::InvalidInput(
+          "--curve-key needs --authorized-keys (the public keys of the workers and clients "
+          "allowed to connect)");
+    }
+    auto keys = env.LoadAuthorizedKeys(f.authorized_keys);
+    if (!keys.ok()) return Status::InvalidInput(keys.status().message());
+    c->authorized[actors::kCurveDomain] = *keys;
+    // role=all: the local worker authenticates with the node's own key.
+    c->authorized[actors::kCurveDomain].insert(curve->public_z85);
+    c->coordinator_config.curve = curve;
+  }
+  if (c->worker && curve) {
+    c->worker_config.curve = curve;
+    c->worker_config.server_public = curve->public_z85;  // role=all: its own coordinator
+  }
+  if (c->worker && !c->coordinator && curve) {
+    if (f.server_key.empty()) {
+      return Status::InvalidInput(
+          "--curve-key needs --server-key (the coordinator's public key) on a worker");
+    }
+    auto pub = env.LoadPublicKey(f.server_key);
+    if (!pub.ok()) return Status::InvalidInput("--server-key: " + pub.status().message());
+    c->worker_config.server_public = *pub;
+  }
+  if (c->coordinator && !curve && !f.insecure &&
+      (!transport::IsLoopbackEndpoint(f.bind) || !transport::IsLoopbackEndpoint(f.api_bind))) {
+    return Status::InvalidInput("refusing to bind a non-loopback address (" + f.bind + ", " +
+                                f.api_bind +
+                                ") without CURVE keys; pass --insecure to accept "
+                                "unauthenticated peers on a trusted network");
+  }
+  return Status::Ok();
+}
+
+// The token from --api-token or --api-token-file (first line, trimmed).
+Result<std::string> ResolveApiToken(const NodeFlags& f, NodeEnv& env) {
+  if (!f.api_token.empty() && !f.api_token_file.empty()) {
+    return Status::InvalidInput("give --api-token or --api-token-file, not both");
+  }
+  std::string token = f.api_token;
+  if (!f.api_token_file.empty()) {
+    auto line = env.ReadFirstLine(f.api_token_file);
+    if (!line.ok()) {
+      return Status::InvalidInput("--api-token-file " + f.api_token_file + ": " +
+                                  line.status().message());
+    }
+    token = *line;
+    while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) {
+      token.pop_back();
+    }
+    if (token.empty()) {
+      return Status::InvalidInput("--api-token-file " + f.api_token_file + " is empty");
+    }
+  }
+  if (!token.empty() && token.size() < 16) {
+    return Status::InvalidInput("the API token must be at least 16 characters");
+  }
+  return token;
+}
+
+Status ResolveHttp(const NodeFlags& f, NodeEnv& env, NodeConfig* c) {
+  c->http_bind =
+      f.http_bind.empty() ? (c->coordinator ? kDefaultCoordinatorHttp : "off") : f.http_bind;
+  auto token = ResolveApiToken(f, env);
+  if (!token.ok()) return token.status();
+  c->api_token = *token;
+  if (c->http_bind == "off") return Status::Ok();
+  auto hp = observability::ParseHttpBind(c->http_bind);
+  if (!hp.ok()) return Status::InvalidInput("--http-bind: " + hp.status().message());
+  if (!observability::IsLoopbackHost(hp->host) && c->api_token.empty() && !f.insecure) {
+    return Status::InvalidInput("refusing to serve HTTP on a non-loopback address (" +
+                                c->http_bind +
+                                ") without --api-token; pass --insecure to expose metrics and "
+                                "the read-only API to the network");
+  }
+  return Status::Ok();
+}
+
+void FillCoordinator(const NodeFlags& f, const Durations& d, NodeConfig* c) {
+  actors::CoordinatorConfig& cc = c->coordinator_config;
+  cc.worker_endpoint = f.bind;
+  cc.client_endpoint = f.api_bind;
+  cc.scheduler.max_backlog = f.max_backlog;
+  cc.scheduler.max_requeues = f.max_requeues;
+  cc.scheduler.slow_min = d.slow_min;
+  cc.reconciler.heartbeat = d.heartbeat;
+  cc.reconciler.liveness = f.liveness;
+  cc.reconcile_interval = d.reconcile;
+  cc.retention.older_than = d.retention;
+  cc.retention.interval = d.retention_interval;
+  cc.retention.state_dir = c->state_dir;
+  cc.log_file = c->log_file;
+  cc.health_interval = d.health;
+}
+
+void FillWorker(const NodeFlags& f, const Durations& d, NodeEnv& env, NodeConfig* c) {
+  actors::WorkerConfig& wc = c->worker_config;
+  wc.coordinator_endpoint = f.connect;  // role=all: the Node uses its coordinator's
+  wc.worker.worker_id = WorkerIdOf(f, c->state_dir, env);
+  wc.worker.node_log_file = c->log_file;
+  wc.worker.health_interval = d.health;
+  wc.worker.group = f.group;
+  wc.worker.slots = f.slots ? f.slots : std::max(1u, env.Cores());
+  wc.worker.labels = f.labels;
+  wc.worker.heartbeat = d.heartbeat;
+  wc.worker.liveness = f.liveness;
+  const std::string drop = env.Getenv("APOLLO11_TEST_DROP_DISPATCH");
+  if (!drop.empty()) wc.worker.drop_dispatches = std::atoi(drop.c_str());  // tests only
+  c->worker_lock_dir = c->state_dir + "/worker-" + wc.worker.worker_id;
+  wc.executor.log_dir = c->worker_lock_dir + "/logs";
+  wc.outbox_dir = c->worker_lock_dir + "/outbox";
+}
+
+}  // namespace
+
+std::string DefaultWorkerId(const std::string& state_dir, NodeEnv& env) {
+  const std::string path = env.AbsolutePath(state_dir);
+  uint32_t h = 2166136261u;  // FNV-1a
+  for (unsigned char ch : path) h = (h ^ ch) * 16777619u;
+  char suffix[8];
+  std::snprintf(suffix, sizeof(suffix), "%04x", h & 0xffffu);
+  return env.Hostname() + "-" + suffix;
+}
+
+LogSettings ResolveNodeLog(const NodeFlags& flags, NodeEnv& env) {
+  const std::string state_dir = StateDirOf(flags, env);
+  LogSettings log;
+  log.level = flags.log_level;
+  log.format = flags.log_format;
+  log.file = LogFileOf(flags, state_dir, WorkerIdOf(flags, state_dir, env));
+  return log;
+}
+
+Result<NodeConfig> ResolveNodeConfig(const NodeFlags& flags, NodeEnv& env) {
+  NodeConfig c;
+  if (flags.role != "coordinator" && flags.role != "worker" && flags.role != "all") {
+    return Status::InvalidInput("--role " + flags.role + ": expected coordinator, worker or all");
+  }
+  c.role = flags.role;
+  c.coordinator = flags.role != "worker";
+  c.worker = flags.role != "coordinator";
+  c.state_dir = StateDirOf(flags, env);
+  c.log_file = LogFileOf(flags, c.state_dir, WorkerIdOf(flags, c.state_dir, env));
+  auto d = ParseDurations(flags);
+  if (!d.ok()) return d.status();
+  if (c.coordinator) FillCoordinator(flags, *d, &c);
+  if (c.worker) FillWorker(flags, *d, env, &c);
+  APOLLO11_RETURN_IF_ERROR(ResolveCurve(flags, env, &c));
+  APOLLO11_RETURN_IF_ERROR(ResolveHttp(flags, env, &c));
+  c.alert_rules = flags.alert_rules;
+  c.alert_fold_window = d->fold_window;
+  c.drain_timeout = d->drain_timeout;
+  c.drain_timeout_text = flags.drain_timeout;
+  c.retention_text = flags.retention;
+  c.retention_interval_text = flags.retention_interval;
+  c.alert_fold_window_text = flags.alert_fold_window;
+  return c;
+}
+
+}  // namespace apollo11::cli

@@ -1,0 +1,106 @@
+#pragma once
+// `apollo11-node start`'s settings: the flags as given (NodeFlags, after a
+// --config file filled the ones not on the command line), and what they
+// resolve to (NodeConfig), which a Node is built from. Resolving is pure:
+// files and the machine are read through a NodeEnv.
+
+#include <string>
+#include <vector>
+
+#include "actors/coordinator.h"
+#include "actors/worker_actor.h"
+#include "alerts/alert_config.h"
+#include "cli/logging_setup.h"
+#include "cli/node_env.h"
+#include "common/duration.h"
+#include "common/status.h"
+#include "transport/zap_handler.h"
+
+namespace apollo11::cli {
+
+// The flags of `apollo11-node start`, with their defaults.
+struct NodeFlags {
+  std::string role = "all";  // coordinator, worker or all
+  std::string config;
+  std::string state_dir;
+  std::string bind = "tcp://127.0.0.1:7011";
+  std::string api_bind = "tcp://127.0.0.1:7012";
+  std::string connect = "tcp://127.0.0.1:7011";
+  std::string group = "default";
+  unsigned slots = 0;
+  std::vector<std::string> labels;
+  std::string heartbeat = "10s";
+  std::string reconcile_interval = "30s";
+  std::string retention = "off";          // coordinator: remove finished runs older than this
+  std::string retention_interval = "1h";  // coordinator: how often retention runs
+  std::string slow_min = "10s";
+  int liveness = 3;
+  size_t max_backlog = 1000;
+  unsigned max_requeues = 3;
+  std::string worker_id;
+  std::string drain_timeout = "5m";
+  std::string log_level = "info";
+  std::string log_format;  // json, text; empty: text on a terminal, else json
+  std::string health_interval = "60s";
+  std::string curve_key;        // this node's key pair (.key)
+  std::string authorized_keys;  // coordinator: public keys allowed to connect
+  std::string server_key;       // worker: the coordinator's public key
+  bool insecure = false;
+  // "" = the role's default (coordinator/all: 127.0.0.1:8011; worker: off);
+  // "off" = no HTTP server.
+  std::string http_bind;
+  std::string api_token;
+  std::string api_token_file;
+  std::string alert_fold_window = "60s";
+  std::vector<alerts::AlertRule> alert_rules;  // the config's `alerts:` list
+};
+
+inline constexpr const char* kDefaultCoordinatorHttp = "127.0.0.1:8011";
+
+// Everything a Node needs to start. The pointers of `coordinator`
+// (metrics, alerts), its epoch and instance, and a role=all worker's
+// endpoint are the Node's to fill.
+struct NodeConfig {
+  std::string role = "all";  // as shown in the "listening" line
+  bool coordinator = true;   // run the scheduler, dispatcher and reconciler
+  bool worker = true;        // run a worker actor
+  std::string state_dir;
+  // This node's log file (STATE_DIR/coordinator.log, or the worker's
+  // STATE_DIR/worker-ID/worker.log on a worker).
+  std::string log_file;
+  actors::CoordinatorConfig coordinator_config;
+  actors::WorkerConfig worker_config;
+  // Locked for the worker's lifetime (one process per worker identity);
+  // empty: no lock of its own (`apollo11 run`: the state dir lock covers it).
+  std::string worker_lock_dir;
+  // The ZAP allow-list when the coordinator is a CURVE server; empty: no ZAP.
+  transport::AuthorizedKeys authorized;
+  // "HOST:PORT" of /metrics, /healthz, /readyz and the JSON API, or "off".
+  std::string http_bind = "off";
+  std::string api_token;                       // for mutating API calls; empty refuses them
+  std::vector<alerts::AlertRule> alert_rules;  // none: no notifier
+  Millis alert_fold_window{60000};
+  Millis drain_timeout{300000};  // how long a stop waits for the worker to drain
+  // The flags' spelling of durations, for log lines.
+  std::string drain_timeout_text, retention_text, retention_interval_text, alert_fold_window_text;
+};
+
+// Where the node's log lines go: stderr as `flags` say, and the JSON copy
+// in the state dir (NodeConfig::log_file). Pure apart from `env`.
+LogSettings ResolveNodeLog(const NodeFlags& flags, NodeEnv& env);
+
+// HOSTNAME-XXXX, XXXX from the absolute `state_dir`: stable across restarts
+// (a restarted worker finds its outbox) and distinct for two workers on one
+// host with their own state dirs.
+std::string DefaultWorkerId(const std::string& state_dir, NodeEnv& env);
+
+// Checks `flags` and fills every default. InvalidInput, with the message
+// apollo11-node prints after "apollo11-node: ", on the first refusal, in
+// this order: a bad duration, a bad --retention, an unreadable --curve-key,
+// CURVE on a coordinator without --authorized-keys (or an unreadable one),
+// CURVE on a worker without --server-key (or an unreadable one), a
+// non-loopback bind without keys or --insecure, a bad API token, a bad
+// --http-bind, non-loopback HTTP without a token or --insecure.
+Result<NodeConfig> ResolveNodeConfig(const NodeFlags& flags, NodeEnv& env);
+
+}  // namespace apollo11::cli

@@ -1,0 +1,237 @@
+// ResolveNodeConfig: every refusal with its message, and every default,
+// without touching the disk (a fake NodeEnv answers for the files).
+
+#include "cli/node_config.h"
+
+#include <catch2/catch.hpp>
+#include <map>
+
+namespace apollo11::cli {
+namespace {
+
+class FakeNodeEnv : public NodeEnv {
+ public:
+  std::map<std::string, std::string> files;  // path -> content
+  std::map<std::string, std::string> env;
+  unsigned cores = 4;
+
+  Result<transport::CurveKeyPair> LoadKeyPair(const std::string& path) override {
+    if (!files.count(path)) return Status::NotFound(path + ": no such file");
+    return transport::CurveKeyPair{"PUB-" + path, "SEC-" + path};
+  }
+  Result<std::string> LoadPublicKey(const std::string& path) override {
+    if (!files.count(path)) return Status::NotFound(path + ": no such file");
+    return "PUB-" + path;
+  }
+  Result<std::set<std::string>> LoadAuthorizedKeys(const std::string& path) override {
+    if (!files.count(path)) return Status::NotFound("authorized keys " + path + ": missing");
+    return std::set<std::string>{"CLIENT"};
+  }
+  Result<std::string> ReadFirstLine(const std::string& path) override {
+    if (!files.count(path)) return Status::Io("No such file or directory");
+    const std::string& text = files[path];
+    return text.substr(0, text.find('\n') == std::string::npos ? text.size() : text.find('\n') + 1);
+  }
+  std::string Getenv(const std::string& name) override { return env.count(name) ? env[name] : ""; }
+  std::string Hostname() override { return "box"; }
+  std::string AbsolutePath(const std::string& path) override { return "/home/u/" + path; }
+  unsigned Cores() override { return cores; }
+};
+
+std::string Refusal(const NodeFlags& flags, FakeNodeEnv& env) {
+  auto config = ResolveNodeConfig(flags, env);
+  REQUIRE_FALSE(config.ok());
+  CHECK(config.status().code() == StatusCode::kInvalidInput);
+  return config.status().message();
+}
+
+TEST_CASE("a node with no flags is role=all on loopback with every default", "[cli][node]") {
+  FakeNodeEnv env;
+  auto c = ResolveNodeConfig(NodeFlags{}, env);
+  REQUIRE(c.ok());
+  CHECK(c->role == "all");
+  CHECK(c->coordinator);
+  CHECK(c->worker);
+  CHECK(c->state_dir == ".apollo11");
+  CHECK(c->log_file == ".apollo11/coordinator.log");
+  const actors::CoordinatorConfig& cc = c->coordinator_config;
+  CHECK(cc.worker_endpoint == "tcp://127.0.0.1:7011");
+  CHECK(cc.client_endpoint == "tcp://127.0.0.1:7012");
+  CHECK(cc.scheduler.max_backlog == 1000);
+  CHECK(cc.scheduler.max_requeues == 3);
+  CHECK(cc.scheduler.slow_min == Millis(10000));
+  CHECK(cc.reconciler.heartbeat == Millis(10000));
+  CHECK(cc.reconciler.liveness == 3);
+  CHECK(cc.reconcile_interval == Millis(30000));
+  CHECK(cc.retention.older_than == Millis(0));
+  CHECK(cc.retention.interval == Millis(3600000));
+  CHECK(cc.retention.state_dir == ".apollo11");
+  CHECK(cc.health_interval == Millis(60000));
+  CHECK(cc.log_file == ".apollo11/coordinator.log");
+  CHECK_FALSE(cc.curve.has_value());
+  const actors::WorkerConfig& wc = c->worker_config;
+  CHECK(wc.worker.group == "default");
+  CHECK(wc.worker.slots == 4);
+  CHECK(wc.worker.heartbeat == Millis(10000));
+  CHECK(wc.worker.worker_id.rfind("box-", 0) == 0);
+  CHECK(wc.worker.worker_id.size() == 8);
+  CHECK(c->worker_lock_dir == ".apollo11/worker-" + wc.worker.worker_id);
+  CHECK(wc.outbox_dir == c->worker_lock_dir + "/outbox");
+  CHECK(wc.executor.log_dir == c->worker_lock_dir + "/logs");
+  CHECK(wc.worker.drop_dispatches == 0);
+  CHECK(c->authorized.empty());
+  CHECK(c->http_bind == "127.0.0.1:8011");
+  CHECK(c->api_token.empty());
+  CHECK(c->alert_rules.empty());
+  CHECK(c->alert_fold_window == Millis(60000));
+  CHECK(c->drain_timeout == Millis(300000));
+}
+
+TEST_CASE("a worker node logs in its own dir, serves no HTTP and uses one slot without cores",
+          "[cli][node]") {
+  FakeNodeEnv env;
+  env.cores = 0;
+  env.env["APOLLO11_STATE_DIR"] = "/srv/a11";
+  env.env["APOLLO11_TEST_DROP_DISPATCH"] = "2";
+  NodeFlags f;
+  f.role = "worker";
+  f.worker_id = "w1";
+  auto c = ResolveNodeConfig(f, env);
+  REQUIRE(c.ok());
+  CHECK_FALSE(c->coordinator);
+  CHECK(c->worker);
+  CHECK(c->state_dir == "/srv/a11");
+  CHECK(c->log_file == "/srv/a11/worker-w1/worker.log");
+  CHECK(c->worker_config.worker.node_log_file == "/srv/a11/worker-w1/worker.log");
+  CHECK(c->worker_config.coordinator_endpoint == "tcp://127.0.0.1:7011");
+  CHECK(c->worker_config.worker.slots == 1);
+  CHECK(c->worker_config.worker.drop_dispatches == 2);
+  CHECK(c->http_bind == "off");
+  CHECK(ResolveNodeLog(f, env).file == "/srv/a11/worker-w1/worker.log");
+}
+
+TEST_CASE("the default worker id is stable for a state dir and differs between two",
+          "[cli][node]") {
+  FakeNodeEnv env;
+  CHECK(DefaultWorkerId("a", env) == DefaultWorkerId("a", env));
+  CHECK(DefaultWorkerId("a", env) != DefaultWorkerId("b", env));
+}
+
+TEST_CASE("bad durations and retention are refused with the flag's problem", "[cli][node]") {
+  FakeNodeEnv env;
+  NodeFlags f;
+  f.heartbeat = "soon";
+  CHECK(Refusal(f, env).rfind("bad duration: ", 0) == 0);
+  f = NodeFlags{};
+  f.retention = "0d";
+  CHECK(Refusal(f, env) ==
+        "--retention 0d: must be longer than 0 (write e.g. 30d, or off; the interval must be "
+        "positive)");
+  f.retention = "30d";
+  f.retention_interval = "0s";
+  CHECK(Refusal(f, env).find("must be longer than 0") != std::string::npos);
+  f = NodeFlags{};
+  f.retention = "forever";
+  CHECK(Refusal(f, env).rfind("--retention forever: ", 0) == 0);
+  f.retention = "30d";
+  auto c = ResolveNodeConfig(f, env);
+  REQUIRE(c.ok());
+  CHECK(c->coordinator_config.retention.older_than == Millis(30LL * 24 * 3600 * 1000));
+}
+
+TEST_CASE("CURVE keys: each missing or unreadable file is refused", "[cli][node][security]") {
+  FakeNodeEnv env;
+  NodeFlags f;
+  f.curve_key = "node.key";
+  CHECK(Refusal(f, env) == "--curve-key: node.key: no such file");
+  env.files["node.key"] = "";
+  CHECK(Refusal(f, env) ==
+        "--curve-key needs --authorized-keys (the public keys of the workers and clients "
+        "allowed to connect)");
+  f.authorized_keys = "allowed";
+  CHECK(Refusal(f, env) == "authorized keys allowed: missing");
+  env.files["allowed"] = "";
+  auto c = ResolveNodeConfig(f, env);
+  REQUIRE(c.ok());
+  // role=all: the clients listed, and the node's own worker.
+  CHECK(c->authorized.at(actors::kCurveDomain) == std::set<std::string>{"CLIENT", "PUB-node.key"});
+  CHECK(c->coordinator_config.curve->public_z85 == "PUB-node.key");
+  CHECK(c->worker_config.server_public == "PUB-node.key");
+
+  f.role = "worker";
+  CHECK(Refusal(f, env) ==
+        "--curve-key needs --server-key (the coordinator's public key) on a worker");
+  f.server_key = "coord.pub";
+  CHECK(Refusal(f, env) == "--server-key: coord.pub: no such file");
+  env.files["coord.pub"] = "";
+  c = ResolveNodeConfig(f, env);
+  REQUIRE(c.ok());
+  CHECK(c->worker_config.server_public == "PUB-coord.pub");
+  CHECK(c->authorized.empty());
+}
+
+TEST_CASE("a non-loopback bind needs CURVE keys or --insecure", "[cli][node][security]") {
+  FakeNodeEnv env;
+  NodeFlags f;
+  f.bind = "tcp://0.0.0.0:7011";
+  CHECK(Refusal(f, env) ==
+        "refusing to bind a non-loopback address (tcp://0.0.0.0:7011, tcp://127.0.0.1:7012) "
+        "without CURVE keys; pass --insecure to accept unauthenticated peers on a trusted "
+        "network");
+  f.insecure = true;
+  CHECK(ResolveNodeConfig(f, env).ok());
+  f.insecure = false;
+  f.role = "worker";  // a worker binds nothing
+  CHECK(ResolveNodeConfig(f, env).ok());
+}
+
+TEST_CASE("the API token: one source, readable, not empty, 16 characters or more",
+          "[cli][node][security]") {
+  FakeNodeEnv env;
+  NodeFlags f;
+  f.api_token = "0123456789abcdef";
+  f.api_token_file = "token";
+  CHECK(Refusal(f, env) == "give --api-token or --api-token-file, not both");
+  f.api_token.clear();
+  CHECK(Refusal(f, env) == "--api-token-file token: No such file or directory");
+  env.files["token"] = "  \n";
+  CHECK(Refusal(f, env) == "--api-token-file token is empty");
+  env.files["token"] = "short\nsecond line";
+  CHECK(Refusal(f, env) == "the API token must be at least 16 characters");
+  env.files["token"] = "0123456789abcdef \nsecond line";
+  auto c = ResolveNodeConfig(f, env);
+  REQUIRE(c.ok());
+  CHECK(c->api_token == "0123456789abcdef");
+}
+
+TEST_CASE("HTTP: a bad address is refused, a non-loopback one needs a token or --insecure",
+          "[cli][node][security]") {
+  FakeNodeEnv env;
+  NodeFlags f;
+  f.http_bind = "nowhere";
+  CHECK(Refusal(f, env).rfind("--http-bind: ", 0) == 0);
+  f.http_bind = "0.0.0.0:8011";
+  CHECK(Refusal(f, env) ==
+        "refusing to serve HTTP on a non-loopback address (0.0.0.0:8011) without --api-token; "
+        "pass --insecure to expose metrics and the read-only API to the network");
+  f.api_token = "0123456789abcdef";
+  CHECK(ResolveNodeConfig(f, env).ok());
+  f.api_token.clear();
+  f.insecure = true;
+  CHECK(ResolveNodeConfig(f, env).ok());
+  f = NodeFlags{};
+  f.http_bind = "off";
+  auto c = ResolveNodeConfig(f, env);
+  REQUIRE(c.ok());
+  CHECK(c->http_bind == "off");
+}
+
+TEST_CASE("an unknown role is refused", "[cli][node]") {
+  FakeNodeEnv env;
+  NodeFlags f;
+  f.role = "king";
+  CHECK(Refusal(f, env) == "--role king: expected coordinator, worker or all");
+}
+
+}  // namespace
+}  // namespace apollo11::cli
