@@ -117,9 +117,8 @@ bool SchedulerOutbox::Empty() const {
          release.execs.empty() && progress.empty() && finished.empty();
 }
 
-SchedulerCore::SchedulerCore(storage::Journal* journal, const Clock* clock,
-                             SchedulerOptions options)
-    : journal_(journal), clock_(clock), options_(options) {
+SchedulerCore::SchedulerCore(storage::RunStore* store, const Clock* clock, SchedulerOptions options)
+    : store_(store), clock_(clock), options_(options) {
   if (options_.metrics)
     options_.metrics->backlog_cap.Set(static_cast<int64_t>(options_.max_backlog));
 }
@@ -163,7 +162,7 @@ Result<std::unique_ptr<SchedulerCore::RunCtx>> SchedulerCore::MakeRun(const std:
   run->p50.assign(n, 0);
   run->placed_at.assign(n, 0);
   for (size_t i = 0; i < n; ++i) {
-    auto p50 = journal_->DurationP50(run->spec().name + "/" + run->spec().tasks[i].id);
+    auto p50 = store_->DurationP50(run->spec().name + "/" + run->spec().tasks[i].id);
     if (p50.ok() && p50->has_value()) {
       run->expected_ms[i] = std::max<int64_t>(1, **p50 / kMicrosPerMilli);
       run->p50[i] = std::max<Micros>(1, **p50);
@@ -230,7 +229,7 @@ RecoveryReport SchedulerCore::Recover() {
   RecoveryReport report;
   const Micros now = clock_->Now();
   if (options_.recover == SchedulerOptions::RecoverMode::kNone) return report;
-  auto unfinished = journal_->UnfinishedRuns();
+  auto unfinished = store_->UnfinishedRuns();
   if (!unfinished.ok()) {
     spdlog::error("recovery: cannot list unfinished runs: {}", unfinished.status().ToString());
   } else {
@@ -262,7 +261,7 @@ RecoveryReport SchedulerCore::Recover() {
 
 Status SchedulerCore::RecoverRun(const storage::RunRecord& record, Micros now,
                                  RecoveryReport* report) {
-  auto snapshot = journal_->GetPipeline(record.pipeline_hash);
+  auto snapshot = store_->GetPipeline(record.pipeline_hash);
   if (!snapshot.ok()) return snapshot.status();
   if (!snapshot->has_value()) {
     return Status::NotFound("pipeline snapshot " + record.pipeline_hash + " is missing");
@@ -275,7 +274,7 @@ Status SchedulerCore::RecoverRun(const storage::RunRecord& record, Micros now,
   run->record = record;
   run->record.status = RunStatus::kRunning;
 
-  auto records = journal_->ExecutionsOfRun(record.run_id);
+  auto records = store_->ExecutionsOfRun(record.run_id);
   if (!records.ok()) return records.status();
   for (storage::ExecutionRecord& rec : *records) {
     const int task = run->graph->Find(rec.task_id);
@@ -886,7 +885,7 @@ Status SchedulerCore::Flush(SchedulerOutbox* out) {
   if (!batch_.empty()) {
     const Micros begin = clock_->Now();
     const size_t transitions = batch_.transitions();
-    Status s = journal_->Commit(batch_);
+    Status s = store_->Commit(batch_);
     commit_failing_ = !s.ok();
     if (options_.metrics) options_.metrics->Committed(s.ok(), transitions, clock_->Now() - begin);
     if (!s.ok()) return s;  // staged messages stay staged; the batch is retried
@@ -996,7 +995,7 @@ Result<std::string> SchedulerCore::Confirm(const std::string& exec_id, bool kill
   RunCtx* run = FindRunOfExec(exec_id, &task);
   if (run == nullptr) {
     // Not in an active run: say whether it exists at all.
-    auto stored = journal_->GetExecution(exec_id);
+    auto stored = store_->GetExecution(exec_id);
     if (!stored.ok()) return stored.status();
     if (!stored->has_value()) return Status::NotFound("no execution " + exec_id);
     return Status::InvalidInput("execution " + exec_id + " is " + ToString((*stored)->state) +

@@ -25,7 +25,7 @@
 #include "engine/dag_run.h"
 #include "engine/run_graph.h"
 #include "observability/coordinator_metrics.h"
-#include "storage/journal.h"
+#include "storage/run_store.h"
 
 namespace apollo11::actors {
 
@@ -86,8 +86,8 @@ struct SchedulerOutbox {
 
 class SchedulerCore {
  public:
-  // `journal` and `clock` must outlive the core.
-  SchedulerCore(storage::Journal* journal, const Clock* clock, SchedulerOptions options);
+  // `store` and `clock` must outlive the core.
+  SchedulerCore(storage::RunStore* store, const Clock* clock, SchedulerOptions options);
   ~SchedulerCore();
 
   // Crash recovery, once, before anything else: rebuilds every unfinished
@@ -205,7 +205,7 @@ class SchedulerCore {
   void StageAlert(alerts::AlertType type, const RunCtx& run, int task, uint32_t attempt,
                   const std::string& reason);
 
-  storage::Journal* journal_;
+  storage::RunStore* store_;
   const Clock* clock_;
   SchedulerOptions options_;
 
@@ -219,7 +219,7 @@ class SchedulerCore {
   bool commit_failing_ = false;  // the last commit failed: promote nothing more
   uint64_t slow_flags_ = 0;
 
-  storage::Journal::Batch batch_;
+  storage::RunBatch batch_;
   SchedulerOutbox staged_;
   engine::Effects effects_;  // reused scratch
   Micros last_progress_ = 0;
