@@ -6,7 +6,6 @@
 #include <array>
 #include <chrono>
 #include <nlohmann/json.hpp>
-#include <random>
 
 #include "common/ids.h"
 #include "common/log_event.h"
@@ -68,11 +67,6 @@ Result<dsl::PipelineSpec> SpecFromSnapshot(const std::string& snapshot, const ch
   return spec;
 }
 
-double Uniform01() {
-  thread_local std::mt19937_64 engine{std::random_device{}()};
-  return std::uniform_real_distribution<double>(0.0, 1.0)(engine);
-}
-
 }  // namespace
 
 struct SchedulerCore::RunCtx {
@@ -119,8 +113,13 @@ bool SchedulerOutbox::Empty() const {
 
 SchedulerCore::SchedulerCore(storage::RunStore* store, const Clock* clock, SchedulerOptions options)
     : store_(store), clock_(clock), options_(options) {
-  if (options_.metrics)
-    options_.metrics->backlog_cap.Set(static_cast<int64_t>(options_.max_backlog));
+  if (!options_.metrics) options_.metrics = observability::CoordinatorMetrics::Inert();
+  if (!options_.alerts) options_.alerts = alerts::NullSink::Instance();
+  if (!options_.random) {
+    own_random_ = engine::NewEntropyRandom();
+    options_.random = own_random_.get();
+  }
+  options_.metrics->backlog_cap.Set(static_cast<int64_t>(options_.max_backlog));
 }
 
 SchedulerCore::~SchedulerCore() = default;
@@ -211,7 +210,7 @@ Result<std::string> SchedulerCore::Submit(SubmitRun submit) {
   batch_.PutPipeline(submit.pipeline_hash, std::move(submit.pipeline_json));
   batch_.PutRun(run->record);
 
-  if (auto* m = options_.metrics) m->RunSubmitted(n);
+  options_.metrics->RunSubmitted(n);
   RunCtx& ref = *run;
   runs_.emplace(run_id, std::move(run));
   LogEvent(spdlog::level::info, "run_started",
@@ -294,12 +293,12 @@ Status SchedulerCore::RecoverRun(const storage::RunRecord& record, Micros now,
   APOLLO11_RETURN_IF_ERROR(run->dag->Resume(now, &effects_));
   RunCtx& ref = *run;
   runs_.emplace(record.run_id, std::move(run));
-  if (auto* m = options_.metrics) {
+  {
     // The executions gauge takes them in the states the journal left them in;
     // the transitions below then move them on.
     std::array<size_t, kTaskStateCount> by_state{};
     for (const storage::ExecutionRecord& e : ref.execs) ++by_state[static_cast<int>(e.state)];
-    m->RunRecovered(by_state);
+    options_.metrics->RunRecovered(by_state);
   }
   // Counted before Apply: Resume only settles PENDING tasks, so the READY
   // and RUNNING ones it reports were in flight already.
@@ -418,7 +417,7 @@ void SchedulerCore::OnResults(const ResultBatch& batch) {
     RunCtx* run = FindRunOfExec(r.exec_id, &task);
     if (run == nullptr) {
       ++stale_results_;
-      if (options_.metrics) options_.metrics->stale_results.Inc();
+      options_.metrics->stale_results.Inc();
       LogEvent(spdlog::level::warn, "result_dropped",
                {{"exec_id", r.exec_id}, {"attempt", r.attempt}, {"worker_id", item.worker_id}},
                "result for unknown or finished execution {} attempt {} from {} dropped", r.exec_id,
@@ -445,10 +444,10 @@ void SchedulerCore::OnResults(const ResultBatch& batch) {
     }
     effects_.clear();
     Status s = run->dag->OnResult(task, r.attempt, outcome, r.exit_code, r.retryable, r.error, now,
-                                  Uniform01(), &effects_);
+                                  options_.random->Uniform01(), &effects_);
     if (!s.ok()) {
       ++stale_results_;
-      if (options_.metrics) options_.metrics->stale_results.Inc();
+      options_.metrics->stale_results.Inc();
       // A resend of the current attempt's result is routine (its ACK was lost,
       // or is held while the journal cannot be written): not worth a warning.
       const bool resent = r.attempt == run->dag->attempt(task);
@@ -475,8 +474,7 @@ void SchedulerCore::OnResults(const ResultBatch& batch) {
                item.worker_id, r.exit_code, r.error);
     }
     storage::ExecutionRecord& rec = run->execs[task];
-    if (options_.metrics)
-      options_.metrics->AttemptEnded(outcome == AttemptOutcome::kTimeout, now - rec.ready_at);
+    options_.metrics->AttemptEnded(outcome == AttemptOutcome::kTimeout, now - rec.ready_at);
     rec.exit_code = r.exit_code;
     rec.error = r.error;
     rec.output = r.output.size() > options_.journal_output_cap
@@ -533,9 +531,9 @@ void SchedulerCore::OnDeadlineExceeded(const DeadlineExceeded& exceeded) {
     std::string error = "no result within the " + FormatDuration(Millis(d.timeout_ms)) +
                         " timeout plus grace: timed out by the coordinator";
     Status s = run->dag->OnResult(task, d.attempt, AttemptOutcome::kTimeout, -1, true, error, now,
-                                  Uniform01(), &effects_);
+                                  options_.random->Uniform01(), &effects_);
     if (!s.ok()) continue;
-    if (options_.metrics) options_.metrics->AttemptEnded(true, now - run->execs[task].ready_at);
+    options_.metrics->AttemptEnded(true, now - run->execs[task].ready_at);
     run->execs[task].error = error;
     staged_.cancels.execs.push_back({d.exec_id, d.attempt});
     Apply(*run, effects_, "reconciler", "", task);
@@ -647,7 +645,7 @@ void SchedulerCore::Apply(RunCtx& run, engine::Effects& effects, const std::stri
     tr.attempt = t.attempt;
     tr.from = t.from;
     tr.to = t.to;
-    if (options_.alerts && (t.to == TaskState::kFailed || t.to == TaskState::kTimeout)) {
+    if ((t.to == TaskState::kFailed || t.to == TaskState::kTimeout)) {
       StageAlert(t.to == TaskState::kFailed ? alerts::AlertType::kRetriesExhausted
                                             : alerts::AlertType::kTimeout,
                  run, t.task, t.attempt, t.reason);
@@ -655,7 +653,7 @@ void SchedulerCore::Apply(RunCtx& run, engine::Effects& effects, const std::stri
     tr.reason = std::move(t.reason);
     tr.actor = (cause_task < 0 || t.task == cause_task) ? actor : "scheduler";
     batch_.Append(std::move(tr));
-    if (options_.metrics) options_.metrics->Transition(t.from, t.to);
+    options_.metrics->Transition(t.from, t.to);
 
     if (InFlight(t.from)) --in_flight_;
     if (InFlight(t.to)) ++in_flight_;
@@ -773,15 +771,14 @@ void SchedulerCore::FinishIfDone(RunCtx& run) {
                         std::to_string(count(TaskState::kCanceled)) + " canceled";
   }
   batch_.PutRun(run.record);
-  if (options_.metrics) options_.metrics->RunFinished(run.record.status);
+  options_.metrics->RunFinished(run.record.status);
   RunFinished f;
   f.run_id = run.run_id;
   f.status = static_cast<uint8_t>(run.record.status);
   f.reason = run.record.reason;
   staged_.finished.push_back(std::move(f));
   run.progress_dirty = true;
-  if (options_.alerts &&
-      (run.record.status == RunStatus::kFailed || run.record.status == RunStatus::kCanceled)) {
+  if ((run.record.status == RunStatus::kFailed || run.record.status == RunStatus::kCanceled)) {
     StageAlert(run.record.status == RunStatus::kFailed ? alerts::AlertType::kRunFailed
                                                        : alerts::AlertType::kRunCanceled,
                run, -1, 0, run.record.reason);
@@ -797,11 +794,11 @@ void SchedulerCore::Promote() {
   if (!paused_ && in_flight_ >= options_.max_backlog) {
     paused_ = true;
     ++backlog_events_;
-    if (options_.metrics) options_.metrics->backlog_pauses.Inc();
+    options_.metrics->backlog_pauses.Inc();
     LogEvent(spdlog::level::warn, "backlog_paused",
              {{"backlog", in_flight_}, {"cap", options_.max_backlog}},
              "backlog at its cap ({} executions READY or RUNNING): promotion paused", in_flight_);
-    if (options_.alerts) {
+    {
       alerts::AlertEvent a;
       a.type = alerts::AlertType::kBacklogAtCap;
       a.ts = clock_->Now();
@@ -881,13 +878,13 @@ Status SchedulerCore::Flush(SchedulerOutbox* out) {
     run->dirty_list.clear();
   }
   StageProgress(!staged_.finished.empty());
-  if (options_.metrics) options_.metrics->Backlog(in_flight_, paused_);
+  options_.metrics->Backlog(in_flight_, paused_);
   if (!batch_.empty()) {
     const Micros begin = clock_->Now();
     const size_t transitions = batch_.transitions();
     Status s = store_->Commit(batch_);
     commit_failing_ = !s.ok();
-    if (options_.metrics) options_.metrics->Committed(s.ok(), transitions, clock_->Now() - begin);
+    options_.metrics->Committed(s.ok(), transitions, clock_->Now() - begin);
     if (!s.ok()) return s;  // staged messages stay staged; the batch is retried
   }
   std::swap(*out, staged_);
@@ -962,9 +959,7 @@ void SchedulerCore::FireSlowTimers(Micros now) {
               {"worker_id", rec.worker_id},
               {"reason", reason}},
              "{} attempt {} on worker {} {}", rec.exec_id, timer.attempt, rec.worker_id, reason);
-    if (options_.alerts) {
-      StageAlert(alerts::AlertType::kSlowTask, run, timer.task, timer.attempt, reason);
-    }
+    StageAlert(alerts::AlertType::kSlowTask, run, timer.task, timer.attempt, reason);
     StageNote(run, timer.task, std::move(reason), "scheduler");
   }
 }
@@ -1038,7 +1033,7 @@ Result<std::string> SchedulerCore::Confirm(const std::string& exec_id, bool kill
   const std::string error = "killed by operator after slow flag (" + figures + ")";
   effects_.clear();
   Status s = run->dag->OnResult(task, attempt, AttemptOutcome::kFailed, -1, /*retryable=*/true,
-                                error, now, Uniform01(), &effects_);
+                                error, now, options_.random->Uniform01(), &effects_);
   if (!s.ok()) return Status::Internal("kill of " + exec_id + " refused: " + s.message());
   rec.error = error;
   rec.exit_code = -1;

@@ -23,6 +23,7 @@
 #include "common/status.h"
 #include "dsl/pipeline.h"
 #include "engine/dag_run.h"
+#include "engine/random_source.h"
 #include "engine/run_graph.h"
 #include "observability/coordinator_metrics.h"
 #include "storage/run_store.h"
@@ -46,16 +47,21 @@ struct SchedulerOptions {
   // embedded `run --resume ID`), or none (an embedded run of a new file,
   // which must not start running someone's interrupted run behind their back).
   enum class RecoverMode { kAll, kOne, kNone } recover = RecoverMode::kAll;
-  std::string recover_run;                               // for kOne
-  observability::CoordinatorMetrics* metrics = nullptr;  // optional; must outlive the core
+  std::string recover_run;  // for kOne
+  // Null: none published (an inert instance is used). Must outlive the core.
+  observability::CoordinatorMetrics* metrics = nullptr;
   // Slow tasks: an execution whose task has duration history is flagged once
   // it has run max(slow_factor x P50, slow_min). Flagging journals a note and
   // waits for the operator (Confirm); it never kills by itself.
   Millis slow_min{10000};
   int slow_factor = 5;
   // Where task, run and backlog alerts go once the transition behind them is
-  // durable (after Flush's commit); null: no alerts. Must outlive the core.
+  // durable (after Flush's commit); null: no alerts (a NullSink is used).
+  // Must outlive the core.
   alerts::Sink* alerts = nullptr;
+  // Retry jitter draws from it; null: an entropy-seeded source of the core's
+  // own. Must outlive the core; only the core's thread draws.
+  engine::RandomSource* random = nullptr;
 };
 
 // What Recover found and did, for the log line and the API.
@@ -208,6 +214,7 @@ class SchedulerCore {
   storage::RunStore* store_;
   const Clock* clock_;
   SchedulerOptions options_;
+  std::unique_ptr<engine::RandomSource> own_random_;  // when options.random is null
 
   std::unordered_map<std::string, std::unique_ptr<RunCtx>> runs_;
   std::priority_queue<RetryTimer, std::vector<RetryTimer>, std::greater<>> retry_timers_;

@@ -37,7 +37,8 @@ WorkerCore::WorkerCore(executor::Executor* executor, const Clock* clock, WorkerO
     : executor_(executor), clock_(clock), store_(outbox), options_(std::move(options)) {
   last_heard_ = clock_->Now();
   last_heartbeat_ = last_heard_;
-  if (options_.metrics) options_.metrics->slots.Set(options_.slots);
+  if (!options_.metrics) options_.metrics = observability::WorkerMetrics::Inert();
+  options_.metrics->slots.Set(options_.slots);
   if (store_ == nullptr) return;
   auto stored = store_->LoadAll();
   if (!stored.ok()) {
@@ -321,7 +322,7 @@ void WorkerCore::OnDispatch(transport::Dispatch&& d) {
   const Micros now = clock_->Now();
   entries_[key] = Entry{};
   Status s = executor_->Launch(req);
-  if (auto* m = options_.metrics) m->Launched(s.ok(), clock_->Now() - now, executor_->running());
+  options_.metrics->Launched(s.ok(), clock_->Now() - now, executor_->running());
   if (!s.ok()) {
     Entry& e = entries_[key];
     e.finished = true;
@@ -370,7 +371,7 @@ void WorkerCore::OnFinished(std::vector<executor::ExecOutcome>& finished) {
     ++freed;
   }
   Report(done);
-  if (auto* m = options_.metrics) m->Finished(freed, executor_->running());
+  options_.metrics->Finished(freed, executor_->running());
   SendCredit(freed);
 }
 
@@ -470,7 +471,7 @@ void WorkerCore::StartDrain() {
   if (draining_) return;
   draining_ = true;
   options_.slots = 0;
-  if (options_.metrics) options_.metrics->slots.Set(0);
+  options_.metrics->slots.Set(0);
   Hello();
 }
 
