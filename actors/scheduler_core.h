@@ -4,10 +4,21 @@
 // cancels, retry timers) into journaled transitions, and decides what to send.
 //
 // Durability contract: events only *stage* journal records and outbound
-// messages. Flush() commits everything staged in one LMDB write transaction
-// (group commit) and only then releases the staged messages. Nothing leaves
-// the scheduler before the transition that allows it is durable; a result is
-// ACKed only once it is in the journal.
+// messages. Flush() commits everything staged as one RunStore batch (one LMDB
+// write transaction for the journal: a group commit) and only then releases
+// the staged messages. Nothing leaves the scheduler before the transition
+// that allows it is durable; a result is ACKed only once it is in the store.
+//
+// Time: timers (retries, slow checks), the progress interval and what the
+// core measures use Clock::Steady(); what is journaled or shown is wall time
+// (Clock::Now()). A retry's due time is journaled as wall time and converted
+// to a steady one when armed, also after a restart.
+//
+// The definitions are spread by concern: scheduler_core.cc (events, staging,
+// Flush), scheduler_recovery.cc (building runs, Recover), scheduler_timers.cc
+// (the timer queue, slow flags, Confirm), scheduler_backlog.cc (promotion
+// within the backlog cap, Explain). The rules themselves live in
+// DispatchBuilder, SlowWatch, TimerQueue, ExplainTask and engine::DagRun.
 //
 // Single-threaded: the scheduler actor's thread calls everything.
 
