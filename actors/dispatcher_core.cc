@@ -40,7 +40,10 @@ void DispatcherOutput::Clear() {
 }
 
 DispatcherCore::DispatcherCore(const Clock* clock, DispatcherOptions options)
-    : clock_(clock), options_(options) {}
+    : clock_(clock), options_(options) {
+  if (!options_.metrics) options_.metrics = observability::CoordinatorMetrics::Inert();
+  if (!options_.alerts) options_.alerts = alerts::NullSink::Instance();
+}
 
 template <class T>
 void DispatcherCore::Send(const std::string& identity, transport::MsgType type, const T& body,
@@ -421,7 +424,6 @@ bool DispatcherCore::Forget(const std::string& identity, const std::string& reas
 }
 
 void DispatcherCore::AlertLost(const WorkerGone& gone) {
-  if (options_.alerts == nullptr) return;
   alerts::AlertEvent a;
   a.type = alerts::AlertType::kWorkerLost;
   a.ts = clock_->Now();
@@ -521,13 +523,12 @@ void DispatcherCore::Reserve(Worker& w, QueuedExec& exec, Micros now, Dispatcher
   w.expected_busy_ms += exec.expected_ms;
   --w.credits;
   out->placed.placed.push_back({w.id, exec.dispatch.exec_id, exec.dispatch.attempt});
-  if (options_.metrics) options_.metrics->dispatch_latency.Observe((now - exec.ready_at) / 1e6);
+  options_.metrics->dispatch_latency.Observe((now - exec.ready_at) / 1e6);
 }
 
 void DispatcherCore::PublishGauges() {
   observability::CoordinatorMetrics* m = options_.metrics;
   const Micros now = clock_->Now();
-  if (m == nullptr) return;
   if (now - gauges_published_ < kGaugePeriod) {
     gauges_pending_ = true;
     return;

@@ -43,7 +43,7 @@ std::vector<WorkerLost> ReconcilerCore::LostWorkers(Micros now) {
       l.reason = "worker " + it->first + " lost: no heartbeat for " +
                  FormatDuration(Millis(silent / kMicrosPerMilli));
       lost.push_back(std::move(l));
-      if (options_.metrics) options_.metrics->heartbeat_losses.Inc();
+      options_.metrics->heartbeat_losses.Inc();
       it = last_seen_.erase(it);
     } else {
       ++it;

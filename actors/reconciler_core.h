@@ -26,7 +26,9 @@ struct ReconcilerOptions {
 
 class ReconcilerCore {
  public:
-  explicit ReconcilerCore(ReconcilerOptions options) : options_(options) {}
+  explicit ReconcilerCore(ReconcilerOptions options) : options_(options) {
+    if (!options_.metrics) options_.metrics = observability::CoordinatorMetrics::Inert();
+  }
 
   void OnWorkersSeen(const WorkersSeen& seen);
   void OnWatch(const WatchDeadlines& watch);

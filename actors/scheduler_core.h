@@ -4,28 +4,43 @@
 // cancels, retry timers) into journaled transitions, and decides what to send.
 //
 // Durability contract: events only *stage* journal records and outbound
-// messages. Flush() commits everything staged in one LMDB write transaction
-// (group commit) and only then releases the staged messages. Nothing leaves
-// the scheduler before the transition that allows it is durable; a result is
-// ACKed only once it is in the journal.
+// messages. Flush() commits everything staged as one RunStore batch (one LMDB
+// write transaction for the journal: a group commit) and only then releases
+// the staged messages. Nothing leaves the scheduler before the transition
+// that allows it is durable; a result is ACKed only once it is in the store.
+//
+// Time: timers (retries, slow checks), the progress interval and what the
+// core measures use Clock::Steady(); what is journaled or shown is wall time
+// (Clock::Now()). A retry's due time is journaled as wall time and converted
+// to a steady one when armed, also after a restart.
+//
+// The definitions are spread by concern: scheduler_core.cc (events, staging,
+// Flush), scheduler_recovery.cc (building runs, Recover), scheduler_timers.cc
+// (the timer queue, slow flags, Confirm), scheduler_backlog.cc (promotion
+// within the backlog cap, Explain). The rules themselves live in
+// DispatchBuilder, SlowWatch, TimerQueue, ExplainTask and engine::DagRun.
 //
 // Single-threaded: the scheduler actor's thread calls everything.
 
 #include <memory>
-#include <queue>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "actors/dispatch_builder.h"
 #include "actors/internal_messages.h"
+#include "actors/scheduler_run.h"
+#include "actors/slow_watch.h"
+#include "actors/timer_queue.h"
 #include "alerts/sink.h"
 #include "common/clock.h"
 #include "common/status.h"
 #include "dsl/pipeline.h"
 #include "engine/dag_run.h"
+#include "engine/random_source.h"
 #include "engine/run_graph.h"
 #include "observability/coordinator_metrics.h"
-#include "storage/journal.h"
+#include "storage/run_store.h"
 
 namespace apollo11::actors {
 
@@ -46,16 +61,21 @@ struct SchedulerOptions {
   // embedded `run --resume ID`), or none (an embedded run of a new file,
   // which must not start running someone's interrupted run behind their back).
   enum class RecoverMode { kAll, kOne, kNone } recover = RecoverMode::kAll;
-  std::string recover_run;                               // for kOne
-  observability::CoordinatorMetrics* metrics = nullptr;  // optional; must outlive the core
+  std::string recover_run;  // for kOne
+  // Null: none published (an inert instance is used). Must outlive the core.
+  observability::CoordinatorMetrics* metrics = nullptr;
   // Slow tasks: an execution whose task has duration history is flagged once
   // it has run max(slow_factor x P50, slow_min). Flagging journals a note and
   // waits for the operator (Confirm); it never kills by itself.
   Millis slow_min{10000};
   int slow_factor = 5;
   // Where task, run and backlog alerts go once the transition behind them is
-  // durable (after Flush's commit); null: no alerts. Must outlive the core.
+  // durable (after Flush's commit); null: no alerts (a NullSink is used).
+  // Must outlive the core.
   alerts::Sink* alerts = nullptr;
+  // Retry jitter draws from it; null: an entropy-seeded source of the core's
+  // own. Must outlive the core; only the core's thread draws.
+  engine::RandomSource* random = nullptr;
 };
 
 // What Recover found and did, for the log line and the API.
@@ -66,7 +86,7 @@ struct RecoveryReport {
   size_t ready = 0;        // READY executions queued again
   size_t retrying = 0;     // retry timers re-armed (past-due ones fire at once)
   size_t failed_runs = 0;  // runs that could not be rebuilt (ended FAILED)
-  Micros elapsed_us = 0;   // wall time of Recover
+  Micros elapsed_us = 0;   // how long Recover took (Steady() clock)
 };
 
 // What one loop turn releases, after its commit.
@@ -86,8 +106,8 @@ struct SchedulerOutbox {
 
 class SchedulerCore {
  public:
-  // `journal` and `clock` must outlive the core.
-  SchedulerCore(storage::Journal* journal, const Clock* clock, SchedulerOptions options);
+  // `store` and `clock` must outlive the core.
+  SchedulerCore(storage::RunStore* store, const Clock* clock, SchedulerOptions options);
   ~SchedulerCore();
 
   // Crash recovery, once, before anything else: rebuilds every unfinished
@@ -116,9 +136,12 @@ class SchedulerCore {
   void OnWorkerGone(const WorkerGone& gone);
   void OnDeadlineExceeded(const DeadlineExceeded& exceeded);
   // Fires retries whose delay has elapsed and flags executions that have
-  // become slow.
+  // become slow. Timers run on the Steady() clock: a step of the wall clock
+  // neither fires them early nor delays them.
   void OnTimers();
-  // The next retry or slow-check due time, or 0 when none is pending.
+  // When OnTimers next has work, as a wall-clock time (Now() plus the steady
+  // delay, so the loop can compare it with its other wall-clock deadlines),
+  // or 0 when no timer is pending.
   Micros NextTimer() const;
 
   // The operator's answer to a slow flag (`apollo11 confirm EXEC_ID`).
@@ -161,68 +184,79 @@ class SchedulerCore {
   uint64_t slow_flags() const { return slow_flags_; }
 
  private:
-  struct RunCtx;
-  struct RetryTimer {
-    Micros due;
+  // One entry of the scheduler's timer queue.
+  struct Timer {
+    enum class Kind : uint8_t { kRetry, kSlow } kind;
     std::string run_id;
     int task;
-    bool operator>(const RetryTimer& o) const { return due > o.due; }
-  };
-  // When one attempt of a task with history becomes slow.
-  struct SlowTimer {
-    Micros due;
-    std::string run_id;
-    int task;
-    uint32_t attempt;
-    bool operator>(const SlowTimer& o) const { return due > o.due; }
+    uint32_t attempt;  // kSlow: the attempt being watched
   };
 
-  RunCtx* FindRunOfExec(const std::string& exec_id, int* task);
+  // The pipeline model of a journaled or submitted snapshot; `what` names
+  // it in the error.
+  static Result<dsl::PipelineSpec> SpecFromSnapshot(const std::string& snapshot, const char* what);
+  SchedulerRun* FindRunOfExec(const std::string& exec_id, int* task);
   // The in-memory context of a run over a validated pipeline, every task
   // PENDING (Submit) or about to be restored (Recover).
-  Result<std::unique_ptr<RunCtx>> MakeRun(const std::string& run_id, dsl::PipelineSpec spec);
+  Result<std::unique_ptr<SchedulerRun>> MakeRun(const std::string& run_id, dsl::PipelineSpec spec);
+  // Reads each task's duration P50 (placement weight, slow threshold).
+  void LoadHistory(SchedulerRun& run);
   Status RecoverRun(const storage::RunRecord& record, Micros now, RecoveryReport* report);
-  void StageDeadline(RunCtx& run, int task, Micros started_at);
+  // Restores the journaled executions of `run` into its DAG.
+  Status RestoreExecutions(SchedulerRun& run);
+  // Hands a recovered run's RUNNING executions to their workers to claim.
+  void StageAdoption(SchedulerRun& run, Micros now, RecoveryReport* report);
+  void StageDeadline(SchedulerRun& run, int task, Micros started_at);
   // Stages the effects' transitions and messages. Transitions of `cause_task`
   // are attributed to `actor`; the ones they set off (dependents promoted,
   // skipped, canceled) to the scheduler.
-  void Apply(RunCtx& run, engine::Effects& effects, const std::string& actor,
+  void Apply(SchedulerRun& run, engine::Effects& effects, const std::string& actor,
              const std::string& worker_id = "", int cause_task = -1);
-  void StageDispatch(RunCtx& run, int task);
-  void FinishIfDone(RunCtx& run);
+  // Journals one transition of `effects` and updates the execution record.
+  void ApplyTransition(SchedulerRun& run, engine::TaskTransition& t, const std::string& actor,
+                       const std::string& worker_id, int cause_task, Micros now);
+  Status ApplyResult(SchedulerRun& run, int task, const ResultFrom& item, AttemptOutcome outcome,
+                     Micros now);
+  void FinishIfDone(SchedulerRun& run);
   void Promote();
+  // Pauses or resumes promotion at the backlog cap.
+  void UpdateBacklogPause();
   void StageProgress(bool force);
-  // Arms the slow check of a just-placed attempt (only with a P50).
-  void WatchSlow(RunCtx& run, int task, uint32_t attempt, Micros placed_at);
-  void FireSlowTimers(Micros now);
+  // Arms the slow check of a just-placed attempt (only with a P50);
+  // `placed_at` is wall time.
+  void WatchSlow(SchedulerRun& run, int task, uint32_t attempt, Micros placed_at);
+  void FireRetry(const Timer& timer, Micros wall_now);
+  void FireSlow(const Timer& timer, Micros steady_now, Micros wall_now);
+  // The Steady() reading that corresponds to the wall time `wall` now.
+  Micros SteadyOf(Micros wall) const;
   // Journals an event about a running execution that is not a transition.
-  void StageNote(RunCtx& run, int task, std::string reason, const std::string& actor);
-  Micros SlowThreshold(const RunCtx& run, int task) const;
-  // When the current attempt was placed (its start time if unknown).
-  Micros PlacedAt(const RunCtx& run, int task) const;
+  void StageNote(SchedulerRun& run, int task, std::string reason, const std::string& actor);
   // Holds an alert until the turn's commit; `task` < 0 for a run-wide one.
   // (Slow-task flagging raises alerts::AlertType::kSlowTask through here.)
-  void StageAlert(alerts::AlertType type, const RunCtx& run, int task, uint32_t attempt,
+  void StageAlert(alerts::AlertType type, const SchedulerRun& run, int task, uint32_t attempt,
                   const std::string& reason);
 
-  storage::Journal* journal_;
+  storage::RunStore* store_;
   const Clock* clock_;
   SchedulerOptions options_;
+  std::unique_ptr<engine::RandomSource> own_random_;  // when options.random is null
 
-  std::unordered_map<std::string, std::unique_ptr<RunCtx>> runs_;
-  std::priority_queue<RetryTimer, std::vector<RetryTimer>, std::greater<>> retry_timers_;
-  std::priority_queue<SlowTimer, std::vector<SlowTimer>, std::greater<>> slow_timers_;
-  size_t in_flight_ = 0;  // READY + RUNNING
+  DispatchBuilder dispatch_;
+  SlowWatch slow_;
+
+  std::unordered_map<std::string, std::unique_ptr<SchedulerRun>> runs_;
+  TimerQueue<Timer> timers_;  // retries and slow checks, on the Steady() clock
+  size_t in_flight_ = 0;      // READY + RUNNING
   bool paused_ = false;
   uint64_t backlog_events_ = 0;
   uint64_t stale_results_ = 0;
   bool commit_failing_ = false;  // the last commit failed: promote nothing more
   uint64_t slow_flags_ = 0;
 
-  storage::Journal::Batch batch_;
+  storage::RunBatch batch_;
   SchedulerOutbox staged_;
-  engine::Effects effects_;  // reused scratch
-  Micros last_progress_ = 0;
+  engine::Effects effects_;                        // reused scratch
+  Micros last_progress_ = 0;                       // Steady()
   std::vector<alerts::AlertEvent> staged_alerts_;  // released after the commit
 };
 

@@ -39,7 +39,8 @@ WorkerCore::WorkerCore(executor::TaskRunner* runner, const Clock* clock, WorkerO
       options_(std::move(options)) {
   last_heard_ = clock_->Steady();
   last_heartbeat_ = last_heard_;
-  if (options_.metrics) options_.metrics->slots.Set(options_.slots);
+  if (!options_.metrics) options_.metrics = observability::WorkerMetrics::Inert();
+  options_.metrics->slots.Set(options_.slots);
   if (store_ == nullptr) return;
   auto stored = store_->LoadAll();
   if (!stored.ok()) {
@@ -316,8 +317,7 @@ void WorkerCore::OnDispatch(transport::Dispatch&& d) {
   const Micros launch_start = clock_->Steady();
   entries_[key] = Entry{};
   Status s = runner_->Launch(req);
-  if (auto* m = options_.metrics)
-    m->Launched(s.ok(), clock_->Steady() - launch_start, runner_->running());
+  options_.metrics->Launched(s.ok(), clock_->Steady() - launch_start, runner_->running());
   if (!s.ok()) {
     Entry& e = entries_[key];
     e.finished = true;
@@ -366,7 +366,7 @@ void WorkerCore::OnFinished(std::vector<executor::ExecOutcome>& finished) {
     ++freed;
   }
   Report(done);
-  if (auto* m = options_.metrics) m->Finished(freed, runner_->running());
+  options_.metrics->Finished(freed, runner_->running());
   SendCredit(freed);
 }
 
@@ -466,7 +466,7 @@ void WorkerCore::StartDrain() {
   if (draining_) return;
   draining_ = true;
   options_.slots = 0;
-  if (options_.metrics) options_.metrics->slots.Set(0);
+  options_.metrics->slots.Set(0);
   Hello();
 }
 

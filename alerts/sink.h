@@ -1,7 +1,8 @@
 #pragma once
 // Where producers (the scheduler, dispatcher and coordinator loops) hand
 // alerts. Emit only enqueues: it never blocks on delivery, never fails, and
-// may be called from any thread. A null Sink* means alerts are off.
+// may be called from any thread. With alerts off, producers hold a NullSink
+// instead of checking for null.
 
 #include "alerts/alert_event.h"
 
@@ -11,6 +12,17 @@ class Sink {
  public:
   virtual ~Sink() = default;
   virtual void Emit(AlertEvent event) = 0;
+};
+
+// The sink of a node without alerts: drops every event.
+class NullSink final : public Sink {
+ public:
+  void Emit(AlertEvent) override {}
+  // A shared instance; stateless, so any thread may use it.
+  static NullSink* Instance() {
+    static NullSink sink;
+    return &sink;
+  }
 };
 
 }  // namespace apollo11::alerts

@@ -1,6 +1,7 @@
 #pragma once
 // Retry rules: whether a failed attempt is retried and how long it waits.
-// Pure functions; randomness is passed in so callers and tests control it.
+// Pure functions; randomness is passed in (a RandomSource sample, see
+// engine/random_source.h) so callers and tests control it.
 
 #include "common/duration.h"
 #include "dsl/pipeline.h"

@@ -2,6 +2,13 @@
 
 namespace apollo11::observability {
 
+CoordinatorMetrics* CoordinatorMetrics::Inert() {
+  // Never destroyed: a core may still write it while static destructors run.
+  static Registry* registry = new Registry();
+  static CoordinatorMetrics* inert = new CoordinatorMetrics(*registry);
+  return inert;
+}
+
 CoordinatorMetrics::CoordinatorMetrics(Registry& r)
     : runs_submitted(r.AddCounter("apollo11_runs_submitted_total", "Runs submitted.")),
       runs_active(r.AddGauge("apollo11_runs_active", "Runs not yet finished.")),

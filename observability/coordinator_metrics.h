@@ -1,8 +1,9 @@
 #pragma once
 // Every metric the coordinator's actors publish, registered once in a
-// Registry. Actors hold a nullable CoordinatorMetrics* (unit tests of the
-// cores pass none) and bump it with one-line calls; each metric has exactly
-// one writing actor, named below, and any thread may scrape.
+// Registry. Actors always hold a CoordinatorMetrics* (Inert() when none is
+// configured, as in the unit tests of the cores) and bump it with one-line
+// calls; each metric has exactly one writing actor, named below, and any
+// thread may scrape.
 
 #include <array>
 
@@ -15,6 +16,11 @@ namespace apollo11::observability {
 class CoordinatorMetrics {
  public:
   explicit CoordinatorMetrics(Registry& registry);
+
+  // The metrics of a node that publishes none: a shared instance over a
+  // registry nobody scrapes. Updates are relaxed atomics, so the cores of
+  // several coordinators (tests) may write it at once; never read it.
+  static CoordinatorMetrics* Inert();
 
   // ---- scheduler ----
   // A run was submitted with `tasks` executions, all PENDING.

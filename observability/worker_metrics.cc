@@ -2,6 +2,12 @@
 
 namespace apollo11::observability {
 
+WorkerMetrics* WorkerMetrics::Inert() {
+  static Registry* registry = new Registry();
+  static WorkerMetrics* inert = new WorkerMetrics(*registry);
+  return inert;
+}
+
 WorkerMetrics::WorkerMetrics(Registry& r)
     : running(r.AddGauge("apollo11_worker_running", "Executions this worker runs now.")),
       slots(r.AddGauge("apollo11_worker_slots", "Slots this worker offers (0 while it drains).")),

@@ -10,6 +10,10 @@ namespace apollo11::observability {
 struct WorkerMetrics {
   explicit WorkerMetrics(Registry& registry);
 
+  // The metrics of a worker that publishes none: a shared instance over a
+  // registry nobody scrapes (relaxed atomics: any thread may write it).
+  static WorkerMetrics* Inert();
+
   // A DISPATCH was launched (or failed to) in `took`; `running` now run.
   void Launched(bool ok, Micros took, size_t running_now) {
     if (!ok) {

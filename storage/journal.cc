@@ -87,14 +87,6 @@ bool DiskLooksFull(const std::string& dir) {
 
 }  // namespace
 
-void Journal::Batch::Clear() {
-  transitions_.clear();
-  executions_.clear();
-  runs_.clear();
-  pipelines_.clear();
-  durations_.clear();
-}
-
 Journal::Journal(std::string dir, const JournalOptions& options)
     : dir_(std::move(dir)), options_(options), env_(std::make_unique<Env>()) {}
 
@@ -321,7 +313,7 @@ int Journal::WriteBatch(MDB_txn* txn, const Batch& batch, uint64_t first_seq) {
   const Env& e = *env_;
   int rc = 0;
   uint64_t seq = first_seq;
-  for (const TransitionRecord& t : batch.transitions_) {
+  for (const TransitionRecord& t : batch.transition_records()) {
     const std::string key = codec::EncodeSeqKey(seq++);
     const std::string value = codec::EncodeTransition(t);
     MDB_val k = Val(key), v = Val(value);
@@ -332,12 +324,12 @@ int Journal::WriteBatch(MDB_txn* txn, const Batch& batch, uint64_t first_seq) {
     MDB_val exec = Val(exec_id);
     if ((rc = mdb_put(txn, e.exec_index, &exec, &seq_val, MDB_APPENDDUP)) != 0) return rc;
   }
-  for (const ExecutionRecord& x : batch.executions_) {
+  for (const ExecutionRecord& x : batch.execution_records()) {
     const std::string value = codec::EncodeExecution(x);
     MDB_val k = Val(x.exec_id), v = Val(value);
     if ((rc = mdb_put(txn, e.executions, &k, &v, 0)) != 0) return rc;
   }
-  for (const RunRecord& r : batch.runs_) {
+  for (const RunRecord& r : batch.run_records()) {
     MDB_val k = Val(r.run_id), old;
     rc = mdb_get(txn, e.runs, &k, &old);
     if (rc == 0) {
@@ -366,12 +358,12 @@ int Journal::WriteBatch(MDB_txn* txn, const Batch& batch, uint64_t first_seq) {
       return rc;
     }
   }
-  for (const auto& [hash, json] : batch.pipelines_) {
+  for (const auto& [hash, json] : batch.pipeline_snapshots()) {
     MDB_val k = Val(hash), v = Val(json);
     rc = mdb_put(txn, e.pipelines, &k, &v, MDB_NOOVERWRITE);
     if (rc != 0 && rc != MDB_KEYEXIST) return rc;
   }
-  for (const auto& [stats_key, duration] : batch.durations_) {
+  for (const auto& [stats_key, duration] : batch.duration_samples()) {
     MDB_val k = Val(stats_key), old;
     std::vector<Micros> kept;
     rc = mdb_get(txn, e.stats, &k, &old);

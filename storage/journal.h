@@ -24,6 +24,8 @@
 
 #include "common/status.h"
 #include "storage/records.h"
+#include "storage/run_batch.h"
+#include "storage/run_store.h"
 
 struct MDB_txn;
 
@@ -43,7 +45,7 @@ struct JournalOptions {
   enum class Sync { kFull, kNoMetaSync, kNone } sync = Sync::kFull;
 };
 
-class Journal {
+class Journal final : public RunStore {
  public:
   // The schema this build writes; Open refuses a journal with a newer one.
   static constexpr uint32_t kSchemaVersion = 1;
@@ -55,44 +57,13 @@ class Journal {
   // (already open in this process), Io.
   static Result<std::unique_ptr<Journal>> Open(const std::string& dir,
                                                const JournalOptions& options);
-  ~Journal();
+  ~Journal() override;
   Journal(const Journal&) = delete;
   Journal& operator=(const Journal&) = delete;
 
   // A group commit: everything appended lands in ONE write transaction or not
-  // at all. Owned and filled by the writer thread; not thread-safe.
-  class Batch {
-   public:
-    // A transition; its seq is assigned at commit.
-    void Append(TransitionRecord r) { transitions_.push_back(std::move(r)); }
-    // Replaces the current state of r.exec_id.
-    void PutExecution(const ExecutionRecord& r) { executions_.push_back(r); }
-    // Replaces the run record of r.run_id.
-    void PutRun(const RunRecord& r) { runs_.push_back(r); }
-    // Stores a pipeline snapshot; immutable, so ignored if `hash` is present.
-    void PutPipeline(const std::string& hash, std::string canonical_json) {
-      pipelines_.emplace_back(hash, std::move(canonical_json));
-    }
-    // Adds one duration to the history of `stats_key` (last 64 kept).
-    void RecordDuration(const std::string& stats_key, Micros duration) {
-      durations_.emplace_back(stats_key, duration);
-    }
-    bool empty() const {
-      return transitions_.empty() && executions_.empty() && runs_.empty() && pipelines_.empty() &&
-             durations_.empty();
-    }
-    size_t transitions() const { return transitions_.size(); }
-    // Forgets everything appended (Commit does this after success).
-    void Clear();
-
-   private:
-    friend class Journal;
-    std::vector<TransitionRecord> transitions_;
-    std::vector<ExecutionRecord> executions_;
-    std::vector<RunRecord> runs_;
-    std::vector<std::pair<std::string, std::string>> pipelines_;
-    std::vector<std::pair<std::string, Micros>> durations_;
-  };
+  // at all.
+  using Batch = RunBatch;
 
   // Commits `batch` atomically, assigning gap-free increasing seq numbers, and
   // clears it on success. On MDB_MAP_FULL the map is grown (doubling, up to
@@ -100,33 +71,33 @@ class Journal {
   // no seq is consumed, and `batch` is left as it was so it can be committed
   // again: Full (disk or map at max; retry when space returns), InvalidInput
   // (an empty key or one longer than 511 bytes), Io. Writer thread only.
-  Status Commit(Batch& batch);
+  Status Commit(Batch& batch) override;
 
   // The seq of the last committed transition (0 when none). Any thread; for a
   // read_only journal it reads the current value from disk.
-  uint64_t last_seq() const;
+  uint64_t last_seq() const override;
 
   // Transitions of one run / one execution, oldest first (by seq).
-  Result<std::vector<TransitionRecord>> HistoryOfRun(const std::string& run_id);
-  Result<std::vector<TransitionRecord>> HistoryOfExecution(const std::string& exec_id);
-  Result<std::optional<RunRecord>> GetRun(const std::string& run_id);
+  Result<std::vector<TransitionRecord>> HistoryOfRun(const std::string& run_id) override;
+  Result<std::vector<TransitionRecord>> HistoryOfExecution(const std::string& exec_id) override;
+  Result<std::optional<RunRecord>> GetRun(const std::string& run_id) override;
   // The newest `limit` runs by created_at, newest first.
-  Result<std::vector<RunRecord>> ListRuns(size_t limit);
+  Result<std::vector<RunRecord>> ListRuns(size_t limit) override;
   // Current state of every execution of a run, ordered by exec id.
-  Result<std::vector<ExecutionRecord>> ExecutionsOfRun(const std::string& run_id);
-  Result<std::optional<ExecutionRecord>> GetExecution(const std::string& exec_id);
-  Result<std::optional<std::string>> GetPipeline(const std::string& hash);
+  Result<std::vector<ExecutionRecord>> ExecutionsOfRun(const std::string& run_id) override;
+  Result<std::optional<ExecutionRecord>> GetExecution(const std::string& exec_id) override;
+  Result<std::optional<std::string>> GetPipeline(const std::string& hash) override;
   // The median of the last 64 durations recorded for `stats_key` (mean of the
   // two middle ones for an even count); nullopt without history.
-  Result<std::optional<Micros>> DurationP50(const std::string& stats_key);
+  Result<std::optional<Micros>> DurationP50(const std::string& stats_key) override;
   // Runs whose status is not final, for recovery; ordered by run id.
-  Result<std::vector<RunRecord>> UnfinishedRuns();
+  Result<std::vector<RunRecord>> UnfinishedRuns() override;
 
   // Increments and durably stores the coordinator epoch, returning the new
   // value (1 on a fresh journal). Writer thread only.
-  Result<uint64_t> BumpEpoch();
+  Result<uint64_t> BumpEpoch() override;
   // The current epoch (0 before the first BumpEpoch).
-  Result<uint64_t> Epoch();
+  Result<uint64_t> Epoch() override;
 
   // Retention. Removes runs that are final (SUCCESS, FAILED, CANCELED) and
   // finished before `finished_before`, with their transitions, execution

@@ -7,6 +7,7 @@
 #include "actors/dispatcher_core.h"
 #include "actors/scheduler_core.h"
 #include "dsl/pipeline_json.h"
+#include "storage/journal.h"
 #include "tests/actors/cli_harness.h"
 
 using namespace apollo11;          // NOLINT: test file

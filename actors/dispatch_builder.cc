@@ -1,0 +1,107 @@
+#include "actors/dispatch_builder.h"
+
+#include <cctype>
+
+namespace apollo11::actors {
+namespace {
+
+std::string Upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+std::string DispatchBuilder::ExpandKey(const std::string& tmpl, const std::string& run_id,
+                                       const std::string& task_id,
+                                       const std::map<std::string, std::string>& params) {
+  if (tmpl.empty()) return run_id + "." + task_id;
+  std::string out;
+  size_t pos = 0;
+  while (pos < tmpl.size()) {
+    size_t open = tmpl.find("${", pos);
+    if (open == std::string::npos) {
+      out.append(tmpl, pos, std::string::npos);
+      break;
+    }
+    out.append(tmpl, pos, open - pos);
+    size_t close = tmpl.find('}', open);
+    if (close == std::string::npos) {
+      out.append(tmpl, open, std::string::npos);
+      break;
+    }
+    std::string name = tmpl.substr(open + 2, close - open - 2);
+    if (name == "run_id") {
+      out += run_id;
+    } else if (name == "task_id") {
+      out += task_id;
+    } else if (name.rfind("params.", 0) == 0) {
+      auto it = params.find(name.substr(7));
+      if (it != params.end()) out += it->second;
+    }
+    pos = close + 1;
+  }
+  return out;
+}
+
+QueuedExec DispatchBuilder::Build(const SchedulerRun& run, int task, Micros ready_at) const {
+  const dsl::TaskSpec& spec = run.spec().tasks[task];
+  const storage::ExecutionRecord& rec = run.execs[task];
+  QueuedExec q;
+  q.group = spec.group;
+  q.priority = spec.priority;
+  q.ready_at = ready_at;
+  q.expected_ms = run.expected_ms[task];
+  q.labels = spec.labels;
+  transport::Dispatch& d = q.dispatch;
+  d.exec_id = rec.exec_id;
+  d.attempt = run.dag->attempt(task);
+  d.trace_id = run.trace_id;
+  d.idempotency_key = ExpandKey(spec.idempotency_key, run.run_id, spec.id, run.record.params);
+  if (spec.timeout) d.deadline = q.ready_at + spec.timeout->count() * kMicrosPerMilli;
+  transport::TaskPayload& p = d.task;
+  p.type = static_cast<uint8_t>(spec.type);
+  p.command = spec.command;
+  p.workdir = spec.workdir;
+  p.script = spec.script;
+  p.args = spec.args;
+  p.url = spec.url;
+  p.method = spec.method;
+  p.headers = spec.headers;
+  p.body = spec.body;
+  p.expect_status.assign(spec.expect_status.begin(), spec.expect_status.end());
+  p.db_host = spec.db_host;
+  p.sql = spec.sql;
+  p.timeout_ms = spec.timeout ? spec.timeout->count() : 0;
+  p.kill_grace_ms = kill_grace_.count();
+  p.precheck = spec.precheck;
+  p.run_precheck = !spec.precheck.empty() && run.dag->requeues(task) > 0;
+  p.run_id = run.run_id;
+  p.task_id = spec.id;
+  if (spec.type != dsl::TaskType::kNoop) FillEnv(run, spec, d, &p);
+  return q;
+}
+
+void DispatchBuilder::FillEnv(const SchedulerRun& run, const dsl::TaskSpec& spec,
+                              const transport::Dispatch& d, transport::TaskPayload* p) const {
+  p->env = spec.env;
+  p->env["APOLLO11_RUN_ID"] = run.run_id;
+  p->env["APOLLO11_TASK_ID"] = spec.id;
+  p->env["APOLLO11_EXECUTION_ID"] = d.exec_id;
+  p->env["APOLLO11_ATTEMPT"] = std::to_string(d.attempt);
+  p->env["APOLLO11_TRACE_ID"] = d.trace_id;
+  p->env["APOLLO11_IDEMPOTENCY_KEY"] = d.idempotency_key;
+  p->env["APOLLO11_PIPELINE"] = run.spec().name;
+  for (const auto& [name, value] : run.record.params) {
+    p->env["APOLLO11_PARAM_" + Upper(name)] = value;
+  }
+  for (const dsl::Dependency& dep : spec.depends_on) {
+    const int up = run.graph->Find(dep.task);
+    if (up < 0) continue;
+    const std::string& out = run.outputs[up];
+    p->env["APOLLO11_OUTPUT_" + Upper(dep.task)] =
+        out.size() > output_env_cap_ ? out.substr(out.size() - output_env_cap_) : out;
+  }
+}
+
+}  // namespace apollo11::actors

@@ -1,0 +1,51 @@
+#pragma once
+// The scheduler's in-memory state of one active run: its compiled graph, DAG
+// state and the current record of every execution, plus what the loop needs
+// between turns (dirty records, upstream outputs, duration history). Owned by
+// SchedulerCore; the dispatch builder, slow watch and explain read it.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "dsl/pipeline.h"
+#include "engine/dag_run.h"
+#include "engine/run_graph.h"
+#include "storage/records.h"
+
+namespace apollo11::actors {
+
+struct SchedulerRun {
+  std::string run_id;
+  std::string trace_id;
+  // The pipeline snapshot lives in the graph only: a 100k-task spec is tens
+  // of MB, and a second copy here doubled it.
+  std::shared_ptr<const engine::RunGraph> graph;
+  const dsl::PipelineSpec& spec() const { return graph->spec(); }
+  std::unique_ptr<engine::DagRun> dag;
+  storage::RunRecord record;
+  std::vector<storage::ExecutionRecord> execs;  // by task index
+  std::vector<uint8_t> exec_dirty;
+  std::vector<int> dirty_list;
+  std::vector<std::string> outputs;  // by task index; kept only for tasks with dependents
+  std::vector<int64_t> expected_ms;  // by task index: P50 of past durations, for placement
+  std::vector<Micros> p50;           // by task index: 0 = no history, never flagged slow
+  // By task index: when the current attempt was placed, on the Steady()
+  // clock (0: not known in this process).
+  std::vector<Micros> placed_steady;
+  std::vector<uint8_t> has_dependents;
+  std::vector<std::string> stderr_tails;  // by task index: of the last failed attempt, for alerts
+  bool progress_dirty = true;
+  bool finished = false;
+
+  // The execution record of `task` is written with the turn's commit.
+  void MarkDirty(int task) {
+    if (exec_dirty[task]) return;
+    exec_dirty[task] = 1;
+    dirty_list.push_back(task);
+  }
+};
+
+}  // namespace apollo11::actors

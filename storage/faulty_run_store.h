@@ -1,0 +1,64 @@
+#pragma once
+// A RunStore that forwards to another and fails commits on demand, the way
+// LevelDB's fault-injection Env fails writes: tests use it to see what the
+// scheduler does while the disk is full and once space returns. Reads always
+// pass through. Same threading as the store it wraps.
+
+#include <cstdint>
+#include <string>
+
+#include "storage/run_store.h"
+
+namespace apollo11::storage {
+
+class FaultyRunStore final : public RunStore {
+ public:
+  // `base` must outlive this wrapper.
+  explicit FaultyRunStore(RunStore* base) : base_(base) {}
+
+  // Every Commit from now on fails with `error` (by default Full, "disk
+  // full"), applying nothing and leaving the batch as it was, until Heal().
+  void FailCommits(Status error = Status::Full("No space left on device (injected)"));
+  // Only the next `n` Commits fail, then commits succeed again.
+  void FailNextCommits(int n, Status error = Status::Full("No space left on device (injected)"));
+  // Commits reach the wrapped store again.
+  void Heal();
+  // Commits refused so far.
+  uint64_t failed_commits() const { return failed_commits_; }
+
+  Status Commit(RunBatch& batch) override;
+  uint64_t last_seq() const override { return base_->last_seq(); }
+  Result<std::vector<TransitionRecord>> HistoryOfRun(const std::string& run_id) override {
+    return base_->HistoryOfRun(run_id);
+  }
+  Result<std::vector<TransitionRecord>> HistoryOfExecution(const std::string& exec_id) override {
+    return base_->HistoryOfExecution(exec_id);
+  }
+  Result<std::optional<RunRecord>> GetRun(const std::string& run_id) override {
+    return base_->GetRun(run_id);
+  }
+  Result<std::vector<RunRecord>> ListRuns(size_t limit) override { return base_->ListRuns(limit); }
+  Result<std::vector<RunRecord>> UnfinishedRuns() override { return base_->UnfinishedRuns(); }
+  Result<std::vector<ExecutionRecord>> ExecutionsOfRun(const std::string& run_id) override {
+    return base_->ExecutionsOfRun(run_id);
+  }
+  Result<std::optional<ExecutionRecord>> GetExecution(const std::string& exec_id) override {
+    return base_->GetExecution(exec_id);
+  }
+  Result<std::optional<std::string>> GetPipeline(const std::string& hash) override {
+    return base_->GetPipeline(hash);
+  }
+  Result<std::optional<Micros>> DurationP50(const std::string& stats_key) override {
+    return base_->DurationP50(stats_key);
+  }
+  Result<uint64_t> BumpEpoch() override { return base_->BumpEpoch(); }
+  Result<uint64_t> Epoch() override { return base_->Epoch(); }
+
+ private:
+  RunStore* base_;
+  Status error_;
+  int64_t failures_left_ = 0;  // < 0: fail until Heal()
+  uint64_t failed_commits_ = 0;
+};
+
+}  // namespace apollo11::storage

@@ -1,0 +1,118 @@
+#include "storage/memory_run_store.h"
+
+#include <algorithm>
+
+#include "common/ids.h"
+
+namespace apollo11::storage {
+namespace {
+
+constexpr size_t kDurationsKept = 64;
+
+}  // namespace
+
+Status MemoryRunStore::Commit(RunBatch& batch) {
+  if (batch.empty()) return Status::Ok();
+  for (const TransitionRecord& t : batch.transition_records()) {
+    if (t.run_id.empty()) return Status::InvalidInput("a transition without a run id");
+  }
+  for (const ExecutionRecord& x : batch.execution_records()) {
+    if (x.exec_id.empty()) return Status::InvalidInput("an execution record without an id");
+  }
+  for (const RunRecord& r : batch.run_records()) {
+    if (r.run_id.empty()) return Status::InvalidInput("a run record without an id");
+  }
+  for (const TransitionRecord& t : batch.transition_records()) {
+    transitions_.push_back(t);
+    TransitionRecord& stored = transitions_.back();
+    stored.seq = ++last_seq_;
+    if (stored.exec_id.empty()) stored.exec_id = MakeExecId(t.run_id, t.task_id);
+  }
+  for (const ExecutionRecord& x : batch.execution_records()) executions_[x.exec_id] = x;
+  for (const RunRecord& r : batch.run_records()) runs_[r.run_id] = r;
+  for (const auto& [hash, json] : batch.pipeline_snapshots()) pipelines_.emplace(hash, json);
+  for (const auto& [key, duration] : batch.duration_samples()) {
+    std::vector<Micros>& kept = durations_[key];
+    kept.push_back(duration);
+    if (kept.size() > kDurationsKept) kept.erase(kept.begin());
+  }
+  ++commits_;
+  batch.Clear();
+  return Status::Ok();
+}
+
+Result<std::vector<TransitionRecord>> MemoryRunStore::HistoryOfRun(const std::string& run_id) {
+  std::vector<TransitionRecord> out;
+  for (const TransitionRecord& t : transitions_) {
+    if (t.run_id == run_id) out.push_back(t);
+  }
+  return out;
+}
+
+Result<std::vector<TransitionRecord>> MemoryRunStore::HistoryOfExecution(
+    const std::string& exec_id) {
+  std::vector<TransitionRecord> out;
+  for (const TransitionRecord& t : transitions_) {
+    if (t.exec_id == exec_id) out.push_back(t);
+  }
+  return out;
+}
+
+Result<std::optional<RunRecord>> MemoryRunStore::GetRun(const std::string& run_id) {
+  auto it = runs_.find(run_id);
+  if (it == runs_.end()) return std::optional<RunRecord>();
+  return std::optional<RunRecord>(it->second);
+}
+
+Result<std::vector<RunRecord>> MemoryRunStore::ListRuns(size_t limit) {
+  std::vector<RunRecord> out;
+  for (const auto& [id, run] : runs_) out.push_back(run);
+  // Newest first; ties newest run id first, as the journal's time index reads.
+  std::sort(out.begin(), out.end(), [](const RunRecord& a, const RunRecord& b) {
+    return a.created_at != b.created_at ? a.created_at > b.created_at : a.run_id > b.run_id;
+  });
+  if (out.size() > limit) out.resize(limit);
+  return out;
+}
+
+Result<std::vector<RunRecord>> MemoryRunStore::UnfinishedRuns() {
+  std::vector<RunRecord> out;
+  for (const auto& [id, run] : runs_) {
+    if (!IsFinal(run.status)) out.push_back(run);
+  }
+  return out;
+}
+
+Result<std::vector<ExecutionRecord>> MemoryRunStore::ExecutionsOfRun(const std::string& run_id) {
+  std::vector<ExecutionRecord> out;
+  const std::string prefix = run_id + ".";
+  for (auto it = executions_.lower_bound(prefix);
+       it != executions_.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
+    out.push_back(it->second);
+  }
+  return out;
+}
+
+Result<std::optional<ExecutionRecord>> MemoryRunStore::GetExecution(const std::string& exec_id) {
+  auto it = executions_.find(exec_id);
+  if (it == executions_.end()) return std::optional<ExecutionRecord>();
+  return std::optional<ExecutionRecord>(it->second);
+}
+
+Result<std::optional<std::string>> MemoryRunStore::GetPipeline(const std::string& hash) {
+  auto it = pipelines_.find(hash);
+  if (it == pipelines_.end()) return std::optional<std::string>();
+  return std::optional<std::string>(it->second);
+}
+
+Result<std::optional<Micros>> MemoryRunStore::DurationP50(const std::string& stats_key) {
+  auto it = durations_.find(stats_key);
+  if (it == durations_.end() || it->second.empty()) return std::optional<Micros>();
+  std::vector<Micros> d = it->second;
+  std::sort(d.begin(), d.end());
+  const size_t n = d.size();
+  Micros p50 = n % 2 == 1 ? d[n / 2] : d[n / 2 - 1] + (d[n / 2] - d[n / 2 - 1]) / 2;
+  return std::optional<Micros>(p50);
+}
+
+}  // namespace apollo11::storage

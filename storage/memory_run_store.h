@@ -1,0 +1,55 @@
+#pragma once
+// A RunStore held in memory, for tests and the simulator: the same contract
+// as the LMDB journal (atomic commits, gap-free seqs, the same orderings and
+// P50), nothing on disk. Not thread-safe: one thread calls everything.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "storage/run_store.h"
+
+namespace apollo11::storage {
+
+class MemoryRunStore final : public RunStore {
+ public:
+  MemoryRunStore() = default;
+  MemoryRunStore(const MemoryRunStore&) = delete;
+  MemoryRunStore& operator=(const MemoryRunStore&) = delete;
+
+  // InvalidInput for an empty run or execution id (nothing applied), as the
+  // journal refuses an empty key; never Full.
+  Status Commit(RunBatch& batch) override;
+  uint64_t last_seq() const override { return last_seq_; }
+
+  Result<std::vector<TransitionRecord>> HistoryOfRun(const std::string& run_id) override;
+  Result<std::vector<TransitionRecord>> HistoryOfExecution(const std::string& exec_id) override;
+  Result<std::optional<RunRecord>> GetRun(const std::string& run_id) override;
+  Result<std::vector<RunRecord>> ListRuns(size_t limit) override;
+  Result<std::vector<RunRecord>> UnfinishedRuns() override;
+  Result<std::vector<ExecutionRecord>> ExecutionsOfRun(const std::string& run_id) override;
+  Result<std::optional<ExecutionRecord>> GetExecution(const std::string& exec_id) override;
+  Result<std::optional<std::string>> GetPipeline(const std::string& hash) override;
+  Result<std::optional<Micros>> DurationP50(const std::string& stats_key) override;
+  Result<uint64_t> BumpEpoch() override { return ++epoch_; }
+  Result<uint64_t> Epoch() override { return epoch_; }
+
+  // Every transition committed so far, in seq order (index i has seq i + 1).
+  const std::vector<TransitionRecord>& transitions() const { return transitions_; }
+  // Successful commits so far.
+  uint64_t commits() const { return commits_; }
+
+ private:
+  std::vector<TransitionRecord> transitions_;
+  std::map<std::string, ExecutionRecord> executions_;  // by exec id
+  std::map<std::string, RunRecord> runs_;              // by run id
+  std::map<std::string, std::string> pipelines_;       // by hash
+  std::map<std::string, std::vector<Micros>> durations_;
+  uint64_t last_seq_ = 0;
+  uint64_t epoch_ = 0;
+  uint64_t commits_ = 0;
+};
+
+}  // namespace apollo11::storage

@@ -1,0 +1,65 @@
+#pragma once
+// A group commit for a RunStore: transitions, execution and run records,
+// pipeline snapshots and durations that land in one atomic commit or not at
+// all. Owned and filled by the writer thread; not thread-safe.
+
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/clock.h"
+#include "storage/records.h"
+
+namespace apollo11::storage {
+
+class RunBatch {
+ public:
+  // A transition; its seq is assigned at commit.
+  void Append(TransitionRecord r) { transitions_.push_back(std::move(r)); }
+  // Replaces the current state of r.exec_id.
+  void PutExecution(const ExecutionRecord& r) { executions_.push_back(r); }
+  // Replaces the run record of r.run_id.
+  void PutRun(const RunRecord& r) { runs_.push_back(r); }
+  // Stores a pipeline snapshot; immutable, so ignored if `hash` is present.
+  void PutPipeline(const std::string& hash, std::string canonical_json) {
+    pipelines_.emplace_back(hash, std::move(canonical_json));
+  }
+  // Adds one duration to the history of `stats_key` (last 64 kept).
+  void RecordDuration(const std::string& stats_key, Micros duration) {
+    durations_.emplace_back(stats_key, duration);
+  }
+  bool empty() const {
+    return transitions_.empty() && executions_.empty() && runs_.empty() && pipelines_.empty() &&
+           durations_.empty();
+  }
+  size_t transitions() const { return transitions_.size(); }
+  // Forgets everything appended (a store's Commit does this after success).
+  void Clear() {
+    transitions_.clear();
+    executions_.clear();
+    runs_.clear();
+    pipelines_.clear();
+    durations_.clear();
+  }
+
+  // What was appended, in order, for the stores that write it.
+  const std::vector<TransitionRecord>& transition_records() const { return transitions_; }
+  const std::vector<ExecutionRecord>& execution_records() const { return executions_; }
+  const std::vector<RunRecord>& run_records() const { return runs_; }
+  // (hash, canonical JSON) pairs.
+  const std::vector<std::pair<std::string, std::string>>& pipeline_snapshots() const {
+    return pipelines_;
+  }
+  // (stats key, duration) pairs.
+  const std::vector<std::pair<std::string, Micros>>& duration_samples() const { return durations_; }
+
+ private:
+  std::vector<TransitionRecord> transitions_;
+  std::vector<ExecutionRecord> executions_;
+  std::vector<RunRecord> runs_;
+  std::vector<std::pair<std::string, std::string>> pipelines_;
+  std::vector<std::pair<std::string, Micros>> durations_;
+};
+
+}  // namespace apollo11::storage

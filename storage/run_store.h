@@ -1,0 +1,65 @@
+#pragma once
+// The port between the scheduler and its durable state: what it commits (one
+// RunBatch per loop turn) and what it reads back (recovery, duration history,
+// the state of an execution that is no longer active, the epoch).
+// storage::Journal (LMDB) is the real implementation; MemoryRunStore and
+// FaultyRunStore serve the tests.
+//
+// HA replication hooks in at Commit: each successful Commit is one batch,
+// applied atomically, with its transitions numbered in seq order; shipping
+// the batches in Commit order reproduces the store on a replica.
+//
+// Threads: one writer thread (the scheduler) calls Commit and BumpEpoch. Read
+// methods may be called from any thread unless an implementation says
+// otherwise.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "storage/records.h"
+#include "storage/run_batch.h"
+
+namespace apollo11::storage {
+
+class RunStore {
+ public:
+  virtual ~RunStore() = default;
+
+  // Commits `batch` atomically, assigning gap-free increasing seq numbers to
+  // its transitions, and clears it on success. On failure nothing is applied,
+  // no seq is consumed, and `batch` is left as it was so it can be committed
+  // again: Full (disk full; retry when space returns), InvalidInput (a key
+  // the store cannot hold), Io. Writer thread only.
+  virtual Status Commit(RunBatch& batch) = 0;
+  // The seq of the last committed transition (0 when none).
+  virtual uint64_t last_seq() const = 0;
+
+  // Transitions of one run / one execution, oldest first (by seq).
+  virtual Result<std::vector<TransitionRecord>> HistoryOfRun(const std::string& run_id) = 0;
+  virtual Result<std::vector<TransitionRecord>> HistoryOfExecution(const std::string& exec_id) = 0;
+  virtual Result<std::optional<RunRecord>> GetRun(const std::string& run_id) = 0;
+  // The newest `limit` runs by created_at, newest first.
+  virtual Result<std::vector<RunRecord>> ListRuns(size_t limit) = 0;
+  // Runs whose status is not final, for recovery; ordered by run id.
+  virtual Result<std::vector<RunRecord>> UnfinishedRuns() = 0;
+  // Current state of every execution of a run, ordered by exec id.
+  virtual Result<std::vector<ExecutionRecord>> ExecutionsOfRun(const std::string& run_id) = 0;
+  virtual Result<std::optional<ExecutionRecord>> GetExecution(const std::string& exec_id) = 0;
+  // A pipeline snapshot stored by RunBatch::PutPipeline.
+  virtual Result<std::optional<std::string>> GetPipeline(const std::string& hash) = 0;
+  // The median of the last 64 durations recorded for `stats_key` (mean of the
+  // two middle ones for an even count); nullopt without history.
+  virtual Result<std::optional<Micros>> DurationP50(const std::string& stats_key) = 0;
+
+  // Increments and durably stores the coordinator epoch, returning the new
+  // value (1 on a fresh store). Writer thread only.
+  virtual Result<uint64_t> BumpEpoch() = 0;
+  // The current epoch (0 before the first BumpEpoch).
+  virtual Result<uint64_t> Epoch() = 0;
+};
+
+}  // namespace apollo11::storage

@@ -1,0 +1,121 @@
+// The scheduler over the in-memory RunStore, with commits failed on demand:
+// what a full disk does to a loop turn, without a disk.
+
+#include <catch2/catch.hpp>
+
+#include "actors/scheduler_core.h"
+#include "dsl/pipeline_json.h"
+#include "storage/faulty_run_store.h"
+#include "storage/memory_run_store.h"
+
+using namespace apollo11;          // NOLINT: test file
+using namespace apollo11::actors;  // NOLINT: test file
+
+namespace {
+
+SubmitRun TwoTasks() {
+  dsl::PipelineSpec spec;
+  spec.version = "1.0";
+  spec.name = "test.store";
+  for (const char* id : {"a", "b"}) {
+    dsl::TaskSpec t;
+    t.id = id;
+    t.type = dsl::TaskType::kShell;
+    t.command = "true";
+    spec.tasks.push_back(t);
+  }
+  spec.tasks[1].depends_on.push_back({"a", dsl::DependencyCondition::kSuccess, {}});
+  SubmitRun s;
+  s.pipeline_json = dsl::CanonicalJson(spec);
+  s.pipeline_hash = dsl::ContentHash(spec);
+  return s;
+}
+
+ResultBatch Success(const std::string& exec_id) {
+  ResultBatch b;
+  ResultFrom r;
+  r.worker_id = "w1";
+  r.result.exec_id = exec_id;
+  r.result.attempt = 1;
+  r.result.outcome = static_cast<uint8_t>(transport::Outcome::kSuccess);
+  b.items.push_back(r);
+  return b;
+}
+
+struct StoreFixture {
+  FakeClock clock;
+  storage::MemoryRunStore memory;
+  storage::FaultyRunStore store{&memory};
+  SchedulerCore core{&store, &clock, {}};
+  SchedulerOutbox out;
+};
+
+}  // namespace
+
+TEST_CASE("a failed commit releases nothing and the next successful one releases everything",
+          "[scheduler][store]") {
+  StoreFixture f;
+  auto run_id = f.core.Submit(TwoTasks());
+  REQUIRE(run_id.ok());
+  REQUIRE(f.core.Flush(&f.out).ok());
+  REQUIRE(f.out.enqueue.execs.size() == 1);
+  const std::string a = *run_id + ".a";
+  const uint64_t seq = f.memory.last_seq();
+
+  // The disk fills up: a's placement and result are staged, the commit fails.
+  f.store.FailCommits();
+  f.core.OnPlaced({{{"w1", a, 1}}, f.clock.Now()});
+  f.core.OnResults(Success(a));
+  f.out.Clear();
+  Status failed = f.core.Flush(&f.out);
+  CHECK(failed.code() == StatusCode::kFull);
+  CHECK(f.out.Empty());
+  CHECK(f.memory.last_seq() == seq);
+  CHECK(f.core.staged_transitions() == 3);  // a RUNNING, a SUCCESS, b READY
+  // While commits fail, nothing more is handed to the dispatcher.
+  Enqueue early;
+  f.core.TakeEnqueue(&early);
+  CHECK(early.execs.empty());
+  // Retried, and still failing: still nothing released.
+  CHECK_FALSE(f.core.Flush(&f.out).ok());
+  CHECK(f.out.Empty());
+  CHECK(f.store.failed_commits() == 2);
+
+  // Space returns: one commit makes all of it durable and releases all of it.
+  f.store.Heal();
+  REQUIRE(f.core.Flush(&f.out).ok());
+  CHECK(f.memory.last_seq() == seq + 3);
+  REQUIRE(f.out.release.execs.size() == 1);
+  CHECK(f.out.release.execs[0].exec_id == a);
+  REQUIRE(f.out.acks.acks.size() == 1);
+  CHECK(f.out.acks.acks[0].exec_id == a);
+  REQUIRE(f.out.enqueue.execs.size() == 1);
+  CHECK(f.out.enqueue.execs[0].dispatch.exec_id == *run_id + ".b");
+  CHECK(f.core.staged_transitions() == 0);
+  auto stored = f.memory.GetExecution(a);
+  REQUIRE(stored.ok());
+  REQUIRE(stored->has_value());
+  CHECK((*stored)->state == TaskState::kSuccess);
+}
+
+TEST_CASE("a submission whose commit fails is not started until a commit succeeds",
+          "[scheduler][store]") {
+  StoreFixture f;
+  f.store.FailNextCommits(1);
+  auto run_id = f.core.Submit(TwoTasks());
+  REQUIRE(run_id.ok());
+  CHECK_FALSE(f.core.Flush(&f.out).ok());
+  CHECK(f.out.Empty());
+  auto run = f.memory.GetRun(*run_id);
+  REQUIRE(run.ok());
+  CHECK_FALSE(run->has_value());
+  // The next commit goes through: the run, its snapshot and a's READY together.
+  REQUIRE(f.core.Flush(&f.out).ok());
+  REQUIRE(f.out.enqueue.execs.size() == 1);
+  run = f.memory.GetRun(*run_id);
+  REQUIRE(run.ok());
+  CHECK(run->has_value());
+  auto snapshot = f.memory.GetPipeline(TwoTasks().pipeline_hash);
+  REQUIRE(snapshot.ok());
+  CHECK(snapshot->has_value());
+}

@@ -1,0 +1,157 @@
+// One contract, two stores: the LMDB journal and the in-memory twin the tests
+// and the simulator use must read back the same things in the same order.
+
+#include <catch2/catch.hpp>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "storage/faulty_run_store.h"
+#include "storage/journal.h"
+#include "storage/memory_run_store.h"
+#include "tests/storage/storage_test_util.h"
+
+namespace apollo11::storage {
+namespace {
+
+RunRecord Run(const std::string& id, RunStatus status, Micros created_at) {
+  RunRecord r;
+  r.run_id = id;
+  r.pipeline_name = "p";
+  r.pipeline_hash = "sha256:p";
+  r.status = status;
+  r.created_at = created_at;
+  return r;
+}
+
+TransitionRecord Tr(const std::string& run, const std::string& task, TaskState to) {
+  TransitionRecord t;
+  t.run_id = run;
+  t.task_id = task;
+  t.from = TaskState::kPending;
+  t.to = to;
+  return t;
+}
+
+void CheckContract(RunStore& store) {
+  RunBatch batch;
+  batch.Append(Tr("r1", "a", TaskState::kReady));
+  batch.Append(Tr("r2", "a", TaskState::kReady));
+  batch.Append(Tr("r1", "b", TaskState::kReady));
+  for (const char* id : {"r1.b", "r1.a", "r2.a", "r10.a"}) {
+    ExecutionRecord x;
+    x.exec_id = id;
+    x.run_id = std::string(id).substr(0, std::string(id).find('.'));
+    x.state = TaskState::kReady;
+    batch.PutExecution(x);
+  }
+  batch.PutRun(Run("r2", RunStatus::kRunning, 200));
+  batch.PutRun(Run("r1", RunStatus::kSuccess, 100));
+  batch.PutRun(Run("r3", RunStatus::kRunning, 300));
+  batch.PutPipeline("sha256:p", "{}");
+  for (Micros d : {40, 10, 30, 20}) batch.RecordDuration("p/a", d);
+  REQUIRE(store.Commit(batch).ok());
+  CHECK(batch.empty());
+  CHECK(store.last_seq() == 3);
+
+  auto history = store.HistoryOfRun("r1");
+  REQUIRE(history.ok());
+  REQUIRE(history->size() == 2);
+  CHECK((*history)[0].seq == 1);
+  CHECK((*history)[1].seq == 3);
+  CHECK((*history)[1].exec_id == "r1.b");
+  auto of_exec = store.HistoryOfExecution("r2.a");
+  REQUIRE(of_exec.ok());
+  REQUIRE(of_exec->size() == 1);
+  CHECK((*of_exec)[0].seq == 2);
+
+  auto execs = store.ExecutionsOfRun("r1");
+  REQUIRE(execs.ok());
+  REQUIRE(execs->size() == 2);
+  CHECK((*execs)[0].exec_id == "r1.a");
+  CHECK((*execs)[1].exec_id == "r1.b");
+
+  auto listed = store.ListRuns(2);
+  REQUIRE(listed.ok());
+  REQUIRE(listed->size() == 2);
+  CHECK((*listed)[0].run_id == "r3");
+  CHECK((*listed)[1].run_id == "r2");
+  auto unfinished = store.UnfinishedRuns();
+  REQUIRE(unfinished.ok());
+  REQUIRE(unfinished->size() == 2);
+  CHECK((*unfinished)[0].run_id == "r2");
+  CHECK((*unfinished)[1].run_id == "r3");
+
+  auto p50 = store.DurationP50("p/a");
+  REQUIRE(p50.ok());
+  CHECK(**p50 == 25);  // mean of the two middle ones
+  auto none = store.DurationP50("p/none");
+  REQUIRE(none.ok());
+  CHECK_FALSE(none->has_value());
+  auto snapshot = store.GetPipeline("sha256:p");
+  REQUIRE(snapshot.ok());
+  CHECK(**snapshot == "{}");
+  auto missing = store.GetExecution("r9.a");
+  REQUIRE(missing.ok());
+  CHECK_FALSE(missing->has_value());
+
+  // A run that ends leaves the unfinished list.
+  batch.PutRun(Run("r2", RunStatus::kFailed, 200));
+  REQUIRE(store.Commit(batch).ok());
+  CHECK(store.last_seq() == 3);
+  unfinished = store.UnfinishedRuns();
+  REQUIRE(unfinished.ok());
+  REQUIRE(unfinished->size() == 1);
+  CHECK((*unfinished)[0].run_id == "r3");
+
+  auto epoch = store.Epoch();
+  REQUIRE(epoch.ok());
+  CHECK(*epoch == 0);
+  CHECK(*store.BumpEpoch() == 1);
+  CHECK(*store.BumpEpoch() == 2);
+  CHECK(*store.Epoch() == 2);
+}
+
+TEST_CASE("the journal keeps the RunStore contract", "[storage][run_store]") {
+  testing::TempDir tmp;
+  auto journal = Journal::Open(tmp.path(), {});
+  REQUIRE(journal.ok());
+  CheckContract(**journal);
+}
+
+TEST_CASE("the in-memory store keeps the RunStore contract", "[storage][run_store]") {
+  MemoryRunStore store;
+  CheckContract(store);
+}
+
+TEST_CASE("an injected commit failure applies nothing and keeps the batch",
+          "[storage][run_store]") {
+  MemoryRunStore memory;
+  FaultyRunStore store(&memory);
+  store.FailNextCommits(2);
+  RunBatch batch;
+  batch.Append(Tr("r1", "a", TaskState::kReady));
+  batch.PutRun(Run("r1", RunStatus::kRunning, 1));
+  for (int i = 0; i < 2; ++i) {
+    Status s = store.Commit(batch);
+    CHECK(s.code() == StatusCode::kFull);
+    CHECK(batch.transitions() == 1);
+    CHECK(store.last_seq() == 0);
+    CHECK_FALSE(memory.GetRun("r1")->has_value());
+  }
+  REQUIRE(store.Commit(batch).ok());
+  CHECK(store.last_seq() == 1);
+  CHECK(memory.GetRun("r1")->has_value());
+  CHECK(store.failed_commits() == 2);
+
+  store.FailCommits(Status::Io("EIO (injected)"));
+  batch.Append(Tr("r1", "b", TaskState::kReady));
+  CHECK(store.Commit(batch).code() == StatusCode::kIo);
+  CHECK(store.Commit(batch).code() == StatusCode::kIo);
+  store.Heal();
+  REQUIRE(store.Commit(batch).ok());
+  CHECK(store.last_seq() == 2);
+}
+
+}  // namespace
+}  // namespace apollo11::storage
