@@ -566,7 +566,7 @@ void DispatcherCore::Probe(DispatcherOutput* out) {
 
 WorkersSeen DispatcherCore::Seen() const {
   WorkersSeen seen;
-  for (const auto& [id, w] : workers_) seen.workers.push_back({id, w.last_seen, true});
+  for (const auto& [id, w] : workers_) seen.workers.push_back({id, w.last_seen});
   return seen;
 }
 

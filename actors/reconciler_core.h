@@ -28,7 +28,11 @@ class ReconcilerCore {
  public:
   explicit ReconcilerCore(ReconcilerOptions options) : options_(options) {}
 
+  // A full snapshot from the dispatcher: listed workers are tracked (their
+  // last_seen only moves forward), unlisted ones are forgotten.
   void OnWorkersSeen(const WorkersSeen& seen);
+  // One worker left: it alone is forgotten.
+  void OnWorkerLeft(const WorkerLeft& left);
   void OnWatch(const WatchDeadlines& watch);
   void OnUnwatch(const Unwatch& unwatch);
 
@@ -40,6 +44,8 @@ class ReconcilerCore {
   // The earliest deadline still watched, 0 when none.
   Micros NextDeadline() const;
   size_t watched() const { return watched_.size(); }
+  // Workers whose liveness is tracked.
+  size_t tracked_workers() const { return last_seen_.size(); }
 
  private:
   struct Due {

@@ -13,6 +13,7 @@
 #include "cli/command.h"
 #include "cli/remote.h"
 #include "cli/state_dir.h"
+#include "common/json_dump.h"
 #include "common/duration.h"
 #include "dsl/diagnostic.h"
 #include "dsl/parser.h"
@@ -96,7 +97,7 @@ std::string Str(const nlohmann::json& j, const char* key) {
 
 int Print(const nlohmann::json& doc, bool json, const std::string& kind) {
   if (json) {
-    std::printf("%s\n", doc.dump(2).c_str());
+    std::printf("%s\n", SafeJsonDump(doc, 2).c_str());
     return kExitOk;
   }
   if (kind == "status") {

@@ -24,6 +24,7 @@
 #include "cli/command.h"
 #include "cli/logging_setup.h"
 #include "cli/state_dir.h"
+#include "common/json_dump.h"
 #include "common/log_event.h"
 #include "dsl/diagnostic.h"
 #include "dsl/parser.h"
@@ -365,7 +366,7 @@ int Run(const RunFlags& flags) {
   }
   const storage::RunRecord& record = **run;
   if (flags.json) {
-    std::printf("%s\n", RunSummaryJson(record, *execs).dump(2).c_str());
+    std::printf("%s\n", SafeJsonDump(RunSummaryJson(record, *execs), 2).c_str());
   } else {
     PrintRunSummary(RunSummaryJson(record, *execs), stdout);
   }

@@ -177,9 +177,9 @@ TEST_CASE("the reconciler declares silent workers lost and expires deadlines", "
   options.liveness = 3;
   ReconcilerCore core(options);
   const Micros t0 = 1'000'000'000;
-  core.OnWorkersSeen({{{"w1", t0, true}, {"w2", t0, true}}});
+  core.OnWorkersSeen({{{"w1", t0}, {"w2", t0}}});
   CHECK(core.LostWorkers(t0 + 250'000).empty());
-  core.OnWorkersSeen({{{"w1", t0 + 250'000, true}, {"w2", t0, true}}});
+  core.OnWorkersSeen({{{"w1", t0 + 250'000}, {"w2", t0}}});
   auto lost = core.LostWorkers(t0 + 301'000);
   REQUIRE(lost.size() == 1);
   CHECK(lost[0].worker_id == "w2");
@@ -190,6 +190,39 @@ TEST_CASE("the reconciler declares silent workers lost and expires deadlines", "
   auto expired = core.Expired(t0 + 2000);
   REQUIRE(expired.exceeded.size() == 1);
   CHECK(expired.exceeded[0].exec_id == "r.b");
+}
+
+TEST_CASE("one worker leaving leaves the reconciler watching every other worker", "[reconciler]") {
+  // Regression: the dispatcher told the reconciler about a worker that left
+  // with a one-entry list, read as a full snapshot: every other worker was
+  // forgotten, and one of them going silent afterwards was never declared
+  // lost.
+  ReconcilerOptions options;
+  options.heartbeat = Millis(100);
+  options.liveness = 3;
+  ReconcilerCore core(options);
+  const Micros t0 = 1'000'000'000;
+  core.OnWorkersSeen({{{"w1", t0}, {"w2", t0 + 200'000}, {"w3", t0}}});
+  core.OnWorkerLeft({"w1"});
+  CHECK(core.tracked_workers() == 2);
+  auto lost = core.LostWorkers(t0 + 301'000);
+  REQUIRE(lost.size() == 1);
+  CHECK(lost[0].worker_id == "w3");
+  lost = core.LostWorkers(t0 + 501'000);
+  REQUIRE(lost.size() == 1);
+  CHECK(lost[0].worker_id == "w2");
+}
+
+TEST_CASE("a full worker snapshot forgets the workers it does not list", "[reconciler]") {
+  ReconcilerOptions options;
+  options.heartbeat = Millis(100);
+  options.liveness = 3;
+  ReconcilerCore core(options);
+  const Micros t0 = 1'000'000'000;
+  core.OnWorkersSeen({{{"w1", t0}, {"w2", t0}}});
+  core.OnWorkersSeen({{{"w2", t0 + 100'000}}});
+  CHECK(core.tracked_workers() == 1);
+  CHECK(core.LostWorkers(t0 + 301'000).empty());
 }
 
 TEST_CASE("nothing is released before its transitions are committed", "[scheduler]") {
