@@ -240,8 +240,7 @@ struct SubmitRun {
   std::string pipeline_json;
   std::string pipeline_hash;
   std::map<std::string, std::string> params;
-  std::string requested_run_id;  // empty: the scheduler makes one
-  MSGPACK_DEFINE(version, pipeline_json, pipeline_hash, params, requested_run_id);
+  MSGPACK_DEFINE(version, pipeline_json, pipeline_hash, params);
 };
 struct SubmitReply {
   uint8_t code = 0;   // StatusCode

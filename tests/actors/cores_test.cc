@@ -3,9 +3,11 @@
 
 #include <catch2/catch.hpp>
 
+#include "actors/actor_loop.h"
 #include "actors/dispatcher_core.h"
 #include "actors/reconciler_core.h"
 #include "actors/scheduler_core.h"
+#include "actors/scheduler_turn.h"
 #include "dsl/pipeline_json.h"
 #include "tests/actors/cli_harness.h"
 
@@ -299,6 +301,61 @@ TEST_CASE("a placement made before the commit joins it: result, READY and RUNNIN
   }
   CHECK(after ==
         std::vector<std::string>{"a:RUNNING>SUCCESS", "b:PENDING>READY", "b:READY>RUNNING"});
+}
+
+TEST_CASE("a scheduler turn answers a submission with its commit, placed work released with it",
+          "[scheduler][turn]") {
+  SchedulerFixture f;
+  JournalHealth health(f.dir.path() + "/journal");
+  ClientSessions sessions;
+  SchedulerTurn turn(f.core.get(), &health, &sessions, nullptr);
+  InternalFrames frames;
+  auto run_id = f.core->Submit(Submission({Task("a")}));
+  REQUIRE(run_id.ok());
+  sessions.Accepted("client", *run_id);
+
+  // Before the commit: the READY execution goes to the dispatcher with a
+  // ticket, and nothing else leaves.
+  REQUIRE(turn.BeginEarlyPlacement(&frames));
+  REQUIRE(frames.to_dispatcher.size() == 1);
+  auto env = transport::DecodeEnvelope(frames.to_dispatcher[0].data(),
+                                       frames.to_dispatcher[0].size(), InternalLimits());
+  REQUIRE(env.ok());
+  REQUIRE(env->type == static_cast<uint16_t>(InternalType::kEnqueue));
+  auto early = transport::BodyAs<Enqueue>(*env);
+  REQUIRE(early.ok());
+  CHECK(early->ticket == 1);
+  REQUIRE(early->execs.size() == 1);
+  CHECK(turn.AwaitingPlacement());
+  CHECK(sessions.TakeFrames().empty());
+  auto before = f.journal->GetRun(*run_id);
+  REQUIRE(before.ok());
+  CHECK_FALSE(before->has_value());
+  frames.Clear();
+
+  turn.OnPlaced({{{"w1", *run_id + ".a", 1}}, f.clock.Now(), 1});
+  CHECK_FALSE(turn.AwaitingPlacement());
+  REQUIRE(turn.Commit(f.clock.Now(), &frames));
+  auto after = f.journal->GetRun(*run_id);
+  REQUIRE(after.ok());
+  CHECK(after->has_value());
+  auto replies = sessions.TakeFrames();  // the run id, then the run's first progress
+  REQUIRE_FALSE(replies.empty());
+  CHECK(replies[0].identity == "client");
+  auto reply_env =
+      transport::DecodeEnvelope(replies[0].frame.data(), replies[0].frame.size(), ClientLimits());
+  REQUIRE(reply_env.ok());
+  CHECK(reply_env->type == static_cast<uint16_t>(InternalType::kSubmitReply));
+  bool released = false;
+  for (const std::string& frame : frames.to_dispatcher) {
+    auto e = transport::DecodeEnvelope(frame.data(), frame.size(), InternalLimits());
+    REQUIRE(e.ok());
+    if (e->type != static_cast<uint16_t>(InternalType::kReleaseDispatch)) continue;
+    auto release = transport::BodyAs<ReleaseDispatch>(*e);
+    REQUIRE(release.ok());
+    released = release->execs.size() == 1 && release->execs[0].exec_id == *run_id + ".a";
+  }
+  CHECK(released);
 }
 
 TEST_CASE("promotion pauses at the backlog cap and resumes below 80%", "[scheduler]") {
