@@ -219,7 +219,9 @@ struct DeadlineExceeded {
 // version with a reply saying so (version 1 had no version field). Every
 // reply carries a StatusCode (`code`, 0 = Ok) beside its error sentence.
 //
-// Versions: 1, the first; 2, replies carry `code`, Query.kind is a QueryKind.
+// Versions: 1, the first (no version field); 2, requests begin with their
+// version, replies carry `code`, Query.kind is a QueryKind, SubmitRun has
+// no requested_run_id.
 inline constexpr uint16_t kClientProtocolVersion = 2;
 
 // A reply's code and error as a Status; an unknown code reads as kInternal.
