@@ -241,11 +241,9 @@ int Confirm(const ClientFlags& f, bool kill, bool keep) {
   auto done = (*remote)->Confirm(f.id, kill);
   if (!done.ok()) return Fail("confirm", done.status());
   if (f.json) {
-    std::printf(
-        "%s\n",
-        nlohmann::json{{"exec_id", f.id}, {"decision", kill ? "kill" : "keep"}, {"result", *done}}
-            .dump(2)
-            .c_str());
+    const nlohmann::json doc = {
+        {"exec_id", f.id}, {"decision", kill ? "kill" : "keep"}, {"result", *done}};
+    std::printf("%s\n", SafeJsonDump(doc, 2).c_str());
   } else {
     std::printf("%s\n", done->c_str());
   }
