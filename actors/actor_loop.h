@@ -4,13 +4,17 @@
 
 #include <spdlog/spdlog.h>
 
+#include <array>
 #include <chrono>
+#include <optional>
 #include <string>
+#include <vector>
 #include <zmq.hpp>
 
 #include "actors/internal_messages.h"
 #include "common/clock.h"
 #include "transport/codec.h"
+#include "transport/security.h"
 #include "transport/sockets.h"
 
 namespace apollo11::actors {
@@ -77,6 +81,81 @@ void SendInternal(zmq::socket_t& socket, InternalType type, const T& body, std::
     spdlog::error("internal message of type {} not delivered: {}", static_cast<int>(type),
                   s.message());
   }
+}
+
+// The ZAP domain of the coordinator's CURVE servers (both ROUTERs).
+inline constexpr const char* kCurveDomain = "apollo11";
+
+// Configures a ROUTER the outside world connects to (a CURVE server when
+// keys are given; options must be set before bind) and binds it, reporting
+// the endpoint actually bound (tcp port 0 resolved) in `bound`.
+inline Status BindRouter(zmq::socket_t& router, const transport::SocketOptions& options,
+                         const std::optional<transport::CurveKeyPair>& curve,
+                         const std::string& endpoint, std::string* bound) {
+  APOLLO11_RETURN_IF_ERROR(transport::ConfigureRouter(router, options));
+  if (curve) {
+    APOLLO11_RETURN_IF_ERROR(transport::ConfigureCurveServer(router, *curve, kCurveDomain));
+  }
+  auto result = transport::Bind(router, endpoint);
+  if (!result.ok()) return result.status();
+  *bound = *result;
+  return Status::Ok();
+}
+
+// Why a loop stopped when its context was terminated under it.
+inline Status ContextTerminated() {
+  return Status::Io("the ZeroMQ context was terminated before the actor was stopped");
+}
+
+// Sends each of `frames` on a PAIR link (see SendInternal) and clears them.
+inline void SendFrames(zmq::socket_t& socket, std::vector<std::string>* frames) {
+  for (const std::string& frame : *frames) {
+    Status s = transport::Send(socket, frame, /*dontwait=*/true);
+    if (!s.ok()) spdlog::error("internal message not delivered: {}", s.message());
+  }
+  frames->clear();
+}
+
+// One row of an actor loop's handler table: a message type and what handles
+// it. A loop keeps its table as a static array, so which messages it takes
+// and where they go reads in one place.
+template <class Self>
+struct Route {
+  InternalType type;
+  void (*handle)(Self& self, const transport::Envelope& env);
+};
+
+// A Route handler that decodes the body as T and passes it to (self.*F).
+// A body that does not decode is logged (with `Self::kName`) and dropped.
+template <class Self, class T, void (Self::*F)(T)>
+void Decoded(Self& self, const transport::Envelope& env) {
+  auto body = transport::BodyAs<T>(env);
+  if (!body.ok()) {
+    spdlog::warn("{}: dropped a message of type {}: {}", Self::kName, env.type,
+                 body.status().message());
+    return;
+  }
+  (self.*F)(std::move(*body));
+}
+
+// Hands `env` to its row of `table`; a type with no row is logged and
+// dropped.
+template <class Self, size_t N>
+void RouteMessage(Self& self, const std::array<Route<Self>, N>& table,
+                  const transport::Envelope& env) {
+  for (const Route<Self>& route : table) {
+    if (static_cast<uint16_t>(route.type) == env.type) return route.handle(self, env);
+  }
+  spdlog::warn("{}: dropped a message of unexpected type {}", Self::kName, env.type);
+}
+
+// The client protocol version a request declares: its body's first field,
+// 1 when that is not an unsigned integer (version 1 requests had no version
+// field and began with a string).
+inline uint64_t ClientRequestVersion(const transport::Envelope& env) {
+  if (env.body.type != msgpack::type::ARRAY || env.body.via.array.size == 0) return 1;
+  const msgpack::object& first = env.body.via.array.ptr[0];
+  return first.type == msgpack::type::POSITIVE_INTEGER ? first.via.u64 : 1;
 }
 
 // Milliseconds from `now` until `when` (µs), clamped to [0, cap]; `when` 0

@@ -7,11 +7,14 @@
 // SubmitRun / CancelRun / Query, answered with SubmitReply / QueryReply, and
 // RunProgress / RunFinished pushed to whoever submitted the run.
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
 #include <zmq.hpp>
 
+#include "actors/actor_loop.h"
+#include "actors/actor_supervisor.h"
 #include "actors/reconciler_core.h"
 #include "actors/retention.h"
 #include "actors/scheduler_core.h"
@@ -50,8 +53,6 @@ struct CoordinatorConfig {
   Millis health_interval{60000};
 };
 
-inline constexpr const char* kCurveDomain = "apollo11";
-
 class Coordinator {
  public:
   // Starts the three actors. `ctx`, `journal` and `clock` must outlive the
@@ -62,6 +63,17 @@ class Coordinator {
   // Stops the actors (dispatcher, reconciler, scheduler) and joins them.
   void Stop();
 
+  // Why an actor stopped on its own (its loop returned an error or threw)
+  // as "actor NAME: REASON", the first such; nullopt while all three serve
+  // (stopping them with Stop is no failure). The coordinator then serves nothing useful: its owner
+  // should stop it and exit non-zero with this reason. Any thread.
+  std::optional<std::string> failure() const { return supervisor_->failure(); }
+  // Waits up to `timeout` for failure(); returns it, nullopt if none came.
+  // Any thread (a node's main thread polls it).
+  std::optional<std::string> WaitFailure(std::chrono::milliseconds timeout) const {
+    return supervisor_->WaitFailure(timeout);
+  }
+
   // The endpoints actually bound (tcp port 0 resolved).
   const std::string& worker_endpoint() const { return worker_endpoint_; }
   const std::string& client_endpoint() const { return client_endpoint_; }
@@ -70,6 +82,8 @@ class Coordinator {
 
  private:
   Coordinator() = default;
+  // Declared before the actors: their bodies report to it until joined.
+  std::unique_ptr<ActorSupervisor> supervisor_ = std::make_unique<ActorSupervisor>();
   std::unique_ptr<transport::Actor> scheduler_, dispatcher_, reconciler_;
   std::string worker_endpoint_, client_endpoint_;
   RecoveryReport recovery_;

@@ -574,7 +574,7 @@ void DispatcherCore::Probe(DispatcherOutput* out) {
 
 WorkersSeen DispatcherCore::Seen() const {
   WorkersSeen seen;
-  for (const auto& [id, w] : workers_) seen.workers.push_back({id, w.last_heard, true});
+  for (const auto& [id, w] : workers_) seen.workers.push_back({id, w.last_heard});
   return seen;
 }
 

@@ -8,8 +8,11 @@
 #include <cstdint>
 #include <msgpack.hpp>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
+#include "common/status.h"
 #include "transport/messages.h"
 
 namespace apollo11::actors {
@@ -26,7 +29,7 @@ enum class InternalType : uint16_t {
   kWorkerGone,    // a worker left or was declared lost: its executions
   kStaleResult,   // informational: a result for an attempt no longer current
   // dispatcher -> reconciler
-  kWorkersSeen,  // worker liveness since the last report
+  kWorkersSeen,  // every connected worker and when it was last heard (a full snapshot)
   // reconciler -> dispatcher
   kWorkerLost,  // declare a worker lost
   // scheduler -> reconciler
@@ -48,6 +51,9 @@ enum class InternalType : uint16_t {
   // scheduler -> dispatcher: journal commits fail (disk full): place nothing
   // new until they succeed again
   kPausePlacement,
+  // dispatcher -> reconciler: one worker left (BYE, or its connection is
+  // gone): stop tracking it, and only it
+  kWorkerLeft,
   // client (CLI / API) <-> scheduler
   kSubmitRun = 96,
   kSubmitReply,
@@ -166,12 +172,18 @@ struct AdoptRunning {
 struct WorkerSeen {
   std::string worker_id;
   int64_t last_seen = 0;
-  bool present = true;  // false: the worker left; stop tracking it
-  MSGPACK_DEFINE(worker_id, last_seen, present);
+  MSGPACK_DEFINE(worker_id, last_seen);
 };
+// A full snapshot: every worker the dispatcher knows. One it does not list
+// is gone (it left or was declared lost).
 struct WorkersSeen {
   std::vector<WorkerSeen> workers;
   MSGPACK_DEFINE(workers);
+};
+// A delta: this one worker left; what is known of the others is unchanged.
+struct WorkerLeft {
+  std::string worker_id;
+  MSGPACK_DEFINE(worker_id);
 };
 
 struct WorkerLost {
@@ -200,24 +212,51 @@ struct DeadlineExceeded {
   MSGPACK_DEFINE(exceeded);
 };
 
+// ---- The client protocol (kSubmitRun and up) -----------------------------
+//
+// Every request (SubmitRun, CancelRun, Query, ConfirmExec) starts with the
+// protocol version its client speaks; the scheduler refuses any other
+// version with a reply saying so (version 1 had no version field). Every
+// reply carries a StatusCode (`code`, 0 = Ok) beside its error sentence.
+//
+// Versions: 1, the first (no version field); 2, requests begin with their
+// version, replies carry `code`, Query.kind is a QueryKind, SubmitRun has
+// no requested_run_id.
+inline constexpr uint16_t kClientProtocolVersion = 2;
+
+// A reply's code and error as a Status; an unknown code reads as kInternal.
+inline Status ReplyStatus(uint8_t code, const std::string& error) {
+  if (code == 0 && error.empty()) return Status::Ok();
+  if (code == 0 || code > static_cast<uint8_t>(StatusCode::kInternal)) {
+    return Status::Internal(error);
+  }
+  return Status::Error(static_cast<StatusCode>(code), error);
+}
+// `s` as a reply's code.
+inline uint8_t ReplyCode(const Status& s) { return static_cast<uint8_t>(s.code()); }
+
 // A run submission: the resolved pipeline as canonical JSON (the snapshot the
 // run keeps), its content hash, and run parameters.
 struct SubmitRun {
+  uint16_t version = kClientProtocolVersion;
   std::string pipeline_json;
   std::string pipeline_hash;
   std::map<std::string, std::string> params;
-  std::string requested_run_id;  // empty: the scheduler makes one
-  MSGPACK_DEFINE(pipeline_json, pipeline_hash, params, requested_run_id);
+  MSGPACK_DEFINE(version, pipeline_json, pipeline_hash, params);
 };
 struct SubmitReply {
-  std::string run_id;
+  uint8_t code = 0;   // StatusCode
   std::string error;  // empty on success
-  MSGPACK_DEFINE(run_id, error);
+  std::string run_id;
+  MSGPACK_DEFINE(code, error, run_id);
 };
 struct CancelRun {
+  CancelRun() = default;
+  CancelRun(std::string run, std::string why) : run_id(std::move(run)), reason(std::move(why)) {}
+  uint16_t version = kClientProtocolVersion;
   std::string run_id;
   std::string reason;
-  MSGPACK_DEFINE(run_id, reason);
+  MSGPACK_DEFINE(version, run_id, reason);
 };
 struct RunProgress {
   std::string run_id;
@@ -254,35 +293,78 @@ struct WorkersSnapshot {
   MSGPACK_DEFINE(workers, epoch, min_gap_us, max_gap_us, queued, oldest_ready_age_us);
 };
 
-// A read-only question from a client. kind: "status" (id = run), "run" (id =
-// run: its record alone, without tasks, cheap to poll), "history"
-// (id = run or execution), "runs" (limit), "workers", "explain" (id = run,
-// arg = task), "execution" (id = execution: its record and history),
-// "pipelines" (those seen in recent runs), "pipeline" (id = name: its newest
-// snapshot), "health" (is the scheduler serving, is the journal writable).
+// What a Query asks. kStatus (id = run), kRun (id = run: its record alone,
+// without tasks, cheap to poll), kHistory (id = run or execution), kRuns
+// (limit), kWorkers, kExplain (id = run, arg = task), kExecution (id =
+// execution: its record and history), kPipelines (those seen in recent
+// runs), kPipeline (id = name: its newest snapshot), kHealth (is the
+// scheduler serving, is the journal writable), kTraceLog (id = execution:
+// the coordinator's log lines about it, in data).
 //
-// kind "logs": id = execution, arg = "out" or "err", attempt (0 = the
+// kLogs: id = execution, arg = "out", "err" or "events", attempt (0 = the
 // latest), offset and limit (max bytes): a slice of the captured output,
 // fetched from the worker that ran it. The reply's json has exec_id,
 // attempt, worker, stream, offset, size and running; the bytes are in data.
+enum class QueryKind : uint8_t {
+  kStatus = 1,
+  kRun,
+  kHistory,
+  kRuns,
+  kWorkers,
+  kExplain,
+  kExecution,
+  kPipelines,
+  kPipeline,
+  kHealth,
+  kLogs,
+  kTraceLog,
+};
+inline constexpr uint8_t kQueryKindLast = static_cast<uint8_t>(QueryKind::kTraceLog);
+
+// The kinds by name, as the CLI and the HTTP API spell them.
+inline constexpr std::pair<const char*, QueryKind> kQueryKindNames[] = {
+    {"status", QueryKind::kStatus},       {"run", QueryKind::kRun},
+    {"history", QueryKind::kHistory},     {"runs", QueryKind::kRuns},
+    {"workers", QueryKind::kWorkers},     {"explain", QueryKind::kExplain},
+    {"execution", QueryKind::kExecution}, {"pipelines", QueryKind::kPipelines},
+    {"pipeline", QueryKind::kPipeline},   {"health", QueryKind::kHealth},
+    {"logs", QueryKind::kLogs},           {"trace_log", QueryKind::kTraceLog},
+};
+// The kind named `name`; InvalidInput when there is none.
+inline Result<QueryKind> ParseQueryKind(std::string_view name) {
+  for (const auto& [n, kind] : kQueryKindNames) {
+    if (name == n) return kind;
+  }
+  return Status::InvalidInput("unknown query '" + std::string(name) + "'");
+}
+// The name of `kind`; "?" for a value outside the enum (from a peer).
+inline const char* QueryKindName(QueryKind kind) {
+  for (const auto& [n, k] : kQueryKindNames) {
+    if (k == kind) return n;
+  }
+  return "?";
+}
+
 struct Query {
-  std::string kind;
+  uint16_t version = kClientProtocolVersion;
+  QueryKind kind = QueryKind::kStatus;
   std::string id;
   std::string arg;
   uint32_t limit = 20;
   uint64_t offset = 0;
   uint32_t attempt = 0;
-  MSGPACK_DEFINE(kind, id, arg, limit, offset, attempt);
+  MSGPACK_DEFINE(version, kind, id, arg, limit, offset, attempt);
 };
-// The answer: a JSON document, or an error sentence. `journal_error` is set
-// on every answer while the coordinator cannot write its journal (disk full),
-// so every client can warn about it.
+// The answer: a JSON document, or an error sentence with its code.
+// `journal_error` is set on every answer while the coordinator cannot write
+// its journal (disk full), so every client can warn about it.
 struct QueryReply {
+  uint8_t code = 0;  // StatusCode
   std::string error;
   std::string json;
   std::string data;  // raw bytes (logs)
   std::string journal_error;
-  MSGPACK_DEFINE(error, json, data, journal_error);
+  MSGPACK_DEFINE(code, error, json, data, journal_error);
 };
 
 // scheduler -> dispatcher: ask `worker_id` for a log slice.
@@ -306,17 +388,24 @@ struct PausePlacement {
 // `apollo11 confirm EXEC_ID --kill|--keep`: the operator's decision about an
 // execution flagged slow.
 struct ConfirmExec {
+  ConfirmExec() = default;
+  ConfirmExec(std::string exec, bool kill_it) : exec_id(std::move(exec)), kill(kill_it) {}
+  uint16_t version = kClientProtocolVersion;
   std::string exec_id;
   bool kill = false;  // false: keep it running
-  MSGPACK_DEFINE(exec_id, kill);
+  MSGPACK_DEFINE(version, exec_id, kill);
 };
 // What was done (`text`), or why nothing was: `error` with its StatusCode
 // (kNotFound / kInvalidInput are the operator's mistakes).
 struct ConfirmReply {
-  std::string text;
+  uint8_t code = 0;  // StatusCode
   std::string error;
-  uint8_t code = 0;
-  MSGPACK_DEFINE(text, error, code);
+  std::string text;
+  MSGPACK_DEFINE(code, error, text);
 };
 
 }  // namespace apollo11::actors
+
+// A QueryKind travels as its number; the scheduler checks the range (a peer
+// may send any value).
+MSGPACK_ADD_ENUM(apollo11::actors::QueryKind);

@@ -3,23 +3,19 @@
 namespace apollo11::actors {
 
 void ReconcilerCore::OnWorkersSeen(const WorkersSeen& seen) {
+  std::set<std::string> listed;
   for (const WorkerSeen& w : seen.workers) {
-    if (!w.present) {
-      last_seen_.erase(w.worker_id);
-      continue;
-    }
     Micros& last = last_seen_[w.worker_id];
     last = std::max(last, w.last_seen);
+    listed.insert(w.worker_id);
   }
   // Workers the dispatcher no longer lists were removed there (BYE, lost).
-  if (seen.workers.size() < last_seen_.size()) {
-    std::set<std::string> listed;
-    for (const WorkerSeen& w : seen.workers) listed.insert(w.worker_id);
-    for (auto it = last_seen_.begin(); it != last_seen_.end();) {
-      it = listed.count(it->first) ? std::next(it) : last_seen_.erase(it);
-    }
+  for (auto it = last_seen_.begin(); it != last_seen_.end();) {
+    it = listed.count(it->first) ? std::next(it) : last_seen_.erase(it);
   }
 }
+
+void ReconcilerCore::OnWorkerLeft(const WorkerLeft& left) { last_seen_.erase(left.worker_id); }
 
 void ReconcilerCore::OnWatch(const WatchDeadlines& watch) {
   for (const Deadline& d : watch.deadlines) {

@@ -30,7 +30,11 @@ class ReconcilerCore {
     if (!options_.metrics) options_.metrics = observability::CoordinatorMetrics::Inert();
   }
 
+  // A full snapshot from the dispatcher: listed workers are tracked (their
+  // last_seen only moves forward), unlisted ones are forgotten.
   void OnWorkersSeen(const WorkersSeen& seen);
+  // One worker left: it alone is forgotten.
+  void OnWorkerLeft(const WorkerLeft& left);
   void OnWatch(const WatchDeadlines& watch);
   void OnUnwatch(const Unwatch& unwatch);
 
@@ -42,6 +46,8 @@ class ReconcilerCore {
   // The earliest deadline still watched, 0 when none.
   Micros NextDeadline() const;
   size_t watched() const { return watched_.size(); }
+  // Workers whose liveness is tracked.
+  size_t tracked_workers() const { return last_seen_.size(); }
 
  private:
   struct Due {

@@ -75,8 +75,7 @@ Result<std::string> SchedulerCore::Submit(SubmitRun submit) {
   if (!spec.ok()) return spec.status();
 
   const Micros now = clock_->Now();
-  const std::string run_id =
-      submit.requested_run_id.empty() ? NewRunId(now) : submit.requested_run_id;
+  const std::string run_id = NewRunId(now);
   if (runs_.count(run_id)) return Status::InvalidInput("run " + run_id + " exists");
   auto made = MakeRun(run_id, std::move(*spec));
   if (!made.ok()) return made.status();

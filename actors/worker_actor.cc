@@ -44,13 +44,15 @@ bool Flush(zmq::socket_t& dealer, WorkerCore& core) {
   return all_sent;
 }
 
-void WorkerBody(transport::ActorPipe& pipe, zmq::context_t* ctx, const Clock* clock,
-                WorkerConfig config) {
+// The worker's loop: Ok when its parent stopped it, else why it ended (the
+// supervisor records that, and the node exits with it).
+Status WorkerBody(transport::ActorPipe& pipe, zmq::context_t* ctx, const Clock* clock,
+                  WorkerConfig config) {
   SetLogNode(config.worker.worker_id);  // log lines name the worker, also in a role=all node
   auto dialed = Dial(*ctx, config);
   if (!dialed.ok()) {
     pipe.SignalReady(dialed.status());
-    return;
+    return dialed.status();
   }
   zmq::socket_t dealer = std::move(*dialed);
   std::unique_ptr<storage::Outbox> outbox;
@@ -58,7 +60,7 @@ void WorkerBody(transport::ActorPipe& pipe, zmq::context_t* ctx, const Clock* cl
     auto opened = storage::Outbox::Open(config.outbox_dir);
     if (!opened.ok()) {
       pipe.SignalReady(opened.status());
-      return;
+      return opened.status();
     }
     outbox = std::move(*opened);
   }
@@ -99,16 +101,16 @@ void WorkerBody(transport::ActorPipe& pipe, zmq::context_t* ctx, const Clock* cl
     milliseconds wait = UntilMs(clock->Steady(), core.NextTick(), milliseconds(1000));
     wait = std::min(wait, UntilMs(clock->Now(), executor.NextDeadline(), milliseconds(1000)));
     auto polled = transport::Poll(items, wait);
-    if (!polled.ok()) return;
+    if (!polled.ok()) return polled.status();
 
     bool term = false;
     if (!DrainSocket(pipe.socket(), "worker", &env, [&](const transport::Envelope& e) {
           term = term || pipe.IsTerm(e);
           if (e.type == static_cast<uint16_t>(InternalType::kDrain)) core.StartDrain();
         })) {
-      return;
+      return ContextTerminated();
     }
-    if (term) return;
+    if (term) return Status::Ok();
     if (hello_unsent && (items[1].revents & ZMQ_POLLOUT) != 0) {
       hello_unsent = false;
       core.Hello();
@@ -117,7 +119,7 @@ void WorkerBody(transport::ActorPipe& pipe, zmq::context_t* ctx, const Clock* cl
     for (int i = 0; i < kMaxFramesPerTurn; ++i) {
       auto msg = transport::Recv(dealer, /*dontwait=*/true);
       if (!msg.ok()) {
-        if (transport::IsContextTerminated(msg.status())) return;
+        if (transport::IsContextTerminated(msg.status())) return ContextTerminated();
         break;
       }
       core.OnFrame(msg->data(), msg->size());
@@ -152,10 +154,11 @@ void WorkerBody(transport::ActorPipe& pipe, zmq::context_t* ctx, const Clock* cl
 Result<std::unique_ptr<WorkerActor>> WorkerActor::Start(zmq::context_t& ctx, const Clock* clock,
                                                         WorkerConfig config) {
   std::unique_ptr<WorkerActor> w(new WorkerActor());
-  auto actor = transport::Actor::Start(ctx, "worker",
-                                       [ctx_ptr = &ctx, clock, config](transport::ActorPipe& pipe) {
-                                         WorkerBody(pipe, ctx_ptr, clock, config);
-                                       });
+  auto actor = transport::Actor::Start(
+      ctx, "worker",
+      w->supervisor_->Supervise("worker", [ctx_ptr = &ctx, clock, config](transport::ActorPipe& pipe) {
+        return WorkerBody(pipe, ctx_ptr, clock, config);
+      }));
   if (!actor.ok()) return actor.status();
   w->actor_ = std::move(*actor);
   return w;

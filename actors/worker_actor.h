@@ -9,6 +9,7 @@
 #include <string>
 #include <zmq.hpp>
 
+#include "actors/actor_supervisor.h"
 #include "actors/worker_core.h"
 #include "common/clock.h"
 #include "executor/executor.h"
@@ -40,9 +41,14 @@ class WorkerActor {
   // most `timeout`, then stops. Returns false if it had to stop undrained.
   bool Drain(std::chrono::milliseconds timeout);
   void Stop();
+  // Why the worker's loop ended other than by Stop or Drain ("actor worker:
+  // REASON"), nullopt while it runs or after a clean stop. Any thread.
+  std::optional<std::string> failure() const { return supervisor_->failure(); }
 
  private:
   WorkerActor() = default;
+  // Declared first: the actor's body refers to it until the actor is joined.
+  std::unique_ptr<ActorSupervisor> supervisor_ = std::make_unique<ActorSupervisor>();
   std::unique_ptr<transport::Actor> actor_;
 };
 

@@ -7,6 +7,7 @@
 
 #include "alerts/command_hook.h"
 #include "alerts/webhook.h"
+#include "common/json_dump.h"
 
 namespace apollo11::alerts {
 
@@ -127,7 +128,8 @@ void Notifier::Run(std::stop_token stop) {
 
 void Notifier::Deliver(AlertEvent& event, Micros final_deadline, std::stop_token stop) {
   if (event.id.empty()) event.id = NewAlertId(event.ts, ++seq_);
-  const std::string json = AlertJson(event).dump();
+  // An event carries a task's stderr tail: any bytes, replaced, never thrown on.
+  const std::string json = SafeJsonDump(AlertJson(event));
   const bool final = final_deadline != 0;
   // At shutdown each attempt gets what is left of the budget, and nothing
   // aborts it (the stop that brought us here is already requested).

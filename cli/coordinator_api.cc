@@ -1,5 +1,6 @@
 #include "cli/coordinator_api.h"
 
+#include "common/json_dump.h"
 #include "dsl/pipeline_json.h"
 
 namespace apollo11::cli {
@@ -42,7 +43,7 @@ Result<std::string> CoordinatorApi::Trigger(const std::string& name,
   auto spec = dsl::PipelineFromJson(snapshot);
   if (!spec.ok()) return spec.status();
   actors::SubmitRun submit;
-  submit.pipeline_json = snapshot.dump();
+  submit.pipeline_json = SafeJsonDump(snapshot);
   submit.pipeline_hash = (*found)["hash"].get<std::string>();
   submit.params = spec->params;  // the declared defaults, overridden below
   for (const auto& [key, value] : params) {

@@ -14,6 +14,7 @@
 #include "cli/command.h"
 #include "cli/remote.h"
 #include "cli/state_dir.h"
+#include "common/json_dump.h"
 #include "common/duration.h"
 #include "dsl/diagnostic.h"
 #include "dsl/parser.h"
@@ -90,7 +91,7 @@ std::string Str(const nlohmann::json& j, const char* key) {
 
 int Print(const nlohmann::json& doc, bool json, const std::string& kind) {
   if (json) {
-    std::printf("%s\n", doc.dump(2).c_str());
+    std::printf("%s\n", SafeJsonDump(doc, 2).c_str());
     return kExitOk;
   }
   if (kind == "status") {
@@ -239,11 +240,9 @@ int Confirm(const InspectFlags& f, bool kill, bool keep) {
   auto done = (*remote)->Confirm(f.id, kill);
   if (!done.ok()) return Fail("confirm", done.status());
   if (f.json) {
-    std::printf(
-        "%s\n",
-        nlohmann::json{{"exec_id", f.id}, {"decision", kill ? "kill" : "keep"}, {"result", *done}}
-            .dump(2)
-            .c_str());
+    const nlohmann::json doc = {
+        {"exec_id", f.id}, {"decision", kill ? "kill" : "keep"}, {"result", *done}};
+    std::printf("%s\n", SafeJsonDump(doc, 2).c_str());
   } else {
     std::printf("%s\n", done->c_str());
   }

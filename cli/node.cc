@@ -160,15 +160,17 @@ Status Node::StartHttp() {
 }
 
 std::optional<Status> Node::CoordinatorFailure() const {
-  // Seam: once the coordinator reports a dead actor (issue 12, part 1), this
-  // is `return coordinator_ ? coordinator_->failure() : std::nullopt;`.
-  return std::nullopt;
+  if (!coordinator_) return std::nullopt;
+  std::optional<std::string> failure = coordinator_->failure();
+  if (!failure) return std::nullopt;
+  return Status::Internal(*failure);
 }
 
 std::optional<Status> Node::WorkerFailure() const {
-  // Seam: once the worker actor reports that it died, this is
-  // `return worker_ ? worker_->failure() : std::nullopt;`.
-  return std::nullopt;
+  if (!worker_) return std::nullopt;
+  std::optional<std::string> failure = worker_->failure();
+  if (!failure) return std::nullopt;
+  return Status::Internal(*failure);
 }
 
 std::optional<Status> Node::ActorFailure() const {

@@ -109,7 +109,8 @@ Result<std::string> RemoteCoordinator::Submit(actors::SubmitRun submit) {
   if (!env.ok()) return env.status();
   auto reply = transport::BodyAs<actors::SubmitReply>(*env);
   if (!reply.ok()) return reply.status();
-  if (!reply->error.empty()) return Status::InvalidInput(reply->error);
+  Status refused = actors::ReplyStatus(reply->code, reply->error);
+  if (!refused.ok()) return refused;
   return reply->run_id;
 }
 
@@ -134,13 +135,8 @@ Result<std::string> RemoteCoordinator::Confirm(const std::string& exec_id, bool 
   if (!env.ok()) return env.status();
   auto reply = transport::BodyAs<actors::ConfirmReply>(*env);
   if (!reply.ok()) return reply.status();
-  if (!reply->error.empty()) {
-    auto code = static_cast<StatusCode>(reply->code);
-    if (code == StatusCode::kOk || reply->code > static_cast<uint8_t>(StatusCode::kInternal)) {
-      code = StatusCode::kInternal;
-    }
-    return Status::Error(code, reply->error);
-  }
+  Status refused = actors::ReplyStatus(reply->code, reply->error);
+  if (!refused.ok()) return refused;
   return reply->text;
 }
 
@@ -158,16 +154,21 @@ Result<actors::QueryReply> RemoteCoordinator::AskQuery(const actors::Query& q) {
     std::fprintf(stderr, "apollo11: warning: the coordinator cannot write its journal: %s\n",
                  reply->journal_error.c_str());
   }
-  if (!reply->error.empty()) {
-    return reply->error.rfind("no ", 0) == 0 ? Status::NotFound(reply->error)
-                                             : Status::Internal(reply->error);
-  }
+  Status failed = actors::ReplyStatus(reply->code, reply->error);
+  if (!failed.ok()) return failed;
   return reply;
 }
 
 Result<nlohmann::json> RemoteCoordinator::Query(const std::string& kind, const std::string& id,
                                                 const std::string& arg, uint32_t limit) {
-  auto reply = AskQuery(actors::Query{kind, id, arg, limit});
+  auto parsed = actors::ParseQueryKind(kind);
+  if (!parsed.ok()) return parsed.status();
+  actors::Query q;
+  q.kind = *parsed;
+  q.id = id;
+  q.arg = arg;
+  q.limit = limit;
+  auto reply = AskQuery(q);
   if (!reply.ok()) return reply.status();
   auto doc = nlohmann::json::parse(reply->json, nullptr, false);
   if (doc.is_discarded()) return Status::Corrupt("coordinator sent malformed JSON");
@@ -178,7 +179,11 @@ Result<std::string> RemoteCoordinator::FetchLog(const std::string& exec_id,
                                                 const std::string& stream, uint32_t attempt,
                                                 uint64_t offset, uint32_t max_bytes,
                                                 nlohmann::json* meta) {
-  actors::Query q{"logs", exec_id, stream, max_bytes};
+  actors::Query q;
+  q.kind = actors::QueryKind::kLogs;
+  q.id = exec_id;
+  q.arg = stream;
+  q.limit = max_bytes;
   q.offset = offset;
   q.attempt = attempt;
   auto reply = AskQuery(q);
@@ -190,7 +195,7 @@ Result<std::string> RemoteCoordinator::FetchLog(const std::string& exec_id,
 
 Result<std::string> RemoteCoordinator::TraceLog(const std::string& exec_id, nlohmann::json* meta) {
   actors::Query q;
-  q.kind = "trace_log";
+  q.kind = actors::QueryKind::kTraceLog;
   q.id = exec_id;
   auto reply = AskQuery(q);
   if (!reply.ok()) return reply.status();

@@ -83,7 +83,10 @@ class RemoteCoordinator {
   // Kills or keeps an execution flagged slow; returns what was done, once it
   // is journaled. NotFound / InvalidInput: the coordinator refused it.
   Result<std::string> Confirm(const std::string& exec_id, bool kill);
-  // kind: status, run, history, runs, workers, explain (see actors::Query).
+  // kind: a QueryKind by name (actors::kQueryKindNames: status, run,
+  // history, runs, workers, explain, ...); an unknown name is InvalidInput.
+  // A refusal comes back with the coordinator's StatusCode (NotFound for an
+  // unknown id).
   Result<nlohmann::json> Query(const std::string& kind, const std::string& id = "",
                                const std::string& arg = "", uint32_t limit = 20);
   // A slice of an execution's captured output ("out" or "err"), fetched by

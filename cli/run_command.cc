@@ -25,6 +25,7 @@
 #include "cli/node.h"
 #include "cli/remote.h"
 #include "cli/state_dir.h"
+#include "common/json_dump.h"
 #include "common/log_event.h"
 #include "dsl/diagnostic.h"
 #include "dsl/parser.h"
@@ -350,7 +351,7 @@ int Summarize(storage::Journal& journal, const std::string& run_id, bool json, b
   }
   const storage::RunRecord& record = **run;
   if (json) {
-    std::printf("%s\n", RunSummaryJson(record, *execs).dump(2).c_str());
+    std::printf("%s\n", SafeJsonDump(RunSummaryJson(record, *execs), 2).c_str());
   } else {
     PrintRunSummary(RunSummaryJson(record, *execs), stdout);
   }

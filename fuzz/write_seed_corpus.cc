@@ -93,15 +93,24 @@ bool WriteFrames(const fs::path& dir, const std::string& pipeline_json) {
   auto client = [&](const char* name, InternalType type, const auto& body) {
     return WriteFrame(dir, name, static_cast<uint16_t>(type), body);
   };
-  ok = ok &&
-       client("client_submit_run", InternalType::kSubmitRun,
-              actors::SubmitRun{pipeline_json, "0123456789abcdef", {{"region", "eu"}}, ""}) &&
+  actors::SubmitRun submit;
+  submit.pipeline_json = pipeline_json;
+  submit.pipeline_hash = "0123456789abcdef";
+  submit.params = {{"region", "eu"}};
+  actors::Query query;
+  query.kind = actors::QueryKind::kExplain;
+  query.id = "r1";
+  query.arg = "greet";
+  actors::SubmitReply submitted;
+  submitted.run_id = "r1";
+  actors::QueryReply answer;
+  answer.json = "{\"runs\":[]}";
+  ok = ok && client("client_submit_run", InternalType::kSubmitRun, submit) &&
        client("client_cancel_run", InternalType::kCancelRun,
               actors::CancelRun{"r1", "operator asked"}) &&
-       client("client_query", InternalType::kQuery, actors::Query{"explain", "r1", "greet", 20}) &&
-       client("client_submit_reply", InternalType::kSubmitReply, actors::SubmitReply{"r1", ""}) &&
-       client("client_query_reply", InternalType::kQueryReply,
-              actors::QueryReply{"", "{\"runs\":[]}"}) &&
+       client("client_query", InternalType::kQuery, query) &&
+       client("client_submit_reply", InternalType::kSubmitReply, submitted) &&
+       client("client_query_reply", InternalType::kQueryReply, answer) &&
        client("client_run_progress", InternalType::kRunProgress,
               actors::RunProgress{"r1", {1, 0, 2, 3, 0, 0, 0, 0, 0}}) &&
        client("client_run_finished", InternalType::kRunFinished,

@@ -17,9 +17,10 @@ namespace apollo11::observability {
 class ApiBackend {
  public:
   virtual ~ApiBackend() = default;
-  // A read-only question, as actors::Query defines its kinds ("runs",
-  // "status", "history", "execution", "workers", "pipelines", "health").
-  // NotFound for an unknown id.
+  // A read-only question, a kind named as actors::kQueryKindNames spells it
+  // ("runs", "status", "history", "execution", "workers", "pipelines",
+  // "health"). Errors carry the coordinator's StatusCode (NotFound for an
+  // unknown id), which the HTTP server maps to its status.
   virtual Result<nlohmann::json> Query(const std::string& kind, const std::string& id,
                                        uint32_t limit) = 0;
   // Starts a run of the newest journaled snapshot of pipeline `name`;

@@ -7,6 +7,8 @@
 #include <chrono>
 #include <cstdlib>
 
+#include "common/json_dump.h"
+
 namespace apollo11::observability {
 namespace {
 
@@ -17,7 +19,8 @@ constexpr uint32_t kMaxLimit = 10000;
 
 void SendJson(httplib::Response& res, int status, const nlohmann::json& body) {
   res.status = status;
-  res.set_content(body.dump(), kJson);
+  // Answers carry task-, peer- and file-derived text: never throw on it.
+  res.set_content(SafeJsonDump(body), kJson);
 }
 
 void SendError(httplib::Response& res, int status, const std::string& message) {
@@ -239,7 +242,7 @@ void HttpServer::ApiRoutes() {
                 if (value.is_string()) {
                   params[name] = value.get<std::string>();
                 } else if (value.is_number() || value.is_boolean()) {
-                  params[name] = value.dump();
+                  params[name] = SafeJsonDump(value);
                 } else {
                   return SendError(res, 400,
                                    "param '" + name + "' must be a string, number or boolean");

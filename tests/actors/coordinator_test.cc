@@ -66,3 +66,146 @@ TEST_CASE("a submitted run is in the journal when its run id reaches the client"
   client.close();
   (*coordinator)->Stop();
 }
+
+namespace {
+
+// A coordinator on inproc endpoints over a scratch journal.
+struct InprocCoordinator {
+  testing::ScratchDir dir;
+  std::unique_ptr<storage::Journal> journal;
+  SystemClock clock;
+  zmq::context_t ctx;
+  std::unique_ptr<Coordinator> coordinator;
+  explicit InprocCoordinator(const std::string& name) {
+    auto opened = storage::Journal::Open(dir.path() + "/journal", {});
+    REQUIRE(opened.ok());
+    journal = std::move(*opened);
+    CoordinatorConfig config;
+    config.worker_endpoint = "inproc://" + name + "-workers";
+    config.client_endpoint = "inproc://" + name + "-clients";
+    config.instance = name;
+    auto started = Coordinator::Start(ctx, journal.get(), &clock, config);
+    REQUIRE(started.ok());
+    coordinator = std::move(*started);
+  }
+};
+
+// Sends `frame` from a fresh DEALER and returns the first reply's envelope
+// type and raw bytes.
+std::pair<uint16_t, std::string> AskRaw(zmq::context_t& ctx, const std::string& endpoint,
+                                        const std::string& frame) {
+  zmq::socket_t client(ctx, zmq::socket_type::dealer);
+  REQUIRE(transport::ConfigureDealer(client, "raw-client", {}).ok());
+  REQUIRE(transport::Connect(client, endpoint).ok());
+  REQUIRE(transport::Send(client, frame, /*dontwait=*/false).ok());
+  zmq::pollitem_t items[] = {{client.handle(), 0, ZMQ_POLLIN, 0}};
+  auto polled = transport::Poll(items, std::chrono::milliseconds(10000));
+  REQUIRE(polled.ok());
+  REQUIRE(*polled == 1);
+  auto msg = transport::Recv(client, /*dontwait=*/true);
+  REQUIRE(msg.ok());
+  std::string raw(static_cast<const char*>(msg->data()), msg->size());
+  auto env = transport::DecodeEnvelope(raw.data(), raw.size(), ClientLimits());
+  REQUIRE(env.ok());
+  client.close();
+  return {env->type, raw};
+}
+
+}  // namespace
+
+TEST_CASE("a client of another protocol version is told so in a reply it can read",
+          "[coordinator][protocol]") {
+  InprocCoordinator c("coordinator-version-test");
+  // A version 1 query: no version field, the kind a string.
+  std::string frame;
+  transport::Encode(static_cast<uint16_t>(InternalType::kQuery),
+                    std::make_tuple(std::string("status"), std::string("r1"), std::string(),
+                                    uint32_t{20}, uint64_t{0}, uint32_t{0}),
+                    &frame);
+  auto [type, raw] = AskRaw(c.ctx, c.coordinator->client_endpoint(), frame);
+  REQUIRE(type == static_cast<uint16_t>(InternalType::kQueryReply));
+  auto env = transport::DecodeEnvelope(raw.data(), raw.size(), ClientLimits());
+  REQUIRE(env.ok());
+  // ... answered in the version 1 layout: error, json, data, journal_error.
+  auto v1 = transport::BodyAs<std::tuple<std::string, std::string, std::string, std::string>>(*env);
+  REQUIRE(v1.ok());
+  CHECK(std::get<0>(*v1).find("client protocol version 2, the client 1") != std::string::npos);
+
+  // A newer version is refused in the current layout with kUnsupported.
+  Query newer;
+  newer.version = kClientProtocolVersion + 1;
+  frame.clear();
+  transport::Encode(static_cast<uint16_t>(InternalType::kQuery), newer, &frame);
+  auto [type2, raw2] = AskRaw(c.ctx, c.coordinator->client_endpoint(), frame);
+  REQUIRE(type2 == static_cast<uint16_t>(InternalType::kQueryReply));
+  auto env2 = transport::DecodeEnvelope(raw2.data(), raw2.size(), ClientLimits());
+  REQUIRE(env2.ok());
+  auto reply = transport::BodyAs<QueryReply>(*env2);
+  REQUIRE(reply.ok());
+  CHECK(reply->code == static_cast<uint8_t>(StatusCode::kUnsupported));
+
+  // An unknown kind number is refused clearly, and the scheduler serves on.
+  Query unknown;
+  unknown.kind = static_cast<QueryKind>(77);
+  frame.clear();
+  transport::Encode(static_cast<uint16_t>(InternalType::kQuery), unknown, &frame);
+  auto [type3, raw3] = AskRaw(c.ctx, c.coordinator->client_endpoint(), frame);
+  auto env3 = transport::DecodeEnvelope(raw3.data(), raw3.size(), ClientLimits());
+  REQUIRE(env3.ok());
+  auto refused = transport::BodyAs<QueryReply>(*env3);
+  REQUIRE(refused.ok());
+  CHECK(refused->code == static_cast<uint8_t>(StatusCode::kInvalidInput));
+  CHECK(refused->error.find("unknown query kind 77") != std::string::npos);
+  CHECK_FALSE(c.coordinator->failure().has_value());
+  c.coordinator->Stop();
+  CHECK_FALSE(c.coordinator->failure().has_value());  // a Stop is no failure
+}
+
+TEST_CASE("an actor whose loop ends without a TERM is reported with its reason",
+          "[coordinator][supervisor]") {
+  InprocCoordinator c("coordinator-failure-test");
+  CHECK_FALSE(c.coordinator->WaitFailure(std::chrono::milliseconds(50)).has_value());
+  // Terminating the context under the actors ends every loop without a TERM.
+  c.ctx.shutdown();
+  auto failure = c.coordinator->WaitFailure(std::chrono::milliseconds(10000));
+  REQUIRE(failure.has_value());
+  CHECK(failure->find("actor ") == 0);
+  CHECK(failure->find("terminated") != std::string::npos);
+  c.coordinator->Stop();
+}
+
+TEST_CASE("the supervisor records a loop that throws or fails, not one stopped by TERM",
+          "[supervisor]") {
+  zmq::context_t ctx;
+  ActorSupervisor supervisor;
+  auto ok = transport::Actor::Start(ctx, "serves",
+                                    supervisor.Supervise("serves", [](transport::ActorPipe& pipe) {
+                                      pipe.SignalReady(Status::Ok());
+                                      for (;;) {
+                                        auto cmd = pipe.Recv();
+                                        if (!cmd.ok() || pipe.IsTerm(*cmd)) return Status::Ok();
+                                      }
+                                    }));
+  REQUIRE(ok.ok());
+  REQUIRE((*ok)->Stop(std::chrono::milliseconds(5000)).ok());
+  CHECK_FALSE(supervisor.failure().has_value());
+
+  auto thrower = transport::Actor::Start(
+      ctx, "thrower", supervisor.Supervise("thrower", [](transport::ActorPipe& pipe) -> Status {
+        pipe.SignalReady(Status::Ok());
+        throw std::runtime_error("json dump of bad bytes");
+      }));
+  REQUIRE(thrower.ok());
+  auto failure = supervisor.WaitFailure(std::chrono::milliseconds(10000));
+  REQUIRE(failure.has_value());
+  CHECK(*failure == "actor thrower: threw: json dump of bad bytes");
+
+  ActorSupervisor early;
+  auto refused = transport::Actor::Start(
+      ctx, "early",
+      early.Supervise("early", [](transport::ActorPipe&) { return Status::Io("cannot bind"); }));
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().message().find("cannot bind") != std::string::npos);
+  CHECK(early.failure().has_value());
+  CHECK((*thrower)->Stop(std::chrono::milliseconds(5000)).ok());
+}

@@ -3,9 +3,11 @@
 
 #include <catch2/catch.hpp>
 
+#include "actors/actor_loop.h"
 #include "actors/dispatcher_core.h"
 #include "actors/reconciler_core.h"
 #include "actors/scheduler_core.h"
+#include "actors/scheduler_turn.h"
 #include "dsl/pipeline_json.h"
 #include "storage/journal.h"
 #include "tests/actors/cli_harness.h"
@@ -178,9 +180,9 @@ TEST_CASE("the reconciler declares silent workers lost and expires deadlines", "
   options.liveness = 3;
   ReconcilerCore core(options);
   const Micros t0 = 1'000'000'000;
-  core.OnWorkersSeen({{{"w1", t0, true}, {"w2", t0, true}}});
+  core.OnWorkersSeen({{{"w1", t0}, {"w2", t0}}});
   CHECK(core.LostWorkers(t0 + 250'000).empty());
-  core.OnWorkersSeen({{{"w1", t0 + 250'000, true}, {"w2", t0, true}}});
+  core.OnWorkersSeen({{{"w1", t0 + 250'000}, {"w2", t0}}});
   auto lost = core.LostWorkers(t0 + 301'000);
   REQUIRE(lost.size() == 1);
   CHECK(lost[0].worker_id == "w2");
@@ -191,6 +193,39 @@ TEST_CASE("the reconciler declares silent workers lost and expires deadlines", "
   auto expired = core.Expired(t0 + 2000);
   REQUIRE(expired.exceeded.size() == 1);
   CHECK(expired.exceeded[0].exec_id == "r.b");
+}
+
+TEST_CASE("one worker leaving leaves the reconciler watching every other worker", "[reconciler]") {
+  // Regression: the dispatcher told the reconciler about a worker that left
+  // with a one-entry list, read as a full snapshot: every other worker was
+  // forgotten, and one of them going silent afterwards was never declared
+  // lost.
+  ReconcilerOptions options;
+  options.heartbeat = Millis(100);
+  options.liveness = 3;
+  ReconcilerCore core(options);
+  const Micros t0 = 1'000'000'000;
+  core.OnWorkersSeen({{{"w1", t0}, {"w2", t0 + 200'000}, {"w3", t0}}});
+  core.OnWorkerLeft({"w1"});
+  CHECK(core.tracked_workers() == 2);
+  auto lost = core.LostWorkers(t0 + 301'000);
+  REQUIRE(lost.size() == 1);
+  CHECK(lost[0].worker_id == "w3");
+  lost = core.LostWorkers(t0 + 501'000);
+  REQUIRE(lost.size() == 1);
+  CHECK(lost[0].worker_id == "w2");
+}
+
+TEST_CASE("a full worker snapshot forgets the workers it does not list", "[reconciler]") {
+  ReconcilerOptions options;
+  options.heartbeat = Millis(100);
+  options.liveness = 3;
+  ReconcilerCore core(options);
+  const Micros t0 = 1'000'000'000;
+  core.OnWorkersSeen({{{"w1", t0}, {"w2", t0}}});
+  core.OnWorkersSeen({{{"w2", t0 + 100'000}}});
+  CHECK(core.tracked_workers() == 1);
+  CHECK(core.LostWorkers(t0 + 301'000).empty());
 }
 
 TEST_CASE("nothing is released before its transitions are committed", "[scheduler]") {
@@ -267,6 +302,61 @@ TEST_CASE("a placement made before the commit joins it: result, READY and RUNNIN
   }
   CHECK(after ==
         std::vector<std::string>{"a:RUNNING>SUCCESS", "b:PENDING>READY", "b:READY>RUNNING"});
+}
+
+TEST_CASE("a scheduler turn answers a submission with its commit, placed work released with it",
+          "[scheduler][turn]") {
+  SchedulerFixture f;
+  JournalHealth health(f.dir.path() + "/journal");
+  ClientSessions sessions;
+  SchedulerTurn turn(f.core.get(), &health, &sessions, nullptr);
+  InternalFrames frames;
+  auto run_id = f.core->Submit(Submission({Task("a")}));
+  REQUIRE(run_id.ok());
+  sessions.Accepted("client", *run_id);
+
+  // Before the commit: the READY execution goes to the dispatcher with a
+  // ticket, and nothing else leaves.
+  REQUIRE(turn.BeginEarlyPlacement(&frames));
+  REQUIRE(frames.to_dispatcher.size() == 1);
+  auto env = transport::DecodeEnvelope(frames.to_dispatcher[0].data(),
+                                       frames.to_dispatcher[0].size(), InternalLimits());
+  REQUIRE(env.ok());
+  REQUIRE(env->type == static_cast<uint16_t>(InternalType::kEnqueue));
+  auto early = transport::BodyAs<Enqueue>(*env);
+  REQUIRE(early.ok());
+  CHECK(early->ticket == 1);
+  REQUIRE(early->execs.size() == 1);
+  CHECK(turn.AwaitingPlacement());
+  CHECK(sessions.TakeFrames().empty());
+  auto before = f.journal->GetRun(*run_id);
+  REQUIRE(before.ok());
+  CHECK_FALSE(before->has_value());
+  frames.Clear();
+
+  turn.OnPlaced({{{"w1", *run_id + ".a", 1}}, f.clock.Now(), 1});
+  CHECK_FALSE(turn.AwaitingPlacement());
+  REQUIRE(turn.Commit(f.clock.Now(), &frames));
+  auto after = f.journal->GetRun(*run_id);
+  REQUIRE(after.ok());
+  CHECK(after->has_value());
+  auto replies = sessions.TakeFrames();  // the run id, then the run's first progress
+  REQUIRE_FALSE(replies.empty());
+  CHECK(replies[0].identity == "client");
+  auto reply_env =
+      transport::DecodeEnvelope(replies[0].frame.data(), replies[0].frame.size(), ClientLimits());
+  REQUIRE(reply_env.ok());
+  CHECK(reply_env->type == static_cast<uint16_t>(InternalType::kSubmitReply));
+  bool released = false;
+  for (const std::string& frame : frames.to_dispatcher) {
+    auto e = transport::DecodeEnvelope(frame.data(), frame.size(), InternalLimits());
+    REQUIRE(e.ok());
+    if (e->type != static_cast<uint16_t>(InternalType::kReleaseDispatch)) continue;
+    auto release = transport::BodyAs<ReleaseDispatch>(*e);
+    REQUIRE(release.ok());
+    released = release->execs.size() == 1 && release->execs[0].exec_id == *run_id + ".a";
+  }
+  CHECK(released);
 }
 
 TEST_CASE("promotion pauses at the backlog cap and resumes below 80%", "[scheduler]") {

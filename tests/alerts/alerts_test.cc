@@ -283,6 +283,30 @@ TEST_CASE("the notifier folds, retries a failing webhook and delivers once it an
   CHECK(stats.failed == 0);
 }
 
+TEST_CASE("an alert whose stderr tail is not UTF-8 is delivered with replacement characters",
+          "[alerts][notifier]") {
+  // Regression: json::dump threw on the task's bytes in the notifier's
+  // thread, which ended the node.
+  AlertReceiver receiver;
+  apollo11::SystemClock clock;
+  apollo11::alerts::NotifierOptions options;
+  AlertRule rule;
+  rule.name = "team";
+  rule.webhook = apollo11::alerts::WebhookTarget{receiver.Url(), Millis(2000), 1, Millis(50)};
+  options.rules = {rule};
+  options.fold_window = Millis(1);
+  auto notifier = apollo11::alerts::Notifier::Start(&clock, options);
+  REQUIRE(notifier.ok());
+  AlertEvent e = Event(AlertType::kRetriesExhausted, "p", "t");
+  e.stderr_tail = "boom \xff\xfe";
+  (*notifier)->Emit(e);
+  REQUIRE(apollo11::testing::WaitFor([&] { return (*notifier)->stats().delivered == 1; }, 5000));
+  (*notifier)->Stop();
+  auto got = receiver.Received();
+  REQUIRE(got.size() == 1);
+  CHECK(got[0]["stderr_tail"] == "boom \xEF\xBF\xBD\xEF\xBF\xBD");
+}
+
 TEST_CASE(
     "emitting never waits for a webhook that hangs, the queue sheds its oldest, Stop is bounded",
     "[alerts][notifier]") {

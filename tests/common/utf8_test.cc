@@ -1,7 +1,10 @@
 #include "common/utf8.h"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 #include <string>
+
+#include "common/json_dump.h"
 
 using apollo11::FirstInvalidUtf8;
 
@@ -31,4 +34,16 @@ TEST_CASE("malformed UTF-8 is reported at its first byte", "[utf8]") {
   CHECK(FirstInvalidUtf8("\xf4\x90\x80\x80") == 0);          // U+110000
   CHECK(FirstInvalidUtf8("\xf5\x80\x80\x80") == 0);          // lead byte past the range
   CHECK(FirstInvalidUtf8(std::string("ok\0\xff", 4)) == 3);  // NUL is valid UTF-8
+}
+
+TEST_CASE("SafeJsonDump replaces invalid UTF-8 instead of throwing", "[utf8][json]") {
+  nlohmann::json doc = {{"out", std::string("ok \xff\xfe done")}, {std::string("k\xc3"), 1}};
+  CHECK_THROWS(doc.dump());  // what the plain dump does with task output
+  std::string text;
+  REQUIRE_NOTHROW(text = apollo11::SafeJsonDump(doc));
+  auto back = nlohmann::json::parse(text, nullptr, false);
+  REQUIRE(back.is_object());
+  CHECK(back["out"] == "ok \xEF\xBF\xBD\xEF\xBF\xBD done");
+  CHECK(apollo11::FirstInvalidUtf8(text) == std::string_view::npos);
+  CHECK(apollo11::SafeJsonDump(nlohmann::json{{"a", 1}}, 2) == "{\n  \"a\": 1\n}");
 }

@@ -1,0 +1,47 @@
+#include "actors/actor_supervisor.h"
+
+#include <spdlog/spdlog.h>
+
+#include <exception>
+
+namespace apollo11::actors {
+
+transport::Actor::Body ActorSupervisor::Supervise(std::string name, Loop loop) {
+  return [this, name = std::move(name), loop = std::move(loop)](transport::ActorPipe& pipe) {
+    std::string reason;
+    try {
+      Status s = loop(pipe);
+      if (s.ok()) return;
+      reason = s.message();
+    } catch (const std::exception& e) {
+      reason = std::string("threw: ") + e.what();
+    } catch (...) {
+      reason = "threw a non-standard exception";
+    }
+    Record(name, reason);
+    if (!pipe.ready_signalled())
+      pipe.SignalReady(Status::Internal("actor " + name + ": " + reason));
+  };
+}
+
+void ActorSupervisor::Record(const std::string& name, const std::string& reason) {
+  spdlog::critical("actor {} stopped: {}", name, reason);
+  {
+    std::lock_guard lock(mu_);
+    if (!failure_) failure_ = "actor " + name + ": " + reason;
+  }
+  changed_.notify_all();
+}
+
+std::optional<std::string> ActorSupervisor::failure() const {
+  std::lock_guard lock(mu_);
+  return failure_;
+}
+
+std::optional<std::string> ActorSupervisor::WaitFailure(std::chrono::milliseconds timeout) const {
+  std::unique_lock lock(mu_);
+  changed_.wait_for(lock, timeout, [this] { return failure_.has_value(); });
+  return failure_;
+}
+
+}  // namespace apollo11::actors

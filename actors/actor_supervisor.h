@@ -1,0 +1,47 @@
+#pragma once
+// Knows when one of a process's actors stopped for any reason but a TERM.
+// Each actor loop returns Ok when its parent told it to stop, an error
+// otherwise; the supervisor runs the loop, catches what it throws, logs the
+// reason and keeps the first failure for whoever owns the actors (the node
+// exits non-zero with it rather than live on as a zombie that answers
+// nothing).
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "common/status.h"
+#include "transport/actor.h"
+
+namespace apollo11::actors {
+
+class ActorSupervisor {
+ public:
+  // An actor loop: Ok when it returned on its parent's TERM, else why not.
+  using Loop = std::function<Status(transport::ActorPipe& pipe)>;
+
+  // A body for transport::Actor::Start running `loop`. A loop that returns
+  // an error or throws is recorded as "actor NAME: REASON"; before it
+  // signalled ready, the same reason is what Actor::Start returns. The
+  // supervisor must outlive the actor.
+  transport::Actor::Body Supervise(std::string name, Loop loop);
+
+  // The first failure recorded, nullopt while none. Any thread.
+  std::optional<std::string> failure() const;
+  // Waits up to `timeout` for a failure and returns it (nullopt when none
+  // came in time). Any thread.
+  std::optional<std::string> WaitFailure(std::chrono::milliseconds timeout) const;
+
+ private:
+  void Record(const std::string& name, const std::string& reason);
+
+  mutable std::mutex mu_;
+  mutable std::condition_variable changed_;
+  std::optional<std::string> failure_;  // guarded by mu_
+};
+
+}  // namespace apollo11::actors

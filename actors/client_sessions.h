@@ -1,0 +1,85 @@
+#pragma once
+// The scheduler's clients: who subscribed to which run, the replies held
+// until the commit that makes them true, and `logs` queries waiting for a
+// worker. Socket-free: it takes events and appends encoded frames, each
+// addressed to a client identity, for the loop to send (TakeFrames).
+//
+// Rules: a submission is answered only once its run is journaled, a
+// confirmation only once the decision is (OnCommitted); progress and the end
+// of a run go to the client that submitted it, which is forgotten after the
+// end; a log request not answered by its deadline is answered with an error.
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "actors/internal_messages.h"
+#include "common/clock.h"
+#include "transport/codec.h"
+
+namespace apollo11::actors {
+
+// One frame for one client of the scheduler's ROUTER.
+struct ClientFrame {
+  std::string identity;
+  std::string frame;
+};
+
+class ClientSessions {
+ public:
+  // How long a `logs` query waits for the worker's answer.
+  static constexpr Micros kLogFetchTimeout = 5 * kMicrosPerSecond;
+
+  // Answers `identity` now.
+  template <class T>
+  void Reply(const std::string& identity, InternalType type, const T& body) {
+    ClientFrame f{identity, {}};
+    transport::Encode(static_cast<uint16_t>(type), body, &f.frame);
+    frames_.push_back(std::move(f));
+  }
+
+  // Run `run_id` was accepted from `identity`: its SubmitReply is held until
+  // the next successful commit, and `identity` gets the run's progress.
+  void Accepted(const std::string& identity, const std::string& run_id);
+  // An operator's decision, answered once the next commit succeeds.
+  void Confirmed(const std::string& identity, ConfirmReply reply);
+  // The commit succeeded: releases every held reply, then the progress and
+  // ends of runs to their subscribers.
+  void OnCommitted(const std::vector<RunProgress>& progress,
+                   const std::vector<RunFinished>& finished);
+
+  // A `logs` query from `identity`, answered by OnLogFetched or, after
+  // `deadline`, by ExpireLogs. Returns the request id to send the worker.
+  uint64_t AwaitLog(const std::string& identity, nlohmann::json meta, Micros deadline);
+  // The worker's (or the dispatcher's) answer; a late one is dropped.
+  void OnLogFetched(LogFetched fetched);
+  // Answers the log requests whose deadline is at or before `now`.
+  void ExpireLogs(Micros now);
+  // The earliest log deadline, 0 when none.
+  Micros NextDeadline() const;
+
+  // The frames produced since the last call, in order.
+  std::vector<ClientFrame> TakeFrames() { return std::exchange(frames_, {}); }
+
+  size_t held_replies() const { return accepted_.size() + confirmed_.size(); }
+  size_t pending_logs() const { return pending_logs_.size(); }
+  size_t subscribers() const { return subscribers_.size(); }
+
+ private:
+  struct PendingLog {
+    std::string identity;
+    nlohmann::json meta;  // exec_id, attempt, worker, stream, offset
+    Micros deadline = 0;
+  };
+
+  std::map<std::string, std::string> subscribers_;  // run id -> client identity
+  std::vector<std::pair<std::string, SubmitReply>> accepted_;
+  std::vector<std::pair<std::string, ConfirmReply>> confirmed_;
+  std::map<uint64_t, PendingLog> pending_logs_;  // by request id
+  uint64_t next_log_request_ = 1;
+  std::vector<ClientFrame> frames_;
+};
+
+}  // namespace apollo11::actors

@@ -1,0 +1,368 @@
+#include "actors/scheduler_loop.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <tuple>
+
+#include "actors/actor_loop.h"
+#include "actors/client_sessions.h"
+#include "actors/coordinator_health.h"
+#include "actors/journal_health.h"
+#include "actors/query_service.h"
+#include "actors/scheduler_turn.h"
+
+namespace apollo11::actors {
+namespace {
+
+using std::chrono::milliseconds;
+using transport::Envelope;
+
+class SchedulerLoop {
+ public:
+  static constexpr const char* kName = "scheduler";
+
+  explicit SchedulerLoop(SchedulerLoopParams p)
+      : p_(std::move(p)),
+        client_(*p_.ctx, zmq::socket_type::router),
+        core_(p_.journal, p_.clock, p_.options),
+        health_(p_.journal->dir()),
+        retention_(p_.journal, p_.retention),
+        queries_(p_.journal, p_.log_file),
+        turn_(&core_, &health_, &sessions_, p_.options.alerts),
+        queue_health_(p_.options.max_backlog, p_.health_interval) {}
+
+  Status Run(transport::ActorPipe& pipe);
+
+ private:
+  using ClientHandler = void (SchedulerLoop::*)(const std::string& identity, Envelope& env);
+  struct ClientRoute {
+    InternalType type;
+    ClientHandler handle;
+  };
+  static const std::array<ClientRoute, 4> kClientRoutes;
+  static const std::array<Route<SchedulerLoop>, 6> kDispatcherRoutes;
+  static const std::array<Route<SchedulerLoop>, 1> kReconcilerRoutes;
+
+  Status Start(transport::ActorPipe& pipe);
+  Micros NextWake() const;
+  void OnClientFrame(const std::string& identity, const zmq::message_t& payload);
+  void RefuseVersion(const std::string& identity, const Envelope& env, uint64_t version);
+
+  // Client requests.
+  void OnSubmit(const std::string& identity, Envelope& env);
+  void OnQuery(const std::string& identity, Envelope& env);
+  void OnConfirm(const std::string& identity, Envelope& env);
+  void OnCancel(const std::string& identity, Envelope& env);
+  // From the dispatcher.
+  void OnPlaced(Placed m) { turn_.OnPlaced(m); }
+  void OnStarted(StartedBatch m) { core_.OnStarted(m); }
+  void OnResults(ResultBatch m) { core_.OnResults(m); }
+  void OnWorkerGone(WorkerGone m) { core_.OnWorkerGone(m); }
+  void OnWorkersSnapshot(WorkersSnapshot m);
+  void OnLogFetched(LogFetched m) { sessions_.OnLogFetched(std::move(m)); }
+  // From the reconciler.
+  void OnDeadlineExceeded(DeadlineExceeded m) { core_.OnDeadlineExceeded(m); }
+
+  // Place before commit (waiting up to kPlaceBeforeCommitWait), commit,
+  // send what the commit released. False when the commit failed.
+  bool Flush(Micros now, bool place_early);
+  bool DrainDispatcher();
+  void SendOut();
+
+  SchedulerLoopParams p_;
+  zmq::socket_t client_;
+  SchedulerCore core_;
+  JournalHealth health_;
+  Retention retention_;
+  ClientSessions sessions_;
+  QueryService queries_;
+  SchedulerTurn turn_;
+  CoordinatorHealth queue_health_;
+  WorkersSnapshot workers_;  // refreshed by the dispatcher every heartbeat
+  InternalFrames frames_;
+  Envelope env_;
+  std::string scratch_;
+};
+
+const std::array<SchedulerLoop::ClientRoute, 4> SchedulerLoop::kClientRoutes = {{
+    {InternalType::kSubmitRun, &SchedulerLoop::OnSubmit},
+    {InternalType::kQuery, &SchedulerLoop::OnQuery},
+    {InternalType::kConfirmExec, &SchedulerLoop::OnConfirm},
+    {InternalType::kCancelRun, &SchedulerLoop::OnCancel},
+}};
+
+const std::array<Route<SchedulerLoop>, 6> SchedulerLoop::kDispatcherRoutes = {{
+    {InternalType::kPlaced, &Decoded<SchedulerLoop, Placed, &SchedulerLoop::OnPlaced>},
+    {InternalType::kStartedBatch, &Decoded<SchedulerLoop, StartedBatch, &SchedulerLoop::OnStarted>},
+    {InternalType::kResultBatch, &Decoded<SchedulerLoop, ResultBatch, &SchedulerLoop::OnResults>},
+    {InternalType::kWorkerGone, &Decoded<SchedulerLoop, WorkerGone, &SchedulerLoop::OnWorkerGone>},
+    {InternalType::kWorkersSnapshot,
+     &Decoded<SchedulerLoop, WorkersSnapshot, &SchedulerLoop::OnWorkersSnapshot>},
+    {InternalType::kLogFetched, &Decoded<SchedulerLoop, LogFetched, &SchedulerLoop::OnLogFetched>},
+}};
+
+const std::array<Route<SchedulerLoop>, 1> SchedulerLoop::kReconcilerRoutes = {{
+    {InternalType::kDeadlineExceeded,
+     &Decoded<SchedulerLoop, DeadlineExceeded, &SchedulerLoop::OnDeadlineExceeded>},
+}};
+
+Status SchedulerLoop::Start(transport::ActorPipe& pipe) {
+  transport::SocketOptions client_options;
+  client_options.max_msg_size = static_cast<int64_t>(ClientLimits().max_frame);
+  Status s = BindRouter(client_, client_options, p_.curve, p_.client_endpoint, p_.bound_client);
+  if (!s.ok()) {
+    pipe.SignalReady(s);  // Coordinator::Start returns it as it is
+    return s;
+  }
+  // Recovery before serving: what it stages reaches the dispatcher before
+  // the dispatcher starts taking workers' HELLOs (it is started after this
+  // actor is ready and reads our messages first).
+  *p_.recovery = core_.Recover();
+  const RecoveryReport& r = *p_.recovery;
+  if (r.runs > 0 || r.failed_runs > 0) {
+    spdlog::info(
+        "recovered {} unfinished runs ({} tasks: {} RUNNING left for their workers to claim, {} "
+        "READY, {} waiting to retry; {} could not be rebuilt) in {:.1f} ms",
+        r.runs, r.tasks, r.running, r.ready, r.retrying, r.failed_runs,
+        static_cast<double>(r.elapsed_us) / 1000.0);
+  }
+  // The dispatcher starts after this actor is ready: nothing would answer an
+  // early placement yet.
+  Flush(p_.clock->Now(), /*place_early=*/false);
+  pipe.SignalReady(Status::Ok());
+  return Status::Ok();
+}
+
+Micros SchedulerLoop::NextWake() const {
+  Micros wake = core_.NextTimer();
+  for (Micros other : {health_.retry_at(), health_.failing() ? 0 : retention_.NextDue(),
+                       sessions_.NextDeadline()}) {
+    if (other && (wake == 0 || other < wake)) wake = other;
+  }
+  return wake;
+}
+
+Status SchedulerLoop::Run(transport::ActorPipe& pipe) {
+  APOLLO11_RETURN_IF_ERROR(Start(pipe));
+  zmq::pollitem_t items[] = {pipe.PollItem(),
+                             {client_.handle(), 0, ZMQ_POLLIN, 0},
+                             {p_.dispatcher->handle(), 0, ZMQ_POLLIN, 0},
+                             {p_.reconciler->handle(), 0, ZMQ_POLLIN, 0}};
+  for (;;) {
+    auto polled = transport::Poll(items, UntilMs(p_.clock->Now(), NextWake(), milliseconds(1000)));
+    if (!polled.ok()) return polled.status();
+    bool term = false;
+    if (!DrainSocket(pipe.socket(), kName, &env_,
+                     [&](const Envelope& e) { term = term || pipe.IsTerm(e); })) {
+      return ContextTerminated();
+    }
+    if (term) return Status::Ok();
+
+    for (int i = 0; i < kMaxFramesPerTurn; ++i) {
+      auto msg = transport::RecvFrom(client_, /*dontwait=*/true);
+      if (!msg.ok()) break;
+      OnClientFrame(msg->identity, msg->payload);
+    }
+    if (!DrainDispatcher()) return ContextTerminated();
+    if (!DrainSocket(*p_.reconciler, kName, &env_,
+                     [&](const Envelope& e) { RouteMessage(*this, kReconcilerRoutes, e); })) {
+      return ContextTerminated();
+    }
+    core_.OnTimers();
+    const Micros now = p_.clock->Now();
+    sessions_.ExpireLogs(now);
+    if (health_.RetryDue(now) && Flush(now, /*place_early=*/true)) retention_.RunDue(now);
+    SendOut();
+  }
+}
+
+bool SchedulerLoop::DrainDispatcher() {
+  return DrainSocket(*p_.dispatcher, kName, &env_,
+                     [&](const Envelope& e) { RouteMessage(*this, kDispatcherRoutes, e); });
+}
+
+void SchedulerLoop::OnClientFrame(const std::string& identity, const zmq::message_t& payload) {
+  Status decoded =
+      transport::DecodeEnvelopeInto(payload.data(), payload.size(), &env_, ClientLimits());
+  if (!decoded.ok()) {
+    // Say so: a client waiting for a reply must not wait forever.
+    spdlog::warn("scheduler: refused a client message ({} bytes): {}", payload.size(),
+                 decoded.message());
+    SubmitReply reply;
+    reply.code = static_cast<uint8_t>(StatusCode::kInvalidInput);
+    reply.error = "request refused: " + decoded.message();
+    sessions_.Reply(identity, InternalType::kSubmitReply, reply);
+    return;
+  }
+  for (const ClientRoute& route : kClientRoutes) {
+    if (static_cast<uint16_t>(route.type) != env_.type) continue;
+    const uint64_t version = ClientRequestVersion(env_);
+    if (version != kClientProtocolVersion) return RefuseVersion(identity, env_, version);
+    return (this->*route.handle)(identity, env_);
+  }
+  spdlog::warn("scheduler: dropped a client message of unknown type {}", env_.type);
+}
+
+// A client of another protocol version is told so in the reply it waits
+// for. A version 1 client decodes replies in the version 1 layout, so its
+// refusal is written in that layout.
+void SchedulerLoop::RefuseVersion(const std::string& identity, const Envelope& env,
+                                  uint64_t version) {
+  const std::string why = "this coordinator speaks client protocol version " +
+                          std::to_string(kClientProtocolVersion) + ", the client " +
+                          std::to_string(version) + ": use apollo11 of the same release";
+  spdlog::warn("scheduler: refused a client request: {}", why);
+  const auto code = static_cast<uint8_t>(StatusCode::kUnsupported);
+  switch (static_cast<InternalType>(env.type)) {
+    case InternalType::kSubmitRun:
+      if (version == 1) {
+        sessions_.Reply(identity, InternalType::kSubmitReply, std::make_tuple(std::string(), why));
+      } else {
+        sessions_.Reply(identity, InternalType::kSubmitReply, SubmitReply{code, why, ""});
+      }
+      break;
+    case InternalType::kQuery:
+      if (version == 1) {
+        sessions_.Reply(identity, InternalType::kQueryReply,
+                        std::make_tuple(why, std::string(), std::string(), std::string()));
+      } else {
+        sessions_.Reply(identity, InternalType::kQueryReply, QueryReply{code, why, "", "", ""});
+      }
+      break;
+    case InternalType::kConfirmExec:
+      if (version == 1) {
+        sessions_.Reply(identity, InternalType::kConfirmReply,
+                        std::make_tuple(std::string(), why, code));
+      } else {
+        sessions_.Reply(identity, InternalType::kConfirmReply, ConfirmReply{code, why, ""});
+      }
+      break;
+    default:
+      break;  // a cancel has no reply
+  }
+}
+
+void SchedulerLoop::OnSubmit(const std::string& identity, Envelope& env) {
+  SubmitReply reply;
+  if (health_.failing()) {
+    // It could not be journaled: refuse it rather than hold it in memory.
+    reply.code = static_cast<uint8_t>(StatusCode::kFull);
+    reply.error = "new runs are refused while the coordinator cannot write its journal: " +
+                  health_.Summary(p_.clock->Now());
+    return sessions_.Reply(identity, InternalType::kSubmitReply, reply);
+  }
+  auto submit = transport::BodyAs<SubmitRun>(env);
+  // The decoded frame holds a copy of the snapshot in the envelope's zone:
+  // let it go before the run is built.
+  env.body = msgpack::object();
+  env.zone.clear();
+  if (!submit.ok()) {
+    reply.code = static_cast<uint8_t>(StatusCode::kInvalidInput);
+    reply.error = "malformed submission: " + submit.status().message();
+    return sessions_.Reply(identity, InternalType::kSubmitReply, reply);
+  }
+  auto run_id = core_.Submit(std::move(*submit));
+  if (!run_id.ok()) {
+    reply.code = ReplyCode(run_id.status());
+    reply.error = run_id.status().message();
+    return sessions_.Reply(identity, InternalType::kSubmitReply, reply);
+  }
+  // Answered once the run is in the journal: a client that asks about it
+  // right away must find it, and a run id handed out survives a crash.
+  sessions_.Accepted(identity, *run_id);
+}
+
+void SchedulerLoop::OnQuery(const std::string& identity, Envelope& env) {
+  auto query = transport::BodyAs<Query>(env);
+  if (!query.ok()) {
+    QueryReply reply;
+    reply.code = static_cast<uint8_t>(StatusCode::kInvalidInput);
+    reply.error = "malformed query: " + query.status().message();
+    return sessions_.Reply(identity, InternalType::kQueryReply, reply);
+  }
+  if (query->kind != QueryKind::kLogs) {
+    QueryContext ctx{&core_, &workers_, &health_, p_.clock->Now()};
+    return sessions_.Reply(identity, InternalType::kQueryReply, queries_.Answer(*query, ctx));
+  }
+  // Answered when the worker that holds the file replies.
+  auto plan = queries_.PlanLogFetch(*query);
+  if (!plan.ok()) {
+    QueryReply reply;
+    reply.code = ReplyCode(plan.status());
+    reply.error = plan.status().message();
+    return sessions_.Reply(identity, InternalType::kQueryReply, reply);
+  }
+  plan->fetch.request.request_id = sessions_.AwaitLog(
+      identity, std::move(plan->meta), p_.clock->Now() + ClientSessions::kLogFetchTimeout);
+  SendInternal(*p_.dispatcher, InternalType::kLogFetch, plan->fetch, &scratch_);
+}
+
+void SchedulerLoop::OnConfirm(const std::string& identity, Envelope& env) {
+  ConfirmReply reply;
+  auto confirm = transport::BodyAs<ConfirmExec>(env);
+  if (!confirm.ok()) {
+    reply.code = static_cast<uint8_t>(StatusCode::kInvalidInput);
+    reply.error = "malformed confirmation";
+    return sessions_.Reply(identity, InternalType::kConfirmReply, reply);
+  }
+  auto done = core_.Confirm(confirm->exec_id, confirm->kill, "user");
+  if (!done.ok()) {
+    reply.code = ReplyCode(done.status());
+    reply.error = done.status().message();
+    return sessions_.Reply(identity, InternalType::kConfirmReply, reply);
+  }
+  reply.text = *done;
+  sessions_.Confirmed(identity, std::move(reply));  // answered once journaled
+}
+
+void SchedulerLoop::OnCancel(const std::string&, Envelope& env) {
+  auto cancel = transport::BodyAs<CancelRun>(env);
+  if (!cancel.ok()) {
+    spdlog::warn("scheduler: malformed cancel: {}", cancel.status().message());
+    return;
+  }
+  Status c = core_.Cancel(cancel->run_id, cancel->reason, "user");
+  if (!c.ok()) spdlog::warn("cancel of {}: {}", cancel->run_id, c.message());
+}
+
+void SchedulerLoop::OnWorkersSnapshot(WorkersSnapshot m) {
+  workers_ = std::move(m);
+  queue_health_.OnSnapshot(workers_, core_.in_flight(), core_.backlog_paused(), p_.clock->Now());
+}
+
+bool SchedulerLoop::Flush(Micros now, bool place_early) {
+  if (place_early && turn_.BeginEarlyPlacement(&frames_)) {
+    SendFrames(*p_.dispatcher, &frames_.to_dispatcher);
+    const Micros until = p_.clock->Now() + SchedulerTurn::kPlaceBeforeCommitWait;
+    zmq::pollitem_t item[] = {{p_.dispatcher->handle(), 0, ZMQ_POLLIN, 0}};
+    while (turn_.AwaitingPlacement()) {
+      const Micros left = until - p_.clock->Now();
+      if (left <= 0) break;
+      const Micros wait_ms = std::max<Micros>(1, (left + kMicrosPerMilli - 1) / kMicrosPerMilli);
+      auto polled = transport::Poll(item, milliseconds(wait_ms));
+      if (!polled.ok() || !DrainDispatcher()) break;
+    }
+  }
+  const bool committed = turn_.Commit(now, &frames_);
+  SendOut();
+  return committed;
+}
+
+void SchedulerLoop::SendOut() {
+  SendFrames(*p_.dispatcher, &frames_.to_dispatcher);
+  SendFrames(*p_.reconciler, &frames_.to_reconciler);
+  for (const ClientFrame& f : sessions_.TakeFrames()) {
+    Status s = transport::SendTo(client_, f.identity, f.frame, /*dontwait=*/true);
+    if (!s.ok()) spdlog::debug("scheduler: client gone: {}", s.message());
+  }
+}
+
+}  // namespace
+
+Status RunSchedulerLoop(transport::ActorPipe& pipe, SchedulerLoopParams params) {
+  SchedulerLoop loop(std::move(params));
+  return loop.Run(pipe);
+}
+
+}  // namespace apollo11::actors

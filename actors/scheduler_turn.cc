@@ -1,0 +1,87 @@
+#include "actors/scheduler_turn.h"
+
+#include <algorithm>
+
+#include "transport/codec.h"
+
+namespace apollo11::actors {
+namespace {
+
+// Raised on every failed commit; the Notifier folds the retries of one
+// outage into one delivery per fold window.
+alerts::AlertEvent JournalErrorAlert(std::string summary, Micros now) {
+  alerts::AlertEvent a;
+  a.type = alerts::AlertType::kJournalError;
+  a.ts = now;
+  a.reason = "journal commit failed: " + std::move(summary);
+  return a;
+}
+
+}  // namespace
+
+SchedulerTurn::SchedulerTurn(SchedulerCore* core, JournalHealth* health, ClientSessions* sessions,
+                             alerts::Sink* alerts)
+    : core_(core), health_(health), sessions_(sessions), alerts_(alerts) {}
+
+template <class T>
+void SchedulerTurn::Add(std::vector<std::string>* to, InternalType type, const T& body) {
+  to->emplace_back();
+  transport::Encode(static_cast<uint16_t>(type), body, &to->back());
+}
+
+bool SchedulerTurn::BeginEarlyPlacement(InternalFrames* out) {
+  core_->TakeEnqueue(&early_);
+  if (early_.execs.empty()) return false;
+  early_.ticket = ++early_ticket_;
+  Add(&out->to_dispatcher, InternalType::kEnqueue, early_);
+  return true;
+}
+
+void SchedulerTurn::OnPlaced(const Placed& placed) {
+  core_->OnPlaced(placed);
+  placed_ticket_ = std::max(placed_ticket_, placed.ticket);
+}
+
+bool SchedulerTurn::Commit(Micros now, InternalFrames* out) {
+  Status flushed = core_->Flush(&staged_);
+  if (!flushed.ok()) {
+    // Nothing was released; the staged work is retried. A full disk stops
+    // progress (no promotion, no placement), never loses what is already
+    // journaled, and queries keep being answered meanwhile.
+    if (!health_->failing()) {
+      Add(&out->to_dispatcher, InternalType::kPausePlacement,
+          PausePlacement{true, flushed.message()});
+    }
+    health_->OnFailure(flushed, core_->staged_transitions(), now);
+    if (alerts_) alerts_->Emit(JournalErrorAlert(health_->Summary(now), now));
+    return false;
+  }
+  if (health_->failing()) {
+    health_->OnSuccess(now);
+    Add(&out->to_dispatcher, InternalType::kPausePlacement, PausePlacement{false, ""});
+  }
+  sessions_->OnCommitted(staged_.progress, staged_.finished);
+  if (!staged_.enqueue.execs.empty()) {
+    Add(&out->to_dispatcher, InternalType::kEnqueue, staged_.enqueue);
+  }
+  if (!staged_.adopt.execs.empty()) {
+    Add(&out->to_dispatcher, InternalType::kAdoptRunning, staged_.adopt);
+  }
+  if (!staged_.release.execs.empty()) {
+    Add(&out->to_dispatcher, InternalType::kReleaseDispatch, staged_.release);
+  }
+  if (!staged_.acks.acks.empty()) Add(&out->to_dispatcher, InternalType::kAckResults, staged_.acks);
+  if (!staged_.cancels.execs.empty()) {
+    Add(&out->to_dispatcher, InternalType::kCancelExecs, staged_.cancels);
+  }
+  if (!staged_.watch.deadlines.empty()) {
+    Add(&out->to_reconciler, InternalType::kWatchDeadlines, staged_.watch);
+  }
+  if (!staged_.unwatch.execs.empty()) {
+    Add(&out->to_reconciler, InternalType::kUnwatch, staged_.unwatch);
+  }
+  staged_.Clear();
+  return true;
+}
+
+}  // namespace apollo11::actors

@@ -1,0 +1,81 @@
+#pragma once
+// The end of one scheduler turn: place before commit, commit, then release.
+// Socket-free: it drives the SchedulerCore, the JournalHealth and the
+// ClientSessions, and returns the frames for the dispatcher and the
+// reconciler, encoded, for the loop (or a test harness wiring the cores
+// through in-memory queues) to deliver in order.
+//
+// The sequence, per turn:
+//   1. BeginEarlyPlacement: the READY executions the turn produced go to the
+//      dispatcher with a fresh ticket before the commit;
+//   2. the caller delivers the Placed answers (OnPlaced) until
+//      AwaitingPlacement is false or a short wait ran out, so that the
+//      placements join the commit: one fsync per dependency hop, not two;
+//   3. Commit: the journal commit; only on success are the held client
+//      replies and the turn's messages released. On failure nothing is
+//      released, placement is paused, and the commit is retried later.
+
+#include <string>
+#include <vector>
+
+#include "actors/client_sessions.h"
+#include "actors/internal_messages.h"
+#include "actors/journal_health.h"
+#include "actors/scheduler_core.h"
+#include "alerts/sink.h"
+
+namespace apollo11::actors {
+
+// Encoded messages from the scheduler to the other two actors, in order.
+struct InternalFrames {
+  std::vector<std::string> to_dispatcher;
+  std::vector<std::string> to_reconciler;
+  void Clear() {
+    to_dispatcher.clear();
+    to_reconciler.clear();
+  }
+};
+
+class SchedulerTurn {
+ public:
+  // How long a turn waits for the dispatcher to place what it is about to
+  // commit. The answer normally takes tens of µs (an inproc round trip); the
+  // bound only matters when the dispatcher is busy with a large turn.
+  static constexpr Micros kPlaceBeforeCommitWait = 1000;
+
+  // All pointers must outlive the turn; `alerts` may be null.
+  SchedulerTurn(SchedulerCore* core, JournalHealth* health, ClientSessions* sessions,
+                alerts::Sink* alerts);
+
+  // Takes the core's READY executions and, when there are any, appends an
+  // Enqueue with a fresh ticket to `out` and returns true: the caller should
+  // deliver it and wait (briefly) for the Placed that echoes the ticket.
+  bool BeginEarlyPlacement(InternalFrames* out);
+  // A Placed from the dispatcher: applied to the core; its ticket ends the
+  // wait for an early placement.
+  void OnPlaced(const Placed& placed);
+  // True while the latest early placement has not been answered.
+  bool AwaitingPlacement() const { return placed_ticket_ < early_ticket_; }
+
+  // Commits what the core staged. On success releases, into `out` and the
+  // sessions, everything the commit made true, and returns true. On failure
+  // releases nothing, records it in the health (and alerts), pauses
+  // placement (once per outage) and returns false; the staged work is
+  // committed by a later call.
+  bool Commit(Micros now, InternalFrames* out);
+
+ private:
+  template <class T>
+  static void Add(std::vector<std::string>* to, InternalType type, const T& body);
+
+  SchedulerCore* core_;
+  JournalHealth* health_;
+  ClientSessions* sessions_;
+  alerts::Sink* alerts_;
+  SchedulerOutbox staged_;
+  Enqueue early_;
+  uint64_t early_ticket_ = 0;   // the newest early placement's ticket
+  uint64_t placed_ticket_ = 0;  // the newest ticket the dispatcher answered
+};
+
+}  // namespace apollo11::actors

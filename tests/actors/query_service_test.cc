@@ -1,0 +1,221 @@
+// QueryService and ClientSessions without sockets: a Query in, a QueryReply
+// out; client events in, encoded frames out.
+
+#include "actors/query_service.h"
+
+#include <catch2/catch.hpp>
+
+#include "actors/actor_loop.h"
+#include "actors/client_sessions.h"
+#include "common/utf8.h"
+#include "tests/actors/cli_harness.h"
+
+using namespace apollo11;          // NOLINT: test file
+using namespace apollo11::actors;  // NOLINT: test file
+
+namespace {
+
+constexpr const char* kReplaced = "\xEF\xBF\xBD";  // U+FFFD
+
+// A journal holding one failed run whose task printed bytes that are not UTF-8.
+struct BadBytesJournal {
+  testing::ScratchDir dir;
+  std::unique_ptr<storage::Journal> journal;
+  BadBytesJournal() {
+    auto opened = storage::Journal::Open(dir.path() + "/journal", {});
+    REQUIRE(opened.ok());
+    journal = std::move(*opened);
+    storage::Journal::Batch batch;
+    storage::RunRecord run;
+    run.run_id = "r1";
+    run.pipeline_name = "p\xff";
+    run.pipeline_hash = "h1";
+    run.status = RunStatus::kFailed;
+    run.created_at = 1'000'000;
+    run.reason = "task t failed: bad \xff byte";
+    batch.PutRun(run);
+    storage::ExecutionRecord e;
+    e.exec_id = "r1.t";
+    e.run_id = "r1";
+    e.task_id = "t";
+    e.attempt = 1;
+    e.state = TaskState::kFailed;
+    e.worker_id = "w1";
+    e.exit_code = 1;
+    e.error = "exit 1: err \xfe\xff";
+    e.output = "out \xc3";
+    batch.PutExecution(e);
+    storage::TransitionRecord t;
+    t.run_id = "r1";
+    t.task_id = "t";
+    t.exec_id = "r1.t";
+    t.attempt = 1;
+    t.from = TaskState::kRunning;
+    t.to = TaskState::kFailed;
+    t.reason = "exit 1: err \xfe\xff";
+    t.actor = "worker w1";
+    batch.Append(t);
+    batch.PutPipeline("h1", "{\"name\":\"p\"}");
+    REQUIRE(journal->Commit(batch).ok());
+  }
+};
+
+Query Ask(QueryKind kind, std::string id = "", std::string arg = "") {
+  Query q;
+  q.kind = kind;
+  q.id = std::move(id);
+  q.arg = std::move(arg);
+  return q;
+}
+
+template <class T>
+T DecodeFrame(const ClientFrame& f, InternalType type) {
+  auto env = transport::DecodeEnvelope(f.frame.data(), f.frame.size(), ClientLimits());
+  REQUIRE(env.ok());
+  REQUIRE(env->type == static_cast<uint16_t>(type));
+  auto body = transport::BodyAs<T>(*env);
+  REQUIRE(body.ok());
+  return *body;
+}
+
+}  // namespace
+
+TEST_CASE("a task's non-UTF-8 output is answered with replacement characters, never thrown",
+          "[query]") {
+  // Regression: `GET /api/executions/ID` (or `status` / `history`) on a task
+  // that printed a byte that is not UTF-8 made json::dump throw on the
+  // scheduler's thread, which died while the node kept running.
+  BadBytesJournal j;
+  SystemClock clock;
+  SchedulerCore core(j.journal.get(), &clock, {});
+  WorkersSnapshot workers;
+  workers.workers.push_back({"w\xff", "g", 1, 1, 0, 0, 0, {"l\xfe"}, 0, 0});
+  QueryService service(j.journal.get(), "");
+  QueryContext ctx{&core, &workers, nullptr, clock.Now()};
+  const Query queries[] = {Ask(QueryKind::kStatus, "r1"),
+                           Ask(QueryKind::kRun, "r1"),
+                           Ask(QueryKind::kHistory, "r1"),
+                           Ask(QueryKind::kHistory, "r1.t"),
+                           Ask(QueryKind::kExecution, "r1.t"),
+                           Ask(QueryKind::kRuns),
+                           Ask(QueryKind::kExplain, "r1", "t"),
+                           Ask(QueryKind::kPipelines),
+                           Ask(QueryKind::kWorkers)};
+  for (const Query& q : queries) {
+    INFO(QueryKindName(q.kind) << " " << q.id);
+    QueryReply reply;
+    REQUIRE_NOTHROW(reply = service.Answer(q, ctx));
+    CHECK(reply.error.empty());
+    CHECK(reply.code == 0);
+    CHECK(FirstInvalidUtf8(reply.json) == std::string_view::npos);
+    CHECK(reply.json.find(kReplaced) != std::string::npos);
+    CHECK_FALSE(nlohmann::json::parse(reply.json, nullptr, false).is_discarded());
+  }
+}
+
+TEST_CASE("query refusals carry their status code", "[query]") {
+  BadBytesJournal j;
+  SystemClock clock;
+  SchedulerCore core(j.journal.get(), &clock, {});
+  WorkersSnapshot workers;
+  QueryService service(j.journal.get(), "");
+  QueryContext ctx{&core, &workers, nullptr, clock.Now()};
+
+  QueryReply missing = service.Answer(Ask(QueryKind::kStatus, "nope"), ctx);
+  CHECK(ReplyStatus(missing.code, missing.error).code() == StatusCode::kNotFound);
+  CHECK(missing.error == "no run nope");
+  QueryReply no_exec = service.Answer(Ask(QueryKind::kExecution, "r9.x"), ctx);
+  CHECK(ReplyStatus(no_exec.code, no_exec.error).code() == StatusCode::kNotFound);
+
+  Query unknown;
+  unknown.kind = static_cast<QueryKind>(200);  // a peer may send any number
+  QueryReply refused;
+  REQUIRE_NOTHROW(refused = service.Answer(unknown, ctx));
+  CHECK(ReplyStatus(refused.code, refused.error).code() == StatusCode::kInvalidInput);
+  CHECK(refused.error.find("unknown query kind 200") != std::string::npos);
+
+  Query logs = Ask(QueryKind::kLogs, "r1.t", "sideways");
+  auto plan = service.PlanLogFetch(logs);
+  REQUIRE_FALSE(plan.ok());
+  CHECK(plan.status().code() == StatusCode::kInvalidInput);
+  logs.arg = "err";
+  plan = service.PlanLogFetch(logs);
+  REQUIRE(plan.ok());
+  CHECK(plan->fetch.worker_id == "w1");
+  CHECK(plan->fetch.request.stream == 1);
+}
+
+TEST_CASE("query kinds are named as the CLI and the HTTP API spell them", "[query]") {
+  for (const auto& [name, kind] : kQueryKindNames) {
+    auto parsed = ParseQueryKind(name);
+    REQUIRE(parsed.ok());
+    CHECK(*parsed == kind);
+    CHECK(std::string(QueryKindName(kind)) == name);
+  }
+  CHECK(ParseQueryKind("statuss").status().code() == StatusCode::kInvalidInput);
+}
+
+TEST_CASE("a submission is answered only after its commit, and progress goes to its client",
+          "[sessions]") {
+  ClientSessions sessions;
+  sessions.Accepted("client-a", "r1");
+  sessions.Reply("client-b", InternalType::kQueryReply, QueryReply{});
+  auto frames = sessions.TakeFrames();
+  REQUIRE(frames.size() == 1);  // the query's answer; the submission waits
+  CHECK(frames[0].identity == "client-b");
+  CHECK(sessions.held_replies() == 1);
+
+  ConfirmReply confirmed;
+  confirmed.text = "killed";
+  sessions.Confirmed("client-c", confirmed);
+  RunProgress progress;
+  progress.run_id = "r1";
+  progress.counts = {1, 2};
+  RunFinished finished;
+  finished.run_id = "r1";
+  sessions.OnCommitted({progress}, {finished});
+  frames = sessions.TakeFrames();
+  REQUIRE(frames.size() == 4);
+  CHECK(frames[0].identity == "client-a");
+  CHECK(DecodeFrame<SubmitReply>(frames[0], InternalType::kSubmitReply).run_id == "r1");
+  CHECK(DecodeFrame<ConfirmReply>(frames[1], InternalType::kConfirmReply).text == "killed");
+  CHECK(DecodeFrame<RunProgress>(frames[2], InternalType::kRunProgress).counts.size() == 2);
+  CHECK(frames[3].identity == "client-a");
+  DecodeFrame<RunFinished>(frames[3], InternalType::kRunFinished);
+  CHECK(sessions.held_replies() == 0);
+  CHECK(sessions.subscribers() == 0);  // forgotten after the end
+}
+
+TEST_CASE("a log request is answered by its worker or by its deadline, once", "[sessions]") {
+  ClientSessions sessions;
+  const uint64_t answered = sessions.AwaitLog("c1", {{"worker", "w1"}}, 1000);
+  const uint64_t silent = sessions.AwaitLog("c2", {{"worker", "w2"}}, 2000);
+  CHECK(sessions.NextDeadline() == 1000);
+
+  LogFetched fetched;
+  fetched.reply.request_id = answered;
+  fetched.reply.data = "bytes \xff";
+  fetched.reply.size = 7;
+  sessions.OnLogFetched(fetched);
+  auto frames = sessions.TakeFrames();
+  REQUIRE(frames.size() == 1);
+  auto reply = DecodeFrame<QueryReply>(frames[0], InternalType::kQueryReply);
+  CHECK(reply.error.empty());
+  CHECK(reply.data == "bytes \xff");  // raw bytes stay raw
+  CHECK(nlohmann::json::parse(reply.json)["size"] == 7);
+
+  sessions.ExpireLogs(1999);
+  CHECK(sessions.TakeFrames().empty());
+  sessions.ExpireLogs(2000);
+  frames = sessions.TakeFrames();
+  REQUIRE(frames.size() == 1);
+  CHECK(frames[0].identity == "c2");
+  reply = DecodeFrame<QueryReply>(frames[0], InternalType::kQueryReply);
+  CHECK(ReplyStatus(reply.code, reply.error).code() == StatusCode::kIo);
+  CHECK(reply.error.find("worker w2 did not answer") != std::string::npos);
+
+  fetched.reply.request_id = silent;  // too late: already answered
+  sessions.OnLogFetched(fetched);
+  CHECK(sessions.TakeFrames().empty());
+  CHECK(sessions.pending_logs() == 0);
+}
