@@ -52,6 +52,15 @@ TEST_CASE("a failed commit releases nothing: the result stays unacknowledged and
   CHECK(w1.core->unacked_results() == 1);
   CHECK(sim.Execution(a)->state == TaskState::kRunning);
   CHECK(sim.finished_runs().empty());
+
+  // Space returns: the next resend is committed once, ACKed, and the run ends.
+  sim.FreeStore();
+  sim.AdvanceBy(Millis(300), Millis(100));
+  sim.RunUntilIdle();
+  CHECK(sim.acks_delivered() == 1);
+  CHECK(w1.core->unacked_results() == 0);
+  CHECK(sim.Execution(a)->state == TaskState::kSuccess);
+  CHECK(sim.finished_runs().at(run) == RunStatus::kSuccess);
 }
 
 TEST_CASE("a READY execution placed at once joins the turn's commit and leaves only after it",

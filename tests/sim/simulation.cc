@@ -35,23 +35,20 @@ Simulation::Simulation(SimOptions options) : options_(options) {
 Simulation::~Simulation() = default;
 
 void Simulation::OpenStore() {
-  storage::JournalOptions store_options;
-  store_options.sync = storage::JournalOptions::Sync::kNone;  // no power loss in a simulation
-  store_options.initial_map_size = 1 << 20;
-  store_options.max_map_size = 1 << 20;  // FillStore can make it full
-  auto j = storage::Journal::Open(dir_.path() + "/journal", store_options);
-  REQUIRE(j.ok());
-  journal_ = std::move(*j);
+  // In memory, behind the fault injector: nothing in a simulation touches a
+  // disk, and "disk full" is one call away (FillStore).
+  memory_ = std::make_unique<storage::MemoryRunStore>();
+  store_ = std::make_unique<storage::FaultyRunStore>(memory_.get());
 }
 
 void Simulation::StartCoordinator() {
-  auto epoch = journal_->BumpEpoch();
+  auto epoch = store_->BumpEpoch();
   REQUIRE(epoch.ok());
   epoch_ = *epoch;
   actors::SchedulerOptions so;
   so.claim_window = options_.claim_window;
   so.max_requeues = options_.max_requeues;
-  sched_ = std::make_unique<actors::SchedulerCore>(journal_.get(), &clock_, so);
+  sched_ = std::make_unique<actors::SchedulerCore>(store_.get(), &clock_, so);
   actors::DispatcherOptions dopt;
   dopt.epoch = epoch_;
   disp_ = std::make_unique<actors::DispatcherCore>(&clock_, dopt);
@@ -384,22 +381,13 @@ void Simulation::AdvanceBy(Millis by, Millis step) {
 // ---- store -----------------------------------------------------------------------
 
 std::optional<storage::ExecutionRecord> Simulation::Execution(const std::string& exec_id) {
-  auto rec = journal_->GetExecution(exec_id);
+  auto rec = store_->GetExecution(exec_id);
   REQUIRE(rec.ok());
   return *rec;
 }
 
-void Simulation::FillStore() {
-  // Halving chunks of pipeline snapshots, down to one byte, until nothing fits.
-  size_t chunk = 64 << 10;
-  for (int i = 0; chunk > 0; ++i) {
-    storage::Journal::Batch filler;
-    filler.PutPipeline("filler-" + std::to_string(i), std::string(chunk, 'x'));
-    Status s = journal_->Commit(filler);
-    if (s.ok()) continue;
-    REQUIRE(s.code() == StatusCode::kFull);
-    chunk /= 2;
-  }
-}
+void Simulation::FillStore() { store_->FailCommits(); }
+
+void Simulation::FreeStore() { store_->Heal(); }
 
 }  // namespace apollo11::sim

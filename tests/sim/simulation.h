@@ -28,8 +28,8 @@
 #include "actors/worker_core.h"
 #include "common/clock.h"
 #include "dsl/pipeline.h"
-#include "storage/journal.h"
-#include "tests/actors/cli_harness.h"
+#include "storage/faulty_run_store.h"
+#include "storage/memory_run_store.h"
 #include "tests/executor/fake_task_runner.h"
 
 namespace apollo11::sim {
@@ -90,9 +90,11 @@ class Simulation {
 
   // The durable state of one execution (nullopt when none).
   std::optional<storage::ExecutionRecord> Execution(const std::string& exec_id);
-  // Fills the store until a commit fails for lack of space (disk full);
-  // every later commit fails too.
+  // The disk is full: every commit from now on fails with kFull, and
+  // nothing of a failed commit is applied (FaultyRunStore).
   void FillStore();
+  // Space is back: commits succeed again.
+  void FreeStore();
 
   FakeClock& clock() { return clock_; }
   actors::SchedulerCore& scheduler() { return *sched_; }
@@ -115,8 +117,8 @@ class Simulation {
       std::variant<actors::Placed, actors::StartedBatch, actors::ResultBatch, actors::WorkerGone>;
   using ToReconciler = std::variant<actors::WorkersSeen, actors::WatchDeadlines, actors::Unwatch>;
 
-  // The store the scheduler commits to, opened in one place (to become an
-  // in-memory RunStore).
+  // The store the scheduler commits to: an in-memory RunStore behind a
+  // fault injector.
   void OpenStore();
   void StartCoordinator();
   // The scheduler's turn protocol (actors/coordinator.cc SchedulerBody's
@@ -134,8 +136,8 @@ class Simulation {
 
   SimOptions options_;
   FakeClock clock_;
-  testing::ScratchDir dir_;
-  std::unique_ptr<storage::Journal> journal_;
+  std::unique_ptr<storage::MemoryRunStore> memory_;
+  std::unique_ptr<storage::FaultyRunStore> store_;
   uint64_t epoch_ = 0;
   std::unique_ptr<actors::SchedulerCore> sched_;
   std::unique_ptr<actors::DispatcherCore> disp_;
