@@ -242,8 +242,8 @@ void Simulation::SendDispatcherOutput() {
     const std::string id = gone.worker_id;
     sched_from_disp_.emplace_back(std::move(gone));
     if (stays) continue;
-    actors::WorkersSeen left;
-    left.workers.push_back({id, 0, false});
+    actors::WorkerLeft left;
+    left.worker_id = id;
     recon_in_.emplace_back(std::move(left));
   }
   disp_out_.Clear();
@@ -338,6 +338,8 @@ void Simulation::ReconcilerTurn() {
       recon_->OnWatch(*w);
     } else if (auto* u = std::get_if<actors::Unwatch>(&m)) {
       recon_->OnUnwatch(*u);
+    } else if (auto* l = std::get_if<actors::WorkerLeft>(&m)) {
+      recon_->OnWorkerLeft(*l);
     }
   }
   for (actors::WorkerLost& lost : recon_->LostWorkers(clock_.Steady())) {

@@ -115,7 +115,8 @@ class Simulation {
                    actors::AckResults, actors::CancelExecs, actors::PausePlacement>;
   using FromDispatcher =
       std::variant<actors::Placed, actors::StartedBatch, actors::ResultBatch, actors::WorkerGone>;
-  using ToReconciler = std::variant<actors::WorkersSeen, actors::WatchDeadlines, actors::Unwatch>;
+  using ToReconciler = std::variant<actors::WorkersSeen, actors::WorkerLeft, actors::WatchDeadlines,
+                                    actors::Unwatch>;
 
   // The store the scheduler commits to: an in-memory RunStore behind a
   // fault injector.
