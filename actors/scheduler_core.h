@@ -23,7 +23,9 @@
 // Single-threaded: the scheduler actor's thread calls everything.
 
 #include <memory>
+#include <set>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -255,6 +257,8 @@ class SchedulerCore {
 
   storage::RunBatch batch_;
   SchedulerOutbox staged_;
+  // The acks in staged_: a result resent while commits fail is acked once.
+  std::set<std::tuple<std::string, std::string, uint32_t>> staged_acks_;
   engine::Effects effects_;                        // reused scratch
   Micros last_progress_ = 0;                       // Steady()
   std::vector<alerts::AlertEvent> staged_alerts_;  // released after the commit
