@@ -75,7 +75,8 @@ Result<std::string> SchedulerCore::Submit(SubmitRun submit) {
   if (!spec.ok()) return spec.status();
 
   const Micros now = clock_->Now();
-  const std::string run_id = NewRunId(now);
+  const std::string run_id =
+      NewRunId(now, static_cast<uint16_t>(options_.random->Uniform01() * 65536.0));
   if (runs_.count(run_id)) return Status::InvalidInput("run " + run_id + " exists");
   auto made = MakeRun(run_id, std::move(*spec));
   if (!made.ok()) return made.status();

@@ -75,8 +75,8 @@ struct SchedulerOptions {
   // durable (after Flush's commit); null: no alerts (a NullSink is used).
   // Must outlive the core.
   alerts::Sink* alerts = nullptr;
-  // Retry jitter draws from it; null: an entropy-seeded source of the core's
-  // own. Must outlive the core; only the core's thread draws.
+  // Retry jitter and run ids draw from it; null: an entropy-seeded source of
+  // the core's own. Must outlive the core; only the core's thread draws.
   engine::RandomSource* random = nullptr;
 };
 

@@ -36,7 +36,8 @@ dsl::TaskSpec Task(const std::string& id, std::vector<std::string> deps) {
   return t;
 }
 
-Simulation::Simulation(SimOptions options) : options_(options) {
+Simulation::Simulation(SimOptions options)
+    : options_(options), random_(engine::NewSeededRandom(options.seed)) {
   OpenStore();
   StartCoordinator();
 }
@@ -57,6 +58,7 @@ void Simulation::StartCoordinator() {
   actors::SchedulerOptions so;
   so.claim_window = options_.claim_window;
   so.max_requeues = options_.max_requeues;
+  so.random = random_.get();
   sched_ = std::make_unique<actors::SchedulerCore>(store_.get(), &clock_, so);
   health_ = std::make_unique<actors::JournalHealth>("(simulated store)", options_.journal);
   sessions_ = std::make_unique<actors::ClientSessions>();

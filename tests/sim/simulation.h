@@ -35,6 +35,7 @@
 #include "actors/worker_core.h"
 #include "common/clock.h"
 #include "dsl/pipeline.h"
+#include "engine/random_source.h"
 #include "storage/faulty_run_store.h"
 #include "storage/memory_run_store.h"
 #include "tests/executor/fake_task_runner.h"
@@ -48,6 +49,7 @@ struct SimOptions {
   Millis claim_window{400};         // after a restart, see SchedulerOptions
   uint32_t max_requeues = 3;
   actors::JournalHealthOptions journal;  // the commit retry back-off
+  uint64_t seed = 1;                     // run ids and retry jitter
 };
 
 // A frame the scheduler sent to a client.
@@ -155,6 +157,7 @@ class Simulation {
 
   SimOptions options_;
   FakeClock clock_;
+  std::unique_ptr<engine::RandomSource> random_;  // the schedulers' (see SimOptions::seed)
   std::unique_ptr<storage::MemoryRunStore> memory_;
   std::unique_ptr<storage::FaultyRunStore> store_;
   uint64_t epoch_ = 0;
