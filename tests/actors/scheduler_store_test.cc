@@ -4,8 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include "actors/scheduler_core.h"
-#include "engine/random_source.h"
 #include "dsl/pipeline_json.h"
+#include "engine/random_source.h"
 #include "storage/faulty_run_store.h"
 #include "storage/memory_run_store.h"
 
