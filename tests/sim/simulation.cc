@@ -181,7 +181,7 @@ void Simulation::Deliver(SimWorker& w, const std::string& frame) {
 
 void Simulation::WorkerTurn(const std::string& id) {
   SimWorker& w = *workers_.at(id);
-  // As WorkerBody: frames from the coordinator, outcomes, Tick, send.
+  // As WorkerActor: frames from the coordinator, outcomes, Tick, send.
   while (!w.inbox.empty()) {
     std::string frame = std::move(w.inbox.front());
     w.inbox.pop_front();

@@ -105,9 +105,10 @@ class Simulation {
   // Moves both clocks by `by` in steps of `step`, running until idle after each.
   void AdvanceBy(Millis by, Millis step);
 
-  // Stops the coordinator (its three cores and their mailboxes) and starts a
-  // new one on the same store: new epoch, recovery, claim window. Workers
-  // keep running and find out through their heartbeats.
+  // Stops the coordinator (its three cores, the scheduler's turn, journal
+  // health and client sessions, and their mailboxes) and starts a new one on
+  // the same store: new epoch, recovery, claim window. Workers keep running
+  // and find out through their heartbeats; clients' subscriptions are lost.
   void RestartCoordinator();
 
   // The durable state of one execution (nullopt when none).
