@@ -75,7 +75,8 @@ Result<std::string> SchedulerCore::Submit(SubmitRun submit) {
   if (!spec.ok()) return spec.status();
 
   const Micros now = clock_->Now();
-  const std::string run_id = NewRunId(now);
+  const std::string run_id =
+      NewRunId(now, static_cast<uint16_t>(options_.random->Uniform01() * 65536.0));
   if (runs_.count(run_id)) return Status::InvalidInput("run " + run_id + " exists");
   auto made = MakeRun(run_id, std::move(*spec));
   if (!made.ok()) return made.status();
@@ -191,7 +192,9 @@ void SchedulerCore::OnResults(const ResultBatch& batch) {
   for (const ResultFrom& item : batch.items) {
     const transport::ResultMsg& r = item.result;
     // Whatever happens below, the worker stops resending once we answer.
-    staged_.acks.acks.push_back({item.worker_id, r.exec_id, r.attempt});
+    if (staged_acks_.emplace(item.worker_id, r.exec_id, r.attempt).second) {
+      staged_.acks.acks.push_back({item.worker_id, r.exec_id, r.attempt});
+    }
     int task = -1;
     SchedulerRun* run = FindRunOfExec(r.exec_id, &task);
     if (run == nullptr) {
@@ -484,6 +487,7 @@ Status SchedulerCore::Flush(SchedulerOutbox* out) {
   }
   std::swap(*out, staged_);
   staged_.Clear();
+  staged_acks_.clear();
   for (alerts::AlertEvent& a : staged_alerts_) options_.alerts->Emit(std::move(a));
   staged_alerts_.clear();
   // Finished runs leave memory once their end is durable.

@@ -23,7 +23,9 @@
 // Single-threaded: the scheduler actor's thread calls everything.
 
 #include <memory>
+#include <set>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -73,8 +75,8 @@ struct SchedulerOptions {
   // durable (after Flush's commit); null: no alerts (a NullSink is used).
   // Must outlive the core.
   alerts::Sink* alerts = nullptr;
-  // Retry jitter draws from it; null: an entropy-seeded source of the core's
-  // own. Must outlive the core; only the core's thread draws.
+  // Retry jitter and run ids draw from it; null: an entropy-seeded source of
+  // the core's own. Must outlive the core; only the core's thread draws.
   engine::RandomSource* random = nullptr;
 };
 
@@ -255,6 +257,8 @@ class SchedulerCore {
 
   storage::RunBatch batch_;
   SchedulerOutbox staged_;
+  // The acks in staged_: a result resent while commits fail is acked once.
+  std::set<std::tuple<std::string, std::string, uint32_t>> staged_acks_;
   engine::Effects effects_;                        // reused scratch
   Micros last_progress_ = 0;                       // Steady()
   std::vector<alerts::AlertEvent> staged_alerts_;  // released after the commit

@@ -3,6 +3,7 @@
 // "r20261129T093649-4f2a". An execution id is "<run_id>.<task_id>": stable
 // across the attempts of one task in one run, and readable on its own.
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -12,6 +13,9 @@ namespace apollo11 {
 
 // A new run id for a run created at `now`, with 16 random bits.
 std::string NewRunId(Micros now);
+// The same with the 16 bits given, so a caller with an injected random
+// source (SchedulerCore) makes the same ids on the same seed.
+std::string NewRunId(Micros now, uint16_t suffix);
 
 // A new 16-hex-digit trace id.
 std::string NewTraceId();

@@ -5,6 +5,7 @@
 
 #include "actors/scheduler_core.h"
 #include "dsl/pipeline_json.h"
+#include "engine/random_source.h"
 #include "storage/faulty_run_store.h"
 #include "storage/memory_run_store.h"
 
@@ -118,4 +119,50 @@ TEST_CASE("a submission whose commit fails is not started until a commit succeed
   auto snapshot = f.memory.GetPipeline(TwoTasks().pipeline_hash);
   REQUIRE(snapshot.ok());
   CHECK(snapshot->has_value());
+}
+
+TEST_CASE("a result resent while commits fail is acknowledged once", "[scheduler][store]") {
+  StoreFixture f;
+  auto run_id = f.core.Submit(TwoTasks());
+  REQUIRE(run_id.ok());
+  REQUIRE(f.core.Flush(&f.out).ok());
+  const std::string a = *run_id + ".a";
+  f.core.OnPlaced({{{"w1", a, 1}}, f.clock.Now()});
+  REQUIRE(f.core.Flush(&f.out).ok());
+
+  // The worker resends its unacknowledged result every heartbeat of the
+  // outage; each resend must not add an ACK (nor memory) of its own.
+  f.store.FailCommits();
+  for (int resend = 0; resend < 5; ++resend) {
+    f.core.OnResults(Success(a));
+    f.out.Clear();
+    CHECK_FALSE(f.core.Flush(&f.out).ok());
+  }
+  f.store.Heal();
+  f.core.OnResults(Success(a));  // one more after space came back
+  f.out.Clear();
+  REQUIRE(f.core.Flush(&f.out).ok());
+  REQUIRE(f.out.acks.acks.size() == 1);
+  CHECK(f.out.acks.acks[0].exec_id == a);
+
+  // A resend after the release (its ACK was lost) is acknowledged again.
+  f.core.OnResults(Success(a));
+  f.out.Clear();
+  REQUIRE(f.core.Flush(&f.out).ok());
+  CHECK(f.out.acks.acks.size() == 1);
+}
+
+TEST_CASE("run ids come from the injected random source: one seed, one id", "[scheduler][random]") {
+  auto first_run_id = [](uint64_t seed) {
+    auto random = engine::NewSeededRandom(seed);
+    FakeClock clock;
+    storage::MemoryRunStore store;
+    SchedulerOptions options;
+    options.random = random.get();
+    SchedulerCore core(&store, &clock, options);
+    auto run_id = core.Submit(TwoTasks());
+    REQUIRE(run_id.ok());
+    return *run_id;
+  };
+  CHECK(first_run_id(7) == first_run_id(7));
 }

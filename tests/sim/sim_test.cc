@@ -198,3 +198,115 @@ TEST_CASE("the reconciler's PROBE finds an execution its worker does not hold, a
   sim.RunUntilIdle();
   CHECK(sim.finished_runs().at(run) == RunStatus::kSuccess);
 }
+
+TEST_CASE("a submission is answered only after the commit that holds its run", "[sim][client]") {
+  Simulation sim;
+  sim.AddWorker("w1");
+  const std::string run = sim.Submit({Task("a")});
+  REQUIRE_FALSE(run.empty());
+  const std::string a = run + ".a";
+  CHECK(sim.SubmitReplies().empty());  // accepted, held until the commit
+  CHECK_FALSE(sim.Execution(a).has_value());
+
+  sim.SchedulerTurn();  // one commit: the run, and a placed on w1
+  auto replies = sim.SubmitReplies();
+  REQUIRE(replies.size() == 1);
+  CHECK(replies[0].code == 0);
+  CHECK(replies[0].run_id == run);
+  CHECK(sim.Execution(a)->state == TaskState::kRunning);
+
+  sim.RunUntilIdle();
+  sim.Finish("w1", a);
+  sim.RunUntilIdle();
+  CHECK(sim.finished_runs().at(run) == RunStatus::kSuccess);
+  // The submitter follows its run to the end.
+  const auto& sent = sim.client_messages();
+  REQUIRE_FALSE(sent.empty());
+  CHECK(sent.back().identity == "client");
+  CHECK(sent.back().type == actors::InternalType::kRunFinished);
+}
+
+TEST_CASE(
+    "with the store failing a held submission is answered once space is back, and new ones "
+    "are refused meanwhile",
+    "[sim][client]") {
+  Simulation sim;
+  sim.AddWorker("w1");
+  sim.RunUntilIdle();
+  sim.FillStore();
+  // Taken before any commit failed: held, like any accepted submission.
+  const std::string held = sim.Submit({Task("a")});
+  REQUIRE_FALSE(held.empty());
+  sim.SchedulerTurn();
+  CHECK(sim.failed_commits() == 1);
+  sim.AdvanceBy(Millis(500), Millis(100));  // the retries fail too
+  CHECK(sim.failed_commits() > 1);
+  CHECK(sim.SubmitReplies().empty());
+  CHECK_FALSE(sim.Execution(held + ".a").has_value());
+
+  // While commits fail, a new submission is refused at once (not held).
+  CHECK(sim.Submit({Task("b")}, "other").empty());
+  auto refused = sim.SubmitReplies("other");
+  REQUIRE(refused.size() == 1);
+  CHECK(refused[0].code == static_cast<uint8_t>(StatusCode::kFull));
+  CHECK(refused[0].run_id.empty());
+  CHECK(refused[0].error.find("cannot write its journal") != std::string::npos);
+  CHECK(sim.SubmitReplies().empty());
+
+  sim.FreeStore();
+  sim.AdvanceBy(Millis(1000), Millis(100));  // the next retry commits
+  auto replies = sim.SubmitReplies();
+  REQUIRE(replies.size() == 1);
+  CHECK(replies[0].code == 0);
+  CHECK(replies[0].run_id == held);
+  CHECK(sim.Execution(held + ".a")->state == TaskState::kRunning);
+  sim.Finish("w1", held + ".a");
+  sim.RunUntilIdle();
+  CHECK(sim.finished_runs().at(held) == RunStatus::kSuccess);
+  CHECK(sim.finished_runs().size() == 1);
+}
+
+TEST_CASE(
+    "after one worker leaves, another that goes silent is still lost on time and its "
+    "execution runs elsewhere",
+    "[sim][liveness]") {
+  Simulation sim;  // heartbeat 100 ms, liveness 3: lost after 300 ms of silence
+  sim.AddWorker("w2");
+  const std::string run = sim.Submit({Task("a")});
+  sim.RunUntilIdle();
+  const std::string a = run + ".a";
+  REQUIRE(sim.Execution(a)->worker_id == "w2");
+  sim.AddWorker("w1");
+  sim.AddWorker("w3");
+  sim.AdvanceBy(Millis(200), Millis(10));  // every worker heard, in the reconciler's snapshot
+
+  sim.worker("w2").partitioned = true;
+  Micros last_heard = 0;
+  for (const auto& w : sim.dispatcher().Seen().workers) {
+    if (w.worker_id == "w2") last_heard = w.last_seen;
+  }
+  REQUIRE(last_heard != 0);
+  const Micros lost_after = last_heard + 300 * kMicrosPerMilli;
+  while (sim.clock().Steady() + 10 * kMicrosPerMilli <= lost_after) {
+    sim.AdvanceBy(Millis(10), Millis(10));
+  }
+  CHECK(sim.dispatcher().HasWorker("w2"));  // silent, not yet for 3 heartbeats
+
+  // w1 says BYE in the very turn w2's silence passes the limit: the
+  // reconciler forgets w1 alone and still finds w2 silent.
+  sim.clock().Advance(10 * kMicrosPerMilli);
+  sim.Leave("w1");
+  sim.RunUntilIdle();
+  CHECK_FALSE(sim.dispatcher().HasWorker("w1"));
+  CHECK_FALSE(sim.dispatcher().HasWorker("w2"));
+  CHECK(sim.dispatcher().HasWorker("w3"));
+  auto rec = sim.Execution(a);
+  CHECK(rec->state == TaskState::kRunning);
+  CHECK(rec->worker_id == "w3");
+  CHECK(rec->attempt == 2);
+  CHECK(rec->retries_used == 0);
+
+  sim.Finish("w3", a);
+  sim.RunUntilIdle();
+  CHECK(sim.finished_runs().at(run) == RunStatus::kSuccess);
+}

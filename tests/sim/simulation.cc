@@ -2,7 +2,9 @@
 
 #include <catch2/catch.hpp>
 
+#include "actors/actor_loop.h"
 #include "dsl/pipeline_json.h"
+#include "tests/sim/sim_routes.h"
 
 namespace apollo11::sim {
 namespace {
@@ -16,6 +18,13 @@ std::optional<transport::Envelope> Peek(const std::string& frame) {
   return std::optional<transport::Envelope>(std::move(*env));
 }
 
+template <class T>
+std::string PopFront(std::deque<T>* q) {
+  std::string frame = std::move(q->front());
+  q->pop_front();
+  return frame;
+}
+
 }  // namespace
 
 dsl::TaskSpec Task(const std::string& id, std::vector<std::string> deps) {
@@ -27,7 +36,8 @@ dsl::TaskSpec Task(const std::string& id, std::vector<std::string> deps) {
   return t;
 }
 
-Simulation::Simulation(SimOptions options) : options_(options) {
+Simulation::Simulation(SimOptions options)
+    : options_(options), random_(engine::NewSeededRandom(options.seed)) {
   OpenStore();
   StartCoordinator();
 }
@@ -48,7 +58,12 @@ void Simulation::StartCoordinator() {
   actors::SchedulerOptions so;
   so.claim_window = options_.claim_window;
   so.max_requeues = options_.max_requeues;
+  so.random = random_.get();
   sched_ = std::make_unique<actors::SchedulerCore>(store_.get(), &clock_, so);
+  health_ = std::make_unique<actors::JournalHealth>("(simulated store)", options_.journal);
+  sessions_ = std::make_unique<actors::ClientSessions>();
+  turn_ = std::make_unique<actors::SchedulerTurn>(sched_.get(), health_.get(), sessions_.get(),
+                                                  nullptr);
   actors::DispatcherOptions dopt;
   dopt.epoch = epoch_;
   disp_ = std::make_unique<actors::DispatcherCore>(&clock_, dopt);
@@ -58,7 +73,7 @@ void Simulation::StartCoordinator() {
   recon_ = std::make_unique<actors::ReconcilerCore>(ro);
   next_beat_ = clock_.Now() + options_.heartbeat.count() * kMicrosPerMilli;
   next_probe_ = clock_.Now() + options_.reconcile_interval.count() * kMicrosPerMilli;
-  // As SchedulerBody starts: recovery, then one commit without early
+  // As SchedulerLoop starts: recovery, then one commit without early
   // placement (the dispatcher is not up yet), whose output the dispatcher
   // reads before any worker frame.
   sched_->Recover();
@@ -66,19 +81,20 @@ void Simulation::StartCoordinator() {
 }
 
 void Simulation::RestartCoordinator() {
+  turn_.reset();
+  sessions_.reset();
+  health_.reset();
   sched_.reset();
   disp_.reset();
   recon_.reset();
+  for (auto* q : {&disp_from_sched_, &disp_from_recon_, &sched_from_disp_, &sched_from_recon_,
+                  &recon_from_sched_, &recon_from_disp_}) {
+    q->clear();
+  }
   disp_from_workers_.clear();
-  disp_from_sched_.clear();
-  disp_from_recon_.clear();
-  sched_from_disp_.clear();
-  sched_from_recon_.clear();
-  recon_in_.clear();
   disp_out_.Clear();
-  sched_out_.Clear();
-  commit_failing_ = false;
-  placed_ticket_ = answer_ticket_ = 0;
+  sched_frames_.Clear();
+  answer_ticket_ = 0;
   StartCoordinator();
 }
 
@@ -100,7 +116,7 @@ SimWorker& Simulation::AddWorker(const std::string& id, uint32_t slots) {
   return ref;
 }
 
-std::string Simulation::Submit(const std::vector<dsl::TaskSpec>& tasks) {
+std::string Simulation::Submit(const std::vector<dsl::TaskSpec>& tasks, const std::string& client) {
   dsl::PipelineSpec spec;
   spec.version = "1.0";
   spec.name = "sim";
@@ -108,10 +124,17 @@ std::string Simulation::Submit(const std::vector<dsl::TaskSpec>& tasks) {
   actors::SubmitRun s;
   s.pipeline_json = dsl::CanonicalJson(spec);
   s.pipeline_hash = dsl::ContentHash(spec);
-  auto run_id = sched_->Submit(std::move(s));
-  REQUIRE(run_id.ok());
-  sched_pending_ = true;
-  return *run_id;
+  const std::string run_id =
+      OnClientFrame(client, EncodeInternal(InternalType::kSubmitRun, std::move(s)));
+  SendSchedulerOutput();  // a refusal is answered at once
+  return run_id;
+}
+
+void Simulation::Leave(const std::string& id) {
+  SimWorker& w = *workers_.at(id);
+  w.core->Bye();
+  WorkerTurn(id);
+  workers_.erase(id);  // its process exits: sends to it fail from now on
 }
 
 void Simulation::Finish(const std::string& worker, const std::string& exec_id,
@@ -158,7 +181,7 @@ void Simulation::Deliver(SimWorker& w, const std::string& frame) {
 
 void Simulation::WorkerTurn(const std::string& id) {
   SimWorker& w = *workers_.at(id);
-  // As WorkerBody: frames from the coordinator, outcomes, Tick, send.
+  // As WorkerActor: frames from the coordinator, outcomes, Tick, send.
   while (!w.inbox.empty()) {
     std::string frame = std::move(w.inbox.front());
     w.inbox.pop_front();
@@ -176,39 +199,20 @@ void Simulation::WorkerTurn(const std::string& id) {
 // ---- dispatcher --------------------------------------------------------------
 
 void Simulation::DispatcherTurn() {
-  // As DispatcherBody: worker frames, the scheduler's and the reconciler's
+  // As DispatcherLoop: worker frames, the scheduler's and the reconciler's
   // messages, timers, placement, then the output.
   while (!disp_from_workers_.empty()) {
     auto [identity, frame] = std::move(disp_from_workers_.front());
     disp_from_workers_.pop_front();
     disp_->OnWorkerFrame(identity, frame.data(), frame.size(), &disp_out_);
   }
-  while (!disp_from_sched_.empty()) {
-    FromScheduler m = std::move(disp_from_sched_.front());
-    disp_from_sched_.pop_front();
-    if (auto* e = std::get_if<actors::Enqueue>(&m)) {
-      answer_ticket_ = std::max(answer_ticket_, e->ticket);
-      disp_->OnEnqueue(std::move(*e));
-    } else if (auto* a = std::get_if<actors::AdoptRunning>(&m)) {
-      disp_->OnAdopt(*a);
-    } else if (auto* r = std::get_if<actors::ReleaseDispatch>(&m)) {
-      disp_->OnRelease(*r, &disp_out_);
-    } else if (auto* k = std::get_if<actors::AckResults>(&m)) {
-      disp_->OnAcks(*k, &disp_out_);
-    } else if (auto* c = std::get_if<actors::CancelExecs>(&m)) {
-      disp_->OnCancel(*c, &disp_out_);
-    } else if (auto* p = std::get_if<actors::PausePlacement>(&m)) {
-      disp_->SetPlacementPaused(p->paused);
-    }
-  }
-  while (!disp_from_recon_.empty()) {
-    disp_->OnWorkerLost(disp_from_recon_.front(), &disp_out_);
-    disp_from_recon_.pop_front();
-  }
+  DispatcherInbox in{disp_.get(), &disp_out_, &answer_ticket_};
+  while (!disp_from_sched_.empty()) in.FromScheduler(PopFront(&disp_from_sched_));
+  while (!disp_from_recon_.empty()) in.FromReconciler(PopFront(&disp_from_recon_));
   const Micros now = clock_.Now();
   if (now >= next_beat_) {
     disp_->Heartbeat(&disp_out_);
-    recon_in_.emplace_back(disp_->Seen());
+    recon_from_disp_.push_back(EncodeInternal(InternalType::kWorkersSeen, disp_->Seen()));
     next_beat_ = now + options_.heartbeat.count() * kMicrosPerMilli;
   }
   if (now >= next_probe_) {
@@ -233,129 +237,160 @@ void Simulation::SendDispatcherOutput() {
   if (!disp_out_.placed.placed.empty() || answer_ticket_ != 0) {
     disp_out_.placed.ticket = answer_ticket_;
     answer_ticket_ = 0;
-    sched_from_disp_.emplace_back(std::move(disp_out_.placed));
+    sched_from_disp_.push_back(EncodeInternal(InternalType::kPlaced, disp_out_.placed));
   }
-  if (!disp_out_.started.items.empty()) sched_from_disp_.emplace_back(std::move(disp_out_.started));
-  if (!disp_out_.results.items.empty()) sched_from_disp_.emplace_back(std::move(disp_out_.results));
-  for (actors::WorkerGone& gone : disp_out_.gone) {
-    const bool stays = disp_->HasWorker(gone.worker_id);
-    const std::string id = gone.worker_id;
-    sched_from_disp_.emplace_back(std::move(gone));
-    if (stays) continue;
-    actors::WorkerLeft left;
-    left.worker_id = id;
-    recon_in_.emplace_back(std::move(left));
+  if (!disp_out_.started.items.empty()) {
+    sched_from_disp_.push_back(EncodeInternal(InternalType::kStartedBatch, disp_out_.started));
+  }
+  if (!disp_out_.results.items.empty()) {
+    sched_from_disp_.push_back(EncodeInternal(InternalType::kResultBatch, disp_out_.results));
+  }
+  for (const actors::LogFetched& fetched : disp_out_.logs) {
+    sched_from_disp_.push_back(EncodeInternal(InternalType::kLogFetched, fetched));
+  }
+  for (const actors::WorkerGone& gone : disp_out_.gone) {
+    sched_from_disp_.push_back(EncodeInternal(InternalType::kWorkerGone, gone));
+    if (disp_->HasWorker(gone.worker_id)) continue;  // executions handed back; it stays
+    recon_from_disp_.push_back(
+        EncodeInternal(InternalType::kWorkerLeft, actors::WorkerLeft{gone.worker_id}));
   }
   disp_out_.Clear();
 }
 
 // ---- scheduler ---------------------------------------------------------------
 
-void Simulation::FromDispatcherToScheduler(FromDispatcher& m) {
-  sched_pending_ = true;
-  if (auto* p = std::get_if<actors::Placed>(&m)) {
-    sched_->OnPlaced(*p);
-    placed_ticket_ = std::max(placed_ticket_, p->ticket);
-  } else if (auto* s = std::get_if<actors::StartedBatch>(&m)) {
-    sched_->OnStarted(*s);
-  } else if (auto* r = std::get_if<actors::ResultBatch>(&m)) {
-    sched_->OnResults(*r);
-  } else if (auto* g = std::get_if<actors::WorkerGone>(&m)) {
-    sched_->OnWorkerGone(*g);
+std::string Simulation::OnClientFrame(const std::string& identity, const std::string& frame) {
+  auto env = transport::DecodeEnvelope(frame.data(), frame.size(), actors::ClientLimits());
+  REQUIRE(env.ok());
+  REQUIRE(env->type == static_cast<uint16_t>(InternalType::kSubmitRun));
+  REQUIRE(actors::ClientRequestVersion(*env) == actors::kClientProtocolVersion);
+  actors::SubmitReply reply;
+  if (health_->failing()) {
+    // As SchedulerLoop::OnSubmit: not journaled, so refused, not held.
+    reply.code = static_cast<uint8_t>(StatusCode::kFull);
+    reply.error = "new runs are refused while the coordinator cannot write its journal: " +
+                  health_->Summary(clock_.Now());
+    sessions_->Reply(identity, InternalType::kSubmitReply, reply);
+    return "";
   }
+  auto submit = transport::BodyAs<actors::SubmitRun>(*env);
+  REQUIRE(submit.ok());
+  auto run_id = sched_->Submit(std::move(*submit));
+  REQUIRE(run_id.ok());
+  sessions_->Accepted(identity, *run_id);  // answered once the run is journaled
+  sched_pending_ = true;
+  submitted_.push_back(*run_id);
+  return *run_id;
 }
 
 void Simulation::SchedulerTurn() {
-  // As SchedulerBody: the dispatcher's and the reconciler's messages,
-  // timers, then the commit.
+  // As SchedulerLoop: the dispatcher's and the reconciler's messages,
+  // timers, then, when a commit may be tried, the commit.
+  SchedulerInbox in{sched_.get(), turn_.get(), sessions_.get()};
   while (!sched_from_disp_.empty()) {
-    FromDispatcher m = std::move(sched_from_disp_.front());
-    sched_from_disp_.pop_front();
-    FromDispatcherToScheduler(m);
+    in.FromDispatcher(PopFront(&sched_from_disp_));
+    sched_pending_ = true;
   }
   while (!sched_from_recon_.empty()) {
-    sched_->OnDeadlineExceeded(sched_from_recon_.front());
-    sched_from_recon_.pop_front();
+    in.FromReconciler(PopFront(&sched_from_recon_));
     sched_pending_ = true;
   }
   sched_->OnTimers();
-  CommitSchedulerTurn();
+  const Micros now = clock_.Now();
+  sessions_->ExpireLogs(now);
+  if (health_->RetryDue(now)) CommitSchedulerTurn();
+  SendSchedulerOutput();
 }
 
 bool Simulation::CommitSchedulerTurn(bool place_early) {
   // Place before commit: the READY executions staged so far go to the
-  // dispatcher with a ticket; it runs (here: one turn) and answers with what
-  // it placed at once, which joins this commit.
-  actors::Enqueue early;
-  if (place_early) sched_->TakeEnqueue(&early);
-  if (!early.execs.empty()) {
-    early.ticket = ++next_ticket_;
-    const uint64_t ticket = early.ticket;
-    disp_from_sched_.emplace_back(std::move(early));
-    DispatcherTurn();
-    while (!sched_from_disp_.empty()) {
-      FromDispatcher m = std::move(sched_from_disp_.front());
-      sched_from_disp_.pop_front();
-      FromDispatcherToScheduler(m);
+  // dispatcher with a ticket; it runs (here: one turn, so it always answers
+  // in time) and its answer joins this commit.
+  if (place_early && turn_->BeginEarlyPlacement(&sched_frames_)) {
+    for (std::string& frame : sched_frames_.to_dispatcher) {
+      disp_from_sched_.push_back(std::move(frame));
     }
-    CHECK(placed_ticket_ >= ticket);  // a ticket is always answered
+    sched_frames_.to_dispatcher.clear();
+    DispatcherTurn();
+    SchedulerInbox in{sched_.get(), turn_.get(), sessions_.get()};
+    while (!sched_from_disp_.empty()) in.FromDispatcher(PopFront(&sched_from_disp_));
+    CHECK_FALSE(turn_->AwaitingPlacement());  // a ticket is always answered
   }
-  Status flushed = sched_->Flush(&sched_out_);
-  if (!flushed.ok()) {
+  const bool committed = turn_->Commit(clock_.Now(), &sched_frames_);
+  if (committed) {
+    sched_pending_ = false;
+  } else {
     ++failed_commits_;
-    if (!commit_failing_) disp_from_sched_.emplace_back(actors::PausePlacement{true, ""});
-    commit_failing_ = true;
-    return false;
   }
-  sched_pending_ = false;
-  if (commit_failing_) disp_from_sched_.emplace_back(actors::PausePlacement{false, ""});
-  commit_failing_ = false;
-  // Released only now, in SchedulerBody's order.
-  actors::SchedulerOutbox& o = sched_out_;
-  if (!o.enqueue.execs.empty()) disp_from_sched_.emplace_back(std::move(o.enqueue));
-  if (!o.adopt.execs.empty()) disp_from_sched_.emplace_back(std::move(o.adopt));
-  if (!o.release.execs.empty()) disp_from_sched_.emplace_back(std::move(o.release));
-  if (!o.acks.acks.empty()) disp_from_sched_.emplace_back(std::move(o.acks));
-  if (!o.cancels.execs.empty()) disp_from_sched_.emplace_back(std::move(o.cancels));
-  if (!o.watch.deadlines.empty()) recon_in_.emplace_back(std::move(o.watch));
-  if (!o.unwatch.execs.empty()) recon_in_.emplace_back(std::move(o.unwatch));
-  for (const actors::RunFinished& f : o.finished) {
-    finished_[f.run_id] = static_cast<RunStatus>(f.status);
+  SendSchedulerOutput();
+  return committed;
+}
+
+void Simulation::SendSchedulerOutput() {
+  for (std::string& frame : sched_frames_.to_dispatcher) {
+    disp_from_sched_.push_back(std::move(frame));
   }
-  o.Clear();
-  return true;
+  for (std::string& frame : sched_frames_.to_reconciler) {
+    recon_from_sched_.push_back(std::move(frame));
+  }
+  sched_frames_.Clear();
+  for (actors::ClientFrame& f : sessions_->TakeFrames()) DeliverToClient(std::move(f));
+}
+
+void Simulation::DeliverToClient(actors::ClientFrame f) {
+  auto env = transport::DecodeEnvelope(f.frame.data(), f.frame.size(), actors::ClientLimits());
+  REQUIRE(env.ok());
+  const auto type = static_cast<InternalType>(env->type);
+  if (type == InternalType::kSubmitReply) {
+    auto reply = transport::BodyAs<actors::SubmitReply>(*env);
+    REQUIRE(reply.ok());
+    if (!reply->run_id.empty()) {
+      // A run id reaches its client only once the run is durable.
+      auto run = store_->GetRun(reply->run_id);
+      REQUIRE(run.ok());
+      CHECK(run->has_value());
+    }
+  }
+  to_clients_.push_back({std::move(f.identity), type, std::move(f.frame)});
+}
+
+std::vector<actors::SubmitReply> Simulation::SubmitReplies(const std::string& client) const {
+  std::vector<actors::SubmitReply> replies;
+  for (const ClientMessage& m : to_clients_) {
+    if (m.identity != client || m.type != InternalType::kSubmitReply) continue;
+    auto env = transport::DecodeEnvelope(m.frame.data(), m.frame.size(), actors::ClientLimits());
+    REQUIRE(env.ok());
+    auto reply = transport::BodyAs<actors::SubmitReply>(*env);
+    REQUIRE(reply.ok());
+    replies.push_back(std::move(*reply));
+  }
+  return replies;
 }
 
 // ---- reconciler --------------------------------------------------------------
 
 void Simulation::ReconcilerTurn() {
-  while (!recon_in_.empty()) {
-    ToReconciler m = std::move(recon_in_.front());
-    recon_in_.pop_front();
-    if (auto* s = std::get_if<actors::WorkersSeen>(&m)) {
-      recon_->OnWorkersSeen(*s);
-    } else if (auto* w = std::get_if<actors::WatchDeadlines>(&m)) {
-      recon_->OnWatch(*w);
-    } else if (auto* u = std::get_if<actors::Unwatch>(&m)) {
-      recon_->OnUnwatch(*u);
-    } else if (auto* l = std::get_if<actors::WorkerLeft>(&m)) {
-      recon_->OnWorkerLeft(*l);
-    }
-  }
-  for (actors::WorkerLost& lost : recon_->LostWorkers(clock_.Steady())) {
-    disp_from_recon_.push_back(std::move(lost));
+  // As ReconcilerLoop: the scheduler's messages, then the dispatcher's,
+  // then liveness (steady clock) and deadlines (wall clock).
+  ReconcilerInbox in{recon_.get()};
+  while (!recon_from_sched_.empty()) in.FromScheduler(PopFront(&recon_from_sched_));
+  while (!recon_from_disp_.empty()) in.FromDispatcher(PopFront(&recon_from_disp_));
+  for (const actors::WorkerLost& lost : recon_->LostWorkers(clock_.Steady())) {
+    disp_from_recon_.push_back(EncodeInternal(InternalType::kWorkerLost, lost));
   }
   actors::DeadlineExceeded expired = recon_->Expired(clock_.Now());
-  if (!expired.exceeded.empty()) sched_from_recon_.push_back(std::move(expired));
+  if (!expired.exceeded.empty()) {
+    sched_from_recon_.push_back(EncodeInternal(InternalType::kDeadlineExceeded, expired));
+  }
 }
 
 // ---- driving -------------------------------------------------------------------
 
 bool Simulation::Idle() const {
-  if (sched_pending_ || !disp_from_workers_.empty() || !disp_from_sched_.empty() ||
-      !disp_from_recon_.empty() || !sched_from_disp_.empty() || !sched_from_recon_.empty() ||
-      !recon_in_.empty()) {
-    return false;
+  if (sched_pending_ || !disp_from_workers_.empty()) return false;
+  for (const auto* q : {&disp_from_sched_, &disp_from_recon_, &sched_from_disp_, &sched_from_recon_,
+                        &recon_from_sched_, &recon_from_disp_}) {
+    if (!q->empty()) return false;
   }
   for (const auto& [id, w] : workers_) {
     if (!w->inbox.empty() || !w->core->outbox().empty()) return false;
@@ -391,5 +426,15 @@ std::optional<storage::ExecutionRecord> Simulation::Execution(const std::string&
 void Simulation::FillStore() { store_->FailCommits(); }
 
 void Simulation::FreeStore() { store_->Heal(); }
+
+std::map<std::string, RunStatus> Simulation::finished_runs() {
+  std::map<std::string, RunStatus> finished;
+  for (const std::string& run_id : submitted_) {
+    auto run = store_->GetRun(run_id);
+    REQUIRE(run.ok());
+    if (run->has_value() && IsFinal((*run)->status)) finished[run_id] = (*run)->status;
+  }
+  return finished;
+}
 
 }  // namespace apollo11::sim

@@ -8,26 +8,34 @@
 // them until nothing is left to do (RunUntilIdle), and moves time by hand.
 //
 // Each turn mirrors one iteration of that actor's loop in actors/ (the order
-// in which it reads its inputs and sends its outputs). The scheduler's
-// place-before-commit turn protocol is in CommitSchedulerTurn alone.
+// in which it reads its inputs and sends its outputs). The scheduler's turn
+// protocol is the production one: actors::SchedulerTurn with a JournalHealth
+// (commit retries back off) and ClientSessions (client replies held until
+// the commit). Messages between the coordinator's actors travel encoded, as
+// on the loops' PAIR links, and are routed by handler tables like the
+// loops' (tests/sim/sim_routes.h).
 //
-// Two invariants are checked on every delivery to a worker: a DISPATCH
-// arrives only when its READY -> RUNNING is durable in the store, and an ACK
-// only when the result it acknowledges is.
+// Invariants checked on every delivery: a DISPATCH reaches a worker only when
+// its READY -> RUNNING is durable in the store, an ACK only when the result
+// it acknowledges is, and a SubmitReply with a run id reaches its client only
+// when the run is.
 
 #include <deque>
 #include <map>
 #include <memory>
 #include <string>
-#include <variant>
 #include <vector>
 
+#include "actors/client_sessions.h"
 #include "actors/dispatcher_core.h"
+#include "actors/journal_health.h"
 #include "actors/reconciler_core.h"
 #include "actors/scheduler_core.h"
+#include "actors/scheduler_turn.h"
 #include "actors/worker_core.h"
 #include "common/clock.h"
 #include "dsl/pipeline.h"
+#include "engine/random_source.h"
 #include "storage/faulty_run_store.h"
 #include "storage/memory_run_store.h"
 #include "tests/executor/fake_task_runner.h"
@@ -40,6 +48,15 @@ struct SimOptions {
   Millis reconcile_interval{1000};  // the dispatcher's PROBE period
   Millis claim_window{400};         // after a restart, see SchedulerOptions
   uint32_t max_requeues = 3;
+  actors::JournalHealthOptions journal;  // the commit retry back-off
+  uint64_t seed = 1;                     // run ids and retry jitter
+};
+
+// A frame the scheduler sent to a client.
+struct ClientMessage {
+  std::string identity;
+  actors::InternalType type;
+  std::string frame;
 };
 
 // One simulated worker: a WorkerCore over a fake runner.
@@ -64,9 +81,14 @@ class Simulation {
   SimWorker& AddWorker(const std::string& id, uint32_t slots = 1);
   SimWorker& worker(const std::string& id) { return *workers_.at(id); }
 
-  // Submits a run of `tasks` (shell tasks by default) as a client would; the
-  // next scheduler turn commits it. Returns the run id.
-  std::string Submit(const std::vector<dsl::TaskSpec>& tasks);
+  // Client `client` sends a SubmitRun of `tasks` (shell tasks by default),
+  // which the scheduler takes at once, as the start of its next turn does.
+  // Returns the run id the scheduler gave it, or "" when it refused it (its
+  // SubmitReply then is in client_messages() already). An accepted run is
+  // answered after the commit that holds it.
+  std::string Submit(const std::vector<dsl::TaskSpec>& tasks, const std::string& client = "client");
+  // Worker `id` says BYE and exits: its connection is gone afterwards.
+  void Leave(const std::string& id);
   // Ends the running attempt of `exec_id` on `worker` (via its runner) and
   // runs the worker's turn, which reports it.
   void Finish(const std::string& worker, const std::string& exec_id,
@@ -83,9 +105,10 @@ class Simulation {
   // Moves both clocks by `by` in steps of `step`, running until idle after each.
   void AdvanceBy(Millis by, Millis step);
 
-  // Stops the coordinator (its three cores and their mailboxes) and starts a
-  // new one on the same store: new epoch, recovery, claim window. Workers
-  // keep running and find out through their heartbeats.
+  // Stops the coordinator (its three cores, the scheduler's turn, journal
+  // health and client sessions, and their mailboxes) and starts a new one on
+  // the same store: new epoch, recovery, claim window. Workers keep running
+  // and find out through their heartbeats; clients' subscriptions are lost.
   void RestartCoordinator();
 
   // The durable state of one execution (nullopt when none).
@@ -102,67 +125,68 @@ class Simulation {
   // Scheduler commits that failed, and ACK frames delivered to workers.
   size_t failed_commits() const { return failed_commits_; }
   size_t acks_delivered() const { return acks_delivered_; }
-  // Runs that ended, by run id: their RunStatus.
-  const std::map<std::string, RunStatus>& finished_runs() const { return finished_; }
+  // Runs submitted here whose end is durable, by run id: their RunStatus.
+  std::map<std::string, RunStatus> finished_runs();
+  // Every frame the scheduler sent to a client, in order.
+  const std::vector<ClientMessage>& client_messages() const { return to_clients_; }
+  // The SubmitReplies `client` received, in order.
+  std::vector<actors::SubmitReply> SubmitReplies(const std::string& client = "client") const;
   // Every DISPATCH delivered to a worker, in order: (worker id, attempt).
   const std::vector<std::pair<std::string, transport::ExecRef>>& dispatches() const {
     return dispatches_;
   }
 
  private:
-  using FromScheduler =
-      std::variant<actors::Enqueue, actors::AdoptRunning, actors::ReleaseDispatch,
-                   actors::AckResults, actors::CancelExecs, actors::PausePlacement>;
-  using FromDispatcher =
-      std::variant<actors::Placed, actors::StartedBatch, actors::ResultBatch, actors::WorkerGone>;
-  using ToReconciler = std::variant<actors::WorkersSeen, actors::WorkerLeft, actors::WatchDeadlines,
-                                    actors::Unwatch>;
-
   // The store the scheduler commits to: an in-memory RunStore behind a
   // fault injector.
   void OpenStore();
   void StartCoordinator();
-  // The scheduler's turn protocol (actors/coordinator.cc SchedulerBody's
-  // flush): hands the turn's READY executions to the dispatcher with a
-  // ticket and lets it place them before the commit, commits once, and only
-  // then releases the staged messages, in order. A failed commit releases
-  // nothing. Returns whether the commit succeeded. Without `place_early`
-  // (the first commit after start), nothing is placed before it.
+  // A client frame, as SchedulerLoop::OnClientFrame and OnSubmit take it
+  // (only SubmitRun is modelled). Returns the accepted run id or "".
+  std::string OnClientFrame(const std::string& identity, const std::string& frame);
+  // The end of the scheduler's turn (SchedulerLoop::Flush): early placement
+  // with one dispatcher turn to answer it, the commit through SchedulerTurn,
+  // then the output. Returns whether the commit succeeded.
   bool CommitSchedulerTurn(bool place_early = true);
-  void FromDispatcherToScheduler(FromDispatcher& m);
-  // Routes the dispatcher's output as DispatcherBody does.
+  // Delivers what the scheduler released (SchedulerLoop::SendOut).
+  void SendSchedulerOutput();
+  // Routes the dispatcher's output as DispatcherLoop::SendOut does.
   void SendDispatcherOutput();
   void Deliver(SimWorker& w, const std::string& frame);
+  void DeliverToClient(actors::ClientFrame f);
   bool Idle() const;
 
   SimOptions options_;
   FakeClock clock_;
+  std::unique_ptr<engine::RandomSource> random_;  // the schedulers' (see SimOptions::seed)
   std::unique_ptr<storage::MemoryRunStore> memory_;
   std::unique_ptr<storage::FaultyRunStore> store_;
   uint64_t epoch_ = 0;
+  // The coordinator; the turn refers to the core, health and sessions.
   std::unique_ptr<actors::SchedulerCore> sched_;
+  std::unique_ptr<actors::JournalHealth> health_;
+  std::unique_ptr<actors::ClientSessions> sessions_;
+  std::unique_ptr<actors::SchedulerTurn> turn_;
   std::unique_ptr<actors::DispatcherCore> disp_;
   std::unique_ptr<actors::ReconcilerCore> recon_;
   std::map<std::string, std::unique_ptr<SimWorker>> workers_;
 
-  // Mailboxes.
+  // Mailboxes: encoded internal messages, one per link, as the PAIR sockets.
   std::deque<std::pair<std::string, std::string>> disp_from_workers_;  // identity, frame
-  std::deque<FromScheduler> disp_from_sched_;
-  std::deque<actors::WorkerLost> disp_from_recon_;
-  std::deque<FromDispatcher> sched_from_disp_;
-  std::deque<actors::DeadlineExceeded> sched_from_recon_;
-  std::deque<ToReconciler> recon_in_;
+  std::deque<std::string> disp_from_sched_, disp_from_recon_;
+  std::deque<std::string> sched_from_disp_, sched_from_recon_;
+  std::deque<std::string> recon_from_sched_, recon_from_disp_;
 
   // Actor-loop state kept between turns, as the loops keep it.
   bool sched_pending_ = false;  // something was staged since the last commit
-  bool commit_failing_ = false;
-  uint64_t next_ticket_ = 0, placed_ticket_ = 0, answer_ticket_ = 0;
+  uint64_t answer_ticket_ = 0;  // the dispatcher's (DispatcherLoop::answer_ticket_)
   Micros next_beat_ = 0, next_probe_ = 0;
   actors::DispatcherOutput disp_out_;
-  actors::SchedulerOutbox sched_out_;
+  actors::InternalFrames sched_frames_;
 
   size_t failed_commits_ = 0, acks_delivered_ = 0;
-  std::map<std::string, RunStatus> finished_;
+  std::vector<std::string> submitted_;  // accepted run ids
+  std::vector<ClientMessage> to_clients_;
   std::vector<std::pair<std::string, transport::ExecRef>> dispatches_;
 };
 
