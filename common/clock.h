@@ -44,16 +44,32 @@ class SystemClock final : public Clock {
   }
 };
 
-// A clock that only moves when told to; for tests.
+// A clock that only moves when told to; for tests. Steady() starts at the
+// same value as Now() so that tests written against one clock read alike.
 class FakeClock final : public Clock {
  public:
-  explicit FakeClock(Micros start = 1'700'000'000 * kMicrosPerSecond) : now_(start) {}
+  explicit FakeClock(Micros start = 1'700'000'000 * kMicrosPerSecond)
+      : now_(start), steady_(start) {}
   Micros Now() const override { return now_.load(); }
-  void Advance(Micros delta) { now_ += delta; }
-  void Set(Micros t) { now_ = t; }
+  Micros Steady() const override { return steady_.load(); }
+  // Moves both clocks forward by `delta` (>= 0).
+  void Advance(Micros delta) {
+    now_ += delta;
+    steady_ += delta;
+  }
+  // Sets the wall clock to `t`; the steady clock moves by the same amount
+  // when that is forward, and stays put otherwise.
+  void Set(Micros t) {
+    const Micros delta = t - now_.load();
+    now_ = t;
+    if (delta > 0) steady_ += delta;
+  }
+  // Steps the wall clock alone (an NTP or operator step); Steady() stays.
+  void StepWall(Micros delta) { now_ += delta; }
 
  private:
   std::atomic<Micros> now_;
+  std::atomic<Micros> steady_;
 };
 
 // "2026-11-29T09:36:49.123Z" for humans and JSON.
