@@ -11,6 +11,7 @@
 #include "common/ids.h"
 #include "common/log_event.h"
 #include "dsl/pipeline_json.h"
+#include "dsl/task_fields.h"
 #include "engine/placement.h"
 
 namespace apollo11::actors {
@@ -718,26 +719,14 @@ void SchedulerCore::StageDispatch(RunCtx& run, int task) {
   d.idempotency_key = ExpandKey(spec.idempotency_key, run.run_id, spec.id, run.record.params);
   if (spec.timeout) d.deadline = q.ready_at + spec.timeout->count() * kMicrosPerMilli;
   transport::TaskPayload& p = d.task;
+  dsl::CopyWireFields(spec, &p);
   p.type = static_cast<uint8_t>(spec.type);
-  p.command = spec.command;
-  p.workdir = spec.workdir;
-  p.script = spec.script;
-  p.args = spec.args;
-  p.url = spec.url;
-  p.method = spec.method;
-  p.headers = spec.headers;
-  p.body = spec.body;
-  p.expect_status.assign(spec.expect_status.begin(), spec.expect_status.end());
-  p.db_host = spec.db_host;
-  p.sql = spec.sql;
   p.timeout_ms = spec.timeout ? spec.timeout->count() : 0;
   p.kill_grace_ms = options_.kill_grace.count();
-  p.precheck = spec.precheck;
   p.run_precheck = !spec.precheck.empty() && run.dag->requeues(task) > 0;
-  p.run_id = run.run_id;
-  p.task_id = spec.id;
-  if (spec.type != dsl::TaskType::kNoop) {
-    p.env = spec.env;
+  if (spec.type == dsl::TaskType::kNoop) {
+    p.env.clear();
+  } else {
     p.env["APOLLO11_RUN_ID"] = run.run_id;
     p.env["APOLLO11_TASK_ID"] = spec.id;
     p.env["APOLLO11_EXECUTION_ID"] = rec.exec_id;

@@ -8,6 +8,7 @@
 #include "common/log_event.h"
 #include "common/log_scan.h"
 #include "dsl/pipeline.h"
+#include "dsl/task_fields.h"
 
 namespace apollo11::actors {
 namespace {
@@ -302,20 +303,10 @@ void WorkerCore::OnDispatch(transport::Dispatch&& d) {
   executor::ExecRequest req;
   req.exec_id = d.exec_id;
   req.attempt = d.attempt;
+  dsl::CopyWireFields(p, &req);
   req.type = static_cast<dsl::TaskType>(p.type);
-  req.command = p.command;
-  req.workdir = p.workdir;
-  req.script = p.script;
-  req.args = p.args;
-  req.url = p.url;
-  req.method = p.method;
-  req.headers = p.headers;
-  req.body = p.body;
-  req.expect_status.assign(p.expect_status.begin(), p.expect_status.end());
-  req.env = p.env;
   req.timeout = Millis(p.timeout_ms);
   req.kill_grace = Millis(p.kill_grace_ms);
-  req.precheck = p.precheck;
   req.run_precheck = p.run_precheck;
 
   const Micros now = clock_->Now();
