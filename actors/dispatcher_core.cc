@@ -52,13 +52,21 @@ void DispatcherCore::Send(const std::string& identity, transport::MsgType type, 
 
 void DispatcherCore::OnWorkerFrame(const std::string& identity, const void* data, size_t size,
                                    DispatcherOutput* out) {
-  auto envelope = transport::DecodeEnvelope(data, size);
-  if (!envelope.ok()) {
+  transport::Envelope decoded;
+  Status decode = transport::DecodeEnvelopeInto(data, size, &decoded);
+  if (!decode.ok()) {
     ++dropped_frames_;
-    spdlog::warn("dropped a malformed frame from peer {} ({} bytes): {}", Printable(identity), size,
-                 envelope.status().message());
+    if (!transport::IsOtherProtocolVersion(decoded)) {
+      spdlog::warn("dropped a malformed frame from peer {} ({} bytes): {}", Printable(identity),
+                   size, decode.message());
+    } else if (other_version_peers_.insert(identity).second) {  // once per peer
+      spdlog::error("peer {} speaks another protocol version; its frames are dropped: {}",
+                    Printable(identity), decode.message());
+    }
     return;
   }
+  if (!other_version_peers_.empty()) other_version_peers_.erase(identity);
+  const transport::Envelope* envelope = &decoded;
   const Micros now = clock_->Now();
   const auto type = static_cast<transport::MsgType>(envelope->type);
   auto it = workers_.find(identity);
@@ -79,7 +87,6 @@ void DispatcherCore::OnWorkerFrame(const std::string& identity, const void* data
       std::unordered_map<std::string, uint32_t> still;
       for (const auto& ref : hello->running) still[ref.exec_id] = ref.attempt;
       transport::Probe probe;
-      probe.epoch = options_.epoch;
       for (const auto& [exec_id, attempt] : it->second.running) {
         auto st = still.find(exec_id);
         if (st != still.end() && st->second == attempt) continue;
@@ -116,7 +123,6 @@ void DispatcherCore::OnWorkerFrame(const std::string& identity, const void* data
     }
     transport::Heartbeat hb;
     hb.epoch = options_.epoch;
-    hb.sent_at = now;
     Send(identity, transport::MsgType::kHeartbeat, hb, out);
     for (const transport::Probe& probe : rejoin_probes) {
       Send(identity, transport::MsgType::kProbe, probe, out);
@@ -137,7 +143,6 @@ void DispatcherCore::OnWorkerFrame(const std::string& identity, const void* data
     }
     transport::Heartbeat hb;
     hb.epoch = options_.epoch;
-    hb.sent_at = now;
     hb.registered = false;
     Send(identity, transport::MsgType::kHeartbeat, hb, out);
     return;
@@ -547,7 +552,6 @@ Micros DispatcherCore::GaugesDue() const {
 void DispatcherCore::Heartbeat(DispatcherOutput* out) {
   transport::Heartbeat hb;
   hb.epoch = options_.epoch;
-  hb.sent_at = clock_->Now();
   for (auto& [id, w] : workers_) Send(id, transport::MsgType::kHeartbeat, hb, out);
 }
 
@@ -555,7 +559,6 @@ void DispatcherCore::Probe(DispatcherOutput* out) {
   for (auto& [id, w] : workers_) {
     if (w.running.empty()) continue;
     transport::Probe probe;
-    probe.epoch = options_.epoch;
     for (const auto& [exec_id, attempt] : w.running) {
       if (reserved_.count(exec_id) == 0) probe.execs.push_back({exec_id, attempt});  // not sent yet
     }

@@ -716,8 +716,8 @@ void SchedulerCore::StageDispatch(RunCtx& run, int task) {
   d.exec_id = rec.exec_id;
   d.attempt = run.dag->attempt(task);
   d.trace_id = run.trace_id;
-  d.idempotency_key = ExpandKey(spec.idempotency_key, run.run_id, spec.id, run.record.params);
-  if (spec.timeout) d.deadline = q.ready_at + spec.timeout->count() * kMicrosPerMilli;
+  const std::string idempotency_key =
+      ExpandKey(spec.idempotency_key, run.run_id, spec.id, run.record.params);
   transport::TaskPayload& p = d.task;
   dsl::CopyWireFields(spec, &p);
   p.type = static_cast<uint8_t>(spec.type);
@@ -732,7 +732,7 @@ void SchedulerCore::StageDispatch(RunCtx& run, int task) {
     p.env["APOLLO11_EXECUTION_ID"] = rec.exec_id;
     p.env["APOLLO11_ATTEMPT"] = std::to_string(d.attempt);
     p.env["APOLLO11_TRACE_ID"] = d.trace_id;
-    p.env["APOLLO11_IDEMPOTENCY_KEY"] = d.idempotency_key;
+    p.env["APOLLO11_IDEMPOTENCY_KEY"] = idempotency_key;
     p.env["APOLLO11_PIPELINE"] = run.spec().name;
     for (const auto& [name, value] : run.record.params) {
       p.env["APOLLO11_PARAM_" + Upper(name)] = value;

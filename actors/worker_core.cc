@@ -47,9 +47,7 @@ WorkerCore::WorkerCore(executor::Executor* executor, const Clock* clock, WorkerO
     return;
   }
   for (const auto& [key, frame] : *stored) {
-    auto envelope = transport::DecodeEnvelope(frame.data(), frame.size());
-    auto result = envelope.ok() ? transport::BodyAs<transport::ResultMsg>(*envelope)
-                                : Result<transport::ResultMsg>(envelope.status());
+    auto result = transport::DecodeStoredResult(frame.data(), frame.size());
     if (!result.ok()) {
       spdlog::warn("worker {}: dropped an unreadable outbox entry: {}", options_.worker_id,
                    result.status().message());
@@ -105,11 +103,9 @@ void WorkerCore::SendCredit(uint32_t n) {
 
 void WorkerCore::Hello() {
   transport::Hello hello;
-  hello.worker_id = options_.worker_id;
   hello.group = options_.group;
   hello.slots = options_.slots;
   hello.labels = options_.labels;
-  hello.epoch_seen = epoch_seen_;
   for (const auto& [key, entry] : entries_) {
     if (!entry.finished) hello.running.push_back({key.first, key.second});
   }
@@ -333,7 +329,7 @@ void WorkerCore::OnDispatch(transport::Dispatch&& d) {
     LogEvent(spdlog::level::info, "started",
              {{"exec_id", d.exec_id}, {"attempt", d.attempt}, {"trace_id", d.trace_id}},
              "{} attempt {} started", d.exec_id, d.attempt);
-    transport::Started started{d.exec_id, d.attempt, now, 0};
+    transport::Started started{d.exec_id, d.attempt, now};
     Send(transport::MsgType::kStarted, started);
   }
 }
@@ -424,11 +420,6 @@ bool WorkerCore::Tick() {
   if (now - last_heartbeat_ >= interval) {
     transport::Heartbeat hb;
     hb.epoch = epoch_seen_;
-    hb.sent_at = now;
-    hb.load = options_.slots ? static_cast<double>(executor_->running()) / options_.slots : 0;
-    for (const auto& [key, entry] : entries_) {
-      if (!entry.finished) hb.running.push_back({key.first, key.second});
-    }
     Send(transport::MsgType::kHeartbeat, hb);
     last_heartbeat_ = now;
   }
@@ -467,7 +458,7 @@ void WorkerCore::StartDrain() {
 
 bool WorkerCore::Drained() const { return draining_ && entries_.empty(); }
 
-void WorkerCore::Bye() { Send(transport::MsgType::kBye, transport::Bye{options_.worker_id}); }
+void WorkerCore::Bye() { Send(transport::MsgType::kBye, transport::Bye{}); }
 
 size_t WorkerCore::unacked_results() const {
   size_t n = 0;
