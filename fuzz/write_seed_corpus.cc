@@ -64,10 +64,12 @@ bool WriteFrames(const fs::path& dir, const std::string& pipeline_json) {
   http.expect_status = {200, 204};
   transport::Dispatch dispatch_http{"r1.fetch", 2, http, "trace1", 3};
   transport::ResultMsg result{
-      "r1.greet",      1, 1, 75, true, "partial output\n", "exit code 75", 1700000000000000,
-      1700000001000000};
+      "r1.greet",       1,       1, 75, true, "partial output\n", "exit code 75", 1700000000000000,
+      1700000001000000, "oops\n"};
   transport::Heartbeat heartbeat{3, false};
   transport::ProbeReply reply{{{"r1.greet", 1, 1}, {"r1.clean", 2, 0}}};
+  actors::QueryReply query_reply;
+  query_reply.json = "{\"runs\":[]}";
   bool ok =
       WriteFrame(dir, "hello", ToWire(MsgType::kHello), hello) &&
       WriteFrame(dir, "credit", ToWire(MsgType::kCredit), transport::Credit{8}) &&
@@ -97,8 +99,7 @@ bool WriteFrames(const fs::path& dir, const std::string& pipeline_json) {
               actors::CancelRun{"r1", "operator asked"}) &&
        client("client_query", InternalType::kQuery, actors::Query{"explain", "r1", "greet", 20}) &&
        client("client_submit_reply", InternalType::kSubmitReply, actors::SubmitReply{"r1", ""}) &&
-       client("client_query_reply", InternalType::kQueryReply,
-              actors::QueryReply{"", "{\"runs\":[]}"}) &&
+       client("client_query_reply", InternalType::kQueryReply, query_reply) &&
        client("client_run_progress", InternalType::kRunProgress,
               actors::RunProgress{"r1", {1, 0, 2, 3, 0, 0, 0, 0, 0}}) &&
        client("client_run_finished", InternalType::kRunFinished,
@@ -173,8 +174,9 @@ bool WriteDispatcherPrograms(const fs::path& dir) {
   AppendStep(&life, S::kEnqueue, 1);
   AppendStep(&life, S::kPlace, 0);
   AppendStep(&life, S::kFrame, 0, Frame(MsgType::kStarted, transport::Started{"r1.t0", 1, 5}));
-  AppendStep(&life, S::kFrame, 0,
-             Frame(MsgType::kResult, transport::ResultMsg{"r1.t0", 1, 0, 0, true, "ok", "", 5, 6}));
+  AppendStep(
+      &life, S::kFrame, 0,
+      Frame(MsgType::kResult, transport::ResultMsg{"r1.t0", 1, 0, 0, true, "ok", "", 5, 6, ""}));
   AppendStep(&life, S::kAck, 0);
   AppendStep(&life, S::kFrame, 0, Frame(MsgType::kHeartbeat, transport::Heartbeat{1, true}));
   AppendStep(&life, S::kProbe, 0);
@@ -191,8 +193,9 @@ bool WriteDispatcherPrograms(const fs::path& dir) {
              Frame(MsgType::kHello, transport::Hello{"", 4, {}, {t0, {"r1.t1", 1}}}));
   AppendStep(&recovery, S::kAdvance, 50);
   AppendStep(&recovery, S::kPlace, 0);
-  AppendStep(&recovery, S::kFrame, 1,
-             Frame(MsgType::kResult, transport::ResultMsg{"r1.t0", 1, 1, 3, true, "", "x", 1, 2}));
+  AppendStep(
+      &recovery, S::kFrame, 1,
+      Frame(MsgType::kResult, transport::ResultMsg{"r1.t0", 1, 1, 3, true, "", "x", 1, 2, ""}));
 
   std::string lost;
   AppendStep(&lost, S::kFrame, 1, Frame(MsgType::kHello, transport::Hello{"etl", 1, {"gpu"}, {}}));
