@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "dsl/task_fields.h"
+
 namespace apollo11::actors {
 namespace {
 
@@ -57,40 +59,31 @@ QueuedExec DispatchBuilder::Build(const SchedulerRun& run, int task, Micros read
   d.exec_id = rec.exec_id;
   d.attempt = run.dag->attempt(task);
   d.trace_id = run.trace_id;
-  d.idempotency_key = ExpandKey(spec.idempotency_key, run.run_id, spec.id, run.record.params);
-  if (spec.timeout) d.deadline = q.ready_at + spec.timeout->count() * kMicrosPerMilli;
+  const std::string idempotency_key =
+      ExpandKey(spec.idempotency_key, run.run_id, spec.id, run.record.params);
   transport::TaskPayload& p = d.task;
+  dsl::CopyWireFields(spec, &p);  // the fields the task list marks for the wire
   p.type = static_cast<uint8_t>(spec.type);
-  p.command = spec.command;
-  p.workdir = spec.workdir;
-  p.script = spec.script;
-  p.args = spec.args;
-  p.url = spec.url;
-  p.method = spec.method;
-  p.headers = spec.headers;
-  p.body = spec.body;
-  p.expect_status.assign(spec.expect_status.begin(), spec.expect_status.end());
-  p.db_host = spec.db_host;
-  p.sql = spec.sql;
   p.timeout_ms = spec.timeout ? spec.timeout->count() : 0;
   p.kill_grace_ms = kill_grace_.count();
-  p.precheck = spec.precheck;
   p.run_precheck = !spec.precheck.empty() && run.dag->requeues(task) > 0;
-  p.run_id = run.run_id;
-  p.task_id = spec.id;
-  if (spec.type != dsl::TaskType::kNoop) FillEnv(run, spec, d, &p);
+  if (spec.type == dsl::TaskType::kNoop) {
+    p.env.clear();  // a noop runs nothing: no environment to send
+  } else {
+    FillEnv(run, spec, d, idempotency_key, &p);
+  }
   return q;
 }
 
 void DispatchBuilder::FillEnv(const SchedulerRun& run, const dsl::TaskSpec& spec,
-                              const transport::Dispatch& d, transport::TaskPayload* p) const {
-  p->env = spec.env;
+                              const transport::Dispatch& d, const std::string& idempotency_key,
+                              transport::TaskPayload* p) const {
   p->env["APOLLO11_RUN_ID"] = run.run_id;
   p->env["APOLLO11_TASK_ID"] = spec.id;
   p->env["APOLLO11_EXECUTION_ID"] = d.exec_id;
   p->env["APOLLO11_ATTEMPT"] = std::to_string(d.attempt);
   p->env["APOLLO11_TRACE_ID"] = d.trace_id;
-  p->env["APOLLO11_IDEMPOTENCY_KEY"] = d.idempotency_key;
+  p->env["APOLLO11_IDEMPOTENCY_KEY"] = idempotency_key;
   p->env["APOLLO11_PIPELINE"] = run.spec().name;
   for (const auto& [name, value] : run.record.params) {
     p->env["APOLLO11_PARAM_" + Upper(name)] = value;

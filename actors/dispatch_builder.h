@@ -34,7 +34,7 @@ class DispatchBuilder {
  private:
   // The APOLLO11_* variables and upstream outputs of a task that runs a process.
   void FillEnv(const SchedulerRun& run, const dsl::TaskSpec& spec, const transport::Dispatch& d,
-               transport::TaskPayload* p) const;
+               const std::string& idempotency_key, transport::TaskPayload* p) const;
 
   Millis kill_grace_;
   size_t output_env_cap_;

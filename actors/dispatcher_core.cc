@@ -55,13 +55,21 @@ void DispatcherCore::Send(const std::string& identity, transport::MsgType type, 
 
 void DispatcherCore::OnWorkerFrame(const std::string& identity, const void* data, size_t size,
                                    DispatcherOutput* out) {
-  auto envelope = transport::DecodeEnvelope(data, size);
-  if (!envelope.ok()) {
+  transport::Envelope decoded;
+  Status decode = transport::DecodeEnvelopeInto(data, size, &decoded);
+  if (!decode.ok()) {
     ++dropped_frames_;
-    spdlog::warn("dropped a malformed frame from peer {} ({} bytes): {}", Printable(identity), size,
-                 envelope.status().message());
+    if (!transport::IsOtherProtocolVersion(decoded)) {
+      spdlog::warn("dropped a malformed frame from peer {} ({} bytes): {}", Printable(identity),
+                   size, decode.message());
+    } else if (other_version_peers_.insert(identity).second) {  // once per peer
+      spdlog::error("peer {} speaks another protocol version; its frames are dropped: {}",
+                    Printable(identity), decode.message());
+    }
     return;
   }
+  if (!other_version_peers_.empty()) other_version_peers_.erase(identity);
+  const transport::Envelope* envelope = &decoded;
   auto it = workers_.find(identity);
   Worker* w = it == workers_.end() ? nullptr : &it->second;
   const WorkerState state = w ? WorkerState::kRegistered : WorkerState::kUnregistered;
@@ -142,7 +150,6 @@ void DispatcherCore::Refuse(const Frame& f, WorkerState state, WorkerAction acti
 void DispatcherCore::AskHello(const std::string& identity, DispatcherOutput* out) {
   transport::Heartbeat hb;
   hb.epoch = options_.epoch;
-  hb.sent_at = clock_->Now();
   hb.registered = false;
   Send(identity, transport::MsgType::kHeartbeat, hb, out);
 }
@@ -184,7 +191,6 @@ bool DispatcherCore::OnHello(const Frame& f, DispatcherOutput* out) {
   }
   transport::Heartbeat hb;
   hb.epoch = options_.epoch;
-  hb.sent_at = now;
   Send(identity, transport::MsgType::kHeartbeat, hb, out);
   for (const transport::Probe& probe : rejoin_probes) {
     Send(identity, transport::MsgType::kProbe, probe, out);
@@ -202,7 +208,6 @@ std::vector<transport::Probe> DispatcherCore::RejoinProbes(Worker& w,
   std::unordered_map<std::string, uint32_t> still;
   for (const auto& ref : hello.running) still[ref.exec_id] = ref.attempt;
   transport::Probe probe;
-  probe.epoch = options_.epoch;
   for (const auto& [exec_id, attempt] : w.running) {
     auto st = still.find(exec_id);
     if (st != still.end() && st->second == attempt) continue;
@@ -555,7 +560,6 @@ Micros DispatcherCore::GaugesDue() const {
 void DispatcherCore::Heartbeat(DispatcherOutput* out) {
   transport::Heartbeat hb;
   hb.epoch = options_.epoch;
-  hb.sent_at = clock_->Now();
   for (auto& [id, w] : workers_) Send(id, transport::MsgType::kHeartbeat, hb, out);
 }
 
@@ -563,7 +567,6 @@ void DispatcherCore::Probe(DispatcherOutput* out) {
   for (auto& [id, w] : workers_) {
     if (w.running.empty()) continue;
     transport::Probe probe;
-    probe.epoch = options_.epoch;
     for (const auto& [exec_id, attempt] : w.running) {
       if (reserved_.count(exec_id) == 0) probe.execs.push_back({exec_id, attempt});  // not sent yet
     }

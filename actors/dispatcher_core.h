@@ -192,6 +192,7 @@ class DispatcherCore {
   std::unordered_map<std::string, Reservation> reserved_;  // exec id -> placed, not yet sent
   uint64_t dropped_frames_ = 0;
   uint64_t refused_frames_ = 0;
+  std::unordered_set<std::string> other_version_peers_;  // told once that their version differs
   // Losses per worker id (not BYE), kept after the worker is forgotten so
   // that `apollo11 workers` shows a flapping worker when it rejoins. One
   // entry per id ever lost: bounded by the fleet.

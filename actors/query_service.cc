@@ -1,3 +1,4 @@
+#include "storage/records.h"
 #include "actors/query_service.h"
 
 #include <chrono>
@@ -301,15 +302,10 @@ Result<LogFetchPlan> QueryService::PlanLogFetchOrThrow(const Query& q) const {
   if (attempt == 0) return Status::NotFound(q.id + " never ran: it has no logs");
   std::string worker = attempt == e.attempt ? e.worker_id : "";
   if (attempt != e.attempt) {
-    // An older attempt: its worker is named in its READY -> RUNNING reason.
+    // An older attempt: its worker is on its READY -> RUNNING transition.
     auto history = journal_->HistoryOfExecution(q.id);
     if (!history.ok()) return history.status();
-    const std::string prefix = "dispatched to worker ";
-    for (const storage::TransitionRecord& t : *history) {
-      if (t.attempt == attempt && t.to == TaskState::kRunning && t.reason.rfind(prefix, 0) == 0) {
-        worker = t.reason.substr(prefix.size());
-      }
-    }
+    worker = storage::WorkerOfAttempt(*history, attempt);
   }
   if (worker.empty()) {
     return Status::NotFound(q.id + " attempt " + std::to_string(attempt) +

@@ -48,6 +48,7 @@ nlohmann::json TransitionJson(const storage::TransitionRecord& r) {
                       {"actor", r.actor}};
   // A note (slow flag, operator decision) is an event, not a state change.
   if (r.note) j["note"] = true;
+  if (!r.worker_id.empty()) j["worker"] = r.worker_id;
   return j;
 }
 

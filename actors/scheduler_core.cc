@@ -355,6 +355,7 @@ void SchedulerCore::ApplyTransition(SchedulerRun& run, engine::TaskTransition& t
                                           : alerts::AlertType::kTimeout,
                run, t.task, t.attempt, t.reason);
   }
+  if (t.to == TaskState::kRunning) tr.worker_id = worker_id;
   tr.reason = std::move(t.reason);
   tr.actor = (cause_task < 0 || t.task == cause_task) ? actor : "scheduler";
   batch_.Append(std::move(tr));

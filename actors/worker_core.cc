@@ -6,6 +6,7 @@
 
 #include "common/log_event.h"
 #include "dsl/pipeline.h"
+#include "dsl/task_fields.h"
 
 namespace apollo11::actors {
 namespace {
@@ -49,9 +50,7 @@ WorkerCore::WorkerCore(executor::TaskRunner* runner, const Clock* clock, WorkerO
     return;
   }
   for (const auto& [key, frame] : *stored) {
-    auto envelope = transport::DecodeEnvelope(frame.data(), frame.size());
-    auto result = envelope.ok() ? transport::BodyAs<transport::ResultMsg>(*envelope)
-                                : Result<transport::ResultMsg>(envelope.status());
+    auto result = transport::DecodeStoredResult(frame.data(), frame.size());
     if (!result.ok()) {
       spdlog::warn("worker {}: dropped an unreadable outbox entry: {}", options_.worker_id,
                    result.status().message());
@@ -107,11 +106,9 @@ void WorkerCore::SendCredit(uint32_t n) {
 
 void WorkerCore::Hello() {
   transport::Hello hello;
-  hello.worker_id = options_.worker_id;
   hello.group = options_.group;
   hello.slots = options_.slots;
   hello.labels = options_.labels;
-  hello.epoch_seen = epoch_seen_;
   for (const auto& [key, entry] : entries_) {
     if (!entry.finished) hello.running.push_back({key.first, key.second});
   }
@@ -297,20 +294,10 @@ void WorkerCore::OnDispatch(transport::Dispatch&& d) {
   executor::ExecRequest req;
   req.exec_id = d.exec_id;
   req.attempt = d.attempt;
+  dsl::CopyWireFields(p, &req);
   req.type = static_cast<dsl::TaskType>(p.type);
-  req.command = p.command;
-  req.workdir = p.workdir;
-  req.script = p.script;
-  req.args = p.args;
-  req.url = p.url;
-  req.method = p.method;
-  req.headers = p.headers;
-  req.body = p.body;
-  req.expect_status.assign(p.expect_status.begin(), p.expect_status.end());
-  req.env = p.env;
   req.timeout = Millis(p.timeout_ms);
   req.kill_grace = Millis(p.kill_grace_ms);
-  req.precheck = p.precheck;
   req.run_precheck = p.run_precheck;
 
   const Micros now = clock_->Now();
@@ -338,7 +325,7 @@ void WorkerCore::OnDispatch(transport::Dispatch&& d) {
     LogEvent(spdlog::level::info, "started",
              {{"exec_id", d.exec_id}, {"attempt", d.attempt}, {"trace_id", d.trace_id}},
              "{} attempt {} started", d.exec_id, d.attempt);
-    transport::Started started{d.exec_id, d.attempt, now, 0};
+    transport::Started started{d.exec_id, d.attempt, now};
     Send(transport::MsgType::kStarted, started);
   }
 }
@@ -429,11 +416,6 @@ bool WorkerCore::Tick() {
   if (now - last_heartbeat_ >= interval) {
     transport::Heartbeat hb;
     hb.epoch = epoch_seen_;
-    hb.sent_at = clock_->Now();
-    hb.load = options_.slots ? static_cast<double>(runner_->running()) / options_.slots : 0;
-    for (const auto& [key, entry] : entries_) {
-      if (!entry.finished) hb.running.push_back({key.first, key.second});
-    }
     Send(transport::MsgType::kHeartbeat, hb);
     last_heartbeat_ = now;
   }
@@ -472,7 +454,7 @@ void WorkerCore::StartDrain() {
 
 bool WorkerCore::Drained() const { return draining_ && entries_.empty(); }
 
-void WorkerCore::Bye() { Send(transport::MsgType::kBye, transport::Bye{options_.worker_id}); }
+void WorkerCore::Bye() { Send(transport::MsgType::kBye, transport::Bye{}); }
 
 size_t WorkerCore::unacked_results() const {
   size_t n = 0;

@@ -113,16 +113,17 @@ void AddTransitions(const nlohmann::json& history, std::vector<TraceEntry>* out)
   }
 }
 
-// The worker named for each attempt by its READY -> RUNNING transition
-// ("dispatched to worker W"), the same convention `logs` relies on.
+// The worker of each attempt: the "worker" of its READY -> RUNNING transition,
+// or for older records the one its reason names ("dispatched to worker W").
 std::map<std::string, uint32_t> WorkersOfAttempts(const nlohmann::json& history) {
   const std::string prefix = "dispatched to worker ";
   std::map<std::string, uint32_t> first_attempt;  // worker -> an attempt it ran
   for (const auto& t : history) {
+    if (t.value("to", "") != "RUNNING") continue;
     const std::string reason = t.value("reason", "");
-    if (t.value("to", "") == "RUNNING" && reason.rfind(prefix, 0) == 0) {
-      first_attempt.emplace(reason.substr(prefix.size()), t.value("attempt", 0u));
-    }
+    std::string worker = t.value("worker", "");
+    if (worker.empty() && reason.rfind(prefix, 0) == 0) worker = reason.substr(prefix.size());
+    if (!worker.empty()) first_attempt.emplace(worker, t.value("attempt", 0u));
   }
   return first_attempt;
 }

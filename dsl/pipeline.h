@@ -53,6 +53,8 @@ struct Dependency {
   bool operator==(const Dependency&) const = default;
 };
 
+// One task. Each member is listed in APOLLO11_TASK_FIELDS (dsl/task_fields.h),
+// which gives its YAML key, reader, snapshot JSON and whether workers get it.
 struct TaskSpec {
   std::string id;
   TaskType type = TaskType::kNoop;

@@ -7,6 +7,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "dsl/task_fields.h"
+
 namespace apollo11::dsl {
 namespace {
 
@@ -129,7 +131,9 @@ RetryPolicy RetryFrom(const json& j) {
 
 // Only what differs from a default TaskSpec is written (TaskFrom keeps the
 // defaults for absent keys): a noop task is its id, type, location and
-// dependencies, not two dozen empty fields.
+// dependencies, not two dozen empty fields. The kValue fields of
+// APOLLO11_TASK_FIELDS are written and read as their members; the kCustom
+// ones by hand here.
 json TaskJson(const TaskSpec& t, const std::string& source_file) {
   static const TaskSpec kDefault;
   json j{{"id", t.id}, {"type", ToString(t.type)}};
@@ -137,17 +141,10 @@ json TaskJson(const TaskSpec& t, const std::string& source_file) {
     if (value != fallback) j[key] = value;
   };
   if (t.where != SourceLocation{}) j["where"] = LocationJson(t.where, source_file);
-  put("command", t.command, kDefault.command);
-  put("workdir", t.workdir, kDefault.workdir);
-  put("script", t.script, kDefault.script);
-  put("args", t.args, kDefault.args);
-  put("url", t.url, kDefault.url);
-  put("method", t.method, kDefault.method);
-  put("headers", t.headers, kDefault.headers);
-  put("body", t.body, kDefault.body);
-  put("expect_status", t.expect_status, kDefault.expect_status);
-  put("host", t.db_host, kDefault.db_host);
-  put("sql", t.sql, kDefault.sql);
+#define APOLLO11_TASK_FIELD_PUT(key, member, reader, owner, snapshot, wire) \
+  APOLLO11_TASK_FIELD_IF_##snapshot(put(key, t.member, kDefault.member);)
+  APOLLO11_TASK_FIELDS(APOLLO11_TASK_FIELD_PUT)
+#undef APOLLO11_TASK_FIELD_PUT
   if (!t.depends_on.empty()) {
     json deps = json::array();
     for (const Dependency& d : t.depends_on) {
@@ -161,13 +158,6 @@ json TaskJson(const TaskSpec& t, const std::string& source_file) {
   if (t.trigger != kDefault.trigger) j["trigger"] = ToString(t.trigger);
   if (t.retry) j["retry"] = RetryJson(*t.retry);
   if (t.timeout) j["timeout_ms"] = t.timeout->count();
-  put("group", t.group, kDefault.group);
-  put("labels", t.labels, kDefault.labels);
-  put("priority", t.priority, kDefault.priority);
-  put("idempotency_key", t.idempotency_key, kDefault.idempotency_key);
-  put("precheck", t.precheck, kDefault.precheck);
-  put("env", t.env, kDefault.env);
-  put("foreach", t.foreach, kDefault.foreach);
   return j;
 }
 
@@ -176,17 +166,10 @@ TaskSpec TaskFrom(const json& j, const std::string& source_file) {
   t.id = j.at("id").get<std::string>();
   t.type = EnumFrom(j.at("type"), kTaskTypes);
   if (j.contains("where")) t.where = LocationFrom(j.at("where"), source_file);
-  Read(j, "command", &t.command);
-  Read(j, "workdir", &t.workdir);
-  Read(j, "script", &t.script);
-  Read(j, "args", &t.args);
-  Read(j, "url", &t.url);
-  Read(j, "method", &t.method);
-  Read(j, "headers", &t.headers);
-  Read(j, "body", &t.body);
-  Read(j, "expect_status", &t.expect_status);
-  Read(j, "host", &t.db_host);
-  Read(j, "sql", &t.sql);
+#define APOLLO11_TASK_FIELD_READ(key, member, reader, owner, snapshot, wire) \
+  APOLLO11_TASK_FIELD_IF_##snapshot(Read(j, key, &t.member);)
+  APOLLO11_TASK_FIELDS(APOLLO11_TASK_FIELD_READ)
+#undef APOLLO11_TASK_FIELD_READ
   if (j.contains("depends_on")) {
     for (const json& d : j.at("depends_on")) {
       Dependency dep;
@@ -201,13 +184,6 @@ TaskSpec TaskFrom(const json& j, const std::string& source_file) {
   if (j.contains("timeout_ms") && !j.at("timeout_ms").is_null()) {
     t.timeout = Millis(NumberFrom<int64_t>(j.at("timeout_ms"), "timeout_ms"));
   }
-  Read(j, "group", &t.group);
-  Read(j, "labels", &t.labels);
-  Read(j, "priority", &t.priority);
-  Read(j, "idempotency_key", &t.idempotency_key);
-  Read(j, "precheck", &t.precheck);
-  Read(j, "env", &t.env);
-  Read(j, "foreach", &t.foreach);
   return t;
 }
 

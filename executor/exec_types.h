@@ -16,7 +16,9 @@
 namespace apollo11::executor {
 
 // One attempt of one task. The caller resolves templates and adds the
-// APOLLO11_* variables to `env` before launching.
+// APOLLO11_* variables to `env` before launching. The members named like
+// dsl::TaskSpec's are the kWire fields of APOLLO11_TASK_FIELDS
+// (dsl/task_fields.h), filled from the DISPATCH by dsl::CopyWireFields.
 struct ExecRequest {
   std::string exec_id;  // "<run_id>.<task_id>"
   uint32_t attempt = 0;

@@ -48,16 +48,13 @@ transport::TaskPayload ShellTask() {
   t.env = {{"MODE", "fast"}};
   t.timeout_ms = 5000;
   t.precheck = "test -f done";
-  t.run_id = "r1";
-  t.task_id = "greet";
   return t;
 }
 
 bool WriteFrames(const fs::path& dir, const std::string& pipeline_json) {
   transport::ExecRef ref{"r1.greet", 1};
-  transport::Hello hello{"w1", "etl", 4, {"gpu"}, {ref}, 3};
-  transport::Dispatch dispatch{"r1.greet",       1, ShellTask(), "trace1", "r1.greet",
-                               1700000000000000, 3};
+  transport::Hello hello{"etl", 4, {"gpu"}, {ref}};
+  transport::Dispatch dispatch{"r1.greet", 1, ShellTask(), "trace1", 3};
   transport::TaskPayload http;
   http.type = 2;
   http.url = "https://api.example.com/data";
@@ -65,11 +62,11 @@ bool WriteFrames(const fs::path& dir, const std::string& pipeline_json) {
   http.headers = {{"Content-Type", "application/json"}};
   http.body = "{}";
   http.expect_status = {200, 204};
-  transport::Dispatch dispatch_http{"r1.fetch", 2, http, "trace1", "key", 0, 3};
+  transport::Dispatch dispatch_http{"r1.fetch", 2, http, "trace1", 3};
   transport::ResultMsg result{
-      "r1.greet",      1, 1, 75, true, "partial output\n", "exit code 75", 1700000000000000,
-      1700000001000000};
-  transport::Heartbeat heartbeat{{ref}, 0.5, 3, 1700000000000000, false};
+      "r1.greet",       1,       1, 75, true, "partial output\n", "exit code 75", 1700000000000000,
+      1700000001000000, "oops\n"};
+  transport::Heartbeat heartbeat{3, false};
   transport::ProbeReply reply{{{"r1.greet", 1, 1}, {"r1.clean", 2, 0}}};
   bool ok =
       WriteFrame(dir, "hello", ToWire(MsgType::kHello), hello) &&
@@ -77,14 +74,14 @@ bool WriteFrames(const fs::path& dir, const std::string& pipeline_json) {
       WriteFrame(dir, "dispatch_shell", ToWire(MsgType::kDispatch), dispatch) &&
       WriteFrame(dir, "dispatch_http", ToWire(MsgType::kDispatch), dispatch_http) &&
       WriteFrame(dir, "started", ToWire(MsgType::kStarted),
-                 transport::Started{"r1.greet", 1, 1700000000000000, 4242}) &&
+                 transport::Started{"r1.greet", 1, 1700000000000000}) &&
       WriteFrame(dir, "result", ToWire(MsgType::kResult), result) &&
       WriteFrame(dir, "ack", ToWire(MsgType::kAck), transport::Ack{"r1.greet", 1}) &&
       WriteFrame(dir, "heartbeat", ToWire(MsgType::kHeartbeat), heartbeat) &&
-      WriteFrame(dir, "probe", ToWire(MsgType::kProbe), transport::Probe{{ref}, 3}) &&
+      WriteFrame(dir, "probe", ToWire(MsgType::kProbe), transport::Probe{{ref}}) &&
       WriteFrame(dir, "probe_reply", ToWire(MsgType::kProbeReply), reply) &&
       WriteFrame(dir, "cancel", ToWire(MsgType::kCancel), transport::Cancel{"r1.greet", 1, 3}) &&
-      WriteFrame(dir, "bye", ToWire(MsgType::kBye), transport::Bye{"w1"}) &&
+      WriteFrame(dir, "bye", ToWire(MsgType::kBye), transport::Bye{}) &&
       WriteFrame(dir, "log_request", ToWire(MsgType::kLogRequest),
                  transport::LogRequest{7, "r1.greet", 1, 1, 0, 65536}) &&
       WriteFrame(dir, "log_reply", ToWire(MsgType::kLogReply),
@@ -130,7 +127,9 @@ bool WriteRecords(const fs::path& dir) {
   t.to = TaskState::kRunning;
   t.reason = "placed on worker w1";
   t.actor = "dispatcher";
+  t.worker_id = "w1";
   storage::TransitionRecord moved = t;
+  moved.worker_id.clear();
   moved.exec_id = "r1.greet.2";
   moved.to = TaskState::kFailed;
   storage::ExecutionRecord e;
@@ -177,36 +176,37 @@ bool WriteDispatcherPrograms(const fs::path& dir) {
   using S = DispatcherStep;
   const transport::ExecRef t0{"r1.t0", 1};
   std::string life;
-  AppendStep(&life, S::kFrame, 0, Frame(MsgType::kHello, transport::Hello{"w1", "", 2, {}, {}, 1}));
+  AppendStep(&life, S::kFrame, 0, Frame(MsgType::kHello, transport::Hello{"", 2, {}, {}}));
   AppendStep(&life, S::kFrame, 0, Frame(MsgType::kCredit, transport::Credit{2}));
   AppendStep(&life, S::kEnqueue, 0);
   AppendStep(&life, S::kEnqueue, 1);
   AppendStep(&life, S::kPlace, 0);
-  AppendStep(&life, S::kFrame, 0, Frame(MsgType::kStarted, transport::Started{"r1.t0", 1, 5, 42}));
-  AppendStep(&life, S::kFrame, 0,
-             Frame(MsgType::kResult, transport::ResultMsg{"r1.t0", 1, 0, 0, true, "ok", "", 5, 6}));
+  AppendStep(&life, S::kFrame, 0, Frame(MsgType::kStarted, transport::Started{"r1.t0", 1, 5}));
+  AppendStep(
+      &life, S::kFrame, 0,
+      Frame(MsgType::kResult, transport::ResultMsg{"r1.t0", 1, 0, 0, true, "ok", "", 5, 6, ""}));
   AppendStep(&life, S::kAck, 0);
-  AppendStep(&life, S::kFrame, 0, Frame(MsgType::kHeartbeat, transport::Heartbeat{{}, 0.5, 1, 7}));
+  AppendStep(&life, S::kFrame, 0, Frame(MsgType::kHeartbeat, transport::Heartbeat{1, true}));
   AppendStep(&life, S::kProbe, 0);
   AppendStep(&life, S::kFrame, 0,
              Frame(MsgType::kProbeReply, transport::ProbeReply{{{"r1.t1", 1, 0}}}));
   AppendStep(&life, S::kCancel, 1);
   AppendStep(&life, S::kHeartbeat, 0);
-  AppendStep(&life, S::kFrame, 0, Frame(MsgType::kBye, transport::Bye{"w1"}));
+  AppendStep(&life, S::kFrame, 0, Frame(MsgType::kBye, transport::Bye{}));
 
   std::string recovery;
   AppendStep(&recovery, S::kAdopt, 0);
   AppendStep(&recovery, S::kEnqueue, 0x81);  // r1.t1 held for a claim
   AppendStep(&recovery, S::kFrame, 0,
-             Frame(MsgType::kHello, transport::Hello{"w1", "", 4, {}, {t0, {"r1.t1", 1}}, 1}));
+             Frame(MsgType::kHello, transport::Hello{"", 4, {}, {t0, {"r1.t1", 1}}}));
   AppendStep(&recovery, S::kAdvance, 50);
   AppendStep(&recovery, S::kPlace, 0);
-  AppendStep(&recovery, S::kFrame, 1,
-             Frame(MsgType::kResult, transport::ResultMsg{"r1.t0", 1, 1, 3, true, "", "x", 1, 2}));
+  AppendStep(
+      &recovery, S::kFrame, 1,
+      Frame(MsgType::kResult, transport::ResultMsg{"r1.t0", 1, 1, 3, true, "", "x", 1, 2, ""}));
 
   std::string lost;
-  AppendStep(&lost, S::kFrame, 1,
-             Frame(MsgType::kHello, transport::Hello{"w2", "etl", 1, {"gpu"}, {}, 1}));
+  AppendStep(&lost, S::kFrame, 1, Frame(MsgType::kHello, transport::Hello{"etl", 1, {"gpu"}, {}}));
   AppendStep(&lost, S::kFrame, 1, Frame(MsgType::kCredit, transport::Credit{5}));
   AppendStep(&lost, S::kEnqueue, 8);
   AppendStep(&lost, S::kPlace, 0);

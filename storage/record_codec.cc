@@ -85,8 +85,9 @@ Status DecodeArray(std::string_view what, std::string_view value, uint8_t max_fo
 std::string EncodeTransition(const TransitionRecord& r) {
   msgpack::sbuffer buf(64 + r.reason.size());
   Packer pk(buf);
-  // A note carries one more field; plain transitions keep their 10.
-  pk.pack_array(r.note ? 11 : 10);
+  // Trailing fields are written only when set: a plain transition keeps its
+  // 10, a note adds one, a placement adds the worker (after the note flag).
+  pk.pack_array(!r.worker_id.empty() ? 12 : r.note ? 11 : 10);
   pk.pack(kTransitionFormat);
   pk.pack(r.ts);
   pk.pack(r.run_id);
@@ -101,7 +102,8 @@ std::string EncodeTransition(const TransitionRecord& r) {
   pk.pack(static_cast<uint8_t>(r.to));
   pk.pack(r.reason);
   pk.pack(r.actor);
-  if (r.note) pk.pack(true);
+  if (r.note || !r.worker_id.empty()) pk.pack(r.note);
+  if (!r.worker_id.empty()) pk.pack(r.worker_id);
   return Take(buf);
 }
 
@@ -119,6 +121,7 @@ Result<TransitionRecord> DecodeTransition(uint64_t seq, std::string_view value) 
     f.Next(r.reason);
     f.Next(r.actor);
     f.Next(r.note);
+    f.Next(r.worker_id);
   });
   if (!s.ok()) return s;
   if (r.exec_id.empty()) r.exec_id = MakeExecId(r.run_id, r.task_id);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "common/clock.h"
 #include "engine/task_state.h"
@@ -26,7 +27,16 @@ struct TransitionRecord {
   // decision about it): from == to, and the transition table does not apply.
   // It is journaled in the same sequence so history shows it in order.
   bool note = false;
+  // The worker an attempt was placed on, set on its READY -> RUNNING
+  // transition; empty otherwise and in records written before it existed.
+  std::string worker_id;
 };
+
+// The worker that ran `attempt` according to an execution's `history`: the
+// worker_id of its -> RUNNING transition, or for records written before that
+// field the worker its reason names ("dispatched to worker W"). Empty when the
+// attempt was never placed. The last placement wins.
+std::string WorkerOfAttempt(const std::vector<TransitionRecord>& history, uint32_t attempt);
 
 // Where an execution stands with respect to slow-task detection. It describes
 // the current attempt only: it is reset when the attempt leaves RUNNING.

@@ -54,6 +54,12 @@ Status DecodeEnvelopeInto(const void* data, size_t size, Envelope* env,
     return Malformed("protocol version is not an unsigned 32-bit integer");
   }
   if (version.via.u64 != kProtocolVersion) {
+    // Kept for IsOtherProtocolVersion and DecodeStoredResult.
+    env->version = static_cast<uint32_t>(version.via.u64);
+    if (type.type == msgpack::type::POSITIVE_INTEGER && type.via.u64 <= UINT16_MAX) {
+      env->type = static_cast<uint16_t>(type.via.u64);
+      env->body = root.via.array.ptr[2];
+    }
     return Status::InvalidInput("protocol version " + std::to_string(version.via.u64) +
                                 " is not supported (this build speaks version " +
                                 std::to_string(kProtocolVersion) + ")");
@@ -65,6 +71,15 @@ Status DecodeEnvelopeInto(const void* data, size_t size, Envelope* env,
   env->type = static_cast<uint16_t>(type.via.u64);
   env->body = root.via.array.ptr[2];
   return Status::Ok();
+}
+
+Result<ResultMsg> DecodeStoredResult(const void* data, size_t size) {
+  Envelope env;
+  Status s = DecodeEnvelopeInto(data, size, &env);
+  const bool same_layout = IsOtherProtocolVersion(env) && env.version >= kResultLayoutSince &&
+                           env.version < kProtocolVersion;
+  if (!s.ok() && !same_layout) return s;
+  return BodyAs<ResultMsg>(env);
 }
 
 Result<Envelope> DecodeEnvelope(const void* data, size_t size, const DecodeLimits& limits) {

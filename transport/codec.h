@@ -92,6 +92,13 @@ struct Envelope {
 Status DecodeEnvelopeInto(const void* data, size_t size, Envelope* env,
                           const DecodeLimits& limits = {});
 
+// True when the last DecodeEnvelopeInto into `env` refused the frame only for
+// its protocol version (then env.version is the peer's): a peer of another
+// build, worth telling the operator about once rather than counting as noise.
+inline bool IsOtherProtocolVersion(const Envelope& env) {
+  return env.version != 0 && env.version != kProtocolVersion;
+}
+
 // Same, returning a fresh Envelope.
 Result<Envelope> DecodeEnvelope(const void* data, size_t size, const DecodeLimits& limits = {});
 
@@ -121,6 +128,12 @@ Result<T> BodyAs(const Envelope& env) {
                                 std::to_string(env.type) + ") has the wrong shape: " + e.what());
   }
 }
+
+// A RESULT frame from a worker's outbox (storage/outbox.h), written by this
+// build or by an older one whose ResultMsg had the same layout (versions
+// kResultLayoutSince.. kProtocolVersion), so results survive an upgrade.
+// Errors as DecodeEnvelopeInto and BodyAs. Never throws.
+Result<ResultMsg> DecodeStoredResult(const void* data, size_t size);
 
 // Counters for what a receive loop saw, so unknown and malformed frames are
 // counted and dropped rather than crashing or silently vanishing.

@@ -1,18 +1,6 @@
 #include "transport/messages.h"
 
-#include <cmath>
-#include <sstream>
-
 namespace apollo11::transport {
-
-Status Heartbeat::Validate() const {
-  if (!std::isfinite(load) || load < 0 || load > kMaxHeartbeatLoad) {
-    std::ostringstream why;
-    why << "load " << load << " is not a number in [0, " << kMaxHeartbeatLoad << "]";
-    return Status::InvalidInput(why.str());
-  }
-  return Status::Ok();
-}
 
 const char* MsgTypeName(uint16_t type) {
   switch (static_cast<MsgType>(type)) {

@@ -15,7 +15,13 @@
 namespace apollo11::transport {
 
 // Bumped on any incompatible change to the envelope or a message's layout.
-inline constexpr uint32_t kProtocolVersion = 1;
+// 2: dropped the fields no peer read (Hello.worker_id and epoch_seen,
+// TaskPayload's db_host, sql, run_id and task_id, Dispatch.idempotency_key and
+// deadline, Started.pid, Heartbeat's running, load and sent_at, Probe.epoch,
+// Bye.worker_id); a peer of version 1 is refused, not misread.
+inline constexpr uint32_t kProtocolVersion = 2;
+// The first version whose ResultMsg has today's layout (see DecodeStoredResult).
+inline constexpr uint32_t kResultLayoutSince = 1;
 
 // The `type` element of every frame. 1..59 are wire messages, 60..63 are the
 // actor runtime's own pipe messages, 64.. are coordinator-internal messages
@@ -60,6 +66,8 @@ struct ExecRef {
 };
 
 // Everything a worker needs to run one task; `type` is a dsl::TaskType value.
+// The members named like dsl::TaskSpec's are the kWire fields of
+// APOLLO11_TASK_FIELDS (dsl/task_fields.h), copied by dsl::CopyWireFields.
 struct TaskPayload {
   uint8_t type = 0;
   std::string command, workdir, script;
@@ -68,28 +76,25 @@ struct TaskPayload {
   std::map<std::string, std::string> headers;
   std::string body;
   std::vector<int32_t> expect_status;
-  std::string db_host, sql;
   std::map<std::string, std::string> env;
   int64_t timeout_ms = 0;  // 0 = none
   int64_t kill_grace_ms = 2000;
   std::string precheck;
   bool run_precheck = false;
-  std::string run_id, task_id;
   bool operator==(const TaskPayload&) const = default;
   MSGPACK_DEFINE(type, command, workdir, script, args, url, method, headers, body, expect_status,
-                 db_host, sql, env, timeout_ms, kill_grace_ms, precheck, run_precheck, run_id,
-                 task_id);
+                 env, timeout_ms, kill_grace_ms, precheck, run_precheck);
 };
 
-// W→D: join or rejoin, listing the executions the worker still holds.
+// W→D: join or rejoin, listing the executions the worker still holds. The
+// worker is known by its socket identity.
 struct Hello {
-  std::string worker_id, group;
+  std::string group;
   uint32_t slots = 0;
   std::vector<std::string> labels;
   std::vector<ExecRef> running;
-  uint64_t epoch_seen = 0;
   bool operator==(const Hello&) const = default;
-  MSGPACK_DEFINE(worker_id, group, slots, labels, running, epoch_seen);
+  MSGPACK_DEFINE(group, slots, labels, running);
 };
 
 // W→D: `credits` more executions may be sent.
@@ -104,11 +109,10 @@ struct Dispatch {
   std::string exec_id;
   uint32_t attempt = 0;
   TaskPayload task;
-  std::string trace_id, idempotency_key;
-  int64_t deadline = 0;  // µs since epoch, 0 = none
+  std::string trace_id;
   uint64_t epoch = 0;
   bool operator==(const Dispatch&) const = default;
-  MSGPACK_DEFINE(exec_id, attempt, task, trace_id, idempotency_key, deadline, epoch);
+  MSGPACK_DEFINE(exec_id, attempt, task, trace_id, epoch);
 };
 
 // W→D: the attempt is RUNNING.
@@ -116,9 +120,8 @@ struct Started {
   std::string exec_id;
   uint32_t attempt = 0;
   int64_t started_at = 0;
-  int32_t pid = 0;
   bool operator==(const Started&) const = default;
-  MSGPACK_DEFINE(exec_id, attempt, started_at, pid);
+  MSGPACK_DEFINE(exec_id, attempt, started_at);
 };
 
 // How an attempt ended; carried as uint8 in ResultMsg::outcome.
@@ -157,34 +160,21 @@ struct Ack {
   MSGPACK_DEFINE(exec_id, attempt);
 };
 
-// The largest Heartbeat.load that decodes. A worker sends running / slots,
-// which passes 1 only while copies it was told to cancel still run; a
-// thousand is past any real worker, and far below the magnitudes where
-// re-packing the double is undefined in msgpack-c.
-inline constexpr double kMaxHeartbeatLoad = 1000.0;
-
-// Both ways: liveness, with what the sender believes is running.
+// Both ways: liveness. The worker's epoch is the newest it has seen.
 struct Heartbeat {
-  std::vector<ExecRef> running;
-  double load = 0;  // worker: running / slots; coordinator: 0
   uint64_t epoch = 0;
-  int64_t sent_at = 0;
   // Coordinator -> worker only: false when the coordinator does not know this
   // worker (its HELLO was lost, or the coordinator restarted): say HELLO again.
   bool registered = true;
   bool operator==(const Heartbeat&) const = default;
-  // Called by BodyAs: a load that is not finite or outside
-  // [0, kMaxHeartbeatLoad] is an error saying so.
-  Status Validate() const;
-  MSGPACK_DEFINE(running, load, epoch, sent_at, registered);
+  MSGPACK_DEFINE(epoch, registered);
 };
 
 // D→W: are these attempts still running?
 struct Probe {
   std::vector<ExecRef> execs;
-  uint64_t epoch = 0;
   bool operator==(const Probe&) const = default;
-  MSGPACK_DEFINE(execs, epoch);
+  MSGPACK_DEFINE(execs);
 };
 
 // One answer in a PROBE_REPLY.
@@ -241,11 +231,10 @@ struct LogReply {
   MSGPACK_DEFINE(request_id, data, size, running, error);
 };
 
-// W→D: clean leave.
+// W→D: clean leave (the worker is known by its socket identity).
 struct Bye {
-  std::string worker_id;
   bool operator==(const Bye&) const = default;
-  MSGPACK_DEFINE(worker_id);
+  MSGPACK_DEFINE();
 };
 
 }  // namespace apollo11::transport

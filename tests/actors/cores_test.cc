@@ -40,10 +40,11 @@ SubmitRun Submission(const std::vector<dsl::TaskSpec>& tasks) {
   return s;
 }
 
-std::string HelloFrame(const std::string& id, uint32_t slots, const std::string& group = "default",
+// A HELLO; the worker is known by the identity it is sent from, not by the frame.
+std::string HelloFrame(const std::string& /*id*/, uint32_t slots,
+                       const std::string& group = "default",
                        std::vector<transport::ExecRef> running = {}) {
   transport::Hello h;
-  h.worker_id = id;
   h.group = group;
   h.slots = slots;
   h.running = std::move(running);
@@ -1012,9 +1013,8 @@ TEST_CASE("the dispatcher places a labelled execution only on a worker with all 
   FakeClock clock;
   DispatcherCore core(&clock, {});
   DispatcherOutput out;
-  auto hello = [](const std::string& id, std::vector<std::string> labels) {
+  auto hello = [](const std::string& /*id*/, std::vector<std::string> labels) {
     transport::Hello h;
-    h.worker_id = id;
     h.group = "default";
     h.slots = 4;
     h.labels = std::move(labels);

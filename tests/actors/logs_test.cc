@@ -51,6 +51,16 @@ pipeline:
   CHECK(err.out == "oops\n");
   CHECK(Cli(coord, {"logs", run_id + ".flaky"}).out == "attempt 2\n");
   CHECK(Cli(coord, {"logs", run_id + ".flaky", "--attempt", "1"}).out == "attempt 1\n");
+  // Each attempt's worker is journaled as a field of its READY -> RUNNING
+  // transition, which is where `logs --attempt` finds it.
+  auto history = ParseJson(Cli(coord, {"history", run_id + ".flaky", "--json"}).out);
+  int placements = 0;
+  for (const auto& t : history) {
+    if (t.value("to", "") != "RUNNING") continue;
+    ++placements;
+    CHECK(t.value("worker", "") == "w1");
+  }
+  CHECK(placements == 2);
 
   // The worker is killed and comes back: its files are still served.
   ::kill(w1.pid, SIGKILL);

@@ -19,8 +19,8 @@ namespace {
 
 std::string HelloFrame(const std::string& id, uint32_t slots, const std::string& group = "default",
                        std::vector<transport::ExecRef> running = {}) {
+  (void)id;  // the identity is the ROUTER's, not a HELLO field
   transport::Hello h;
-  h.worker_id = id;
   h.group = group;
   h.slots = slots;
   h.running = std::move(running);
@@ -184,7 +184,7 @@ TEST_CASE("a DISPATCH sent by a worker is refused and counted; the worker stays"
 TEST_CASE("BYE from a worker that never said HELLO is refused; from a registered one it leaves",
           "[dispatcher][protocol]") {
   Dispatcher d;
-  const std::string bye = transport::EncodeToString(MsgType::kBye, transport::Bye{"w1"});
+  const std::string bye = transport::EncodeToString(MsgType::kBye, transport::Bye{});
   d.Feed("w1", bye);
   CHECK(d.core.refused_frames() == 1);
   CHECK(d.out.gone.empty());

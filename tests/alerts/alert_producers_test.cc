@@ -169,7 +169,6 @@ TEST_CASE("a lost worker raises worker_lost naming what it held, one that says B
   DispatcherOutput out;
   auto hello = [&](const std::string& id) {
     transport::Hello h;
-    h.worker_id = id;
     h.group = "default";
     h.slots = 1;
     std::string frame = transport::EncodeToString(transport::MsgType::kHello, h);

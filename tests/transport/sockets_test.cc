@@ -45,7 +45,7 @@ void ExchangeOver(const std::string& bind_endpoint) {
   auto n = Poll(writable, milliseconds(5000));
   REQUIRE(n.ok());
   REQUIRE(*n == 1);
-  std::string hello = EncodeToString(MsgType::kHello, Hello{"worker-1", "etl", 4, {}, {}, 0});
+  std::string hello = EncodeToString(MsgType::kHello, Hello{"etl", 4, {}, {}});
   REQUIRE(Send(dealer, hello).ok());
   auto got = RecvWithin(router, milliseconds(2000));
   REQUIRE(got.ok());
@@ -55,7 +55,7 @@ void ExchangeOver(const std::string& bind_endpoint) {
   CHECK(env->type == ToWire(MsgType::kHello));
   CHECK(BodyAs<Hello>(*env)->slots == 4);
 
-  std::string dispatch = EncodeToString(MsgType::kDispatch, Dispatch{"r.t", 1, {}, "", "", 0, 1});
+  std::string dispatch = EncodeToString(MsgType::kDispatch, Dispatch{"r.t", 1, {}, "", 1});
   REQUIRE(SendTo(router, "worker-1", dispatch).ok());
   auto reply = RecvDealerWithin(dealer, milliseconds(2000));
   REQUIRE(reply.ok());

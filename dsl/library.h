@@ -1,0 +1,73 @@
+#pragma once
+// What a pipeline file shares with the files it imports: the import graph
+// (cycles and missing files reported, each file read once), the named retry
+// policies and the task templates they define. Internal to dsl/.
+
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "dsl/field_reader.h"
+#include "dsl/parser.h"
+#include "dsl/yaml_guard.h"
+
+namespace apollo11::dsl::internal {
+
+struct NamedPolicy {
+  std::optional<RetryPolicy> policy;  // nullopt when its definition had errors
+  SourceLocation where;
+};
+
+struct Template {
+  std::vector<Field> fields;
+  SourceLocation where;
+};
+
+class Library {
+ public:
+  // Reports through `report` and reads imports through `guard`; both must
+  // outlive the library.
+  Library(const ParseOptions& options, FieldReader* report, YamlGuard* guard)
+      : options_(options), report_(report), guard_(guard) {}
+
+  // The path by which a file is known in the import graph.
+  static std::string CanonicalKey(const std::filesystem::path& p);
+
+  // Marks the file (canonical key, displayed path) as being read, so an
+  // import of it is a cycle, until CloseFile.
+  void OpenFile(const std::string& key, const std::string& display);
+  void CloseFile();
+
+  // The `imports`, `retry_policy` and `templates` keys of a pipeline or an
+  // imported file.
+  void LoadImports(const Field& f);
+  void LoadPolicies(const Field& f);
+  void LoadTemplates(const Field& f);
+
+  // A retry policy mapping; nullopt after reporting its errors.
+  std::optional<RetryPolicy> ParseRetryMap(const YAML::Node& node, const std::string& file);
+
+  const std::map<std::string, NamedPolicy>& policies() const { return policies_; }
+  const std::map<std::string, Template>& templates() const { return templates_; }
+
+ private:
+  void LoadLibrary(const YAML::Node& root, const std::string& file);
+  // Reads the file at `path` into `out`, or reports why it cannot at `blame`.
+  bool ReadFile(const std::string& path, const SourceLocation& blame, std::string* out);
+
+  ParseOptions options_;
+  FieldReader* report_;
+  YamlGuard* guard_;
+  std::vector<std::pair<std::string, std::string>> stack_;  // (canonical, display) of open files
+  std::set<std::string> loaded_;
+  std::map<std::string, NamedPolicy> policies_;
+  std::map<std::string, Template> templates_;
+};
+
+}  // namespace apollo11::dsl::internal

@@ -1,0 +1,79 @@
+#pragma once
+// Reads one task mapping of a pipeline into a TaskSpec, driven by the task
+// field list (task_fields.h): which keys exist, which task type owns each,
+// and the Read* method that reads and checks each one. Internal to dsl/.
+
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "dsl/field_reader.h"
+#include "dsl/library.h"
+#include "dsl/pipeline.h"
+
+namespace apollo11::dsl::internal {
+
+class TaskParser {
+ public:
+  // `report` and `library` must outlive the parser; `base_dir` anchors
+  // relative script paths; `params` are the pipeline's, for ${params.NAME}.
+  TaskParser(FieldReader* report, Library* library, std::filesystem::path base_dir,
+             const std::map<std::string, std::string>* params)
+      : report_(report), library_(library), base_dir_(std::move(base_dir)), params_(params) {}
+
+  // Appends the task `node` of `file` to spec->tasks when it has an id,
+  // after reporting every problem of it.
+  void Parse(const YAML::Node& node, const std::string& file, PipelineSpec* spec);
+
+ private:
+  using Reader = bool (*)(TaskParser&, const Field&, TaskSpec*);
+  // Each task key's reader, from APOLLO11_TASK_FIELDS.
+  static const std::unordered_map<std::string_view, Reader>& Readers();
+
+  // The task's own fields with those of the templates it extends added
+  // (its own win).
+  std::vector<Field> WithTemplates(const std::vector<Field>& own);
+  // Reports a type's required key that is missing.
+  void RequireTypeFields(const TaskSpec& task, const std::string& label,
+                         const std::map<std::string, const Field*>& by_key);
+
+  // The readers named in APOLLO11_TASK_FIELDS: each reads and checks one
+  // key's value into the member; false after reporting why it cannot.
+  bool ReadId(const Field& f, std::string* id);
+  bool ReadType(const Field& f, TaskType* type);
+  bool ReadText(const Field& f, std::string* out);
+  bool ReadTextOrEmpty(const Field& f, std::string* out);
+  bool ReadScriptPath(const Field& f, std::string* out);
+  bool ReadTextList(const Field& f, std::vector<std::string>* out);
+  bool ReadHttpUrl(const Field& f, std::string* out);
+  bool ReadHttpMethod(const Field& f, std::string* out);
+  bool ReadTextMap(const Field& f, std::map<std::string, std::string>* out);
+  bool ReadEnvMap(const Field& f, std::map<std::string, std::string>* out);
+  bool ReadHttpStatuses(const Field& f, std::vector<int>* out);
+  bool ReadDbUrl(const Field& f, std::string* out);
+  bool ReadDependsOn(const Field& f, std::vector<Dependency>* out);
+  bool ReadTrigger(const Field& f, Trigger* out);
+  bool ReadRetry(const Field& f, std::optional<RetryPolicy>* out);
+  bool ReadTimeout(const Field& f, std::optional<Millis>* out);
+  bool ReadGroup(const Field& f, std::string* out);
+  bool ReadLabels(const Field& f, std::vector<std::string>* out);
+  bool ReadPriority(const Field& f, int* out);
+  bool ReadKeyTemplate(const Field& f, std::string* out);
+  bool ReadExtends(const Field& f, TaskSpec* task);
+
+  // One entry of depends_on in its {task: NAME, on: CONDITION} form.
+  void ReadDependencyEntry(const Field& f, const YAML::Node& n, std::vector<Dependency>* out);
+
+  FieldReader* report_;
+  Library* library_;
+  std::filesystem::path base_dir_;
+  const std::map<std::string, std::string>* params_;
+};
+
+}  // namespace apollo11::dsl::internal

@@ -1,0 +1,43 @@
+#pragma once
+// The boundary between untrusted pipeline text and yaml-cpp: the size,
+// encoding, nesting and scanner-hazard checks made before yaml-cpp sees the
+// text, and yaml-cpp's exceptions turned into positioned diagnostics.
+// Internal to dsl/.
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "dsl/field_reader.h"
+#include "dsl/parser.h"
+
+namespace apollo11::dsl::internal {
+
+// Reads the file at `path` into `out`; returns "" or why it cannot be read
+// (missing, not a regular file, larger than `max_bytes`, a read error).
+std::string ReadFileText(const std::string& path, size_t max_bytes, std::string* out);
+
+class YamlGuard {
+ public:
+  // Reports through `report`, which must outlive the guard.
+  YamlGuard(const ParseOptions& options, FieldReader* report)
+      : options_(options), report_(report) {}
+
+  // The one YAML document of `text` (the file `file`), or nullopt after
+  // reporting why not: too large, not UTF-8, binary, empty, nested deeper
+  // than options.max_nesting, a yaml-cpp scanner hazard, malformed YAML, or
+  // more than one document. Never throws for yaml-cpp's parse errors.
+  std::optional<YAML::Node> Parse(std::string_view text, const std::string& file);
+
+ private:
+  // The checks of the raw bytes; false after reporting a problem.
+  bool CheckBytes(std::string_view text, const std::string& file);
+
+  ParseOptions options_;
+  FieldReader* report_;
+};
+
+}  // namespace apollo11::dsl::internal

@@ -1,0 +1,110 @@
+// The journal's record encoding: old records keep decoding as fields are
+// appended, and the worker of each attempt is a field of its transition.
+
+#include "storage/record_codec.h"
+
+#include <catch2/catch.hpp>
+#include <msgpack.hpp>
+
+#include "storage/records.h"
+
+namespace apollo11::storage {
+namespace {
+
+// A transition as the format-1 encoder wrote it before worker_id existed:
+// 10 fields, or 11 with the note flag.
+std::string OldTransition(bool note) {
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> pk(buf);
+  pk.pack_array(note ? 11 : 10);
+  pk.pack(uint8_t{1});
+  pk.pack(int64_t{42});
+  pk.pack(std::string("r1"));
+  pk.pack(std::string("fetch"));
+  pk.pack(std::string());
+  pk.pack(uint32_t{1});
+  pk.pack(static_cast<uint8_t>(TaskState::kReady));
+  pk.pack(static_cast<uint8_t>(TaskState::kRunning));
+  pk.pack(std::string("dispatched to worker w7"));
+  pk.pack(std::string("dispatcher"));
+  if (note) pk.pack(true);
+  return std::string(buf.data(), buf.size());
+}
+
+TransitionRecord Placement(const std::string& worker, uint32_t attempt) {
+  TransitionRecord t;
+  t.seq = 5;
+  t.ts = 1234;
+  t.run_id = "r1";
+  t.task_id = "fetch";
+  t.exec_id = "r1.fetch";
+  t.attempt = attempt;
+  t.from = TaskState::kReady;
+  t.to = TaskState::kRunning;
+  t.reason = "dispatched to worker " + worker;
+  t.actor = "dispatcher";
+  t.worker_id = worker;
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("a transition written before worker_id decodes with no worker", "[storage][codec]") {
+  for (bool note : {false, true}) {
+    auto t = codec::DecodeTransition(9, OldTransition(note));
+    REQUIRE(t.ok());
+    CHECK(t->seq == 9);
+    CHECK(t->exec_id == "r1.fetch");
+    CHECK(t->to == TaskState::kRunning);
+    CHECK(t->reason == "dispatched to worker w7");
+    CHECK(t->note == note);
+    CHECK(t->worker_id.empty());
+  }
+}
+
+TEST_CASE("a transition's worker round-trips through the codec", "[storage][codec]") {
+  TransitionRecord placed = Placement("w1", 2);
+  auto back = codec::DecodeTransition(5, codec::EncodeTransition(placed));
+  REQUIRE(back.ok());
+  CHECK(back->worker_id == "w1");
+  CHECK(back->note == false);
+  CHECK(back->reason == placed.reason);
+  CHECK(back->attempt == 2);
+
+  TransitionRecord note = placed;
+  note.note = true;
+  auto note_back = codec::DecodeTransition(5, codec::EncodeTransition(note));
+  REQUIRE(note_back.ok());
+  CHECK(note_back->note);
+  CHECK(note_back->worker_id == "w1");
+
+  TransitionRecord plain = placed;
+  plain.worker_id.clear();
+  const std::string plain_bytes = codec::EncodeTransition(plain);
+  // A transition without a worker keeps the old 10-field layout.
+  CHECK(msgpack::unpack(plain_bytes.data(), plain_bytes.size()).get().via.array.size == 10);
+  auto plain_back = codec::DecodeTransition(5, plain_bytes);
+  REQUIRE(plain_back.ok());
+  CHECK(plain_back->worker_id.empty());
+}
+
+TEST_CASE("the worker of an attempt comes from the field, else from the old reason",
+          "[storage][codec]") {
+  std::vector<TransitionRecord> history;
+  TransitionRecord first = Placement("w1", 1);
+  first.reason = "placed";  // the field alone names the worker
+  history.push_back(first);
+  TransitionRecord second = Placement("w2", 2);
+  second.worker_id.clear();  // a record written before the field: the reason names it
+  history.push_back(second);
+  TransitionRecord done = Placement("", 2);
+  done.from = TaskState::kRunning;
+  done.to = TaskState::kSuccess;
+  done.reason = "exit code 0";
+  history.push_back(done);
+  CHECK(WorkerOfAttempt(history, 1) == "w1");
+  CHECK(WorkerOfAttempt(history, 2) == "w2");
+  CHECK(WorkerOfAttempt(history, 3).empty());
+}
+
+}  // namespace apollo11::storage
