@@ -160,9 +160,14 @@ class DispatcherCore {
   bool Forget(const std::string& identity, const std::string& reason, DispatcherOutput* out);
   // A worker_lost alert for what Forget just handed back.
   void AlertLost(const WorkerGone& gone);
+  // Queues one frame of `type` to the worker at `identity`.
   template <class T>
   void Send(const std::string& identity, transport::MsgType type, const T& body,
-            DispatcherOutput* out);
+            DispatcherOutput* out) {
+    std::string frame;
+    transport::Encode(static_cast<uint16_t>(type), body, &frame);
+    out->to_workers.emplace_back(identity, std::move(frame));
+  }
   void Finish(Worker& w, const std::string& exec_id);
   // The workers of `group` with credit, as placement sees them, and each
   // one's entry in workers_.

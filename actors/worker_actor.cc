@@ -31,7 +31,7 @@ Result<zmq::socket_t> Dial(zmq::context_t& ctx, const WorkerConfig& config) {
 // connected) are dropped: the core keeps every RESULT until it is ACKed and
 // resends it, and HELLO re-announces credit after a reconnect. Returns false
 // when a frame was dropped.
-bool Flush(zmq::socket_t& dealer, WorkerCore& core) {
+bool SendQueued(zmq::socket_t& dealer, WorkerCore& core) {
   bool all_sent = true;
   for (const std::string& frame : core.outbox()) {
     Status s = transport::Send(dealer, frame, /*dontwait=*/true);
@@ -44,110 +44,143 @@ bool Flush(zmq::socket_t& dealer, WorkerCore& core) {
   return all_sent;
 }
 
-// The worker's loop: Ok when its parent stopped it, else why it ended (the
-// supervisor records that, and the node exits with it).
-Status WorkerBody(transport::ActorPipe& pipe, zmq::context_t* ctx, const Clock* clock,
-                  WorkerConfig config) {
-  SetLogNode(config.worker.worker_id);  // log lines name the worker, also in a role=all node
-  auto dialed = Dial(*ctx, config);
-  if (!dialed.ok()) {
-    pipe.SignalReady(dialed.status());
-    return dialed.status();
-  }
-  zmq::socket_t dealer = std::move(*dialed);
-  std::unique_ptr<storage::Outbox> outbox;
-  if (!config.outbox_dir.empty()) {
-    auto opened = storage::Outbox::Open(config.outbox_dir);
-    if (!opened.ok()) {
-      pipe.SignalReady(opened.status());
-      return opened.status();
+// The worker's loop. Run returns Ok when its parent stopped it, else why it
+// ended (the supervisor records that, and the node exits with it).
+class WorkerLoop {
+ public:
+  WorkerLoop(transport::ActorPipe& pipe, zmq::context_t* ctx, const Clock* clock,
+             WorkerConfig config)
+      : pipe_(pipe), ctx_(ctx), clock_(clock), config_(std::move(config)) {}
+
+  Status Run() {
+    Status opened = Open();
+    pipe_.SignalReady(opened);
+    if (!opened.ok()) return opened;
+    core_->Hello();
+    Flush();
+    for (;;) {
+      bool term = false;
+      APOLLO11_RETURN_IF_ERROR(Wait(&term));
+      if (term) return Status::Ok();
+      APOLLO11_RETURN_IF_ERROR(Turn());
     }
-    outbox = std::move(*opened);
   }
-  // Before anything runs or the coordinator hears of us: what a killed
-  // previous process of this worker left running would otherwise run beside
-  // the copies the coordinator requeues.
-  OrphanGuard orphans(outbox.get(), config.worker.worker_id);
-  orphans.StopLeftovers();
-  executor::Executor executor(config.executor, *clock, &orphans);
-  std::unique_ptr<FileNodeLogReader> node_log;
-  if (!config.worker.node_log_file.empty()) {
-    node_log = std::make_unique<FileNodeLogReader>(config.worker.node_log_file);
-  }
-  WorkerCore core(&executor, clock, config.worker, outbox.get(), node_log.get());
-  pipe.SignalReady(Status::Ok());
 
-  // The dealer is ZMQ_IMMEDIATE: until its connection is up (a moment after
-  // connect, even to a coordinator in this process), sends fail and the
-  // frames are dropped. A HELLO dropped that way is said again as soon as the
-  // dealer becomes writable, rather than a heartbeat later (10 s by default).
-  bool hello_unsent = false;
-  auto flush = [&] {
-    if (!Flush(dealer, core) && core.awaiting_hello_reply()) hello_unsent = true;
-  };
-  core.Hello();
-  flush();
-  bool drained_reported = false;
-  transport::Envelope env;
-  std::vector<zmq::pollitem_t> items;
-  std::vector<executor::ExecOutcome> finished;
-  for (;;) {
-    items.clear();
-    items.push_back(pipe.PollItem());
-    items.push_back(
-        {dealer.handle(), 0, static_cast<short>(ZMQ_POLLIN | (hello_unsent ? ZMQ_POLLOUT : 0)), 0});
-    executor.AppendPollItems(&items);
+ private:
+  // Everything the loop needs before it says it is ready: the dealer, the
+  // outbox, the stopped leftovers of a killed predecessor, the executor.
+  Status Open() {
+    SetLogNode(config_.worker.worker_id);  // log lines name the worker, also in a role=all node
+    auto dialed = Dial(*ctx_, config_);
+    if (!dialed.ok()) return dialed.status();
+    dealer_ = std::move(*dialed);
+    if (!config_.outbox_dir.empty()) {
+      auto opened = storage::Outbox::Open(config_.outbox_dir);
+      if (!opened.ok()) return opened.status();
+      outbox_ = std::move(*opened);
+    }
+    // Before anything runs or the coordinator hears of us: what a killed
+    // previous process of this worker left running would otherwise run
+    // beside the copies the coordinator requeues.
+    orphans_ = std::make_unique<OrphanGuard>(outbox_.get(), config_.worker.worker_id);
+    orphans_->StopLeftovers();
+    executor_ = std::make_unique<executor::Executor>(config_.executor, *clock_, orphans_.get());
+    if (!config_.worker.node_log_file.empty()) {
+      node_log_ = std::make_unique<FileNodeLogReader>(config_.worker.node_log_file);
+    }
+    core_ = std::make_unique<WorkerCore>(executor_.get(), clock_, config_.worker, outbox_.get(),
+                                         node_log_.get());
+    return Status::Ok();
+  }
+
+  // Polls until something arrives or a timer is due; reads the pipe.
+  Status Wait(bool* term) {
+    items_.clear();
+    items_.push_back(pipe_.PollItem());
+    items_.push_back({dealer_.handle(), 0,
+                      static_cast<short>(ZMQ_POLLIN | (hello_unsent_ ? ZMQ_POLLOUT : 0)), 0});
+    executor_->AppendPollItems(&items_);
     // The core's timers run on the steady clock, the executor's on the wall.
-    milliseconds wait = UntilMs(clock->Steady(), core.NextTick(), milliseconds(1000));
-    wait = std::min(wait, UntilMs(clock->Now(), executor.NextDeadline(), milliseconds(1000)));
-    auto polled = transport::Poll(items, wait);
+    milliseconds wait = UntilMs(clock_->Steady(), core_->NextTick(), milliseconds(1000));
+    wait = std::min(wait, UntilMs(clock_->Now(), executor_->NextDeadline(), milliseconds(1000)));
+    auto polled = transport::Poll(items_, wait);
     if (!polled.ok()) return polled.status();
-
-    bool term = false;
-    if (!DrainSocket(pipe.socket(), "worker", &env, [&](const transport::Envelope& e) {
-          term = term || pipe.IsTerm(e);
-          if (e.type == static_cast<uint16_t>(InternalType::kDrain)) core.StartDrain();
+    if (!DrainSocket(pipe_.socket(), "worker", &env_, [&](const transport::Envelope& e) {
+          *term = *term || pipe_.IsTerm(e);
+          if (e.type == static_cast<uint16_t>(InternalType::kDrain)) core_->StartDrain();
         })) {
       return ContextTerminated();
     }
-    if (term) return Status::Ok();
-    if (hello_unsent && (items[1].revents & ZMQ_POLLOUT) != 0) {
-      hello_unsent = false;
-      core.Hello();
-      flush();
+    return Status::Ok();
+  }
+
+  Status Turn() {
+    // The dealer is ZMQ_IMMEDIATE: until its connection is up (a moment after
+    // connect, even to a coordinator in this process), sends fail and the
+    // frames are dropped. A HELLO dropped that way is said again as soon as
+    // the dealer becomes writable, rather than a heartbeat later.
+    if (hello_unsent_ && (items_[1].revents & ZMQ_POLLOUT) != 0) {
+      hello_unsent_ = false;
+      core_->Hello();
+      Flush();
     }
     for (int i = 0; i < kMaxFramesPerTurn; ++i) {
-      auto msg = transport::Recv(dealer, /*dontwait=*/true);
+      auto msg = transport::Recv(dealer_, /*dontwait=*/true);
       if (!msg.ok()) {
         if (transport::IsContextTerminated(msg.status())) return ContextTerminated();
         break;
       }
-      core.OnFrame(msg->data(), msg->size());
+      core_->OnFrame(msg->data(), msg->size());
     }
-    finished.clear();
-    executor.Process(clock->Now(), &finished);
-    if (!finished.empty()) core.OnFinished(finished);
-    if (core.Tick()) {
-      // The coordinator went quiet: a fresh socket (a new connection, not
-      // libzmq's silent reconnect) and HELLO again. Tasks keep running.
-      spdlog::warn("worker {}: coordinator silent for {} heartbeats; reconnecting",
-                   config.worker.worker_id, config.worker.liveness);
-      auto again = Dial(*ctx, config);
-      if (again.ok()) dealer = std::move(*again);
-      core.Hello();
-    }
-    flush();
-    if (core.Drained() && !drained_reported) {
-      core.Bye();
-      Flush(dealer, core);
-      // Give BYE a moment to leave when the socket closes (LINGER is 0
-      // everywhere else so that shutdown never hangs).
-      dealer.set(zmq::sockopt::linger, 500);
-      (void)pipe.Send(static_cast<uint16_t>(InternalType::kDrain), transport::Bye{});
-      drained_reported = true;
-    }
+    finished_.clear();
+    executor_->Process(clock_->Now(), &finished_);
+    if (!finished_.empty()) core_->OnFinished(finished_);
+    if (core_->Tick()) Reconnect();
+    Flush();
+    if (core_->Drained() && !drained_reported_) ReportDrained();
+    return Status::Ok();
   }
-}
+
+  // The coordinator went quiet: a fresh socket (a new connection, not
+  // libzmq's silent reconnect) and HELLO again. Tasks keep running.
+  void Reconnect() {
+    spdlog::warn("worker {}: coordinator silent for {} heartbeats; reconnecting",
+                 config_.worker.worker_id, config_.worker.liveness);
+    auto again = Dial(*ctx_, config_);
+    if (again.ok()) dealer_ = std::move(*again);
+    core_->Hello();
+  }
+
+  void ReportDrained() {
+    core_->Bye();
+    SendQueued(dealer_, *core_);
+    // Give BYE a moment to leave when the socket closes (LINGER is 0
+    // everywhere else so that shutdown never hangs).
+    dealer_.set(zmq::sockopt::linger, 500);
+    (void)pipe_.Send(static_cast<uint16_t>(InternalType::kDrain), transport::Bye{});
+    drained_reported_ = true;
+  }
+
+  void Flush() {
+    if (!SendQueued(dealer_, *core_) && core_->awaiting_hello_reply()) hello_unsent_ = true;
+  }
+
+  transport::ActorPipe& pipe_;
+  zmq::context_t* ctx_;
+  const Clock* clock_;
+  WorkerConfig config_;
+  zmq::socket_t dealer_;
+  std::unique_ptr<storage::Outbox> outbox_;
+  std::unique_ptr<OrphanGuard> orphans_;
+  std::unique_ptr<executor::Executor> executor_;
+  std::unique_ptr<FileNodeLogReader> node_log_;
+  std::unique_ptr<WorkerCore> core_;  // declared last: destroyed first
+  bool hello_unsent_ = false;
+  bool drained_reported_ = false;
+  transport::Envelope env_;
+  std::vector<zmq::pollitem_t> items_;
+  std::vector<executor::ExecOutcome> finished_;
+};
 
 }  // namespace
 
@@ -156,9 +189,10 @@ Result<std::unique_ptr<WorkerActor>> WorkerActor::Start(zmq::context_t& ctx, con
   std::unique_ptr<WorkerActor> w(new WorkerActor());
   auto actor = transport::Actor::Start(
       ctx, "worker",
-      w->supervisor_->Supervise("worker", [ctx_ptr = &ctx, clock, config](transport::ActorPipe& pipe) {
-        return WorkerBody(pipe, ctx_ptr, clock, config);
-      }));
+      w->supervisor_->Supervise("worker",
+                                [ctx_ptr = &ctx, clock, config](transport::ActorPipe& pipe) {
+                                  return WorkerLoop(pipe, ctx_ptr, clock, config).Run();
+                                }));
   if (!actor.ok()) return actor.status();
   w->actor_ = std::move(*actor);
   return w;

@@ -137,93 +137,109 @@ void WorkerCore::OnFrame(const void* data, size_t size) {
   }
   last_heard_ = clock_->Steady();
   heard_since_hello_ = true;
-  switch (static_cast<transport::MsgType>(envelope->type)) {
-    case transport::MsgType::kDispatch: {
-      auto d = transport::BodyAs<transport::Dispatch>(*envelope);
-      if (!d.ok()) break;
-      if (d->epoch < epoch_seen_) {
-        LogEvent(spdlog::level::warn, "dispatch_refused_old_epoch",
-                 {{"exec_id", d->exec_id},
-                  {"attempt", d->attempt},
-                  {"epoch", d->epoch},
-                  {"epoch_seen", epoch_seen_}},
-                 "worker {}: refused DISPATCH of {} from old epoch {} (seen {})",
-                 options_.worker_id, d->exec_id, d->epoch, epoch_seen_);
-        return;
-      }
-      epoch_seen_ = d->epoch;
-      OnDispatch(std::move(*d));
-      return;
-    }
-    case transport::MsgType::kCancel: {
-      auto c = transport::BodyAs<transport::Cancel>(*envelope);
-      if (!c.ok()) break;
-      if (c->epoch < epoch_seen_) return;
-      runner_->Cancel(c->exec_id, c->attempt);
-      return;
-    }
-    case transport::MsgType::kAck: {
-      auto a = transport::BodyAs<transport::Ack>(*envelope);
-      if (!a.ok()) break;
-      auto it = entries_.find({a->exec_id, a->attempt});
-      if (it != entries_.end() && it->second.finished) {
-        if (store_ != nullptr) {
-          Status s = store_->Erase(OutboxKey(it->first));
-          if (!s.ok()) spdlog::warn("worker {}: outbox: {}", options_.worker_id, s.message());
-        }
-        entries_.erase(it);
-      }
-      return;
-    }
-    case transport::MsgType::kHeartbeat: {
-      auto hb = transport::BodyAs<transport::Heartbeat>(*envelope);
-      if (!hb.ok()) break;
-      if (!hb->registered) {
-        // The coordinator does not know us: our HELLO never arrived.
-        epoch_seen_ = std::max(epoch_seen_, hb->epoch);
-        Hello();
-        return;
-      }
-      if (hb->epoch > epoch_seen_) {
-        // A new coordinator term: introduce ourselves again.
-        bool first = epoch_seen_ == 0;
-        epoch_seen_ = hb->epoch;
-        if (!first) Hello();
-      }
-      return;
-    }
-    case transport::MsgType::kProbe: {
-      auto probe = transport::BodyAs<transport::Probe>(*envelope);
-      if (!probe.ok()) break;
-      transport::ProbeReply reply;
-      const Micros now = clock_->Steady();
-      for (const transport::ExecRef& ref : probe->execs) {
-        transport::ProbeState st{ref.exec_id, ref.attempt, 0};
-        auto it = entries_.find({ref.exec_id, ref.attempt});
-        if (it != entries_.end()) {
-          st.state = it->second.finished ? 2 : 1;
-          if (it->second.finished) {  // its report may have been lost: again
-            Send(transport::MsgType::kResult, it->second.result);
-            it->second.last_sent = now;
-          }
-        }
-        reply.states.push_back(std::move(st));
-      }
-      Send(transport::MsgType::kProbeReply, reply);
-      return;
-    }
-    case transport::MsgType::kLogRequest: {
-      auto request = transport::BodyAs<transport::LogRequest>(*envelope);
-      if (!request.ok()) break;
-      OnLogRequest(*request);
-      return;
-    }
-    default:
-      break;
+  // What a coordinator may send a worker, one handler each; a handler
+  // returns false when the body does not decode.
+  using Handler = bool (WorkerCore::*)(const transport::Envelope&);
+  static constexpr std::pair<transport::MsgType, Handler> kHandlers[] = {
+      {transport::MsgType::kDispatch, &WorkerCore::OnDispatchFrame},
+      {transport::MsgType::kCancel, &WorkerCore::OnCancelFrame},
+      {transport::MsgType::kAck, &WorkerCore::OnAckFrame},
+      {transport::MsgType::kHeartbeat, &WorkerCore::OnHeartbeatFrame},
+      {transport::MsgType::kProbe, &WorkerCore::OnProbeFrame},
+      {transport::MsgType::kLogRequest, &WorkerCore::OnLogRequestFrame},
+  };
+  for (const auto& [type, handler] : kHandlers) {
+    if (envelope->type != static_cast<uint16_t>(type)) continue;
+    if ((this->*handler)(*envelope)) return;
+    break;
   }
   ++dropped_frames_;
-  spdlog::warn("worker {}: dropped an unexpected {} frame", options_.worker_id,
+  spdlog::warn("worker {}: dropped an unexpected or unreadable {} frame", options_.worker_id,
                transport::MsgTypeName(envelope->type));
+}
+
+bool WorkerCore::OnDispatchFrame(const transport::Envelope& envelope) {
+  auto d = transport::BodyAs<transport::Dispatch>(envelope);
+  if (!d.ok()) return false;
+  if (d->epoch < epoch_seen_) {
+    LogEvent(spdlog::level::warn, "dispatch_refused_old_epoch",
+             {{"exec_id", d->exec_id},
+              {"attempt", d->attempt},
+              {"epoch", d->epoch},
+              {"epoch_seen", epoch_seen_}},
+             "worker {}: refused DISPATCH of {} from old epoch {} (seen {})", options_.worker_id,
+             d->exec_id, d->epoch, epoch_seen_);
+    return true;
+  }
+  epoch_seen_ = d->epoch;
+  OnDispatch(std::move(*d));
+  return true;
+}
+
+bool WorkerCore::OnCancelFrame(const transport::Envelope& envelope) {
+  auto c = transport::BodyAs<transport::Cancel>(envelope);
+  if (!c.ok()) return false;
+  if (c->epoch >= epoch_seen_) runner_->Cancel(c->exec_id, c->attempt);
+  return true;
+}
+
+bool WorkerCore::OnAckFrame(const transport::Envelope& envelope) {
+  auto a = transport::BodyAs<transport::Ack>(envelope);
+  if (!a.ok()) return false;
+  auto it = entries_.find({a->exec_id, a->attempt});
+  if (it == entries_.end() || !it->second.finished) return true;
+  if (store_ != nullptr) {
+    Status s = store_->Erase(OutboxKey(it->first));
+    if (!s.ok()) spdlog::warn("worker {}: outbox: {}", options_.worker_id, s.message());
+  }
+  entries_.erase(it);
+  return true;
+}
+
+bool WorkerCore::OnHeartbeatFrame(const transport::Envelope& envelope) {
+  auto hb = transport::BodyAs<transport::Heartbeat>(envelope);
+  if (!hb.ok()) return false;
+  if (!hb->registered) {
+    // The coordinator does not know us: our HELLO never arrived.
+    epoch_seen_ = std::max(epoch_seen_, hb->epoch);
+    Hello();
+    return true;
+  }
+  if (hb->epoch > epoch_seen_) {
+    // A new coordinator term: introduce ourselves again.
+    const bool first = epoch_seen_ == 0;
+    epoch_seen_ = hb->epoch;
+    if (!first) Hello();
+  }
+  return true;
+}
+
+bool WorkerCore::OnProbeFrame(const transport::Envelope& envelope) {
+  auto probe = transport::BodyAs<transport::Probe>(envelope);
+  if (!probe.ok()) return false;
+  transport::ProbeReply reply;
+  const Micros now = clock_->Steady();
+  for (const transport::ExecRef& ref : probe->execs) {
+    transport::ProbeState st{ref.exec_id, ref.attempt, 0};
+    auto it = entries_.find({ref.exec_id, ref.attempt});
+    if (it != entries_.end()) {
+      st.state = it->second.finished ? 2 : 1;
+      if (it->second.finished) {  // its report may have been lost: again
+        Send(transport::MsgType::kResult, it->second.result);
+        it->second.last_sent = now;
+      }
+    }
+    reply.states.push_back(std::move(st));
+  }
+  Send(transport::MsgType::kProbeReply, reply);
+  return true;
+}
+
+bool WorkerCore::OnLogRequestFrame(const transport::Envelope& envelope) {
+  auto request = transport::BodyAs<transport::LogRequest>(envelope);
+  if (!request.ok()) return false;
+  OnLogRequest(*request);
+  return true;
 }
 
 void WorkerCore::OnLogRequest(const transport::LogRequest& request) {

@@ -98,6 +98,14 @@ class WorkerCore {
 
   template <class T>
   void Send(transport::MsgType type, const T& body);
+  // One handler per message a coordinator sends (OnFrame's table); each
+  // returns false when the body does not decode, and never throws.
+  bool OnDispatchFrame(const transport::Envelope& envelope);
+  bool OnCancelFrame(const transport::Envelope& envelope);
+  bool OnAckFrame(const transport::Envelope& envelope);
+  bool OnHeartbeatFrame(const transport::Envelope& envelope);
+  bool OnProbeFrame(const transport::Envelope& envelope);
+  bool OnLogRequestFrame(const transport::Envelope& envelope);
   void OnDispatch(transport::Dispatch&& d);
   // The "exited" (or "killed", "precheck_skipped") event of a finished attempt.
   void LogFinished(const transport::ResultMsg& r) const;

@@ -1,0 +1,293 @@
+// DispatcherCore's side of the worker protocol: OnWorkerFrame decodes a
+// frame once, looks up the action the state/event table (worker_protocol.h)
+// gives for the sender's state and the message type, and calls the one
+// handler for it. Split from dispatcher_core.cc, which holds the scheduler's
+// side (enqueue, release, acks, cancels), placement and the timers.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <unordered_map>
+
+#include "actors/dispatcher_core.h"
+#include "common/log_event.h"
+
+namespace apollo11::actors {
+namespace {
+
+// A peer identity fit for a log line: printable ASCII kept, the rest as \xNN.
+std::string Printable(const std::string& id) {
+  std::string out;
+  for (unsigned char c : id) {
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
+      out += buf;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void DispatcherCore::OnWorkerFrame(const std::string& identity, const void* data, size_t size,
+                                   DispatcherOutput* out) {
+  transport::Envelope decoded;
+  Status decode = transport::DecodeEnvelopeInto(data, size, &decoded);
+  if (!decode.ok()) {
+    ++dropped_frames_;
+    if (!transport::IsOtherProtocolVersion(decoded)) {
+      spdlog::warn("dropped a malformed frame from peer {} ({} bytes): {}", Printable(identity),
+                   size, decode.message());
+    } else if (other_version_peers_.insert(identity).second) {  // once per peer
+      spdlog::error("peer {} speaks another protocol version; its frames are dropped: {}",
+                    Printable(identity), decode.message());
+    }
+    return;
+  }
+  if (!other_version_peers_.empty()) other_version_peers_.erase(identity);
+  const transport::Envelope* envelope = &decoded;
+  auto it = workers_.find(identity);
+  Worker* w = it == workers_.end() ? nullptr : &it->second;
+  const WorkerState state = w ? WorkerState::kRegistered : WorkerState::kUnregistered;
+  const WorkerAction action = DecideWorkerAction(state, envelope->type);
+  if (w != nullptr && action != WorkerAction::kRegister) Touch(*w);
+  Frame frame{identity, w, *envelope};
+  bool ok = true;
+  switch (action) {
+    case WorkerAction::kRegister:
+      ok = OnHello(frame, out);
+      if (!ok) {
+        ++dropped_frames_;
+        return;
+      }
+      break;
+    case WorkerAction::kCredit:
+      ok = OnCredit(frame);
+      break;
+    case WorkerAction::kStarted:
+      ok = OnStarted(frame, out);
+      break;
+    case WorkerAction::kResult:
+      ok = OnResult(frame, out);
+      break;
+    case WorkerAction::kOrphanResult:
+      OnOrphanResult(frame, out);
+      break;
+    case WorkerAction::kHeartbeat:
+      break;  // liveness only: Touch did it
+    case WorkerAction::kProbeReply:
+      ok = OnProbeReply(frame, out);
+      break;
+    case WorkerAction::kLogReply:
+      ok = OnLogReply(frame, out);
+      break;
+    case WorkerAction::kBye:
+      Forget(identity, "worker " + identity + " left (BYE)", out);
+      break;
+    case WorkerAction::kAskHello:
+    case WorkerAction::kRefuse:
+      Refuse(frame, state, action, out);
+      return;
+  }
+  if (!ok) {
+    ++dropped_frames_;
+    spdlog::warn("dropped an unreadable {} frame from worker {}",
+                 transport::MsgTypeName(envelope->type), Printable(identity));
+  }
+}
+
+void DispatcherCore::Touch(Worker& w) {
+  const Micros steady = clock_->Steady();
+  if (w.last_heard != 0) {
+    const Micros gap = steady - w.last_heard;
+    min_gap_ = min_gap_ == 0 ? gap : std::min(min_gap_, gap);
+    max_gap_ = std::max(max_gap_, gap);
+  }
+  w.last_heard = steady;
+  w.last_seen = clock_->Now();
+}
+
+void DispatcherCore::Refuse(const Frame& f, WorkerState state, WorkerAction action,
+                            DispatcherOutput* out) {
+  ++refused_frames_;
+  if (action == WorkerAction::kAskHello) {
+    // Not registered (its HELLO was lost, or the coordinator restarted): a
+    // heartbeat marked unregistered makes it say HELLO again.
+    spdlog::info("refused a {} frame from unregistered peer {}: asked it to say HELLO",
+                 transport::MsgTypeName(f.envelope.type), Printable(f.identity));
+    AskHello(f.identity, out);
+    return;
+  }
+  ++dropped_frames_;
+  spdlog::warn("dropped an unexpected {} frame from {} worker {}",
+               transport::MsgTypeName(f.envelope.type), ToString(state), Printable(f.identity));
+}
+
+void DispatcherCore::AskHello(const std::string& identity, DispatcherOutput* out) {
+  transport::Heartbeat hb;
+  hb.epoch = options_.epoch;
+  hb.registered = false;
+  Send(identity, transport::MsgType::kHeartbeat, hb, out);
+}
+
+bool DispatcherCore::OnHello(const Frame& f, DispatcherOutput* out) {
+  auto hello = transport::BodyAs<transport::Hello>(f.envelope);
+  if (!hello.ok()) return false;
+  const std::string& identity = f.identity;
+  const Micros now = clock_->Now();
+  std::vector<transport::Probe> rejoin_probes;
+  Worker* w = f.worker;
+  if (w != nullptr) {
+    rejoin_probes = RejoinProbes(*w, *hello);
+  } else {
+    w = &workers_.emplace(identity, Worker{}).first->second;
+    w->id = identity;
+    w->joined_at = now;
+    LogEvent(spdlog::level::info, "worker_joined",
+             {{"worker_id", identity}, {"group", hello->group}, {"slots", hello->slots}},
+             "worker {} joined: group {}, {} slots", identity, hello->group, hello->slots);
+  }
+  w->group = hello->group.empty() ? "default" : hello->group;
+  w->slots = hello->slots;
+  w->labels = hello->labels;
+  std::sort(w->labels.begin(), w->labels.end());
+  w->labels.erase(std::unique(w->labels.begin(), w->labels.end()), w->labels.end());
+  w->credits = 0;  // it grants credit with CREDIT
+  w->last_seen = now;
+  w->last_heard = clock_->Steady();
+  // Executions it claims that we did not place there are not ours to run,
+  // unless they are ones the journal left RUNNING or READY before a restart.
+  for (const auto& ref : hello->running) {
+    if (Claim(identity, w, ref.exec_id, ref.attempt)) continue;
+    auto r = w->running.find(ref.exec_id);
+    if (r == w->running.end() || r->second != ref.attempt) {
+      transport::Cancel cancel{ref.exec_id, ref.attempt, options_.epoch};
+      Send(identity, transport::MsgType::kCancel, cancel, out);
+    }
+  }
+  transport::Heartbeat hb;
+  hb.epoch = options_.epoch;
+  Send(identity, transport::MsgType::kHeartbeat, hb, out);
+  for (const transport::Probe& probe : rejoin_probes) {
+    Send(identity, transport::MsgType::kProbe, probe, out);
+  }
+  return true;
+}
+
+std::vector<transport::Probe> DispatcherCore::RejoinProbes(Worker& w,
+                                                           const transport::Hello& hello) {
+  // A rejoin (restarted, or reconnected after a silence). Executions we
+  // placed there that its HELLO does not list are not lost yet: a DISPATCH we
+  // sent after it reconnected may still be on its way, behind this HELLO. A
+  // PROBE, which travels behind any such DISPATCH, asks; what it does not
+  // hold then is handed back (OnProbeReply).
+  std::unordered_map<std::string, uint32_t> still;
+  for (const auto& ref : hello.running) still[ref.exec_id] = ref.attempt;
+  transport::Probe probe;
+  for (const auto& [exec_id, attempt] : w.running) {
+    auto st = still.find(exec_id);
+    if (st != still.end() && st->second == attempt) continue;
+    if (reserved_.count(exec_id)) continue;  // not sent yet: it will be, to the new process
+    probe.execs.push_back({exec_id, attempt});
+    w.rejoined.insert(exec_id);
+  }
+  if (probe.execs.empty()) return {};
+  std::vector<transport::Probe> probes;
+  probes.push_back(std::move(probe));
+  return probes;
+}
+
+bool DispatcherCore::OnCredit(const Frame& f) {
+  auto credit = transport::BodyAs<transport::Credit>(f.envelope);
+  if (!credit.ok()) return false;
+  Worker& w = *f.worker;
+  // Never more credit than free slots: a confused worker cannot flood us.
+  uint32_t busy = static_cast<uint32_t>(w.running.size());
+  uint32_t free = w.slots > busy ? w.slots - busy : 0;
+  w.credits = std::min(free, w.credits + credit->credits);
+  return true;
+}
+
+bool DispatcherCore::OnStarted(const Frame& f, DispatcherOutput* out) {
+  auto started = transport::BodyAs<transport::Started>(f.envelope);
+  if (!started.ok()) return false;
+  out->started.items.push_back({f.identity, std::move(*started)});
+  return true;
+}
+
+bool DispatcherCore::OnResult(const Frame& f, DispatcherOutput* out) {
+  auto result = transport::BodyAs<transport::ResultMsg>(f.envelope);
+  if (!result.ok()) return false;
+  Worker& w = *f.worker;
+  // A recovered execution reported straight away is claimed first.
+  Claim(f.identity, &w, result->exec_id, result->attempt);
+  auto r = w.running.find(result->exec_id);
+  if (r != w.running.end() && r->second == result->attempt) Finish(w, result->exec_id);
+  out->results.items.push_back({f.identity, std::move(*result)});
+  return true;
+}
+
+void DispatcherCore::OnOrphanResult(const Frame& f, DispatcherOutput* out) {
+  // Keep its result flowing: the scheduler deduplicates.
+  auto result = transport::BodyAs<transport::ResultMsg>(f.envelope);
+  if (result.ok()) {
+    Claim(f.identity, nullptr, result->exec_id, result->attempt);
+    out->results.items.push_back({f.identity, std::move(*result)});
+  }
+  AskHello(f.identity, out);
+}
+
+bool DispatcherCore::OnProbeReply(const Frame& f, DispatcherOutput* out) {
+  auto reply = transport::BodyAs<transport::ProbeReply>(f.envelope);
+  if (!reply.ok()) return false;
+  const std::string& identity = f.identity;
+  Worker& w = *f.worker;
+  WorkerGone lost, restarted;
+  lost.worker_id = restarted.worker_id = identity;
+  lost.reason =
+      "reconciliation: worker " + identity + " does not hold it (a dispatch or report was lost)";
+  restarted.reason = "worker " + identity + " rejoined without it (restarted)";
+  for (const transport::ProbeState& st : reply->states) {
+    auto r = w.running.find(st.exec_id);
+    if (r == w.running.end() || r->second != st.attempt) continue;
+    const bool after_rejoin = w.rejoined.erase(st.exec_id) > 0;
+    if (st.state != 0) continue;  // it holds it: nothing to repair
+    (after_rejoin ? restarted : lost).execs.push_back({st.exec_id, st.attempt});
+    Finish(w, st.exec_id);
+    // The slot it was sent to is free after all.
+    if (w.credits + w.running.size() < w.slots) ++w.credits;
+  }
+  for (WorkerGone* gone : {&restarted, &lost}) {
+    if (gone->execs.empty()) continue;
+    LogEvent(spdlog::level::warn, "executions_handed_back",
+             {{"worker_id", identity}, {"count", gone->execs.size()}, {"reason", gone->reason}},
+             "{}: {} executions handed back", gone->reason, gone->execs.size());
+    out->gone.push_back(std::move(*gone));
+  }
+  return true;
+}
+
+bool DispatcherCore::OnLogReply(const Frame& f, DispatcherOutput* out) {
+  auto reply = transport::BodyAs<transport::LogReply>(f.envelope);
+  if (!reply.ok()) return false;
+  out->logs.push_back({std::move(*reply)});
+  return true;
+}
+
+void DispatcherCore::Finish(Worker& w, const std::string& exec_id) {
+  w.running.erase(exec_id);
+  w.rejoined.erase(exec_id);
+  if (auto r = reserved_.find(exec_id); r != reserved_.end() && r->second.worker_id == w.id) {
+    reserved_.erase(r);
+  }
+  auto e = w.expected.find(exec_id);
+  if (e != w.expected.end()) {
+    w.expected_busy_ms -= e->second;
+    w.expected.erase(e);
+  }
+}
+
+}  // namespace apollo11::actors
