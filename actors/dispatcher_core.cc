@@ -252,7 +252,7 @@ void DispatcherCore::Reserve(Worker& w, QueuedExec& exec, Micros now, Dispatcher
 
 void DispatcherCore::PublishGauges() {
   observability::CoordinatorMetrics* m = options_.metrics;
-  const Micros now = clock_->Now();
+  const Micros now = clock_->Steady();
   if (now - gauges_published_ < kGaugePeriod) {
     gauges_pending_ = true;
     return;

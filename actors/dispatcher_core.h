@@ -90,7 +90,8 @@ class DispatcherCore {
   void SetPlacementPaused(bool paused) { placement_paused_ = paused; }
   bool placement_paused() const { return placement_paused_; }
   // Publishes the queue and worker gauges, at most every 100 ms (the cost is
-  // one pass over the workers); a skipped update is due at GaugesDue().
+  // one pass over the workers); a skipped update is due at GaugesDue(), a
+  // Steady() time.
   void PublishGauges();
   // When a skipped gauge update is due; 0 when none is pending.
   Micros GaugesDue() const;

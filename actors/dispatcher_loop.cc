@@ -40,7 +40,7 @@ class DispatcherLoop {
   void OnWorkerLost(WorkerLost m) { core_.OnWorkerLost(m, &out_); }
 
   bool DrainScheduler();
-  // Heartbeats, liveness and probes when due.
+  // Heartbeats, liveness and probes when due; `now` is Steady().
   void OnTimers(Micros now);
   void SendOut();
 
@@ -92,8 +92,9 @@ Status DispatcherLoop::Run(transport::ActorPipe& pipe) {
   }
   pipe.SignalReady(Status::Ok());
 
-  next_beat_ = p_.clock->Now() + p_.heartbeat.count() * kMicrosPerMilli;
-  next_probe_ = p_.clock->Now() + p_.reconcile_interval.count() * kMicrosPerMilli;
+  // The loop's timers (heartbeat, probe, gauges) run on the steady clock.
+  next_beat_ = p_.clock->Steady() + p_.heartbeat.count() * kMicrosPerMilli;
+  next_probe_ = p_.clock->Steady() + p_.reconcile_interval.count() * kMicrosPerMilli;
   zmq::pollitem_t items[] = {pipe.PollItem(),
                              {router_.handle(), 0, ZMQ_POLLIN, 0},
                              {p_.scheduler->handle(), 0, ZMQ_POLLIN, 0},
@@ -101,7 +102,7 @@ Status DispatcherLoop::Run(transport::ActorPipe& pipe) {
   for (;;) {
     Micros wake = std::min(next_beat_, next_probe_);
     if (core_.GaugesDue() != 0) wake = std::min(wake, core_.GaugesDue());
-    auto polled = transport::Poll(items, UntilMs(p_.clock->Now(), wake, milliseconds(1000)));
+    auto polled = transport::Poll(items, UntilMs(p_.clock->Steady(), wake, milliseconds(1000)));
     if (!polled.ok()) return polled.status();
     bool term = false;
     if (!DrainSocket(pipe.socket(), kName, &env_,
@@ -123,7 +124,7 @@ Status DispatcherLoop::Run(transport::ActorPipe& pipe) {
                      [&](const Envelope& e) { RouteMessage(*this, kReconcilerRoutes, e); })) {
       return ContextTerminated();
     }
-    OnTimers(p_.clock->Now());
+    OnTimers(p_.clock->Steady());
     core_.Place(&out_);
     core_.PublishGauges();
     SendOut();
@@ -140,7 +141,7 @@ void DispatcherLoop::OnTimers(Micros now) {
       snapshot.workers.push_back({w.id, w.group, w.slots, w.credits, w.running, w.last_seen,
                                   w.expected_busy_ms, w.labels, w.joined_at, w.losses});
     }
-    core_.TakeHealth(now, &snapshot);
+    core_.TakeHealth(p_.clock->Now(), &snapshot);
     SendInternal(*p_.scheduler, InternalType::kWorkersSnapshot, snapshot, &scratch_);
     next_beat_ = now + p_.heartbeat.count() * kMicrosPerMilli;
   }
