@@ -3,6 +3,8 @@
 #include <cerrno>
 #include <string>
 
+#include "transport/tsan_annotations.h"
+
 namespace apollo11::transport {
 namespace {
 
@@ -29,6 +31,7 @@ bool HasMore(void* handle) {
 
 // One zmq_send retried on EINTR; returns 0 or the errno.
 int SendFrame(void* handle, std::string_view data, int flags) {
+  AnnotateBeforeSend();
   for (;;) {
     if (zmq_send(handle, data.data(), data.size(), flags) >= 0) return 0;
     int err = zmq_errno();
@@ -39,7 +42,10 @@ int SendFrame(void* handle, std::string_view data, int flags) {
 // One zmq_msg_recv retried on EINTR; returns 0 or the errno.
 int RecvFrame(void* handle, zmq::message_t* msg, int flags) {
   for (;;) {
-    if (zmq_msg_recv(msg->handle(), handle, flags) >= 0) return 0;
+    if (zmq_msg_recv(msg->handle(), handle, flags) >= 0) {
+      AnnotateAfterReceive();
+      return 0;
+    }
     int err = zmq_errno();
     if (err != EINTR) return err;
   }

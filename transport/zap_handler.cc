@@ -8,6 +8,7 @@
 #include "transport/codec.h"
 #include "transport/security.h"
 #include "transport/sockets.h"
+#include "transport/tsan_annotations.h"
 
 namespace apollo11::transport {
 namespace {
@@ -47,6 +48,7 @@ std::vector<std::string> RecvRequest(zmq::socket_t& rep, bool* oversized) {
   for (;;) {
     zmq::message_t frame;
     if (!rep.recv(frame, zmq::recv_flags::none)) break;
+    AnnotateAfterReceive();
     if (frames.size() < kMaxZapFrames && frame.size() <= kMaxZapFrameBytes) {
       frames.emplace_back(static_cast<const char*>(frame.data()), frame.size());
     } else {
@@ -59,6 +61,7 @@ std::vector<std::string> RecvRequest(zmq::socket_t& rep, bool* oversized) {
 
 void SendReply(zmq::socket_t& rep, const ZapDecision& d) {
   const std::string code = d.accepted ? "200" : "400";
+  AnnotateBeforeSend();
   rep.send(zmq::buffer(std::string_view("1.0")), zmq::send_flags::sndmore);
   rep.send(zmq::buffer(d.request_id), zmq::send_flags::sndmore);
   rep.send(zmq::buffer(code), zmq::send_flags::sndmore);
