@@ -48,12 +48,9 @@ tr::Dispatch SampleDispatch() {
   d.attempt = 1;
   d.task.type = 0;  // shell
   d.task.command = "true";
-  d.task.run_id = "r20240611T101502-7f3a9c";
-  d.task.task_id = "t7_1234";
   d.task.timeout_ms = 60000;
   d.trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
-  d.idempotency_key = d.exec_id;
-  d.deadline = 1718100962000000;
+  d.task.env["APOLLO11_IDEMPOTENCY_KEY"] = d.exec_id;  // protocol 2: the key travels in env
   d.epoch = 3;
   return d;
 }
