@@ -10,9 +10,13 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh --with-tests
 
 jobs=$(nproc)
+launcher=()  # ccache when installed, as scripts/fuzz.sh does
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
 build() {  # build DIR [cmake args...]
   local dir=$1; shift
-  cmake -S . -B "$dir" -G Ninja -DAPOLLO11_WERROR=ON "$@" >/dev/null
+  cmake -S . -B "$dir" -G Ninja -DAPOLLO11_WERROR=ON "${launcher[@]}" "$@" >/dev/null
   cmake --build "$dir" -j "$jobs"
 }
 
@@ -33,7 +37,7 @@ echo "== ThreadSanitizer build of the in-process actor and transport tests"
 # above, and TSan on every executable would double the CI time. In this
 # build only those are built, so `-L unit` runs exactly them.
 cmake -S . -B build-tsan -G Ninja -DAPOLLO11_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DAPOLLO11_TSAN=ON >/dev/null
+  -DAPOLLO11_TSAN=ON "${launcher[@]}" >/dev/null
 cmake --build build-tsan -j "$jobs" --target apollo11_tsan_tests
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan.supp" \
   ctest --test-dir build-tsan -L unit --output-on-failure -j "$jobs" --timeout 900
