@@ -1,4 +1,3 @@
-#include "storage/records.h"
 #include "actors/query_service.h"
 
 #include <chrono>
@@ -11,6 +10,7 @@
 #include "common/log_event.h"
 #include "common/log_scan.h"
 #include "common/utf8.h"
+#include "storage/records.h"
 
 namespace apollo11::actors {
 namespace {

@@ -125,9 +125,8 @@ TEST_CASE("a full disk pauses the coordinator, which keeps answering and resumes
   // The failed commit count, from the API (0 while the journal is healthy).
   auto failures_now = [&] {
     auto d = ParseJson(node.Cli({"status", run_id, "--json"}).out);
-    return d.is_object() && d["journal_error"].is_object()
-               ? d["journal_error"].value("failures", 0)
-               : 0;
+    return d.is_object() && d["journal_error"].is_object() ? d["journal_error"].value("failures", 0)
+                                                           : 0;
   };
   // Reads are answered, with the failure visible; nothing new starts. The
   // second failed commit is the event that says the pause has settled: the
