@@ -96,6 +96,32 @@ TEST_CASE("a node's wait ends with exit 0 on a signal and non-zero when an actor
   CHECK(failing.ActorFailure()->message() == "scheduler thread exited: boom");
 }
 
+TEST_CASE("a node whose actors die exits non-zero with the reason instead of serving nothing",
+          "[cli][node]") {
+  const std::string dir = TempStateDir();
+  SystemClock clock;
+  Node node(InprocConfig(dir, "a11-node-test-4"), &clock);
+  REQUIRE(node.Start().ok());
+  CHECK_FALSE(node.ActorFailure().has_value());
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGUSR2);
+  BlockSignals(signals);
+  // Every actor's loop ends with an error when its context is terminated
+  // under it: what a crashed loop looks like to the supervisor.
+  node.context().shutdown();
+  std::optional<Status> failure;
+  for (int i = 0; i < 1000 && !failure; ++i) {
+    failure = node.ActorFailure();
+    if (!failure) ::usleep(10 * 1000);
+  }
+  REQUIRE(failure.has_value());
+  CHECK(failure->message().find("actor ") == 0);
+  CHECK(failure->message().find("context") != std::string::npos);  // terminated under it
+  CHECK(node.Run(signals, Millis(10)) == kExitInternal);  // the wait ends on it at once
+  std::filesystem::remove_all(dir);
+}
+
 actors::SubmitRun TwoTasks() {
   dsl::ParseResult parsed = dsl::ParsePipelineText(R"(version: "1.0"
 name: demo.follow
