@@ -118,7 +118,7 @@ pipeline:
   CHECK(notify.find("        0     -") != std::string::npos);
 }
 
-TEST_CASE("logs of a silent task points to trace; a slow-task flag is a coordinator event in it",
+TEST_CASE("logs of a silent task points to trace, and a slow-task flag is a coordinator event in it",
           "[cluster][oncall][slow]") {
   ScratchDir dir;
   NodeProc coord = StartNode(dir, "coord",

@@ -81,7 +81,7 @@ struct Dispatcher {
 
 }  // namespace
 
-TEST_CASE("the worker protocol table: only HELLO registers; a RESULT flows before it",
+TEST_CASE("the worker protocol table: only HELLO registers, and a RESULT flows before it",
           "[dispatcher][protocol]") {
   const auto u = WorkerState::kUnregistered;
   CHECK(DecideWorkerAction(u, transport::ToWire(MsgType::kHello)) == WorkerAction::kRegister);
@@ -168,7 +168,7 @@ TEST_CASE("a second HELLO re-registers: new slots and labels, no credit, one wor
   CHECK_FALSE(AskedHello(d.out, "w1"));
 }
 
-TEST_CASE("a DISPATCH sent by a worker is refused and counted; the worker stays",
+TEST_CASE("a DISPATCH sent by a worker is refused and counted, and the worker stays",
           "[dispatcher][protocol]") {
   Dispatcher d;
   d.Feed("w1", HelloFrame("w1", 1));
@@ -181,7 +181,7 @@ TEST_CASE("a DISPATCH sent by a worker is refused and counted; the worker stays"
   CHECK(d.out.to_workers.empty());
 }
 
-TEST_CASE("BYE from a worker that never said HELLO is refused; from a registered one it leaves",
+TEST_CASE("BYE from a worker that never said HELLO is refused, and from a registered one it leaves",
           "[dispatcher][protocol]") {
   Dispatcher d;
   const std::string bye = transport::EncodeToString(MsgType::kBye, transport::Bye{});
@@ -195,7 +195,7 @@ TEST_CASE("BYE from a worker that never said HELLO is refused; from a registered
   CHECK(d.out.gone[0].reason.find("BYE") != std::string::npos);
 }
 
-TEST_CASE("liveness is reported on the steady clock; last_seen shown stays wall time",
+TEST_CASE("liveness is reported on the steady clock, and last_seen shown stays wall time",
           "[dispatcher][protocol]") {
   Dispatcher d;
   d.Feed("w1", HelloFrame("w1", 1));

@@ -14,7 +14,7 @@ std::vector<double> Draw(RandomSource& r, int n) {
   return out;
 }
 
-TEST_CASE("a seeded source replays the same samples, all in [0, 1)", "[random]") {
+TEST_CASE("a seeded source replays the same samples, each at least 0 and below 1", "[random]") {
   auto a = NewSeededRandom(42);
   auto b = NewSeededRandom(42);
   auto c = NewSeededRandom(43);
