@@ -35,7 +35,7 @@ scratch=$(mktemp -d "${TMPDIR:-/tmp}/apollo11-fuzz.XXXXXX")
 echo "== fuzzing each target for ${seconds}s (scratch: $scratch)"
 
 # Per-target extra flags: yaml-cpp 0.7 can allocate without bound on some
-# invalid YAML (dsl/parser.cc PreScan guards the known cases); the 2 GiB cap
+# invalid YAML (dsl/yaml_guard.cc PreScanner guards the known cases); the 2 GiB cap
 # turns a new case into a reported failure instead of a dead machine.
 extra_flags() {
   case $1 in
