@@ -160,7 +160,8 @@ Result<std::unique_ptr<ZapHandler>> ZapHandler::Start(zmq::context_t& ctx, Autho
           std::vector<std::string> request = RecvRequest(rep, &oversized);
           ZapDecision d = DecideZap(request, keys);
           if (oversized) d = Refuse(std::move(d), "malformed ZAP request: too large");
-          SendReply(rep, d);
+          // Counted before the reply: whoever sees the handshake's outcome
+          // (a client's first message arriving) already sees the count.
           if (d.accepted) {
             counters->accepted.fetch_add(1);
           } else {
@@ -169,6 +170,7 @@ Result<std::unique_ptr<ZapHandler>> ZapHandler::Start(zmq::context_t& ctx, Autho
                          d.mechanism.empty() ? "?" : d.mechanism,
                          d.address.empty() ? "?" : d.address, d.status_text);
           }
+          SendReply(rep, d);
         } catch (const zmq::error_t& e) {
           if (e.num() == ETERM) return;
           spdlog::error("zap: socket error: {}", e.what());
