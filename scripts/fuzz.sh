@@ -54,8 +54,10 @@ run_target() {  # run_target NAME: fuzzes one target; its log is $scratch/NAME.l
   echo "$seeds" > "$dir/seeds"
   # -timeout: one input taking longer is a hang (reported as a failure).
   # shellcheck disable=SC2046
+  # The outer timeout: a fuzzer stuck in its own out-of-memory report (seen
+  # once with dsl_parser, 2026-12-01) fails the run instead of hanging CI.
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    "$build/fuzz/fuzz_$name" "$dir/corpus" -max_total_time="$seconds" -timeout=25 \
+    timeout -k 10 $((seconds + 120)) "$build/fuzz/fuzz_$name" "$dir/corpus" -max_total_time="$seconds" -timeout=25 \
     -print_final_stats=1 -artifact_prefix="$dir/artifacts/" $(extra_flags "$name") \
     > "$dir.log" 2>&1
 }
