@@ -118,8 +118,9 @@ pipeline:
   CHECK(notify.find("        0     -") != std::string::npos);
 }
 
-TEST_CASE("logs of a silent task points to trace, and a slow-task flag is a coordinator event in it",
-          "[cluster][oncall][slow]") {
+TEST_CASE(
+    "logs of a silent task points to trace, and a slow-task flag is a coordinator event in it",
+    "[cluster][oncall][slow]") {
   ScratchDir dir;
   NodeProc coord = StartNode(dir, "coord",
                              {"--role", "coordinator", "--bind", "tcp://127.0.0.1:0", "--api-bind",

@@ -118,7 +118,7 @@ TEST_CASE("a node whose actors die exits non-zero with the reason instead of ser
   REQUIRE(failure.has_value());
   CHECK(failure->message().find("actor ") == 0);
   CHECK(failure->message().find("context") != std::string::npos);  // terminated under it
-  CHECK(node.Run(signals, Millis(10)) == kExitInternal);  // the wait ends on it at once
+  CHECK(node.Run(signals, Millis(10)) == kExitInternal);           // the wait ends on it at once
   std::filesystem::remove_all(dir);
 }
 
