@@ -93,20 +93,17 @@ void CheckFailureJoins(const PipelineSpec& spec,
   }
 }
 
-// True when an entry before `d` in `deps` names the same task and condition.
-// Quadratic in one task's dependency count only when it is small; a set beyond.
-bool IsRepeated(const std::vector<Dependency>& deps, const Dependency& d) {
-  if (deps.size() <= 16) {
-    for (const Dependency* it = deps.data(); it != &d; ++it) {
-      if (it->task == d.task && it->on == d.on) return true;
-    }
-    return false;
+// The dependency entries of `deps` that repeat an earlier entry's task and
+// condition, in order. Linear in the entry count (a task with 20,000
+// dependencies once took 31 s here: a set was rebuilt per entry).
+std::vector<const Dependency*> RepeatedEntries(const std::vector<Dependency>& deps) {
+  std::vector<const Dependency*> repeated;
+  if (deps.size() < 2) return repeated;
+  std::unordered_set<std::string_view> seen[static_cast<size_t>(DependencyCondition::kDone) + 1];
+  for (const Dependency& d : deps) {
+    if (!seen[static_cast<size_t>(d.on)].insert(d.task).second) repeated.push_back(&d);
   }
-  std::unordered_set<std::string> seen;
-  for (const Dependency* it = deps.data(); it != &d; ++it) {
-    seen.insert(it->task + '/' + ToString(it->on));
-  }
-  return seen.count(d.task + '/' + ToString(d.on)) > 0;
+  return repeated;
 }
 
 }  // namespace
@@ -152,10 +149,11 @@ void CheckPipeline(const PipelineSpec& spec, const CheckOptions& options,
             "task '" + task.id + "' depends on unknown task '" + d.task + "'" + hint);
         continue;
       }
-      if (task.depends_on.size() > 1 && IsRepeated(task.depends_on, d)) {
-        Add(out, Diagnostic::Severity::kWarning, d.where,
-            "task '" + task.id + "' lists dependency '" + d.task + "' twice");
-      }
+    }
+    for (const Dependency* d : RepeatedEntries(task.depends_on)) {
+      if (d->task == task.id || !index.contains(d->task)) continue;  // reported above
+      Add(out, Diagnostic::Severity::kWarning, d->where,
+          "task '" + task.id + "' lists dependency '" + d->task + "' twice");
     }
     if (!foreach_found) {
       Add(out, Diagnostic::Severity::kError, task.where,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "dsl/alias_budget.h"
 #include "dsl/suggest.h"
 #include "dsl/task_fields.h"
 
@@ -171,8 +172,17 @@ void Library::LoadTemplates(const Field& f) {
         Template{report_->Fields(it->second, f.file, allowed,
                                  "template " + Quote(k.Scalar()) +
                                      " (templates hold task fields except id and extends)"),
-                 where};
+                 where, AliasBudget::ExpandedBytes(it->second)};
   }
+}
+
+bool Library::ChargeTemplateUse(const Template& t) {
+  if (template_bytes_used_ > options_.max_expanded_bytes ||
+      t.bytes > options_.max_expanded_bytes - template_bytes_used_) {
+    return false;
+  }
+  template_bytes_used_ += t.bytes;
+  return true;
 }
 
 std::optional<RetryPolicy> Library::ParseRetryMap(const YAML::Node& node, const std::string& file) {

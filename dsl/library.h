@@ -27,6 +27,7 @@ struct NamedPolicy {
 struct Template {
   std::vector<Field> fields;
   SourceLocation where;
+  size_t bytes = 0;  // expanded size of its fields, copied into each task extending it
 };
 
 class Library {
@@ -53,6 +54,12 @@ class Library {
   // A retry policy mapping; nullopt after reporting its errors.
   std::optional<RetryPolicy> ParseRetryMap(const YAML::Node& node, const std::string& file);
 
+  // Counts one task's copy of `t`; false once the template fields copied
+  // into tasks pass options.max_expanded_bytes (a large template extended by
+  // many tasks multiplies like an alias).
+  bool ChargeTemplateUse(const Template& t);
+  size_t max_expanded_bytes() const { return options_.max_expanded_bytes; }
+
   const std::map<std::string, NamedPolicy>& policies() const { return policies_; }
   const std::map<std::string, Template>& templates() const { return templates_; }
 
@@ -68,6 +75,7 @@ class Library {
   std::set<std::string> loaded_;
   std::map<std::string, NamedPolicy> policies_;
   std::map<std::string, Template> templates_;
+  size_t template_bytes_used_ = 0;
 };
 
 }  // namespace apollo11::dsl::internal

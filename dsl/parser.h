@@ -17,6 +17,9 @@ namespace apollo11::dsl {
 struct ParseOptions {
   bool strict = false;               // warnings that matter (name prefix) become errors
   size_t max_file_bytes = 32 << 20;  // per file, imports included (a 100k-task DAG is ~6 MB)
+  // Per file, its size with every alias written out (a scalar's text plus 2
+  // bytes a node); and, separately, the template fields copied into tasks.
+  size_t max_expanded_bytes = 32 << 20;
   int max_nesting = 64;              // YAML nesting depth refused before parsing
   int chain_warning_threshold = 50;  // warn when the longest chain has more tasks
 };

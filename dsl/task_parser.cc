@@ -105,6 +105,14 @@ std::vector<Field> TaskParser::WithTemplates(const std::vector<Field>& own) {
                          (templates.empty() ? " (no templates are defined or imported)" : ""));
       continue;
     }
+    if (!library_->ChargeTemplateUse(t->second)) {
+      report_->Error(FieldReader::At(f),
+                     "templates extended by the tasks so far copy more than " +
+                         std::to_string(library_->max_expanded_bytes()) +
+                         " bytes into them (the limit on a pipeline's expanded size); template " +
+                         Quote(name) + " is " + std::to_string(t->second.bytes) + " bytes");
+      continue;
+    }
     for (const Field& tf : t->second.fields) {
       if (!HasKey(own, tf.key)) fields.push_back(tf);
     }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/utf8.h"
+#include "dsl/alias_budget.h"
 
 namespace apollo11::dsl::internal {
 namespace {
@@ -27,7 +28,13 @@ struct ScanProblem {
 // starts a token outside [ ] / { } sends its scanner into an endless,
 // allocating loop (jbeder/yaml-cpp#1040), as does text after a closed
 // quoted scalar or flow collection ("[]o\n? "), so both are refused here.
-// Both are invalid YAML anyway; the fuzz tests hold the line.
+// Both are invalid YAML anyway; the fuzz tests hold the line. (3) yaml-cpp
+// accepts a quoted scalar the file ends inside (a pipeline cut off there
+// loses its remaining tasks into that text), so that is refused at its
+// opening quote, as is a quoted scalar that runs on into a line indented
+// less than the line it opened on (its closing quote is missing). yaml-cpp
+// refuses an unclosed [ or { but names the end of the file, so the scan
+// remembers where the innermost one opened, for that message.
 class PreScanner {
  public:
   PreScanner(int limit, const std::string& file)
@@ -48,7 +55,21 @@ class PreScanner {
       if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
       if (!ScanLine(line)) return problem_;
     }
+    if (in_single_ || in_double_) {
+      return {quote_at_, std::string("quoted text opened here (") + (in_single_ ? "'" : "\"") +
+                             ") is never closed: the file ends inside it (was it cut off?)"};
+    }
     return {};
+  }
+
+  // After a Scan that found no problem: "" or, when the file ends inside
+  // [ ] or { } (which yaml-cpp reports at the end of the file), where the
+  // innermost unclosed one opened.
+  std::string UnclosedBracket() const {
+    if (open_brackets_.empty()) return "";
+    const OpenBracket& b = open_brackets_.back();
+    return std::string(" ('") + b.bracket + "' opened at " + std::to_string(b.where.line) + ":" +
+           std::to_string(b.where.column) + " is never closed)";
   }
 
  private:
@@ -62,6 +83,10 @@ class PreScanner {
     bool after_node = false;  // a quoted scalar or flow collection just ended at block level
   };
   enum class Step { kNext, kEndLine, kFail };
+  struct OpenBracket {
+    char bracket;
+    SourceLocation where;
+  };
 
   SourceLocation Here(size_t at) const {
     return SourceLocation{file_, line_no_, static_cast<int>(at) + 1};
@@ -71,8 +96,22 @@ class PreScanner {
     return Step::kFail;
   }
 
+  // False after setting problem_ when `line` continues a block-level quoted
+  // scalar but is indented less than the line the quote opened on.
+  bool CheckQuoteContinuation(std::string_view line) {
+    if (!(in_single_ || in_double_) || !quote_in_block_) return true;
+    size_t text = line.find_first_not_of(" \t");
+    if (text == std::string_view::npos || text >= quote_indent_) return true;
+    problem_ = {quote_at_, "quoted text opened here is not closed before line " +
+                               std::to_string(line_no_) +
+                               ", which is indented less than the line it opened on "
+                               "(is a closing quote missing?)"};
+    return false;
+  }
+
   // One line; false after setting problem_.
   bool ScanLine(std::string_view line) {
+    if (!CheckQuoteContinuation(line)) return false;
     Cursor cur;
     cur.line = line;
     while (cur.indent < line.size() && line[cur.indent] == ' ') ++cur.indent;
@@ -152,11 +191,15 @@ class PreScanner {
     if (c == '[' || c == '{') {
       ++flow_;
       if (cur.base + flow_ > limit_) return Fail(cur.pos, kDeep);
+      open_brackets_.push_back({c, Here(cur.pos)});
       cur.value_start = true;
       return Step::kNext;
     }
     if (c == ']' || c == '}') {
-      if (flow_ > 0) --flow_;
+      if (flow_ > 0) {
+        --flow_;
+        open_brackets_.pop_back();
+      }
       cur.after_node = flow_ == 0;
       return Step::kNext;
     }
@@ -190,6 +233,9 @@ class PreScanner {
     if (c == ' ' || c == '\t') return Step::kNext;
     if (cur.value_start && (c == '\'' || c == '"')) {  // quotes open only at a token's start
       (c == '\'' ? in_single_ : in_double_) = true;
+      quote_at_ = Here(pos);
+      quote_indent_ = cur.indent;
+      quote_in_block_ = flow_ == 0;
       return Step::kNext;
     }
     if (flow_ > 0 || cur.value_start) {
@@ -213,6 +259,10 @@ class PreScanner {
   bool in_double_ = false;
   long block_scalar_indent_ = -1;
   int line_no_ = 0;
+  std::vector<OpenBracket> open_brackets_;  // as many as flow_
+  SourceLocation quote_at_;                 // where the open quoted scalar opened
+  size_t quote_indent_ = 0;                 // the indentation of that line
+  bool quote_in_block_ = false;             // it opened outside [ ] and { }
   ScanProblem problem_;
 };
 
@@ -287,7 +337,8 @@ bool YamlGuard::CheckBytes(std::string_view text, const std::string& file) {
 std::optional<YAML::Node> YamlGuard::Parse(std::string_view text, const std::string& file) {
   if (!CheckBytes(text, file)) return std::nullopt;
   SourceLocation whole{file, 1, 1};
-  ScanProblem problem = PreScanner(options_.max_nesting, file).Scan(text);
+  PreScanner scanner(options_.max_nesting, file);
+  ScanProblem problem = scanner.Scan(text);
   if (problem.where.line > 0) {
     report_->Error(problem.where, problem.message);
     return std::nullopt;
@@ -296,7 +347,7 @@ std::optional<YAML::Node> YamlGuard::Parse(std::string_view text, const std::str
   try {
     docs = YAML::LoadAll(std::string(text));
   } catch (const YAML::Exception& e) {
-    report_->Error(Loc(file, e.mark), "malformed YAML: " + e.msg);
+    report_->Error(Loc(file, e.mark), "malformed YAML: " + e.msg + scanner.UnclosedBracket());
     return std::nullopt;
   }
   if (docs.empty() || docs[0].IsNull()) {
@@ -305,6 +356,12 @@ std::optional<YAML::Node> YamlGuard::Parse(std::string_view text, const std::str
   }
   if (docs.size() > 1) {
     report_->Error(file, docs[1], "a pipeline file holds one YAML document; found a second one");
+    return std::nullopt;
+  }
+  SourceLocation alias_at;
+  std::string why = AliasBudget(options_.max_expanded_bytes).Check(docs[0], text, file, &alias_at);
+  if (!why.empty()) {
+    report_->Error(alias_at, why);
     return std::nullopt;
   }
   return docs[0];

@@ -28,8 +28,10 @@ class YamlGuard {
 
   // The one YAML document of `text` (the file `file`), or nullopt after
   // reporting why not: too large, not UTF-8, binary, empty, nested deeper
-  // than options.max_nesting, a yaml-cpp scanner hazard, malformed YAML, or
-  // more than one document. Never throws for yaml-cpp's parse errors.
+  // than options.max_nesting, a yaml-cpp scanner hazard, an unclosed quote
+  // or bracket, malformed YAML, more than one document, larger than
+  // options.max_expanded_bytes with its aliases written out, or an alias
+  // inside the node it refers to. Never throws for yaml-cpp's parse errors.
   std::optional<YAML::Node> Parse(std::string_view text, const std::string& file);
 
  private:
