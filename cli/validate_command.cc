@@ -1,4 +1,4 @@
-// `apollo11 validate FILE... [--strict] [--json]`: checks pipeline files
+// `apollo11 validate FILE... [--strict] [--json] [--library DIR]...`: checks pipeline files
 // without running anything. Exit 0 when every file is valid (warnings go to
 // stderr), 2 when any is not.
 #include <cstdio>
@@ -18,11 +18,13 @@ struct ValidateOptions {
   std::vector<std::string> files;
   bool strict = false;
   bool json = false;
+  std::vector<std::string> library_dirs;
 };
 
 int RunValidate(const ValidateOptions& options) {
   dsl::ParseOptions parse_options;
   parse_options.strict = options.strict;
+  parse_options.library_dirs = options.library_dirs;
   nlohmann::json problems = nlohmann::json::array();
   bool all_valid = true;
   for (const std::string& file : options.files) {
@@ -64,6 +66,10 @@ void AddValidateCommand(CLI::App& app, int* exit_code) {
       "validate", "check pipeline files (fields, imports, dependencies, cycles) without running");
   cmd->add_option("files", options->files, "pipeline YAML files")->required();
   cmd->add_flag("--strict", options->strict, "treat a pipeline name without a domain as an error");
+  cmd->add_option("--library", options->library_dirs,
+                  "a directory imports may also resolve in (besides the pipeline's own tree); "
+                  "repeatable")
+      ->allow_extra_args(false);  // one directory per --library: FILE... stays positional
   cmd->add_flag("--json", options->json,
                 "print every problem as a JSON array {file,line,column,severity,message}");
   cmd->callback([options, exit_code] { *exit_code = RunValidate(*options); });

@@ -25,6 +25,79 @@ std::string Library::CanonicalKey(const fs::path& p) {
   return ec ? p.lexically_normal().string() : c.string();
 }
 
+void Library::ConfineImportsTo(const fs::path& pipeline_dir) {
+  roots_.clear();
+  std::vector<fs::path> dirs{pipeline_dir};
+  for (const std::string& d : options_.library_dirs) dirs.emplace_back(d);
+  for (const fs::path& d : dirs) {
+    std::error_code ec;
+    fs::path absolute = fs::absolute(d, ec);
+    fs::path root(CanonicalKey(ec ? d : absolute));
+    if (root.filename().empty()) root = root.parent_path();
+    roots_.push_back(root);
+  }
+}
+
+bool Library::IsAllowed(const fs::path& p) const {
+  for (const fs::path& root : roots_) {
+    if (std::mismatch(root.begin(), root.end(), p.begin(), p.end()).first == root.end()) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::optional<fs::path> Library::ResolveImport(const Field& f, const YAML::Node& item) {
+  const fs::path named(item.Scalar());
+  std::vector<fs::path> candidates{(fs::path(f.file).parent_path() / named).lexically_normal()};
+  if (named.is_relative()) {
+    for (const std::string& dir : options_.library_dirs) {
+      candidates.push_back((fs::path(dir) / named).lexically_normal());
+    }
+  }
+  std::optional<fs::path> outside;
+  for (const fs::path& candidate : candidates) {
+    std::error_code ec;
+    fs::path absolute = fs::absolute(candidate, ec);
+    if (ec || !fs::exists(absolute, ec)) continue;
+    fs::path canonical(CanonicalKey(absolute));
+    if (IsAllowed(canonical)) return candidate;
+    if (!outside) outside = canonical;
+  }
+  if (outside) {
+    report_->Error(f.file, item,
+                   "import " + Quote(item.Scalar()) + " resolves to " + outside->string() +
+                       ", outside the pipeline's directory " +
+                       (roots_.empty() ? std::string() : roots_.front().string()) +
+                       (roots_.size() > 1 ? " and the library directories" : "") +
+                       "; imports stay inside them (add one with --library) and it is not read");
+    return std::nullopt;
+  }
+  std::error_code ec;
+  fs::path absolute = fs::absolute(candidates.front(), ec);
+  report_->Error(f.file, item,
+                 "import " + Quote(item.Scalar()) + " not found (looked for " +
+                     (ec ? candidates.front() : absolute).string() + ")");
+  return std::nullopt;
+}
+
+bool Library::LooksLikeLibrary(const YAML::Node& root, const std::string& file) {
+  if (root.IsMap()) {
+    for (auto it = root.begin(); it != root.end(); ++it) {
+      const YAML::Node key = it->first;
+      if (key.IsScalar() &&
+          std::find(kLibraryKeys.begin(), kLibraryKeys.end(), key.Scalar()) != kLibraryKeys.end()) {
+        return true;
+      }
+    }
+  }
+  report_->Error(file, root,
+                 std::string("not a pipeline library: an imported file is a mapping of "
+                             "retry_policy:, templates:, imports: and version:, this one is ") +
+                     KindName(root) + " without them (its content is not shown)");
+  return false;
+}
+
 void Library::OpenFile(const std::string& key, const std::string& display) {
   stack_.push_back({key, display});
 }
@@ -50,7 +123,9 @@ void Library::LoadImports(const Field& f) {
       report_->Error(f.file, item, "each import must be a file path");
       continue;
     }
-    fs::path display = (fs::path(f.file).parent_path() / item.Scalar()).lexically_normal();
+    std::optional<fs::path> resolved = ResolveImport(f, item);
+    if (!resolved) continue;
+    const fs::path& display = *resolved;
     std::error_code ec;
     fs::path absolute = fs::absolute(display, ec);
     std::string key = CanonicalKey(ec ? display : absolute);
@@ -70,22 +145,9 @@ void Library::LoadImports(const Field& f) {
     }
     loaded_.insert(key);
     std::string text;
-    if (!fs::exists(absolute, ec)) {
-      report_->Error(
-          f.file, item,
-          "import " + Quote(item.Scalar()) + " not found (looked for " + absolute.string() + ")");
-      continue;
-    }
     if (!ReadFile(display.string(), Loc(f.file, item.Mark()), &text)) continue;
-    std::optional<YAML::Node> root = guard_->Parse(text, display.string());
-    if (!root) continue;
-    if (!root->IsMap()) {
-      report_->Error(
-          display.string(), *root,
-          std::string("an imported file must be a mapping (retry_policy:, templates:), found ") +
-              KindName(*root));
-      continue;
-    }
+    std::optional<YAML::Node> root = guard_->Parse(text, display.string(), YamlGuard::kImported);
+    if (!root || !LooksLikeLibrary(*root, display.string())) continue;
     stack_.push_back({key, display.string()});
     LoadLibrary(*root, display.string());
     stack_.pop_back();

@@ -40,6 +40,10 @@ class Library {
   // The path by which a file is known in the import graph.
   static std::string CanonicalKey(const std::filesystem::path& p);
 
+  // Confines imports to `pipeline_dir` and options.library_dirs, each
+  // followed through symbolic links. Call before LoadImports.
+  void ConfineImportsTo(const std::filesystem::path& pipeline_dir);
+
   // Marks the file (canonical key, displayed path) as being read, so an
   // import of it is a cycle, until CloseFile.
   void OpenFile(const std::string& key, const std::string& display);
@@ -65,12 +69,22 @@ class Library {
 
  private:
   void LoadLibrary(const YAML::Node& root, const std::string& file);
+  // The file an import names (display path, for messages), looked for beside
+  // the importing file and then in each library dir; nullopt after reporting
+  // that it is missing or resolves outside every allowed directory.
+  std::optional<std::filesystem::path> ResolveImport(const Field& f, const YAML::Node& item);
+  // True when canonical `p` is inside one of roots_.
+  bool IsAllowed(const std::filesystem::path& p) const;
+  // True when `root` looks like a pipeline library (a mapping with at least
+  // one of its keys); otherwise reports that, without quoting the file.
+  bool LooksLikeLibrary(const YAML::Node& root, const std::string& file);
   // Reads the file at `path` into `out`, or reports why it cannot at `blame`.
   bool ReadFile(const std::string& path, const SourceLocation& blame, std::string* out);
 
   ParseOptions options_;
   FieldReader* report_;
   YamlGuard* guard_;
+  std::vector<std::filesystem::path> roots_;                // canonical; imports stay inside one
   std::vector<std::pair<std::string, std::string>> stack_;  // (canonical, display) of open files
   std::set<std::string> loaded_;
   std::map<std::string, NamedPolicy> policies_;

@@ -88,6 +88,7 @@ class Parser {
               KindName(*root));
       return;
     }
+    library_.ConfineImportsTo(base_dir_);
     library_.OpenFile(internal::Library::CanonicalKey(absolute), path);
     PipelineSpec spec;
     spec.source_file = absolute.string();

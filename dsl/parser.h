@@ -22,6 +22,10 @@ struct ParseOptions {
   size_t max_expanded_bytes = 32 << 20;
   int max_nesting = 64;              // YAML nesting depth refused before parsing
   int chain_warning_threshold = 50;  // warn when the longest chain has more tasks
+  // Imports resolve inside the pipeline file's directory tree or inside one
+  // of these directories (searched in order for a relative import not found
+  // beside the importing file); symbolic links are followed before checking.
+  std::vector<std::string> library_dirs;
 };
 
 struct ParseResult {

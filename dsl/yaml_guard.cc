@@ -334,7 +334,8 @@ bool YamlGuard::CheckBytes(std::string_view text, const std::string& file) {
   return true;
 }
 
-std::optional<YAML::Node> YamlGuard::Parse(std::string_view text, const std::string& file) {
+std::optional<YAML::Node> YamlGuard::Parse(std::string_view text, const std::string& file,
+                                           bool imported) {
   if (!CheckBytes(text, file)) return std::nullopt;
   SourceLocation whole{file, 1, 1};
   PreScanner scanner(options_.max_nesting, file);
@@ -347,7 +348,10 @@ std::optional<YAML::Node> YamlGuard::Parse(std::string_view text, const std::str
   try {
     docs = YAML::LoadAll(std::string(text));
   } catch (const YAML::Exception& e) {
-    report_->Error(Loc(file, e.mark), "malformed YAML: " + e.msg + scanner.UnclosedBracket());
+    // A few of yaml-cpp's messages end with the text at fault ("bad YAML
+    // version: ..."); an imported file's text is not shown.
+    const std::string what = imported ? e.msg.substr(0, e.msg.find(": ")) : e.msg;
+    report_->Error(Loc(file, e.mark), "malformed YAML: " + what + scanner.UnclosedBracket());
     return std::nullopt;
   }
   if (docs.empty() || docs[0].IsNull()) {

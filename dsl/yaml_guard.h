@@ -32,7 +32,11 @@ class YamlGuard {
   // or bracket, malformed YAML, more than one document, larger than
   // options.max_expanded_bytes with its aliases written out, or an alias
   // inside the node it refers to. Never throws for yaml-cpp's parse errors.
-  std::optional<YAML::Node> Parse(std::string_view text, const std::string& file);
+  // An imported file (`imported`) may be any file the user can read, so its
+  // diagnostics never quote its text.
+  static constexpr bool kImported = true;
+  std::optional<YAML::Node> Parse(std::string_view text, const std::string& file,
+                                  bool imported = false);
 
  private:
   // The checks of the raw bytes; false after reporting a problem.

@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -117,4 +118,81 @@ TEST_CASE("validate refuses missing files and missing arguments with exit 2", "[
   CHECK(missing.exit_code == 2);
   CHECK(missing.err.find("nope.yaml: error: cannot read") != std::string::npos);
   CHECK(Apollo11(dir, "validate").exit_code == 2);
+}
+
+TEST_CASE("validate refuses imports outside the pipeline's directory and never echoes them",
+          "[cli][imports]") {
+  TempDir dir;
+  dir.Write("outside.yaml", "retry_policy:\n  leaked_policy_name: {max_retries: 1}\n");
+  dir.Write("p/passwd", "root:x:0:0:root-secret-hash:/root:/bin/bash\n");
+  dir.Write("p/keys.yaml", "root: secret-hash-value\n");
+  const std::string escape = dir.Path("p/escape.yaml");
+  std::filesystem::create_symlink(dir.Path("outside.yaml"), escape);
+  for (const std::string& import :
+       {std::string("/etc/passwd"), std::string("../outside.yaml"), std::string("escape.yaml"),
+        std::string("passwd"), std::string("keys.yaml")}) {
+    const std::string pipeline = dir.Write(
+        "p/pipeline.yaml", "version: \"1.0\"\nname: a.b\nimports: [" + import +
+                               "]\npipeline: [{id: a, type: noop, retry: leaked_policy_name}]\n");
+    Outcome o = Apollo11(dir, "validate " + pipeline);
+    INFO(import << "\n" << o.out << o.err);
+    CHECK(o.exit_code == 2);
+    CHECK(o.out.empty());
+    for (const char* content : {"root:", "/bin/bash", "secret-hash", "max_retries"}) {
+      CHECK(o.err.find(content) == std::string::npos);
+    }
+    if (import == "passwd" || import == "keys.yaml") {
+      CHECK(o.err.find("not a pipeline library") != std::string::npos);
+      CHECK(o.err.find("(its content is not shown)") != std::string::npos);
+    } else {
+      CHECK(o.err.find(pipeline + ":3:11: error: import '" + import + "' resolves to ") !=
+            std::string::npos);
+      CHECK(o.err.find("outside the pipeline's directory " + dir.Path("p")) != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("validate --library lets imports resolve in a library directory", "[cli][imports]") {
+  TempDir dir;
+  dir.Write("lib/policies.yaml", "retry_policy:\n  shared: {max_retries: 2}\n");
+  const std::string pipeline = dir.Write("p/pipeline.yaml",
+                                         "version: \"1.0\"\nname: a.b\nimports: [policies.yaml]\n"
+                                         "pipeline: [{id: a, type: noop, retry: shared}]\n");
+  CHECK(Apollo11(dir, "validate " + pipeline).exit_code == 2);
+  Outcome o = Apollo11(dir, "validate --library " + dir.Path("lib") + " " + pipeline);
+  INFO(o.out << o.err);
+  CHECK(o.exit_code == 0);
+  CHECK(o.out.find(pipeline + ": ok: 1 tasks") != std::string::npos);
+}
+
+TEST_CASE("validate names the opening quote of a file cut off inside a quoted string",
+          "[cli][truncated]") {
+  TempDir dir;
+  const std::string cut = dir.Write("cut.yaml",
+                                    "version: \"1.0\"\nname: a.b\npipeline:\n"
+                                    "  - {id: a, type: shell, command: \"echo a\"}\n"
+                                    "  - id: b\n    type: shell\n    command: \"echo b; rm -rf\n");
+  Outcome o = Apollo11(dir, "validate " + cut);
+  INFO(o.out << o.err);
+  CHECK(o.exit_code == 2);
+  CHECK(o.err.find(cut + ":7:14: error: quoted text opened here (\") is never closed") !=
+        std::string::npos);
+}
+
+TEST_CASE("validate refuses aliases that expand past the limit, naming the alias",
+          "[cli][aliases]") {
+  TempDir dir;
+  std::string yaml =
+      "version: \"1.0\"\nname: a.b\npipeline:\n  - {id: t0, type: shell, command: &big " +
+      std::string(1 << 20, 'x') + "}\n";
+  for (int i = 1; i < 1000; ++i) {
+    yaml += "  - {id: t" + std::to_string(i) + ", type: shell, command: *big}\n";
+  }
+  const std::string big = dir.Write("aliases.yaml", yaml);
+  Outcome o = Apollo11(dir, "validate " + big);
+  INFO(o.out << o.err.substr(0, 2000));
+  CHECK(o.exit_code == 2);
+  CHECK(o.err.find(big + ":35:37: error: with this alias the file, every alias written out, passes "
+                         "33554432 bytes") != std::string::npos);
+  CHECK(o.err.size() < 1000);  // one error, the megabyte not quoted
 }

@@ -334,7 +334,9 @@ TEST_CASE("imports resolve relative to the importing file, nested", "[dsl][impor
                 "version: \"1.0\"\nname: a.b\nimports: [../lib/policies.yaml]\npipeline:\n"
                 "  - {id: a, extends: curl_json, url: http://x, retry: retry_policy.fast}\n"
                 "  - {id: b, extends: curl_json, url: http://y, method: PUT, retry: fast}\n");
-  ParseResult r = LoadPipelineFile(path);
+  ParseOptions with_library;  // ../lib is outside the pipeline's directory
+  with_library.library_dirs = {dir.Path("lib")};
+  ParseResult r = LoadPipelineFile(path, with_library);
   INFO(Dump(r));
   REQUIRE(r.ok());
   const TaskSpec& a = r.pipeline->tasks[0];

@@ -4,6 +4,7 @@
 // validation time grows with the size of a pipeline.
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <filesystem>
 #include <string>
 
 #include "dsl/parser.h"
@@ -176,4 +177,51 @@ TEST_CASE("validation time grows linearly with dependencies and tasks", "[dsl][p
   const double large_chain = SecondsToParse(ChainOf(20000));
   INFO("chain of 5,000: " << small_chain << " s, of 20,000: " << large_chain << " s");
   CHECK(large_chain < 8 * small_chain + 0.05);
+}
+
+TEST_CASE("imports stay inside the pipeline's directory or a library directory", "[dsl][imports]") {
+  apollo11::dsl::testing::TempDir dir;
+  dir.Write("outside.yaml", "retry_policy:\n  fast: {max_retries: 1}\n");
+  dir.Write("lib/shared.yaml", "retry_policy:\n  shared: {max_retries: 2}\n");
+  dir.Write("p/inner/ok.yaml", "retry_policy:\n  inner: {max_retries: 3}\n");
+  std::filesystem::create_symlink(dir.Path("outside.yaml"), dir.Path("p/link.yaml"));
+  const std::string tail = "pipeline: [{id: a, type: noop}]\n";
+  auto load = [&](const std::string& imports, ParseOptions options = {}) {
+    std::string path = dir.Write("p/pipeline.yaml",
+                                 "version: \"1.0\"\nname: a.b\nimports: " + imports + "\n" + tail);
+    return apollo11::dsl::LoadPipelineFile(path, options);
+  };
+  ExpectErrorAt(load("[../outside.yaml]"),
+                "resolves to " + dir.Path("outside.yaml") + ", outside the pipeline's directory " +
+                    dir.Path("p"),
+                3, 11);
+  ExpectErrorAt(load("[" + dir.Path("outside.yaml") + "]"), "outside the pipeline's directory", 3,
+                11);
+  ExpectErrorAt(load("[link.yaml]"), "resolves to " + dir.Path("outside.yaml"), 3, 11);
+  ExpectErrorAt(load("[/etc/passwd]"), "resolves to /etc/passwd, outside", 3, 11);
+  CHECK(load("[inner/ok.yaml]").ok());
+  ParseOptions with_library;
+  with_library.library_dirs = {dir.Path("lib")};
+  CHECK(load("[shared.yaml]", with_library).ok());  // found in the library directory
+  CHECK(load("[../lib/shared.yaml]", with_library).ok());
+  CHECK_FALSE(load("[../outside.yaml]", with_library).ok());
+}
+
+TEST_CASE("an imported file that is not a pipeline library is refused without its content",
+          "[dsl][imports]") {
+  apollo11::dsl::testing::TempDir dir;
+  dir.Write("p/secrets.yaml", "root: $6$hash-of-root\ndaemon: x\n");
+  dir.Write("p/passwd", "root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1::/usr/sbin\n");
+  dir.Write("p/bad.yaml", "%YAML 9.9 secret-version\n---\nretry_policy: {}\n");
+  for (const char* name : {"secrets.yaml", "passwd", "bad.yaml"}) {
+    std::string path =
+        dir.Write("p/pipeline.yaml", std::string("version: \"1.0\"\nname: a.b\nimports: [") + name +
+                                         "]\npipeline: [{id: a, type: noop}]\n");
+    ParseResult r = apollo11::dsl::LoadPipelineFile(path);
+    INFO(Dump(r));
+    CHECK_FALSE(r.ok());
+    for (const char* content : {"hash-of-root", "daemon", "/bin/bash", "secret-version"}) {
+      CHECK(Dump(r).find(content) == std::string::npos);
+    }
+  }
 }
