@@ -5,6 +5,8 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "cli/exit_codes.h"
 #include "common/status.h"
@@ -21,6 +23,9 @@ inline int FailCommand(const char* cmd, const Status& s) {
 }
 
 void AddValidateCommand(CLI::App& app, int* exit_code);
+// Adds `--library DIR` (repeatable) to a command that reads a pipeline file:
+// a directory its imports may resolve in besides the pipeline's own tree.
+void AddLibraryOption(CLI::App* cmd, std::vector<std::string>* dirs);
 
 }  // namespace apollo11::cli
 

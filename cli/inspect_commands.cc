@@ -26,6 +26,7 @@ namespace {
 
 struct InspectFlags : ClientFlags {
   std::string id, arg, file;
+  std::vector<std::string> library_dirs;  // submit: where imports may also resolve
   bool wait = false;
   size_t limit = 20;
 };
@@ -175,7 +176,9 @@ int Inspect(const InspectFlags& f, const std::string& kind, bool need_remote) {
 }
 
 int Submit(const InspectFlags& f) {
-  dsl::ParseResult parsed = dsl::LoadPipelineFile(f.file);
+  dsl::ParseOptions options;
+  options.library_dirs = f.library_dirs;
+  dsl::ParseResult parsed = dsl::LoadPipelineFile(f.file, options);
   for (const dsl::Diagnostic& d : parsed.diagnostics) {
     std::fprintf(stderr, "%s\n", dsl::FormatDiagnostic(d).c_str());
   }
@@ -279,6 +282,7 @@ void AddInspectCommands(CLI::App& app, int* exit_code) {
   CLI::App* sub = app.add_subcommand("submit", "submit a pipeline run to a coordinator");
   sub->add_option("file", submit->file, "pipeline YAML file")->required();
   sub->add_flag("--wait", submit->wait, "wait until the run ends; exit with its outcome");
+  AddLibraryOption(sub, &submit->library_dirs);
   CommonFlags(sub, submit.get(), false);
   sub->callback([submit, exit_code] { *exit_code = Submit(*submit); });
 

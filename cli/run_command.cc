@@ -50,6 +50,7 @@ struct RunFlags {
   int liveness = 3;
   std::string log_level = "warn";
   std::string log_format;  // json, text; empty: text on a terminal, else json
+  std::vector<std::string> library_dirs;
 };
 
 const char* kStateOrder[] = {"PENDING", "READY",   "RUNNING", "RETRYING", "SUCCESS",
@@ -84,8 +85,11 @@ std::vector<uint32_t> CountsFromJournal(storage::Journal& journal, const std::st
 // (canonical JSON) and task count: the model is freed before the
 // coordinator builds its own from the snapshot, so the two are never in
 // memory at once. kExitOk, or the exit code of the refusal.
-int LoadPipeline(const std::string& file, actors::SubmitRun* submit, size_t* task_count) {
-  dsl::ParseResult parsed = dsl::LoadPipelineFile(file);
+int LoadPipeline(const std::string& file, const std::vector<std::string>& library_dirs,
+                 actors::SubmitRun* submit, size_t* task_count) {
+  dsl::ParseOptions options;
+  options.library_dirs = library_dirs;
+  dsl::ParseResult parsed = dsl::LoadPipelineFile(file, options);
   for (const dsl::Diagnostic& d : parsed.diagnostics) {
     std::fprintf(stderr, "%s\n", dsl::FormatDiagnostic(d).c_str());
   }
@@ -376,7 +380,8 @@ int Run(const RunFlags& flags) {
   actors::SubmitRun submit;
   size_t tasks = 0;
   if (!resume) {
-    if (int code = LoadPipeline(flags.file, &submit, &tasks); code != kExitOk) return code;
+    if (int code = LoadPipeline(flags.file, flags.library_dirs, &submit, &tasks); code != kExitOk)
+      return code;
   }
   // yaml-cpp's node tree of a large file peaks at several times the model's
   // size (66 MB of RSS for 10k tasks); all of it is free now. Hand those pages back
@@ -419,6 +424,7 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
   auto flags = std::make_shared<RunFlags>();
   CLI::App* cmd = app.add_subcommand("run", "run a pipeline on this machine (embedded mode)");
   cmd->add_option("file", flags->file, "pipeline YAML file");
+  AddLibraryOption(cmd, &flags->library_dirs);
   cmd->add_option("--resume", flags->resume,
                   "continue run RUN_ID that an interrupted process left unfinished");
   cmd->add_option("--state-dir", flags->state_dir,

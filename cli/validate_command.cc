@@ -60,16 +60,20 @@ int RunValidate(const ValidateOptions& options) {
 
 }  // namespace
 
+void AddLibraryOption(CLI::App* cmd, std::vector<std::string>* dirs) {
+  cmd->add_option("--library", *dirs,
+                  "a directory imports may also resolve in (besides the pipeline's own tree); "
+                  "repeatable")
+      ->allow_extra_args(false);  // one directory per --library: FILE stays positional
+}
+
 void AddValidateCommand(CLI::App& app, int* exit_code) {
   auto options = std::make_shared<ValidateOptions>();
   CLI::App* cmd = app.add_subcommand(
       "validate", "check pipeline files (fields, imports, dependencies, cycles) without running");
   cmd->add_option("files", options->files, "pipeline YAML files")->required();
   cmd->add_flag("--strict", options->strict, "treat a pipeline name without a domain as an error");
-  cmd->add_option("--library", options->library_dirs,
-                  "a directory imports may also resolve in (besides the pipeline's own tree); "
-                  "repeatable")
-      ->allow_extra_args(false);  // one directory per --library: FILE... stays positional
+  AddLibraryOption(cmd, &options->library_dirs);
   cmd->add_flag("--json", options->json,
                 "print every problem as a JSON array {file,line,column,severity,message}");
   cmd->callback([options, exit_code] { *exit_code = RunValidate(*options); });
