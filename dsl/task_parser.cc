@@ -267,7 +267,36 @@ bool TaskParser::ReadDependsOn(const Field& f, std::vector<Dependency>* out) {
     report_->Error(FieldReader::KeyAt(f), "'depends_on' needs a value");
     return false;
   }
+  DropRepeatedDependencies(out);
   return true;
+}
+
+void TaskParser::DropRepeatedDependencies(std::vector<Dependency>* deps) {
+  if (deps->size() < 2) return;
+  struct Seen {
+    size_t first_repeat;  // index in `deps` of its second listing
+    size_t times;
+  };
+  std::unordered_map<std::string_view, Seen>
+      seen[static_cast<size_t>(DependencyCondition::kDone) + 1];
+  std::vector<Dependency> kept;
+  for (size_t i = 0; i < deps->size(); ++i) {
+    const Dependency& d = (*deps)[i];
+    auto [it, first] = seen[static_cast<size_t>(d.on)].emplace(d.task, Seen{i, 0});
+    if (++it->second.times == 2) it->second.first_repeat = i;
+    if (first) kept.push_back(d);
+  }
+  if (kept.size() == deps->size()) return;
+  for (const auto& by_condition : seen) {
+    for (const auto& [task, s] : by_condition) {
+      if (s.times < 2) continue;
+      const Dependency& d = (*deps)[s.first_repeat];
+      report_->Warning(d.where, "dependency " + Quote(d.task) + " (on " + ToString(d.on) +
+                                    ") is listed " + std::to_string(s.times) +
+                                    " times; it counts once");
+    }
+  }
+  *deps = std::move(kept);
 }
 
 void TaskParser::ReadDependencyEntry(const Field& f, const YAML::Node& n,

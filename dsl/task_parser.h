@@ -67,6 +67,10 @@ class TaskParser {
   bool ReadKeyTemplate(const Field& f, std::string* out);
   bool ReadExtends(const Field& f, TaskSpec* task);
 
+  // Keeps the first of the entries naming the same task and condition (a
+  // repeat changes nothing; an aliased list repeated in many tasks must not
+  // multiply) and warns once per repeated pair.
+  void DropRepeatedDependencies(std::vector<Dependency>* deps);
   // One entry of depends_on in its {task: NAME, on: CONDITION} form.
   void ReadDependencyEntry(const Field& f, const YAML::Node& n, std::vector<Dependency>* out);
 

@@ -105,3 +105,42 @@ TEST_CASE("numbers out of range in pipeline JSON are refused, not cast", "[dsl][
     CHECK(bad.message().find(c.says) != std::string::npos);
   }
 }
+
+TEST_CASE("an aliased dependency list repeated across tasks does not multiply",
+          "[dsl][fuzz-regression]") {
+  // fuzz_dsl_parser input class behind its out-of-memory reports: 900 copies
+  // of one dependency in a list that 70 tasks alias became 63,000 dependency
+  // entries, 63,000 warnings and their JSON snapshot (28 s and 560 MB under
+  // ASan from a 4.8 KB input). A repeated entry now counts once.
+  ParseResult r = ParsePipelineText(
+      ReadCorpusFile("dsl_parser", "regression_aliased_dependency_list.yaml"), kFuzzPath);
+  INFO(Dump(r));
+  REQUIRE(r.ok());
+  size_t entries = 0;
+  for (const TaskSpec& t : r.pipeline->tasks) entries += t.depends_on.size();
+  CHECK(entries == 70);
+  REQUIRE(r.diagnostics.size() == 1);
+  CHECK(r.diagnostics[0].message ==
+        "dependency 'a' (on success) is listed 900 times; it counts once");
+}
+
+TEST_CASE("nested aliases, an alias loop and a cut-off quote are refused before expanding",
+          "[dsl][fuzz-regression]") {
+  ParseResult nested = ParsePipelineText(
+      ReadCorpusFile("dsl_parser", "regression_nested_aliases_cut_quote.yaml"), kFuzzPath);
+  INFO(Dump(nested));
+  REQUIRE(nested.diagnostics.size() == 1);
+  CHECK(nested.diagnostics[0].message.find("is never closed") != std::string::npos);
+  // Closing the quote leaves 4^24 aliased scalars: refused by the expanded size.
+  ParseResult closed = ParsePipelineText(
+      ReadCorpusFile("dsl_parser", "regression_nested_aliases_cut_quote.yaml") + "\"}\n",
+      kFuzzPath);
+  INFO(Dump(closed));
+  REQUIRE(closed.diagnostics.size() == 1);
+  CHECK(closed.diagnostics[0].message.find("every alias written out, passes") != std::string::npos);
+  ParseResult loop =
+      ParsePipelineText(ReadCorpusFile("dsl_parser", "regression_alias_loop.yaml"), kFuzzPath);
+  INFO(Dump(loop));
+  REQUIRE(loop.diagnostics.size() == 1);
+  CHECK(loop.diagnostics[0].message.find("refers to a node that contains it") != std::string::npos);
+}
