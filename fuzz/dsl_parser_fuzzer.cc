@@ -2,7 +2,8 @@
 // validate|run|submit`: the pre-scan, yaml-cpp, the field parser and the
 // checker. Any text must give a pipeline or an error diagnostic, never a
 // crash, hang or runaway allocation (run with -rss_limit_mb=2048: yaml-cpp
-// 0.7 has inputs that allocate without bound, see dsl/parser.cc PreScan). A
+// 0.7 has inputs that allocate without bound, see dsl/yaml_guard.cc PreScanner;
+// aliases are bounded by dsl/alias_budget.h). A
 // pipeline the checker accepts must survive the JSON snapshot unchanged,
 // compile in the engine and run to its end.
 
