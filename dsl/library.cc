@@ -145,7 +145,9 @@ void Library::LoadImports(const Field& f) {
     }
     loaded_.insert(key);
     std::string text;
-    if (!ReadFile(display.string(), Loc(f.file, item.Mark()), &text)) continue;
+    // The resolved path, not the one through links that were checked: a link
+    // changed in between cannot redirect the read.
+    if (!ReadFile(key, Loc(f.file, item.Mark()), &text)) continue;
     std::optional<YAML::Node> root = guard_->Parse(text, display.string(), YamlGuard::kImported);
     if (!root || !LooksLikeLibrary(*root, display.string())) continue;
     stack_.push_back({key, display.string()});
