@@ -162,6 +162,16 @@ Head RewriteHead(const std::string& raw) {
 
 using Clock = std::chrono::steady_clock;
 
+// GET /healthz (with or without a query string): the one path the reader
+// answers itself.
+bool IsHealthCheck(const std::string& head) {
+  return head.rfind("GET /healthz ", 0) == 0 || head.rfind("GET /healthz?", 0) == 0;
+}
+
+constexpr const char* kHealthy =
+    "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 3\r\n"
+    "Connection: close\r\n\r\nok\n";
+
 }  // namespace
 
 enum class GuardedHttpServer::Step { kWaiting, kComplete, kFinished };
@@ -325,6 +335,10 @@ void GuardedHttpServer::ReadLoop(std::stop_token stop) {
                               " did not arrive in time"));
       }
       if (step == Step::kWaiting) {
+        keep.push_back(std::move(conns[i]));
+      } else if (step == Step::kComplete && IsHealthCheck(c.head.text)) {
+        // Answered here, so it never waits for a worker, however busy.
+        Linger(c, kHealthy);
         keep.push_back(std::move(conns[i]));
       } else if (step == Step::kComplete) {
         std::shared_ptr<Conn> done(std::move(conns[i]));

@@ -4,12 +4,12 @@
 // connection's request without blocking on any (poll), and only a complete
 // request reaches a worker thread: a client that sends half a request and
 // waits costs a socket, never a thread, so /healthz, /metrics and the API
-// stay answered. The whole request head must arrive within a deadline (not
-// just each byte), the body within another, an answer must be taken within a
-// third, and each client address may hold only a few connections at once.
-// Range and If-Range are dropped (RFC 9110 lets a server ignore them), so an
-// answer is never multiplied by overlapping ranges. One request per
-// connection (Connection: close).
+// stay answered. GET /healthz is answered by the reader itself ("ok"), so it
+// is answered even while every worker is busy. The whole request head must arrive within a deadline
+// (not just each byte), the body within another, an answer must be taken within a third, and each
+// client address may hold only a few connections at once. Range and If-Range are dropped (RFC 9110
+// lets a server ignore them), so an answer is never multiplied by overlapping ranges. One request
+// per connection (Connection: close).
 //
 // Threads: httplib's accept thread and a small httplib pool hand each
 // accepted socket to the reader thread; `limits.threads` workers run the

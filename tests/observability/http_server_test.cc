@@ -34,6 +34,7 @@ class FakeBackend final : public ApiBackend {
   Result<nlohmann::json> Query(const std::string& kind, const std::string& id,
                                uint32_t limit) override {
     queries.push_back(kind + ":" + id + ":" + std::to_string(limit));
+    if (id == "slow") std::this_thread::sleep_for(std::chrono::seconds(2));
     if (id == "missing") return Status::NotFound("no run missing");
     if (id == "done") return nlohmann::json{{"state", "SUCCESS"}};
     if (kind == "health") return nlohmann::json{{"ready", true}, {"journal_writable", healthy}};
@@ -375,4 +376,23 @@ TEST_CASE("a bind failure names its real cause", "[http]") {
   auto unresolved = HttpServer::Start(o);
   REQUIRE(!unresolved.ok());
   CHECK(unresolved.status().message().find("cannot resolve") != std::string::npos);
+}
+
+TEST_CASE("/healthz is answered while every worker is busy", "[http][security]") {
+  HttpLimits limits;
+  limits.threads = 1;
+  Server s("", true, limits);
+  // The one worker waits 2 s on the backend for this query.
+  const int busy = Connect(PortOf(s), "127.0.0.3");
+  SendText(busy, "GET /api/runs/slow HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto start = std::chrono::steady_clock::now();
+  auto health = s.client->Get("/healthz");
+  const auto took = std::chrono::steady_clock::now() - start;
+  REQUIRE(health);
+  CHECK(health->status == 200);
+  CHECK(health->body == "ok\n");
+  CHECK(took < std::chrono::milliseconds(500));
+  CHECK(ReadAll(busy).rfind("HTTP/1.1 200 OK", 0) == 0);
+  ::close(busy);
 }
