@@ -65,14 +65,10 @@ bool ReadAt(int fd, off_t offset, unsigned char* out, int* error) {
   return true;
 }
 
-constexpr const char* kRestore =
-    " Stop every node using this state dir, move the journal directory aside, and restore it "
-    "from a backup (docs/operations.md, \"A damaged journal\"); or move it aside and start "
-    "with an empty journal, which forgets every run.";
-
 }  // namespace
 
-Result<DataFileMeta> CheckDataFile(const std::string& path) {
+Result<DataFileMeta> CheckDataFile(const std::string& path, const std::string& what,
+                                   const std::string& restore) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Status::Io("cannot open " + path + ": " + std::strerror(errno));
   struct stat st;
@@ -91,13 +87,13 @@ Result<DataFileMeta> CheckDataFile(const std::string& path) {
   close(fd);
   if (error != 0) return Status::Io("cannot read " + path + ": " + std::strerror(error));
   if (out.file_size == 0) {
-    return Status::Corrupt("journal data file " + path +
-                           " is empty (0 bytes): it was truncated or never written." + kRestore);
+    return Status::Corrupt(what + " " + path +
+                           " is empty (0 bytes): it was truncated or never written. " + restore);
   }
   if (!first) {
-    return Status::Corrupt("journal data file " + path + " (" + std::to_string(out.file_size) +
-                           " bytes) is not an LMDB data file or its first meta page is damaged." +
-                           kRestore);
+    return Status::Corrupt(what + " " + path + " (" + std::to_string(out.file_size) +
+                           " bytes) is not an LMDB data file or its first meta page is damaged. " +
+                           restore);
   }
   const Meta& newest =
       second && second->page_size == first->page_size && second->txn_id > first->txn_id ? *second
@@ -109,11 +105,11 @@ Result<DataFileMeta> CheckDataFile(const std::string& path) {
   if (newest.last_page > (UINT64_MAX / newest.page_size) - 1 ||
       out.file_size < pages * newest.page_size) {
     return Status::Corrupt(
-        "journal data file " + path + " is " + std::to_string(out.file_size) +
+        what + " " + path + " is " + std::to_string(out.file_size) +
         " bytes, but its newest meta page (transaction " + std::to_string(newest.txn_id) +
         ") uses " + std::to_string(pages) + " pages of " + std::to_string(newest.page_size) +
         " bytes (" + std::to_string(pages * newest.page_size) +
-        " bytes): the file was cut short (truncated, a partial copy or restore)." + kRestore);
+        " bytes): the file was cut short (truncated, a partial copy or restore). " + restore);
   }
   return out;
 }

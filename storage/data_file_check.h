@@ -23,6 +23,9 @@ struct DataFileMeta {
 // Reads and checks the data file at `path` (an existing file). Corrupt when it
 // is empty, has no valid meta page, or is shorter than (last page + 1) pages of
 // the newest valid meta; Io when it cannot be read. Never maps the file.
-Result<DataFileMeta> CheckDataFile(const std::string& path);
+// `what` names the file in the message ("journal data file") and `restore`
+// ends it: what the operator should do.
+Result<DataFileMeta> CheckDataFile(const std::string& path, const std::string& what,
+                                   const std::string& restore);
 
 }  // namespace apollo11::storage

@@ -67,7 +67,11 @@ Result<std::unique_ptr<Journal>> Journal::Open(const std::string& dir,
   }
   if (fs::exists(fs::path(dir) / "data.mdb", ec)) {
     // LMDB maps the file and trusts its meta page: a short file is SIGBUS.
-    auto checked = CheckDataFile((fs::path(dir) / "data.mdb").string());
+    auto checked = CheckDataFile(
+        (fs::path(dir) / "data.mdb").string(), "journal data file",
+        "Stop every node using this state dir, move the journal directory aside, and restore "
+        "it from a backup (docs/operations.md, \"A damaged journal\"); or move it aside and "
+        "start with an empty journal, which forgets every run.");
     if (!checked.ok()) return checked.status();
   }
   fs::path canonical = fs::canonical(dir, ec);

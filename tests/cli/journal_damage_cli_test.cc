@@ -3,6 +3,7 @@
 // code, never by a signal: LMDB maps the file, and a read past its end would
 // be SIGBUS.
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -96,4 +97,26 @@ TEST_CASE("a journal data file full of garbage is refused", "[cli][storage]") {
     for (off_t i = 0; i < size; ++i) out.put(static_cast<char>((i * 7919) & 0xff));
   }
   CheckRefused(dir, state, run_id, "is not an LMDB data file");
+}
+
+TEST_CASE("a worker outbox cut short is refused with a clear message, not SIGBUS",
+          "[cli][storage]") {
+  ScratchDir dir;
+  const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(FreeTcpPort());
+  NodeProc worker = StartWorkerAt(dir, endpoint, "w1", 1);
+  ::kill(worker.pid, SIGTERM);
+  REQUIRE(WaitExit(worker.pid, 10000) == 0);
+  const std::string data = dir.path() + "/w1/worker-w1/outbox/data.mdb";
+  REQUIRE(SizeOf(data) > 4096);
+  REQUIRE(truncate(data.c_str(), 4096) == 0);
+  const pid_t again = SpawnNamed({Node(), "start", "--role", "worker", "--connect", endpoint,
+                                  "--worker-id", "w1", "--state-dir", dir.path() + "/w1"},
+                                 dir.path(), "again");
+  const int code = WaitExit(again, 10000);
+  const std::string err = dir.Read("again.err");
+  INFO("exit " << code << ", stderr: " << err);
+  CHECK(code > 0);
+  CHECK(code < 128);
+  CHECK(err.find("worker outbox data file") != std::string::npos);
+  CHECK(err.find("the file was cut short") != std::string::npos);
 }
