@@ -1,5 +1,6 @@
 #include "actors/query_service.h"
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
 #include <map>
@@ -22,10 +23,25 @@ constexpr size_t kPipelineFindWindow = 10000;
 // A trace_log reply keeps the newest lines up to this size.
 constexpr size_t kMaxTraceReply = 4u << 20;
 
+// Refusals quote what the client sent (an id, a stream name): never more
+// than this much of it comes back.
+constexpr size_t kMaxErrorBytes = 512;
+// `runs` lists at most this many, whatever limit the client asks for.
+constexpr uint32_t kMaxRunsListed = 1000;
+
+std::string CapError(std::string error) {
+  if (error.size() > kMaxErrorBytes) {
+    const size_t cut = error.size() - kMaxErrorBytes;
+    error.resize(kMaxErrorBytes);
+    error += "... (" + std::to_string(cut) + " more bytes)";
+  }
+  return error;
+}
+
 QueryReply Fail(const Status& s) {
   QueryReply reply;
   reply.code = ReplyCode(s);
-  reply.error = s.message();
+  reply.error = CapError(s.message());
   return reply;
 }
 
@@ -129,7 +145,7 @@ QueryReply QueryService::AnswerHistory(const Query& q, const QueryContext&) cons
 }
 
 QueryReply QueryService::AnswerRuns(const Query& q, const QueryContext&) const {
-  auto runs = journal_->ListRuns(q.limit ? q.limit : 20);
+  auto runs = journal_->ListRuns(q.limit ? std::min(q.limit, kMaxRunsListed) : 20);
   if (!runs.ok()) return Fail(runs.status());
   nlohmann::json out = nlohmann::json::array();
   for (const auto& r : *runs) out.push_back(RunLineJson(r));
@@ -285,7 +301,9 @@ QueryReply QueryService::AnswerTraceLog(const Query& q, const QueryContext&) con
 
 Result<LogFetchPlan> QueryService::PlanLogFetch(const Query& q) const noexcept {
   try {
-    return PlanLogFetchOrThrow(q);
+    auto plan = PlanLogFetchOrThrow(q);
+    if (!plan.ok()) return Status::Error(plan.status().code(), CapError(plan.status().message()));
+    return plan;
   } catch (const std::exception& e) {
     return Status::Internal(std::string("logs query failed: ") + e.what());
   } catch (...) {

@@ -14,6 +14,7 @@ nlohmann::json RunSummaryJson(const storage::RunRecord& run,
                         {"exit_code", e.exit_code}};
     if (!e.error.empty()) t["error"] = e.error;
     if (!e.worker_id.empty()) t["worker"] = e.worker_id;
+    if (!e.logs_truncated.empty()) t["logs_truncated"] = e.logs_truncated;
     // The worker's clock, in µs: when the process started and was reaped
     // (bench/harness.py measures dependency hops from these).
     if (e.started_at) t["started_at_us"] = e.started_at;
@@ -77,6 +78,7 @@ nlohmann::json ExecutionJson(const storage::ExecutionRecord& e) {
   if (!e.worker_id.empty()) j["worker"] = e.worker_id;
   if (!e.error.empty()) j["error"] = e.error;
   if (!e.output.empty()) j["output_tail"] = e.output;
+  if (!e.logs_truncated.empty()) j["logs_truncated"] = e.logs_truncated;
   return j;
 }
 

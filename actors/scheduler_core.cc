@@ -252,6 +252,7 @@ Status SchedulerCore::ApplyResult(SchedulerRun& run, int task, const ResultFrom&
   options_.metrics->AttemptEnded(outcome == AttemptOutcome::kTimeout, now - rec.ready_at);
   rec.exit_code = r.exit_code;
   rec.error = r.error;
+  rec.logs_truncated = r.logs_truncated;
   rec.output = r.output.size() > options_.journal_output_cap
                    ? r.output.substr(r.output.size() - options_.journal_output_cap)
                    : r.output;
@@ -369,6 +370,7 @@ void SchedulerCore::ApplyTransition(SchedulerRun& run, engine::TaskTransition& t
     rec.slow_reason.clear();
     rec.flagged_at = 0;
   }
+  if (t.to == TaskState::kRunning) rec.logs_truncated.clear();  // a new attempt's files
   rec.state = t.to;
   rec.attempt = t.attempt;
   rec.retries_used = run.dag->retries_used(t.task);

@@ -281,6 +281,17 @@ void SchedulerLoop::OnQuery(const std::string& identity, Envelope& env) {
     reply.error = "malformed query: " + query.status().message();
     return sessions_.Reply(identity, InternalType::kQueryReply, reply);
   }
+  // No id or argument is this long: refused before any handler copies it
+  // into a message (a 60 MB id cost five times its size in copies).
+  constexpr size_t kMaxQueryField = 4096;
+  if (query->id.size() > kMaxQueryField || query->arg.size() > kMaxQueryField) {
+    QueryReply reply;
+    reply.code = static_cast<uint8_t>(StatusCode::kInvalidInput);
+    reply.error = "query refused: its id (" + std::to_string(query->id.size()) +
+                  " bytes) or argument (" + std::to_string(query->arg.size()) +
+                  " bytes) is longer than " + std::to_string(kMaxQueryField) + " bytes";
+    return sessions_.Reply(identity, InternalType::kQueryReply, reply);
+  }
   if (query->kind != QueryKind::kLogs) {
     QueryContext ctx{&core_, &workers_, &health_, p_.clock->Now()};
     return sessions_.Reply(identity, InternalType::kQueryReply, queries_.Answer(*query, ctx));

@@ -1,10 +1,15 @@
 // `apollo11`: the command-line client. Thin: parses flags, calls a command.
+#include <csignal>
 #include <cstdio>
 
 #include "cli/command.h"
 #include "cli/version.h"
 
 int main(int argc, char** argv) {
+  // Past a file size limit (RLIMIT_FSIZE) a write fails with EFBIG, which
+  // the journal and the task logs report, instead of killing the process.
+  // Tasks start with default dispositions (posix_spawnattr_setsigdefault).
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"apollo11: validate, run and inspect Apollo-11 pipelines"};
   app.set_version_flag("--version", std::string("apollo11 ") + apollo11::kVersion);
   app.require_subcommand(1);

@@ -13,6 +13,9 @@ inline constexpr int kExitInvalidInput = 2;
 // An internal error or an unusable environment (state dir locked, journal
 // unreadable, an actor that did not start or died).
 inline constexpr int kExitInternal = 3;
+// `apollo11 logs`: what the log file holds was printed, but it is incomplete
+// (a write failed on the worker, e.g. disk full); stderr says why.
+inline constexpr int kExitLogsIncomplete = 4;
 // `apollo11 run` interrupted twice: it exits at once without waiting (128+SIGINT).
 inline constexpr int kExitAbandoned = 130;
 

@@ -38,6 +38,35 @@ void Write(const std::string& data) {
   std::fflush(stdout);
 }
 
+// The exit code once an attempt's output has been printed. When the worker
+// could not write all of the shown stream (`logs_truncated` is the
+// execution's), says so on stderr rather than leave an empty or short log
+// looking complete.
+int Finished(const LogsFlags& f, uint32_t attempt, const std::string& logs_truncated) {
+  // "stdout: ...; stderr: ...": only the shown stream's part concerns us.
+  const std::string stream = f.stderr_stream ? "stderr: " : "stdout: ";
+  const size_t at = logs_truncated.find(stream);
+  if (at == std::string::npos) return kExitOk;
+  const size_t end = logs_truncated.find("; ", at);
+  const std::string why = logs_truncated.substr(
+      at + stream.size(), end == std::string::npos ? std::string::npos : end - at - stream.size());
+  std::fprintf(stderr,
+               "apollo11 logs: warning: the log of %s attempt %u is incomplete: %s (the task's "
+               "outcome is unaffected; see docs/operations.md, \"Incomplete task logs\")\n",
+               f.exec_id.c_str(), attempt, why.c_str());
+  return kExitLogsIncomplete;
+}
+
+// The latest attempt's logs_truncated as the coordinator journaled it; empty
+// when it cannot tell (an older attempt, a failed query).
+std::string RemoteTruncation(RemoteCoordinator& remote, const std::string& exec_id,
+                             uint32_t attempt) {
+  auto exec = remote.Query("execution", exec_id);
+  if (!exec.ok() || !exec->is_object() || exec->value("attempt", 0u) != attempt) return "";
+  const auto it = exec->find("logs_truncated");
+  return it != exec->end() && it->is_string() ? it->get<std::string>() : "";
+}
+
 int Remote(const LogsFlags& f) {
   auto remote = f.Connect();
   if (!remote.ok()) return Fail(remote.status());
@@ -63,7 +92,10 @@ int Remote(const LogsFlags& f) {
     const bool more_may_come =
         meta.value("running", false) ||
         (attempt == meta.value("latest_attempt", attempt) && !meta.value("final", true));
-    if (!f.follow || !more_may_come) return kExitOk;
+    if (!f.follow || !more_may_come) {
+      return more_may_come ? kExitOk
+                           : Finished(f, attempt, RemoteTruncation(**remote, f.exec_id, attempt));
+    }
     std::this_thread::sleep_for(kFollowPoll);
   }
 }
@@ -95,6 +127,8 @@ int Local(const LogsFlags& f) {
     if (attempt == 0) return Fail(Status::NotFound(f.exec_id + " never ran: it has no logs"));
     const bool final = IsFinal(e.state) || (f.attempt != 0 && f.attempt < e.attempt);
     const std::string path = LocalLogFile(state_dir, e, attempt, ext);
+    // logs_truncated describes the latest attempt, once it has ended.
+    const std::string why = final && attempt == e.attempt ? e.logs_truncated : "";
     if (!path.empty()) {
       if (FILE* in = std::fopen(path.c_str(), "rb")) {
         std::fseek(in, static_cast<long>(offset), SEEK_SET);
@@ -109,9 +143,10 @@ int Local(const LogsFlags& f) {
     } else if (final && !f.follow) {
       // Nothing was written (the executor creates the file on the first
       // byte), or it was removed.
-      return kExitOk;
+      return Finished(f, attempt, why);
     }
-    if (!f.follow || final) return kExitOk;
+    if (final) return Finished(f, attempt, why);
+    if (!f.follow) return kExitOk;
     std::this_thread::sleep_for(kFollowPoll);
   }
 }

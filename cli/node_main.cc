@@ -199,6 +199,8 @@ int Start(const NodeFlags& f) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // As in `apollo11`: a file size limit is an EFBIG error, not a kill.
+  signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"apollo11-node: runs Apollo-11 coordinator and worker actors"};
   app.set_version_flag("--version", std::string("apollo11-node ") + apollo11::kVersion);
   app.require_subcommand(1);

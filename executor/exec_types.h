@@ -64,6 +64,9 @@ struct ExecOutcome {
   Micros finished_at = 0;
   std::string stdout_path;  // empty when no log_dir is configured or nothing ran
   std::string stderr_path;
+  // Empty when the log files hold everything the task printed (up to the cap);
+  // otherwise why they do not ("stdout: disk full (...) after 4096 bytes").
+  std::string logs_truncated;
 };
 
 struct ExecutorOptions {

@@ -526,6 +526,12 @@ ExecOutcome Executor::MakeOutcome(Exec* exec, ExecOutcomeKind kind, Micros now) 
   o.stderr_path = exec->err.created() ? exec->err.path() : "";
   o.output = exec->out.Finish();
   o.stderr_tail = exec->err.Finish();
+  for (const auto& [name, sink] :
+       {std::pair{"stdout", &exec->out}, std::pair{"stderr", &exec->err}}) {
+    if (sink->write_error().empty()) continue;
+    if (!o.logs_truncated.empty()) o.logs_truncated += "; ";
+    o.logs_truncated += std::string(name) + ": " + sink->write_error();
+  }
   return o;
 }
 

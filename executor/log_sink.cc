@@ -12,19 +12,46 @@ namespace apollo11::executor {
 
 namespace {
 
-void WriteAll(int fd, const char* data, size_t n) {
-  while (n > 0) {
-    ssize_t w = ::write(fd, data, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return;  // disk full or similar: logs are best effort
-    }
-    data += w;
-    n -= static_cast<size_t>(w);
+ssize_t SystemWrite(int fd, const void* data, size_t n) { return ::write(fd, data, n); }
+
+// "disk full (No space left on device)" for the causes an operator acts on.
+std::string DescribeWriteError(int error) {
+  const std::string text = std::strerror(error);
+  switch (error) {
+    case ENOSPC:
+      return "disk full (" + text + ")";
+    case EDQUOT:
+      return "disk quota exceeded (" + text + ")";
+    case EFBIG:
+      return "file size limit reached (" + text + ")";
+    default:
+      return text;
   }
 }
 
 }  // namespace
+
+LogSink::LogSink(WriteFn write) : write_(write != nullptr ? write : &SystemWrite) {}
+
+bool LogSink::WriteAll(const char* data, size_t n) {
+  if (!write_error_.empty()) return false;
+  while (n > 0) {
+    ssize_t w = write_(fd_, data, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      Failed(w < 0 ? errno : ENOSPC);  // a write of 0 bytes makes no progress
+      return false;
+    }
+    data += w;
+    n -= static_cast<size_t>(w);
+    written_ += static_cast<size_t>(w);
+  }
+  return true;
+}
+
+void LogSink::Failed(int error) {
+  write_error_ = DescribeWriteError(error) + " after " + std::to_string(written_) + " bytes";
+}
 
 LogSink::~LogSink() {
   if (fd_ >= 0) ::close(fd_);
@@ -52,7 +79,10 @@ bool LogSink::EnsureOpen() {
   if (fd_ >= 0) return true;
   if (path_.empty() || open_failed_) return false;
   fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd_ < 0) open_failed_ = true;
+  if (fd_ < 0) {
+    open_failed_ = true;
+    write_error_ = "could not create the file: " + DescribeWriteError(errno);
+  }
   return fd_ >= 0;
 }
 
@@ -72,16 +102,14 @@ void LogSink::Write(const char* data, size_t n) {
   if (truncated_ || !EnsureOpen()) return;
   size_t room = max_file_bytes_ - written_;
   if (n <= room) {
-    WriteAll(fd_, data, n);
-    written_ += n;
+    WriteAll(data, n);
     return;
   }
-  WriteAll(fd_, data, room);
-  written_ += room;
+  if (!WriteAll(data, room)) return;
   truncated_ = true;
   std::string marker =
       "\n[apollo11: output truncated at " + std::to_string(max_file_bytes_) + " bytes]\n";
-  WriteAll(fd_, marker.data(), marker.size());
+  WriteAll(marker.data(), marker.size());
 }
 
 std::string LogSink::Finish() {

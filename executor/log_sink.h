@@ -1,7 +1,12 @@
 #pragma once
 // LogSink: where one output stream of one execution goes. Writes to a file up
 // to a byte cap (then one marker line, then drops), and keeps either the last
-// or the first `keep_bytes` in memory for ExecOutcome::output. Not thread-safe.
+// or the first `keep_bytes` in memory for ExecOutcome::output. A file write
+// that fails (a full disk, a file size limit) stops the file there and is
+// remembered, so the attempt's result can say its log is incomplete. Not
+// thread-safe.
+
+#include <sys/types.h>
 
 #include <cstddef>
 #include <string>
@@ -14,7 +19,10 @@ class LogSink {
  public:
   enum class Keep { kNone, kTail, kHead };
 
-  LogSink() = default;
+  // How the sink writes to its file: write(2) itself, or a test's fault.
+  using WriteFn = ssize_t (*)(int fd, const void* data, size_t n);
+
+  explicit LogSink(WriteFn write = nullptr);
   ~LogSink();
   LogSink(const LogSink&) = delete;
   LogSink& operator=(const LogSink&) = delete;
@@ -29,11 +37,18 @@ class LogSink {
   std::string Finish();
 
   const std::string& path() const { return path_; }
+  // Empty while every byte meant for the file reached it; otherwise why the
+  // file is incomplete ("disk full (No space left on device) after 4096
+  // bytes"). Output past the cap is not a failure: the marker line says so.
+  const std::string& write_error() const { return write_error_; }
   // True once the file exists (something was written to it).
   bool created() const { return fd_ >= 0 || wrote_file_; }
 
  private:
   bool EnsureOpen();
+  // Writes all `n` bytes or records why not; false once the file failed.
+  bool WriteAll(const char* data, size_t n);
+  void Failed(int error);
 
   int fd_ = -1;
   bool open_failed_ = false;
@@ -45,6 +60,8 @@ class LogSink {
   Keep keep_ = Keep::kNone;
   size_t keep_bytes_ = 0;
   std::string kept_;
+  WriteFn write_;
+  std::string write_error_;
 };
 
 }  // namespace apollo11::executor

@@ -1,13 +1,20 @@
 #include "observability/http_server.h"
 
+#include <arpa/inet.h>
 #include <httplib.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 
 #include "common/json_dump.h"
+#include "observability/guarded_http_server.h"
 
 namespace apollo11::observability {
 namespace {
@@ -15,7 +22,8 @@ namespace {
 constexpr const char* kJson = "application/json";
 constexpr const char* kPromText = "text/plain; version=0.0.4; charset=utf-8";
 constexpr size_t kMaxBody = 1 << 20;  // a trigger's params; nothing bigger is ever posted
-constexpr uint32_t kMaxLimit = 10000;
+// The most runs one GET /api/runs returns (as the coordinator's own cap).
+constexpr uint32_t kMaxLimit = 1000;
 
 void SendJson(httplib::Response& res, int status, const nlohmann::json& body) {
   res.status = status;
@@ -70,6 +78,36 @@ void Route(httplib::Server& s, const char* method, const std::string& pattern,
   s.Patch(pattern, refuse);
 }
 
+// Why binding host:port fails, found by trying it (httplib says only that it
+// failed): a name that does not resolve, or bind(2)'s errno.
+std::string WhyCannotBind(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  const int rc = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found);
+  if (rc != 0) return "cannot resolve '" + host + "': " + ::gai_strerror(rc);
+  std::string why = "unknown cause";
+  const int fd = ::socket(found->ai_family, found->ai_socktype | SOCK_CLOEXEC, found->ai_protocol);
+  if (fd < 0) {
+    why = std::strerror(errno);
+  } else {
+    int yes = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    if (::bind(fd, found->ai_addr, found->ai_addrlen) != 0) {
+      const int e = errno;
+      why = std::strerror(e);
+      if (e == EADDRINUSE) why += ": another process listens there";
+      if (e == EACCES) why += ": ports below 1024 need privileges";
+      if (e == EADDRNOTAVAIL) why += ": no interface of this machine has that address";
+    }
+    ::close(fd);
+  }
+  ::freeaddrinfo(found);
+  return why;
+}
+
 }  // namespace
 
 Result<HostPort> ParseHttpBind(const std::string& bind) {
@@ -100,7 +138,14 @@ Result<HostPort> ParseHttpBind(const std::string& bind) {
 }
 
 bool IsLoopbackHost(const std::string& host) {
-  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+  if (host == "localhost") return true;
+  in_addr v4{};
+  if (::inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6{};
+  if (::inet_pton(AF_INET6, host.c_str(), &v6) == 1) {
+    return IN6_IS_ADDR_LOOPBACK(&v6) || (IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127);
+  }
+  return false;
 }
 
 Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options) {
@@ -109,7 +154,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options)
   if (!hp.ok()) return hp.status();
   std::unique_ptr<HttpServer> s(new HttpServer());
   s->options_ = std::move(options);
-  s->server_ = std::make_unique<httplib::Server>();
+  s->server_ = std::make_unique<GuardedHttpServer>(s->options_.limits);
   s->server_->set_payload_max_length(kMaxBody);
   // httplib's default sets SO_REUSEPORT, which lets a second node bind the
   // same port and silently share the scrapes. SO_REUSEADDR only: a busy port
@@ -122,12 +167,20 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options)
   int port = hp->port;
   if (port == 0) {
     port = s->server_->bind_to_any_port(hp->host);
-    if (port < 0) return Status::Io("http: cannot bind " + s->options_.bind);
+    if (port < 0) {
+      return Status::Io("http: cannot bind " + s->options_.bind + ": " +
+                        WhyCannotBind(hp->host, 0));
+    }
   } else if (!s->server_->bind_to_port(hp->host, port)) {
-    return Status::Io("http: cannot bind " + s->options_.bind + " (address in use?)");
+    return Status::Io("http: cannot bind " + s->options_.bind + ": " +
+                      WhyCannotBind(hp->host, port));
   }
   s->bound_ = (hp->host.find(':') != std::string::npos ? "[" + hp->host + "]" : hp->host) + ":" +
               std::to_string(port);
+  if (!s->server_->Start()) {
+    return Status::Io(std::string("http: cannot start the request reader: ") +
+                      std::strerror(errno));
+  }
   httplib::Server* server = s->server_.get();
   s->thread_ = std::jthread([server] {
     pthread_setname_np(pthread_self(), "http");
@@ -146,6 +199,7 @@ HttpServer::~HttpServer() { Stop(); }
 void HttpServer::Stop() {
   if (server_) server_->stop();
   if (thread_.joinable()) thread_.join();
+  if (server_) server_->Shutdown();
 }
 
 void HttpServer::Routes() {

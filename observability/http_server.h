@@ -1,5 +1,6 @@
 #pragma once
-// The node's HTTP endpoint (cpp-httplib): /metrics (Prometheus text),
+// The node's HTTP endpoint (cpp-httplib behind GuardedHttpServer's deadlines
+// and per-address cap; Range is ignored): /metrics (Prometheus text),
 // /healthz, /readyz and, on a coordinator, the JSON API under /api/. Mutating
 // API calls need `Authorization: Bearer TOKEN`; with no token configured they
 // are refused (403).
@@ -15,13 +16,12 @@
 
 #include "common/status.h"
 #include "observability/api_backend.h"
+#include "observability/http_limits.h"
 #include "observability/metrics_registry.h"
 
-namespace httplib {
-class Server;
-}
-
 namespace apollo11::observability {
+
+class GuardedHttpServer;
 
 struct HostPort {
   std::string host;
@@ -29,7 +29,8 @@ struct HostPort {
 };
 // Parses "HOST:PORT" or "[V6]:PORT" (port 0 = any free port).
 Result<HostPort> ParseHttpBind(const std::string& bind);
-// True for localhost, 127.0.0.0/8 and ::1.
+// True for "localhost" and numeric loopback addresses (127.0.0.0/8, ::1,
+// ::ffff:127.x.y.z); a name such as "127.example.com" is not one.
 bool IsLoopbackHost(const std::string& host);
 
 struct HttpServerOptions {
@@ -42,6 +43,8 @@ struct HttpServerOptions {
   // /readyz: true when ready; otherwise fills the reason. Called on server
   // threads, one at a time.
   std::function<bool(std::string* why)> ready;
+  // Deadlines, the per-address cap and the pool size.
+  HttpLimits limits;
 };
 
 class HttpServer {
@@ -58,7 +61,7 @@ class HttpServer {
   void ApiRoutes();
 
   HttpServerOptions options_;
-  std::unique_ptr<httplib::Server> server_;
+  std::unique_ptr<GuardedHttpServer> server_;
   std::string bound_;
   std::mutex backend_mu_;  // one backend call at a time
   std::jthread thread_;

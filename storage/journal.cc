@@ -1,7 +1,6 @@
 #include "storage/journal.h"
 
 #include <lmdb.h>
-#include <spdlog/spdlog.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -11,8 +10,6 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <mutex>
-#include <set>
 
 #include "common/ids.h"
 #include "storage/journal_internal.h"
@@ -22,17 +19,7 @@ namespace apollo11::storage {
 namespace {
 
 constexpr size_t kDurationsKept = 64;
-constexpr const char* kSchemaKey = "schema_version";
 constexpr const char* kEpochKey = "epoch";
-
-void PutU64(std::string& out, uint64_t v) {
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
-}
-uint64_t GetU64(std::string_view in) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(in[i]);
-  return v;
-}
 
 // Durations kept per stats key: up to 64 little-endian int64, oldest first.
 std::vector<Micros> DecodeDurations(std::string_view v) {
@@ -42,29 +29,6 @@ std::vector<Micros> DecodeDurations(std::string_view v) {
   }
   return out;
 }
-
-// The state dirs whose journal is open in this process, keyed "pid:path" so a
-// forked child (which must not use its parent's environment) may open its own.
-// A process-wide guard is unavoidable here: LMDB's locks are per process.
-class OpenRegistry {
- public:
-  static OpenRegistry& Get() {
-    static OpenRegistry* registry = new OpenRegistry();  // never destroyed
-    return *registry;
-  }
-  bool Claim(const std::string& key) {
-    std::lock_guard lock(mu_);
-    return keys_.insert(key).second;
-  }
-  void Release(const std::string& key) {
-    std::lock_guard lock(mu_);
-    keys_.erase(key);
-  }
-
- private:
-  std::mutex mu_;
-  std::set<std::string> keys_;
-};
 
 // True when a failed write probably hit a full disk, a quota or a file size
 // limit. LMDB reports a short write as EIO, and a write that runs out of space
@@ -86,130 +50,6 @@ bool DiskLooksFull(const std::string& dir) {
 }
 
 }  // namespace
-
-Journal::Journal(std::string dir, const JournalOptions& options)
-    : dir_(std::move(dir)), options_(options), env_(std::make_unique<Env>()) {}
-
-Journal::~Journal() {
-  env_.reset();
-  if (!registry_key_.empty()) OpenRegistry::Get().Release(registry_key_);
-}
-
-Result<std::unique_ptr<Journal>> Journal::Open(const std::string& dir,
-                                               const JournalOptions& options) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (!options.read_only) {
-    fs::create_directories(dir, ec);
-    if (ec) return Status::Io("cannot create state dir " + dir + ": " + ec.message());
-  }
-  if (!fs::exists(fs::path(dir) / "data.mdb", ec)) {
-    if (options.read_only) {
-      return Status::NotFound("no journal in " + dir +
-                              ": nothing has run with this state dir (check --state-dir)");
-    }
-  }
-  fs::path canonical = fs::canonical(dir, ec);
-  if (ec) return Status::Io("cannot resolve state dir " + dir + ": " + ec.message());
-  std::string key = std::to_string(getpid()) + ":" + canonical.string();
-  if (!OpenRegistry::Get().Claim(key)) {
-    return Status::Busy("the journal in " + dir +
-                        " is already open in this process; open it once and share it");
-  }
-  std::unique_ptr<Journal> journal(new Journal(dir, options));
-  journal->registry_key_ = key;
-  APOLLO11_RETURN_IF_ERROR(journal->OpenEnv());
-  return journal;
-}
-
-Status Journal::OpenEnv() {
-  Env& e = *env_;
-  int rc = mdb_env_create(&e.env);
-  if (rc != 0) return Error(rc, "create environment");
-  rc = mdb_env_set_maxdbs(e.env, 16);
-  if (rc == 0) rc = mdb_env_set_mapsize(e.env, options_.initial_map_size);
-  if (rc != 0) return Error(rc, "configure environment");
-  unsigned flags = MDB_NOTLS;
-  if (options_.read_only) flags |= MDB_RDONLY;
-  if (options_.sync == JournalOptions::Sync::kNoMetaSync) flags |= MDB_NOMETASYNC;
-  if (options_.sync == JournalOptions::Sync::kNone) flags |= MDB_NOSYNC;
-  rc = mdb_env_open(e.env, dir_.c_str(), flags, 0644);
-  if (rc != 0) return Error(rc, "open environment");
-  // Reader slots of processes that died (kill -9) would pin old pages forever.
-  // (LMDB resets the table itself when this is the only process using the
-  // environment; the check matters when another process still has it open.)
-  Result<int> cleared = ClearStaleReaders();
-  if (!cleared.ok()) {
-    // Not fatal: the journal works; only old pages stay pinned a while.
-    spdlog::warn("journal {}: could not check for stale readers: {}", dir_,
-                 cleared.status().message());
-  } else if (*cleared > 0) {
-    stale_readers_cleared_ = *cleared;
-    spdlog::info("journal {}: cleared {} stale reader slot(s) left by dead processes", dir_,
-                 *cleared);
-  }
-
-  MDB_txn* txn = nullptr;
-  rc = mdb_txn_begin(e.env, nullptr, options_.read_only ? MDB_RDONLY : 0, &txn);
-  if (rc != 0) return Error(rc, "begin the opening transaction");
-  struct Db {
-    const char* name;
-    MDB_dbi* dbi;
-    unsigned flags;
-  };
-  const Db dbs[] = {
-      {"transitions", &e.transitions, 0},
-      {"run_index", &e.run_index, MDB_DUPSORT | MDB_DUPFIXED},
-      {"exec_index", &e.exec_index, MDB_DUPSORT | MDB_DUPFIXED},
-      {"executions", &e.executions, 0},
-      {"runs", &e.runs, 0},
-      {"runs_by_time", &e.runs_by_time, 0},
-      {"active_runs", &e.active_runs, 0},
-      {"pipelines", &e.pipelines, 0},
-      {"stats", &e.stats, 0},
-      {"meta", &e.meta, 0},
-  };
-  for (const Db& db : dbs) {
-    rc = mdb_dbi_open(txn, db.name, db.flags | (options_.read_only ? 0 : MDB_CREATE), db.dbi);
-    if (rc != 0) {
-      mdb_txn_abort(txn);
-      if (rc == MDB_NOTFOUND) {
-        return Status::NotFound("the journal in " + dir_ + " has no '" + db.name +
-                                "' database yet (is it still being created?)");
-      }
-      return Error(rc, std::string("open database ") + db.name);
-    }
-  }
-  MDB_val k = Val(kSchemaKey), v;
-  rc = mdb_get(txn, e.meta, &k, &v);
-  if (rc == MDB_NOTFOUND && !options_.read_only) {
-    std::string version;
-    PutU64(version, kSchemaVersion);
-    MDB_val nv = Val(version);
-    rc = mdb_put(txn, e.meta, &k, &nv, 0);
-  } else if (rc == 0) {
-    uint64_t found = v.mv_size == 8 ? GetU64(View(v)) : ~0ull;
-    if (found > kSchemaVersion) {
-      mdb_txn_abort(txn);
-      return Status::Unsupported("the journal in " + dir_ + " has schema version " +
-                                 std::to_string(found) + ", newer than the " +
-                                 std::to_string(kSchemaVersion) +
-                                 " this build understands; use a newer apollo11");
-    }
-  } else if (rc == MDB_NOTFOUND) {
-    rc = 0;  // read-only on a journal whose creator has not committed yet
-  }
-  if (rc != 0) {
-    mdb_txn_abort(txn);
-    return Error(rc, "read the schema version");
-  }
-  rc = mdb_txn_commit(txn);  // also makes the dbi handles usable by every txn
-  if (rc != 0) return Error(rc, "commit the opening transaction");
-  Result<uint64_t> seq = ReadLastSeq();
-  if (!seq.ok()) return seq.status();
-  last_seq_ = *seq;
-  return Status::Ok();
-}
 
 Status Journal::Error(int rc, const std::string& what) const {
   std::string message = "journal " + dir_ + ": " + what + ": " + mdb_strerror(rc);
@@ -238,36 +78,6 @@ Status Journal::Error(int rc, const std::string& what) const {
     default:
       return Status::Io(message);
   }
-}
-
-Result<int> Journal::ClearStaleReaders() {
-  int dead = 0;
-  int rc = mdb_reader_check(env_->env, &dead);
-  if (rc != 0) return Error(rc, "clear stale readers");
-  return dead;
-}
-
-Status Journal::GrowMap() {
-  std::unique_lock lock(resize_mu_);
-  MDB_envinfo info;
-  mdb_env_info(env_->env, &info);
-  size_t current = info.me_mapsize;
-  if (current >= options_.max_map_size) {
-    return Status::Full("journal " + dir_ + ": the map is full at its maximum of " +
-                        std::to_string(current >> 20) + " MiB (max_map_size); nothing was written");
-  }
-  size_t next = std::min(current * 2, options_.max_map_size);
-  int rc = mdb_env_set_mapsize(env_->env, next);
-  if (rc != 0) return Error(rc, "grow the map to " + std::to_string(next >> 20) + " MiB");
-  ++map_growths_;
-  return Status::Ok();
-}
-
-Status Journal::AdoptMapSize() const {
-  std::unique_lock lock(resize_mu_);
-  int rc = mdb_env_set_mapsize(env_->env, 0);
-  if (rc != 0) return Error(rc, "adopt the map size grown by another process");
-  return Status::Ok();
 }
 
 Status Journal::RunWrite(const char* what, const std::function<int(MDB_txn*)>& body) {
@@ -583,13 +393,6 @@ Result<uint64_t> Journal::Epoch() {
   if (!found.ok()) return found.status();
   if (!found->has_value() || (*found)->size() != 8) return uint64_t{0};
   return GetU64(**found);
-}
-
-size_t Journal::map_size() const {
-  std::shared_lock lock(resize_mu_);
-  MDB_envinfo info;
-  mdb_env_info(env_->env, &info);
-  return info.me_mapsize;
 }
 
 }  // namespace apollo11::storage

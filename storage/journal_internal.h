@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <shared_mutex>
+#include <string>
 #include <string_view>
 
 #include "storage/journal.h"
@@ -16,6 +17,16 @@ namespace apollo11::storage {
 inline MDB_val Val(std::string_view s) { return MDB_val{s.size(), const_cast<char*>(s.data())}; }
 inline std::string_view View(const MDB_val& v) {
   return std::string_view(static_cast<const char*>(v.mv_data), v.mv_size);
+}
+
+// A u64 as 8 little-endian bytes (meta and stats values), and back.
+inline void PutU64(std::string& out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+inline uint64_t GetU64(std::string_view in) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(in[i]);
+  return v;
 }
 
 // meta key: the highest seq ever assigned (big-endian u64), written by

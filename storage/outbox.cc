@@ -6,6 +6,8 @@
 #include <sstream>
 #include <string_view>
 
+#include "storage/data_file_check.h"
+
 namespace apollo11::storage {
 
 namespace {
@@ -71,6 +73,16 @@ Result<std::unique_ptr<Outbox>> Outbox::Open(const std::string& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return Status::Io("outbox: cannot create " + dir + ": " + ec.message());
+  if (std::filesystem::exists(dir + "/data.mdb", ec)) {
+    // LMDB maps the file and trusts its meta page: a short file is SIGBUS.
+    auto checked = CheckDataFile(
+        dir + "/data.mdb", "worker outbox data file",
+        "Move " + dir +
+            " aside and start the worker again: the results it held but had not "
+            "delivered are lost, and the coordinator runs those tasks again (docs/operations.md, "
+            "\"A damaged journal\").");
+    if (!checked.ok()) return checked.status();
+  }
   auto env = std::make_unique<Env>();
   int rc = mdb_env_create(&env->env);
   if (rc != 0) return LmdbError(rc, "create environment");

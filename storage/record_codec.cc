@@ -131,7 +131,7 @@ Result<TransitionRecord> DecodeTransition(uint64_t seq, std::string_view value) 
 std::string EncodeExecution(const ExecutionRecord& r) {
   msgpack::sbuffer buf(128 + r.output.size() + r.error.size());
   Packer pk(buf);
-  pk.pack_array(21);
+  pk.pack_array(22);
   pk.pack(kExecutionFormat);
   pk.pack(r.run_id);
   pk.pack(r.task_id);
@@ -153,6 +153,7 @@ std::string EncodeExecution(const ExecutionRecord& r) {
   pk.pack(static_cast<uint8_t>(r.slow));
   pk.pack(r.slow_reason);
   pk.pack(r.flagged_at);
+  pk.pack(r.logs_truncated);  // appended: older records decode with it empty
   return Take(buf);
 }
 
@@ -180,6 +181,7 @@ Result<ExecutionRecord> DecodeExecution(std::string_view exec_id, std::string_vi
     f.NextSlowFlag(r.slow);
     f.Next(r.slow_reason);
     f.Next(r.flagged_at);
+    f.Next(r.logs_truncated);
   });
   if (!s.ok()) return s;
   return r;

@@ -72,6 +72,9 @@ struct ExecutionRecord {
   SlowFlag slow = SlowFlag::kNone;
   std::string slow_reason;  // why it was flagged, for status and explain
   Micros flagged_at = 0;
+  // Why this attempt's log files are incomplete (a write failed on the
+  // worker: disk full); empty when they are whole.
+  std::string logs_truncated;
 };
 
 // One run of a pipeline snapshot (`pipeline_hash` names the immutable spec).

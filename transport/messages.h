@@ -147,9 +147,12 @@ struct ResultMsg {
   // Last bytes of stderr (executor: stderr_tail_bytes), for alerts. Appended
   // last: a RESULT from an older worker or outbox decodes with it empty.
   std::string stderr_tail;
+  // Why the attempt's log files are incomplete (a write failed: disk full);
+  // empty when they are whole. Appended last, like stderr_tail.
+  std::string logs_truncated;
   bool operator==(const ResultMsg&) const = default;
   MSGPACK_DEFINE(exec_id, attempt, outcome, exit_code, retryable, output, error, started_at,
-                 finished_at, stderr_tail);
+                 finished_at, stderr_tail, logs_truncated);
 };
 
 // D→W: the RESULT is durable; stop resending it.

@@ -219,3 +219,27 @@ TEST_CASE("a log request is answered by its worker or by its deadline, once", "[
   CHECK(sessions.TakeFrames().empty());
   CHECK(sessions.pending_logs() == 0);
 }
+
+TEST_CASE("a refusal quotes at most 512 bytes of what the client sent", "[query][security]") {
+  BadBytesJournal j;
+  SystemClock clock;
+  SchedulerCore core(j.journal.get(), &clock, {});
+  WorkersSnapshot workers;
+  QueryService service(j.journal.get(), "");
+  QueryContext ctx{&core, &workers, nullptr, clock.Now()};
+  const std::string huge(1 << 20, 'x');
+  for (const Query& q : {Ask(QueryKind::kStatus, huge), Ask(QueryKind::kExplain, "r1", huge),
+                         Ask(QueryKind::kExecution, huge + ".t")}) {
+    INFO(QueryKindName(q.kind));
+    QueryReply reply = service.Answer(q, ctx);
+    CHECK(reply.code != 0);
+    CHECK(reply.error.size() < 600);
+    CHECK(reply.error.find("more bytes)") != std::string::npos);
+  }
+  // A log fetch is refused by PlanLogFetch, not Answer: capped the same.
+  for (const Query& q : {Ask(QueryKind::kLogs, "r1.t", huge), Ask(QueryKind::kLogs, huge, "out")}) {
+    auto plan = service.PlanLogFetch(q);
+    REQUIRE_FALSE(plan.ok());
+    CHECK(plan.status().message().size() < 600);
+  }
+}

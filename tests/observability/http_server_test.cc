@@ -4,16 +4,28 @@
 
 #include "observability/http_server.h"
 
+#include <arpa/inet.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <nlohmann/json.hpp>
+#include <thread>
+#include <vector>
 
 #include "tests/observability/prom_parser.h"
+#include "tests/observability/raw_http.h"
 
 using namespace apollo11::observability;  // NOLINT: test file
 using apollo11::Result;
 using apollo11::Status;
+using apollo11::testing::Connect;
+using apollo11::testing::ReadAll;
+using apollo11::testing::SendText;
 
 namespace {
 
@@ -22,6 +34,7 @@ class FakeBackend final : public ApiBackend {
   Result<nlohmann::json> Query(const std::string& kind, const std::string& id,
                                uint32_t limit) override {
     queries.push_back(kind + ":" + id + ":" + std::to_string(limit));
+    if (id == "slow") std::this_thread::sleep_for(std::chrono::seconds(2));
     if (id == "missing") return Status::NotFound("no run missing");
     if (id == "done") return nlohmann::json{{"state", "SUCCESS"}};
     if (kind == "health") return nlohmann::json{{"ready", true}, {"journal_writable", healthy}};
@@ -47,12 +60,13 @@ class FakeBackend final : public ApiBackend {
 constexpr const char* kToken = "s3cret-token-0123456789";
 
 struct Server {
-  explicit Server(std::string token, bool with_backend = true) {
+  explicit Server(std::string token, bool with_backend = true, HttpLimits limits = {}) {
     registry.AddCounter("apollo11_test_total", "A test counter.").Inc(5);
     HttpServerOptions o;
     o.bind = "127.0.0.1:0";
     o.api_token = std::move(token);
     o.registry = &registry;
+    o.limits = limits;
     if (with_backend) {
       o.backend = &backend;
       o.ready = [this](std::string* why) {
@@ -231,4 +245,154 @@ TEST_CASE("a busy port is a clear error", "[http]") {
   auto second = HttpServer::Start(o);
   REQUIRE(!second.ok());
   CHECK(second.status().message().find("cannot bind") != std::string::npos);
+}
+
+namespace {
+
+int PortOf(const Server& s) {
+  const std::string& bound = s.server->bound();
+  return std::stoi(bound.substr(bound.rfind(':') + 1));
+}
+
+}  // namespace
+
+TEST_CASE("overlapping Range requests get one copy of the answer, not hundreds",
+          "[http][security]") {
+  Server s("");
+  for (int i = 0; i < 50; ++i)
+    s.registry.AddCounter("apollo11_pad_" + std::to_string(i) + "_total", "Padding.");
+  const size_t plain = s.client->Get("/metrics")->body.size();
+  std::string ranges = "bytes=0-";
+  for (int i = 0; i < 299; ++i) ranges += ",0-";
+  for (const char* path : {"/metrics", "/api/runs?limit=5", "/healthz"}) {
+    INFO(path);
+    const int fd = Connect(PortOf(s));
+    SendText(fd, std::string("GET ") + path + " HTTP/1.1\r\nHost: x\r\nRange: " + ranges +
+                     "\r\nIf-Range: x\r\n\r\n");
+    const std::string answer = ReadAll(fd);
+    ::close(fd);
+    CHECK(answer.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+    CHECK(answer.size() < 4096 + (std::string(path) == "/metrics" ? plain : 1024));
+  }
+}
+
+TEST_CASE("slow clients are cut off and never keep /healthz or the API from answering",
+          "[http][security]") {
+  HttpLimits limits;
+  limits.threads = 6;
+  limits.max_per_address = 3;
+  limits.head_timeout = std::chrono::milliseconds(800);
+  Server s("", true, limits);
+  const int port = PortOf(s);
+  // Eight connections from one address and eight from eight others, each
+  // sending half a request and holding it.
+  std::vector<int> slow;
+  for (int i = 0; i < 8; ++i) slow.push_back(Connect(port, "127.0.0.2"));
+  for (int i = 0; i < 8; ++i)
+    slow.push_back(Connect(port, ("127.0.1." + std::to_string(i + 1)).c_str()));
+  for (int fd : slow) SendText(fd, "GET /api/runs HTTP/1.1\r\nHost: x\r\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const auto start = std::chrono::steady_clock::now();
+  auto health = s.client->Get("/healthz");
+  auto runs = s.client->Get("/api/runs");
+  auto metrics = s.client->Get("/metrics");
+  const auto took = std::chrono::steady_clock::now() - start;
+  REQUIRE(health);
+  CHECK(health->status == 200);
+  REQUIRE(runs);
+  CHECK(runs->status == 200);
+  REQUIRE(metrics);
+  CHECK(metrics->status == 200);
+  CHECK(took < std::chrono::milliseconds(400));
+  // The address over its cap was refused at once; the held ones are dropped
+  // with 408 once the head deadline passes.
+  std::string answers;
+  for (int fd : slow) {
+    answers += ReadAll(fd, 3000).substr(0, 12) + "|";
+    ::close(fd);
+  }
+  size_t refused = 0, timed_out = 0;
+  for (size_t at = 0; (at = answers.find("HTTP/1.1 503", at)) != std::string::npos; ++at) ++refused;
+  for (size_t at = 0; (at = answers.find("HTTP/1.1 408", at)) != std::string::npos; ++at)
+    ++timed_out;
+  CHECK(refused == 5);
+  CHECK(refused + timed_out == 16);
+}
+
+TEST_CASE("a request head trickled byte by byte is dropped at the head deadline",
+          "[http][security]") {
+  HttpLimits limits;
+  limits.head_timeout = std::chrono::milliseconds(500);
+  Server s("", true, limits);
+  const int fd = Connect(PortOf(s));
+  const std::string head =
+      "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n";
+  const auto start = std::chrono::steady_clock::now();
+  bool cut = false;
+  for (char c : head) {
+    if (::send(fd, &c, 1, MSG_NOSIGNAL) != 1) {
+      cut = true;
+      break;
+    }
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 50) > 0) {
+      cut = true;
+      break;
+    }
+  }
+  const std::string answer = ReadAll(fd, 2000);
+  ::close(fd);
+  CHECK(cut);
+  CHECK(answer.rfind("HTTP/1.1 408", 0) == 0);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::milliseconds(2500));
+}
+
+TEST_CASE("only real loopback addresses count as loopback", "[http][security]") {
+  CHECK(IsLoopbackHost("127.0.0.1"));
+  CHECK(IsLoopbackHost("127.255.0.9"));
+  CHECK(IsLoopbackHost("::ffff:127.0.0.1"));
+  CHECK(!IsLoopbackHost("127.evil.example.com"));
+  CHECK(!IsLoopbackHost("127.0.0.1.nip.io"));
+  CHECK(!IsLoopbackHost("127."));
+  CHECK(!IsLoopbackHost("128.0.0.1"));
+  CHECK(!IsLoopbackHost("::2"));
+}
+
+TEST_CASE("a bind failure names its real cause", "[http]") {
+  Registry r;
+  HttpServerOptions o;
+  o.registry = &r;
+  Server first("");
+  o.bind = first.server->bound();
+  auto busy = HttpServer::Start(o);
+  REQUIRE(!busy.ok());
+  CHECK(busy.status().message().find("Address already in use") != std::string::npos);
+  o.bind = "192.0.2.1:0";  // TEST-NET-1: no interface has it
+  auto absent = HttpServer::Start(o);
+  REQUIRE(!absent.ok());
+  CHECK(absent.status().message().find("Cannot assign requested address") != std::string::npos);
+  CHECK(absent.status().message().find("address in use") == std::string::npos);
+  o.bind = "no-such-host.invalid:0";
+  auto unresolved = HttpServer::Start(o);
+  REQUIRE(!unresolved.ok());
+  CHECK(unresolved.status().message().find("cannot resolve") != std::string::npos);
+}
+
+TEST_CASE("/healthz is answered while every worker is busy", "[http][security]") {
+  HttpLimits limits;
+  limits.threads = 1;
+  Server s("", true, limits);
+  // The one worker waits 2 s on the backend for this query.
+  const int busy = Connect(PortOf(s), "127.0.0.3");
+  SendText(busy, "GET /api/runs/slow HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto start = std::chrono::steady_clock::now();
+  auto health = s.client->Get("/healthz");
+  const auto took = std::chrono::steady_clock::now() - start;
+  REQUIRE(health);
+  CHECK(health->status == 200);
+  CHECK(health->body == "ok\n");
+  CHECK(took < std::chrono::milliseconds(500));
+  CHECK(ReadAll(busy).rfind("HTTP/1.1 200 OK", 0) == 0);
+  ::close(busy);
 }

@@ -1,0 +1,412 @@
+#include "observability/guarded_http_server.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <optional>
+#include <utility>
+
+#include "common/json_dump.h"
+
+namespace apollo11::observability {
+namespace {
+
+using Deadline = std::chrono::steady_clock::time_point;
+
+// A request already read in full, handed to httplib as its input; httplib's
+// answer is collected in output().
+class RequestStream final : public httplib::Stream {
+ public:
+  RequestStream(std::string input, std::string ip, int port)
+      : input_(std::move(input)), ip_(std::move(ip)), port_(port) {}
+  bool is_readable() const override { return true; }
+  bool is_writable() const override { return true; }
+  ssize_t read(char* ptr, size_t size) override {
+    const size_t n = std::min(size, input_.size() - position_);
+    std::copy_n(input_.data() + position_, n, ptr);
+    position_ += n;
+    return static_cast<ssize_t>(n);
+  }
+  ssize_t write(const char* ptr, size_t size) override {
+    output_.append(ptr, size);
+    return static_cast<ssize_t>(size);
+  }
+  void get_remote_ip_and_port(std::string& ip, int& port) const override {
+    ip = ip_;
+    port = port_;
+  }
+  void get_local_ip_and_port(std::string& ip, int& port) const override {
+    ip.clear();
+    port = 0;
+  }
+  socket_t socket() const override { return -1; }
+  const std::string& output() const { return output_; }
+
+ private:
+  std::string input_;
+  size_t position_ = 0;
+  std::string ip_;
+  int port_;
+  std::string output_;
+};
+
+int RemainingMs(Deadline deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+  return static_cast<int>(std::max<int64_t>(0, left.count()));
+}
+
+// Waits for `events` on `sock` until `deadline`; false on timeout or error.
+bool WaitFor(socket_t sock, short events, Deadline deadline) {
+  for (;;) {
+    pollfd p{sock, events, 0};
+    const int n = ::poll(&p, 1, RemainingMs(deadline));
+    if (n < 0 && errno == EINTR) continue;
+    return n > 0;
+  }
+}
+
+// Sends all of `data` before `deadline`; a reader too slow for it is cut off.
+void SendAll(socket_t sock, const std::string& data, Deadline deadline) {
+  size_t sent = 0;
+  while (sent < data.size()) {
+    if (!WaitFor(sock, POLLOUT, deadline)) return;
+    const ssize_t n =
+        ::send(sock, data.data() + sent, data.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n <= 0) return;
+    sent += static_cast<size_t>(n);
+  }
+}
+
+std::string Refusal(int status, const char* reason, const std::string& message) {
+  const std::string body = SafeJsonDump(nlohmann::json{{"error", message}}) + "\n";
+  return "HTTP/1.1 " + std::to_string(status) + " " + reason +
+         "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+         "\r\nConnection: close\r\n\r\n" + body;
+}
+
+void PeerOf(socket_t sock, std::string* ip, int* port) {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof addr;
+  char text[INET6_ADDRSTRLEN] = "";
+  if (::getpeername(sock, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return;
+  if (addr.ss_family == AF_INET) {
+    const auto* a = reinterpret_cast<const sockaddr_in*>(&addr);
+    ::inet_ntop(AF_INET, &a->sin_addr, text, sizeof text);
+    *port = ntohs(a->sin_port);
+  } else if (addr.ss_family == AF_INET6) {
+    const auto* a = reinterpret_cast<const sockaddr_in6*>(&addr);
+    ::inet_ntop(AF_INET6, &a->sin6_addr, text, sizeof text);
+    *port = ntohs(a->sin6_port);
+  }
+  *ip = text;
+}
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// The head httplib gets: the request line and headers minus Range and
+// If-Range (ignored: a whole answer, never a multiplied one) and Expect (the
+// body is already read). Also finds the body length.
+struct Head {
+  std::string text;
+  std::optional<size_t> content_length;
+  bool chunked = false;
+  bool bad_length = false;
+};
+
+Head RewriteHead(const std::string& raw) {
+  Head h;
+  size_t start = 0;
+  bool first = true;
+  while (start < raw.size()) {
+    size_t end = raw.find("\r\n", start);
+    if (end == std::string::npos) end = raw.size();
+    const std::string line = raw.substr(start, end - start);
+    start = end + 2;
+    if (line.empty()) continue;
+    if (!first) {
+      const size_t colon = line.find(':');
+      const std::string name = Lower(line.substr(0, colon));
+      if (name == "range" || name == "if-range" || name == "expect") continue;
+      if (colon != std::string::npos && name == "content-length") {
+        std::string v = line.substr(colon + 1);
+        v.erase(0, v.find_first_not_of(" \t"));
+        v.erase(v.find_last_not_of(" \t") + 1);
+        if (v.empty() || v.size() > 12 || v.find_first_not_of("0123456789") != std::string::npos ||
+            (h.content_length && *h.content_length != std::stoull(v))) {
+          h.bad_length = true;
+        } else {
+          h.content_length = std::stoull(v);
+        }
+      }
+      if (name == "transfer-encoding") h.chunked = true;
+    }
+    first = false;
+    h.text += line + "\r\n";
+  }
+  h.text += "\r\n";
+  return h;
+}
+
+using Clock = std::chrono::steady_clock;
+
+// GET /healthz (with or without a query string): the one path the reader
+// answers itself.
+bool IsHealthCheck(const std::string& head) {
+  return head.rfind("GET /healthz ", 0) == 0 || head.rfind("GET /healthz?", 0) == 0;
+}
+
+constexpr const char* kHealthy =
+    "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 3\r\n"
+    "Connection: close\r\n\r\nok\n";
+
+}  // namespace
+
+enum class GuardedHttpServer::Step { kWaiting, kComplete, kFinished };
+
+struct GuardedHttpServer::Conn {
+  socket_t sock = -1;
+  std::string ip;
+  int port = 0;
+  std::string in;     // bytes received so far
+  Deadline deadline;  // for the head, then for the body
+  bool in_body = false;
+  size_t head_end = 0, total = 0;
+  Head head;
+  bool counted = false;    // holds one of its address's connections
+  bool lingering = false;  // refused: waiting for the client to close
+};
+
+namespace {
+// How long a refused connection is kept half-closed so that the client reads
+// the refusal instead of a reset (closing with unread input sends RST).
+constexpr std::chrono::milliseconds kLinger{1000};
+}  // namespace
+
+GuardedHttpServer::GuardedHttpServer(const HttpLimits& limits) : limits_(limits) {
+  // httplib's own pool only hands sockets over: it never waits on a client.
+  new_task_queue = [] { return new httplib::ThreadPool(2); };
+}
+
+GuardedHttpServer::~GuardedHttpServer() { Shutdown(); }
+
+bool GuardedHttpServer::Start() {
+  if (::pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) return false;
+  workers_ =
+      std::make_unique<httplib::ThreadPool>(static_cast<size_t>(std::max(1, limits_.threads)));
+  reader_ = std::jthread([this](std::stop_token stop) { ReadLoop(stop); });
+  return true;
+}
+
+void GuardedHttpServer::Shutdown() {
+  if (reader_.joinable()) {
+    reader_.request_stop();
+    [[maybe_unused]] ssize_t w = ::write(wake_[1], "s", 1);
+    reader_.join();
+  }
+  std::vector<std::unique_ptr<Conn>> left;
+  {
+    std::lock_guard lock(mu_);
+    left.swap(handed_);
+  }
+  for (auto& c : left) Close(*c);
+  if (workers_) {
+    workers_->shutdown();
+    workers_.reset();
+  }
+  for (int& fd : wake_) {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+  }
+}
+
+size_t GuardedHttpServer::refused() const {
+  std::lock_guard lock(mu_);
+  return refused_;
+}
+
+size_t GuardedHttpServer::timed_out() const {
+  std::lock_guard lock(mu_);
+  return timed_out_;
+}
+
+bool GuardedHttpServer::Admit(const std::string& ip) {
+  std::lock_guard lock(mu_);
+  int& n = per_address_[ip];
+  if (n >= limits_.max_per_address) {
+    ++refused_;
+    return false;
+  }
+  ++n;
+  return true;
+}
+
+void GuardedHttpServer::Linger(Conn& conn, const std::string& answer) {
+  SendAll(conn.sock, answer, Clock::now());
+  ::shutdown(conn.sock, SHUT_WR);
+  conn.lingering = true;
+  conn.deadline = Clock::now() + kLinger;
+}
+
+void GuardedHttpServer::Release(Conn& conn) {
+  if (!conn.counted) return;
+  conn.counted = false;
+  std::lock_guard lock(mu_);
+  auto it = per_address_.find(conn.ip);
+  if (it != per_address_.end() && --it->second <= 0) per_address_.erase(it);
+}
+
+void GuardedHttpServer::Close(Conn& conn) {
+  if (conn.sock < 0) return;
+  ::shutdown(conn.sock, SHUT_RDWR);
+  ::close(conn.sock);
+  conn.sock = -1;
+  Release(conn);
+}
+
+bool GuardedHttpServer::process_and_close_socket(socket_t sock) {
+  auto conn = std::make_unique<Conn>();
+  conn->sock = sock;
+  PeerOf(sock, &conn->ip, &conn->port);
+  conn->counted = Admit(conn->ip);
+  if (!conn->counted) {
+    Linger(*conn, Refusal(503, "Service Unavailable",
+                          "too many connections from " + conn->ip + " (at most " +
+                              std::to_string(limits_.max_per_address) + " at once)"));
+  } else {
+    conn->deadline = Clock::now() + limits_.head_timeout;
+  }
+  {
+    std::lock_guard lock(mu_);
+    handed_.push_back(std::move(conn));
+  }
+  [[maybe_unused]] ssize_t w = ::write(wake_[1], "c", 1);
+  return true;
+}
+
+void GuardedHttpServer::ReadLoop(std::stop_token stop) {
+  pthread_setname_np(pthread_self(), "http-read");
+  std::vector<std::unique_ptr<Conn>> conns;
+  std::vector<pollfd> fds;
+  while (!stop.stop_requested()) {
+    fds.assign(1, pollfd{wake_[0], POLLIN, 0});
+    Deadline next = Clock::now() + std::chrono::seconds(1);
+    for (const auto& c : conns) {
+      fds.push_back(pollfd{c->sock, POLLIN, 0});
+      next = std::min(next, c->deadline);
+    }
+    if (::poll(fds.data(), fds.size(), RemainingMs(next) + 1) < 0 && errno != EINTR) break;
+    char drain[64];
+    while (::read(wake_[0], drain, sizeof drain) > 0) {
+    }
+    const size_t polled = fds.size() - 1;  // conns[i] is fds[i + 1] for i < polled
+    {
+      std::lock_guard lock(mu_);
+      for (auto& c : handed_) conns.push_back(std::move(c));
+      handed_.clear();
+    }
+    const auto now = Clock::now();
+    std::vector<std::unique_ptr<Conn>> keep;
+    for (size_t i = 0; i < conns.size(); ++i) {
+      Conn& c = *conns[i];
+      Step step = i < polled && fds[i + 1].revents != 0 ? Advance(c) : Step::kWaiting;
+      if (step == Step::kWaiting && now >= c.deadline && c.lingering) {
+        Close(c);
+        step = Step::kFinished;
+      } else if (step == Step::kWaiting && now >= c.deadline) {
+        {
+          std::lock_guard lock(mu_);
+          ++timed_out_;
+        }
+        Linger(c, Refusal(408, "Request Timeout",
+                          std::string("the request ") + (c.in_body ? "body" : "head") +
+                              " did not arrive in time"));
+      }
+      if (step == Step::kWaiting) {
+        keep.push_back(std::move(conns[i]));
+      } else if (step == Step::kComplete && IsHealthCheck(c.head.text)) {
+        // Answered here, so it never waits for a worker, however busy.
+        Linger(c, kHealthy);
+        keep.push_back(std::move(conns[i]));
+      } else if (step == Step::kComplete) {
+        std::shared_ptr<Conn> done(std::move(conns[i]));
+        workers_->enqueue([this, done] { Process(*done); });
+      }
+    }
+    conns.swap(keep);
+  }
+  for (auto& c : conns) Close(*c);
+}
+
+GuardedHttpServer::Step GuardedHttpServer::Advance(Conn& c) {
+  char buf[16384];
+  for (;;) {
+    const ssize_t n = ::recv(c.sock, buf, sizeof buf, MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    if (n <= 0) {
+      Close(c);
+      return Step::kFinished;
+    }
+    if (c.lingering) continue;  // read and dropped until the client closes
+    c.in.append(buf, static_cast<size_t>(n));
+    if (c.in.size() > limits_.max_head_bytes + limits_.max_body_bytes) break;
+  }
+  if (c.lingering) return Step::kWaiting;
+  auto refuse = [&](int status, const char* reason, const std::string& message) {
+    Linger(c, Refusal(status, reason, message));
+    return Step::kWaiting;
+  };
+  if (!c.in_body) {
+    const size_t end = c.in.find("\r\n\r\n");
+    if (end == std::string::npos || end + 4 > limits_.max_head_bytes) {
+      if (c.in.size() <= limits_.max_head_bytes) return Step::kWaiting;
+      return refuse(
+          431, "Request Header Fields Too Large",
+          "the request head is over " + std::to_string(limits_.max_head_bytes) + " bytes");
+    }
+    c.head_end = end + 4;
+    c.head = RewriteHead(c.in.substr(0, c.head_end));
+    if (c.head.chunked) {
+      return refuse(411, "Length Required", "send the body with Content-Length, not chunked");
+    }
+    if (c.head.bad_length) return refuse(400, "Bad Request", "malformed Content-Length");
+    const size_t length = c.head.content_length.value_or(0);
+    if (length > limits_.max_body_bytes) {
+      return refuse(413, "Payload Too Large",
+                    "the body is over " + std::to_string(limits_.max_body_bytes) + " bytes");
+    }
+    c.in_body = true;
+    c.total = c.head_end + length;
+    c.deadline = Clock::now() + limits_.body_timeout;
+  }
+  return c.in.size() >= c.total ? Step::kComplete : Step::kWaiting;
+}
+
+void GuardedHttpServer::Process(Conn& c) {
+  RequestStream stream(c.head.text + c.in.substr(c.head_end, c.total - c.head_end), c.ip, c.port);
+  bool closed = false;
+  process_request(stream, /*close_connection=*/true, closed, [&](httplib::Request& req) {
+    req.remote_addr = c.ip;
+    req.remote_port = c.port;
+  });
+  // Before the answer leaves: a client that reads it and connects again at
+  // once must not find its own finished connection still counted.
+  Release(c);
+  SendAll(c.sock, stream.output(), Clock::now() + limits_.write_timeout);
+  Close(c);
+}
+
+}  // namespace apollo11::observability

@@ -1,0 +1,80 @@
+#pragma once
+// An httplib::Server that reads each request itself before httplib sees it, so
+// slow or hostile clients cannot hold the server. One reader thread reads every
+// connection's request without blocking on any (poll), and only a complete
+// request reaches a worker thread: a client that sends half a request and
+// waits costs a socket, never a thread, so /healthz, /metrics and the API
+// stay answered. GET /healthz is answered by the reader itself ("ok"), so it
+// is answered even while every worker is busy. The whole request head must arrive within a deadline
+// (not just each byte), the body within another, an answer must be taken within a third, and each
+// client address may hold only a few connections at once. Range and If-Range are dropped (RFC 9110
+// lets a server ignore them), so an answer is never multiplied by overlapping ranges. One request
+// per connection (Connection: close).
+//
+// Threads: httplib's accept thread and a small httplib pool hand each
+// accepted socket to the reader thread; `limits.threads` workers run the
+// handlers. Start before listening; Shutdown after httplib's stop().
+
+#include <httplib.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "observability/http_limits.h"
+
+namespace apollo11::observability {
+
+class GuardedHttpServer : public httplib::Server {
+ public:
+  explicit GuardedHttpServer(const HttpLimits& limits);
+  ~GuardedHttpServer() override;
+
+  // Starts the reader thread and the workers; false (errno set) when the
+  // wake-up pipe cannot be made.
+  bool Start();
+  // Stops the reader, closes the connections still being read and joins
+  // every thread. Idempotent.
+  void Shutdown();
+
+  // Connections refused because their address was at its cap, and requests
+  // dropped for missing a deadline.
+  size_t refused() const;
+  size_t timed_out() const;
+
+  struct Conn;  // a connection being read (guarded_http_server.cc)
+
+ private:
+  enum class Step;  // what reading a connection led to
+  // httplib calls this on its pool for each accepted socket: admitted, it
+  // goes to the reader; refused, it is answered 503 and closed.
+  bool process_and_close_socket(socket_t sock) override;
+  void ReadLoop(std::stop_token stop);
+  // Reads what `conn` has: still waiting, complete (for a worker), or
+  // finished with (refused or closed by the client).
+  Step Advance(Conn& conn);
+  void Process(Conn& conn);
+  // Sends `answer` (a refusal), half-closes, and keeps reading until the
+  // client closes or a short deadline, so the client sees the answer.
+  void Linger(Conn& conn, const std::string& answer);
+  // Gives the connection's per-address slot back (once).
+  void Release(Conn& conn);
+  // Closes the socket and releases it.
+  void Close(Conn& conn);
+  bool Admit(const std::string& ip);
+
+  const HttpLimits limits_;
+  int wake_[2] = {-1, -1};  // pipe: a new connection or stop
+  std::unique_ptr<httplib::ThreadPool> workers_;
+  std::jthread reader_;
+  mutable std::mutex mu_;
+  std::vector<std::unique_ptr<Conn>> handed_;  // guarded by mu_: for the reader
+  std::map<std::string, int> per_address_;     // guarded by mu_
+  size_t refused_ = 0;                         // guarded by mu_
+  size_t timed_out_ = 0;                       // guarded by mu_
+};
+
+}  // namespace apollo11::observability
