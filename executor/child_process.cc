@@ -174,6 +174,7 @@ Result<ChildProcess> SpawnChild(const std::vector<std::string>& argv,
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
   std::vector<std::string> env_strings = MergeEnv(env);
+  env_strings.insert(env_strings.end(), options.extra_env.begin(), options.extra_env.end());
   std::vector<char*> cenv;
   for (auto& e : env_strings) cenv.push_back(e.data());
   cenv.push_back(nullptr);

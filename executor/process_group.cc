@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -50,6 +51,11 @@ std::optional<ProcStat> ParseProcStat(std::string_view text) {
     if (field == 3) {
       if (token.size() != 1) return std::nullopt;
       st.state = token[0];
+    } else if (field == 4 || field == 5) {
+      char* end = nullptr;
+      const long v = std::strtol(token.c_str(), &end, 10);
+      if (end == token.c_str() || *end != '\0') return std::nullopt;
+      (field == 4 ? st.ppid : st.pgid) = static_cast<pid_t>(v);
     }
   }
   if (token.empty() || token.find_first_not_of("0123456789") != std::string::npos) {

@@ -14,9 +14,11 @@
 
 namespace apollo11::executor {
 
-// The two fields of /proc/PID/stat this code needs.
+// The fields of /proc/PID/stat this code needs.
 struct ProcStat {
   char state = '?';         // field 3: R, S, D, Z (zombie), ...
+  pid_t ppid = 0;           // field 4
+  pid_t pgid = 0;           // field 5
   uint64_t start_time = 0;  // field 22: clock ticks after boot
 };
 
