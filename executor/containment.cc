@@ -116,12 +116,17 @@ Status Containment::Prepare(const std::string& leaf, ContainedExec* exec, SpawnO
 }
 
 void Containment::Started(ContainedExec* exec, SpawnOptions* options, pid_t pid) {
-  Abandon(exec, options);
+  Release(options);
   exec->pgid = pid;
   exec->reaped = false;
 }
 
-void Containment::Abandon(ContainedExec*, SpawnOptions* options) {
+void Containment::Abandon(ContainedExec* exec, SpawnOptions* options) {
+  Release(options);
+  if (tree_ != nullptr && !tree_->Remove(exec->leaf)) leaves_to_remove_.push_back(exec->leaf);
+}
+
+void Containment::Release(SpawnOptions* options) {
   if (options->cgroup_procs_fd >= 0) ::close(options->cgroup_procs_fd);
   options->cgroup_procs_fd = -1;
 }

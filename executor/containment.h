@@ -90,6 +90,7 @@ class Containment {
   void Tick(Micros now, const std::vector<ContainedExec*>& running);
 
  private:
+  void Release(SpawnOptions* options);
   void Scan(const std::vector<ContainedExec*>& running);
   void ReapOrphans(const std::vector<ProcEntry>& all, const std::vector<ContainedExec*>& running);
 
