@@ -98,6 +98,11 @@ CgroupTree::~CgroupTree() { ::rmdir(dir_.c_str()); }
 
 Result<int> CgroupTree::Create(const std::string& leaf) const {
   const std::string cg = dir_ + "/" + leaf;
+  // The directory itself may have been removed meanwhile (a DeathWatch
+  // cleaning up after a predecessor with the same name).
+  if (::mkdir(dir_.c_str(), 0755) != 0 && errno != EEXIST) {
+    return Status::Io("cannot create cgroup " + dir_ + ": " + std::strerror(errno));
+  }
   if (::mkdir(cg.c_str(), 0755) != 0 && errno != EEXIST) {
     return Status::Io("cannot create cgroup " + cg + ": " + std::strerror(errno));
   }
@@ -120,5 +125,7 @@ void CgroupTree::Signal(const std::string& leaf, int sig) const {
 bool CgroupTree::Remove(const std::string& leaf) const { return RemoveTree(dir_ + "/" + leaf); }
 
 std::vector<std::string> CgroupTree::Leaves() const { return SubDirs(dir_); }
+
+void CgroupTree::RemoveIfEmpty() const { ::rmdir(dir_.c_str()); }
 
 }  // namespace apollo11::executor

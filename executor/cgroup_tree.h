@@ -47,6 +47,9 @@ class CgroupTree {
   bool Remove(const std::string& leaf) const;
   // The leaves present now: at start, those a previous process left.
   std::vector<std::string> Leaves() const;
+  // Removes dir() if it is empty (Create makes it again): an idle worker
+  // killed -9 leaves no directory behind.
+  void RemoveIfEmpty() const;
 
  private:
   explicit CgroupTree(std::string dir) : dir_(std::move(dir)) {}

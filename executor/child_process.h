@@ -34,6 +34,8 @@ struct SpawnOptions {
   // PR_SET_PDEATHSIG(SIGKILL): the child dies when the calling thread does
   // (the worker actor's thread, so a worker killed -9 kills it too).
   bool die_with_parent = true;
+  // The child's stdin; -1: /dev/null.
+  int stdin_fd = -1;
   // "NAME=VALUE" entries added to the child's environment after `env`.
   std::vector<std::string> extra_env;
 };

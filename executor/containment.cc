@@ -1,6 +1,7 @@
 #include "executor/containment.h"
 
 #include <signal.h>
+#include <spdlog/spdlog.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -79,6 +80,17 @@ Containment::Containment(ContainmentMode mode, const std::string& name) : self_(
   description_ = "process tree (subreaper): " + why;
 }
 
+void Containment::StartWatch() {
+  if (watch_ != nullptr) return;
+  auto watch = DeathWatch::Start(tree_ != nullptr ? tree_->dir() : "");
+  if (watch.ok()) {
+    watch_ = std::move(*watch);
+  } else if (!watch_failed_) {
+    watch_failed_ = true;  // tasks still run; only the cleanup after a kill -9 waits for a restart
+    spdlog::warn("{}", watch.status().message());
+  }
+}
+
 Containment::~Containment() {
   if (tree_ == nullptr) return;
   for (int i = 0; i < 100 && !leaves_to_remove_.empty(); ++i) {
@@ -103,6 +115,7 @@ Status Containment::Prepare(const std::string& leaf, ContainedExec* exec, SpawnO
   if (exec->token.empty())
     exec->token = std::to_string(self_) + "-" + std::to_string(next_token_++);
   exec->leaf = leaf;
+  StartWatch();
   options->die_with_parent = true;
   options->extra_env.push_back(std::string(kTokenVar) + "=" + exec->token);
   if (tree_ != nullptr) {
@@ -119,6 +132,7 @@ void Containment::Started(ContainedExec* exec, SpawnOptions* options, pid_t pid)
   Release(options);
   exec->pgid = pid;
   exec->reaped = false;
+  if (watch_ != nullptr && !watch_->Add(pid)) watch_.reset();  // the next task starts another
 }
 
 void Containment::Abandon(ContainedExec* exec, SpawnOptions* options) {
@@ -144,6 +158,7 @@ void Containment::Signal(ContainedExec* exec, int sig) {
 }
 
 size_t Containment::KillRest(ContainedExec* exec) {
+  if (watch_ != nullptr && exec->pgid > 0 && !watch_->Remove(exec->pgid)) watch_.reset();
   size_t killed = 0;
   if (tree_ != nullptr) {
     killed = tree_->Procs(exec->leaf).size();
@@ -165,12 +180,16 @@ size_t Containment::KillRest(ContainedExec* exec) {
 }
 
 void Containment::Tick(Micros now, const std::vector<ContainedExec*>& running) {
-  for (size_t i = 0; i < leaves_to_remove_.size();) {
+  for (size_t i = 0; tree_ != nullptr && i < leaves_to_remove_.size();) {
     if (tree_->Remove(leaves_to_remove_[i])) {
       leaves_to_remove_.erase(leaves_to_remove_.begin() + static_cast<long>(i));
     } else {
       ++i;
     }
+  }
+  if (running.empty()) {
+    watch_.reset();  // started again with the next task
+    if (tree_ != nullptr && leaves_to_remove_.empty()) tree_->RemoveIfEmpty();
   }
   if (tree_ != nullptr || now < next_scan_) return;
   if (running.empty() && orphans_.empty()) return;

@@ -14,7 +14,10 @@
 //   them, and orphans carrying its APOLLO11_CONTAINMENT token. Gap: a
 //   process that leaves the group and the environment token behind and whose
 //   parent dies between two scans (500 ms) is not found.
-// Either way each task leader gets PR_SET_PDEATHSIG(SIGKILL) (SpawnChild).
+// Either way each task leader gets PR_SET_PDEATHSIG(SIGKILL) (SpawnChild),
+// and a DeathWatch kills the task groups and cgroup leaves of a worker that
+// died (kill -9) at once. Left: in process tree mode, a task's process that
+// left its group (setsid) survives a worker killed -9.
 //
 // Single-threaded: the executor's thread makes every call.
 
@@ -31,6 +34,7 @@
 #include "common/status.h"
 #include "executor/cgroup_tree.h"
 #include "executor/child_process.h"
+#include "executor/death_watch.h"
 #include "executor/exec_types.h"
 #include "executor/process_tree.h"
 
@@ -84,17 +88,23 @@ class Containment {
   // returns how many processes that was; its leaf is removed once empty.
   size_t KillRest(ContainedExec* exec);
 
-  // Periodic work, from the executor's Process: in process tree mode, every
-  // 500 ms, learns the processes of `running` and reaps the orphans that
-  // ended; removes emptied leaves.
+  // Periodic work, from the executor's Process (also once after the last
+  // execution ended): in process tree mode, every 500 ms, learns the
+  // processes of `running` and reaps the orphans that ended; removes emptied
+  // leaves; stops the DeathWatch when nothing runs (waiting a moment for it
+  // to exit).
   void Tick(Micros now, const std::vector<ContainedExec*>& running);
 
  private:
+  void StartWatch();
   void Release(SpawnOptions* options);
   void Scan(const std::vector<ContainedExec*>& running);
   void ReapOrphans(const std::vector<ProcEntry>& all, const std::vector<ContainedExec*>& running);
 
   std::unique_ptr<CgroupTree> tree_;
+  // While tasks run: null when idle or when it could not start.
+  std::unique_ptr<DeathWatch> watch_;
+  bool watch_failed_ = false;
   std::string description_;
   pid_t self_ = 0;
   uint64_t next_token_ = 1;

@@ -282,6 +282,7 @@ void Executor::Process(Micros now, std::vector<ExecOutcome>* finished) {
       ++it;
     }
   }
+  if (execs_.empty() && !contained.empty()) containment_->Tick(now, {});
 }
 
 ExecOutcome Executor::MakeOutcome(Exec* exec, ExecOutcomeKind kind, Micros now) {

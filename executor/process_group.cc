@@ -14,6 +14,8 @@
 #include <sstream>
 #include <string>
 
+#include "executor/process_tree.h"
+
 namespace apollo11::executor {
 
 namespace {
@@ -35,6 +37,19 @@ int OpenLeader(const GroupToStop& g) {
     return -1;
   }
   return fd;
+}
+
+// True when the group `g` lost its leader and still has members: its id
+// cannot have been reused (a pgid stays taken while it has members, and a
+// live process with the leader's pid but another start time means reuse).
+bool LeaderlessMembers(const GroupToStop& g) {
+  if (g.pgid <= 1) return false;
+  std::optional<ProcStat> leader = ReadProcStat(g.pgid);
+  if (leader.has_value() && leader->start_time != g.start_time) return false;
+  for (const ProcEntry& p : ScanProcesses()) {
+    if (p.stat.pgid == g.pgid && p.pid != g.pgid && p.stat.state != 'Z') return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -90,7 +105,13 @@ std::vector<StopResult> StopGroups(const std::vector<GroupToStop>& groups) {
   const Clock::time_point start = Clock::now();
   for (size_t i = 0; i < groups.size(); ++i) {
     int fd = OpenLeader(groups[i]);
-    if (fd < 0) continue;
+    if (fd < 0) {
+      if (LeaderlessMembers(groups[i])) {
+        ::kill(-groups[i].pgid, SIGKILL);
+        results[i] = StopResult::kMembersKilled;
+      }
+      continue;
+    }
     ::kill(-groups[i].pgid, SIGTERM);
     results[i] = StopResult::kTerminated;
     pending.push_back(Pending{i, fd, start + groups[i].kill_grace, false});
