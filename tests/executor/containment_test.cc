@@ -220,7 +220,7 @@ TEST_CASE("a worker restarted with the same containment name kills what its cgro
   auto killed = ex.KillLeftovers();
   REQUIRE(killed.size() == 1);
   CHECK(killed[0].first == "r9.t.1");
-  CHECK(killed[0].second == 2);  // the shell and its setsid'd sleep
+  CHECK(killed[0].second >= 1);  // the setsid'd sleep (and the shell, if it still waits)
   CHECK(MarkerGone(marker));
   ::waitpid(leftover, nullptr, 0);
 }
