@@ -216,6 +216,7 @@ Result<NodeConfig> ResolveNodeConfig(const NodeFlags& flags, NodeEnv& env) {
   auto d = ParseDurations(flags);
   if (!d.ok()) return d.status();
   if (c.coordinator) FillCoordinator(flags, *d, &c);
+  c.coordinator_config.test_fault = env.Getenv("APOLLO11_TEST_FAULT");  // tests only
   if (c.worker) FillWorker(flags, *d, env, &c);
   APOLLO11_RETURN_IF_ERROR(ResolveCurve(flags, env, &c));
   APOLLO11_RETURN_IF_ERROR(ResolveHttp(flags, env, &c));

@@ -31,6 +31,7 @@
 #include "cli/state_dir.h"
 #include "cli/version.h"
 #include "common/log_event.h"
+#include "common/terminate_handler.h"
 
 namespace {
 
@@ -172,6 +173,7 @@ int Start(const NodeFlags& f) {
     std::fprintf(stderr, "apollo11-node: %s\n", s.message().c_str());
     return kExitInvalidInput;
   }
+  apollo11::InstallTerminateHandler();
   auto config = apollo11::cli::ResolveNodeConfig(f, env);
   if (!config.ok()) {
     std::fprintf(stderr, "apollo11-node: %s\n", config.status().message().c_str());

@@ -137,45 +137,55 @@ Result<std::unique_ptr<ZapHandler>> ZapHandler::Start(zmq::context_t& ctx, Autho
       return;
     }
     pipe.SignalReady(Status::Ok());
-    for (;;) {
-      zmq::pollitem_t items[] = {pipe.PollItem(), {rep.handle(), 0, ZMQ_POLLIN, 0}};
-      auto n = Poll(items, std::chrono::milliseconds(-1));
-      if (!n.ok()) return;  // context terminated
-      if (items[0].revents & ZMQ_POLLIN) {
-        auto cmd = pipe.Recv(/*dontwait=*/true);
-        if (cmd.ok()) {
-          if (pipe.IsTerm(*cmd)) return;
-          if (cmd->type == kSetKeys) {
-            auto msg = BodyAs<SetKeysMsg>(*cmd);
-            if (msg.ok()) keys = FromWire(*msg);
-            (void)pipe.Send(kSetKeysDone, SetKeysDoneMsg{});
+    auto fail = [&counters](std::string why) {
+      spdlog::critical("zap: the ZAP handler stopped: {}", why);
+      std::lock_guard lock(counters->mu);
+      if (!counters->failure) counters->failure = "ZAP handler: " + std::move(why);
+    };
+    try {
+      for (;;) {
+        zmq::pollitem_t items[] = {pipe.PollItem(), {rep.handle(), 0, ZMQ_POLLIN, 0}};
+        auto n = Poll(items, std::chrono::milliseconds(-1));
+        if (!n.ok()) return fail("its ZeroMQ context was terminated before it was stopped");
+        if (items[0].revents & ZMQ_POLLIN) {
+          auto cmd = pipe.Recv(/*dontwait=*/true);
+          if (cmd.ok()) {
+            if (pipe.IsTerm(*cmd)) return;
+            if (cmd->type == kSetKeys) {
+              auto msg = BodyAs<SetKeysMsg>(*cmd);
+              if (msg.ok()) keys = FromWire(*msg);
+              (void)pipe.Send(kSetKeysDone, SetKeysDoneMsg{});
+            }
+          } else if (IsContextTerminated(cmd.status())) {
+            return fail("its ZeroMQ context was terminated before it was stopped");
           }
-        } else if (IsContextTerminated(cmd.status())) {
-          return;
+        }
+        if (items[1].revents & ZMQ_POLLIN) {
+          try {
+            bool oversized = false;
+            std::vector<std::string> request = RecvRequest(rep, &oversized);
+            ZapDecision d = DecideZap(request, keys);
+            if (oversized) d = Refuse(std::move(d), "malformed ZAP request: too large");
+            // Counted before the reply: whoever sees the handshake's outcome
+            // (a client's first message arriving) already sees the count.
+            if (d.accepted) {
+              counters->accepted.fetch_add(1);
+            } else {
+              counters->refused.fetch_add(1);
+              spdlog::warn("zap: refused {} client from {}: {}",
+                           d.mechanism.empty() ? "?" : d.mechanism,
+                           d.address.empty() ? "?" : d.address, d.status_text);
+            }
+            SendReply(rep, d);
+          } catch (const zmq::error_t& e) {
+            if (e.num() == ETERM)
+              return fail("its ZeroMQ context was terminated before it was stopped");
+            spdlog::error("zap: socket error: {}", e.what());
+          }
         }
       }
-      if (items[1].revents & ZMQ_POLLIN) {
-        try {
-          bool oversized = false;
-          std::vector<std::string> request = RecvRequest(rep, &oversized);
-          ZapDecision d = DecideZap(request, keys);
-          if (oversized) d = Refuse(std::move(d), "malformed ZAP request: too large");
-          // Counted before the reply: whoever sees the handshake's outcome
-          // (a client's first message arriving) already sees the count.
-          if (d.accepted) {
-            counters->accepted.fetch_add(1);
-          } else {
-            counters->refused.fetch_add(1);
-            spdlog::warn("zap: refused {} client from {}: {}",
-                         d.mechanism.empty() ? "?" : d.mechanism,
-                         d.address.empty() ? "?" : d.address, d.status_text);
-          }
-          SendReply(rep, d);
-        } catch (const zmq::error_t& e) {
-          if (e.num() == ETERM) return;
-          spdlog::error("zap: socket error: {}", e.what());
-        }
-      }
+    } catch (const std::exception& e) {
+      fail(std::string("threw: ") + e.what());
     }
   };
   auto actor = Actor::Start(ctx, "apollo11-zap", std::move(body));
@@ -196,6 +206,11 @@ Status ZapHandler::SetAuthorizedKeys(const AuthorizedKeys& keys) {
     if (!reply.ok()) return reply.status();
     if (reply->type == kSetKeysDone) return Status::Ok();
   }
+}
+
+std::optional<std::string> ZapHandler::failure() const {
+  std::lock_guard lock(counters_->mu);
+  return counters_->failure;
 }
 
 Status ZapHandler::Stop(std::chrono::milliseconds timeout) {
