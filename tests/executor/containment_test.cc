@@ -224,3 +224,22 @@ TEST_CASE("a worker restarted with the same containment name kills what its cgro
   CHECK(MarkerGone(marker));
   ::waitpid(leftover, nullptr, 0);
 }
+
+TEST_CASE("containment cost per task, for the record", "[.][perf][containment]") {
+  std::vector<std::pair<ContainmentMode, const char*>> modes{
+      {ContainmentMode::kProcessTree, "process tree"}};
+  if (CgroupsHere()) modes.emplace_back(ContainmentMode::kCgroup, "cgroup");
+  for (const auto& [mode, name] : modes) {
+    SystemClock clock;
+    Executor ex(Options(mode), clock);
+    constexpr int kTasks = 200;
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < kTasks; ++i) {
+      ExecOutcome o = RunOne(ex, clock, Shell("t" + std::to_string(i), "true"));
+      CHECK(o.kind == ExecOutcomeKind::kSuccess);
+    }
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    WARN(name << ": " << ms / kTasks << " ms per sequential `true` task");
+  }
+}
