@@ -139,6 +139,10 @@ void AddStartFlags(CLI::App* start, NodeFlags* f) {
                     "worker identity (default HOSTNAME-XXXX, stable for a state dir)");
   start->add_option("--drain-timeout", f->drain_timeout,
                     "how long SIGTERM waits for a worker to drain");
+  start->add_option("--containment", f->containment,
+                    "worker: how task processes are held so none outlives its task: auto (a "
+                    "cgroup v2 per execution when allowed, else process-tree), cgroup (or refuse "
+                    "to run tasks), process-tree");
   start->add_option("--log-level", f->log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
   start->add_option("--health-interval", f->health_interval,

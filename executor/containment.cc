@@ -17,11 +17,11 @@ namespace apollo11::executor {
 
 namespace {
 
-constexpr char kTokenVar[] = "APOLLO11_CONTAINMENT";
+constexpr char kTokenVar[] = "APOLLO11_CONTAINMENT_TOKEN";
 constexpr Micros kScanEvery = 500 * kMicrosPerMilli;
 constexpr size_t kEndedGroupsKept = 4096;
 
-// The APOLLO11_CONTAINMENT value in the environment `pid` started with.
+// The APOLLO11_CONTAINMENT_TOKEN value in the environment `pid` started with.
 std::string EnvToken(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/environ");
   if (!in) return "";

@@ -11,7 +11,7 @@
 //   subreaper (PR_SET_CHILD_SUBREAPER), so an orphaned descendant is
 //   reparented to the worker instead of init; an execution's processes are
 //   its leader's descendants, its process group, what was seen to be one of
-//   them, and orphans carrying its APOLLO11_CONTAINMENT token. Gap: a
+//   them, and orphans carrying its APOLLO11_CONTAINMENT_TOKEN token. Gap: a
 //   process that leaves the group and the environment token behind and whose
 //   parent dies between two scans (500 ms) is not found.
 // Either way each task leader gets PR_SET_PDEATHSIG(SIGKILL) (SpawnChild),
@@ -43,7 +43,7 @@ namespace apollo11::executor {
 // One execution's containment; owned by the executor's record of it.
 struct ContainedExec {
   std::string leaf;    // cgroup mode: its leaf under the tree
-  std::string token;   // the value of APOLLO11_CONTAINMENT in its environment
+  std::string token;   // the value of APOLLO11_CONTAINMENT_TOKEN in its environment
   pid_t pgid = 0;      // the current leader's group (precheck, then task)
   bool reaped = true;  // the leader has been reaped
   KnownProcs known;    // process tree mode: its processes seen so far

@@ -31,7 +31,7 @@ while read -r op pg; do
     -) kept=""; for g in $groups; do [ "$g" = "$pg" ] || kept="$kept $g"; done; groups=$kept ;;
   esac
 done
-for g in $groups; do kill -KILL -- "-$g"; done
+for g in $groups; do kill -KILL "-$g"; done
 if [ -n "$1" ]; then
   for d in "$1"/*/; do [ -f "${d}cgroup.kill" ] && echo 1 > "${d}cgroup.kill"; done
   for i in 1 2 3 4 5 6 7 8 9 10; do
