@@ -141,6 +141,34 @@ __attribute__((noinline)) pid_t VforkChild(const ChildArgs* a) {
   return pid;
 }
 
+// Opens into `guard` the stdout, stderr and report pipes (close-on-exec, our
+// read ends of stdout and stderr non-blocking) and /dev/null; the errno of
+// the step that failed, 0 on success.
+int OpenChildFds(FdGuard* guard) {
+  for (int i = 0; i < 6; i += 2) {
+    if (::pipe2(&guard->fds[i], O_CLOEXEC) != 0) return errno;
+  }
+  guard->fds[6] = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (guard->fds[6] < 0) return errno;
+  // Only our read ends are non-blocking; the child sees ordinary pipes.
+  for (int fd : {guard->fds[0], guard->fds[2]}) {
+    if (::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK) != 0) return errno;
+  }
+  return 0;
+}
+
+// The signals this process ignores (SIG_IGN survives execve).
+std::vector<int> IgnoredSignals() {
+  std::vector<int> ignored;
+  for (int sig = 1; sig < SIGRTMAX; ++sig) {
+    struct sigaction current;
+    if (::sigaction(sig, nullptr, &current) == 0 && current.sa_handler == SIG_IGN) {
+      ignored.push_back(sig);
+    }
+  }
+  return ignored;
+}
+
 }  // namespace
 
 Result<ChildProcess> SpawnChild(const std::vector<std::string>& argv,
@@ -151,24 +179,7 @@ Result<ChildProcess> SpawnChild(const std::vector<std::string>& argv,
   const std::string path = ResolveProgram(argv[0], &resolve_err);
   if (path.empty()) return StartError(resolve_err);
   FdGuard guard;  // out_read, out_write, err_read, err_write, report_read, report_write, devnull
-  int out_pipe[2];
-  int err_pipe[2];
-  int report_pipe[2];
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0) return StartError(errno);
-  guard.fds[0] = out_pipe[0];
-  guard.fds[1] = out_pipe[1];
-  if (::pipe2(err_pipe, O_CLOEXEC) != 0) return StartError(errno);
-  guard.fds[2] = err_pipe[0];
-  guard.fds[3] = err_pipe[1];
-  if (::pipe2(report_pipe, O_CLOEXEC) != 0) return StartError(errno);
-  guard.fds[4] = report_pipe[0];
-  guard.fds[5] = report_pipe[1];
-  guard.fds[6] = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (guard.fds[6] < 0) return StartError(errno);
-  // Only our read ends are non-blocking; the child sees ordinary pipes.
-  for (int fd : {out_pipe[0], err_pipe[0]}) {
-    if (::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK) != 0) return StartError(errno);
-  }
+  if (int err = OpenChildFds(&guard); err != 0) return StartError(err);
 
   std::vector<char*> cargv;
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
@@ -178,22 +189,16 @@ Result<ChildProcess> SpawnChild(const std::vector<std::string>& argv,
   std::vector<char*> cenv;
   for (auto& e : env_strings) cenv.push_back(e.data());
   cenv.push_back(nullptr);
-  std::vector<int> ignored;
-  for (int sig = 1; sig < SIGRTMAX; ++sig) {
-    struct sigaction current;
-    if (::sigaction(sig, nullptr, &current) == 0 && current.sa_handler == SIG_IGN) {
-      ignored.push_back(sig);
-    }
-  }
+  const std::vector<int> ignored = IgnoredSignals();
 
   const ChildArgs args{path.c_str(),
                        cargv.data(),
                        cenv.data(),
                        workdir.empty() ? nullptr : workdir.c_str(),
                        options.stdin_fd >= 0 ? options.stdin_fd : guard.fds[6],
-                       out_pipe[1],
-                       err_pipe[1],
-                       report_pipe[1],
+                       guard.fds[1],
+                       guard.fds[3],
+                       guard.fds[5],
                        options.cgroup_procs_fd,
                        options.die_with_parent,
                        ::getpid(),
@@ -214,7 +219,7 @@ Result<ChildProcess> SpawnChild(const std::vector<std::string>& argv,
   int child_err = 0;
   ssize_t n;
   do {
-    n = ::read(report_pipe[0], &child_err, sizeof(child_err));
+    n = ::read(guard.fds[4], &child_err, sizeof(child_err));
   } while (n < 0 && errno == EINTR);
   if (n == static_cast<ssize_t>(sizeof(child_err))) {
     while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
@@ -232,8 +237,8 @@ Result<ChildProcess> SpawnChild(const std::vector<std::string>& argv,
   ChildProcess child;
   child.pid = pid;
   child.pidfd = pidfd;
-  child.stdout_fd = out_pipe[0];
-  child.stderr_fd = err_pipe[0];
+  child.stdout_fd = guard.fds[0];
+  child.stderr_fd = guard.fds[2];
   guard.fds[0] = -1;
   guard.fds[2] = -1;
   return child;  // the guard closes our copies of the write ends
