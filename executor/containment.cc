@@ -82,7 +82,7 @@ Containment::Containment(ContainmentMode mode, const std::string& name) : self_(
 
 void Containment::StartWatch() {
   if (watch_ != nullptr) return;
-  auto watch = DeathWatch::Start(tree_ != nullptr ? tree_->dir() : "");
+  auto watch = DeathWatch::Start(tree_ != nullptr ? tree_->dir() : "", std::to_string(self_) + "-");
   if (watch.ok()) {
     watch_ = std::move(*watch);
   } else if (!watch_failed_) {
@@ -187,9 +187,9 @@ void Containment::Tick(Micros now, const std::vector<ContainedExec*>& running) {
       ++i;
     }
   }
-  if (running.empty()) {
+  if (running.empty() && leaves_to_remove_.empty()) {
     watch_.reset();  // started again with the next task
-    if (tree_ != nullptr && leaves_to_remove_.empty()) tree_->RemoveIfEmpty();
+    if (tree_ != nullptr) tree_->RemoveIfEmpty();
   }
   if (tree_ != nullptr || now < next_scan_) return;
   if (running.empty() && orphans_.empty()) return;

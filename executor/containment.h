@@ -91,8 +91,8 @@ class Containment {
   // Periodic work, from the executor's Process (also once after the last
   // execution ended): in process tree mode, every 500 ms, learns the
   // processes of `running` and reaps the orphans that ended; removes emptied
-  // leaves; stops the DeathWatch when nothing runs (waiting a moment for it
-  // to exit).
+  // leaves; stops the DeathWatch when nothing runs and no leaf waits to be
+  // removed (waiting a moment for it to exit).
   void Tick(Micros now, const std::vector<ContainedExec*>& running);
 
  private:

@@ -16,7 +16,9 @@ namespace apollo11::executor {
 
 namespace {
 
-// $1: the cgroup directory (may be empty). Lines "+ PGID" / "- PGID" keep the
+// $1: the cgroup directory (may be empty), $2: the prefix of the worker's
+// APOLLO11_CONTAINMENT_TOKEN values (processes whose environment carries one
+// are its tasks', whatever group they moved to). Lines "+ PGID" / "- PGID" keep the
 // set of live task groups, "q" ends it quietly; at end of file without "q"
 // (the worker is gone) they and the
 // cgroup leaves are killed, then removed (with the worker's directory, once
@@ -32,6 +34,13 @@ while read -r op pg; do
   esac
 done
 for g in $groups; do kill -KILL "-$g"; done
+if [ -n "$2" ]; then
+  for e in /proc/[0-9]*/environ; do
+    grep -qaF "APOLLO11_CONTAINMENT_TOKEN=$2" "$e" || continue
+    p=${e#/proc/}
+    kill -KILL "${p%/environ}"
+  done
+fi
 if [ -n "$1" ]; then
   for d in "$1"/*/; do [ -f "${d}cgroup.kill" ] && echo 1 > "${d}cgroup.kill"; done
   for i in 1 2 3 4 5 6 7 8 9 10; do
@@ -44,7 +53,8 @@ fi
 
 }  // namespace
 
-Result<std::unique_ptr<DeathWatch>> DeathWatch::Start(const std::string& cgroup_dir) {
+Result<std::unique_ptr<DeathWatch>> DeathWatch::Start(const std::string& cgroup_dir,
+                                                      const std::string& token_prefix) {
   // A socket rather than a pipe: a send to a guardian that died fails with
   // EPIPE instead of raising SIGPIPE in the worker.
   int fds[2];
@@ -56,7 +66,8 @@ Result<std::unique_ptr<DeathWatch>> DeathWatch::Start(const std::string& cgroup_
   options.die_with_parent = false;  // it must outlive us: that is its point
   options.stdin_fd = fds[0];
   auto child =
-      SpawnChild({"/bin/sh", "-c", kScript, "apollo11-death-watch", cgroup_dir}, {}, "", options);
+      SpawnChild({"/bin/sh", "-c", kScript, "apollo11-death-watch", cgroup_dir, token_prefix}, {},
+                 "", options);
   ::close(fds[0]);
   if (!child.ok()) {
     ::close(fds[1]);

@@ -2,7 +2,8 @@
 // A guardian process that outlives the worker only to clean up after it: a
 // small /bin/sh that reads the worker's list of task process groups from a
 // socket and, when it reaches end of file because the worker died (kill
-// -9 included), SIGKILLs those groups and every cgroup leaf of the worker.
+// -9 included), SIGKILLs those groups, the processes carrying the worker's
+// environment token and every cgroup leaf of the worker.
 // Task leaders die with the worker on their own (PR_SET_PDEATHSIG); this is
 // what ends the rest of them at once instead of at the worker's restart.
 //
@@ -20,8 +21,11 @@ namespace apollo11::executor {
 class DeathWatch {
  public:
   // Starts the guardian; `cgroup_dir` is the worker's cgroup directory whose
-  // leaves it kills (empty: none). Io when it cannot be started.
-  static Result<std::unique_ptr<DeathWatch>> Start(const std::string& cgroup_dir);
+  // leaves it kills (empty: none); processes whose environment has an
+  // APOLLO11_CONTAINMENT_TOKEN starting with `token_prefix` are killed too
+  // (empty: none). Io when it cannot be started.
+  static Result<std::unique_ptr<DeathWatch>> Start(const std::string& cgroup_dir,
+                                                   const std::string& token_prefix);
   // Tells the guardian to exit without cleaning up, and waits (up to 1 s)
   // for it.
   ~DeathWatch();

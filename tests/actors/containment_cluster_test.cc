@@ -119,12 +119,10 @@ TEST_CASE("a worker killed -9 leaves none of its task's processes running",
     Nodes guard{{&coord, &w1}};
     REQUIRE(WaitFor([&] { return WorkerCount(coord) == 1; }, 5000));
     const std::string leader = Marker(), child = Marker(), daemon = Marker();
-    // The leader (sh) runs a child in its group; with cgroups, a setsid'd
-    // daemon too (without them, that one is the documented gap).
-    const bool cgroups = mode == "cgroup";
-    std::string command = "sleep " + child + " & ";
-    if (cgroups) command += "setsid sleep " + daemon + " & ";
-    command += "exec sleep " + leader;
+    // The leader runs a child in its group and a setsid'd daemon (found by
+    // its cgroup, or by the environment token it inherited).
+    const std::string command =
+        "sleep " + child + " & setsid sleep " + daemon + " & exec sleep " + leader;
     std::string file = dir.Write("p.yaml", R"(version: "1.0"
 name: test.killed
 pipeline:
@@ -133,11 +131,9 @@ pipeline:
     command: ")" + command + R"("
 )");
     REQUIRE(Cli(coord, {"submit", file}).exit_code == 0);
-    REQUIRE(WaitFor(
-        [&] {
-          return Running(leader) == 1 && Running(child) == 1 && (!cgroups || Running(daemon) == 1);
-        },
-        10000));
+    REQUIRE(
+        WaitFor([&] { return Running(leader) == 1 && Running(child) == 1 && Running(daemon) == 1; },
+                10000));
     ::kill(w1.pid, SIGKILL);
     WaitExit(w1.pid, 5000);
     w1.pid = -1;
