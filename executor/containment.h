@@ -15,9 +15,9 @@
 //   process that leaves the group and the environment token behind and whose
 //   parent dies between two scans (500 ms) is not found.
 // Either way each task leader gets PR_SET_PDEATHSIG(SIGKILL) (SpawnChild),
-// and a DeathWatch kills the task groups and cgroup leaves of a worker that
-// died (kill -9) at once. Left: in process tree mode, a task's process that
-// left its group (setsid) survives a worker killed -9.
+// and a DeathWatch kills the task groups, token carriers and cgroup leaves of
+// a worker that died (kill -9) at once. Left, in process tree mode: a process
+// that left its group and cleared its environment survives a worker killed -9.
 //
 // Single-threaded: the executor's thread makes every call.
 
