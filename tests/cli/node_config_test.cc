@@ -233,7 +233,7 @@ TEST_CASE("an unknown role is refused", "[cli][node]") {
   CHECK(Refusal(f, env) == "--role king: expected coordinator, worker or all");
 }
 
-TEST_CASE("--containment picks how a worker holds task processes, and refuses anything else",
+TEST_CASE("the --containment flag picks how a worker holds task processes, or is refused",
           "[cli][node]") {
   FakeNodeEnv env;
   NodeFlags f;
