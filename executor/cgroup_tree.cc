@@ -7,10 +7,12 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 namespace apollo11::executor {
 
@@ -124,7 +126,29 @@ void CgroupTree::Signal(const std::string& leaf, int sig) const {
 
 bool CgroupTree::Remove(const std::string& leaf) const { return RemoveTree(dir_ + "/" + leaf); }
 
-std::vector<std::string> CgroupTree::Leaves() const { return SubDirs(dir_); }
+std::vector<std::pair<std::string, size_t>> CgroupTree::KillSiblings(
+    const std::string& prefix) const {
+  std::vector<std::pair<std::string, size_t>> killed;
+  const std::string parent = dir_.substr(0, dir_.rfind('/'));
+  const std::string self = dir_.substr(dir_.rfind('/') + 1);
+  std::vector<std::string> dirs;
+  for (const std::string& name : SubDirs(parent)) {
+    if (name.rfind(prefix, 0) != 0 || name == self) continue;
+    const std::string dir = parent + "/" + name;
+    dirs.push_back(dir);
+    for (const std::string& leaf : SubDirs(dir)) {
+      std::vector<pid_t> procs;
+      CollectProcs(dir + "/" + leaf, &procs);
+      if (!procs.empty()) WriteSmall(dir + "/" + leaf + "/cgroup.kill", "1");
+      killed.emplace_back(leaf, procs.size());
+    }
+  }
+  for (int i = 0; i < 100 && !dirs.empty(); ++i) {
+    if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::erase_if(dirs, [](const std::string& dir) { return RemoveTree(dir); });
+  }
+  return killed;
+}
 
 void CgroupTree::RemoveIfEmpty() const { ::rmdir(dir_.c_str()); }
 

@@ -12,6 +12,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -45,8 +46,11 @@ class CgroupTree {
   // Removes `leaf` (and sub-cgroups a task made); false while processes
   // remain (a killed process leaves a moment later).
   bool Remove(const std::string& leaf) const;
-  // The leaves present now: at start, those a previous process left.
-  std::vector<std::string> Leaves() const;
+  // Kills the processes of every directory beside dir() whose name starts
+  // with `prefix` (earlier processes of this worker) and removes them once
+  // empty (waiting up to 1 s); each of their leaves with the number of
+  // processes it held.
+  std::vector<std::pair<std::string, size_t>> KillSiblings(const std::string& prefix) const;
   // Removes dir() if it is empty (Create makes it again): an idle worker
   // killed -9 leaves no directory behind.
   void RemoveIfEmpty() const;

@@ -61,10 +61,11 @@ std::string LeftoverNote(size_t killed) {
   return "killed " + std::to_string(killed) + " leftover process" + (killed == 1 ? "" : "es");
 }
 
-Containment::Containment(ContainmentMode mode, const std::string& name) : self_(::getpid()) {
+Containment::Containment(ContainmentMode mode, const std::string& name)
+    : name_(name), self_(::getpid()) {
   std::string why = "not tried";
   if (mode != ContainmentMode::kProcessTree) {
-    auto tree = CgroupTree::Open(name);
+    auto tree = CgroupTree::Open((name.empty() ? "apollo11" : name) + "-" + std::to_string(self_));
     if (tree.ok()) {
       tree_ = std::move(*tree);
       description_ = "cgroup v2 " + tree_->dir();
@@ -100,15 +101,8 @@ Containment::~Containment() {
 }
 
 std::vector<std::pair<std::string, size_t>> Containment::KillLeftovers() {
-  std::vector<std::pair<std::string, size_t>> killed;
-  if (tree_ == nullptr) return killed;
-  for (const std::string& leaf : tree_->Leaves()) {
-    const size_t n = tree_->Procs(leaf).size();
-    tree_->Signal(leaf, SIGKILL);
-    if (!tree_->Remove(leaf)) leaves_to_remove_.push_back(leaf);
-    killed.emplace_back(leaf, n);
-  }
-  return killed;
+  if (tree_ == nullptr || name_.empty()) return {};
+  return tree_->KillSiblings(name_ + "-");
 }
 
 Status Containment::Prepare(const std::string& leaf, ContainedExec* exec, SpawnOptions* options) {

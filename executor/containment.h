@@ -52,8 +52,10 @@ struct ContainedExec {
 class Containment {
  public:
   // Chooses the mode (see ContainmentMode). `name` names this worker's
-  // cgroup directory: a worker restarted with the same name kills what its
-  // predecessor left there (KillLeftovers).
+  // cgroup directory, NAME-PID (empty: "apollo11-PID"): one per process, so
+  // the death watch of a killed predecessor never touches it, while a
+  // worker restarted with the same name finds the predecessors' directories
+  // (KillLeftovers).
   Containment(ContainmentMode mode, const std::string& name);
   // Kills what is still contained, reaps, removes the leaves (waits up to
   // 1 s for them to empty).
@@ -65,9 +67,10 @@ class Containment {
   // "cgroup v2 DIR" or "process tree (subreaper): WHY NO CGROUP", for the log.
   const std::string& description() const { return description_; }
 
-  // Cgroup mode: kills and removes the leaves a previous process of this
-  // worker left; returns each leaf's name with the number of processes it
-  // held. Call before the first Prepare.
+  // Cgroup mode with a name: kills and removes what previous processes of
+  // this worker left (the NAME-* directories but its own); returns each
+  // leaf's name with the number of processes it held. Call before the first
+  // Prepare.
   std::vector<std::pair<std::string, size_t>> KillLeftovers();
 
   // Before a leader is spawned for `exec` (named `leaf`, unique among the
@@ -101,6 +104,7 @@ class Containment {
   void Scan(const std::vector<ContainedExec*>& running);
   void ReapOrphans(const std::vector<ProcEntry>& all, const std::vector<ContainedExec*>& running);
 
+  std::string name_;  // as given; empty: no predecessors to look for
   std::unique_ptr<CgroupTree> tree_;
   // While tasks run: null when idle or when it could not start.
   std::unique_ptr<DeathWatch> watch_;

@@ -16,13 +16,13 @@ namespace apollo11::executor {
 
 namespace {
 
-// $1: the cgroup directory (may be empty), $2: the prefix of the worker's
-// APOLLO11_CONTAINMENT_TOKEN values (processes whose environment carries one
-// are its tasks', whatever group they moved to). Lines "+ PGID" / "- PGID" keep the
-// set of live task groups, "q" ends it quietly; at end of file without "q"
-// (the worker is gone) they and the
-// cgroup leaves are killed, then removed (with the worker's directory, once
-// empty: a live worker's Containment makes it again).
+// $1: the worker's own cgroup directory (NAME-PID; may be empty), $2: the
+// prefix of the worker's APOLLO11_CONTAINMENT_TOKEN values (a process whose
+// environment carries one is its task's, whatever group it moved to). Lines
+// "+ PGID" / "- PGID" keep the set of live task groups, "q" ends it quietly;
+// at end of file without "q" (the worker is gone) the cgroup leaves are
+// killed first (one write each), then the groups and the token carriers, and
+// the directories are removed.
 constexpr char kScript[] = R"(exec >/dev/null 2>&1
 trap '' INT TERM HUP PIPE
 groups=""
@@ -33,6 +33,9 @@ while read -r op pg; do
     -) kept=""; for g in $groups; do [ "$g" = "$pg" ] || kept="$kept $g"; done; groups=$kept ;;
   esac
 done
+if [ -n "$1" ]; then
+  for d in "$1"/*/; do [ -f "${d}cgroup.kill" ] && echo 1 > "${d}cgroup.kill"; done
+fi
 for g in $groups; do kill -KILL "-$g"; done
 if [ -n "$2" ]; then
   for e in /proc/[0-9]*/environ; do
@@ -42,7 +45,6 @@ if [ -n "$2" ]; then
   done
 fi
 if [ -n "$1" ]; then
-  for d in "$1"/*/; do [ -f "${d}cgroup.kill" ] && echo 1 > "${d}cgroup.kill"; done
   for i in 1 2 3 4 5 6 7 8 9 10; do
     for d in "$1"/*/; do [ -d "$d" ] && rmdir "$d"; done
     rmdir "$1" && break

@@ -61,10 +61,7 @@ const char* ToString(ExecOutcomeKind kind) {
 
 Executor::Executor(ExecutorOptions options, const Clock& clock, ProcessGroupObserver* observer)
     : options_(std::move(options)), clock_(clock), observer_(observer) {
-  const std::string name = options_.containment_name.empty()
-                               ? "apollo11-" + std::to_string(::getpid())
-                               : options_.containment_name;
-  containment_ = std::make_unique<Containment>(options_.containment, name);
+  containment_ = std::make_unique<Containment>(options_.containment, options_.containment_name);
 }
 
 Executor::~Executor() {

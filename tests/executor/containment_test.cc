@@ -197,8 +197,9 @@ TEST_CASE("a worker restarted with the same containment name kills what its cgro
   const std::string marker = Marker();
   pid_t leftover = -1;
   {
-    // What a worker killed -9 leaves: a leaf with a process that outlived it.
-    auto tree = CgroupTree::Open(name);
+    // What a worker killed -9 leaves: its NAME-PID directory with a leaf
+    // holding a process that outlived it.
+    auto tree = CgroupTree::Open(name + "-1");
     REQUIRE(tree.ok());
     auto fd = (*tree)->Create("r9.t.1");
     REQUIRE(fd.ok());
