@@ -120,7 +120,7 @@ Result<std::unique_ptr<ZapHandler>> ZapHandler::Start(zmq::context_t& ctx, Autho
   std::unique_ptr<ZapHandler> handler(new ZapHandler());
   std::shared_ptr<Counters> counters = handler->counters_;
   zmq::context_t* context = &ctx;
-  auto body = [context, counters, keys = std::move(keys)](ActorPipe& pipe) mutable {
+  auto serve = [context, counters, keys = std::move(keys)](ActorPipe& pipe) mutable {
     zmq::socket_t rep;
     try {
       rep = zmq::socket_t(*context, zmq::socket_type::rep);
@@ -137,56 +137,60 @@ Result<std::unique_ptr<ZapHandler>> ZapHandler::Start(zmq::context_t& ctx, Autho
       return;
     }
     pipe.SignalReady(Status::Ok());
-    auto fail = [&counters](std::string why) {
-      spdlog::critical("zap: the ZAP handler stopped: {}", why);
-      std::lock_guard lock(counters->mu);
-      if (!counters->failure) counters->failure = "ZAP handler: " + std::move(why);
-    };
-    try {
-      for (;;) {
-        zmq::pollitem_t items[] = {pipe.PollItem(), {rep.handle(), 0, ZMQ_POLLIN, 0}};
-        auto n = Poll(items, std::chrono::milliseconds(-1));
-        if (!n.ok()) return fail("its ZeroMQ context was terminated before it was stopped");
-        if (items[0].revents & ZMQ_POLLIN) {
-          auto cmd = pipe.Recv(/*dontwait=*/true);
-          if (cmd.ok()) {
-            if (pipe.IsTerm(*cmd)) return;
-            if (cmd->type == kSetKeys) {
-              auto msg = BodyAs<SetKeysMsg>(*cmd);
-              if (msg.ok()) keys = FromWire(*msg);
-              (void)pipe.Send(kSetKeysDone, SetKeysDoneMsg{});
-            }
-          } else if (IsContextTerminated(cmd.status())) {
-            return fail("its ZeroMQ context was terminated before it was stopped");
+    for (;;) {
+      zmq::pollitem_t items[] = {pipe.PollItem(), {rep.handle(), 0, ZMQ_POLLIN, 0}};
+      auto n = Poll(items, std::chrono::milliseconds(-1));
+      if (!n.ok()) return;  // context terminated
+      if (items[0].revents & ZMQ_POLLIN) {
+        auto cmd = pipe.Recv(/*dontwait=*/true);
+        if (cmd.ok()) {
+          if (pipe.IsTerm(*cmd)) return;
+          if (cmd->type == kSetKeys) {
+            auto msg = BodyAs<SetKeysMsg>(*cmd);
+            if (msg.ok()) keys = FromWire(*msg);
+            (void)pipe.Send(kSetKeysDone, SetKeysDoneMsg{});
           }
-        }
-        if (items[1].revents & ZMQ_POLLIN) {
-          try {
-            bool oversized = false;
-            std::vector<std::string> request = RecvRequest(rep, &oversized);
-            ZapDecision d = DecideZap(request, keys);
-            if (oversized) d = Refuse(std::move(d), "malformed ZAP request: too large");
-            // Counted before the reply: whoever sees the handshake's outcome
-            // (a client's first message arriving) already sees the count.
-            if (d.accepted) {
-              counters->accepted.fetch_add(1);
-            } else {
-              counters->refused.fetch_add(1);
-              spdlog::warn("zap: refused {} client from {}: {}",
-                           d.mechanism.empty() ? "?" : d.mechanism,
-                           d.address.empty() ? "?" : d.address, d.status_text);
-            }
-            SendReply(rep, d);
-          } catch (const zmq::error_t& e) {
-            if (e.num() == ETERM)
-              return fail("its ZeroMQ context was terminated before it was stopped");
-            spdlog::error("zap: socket error: {}", e.what());
-          }
+        } else if (IsContextTerminated(cmd.status())) {
+          return;
         }
       }
-    } catch (const std::exception& e) {
-      fail(std::string("threw: ") + e.what());
+      if (items[1].revents & ZMQ_POLLIN) {
+        try {
+          bool oversized = false;
+          std::vector<std::string> request = RecvRequest(rep, &oversized);
+          ZapDecision d = DecideZap(request, keys);
+          if (oversized) d = Refuse(std::move(d), "malformed ZAP request: too large");
+          // Counted before the reply: whoever sees the handshake's outcome
+          // (a client's first message arriving) already sees the count.
+          if (d.accepted) {
+            counters->accepted.fetch_add(1);
+          } else {
+            counters->refused.fetch_add(1);
+            spdlog::warn("zap: refused {} client from {}: {}",
+                         d.mechanism.empty() ? "?" : d.mechanism,
+                         d.address.empty() ? "?" : d.address, d.status_text);
+          }
+          SendReply(rep, d);
+        } catch (const zmq::error_t& e) {
+          if (e.num() == ETERM) return;
+          spdlog::error("zap: socket error: {}", e.what());
+        }
+      }
     }
+  };
+  // Any end but Stop's is recorded: without the handler, CURVE servers in
+  // this context admit any key, so its owner must stop serving.
+  auto body = [counters, serve = std::move(serve)](ActorPipe& pipe) mutable {
+    std::string why = "its loop ended (its ZeroMQ context was terminated?)";
+    try {
+      serve(pipe);
+    } catch (const std::exception& e) {
+      why = std::string("threw: ") + e.what();
+    }
+    std::lock_guard lock(counters->mu);
+    if (counters->stopping || !pipe.ready_signalled() || counters->failure) return;
+    counters->failure = "ZAP handler: " + why;
+    spdlog::critical("zap: the ZAP handler stopped: {}", why);
   };
   auto actor = Actor::Start(ctx, "apollo11-zap", std::move(body));
   if (!actor.ok()) return actor.status();
@@ -194,8 +198,11 @@ Result<std::unique_ptr<ZapHandler>> ZapHandler::Start(zmq::context_t& ctx, Autho
   return handler;
 }
 
-ZapHandler::~ZapHandler() {
-  if (actor_) (void)actor_->Stop(std::chrono::seconds(10));
+ZapHandler::~ZapHandler() { (void)Stop(std::chrono::seconds(10)); }
+
+std::optional<std::string> ZapHandler::failure() const {
+  std::lock_guard lock(counters_->mu);
+  return counters_->failure;
 }
 
 Status ZapHandler::SetAuthorizedKeys(const AuthorizedKeys& keys) {
@@ -208,13 +215,12 @@ Status ZapHandler::SetAuthorizedKeys(const AuthorizedKeys& keys) {
   }
 }
 
-std::optional<std::string> ZapHandler::failure() const {
-  std::lock_guard lock(counters_->mu);
-  return counters_->failure;
-}
-
 Status ZapHandler::Stop(std::chrono::milliseconds timeout) {
   if (!actor_) return Status::Ok();
+  {
+    std::lock_guard lock(counters_->mu);
+    counters_->stopping = true;
+  }
   return actor_->Stop(timeout);
 }
 

@@ -95,6 +95,7 @@ class ZapHandler {
     std::atomic<uint64_t> accepted{0};
     std::atomic<uint64_t> refused{0};
     std::mutex mu;
+    bool stopping = false;               // guarded by mu: Stop was called
     std::optional<std::string> failure;  // guarded by mu
   };
   ZapHandler() = default;
