@@ -55,6 +55,7 @@ Result<std::unique_ptr<Coordinator>> Coordinator::Start(zmq::context_t& ctx,
   sp.retention = config.retention;
   sp.log_file = config.log_file;
   sp.health_interval = config.health_interval;
+  sp.test_fault = config.test_fault;
   auto scheduler = transport::Actor::Start(
       ctx, "scheduler", c->supervisor_->Supervise("scheduler", [sp](transport::ActorPipe& pipe) {
         return RunSchedulerLoop(pipe, sp);

@@ -51,6 +51,10 @@ struct CoordinatorConfig {
   // How often the scheduler logs a "health" line (workers, heartbeat gaps,
   // backlog, queue and dispatch lag).
   Millis health_interval{60000};
+  // Tests only ($APOLLO11_TEST_FAULT on apollo11-node): "scheduler-query"
+  // makes the scheduler's query handler throw, so a test sees a dying actor
+  // take its node down. Empty: no fault.
+  std::string test_fault;
 };
 
 class Coordinator {

@@ -30,16 +30,28 @@ void OrphanGuard::StopLeftovers() {
   for (size_t i = 0; i < loaded->size(); ++i) {
     const storage::ChildGroup& c = (*loaded)[i];
     if (results[i] != executor::StopResult::kNotRunning) {
-      const bool killed = results[i] == executor::StopResult::kKilled;
+      const bool killed = results[i] != executor::StopResult::kTerminated;
       LogEvent(spdlog::level::warn, "orphan_killed",
                {{"exec_id", c.exec_id}, {"attempt", c.attempt}, {"pgid", c.pgid}},
                "worker {}: {} attempt {} was still running from before this worker restarted; "
                "process group {} {}",
                worker_id_, c.exec_id, c.attempt, c.pgid,
-               killed ? "killed (SIGKILL after its kill grace)" : "terminated (SIGTERM)");
+               results[i] == executor::StopResult::kMembersKilled
+                   ? "killed (what its leader left in it)"
+               : killed ? "killed (SIGKILL after its kill grace)"
+                        : "terminated (SIGTERM)");
     }
     Status s = store_->EraseChild(c.pgid);
     if (!s.ok()) spdlog::warn("worker {}: outbox: {}", worker_id_, s.message());
+  }
+}
+
+void OrphanGuard::StopCgroupLeftovers(executor::Executor& executor) {
+  for (const auto& [leaf, count] : executor.KillLeftovers()) {
+    LogEvent(spdlog::level::warn, "orphan_killed", {{"cgroup", leaf}, {"processes", count}},
+             "worker {}: execution {} was still running from before this worker restarted; "
+             "its cgroup ({} processes) killed",
+             worker_id_, leaf, count);
   }
 }
 

@@ -5,7 +5,10 @@
 // Without it the coordinator requeues those executions and a second copy runs
 // beside the orphan.
 //
-// Each record is written right after the spawn, so a worker killed between
+// Task leaders die with the worker (PR_SET_PDEATHSIG), so after a kill -9
+// what is usually left is the leader's group without its leader; with cgroup
+// containment, whatever was in the execution's cgroup. Each record is written
+// right after the spawn, so a worker killed between
 // posix_spawn and that write leaves one group unrecorded. The leader's start
 // time makes sure a pid reused by another process is never signalled.
 // Single-threaded: the worker actor's thread makes every call.
@@ -27,6 +30,10 @@ class OrphanGuard : public executor::ProcessGroupObserver {
   // the exec id, then forgets every record. Blocks for at most the longest
   // kill grace (plus a moment); call before the executor starts anything.
   void StopLeftovers();
+  // Cgroup containment: kills what a previous process of this worker left
+  // in its cgroup (executor::Executor::KillLeftovers) and logs each leaf.
+  // Call before the executor starts anything.
+  void StopCgroupLeftovers(executor::Executor& executor);
 
   void GroupStarted(pid_t pgid, uint64_t start_time, const executor::ExecRequest& request) override;
   void GroupReaped(pid_t pgid) override;

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <stdexcept>
 #include <tuple>
 
 #include "actors/actor_loop.h"
@@ -274,6 +275,10 @@ void SchedulerLoop::OnSubmit(const std::string& identity, Envelope& env) {
 }
 
 void SchedulerLoop::OnQuery(const std::string& identity, Envelope& env) {
+  if (p_.test_fault == "scheduler-query") {
+    // The one throw out of a handler, on purpose: $APOLLO11_TEST_FAULT.
+    throw std::runtime_error("test fault APOLLO11_TEST_FAULT=scheduler-query");
+  }
   auto query = transport::BodyAs<Query>(env);
   if (!query.ok()) {
     QueryReply reply;

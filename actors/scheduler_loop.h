@@ -31,6 +31,7 @@ struct SchedulerLoopParams {
   RetentionOptions retention;
   std::string log_file;  // for the trace_log query; empty: none
   Millis health_interval{60000};
+  std::string test_fault;  // CoordinatorConfig::test_fault
 };
 
 // Binds the client endpoint, recovers from the journal, signals ready and

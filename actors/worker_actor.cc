@@ -3,6 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <cstdio>
 #include <vector>
 
 #include "actors/actor_loop.h"
@@ -25,6 +28,21 @@ Result<zmq::socket_t> Dial(zmq::context_t& ctx, const WorkerConfig& config) {
   }
   APOLLO11_RETURN_IF_ERROR(transport::Connect(dealer, config.coordinator_endpoint));
   return dealer;
+}
+
+// The worker's cgroup directory name: its id (file-name safe) and a hash of
+// its outbox path, so two workers with one id in different state dirs never
+// share it, and the same worker restarted finds its own.
+std::string ContainmentName(const std::string& worker_id, const std::string& outbox_dir) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (unsigned char c : outbox_dir) h = (h ^ c) * 1099511628211ull;
+  std::string id = worker_id.substr(0, 64);
+  for (char& c : id) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') c = '_';
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(h));
+  return "apollo11-worker-" + id + "-" + hex;
 }
 
 // Sends what the core queued. Frames that cannot go out (no coordinator
@@ -84,7 +102,14 @@ class WorkerLoop {
     // beside the copies the coordinator requeues.
     orphans_ = std::make_unique<OrphanGuard>(outbox_.get(), config_.worker.worker_id);
     orphans_->StopLeftovers();
+    if (config_.executor.containment_name.empty() && !config_.outbox_dir.empty()) {
+      config_.executor.containment_name =
+          ContainmentName(config_.worker.worker_id, config_.outbox_dir);
+    }
     executor_ = std::make_unique<executor::Executor>(config_.executor, *clock_, orphans_.get());
+    orphans_->StopCgroupLeftovers(*executor_);
+    spdlog::info("worker {}: task processes contained by {}", config_.worker.worker_id,
+                 executor_->containment());
     if (!config_.worker.node_log_file.empty()) {
       node_log_ = std::make_unique<FileNodeLogReader>(config_.worker.node_log_file);
     }

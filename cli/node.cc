@@ -176,6 +176,14 @@ std::optional<Status> Node::WorkerFailure() const {
 std::optional<Status> Node::ActorFailure() const {
   if (std::optional<Status> failure = CoordinatorFailure()) return failure;
   if (std::optional<Status> failure = WorkerFailure()) return failure;
+  // Without its ZAP handler a CURVE server admits any key; without its HTTP
+  // thread /healthz and /metrics go silent: either is a node to stop.
+  if (zap_) {
+    if (std::optional<std::string> failure = zap_->failure()) return Status::Internal(*failure);
+  }
+  if (http_) {
+    if (std::optional<std::string> failure = http_->failure()) return Status::Internal(*failure);
+  }
   for (const FailureSource& source : failure_sources_) {
     if (std::optional<Status> failure = source()) return failure;
   }

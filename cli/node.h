@@ -75,8 +75,9 @@ class Node {
   // Adds a source ActorFailure consults besides the node's own actors;
   // called on the node's thread.
   void AddFailureSource(FailureSource source) { failure_sources_.push_back(std::move(source)); }
-  // The first dead actor reported by the coordinator, the worker or an
-  // added source, with its reason; nullopt while all live.
+  // The first dead actor reported by the coordinator, the worker, the ZAP
+  // handler, the HTTP server or an added source, with its reason; nullopt
+  // while all live.
   std::optional<Status> ActorFailure() const;
   // Serves until one of `signals` arrives (those signals must be blocked in
   // every thread, see BlockSignals) or an actor fails, checking every

@@ -216,7 +216,17 @@ Result<NodeConfig> ResolveNodeConfig(const NodeFlags& flags, NodeEnv& env) {
   auto d = ParseDurations(flags);
   if (!d.ok()) return d.status();
   if (c.coordinator) FillCoordinator(flags, *d, &c);
+  c.coordinator_config.test_fault = env.Getenv("APOLLO11_TEST_FAULT");  // tests only
   if (c.worker) FillWorker(flags, *d, env, &c);
+  using executor::ContainmentMode;
+  if (flags.containment == "cgroup") {
+    c.worker_config.executor.containment = ContainmentMode::kCgroup;
+  } else if (flags.containment == "process-tree") {
+    c.worker_config.executor.containment = ContainmentMode::kProcessTree;
+  } else if (flags.containment != "auto") {
+    return Status::InvalidInput("--containment " + flags.containment +
+                                ": expected auto, cgroup or process-tree");
+  }
   APOLLO11_RETURN_IF_ERROR(ResolveCurve(flags, env, &c));
   APOLLO11_RETURN_IF_ERROR(ResolveHttp(flags, env, &c));
   c.alert_rules = flags.alert_rules;

@@ -39,6 +39,7 @@ struct NodeFlags {
   unsigned max_requeues = 3;
   std::string worker_id;
   std::string drain_timeout = "5m";
+  std::string containment = "auto";  // worker: auto, cgroup or process-tree
   std::string log_level = "info";
   std::string log_format;  // json, text; empty: text on a terminal, else json
   std::string health_interval = "60s";

@@ -31,6 +31,7 @@
 #include "cli/state_dir.h"
 #include "cli/version.h"
 #include "common/log_event.h"
+#include "common/terminate_handler.h"
 
 namespace {
 
@@ -138,6 +139,10 @@ void AddStartFlags(CLI::App* start, NodeFlags* f) {
                     "worker identity (default HOSTNAME-XXXX, stable for a state dir)");
   start->add_option("--drain-timeout", f->drain_timeout,
                     "how long SIGTERM waits for a worker to drain");
+  start->add_option("--containment", f->containment,
+                    "worker: how task processes are held so none outlives its task: auto (a "
+                    "cgroup v2 per execution when allowed, else process-tree), cgroup (or refuse "
+                    "to run tasks), process-tree");
   start->add_option("--log-level", f->log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
   start->add_option("--health-interval", f->health_interval,
@@ -172,6 +177,7 @@ int Start(const NodeFlags& f) {
     std::fprintf(stderr, "apollo11-node: %s\n", s.message().c_str());
     return kExitInvalidInput;
   }
+  apollo11::InstallTerminateHandler();
   auto config = apollo11::cli::ResolveNodeConfig(f, env);
   if (!config.ok()) {
     std::fprintf(stderr, "apollo11-node: %s\n", config.status().message().c_str());

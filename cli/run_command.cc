@@ -27,6 +27,7 @@
 #include "cli/state_dir.h"
 #include "common/json_dump.h"
 #include "common/log_event.h"
+#include "common/terminate_handler.h"
 #include "dsl/diagnostic.h"
 #include "dsl/parser.h"
 #include "dsl/pipeline_json.h"
@@ -208,6 +209,7 @@ std::optional<int> StartNode(Node& node, const RunFlags& flags, LogSettings log,
     std::fprintf(stderr, "apollo11 run: %s\n", s.message().c_str());
     return kExitInternal;
   }
+  InstallTerminateHandler();  // a thread that dies says so in the log before the abort
   if (auto code = CheckResume(*node.journal(), flags, state_dir, resumed_tasks)) return code;
   if (Status s = node.StartActors(); !s.ok()) {
     const NodeStage stage = node.failed_stage();

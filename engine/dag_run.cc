@@ -271,6 +271,8 @@ Status DagRun::OnResult(int task, uint32_t attempt, AttemptOutcome outcome, int 
     std::string reason = outcome == AttemptOutcome::kAlreadyDone ? "precheck says already done"
                          : exit_code == 0                        ? std::string("exited 0")
                                           : "succeeded (code " + std::to_string(exit_code) + ")";
+    // A success's error is a note, e.g. "killed 2 leftover processes".
+    if (outcome == AttemptOutcome::kSuccess && !error.empty()) reason += "; " + error;
     APOLLO11_RETURN_IF_ERROR(Transition(task, S::kSuccess, std::move(reason), out));
     return Propagate(task, out);
   }

@@ -69,6 +69,14 @@ struct ExecOutcome {
   std::string logs_truncated;
 };
 
+// How the processes of an execution are held so none outlives it
+// (executor/containment.h).
+enum class ContainmentMode {
+  kAuto,         // a cgroup v2 leaf per execution when allowed, else the process tree
+  kCgroup,       // a cgroup or nothing: without one, tasks cannot start
+  kProcessTree,  // never a cgroup: subreaper and /proc scans
+};
+
 struct ExecutorOptions {
   // Per-execution logs go to LOG_DIR/<exec_id>.<attempt>.out and .err
   // (created if missing); empty = keep only the in-memory output tail.
@@ -78,6 +86,10 @@ struct ExecutorOptions {
   size_t output_tail_bytes = 64 << 10;
   // Kept for the RESULT so a failure alert can show what the task said.
   size_t stderr_tail_bytes = 2 << 10;
+  ContainmentMode containment = ContainmentMode::kAuto;
+  // The worker's cgroup directory name: a worker restarted with the same
+  // name kills what its predecessor left in it. Empty: "apollo11-PID".
+  std::string containment_name = "";
 };
 
 }  // namespace apollo11::executor

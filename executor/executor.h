@@ -11,11 +11,15 @@
 // - The precheck runs like a task and writes to the same log files; the
 //   request's timeout covers precheck and task together.
 // - A timeout or cancel sends SIGTERM to the process group, then SIGKILL after
-//   kill_grace. Once the main process has exited, anything left in its group
+//   kill_grace. Once the main process has exited, anything left of the task
 //   gets SIGKILL at once and the outcome is reported (the kill is sent; the
 //   kernel finishes it asynchronously). A task that exits normally is
-//   reported when its main process is reaped, without waiting for pipe EOF;
-//   background children it leaves are not killed.
+//   reported when its main process is reaped, without waiting for pipe EOF.
+// - Whatever a task leaves running when its main process ends (background
+//   children, setsid'd daemons) is killed, at any end, success included, and
+//   counted in the outcome's error ("killed 2 leftover processes"). What
+//   holds an execution's processes is a Containment: a cgroup v2 leaf, or
+//   the process tree with this process as a subreaper.
 // - http: redirects are followed (at most 5, http/https only) and the final
 //   status counts; exit_code carries the HTTP status.
 //
@@ -28,6 +32,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,6 +44,7 @@
 
 namespace apollo11::executor {
 
+class Containment;
 class CurlMulti;
 
 // Told of each task process group the executor starts and reaps, so that the
@@ -60,8 +66,8 @@ class Executor final : public TaskRunner {
   // `clock` must outlive the executor; it stamps started_at and arms timers.
   // `observer`, when given, must outlive it too.
   Executor(ExecutorOptions options, const Clock& clock, ProcessGroupObserver* observer = nullptr);
-  // Kills (SIGKILL to each process group) and reaps whatever still runs, and
-  // aborts HTTP transfers; no outcomes are reported for them.
+  // Kills (SIGKILL to each execution's containment) and reaps whatever
+  // still runs, and aborts HTTP transfers; no outcomes are reported for them.
   ~Executor();
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
@@ -81,6 +87,14 @@ class Executor final : public TaskRunner {
   // Appends the fds to wait on (pidfds, output pipes, curl sockets). Valid
   // until the next call of Launch, Cancel or Process.
   void AppendPollItems(std::vector<zmq_pollitem_t>* items) const;
+
+  // How executions are contained here, for the worker's log: "cgroup v2
+  // DIR" or "process tree (subreaper): WHY NO CGROUP".
+  const std::string& containment() const;
+  // Kills what a previous process of this worker (same containment_name)
+  // left in its cgroup; each leaf (exec id and attempt) with the number of
+  // processes it held. Empty without cgroups. Call before the first Launch.
+  std::vector<std::pair<std::string, size_t>> KillLeftovers();
 
   // The earliest time Process() must run even if no fd is ready (timeouts,
   // kill graces, curl timers, outcomes already waiting); 0 = no timer.
@@ -110,6 +124,9 @@ class Executor final : public TaskRunner {
   void Reap(Exec* exec);
   // Returns true when `exec` is finished and its outcome appended.
   bool Advance(Exec* exec, Micros now, std::vector<ExecOutcome>* finished);
+  // The outcome of `exec` once its leader is reaped; nullopt when that was
+  // its precheck and the task has now started.
+  std::optional<ExecOutcome> EndOf(Exec* exec, Micros now);
   void FinishHttp(Exec* exec, int curl_code, Micros now, std::vector<ExecOutcome>* finished);
   ExecOutcome MakeOutcome(Exec* exec, ExecOutcomeKind kind, Micros now);
 
@@ -120,6 +137,7 @@ class Executor final : public TaskRunner {
   std::map<Key, std::unique_ptr<Exec>> execs_;
   std::vector<ExecOutcome> ready_;   // finished without running (noop, rejected, ...)
   std::unique_ptr<CurlMulti> curl_;  // created on the first HTTP task
+  std::unique_ptr<Containment> containment_;
 };
 
 }  // namespace apollo11::executor

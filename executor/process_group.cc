@@ -8,10 +8,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <sstream>
 #include <string>
+
+#include "executor/process_tree.h"
 
 namespace apollo11::executor {
 
@@ -36,6 +39,19 @@ int OpenLeader(const GroupToStop& g) {
   return fd;
 }
 
+// True when the group `g` lost its leader and still has members: its id
+// cannot have been reused (a pgid stays taken while it has members, and a
+// live process with the leader's pid but another start time means reuse).
+bool LeaderlessMembers(const GroupToStop& g) {
+  if (g.pgid <= 1) return false;
+  std::optional<ProcStat> leader = ReadProcStat(g.pgid);
+  if (leader.has_value() && leader->start_time != g.start_time) return false;
+  for (const ProcEntry& p : ScanProcesses()) {
+    if (p.stat.pgid == g.pgid && p.pid != g.pgid && p.stat.state != 'Z') return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::optional<ProcStat> ParseProcStat(std::string_view text) {
@@ -50,6 +66,11 @@ std::optional<ProcStat> ParseProcStat(std::string_view text) {
     if (field == 3) {
       if (token.size() != 1) return std::nullopt;
       st.state = token[0];
+    } else if (field == 4 || field == 5) {
+      char* end = nullptr;
+      const long v = std::strtol(token.c_str(), &end, 10);
+      if (end == token.c_str() || *end != '\0') return std::nullopt;
+      (field == 4 ? st.ppid : st.pgid) = static_cast<pid_t>(v);
     }
   }
   if (token.empty() || token.find_first_not_of("0123456789") != std::string::npos) {
@@ -84,7 +105,13 @@ std::vector<StopResult> StopGroups(const std::vector<GroupToStop>& groups) {
   const Clock::time_point start = Clock::now();
   for (size_t i = 0; i < groups.size(); ++i) {
     int fd = OpenLeader(groups[i]);
-    if (fd < 0) continue;
+    if (fd < 0) {
+      if (LeaderlessMembers(groups[i])) {
+        ::kill(-groups[i].pgid, SIGKILL);
+        results[i] = StopResult::kMembersKilled;
+      }
+      continue;
+    }
     ::kill(-groups[i].pgid, SIGTERM);
     results[i] = StopResult::kTerminated;
     pending.push_back(Pending{i, fd, start + groups[i].kill_grace, false});

@@ -14,9 +14,11 @@
 
 namespace apollo11::executor {
 
-// The two fields of /proc/PID/stat this code needs.
+// The fields of /proc/PID/stat this code needs.
 struct ProcStat {
   char state = '?';         // field 3: R, S, D, Z (zombie), ...
+  pid_t ppid = 0;           // field 4
+  pid_t pgid = 0;           // field 5
   uint64_t start_time = 0;  // field 22: clock ticks after boot
 };
 
@@ -36,18 +38,20 @@ struct GroupToStop {
 };
 
 enum class StopResult {
-  kNotRunning,  // the leader is gone or its pid belongs to another process: nothing sent
-  kTerminated,  // SIGTERM was enough
-  kKilled,      // SIGKILL after the kill grace
+  kNotRunning,     // nothing of the group runs, or its pid belongs to another process: nothing sent
+  kTerminated,     // SIGTERM was enough
+  kKilled,         // SIGKILL after the kill grace
+  kMembersKilled,  // the leader was gone (PR_SET_PDEATHSIG): what it left in its group got SIGKILL
 };
 
 // Sends SIGTERM to each group whose leader still runs with the recorded start
-// time, waits (on a pidfd of the leader) up to each group's kill grace for the
-// leader to exit, then sends SIGKILL to the group; once the leader has exited,
-// what it left in its group gets SIGKILL at once, as in the executor. A group
-// whose leader's pid now belongs to another process is never signalled.
-// Blocks until every leader is gone: the longest grace, plus at most 5 s for
-// a SIGKILLed process to die. Results are in the order of `groups`.
+// time (a group whose leader is gone but which still has members, as after
+// the leader's PR_SET_PDEATHSIG, gets SIGKILL at once: no process can take
+// its id while it has members), waits (on a pidfd of the leader) up to each group's kill grace for
+// the leader to exit, then sends SIGKILL to the group; once the leader has exited, what it left in
+// its group gets SIGKILL at once, as in the executor. A group whose leader's pid now belongs to
+// another process is never signalled. Blocks until every leader is gone: the longest grace, plus at
+// most 5 s for a SIGKILLed process to die. Results are in the order of `groups`.
 std::vector<StopResult> StopGroups(const std::vector<GroupToStop>& groups);
 
 }  // namespace apollo11::executor

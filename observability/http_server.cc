@@ -182,9 +182,14 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options)
                       std::strerror(errno));
   }
   httplib::Server* server = s->server_.get();
-  s->thread_ = std::jthread([server] {
+  s->thread_ = std::jthread([self = s.get(), server] {
     pthread_setname_np(pthread_self(), "http");
-    server->listen_after_bind();
+    const bool listened = server->listen_after_bind();
+    std::lock_guard lock(self->failure_mu_);
+    if (!self->stopping_) {
+      self->failure_ = listened ? "the HTTP server stopped listening"
+                                : "the HTTP server's listening loop failed";
+    }
   });
   // stop() only works once the loop runs: wait for it, so Stop never hangs.
   for (int i = 0; i < 5000 && !server->is_running(); ++i) {
@@ -196,7 +201,16 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options)
 
 HttpServer::~HttpServer() { Stop(); }
 
+std::optional<std::string> HttpServer::failure() const {
+  std::lock_guard lock(failure_mu_);
+  return failure_;
+}
+
 void HttpServer::Stop() {
+  {
+    std::lock_guard lock(failure_mu_);
+    stopping_ = true;
+  }
   if (server_) server_->stop();
   if (thread_.joinable()) thread_.join();
   if (server_) server_->Shutdown();

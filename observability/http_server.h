@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -54,6 +55,9 @@ class HttpServer {
   void Stop();
   // "HOST:PORT" actually bound (port 0 resolved).
   const std::string& bound() const { return bound_; }
+  // Why the server stopped serving on its own (its listening loop returned
+  // without a Stop), nullopt while it serves. Any thread.
+  std::optional<std::string> failure() const;
 
  private:
   HttpServer() = default;
@@ -65,6 +69,9 @@ class HttpServer {
   std::string bound_;
   std::mutex backend_mu_;  // one backend call at a time
   std::jthread thread_;
+  mutable std::mutex failure_mu_;
+  bool stopping_ = false;               // guarded by failure_mu_
+  std::optional<std::string> failure_;  // guarded by failure_mu_
 };
 
 }  // namespace apollo11::observability

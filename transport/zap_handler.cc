@@ -120,7 +120,7 @@ Result<std::unique_ptr<ZapHandler>> ZapHandler::Start(zmq::context_t& ctx, Autho
   std::unique_ptr<ZapHandler> handler(new ZapHandler());
   std::shared_ptr<Counters> counters = handler->counters_;
   zmq::context_t* context = &ctx;
-  auto body = [context, counters, keys = std::move(keys)](ActorPipe& pipe) mutable {
+  auto serve = [context, counters, keys = std::move(keys)](ActorPipe& pipe) mutable {
     zmq::socket_t rep;
     try {
       rep = zmq::socket_t(*context, zmq::socket_type::rep);
@@ -178,14 +178,31 @@ Result<std::unique_ptr<ZapHandler>> ZapHandler::Start(zmq::context_t& ctx, Autho
       }
     }
   };
+  // Any end but Stop's is recorded: without the handler, CURVE servers in
+  // this context admit any key, so its owner must stop serving.
+  auto body = [counters, serve = std::move(serve)](ActorPipe& pipe) mutable {
+    std::string why = "its loop ended (its ZeroMQ context was terminated?)";
+    try {
+      serve(pipe);
+    } catch (const std::exception& e) {
+      why = std::string("threw: ") + e.what();
+    }
+    std::lock_guard lock(counters->mu);
+    if (counters->stopping || !pipe.ready_signalled() || counters->failure) return;
+    counters->failure = "ZAP handler: " + why;
+    spdlog::critical("zap: the ZAP handler stopped: {}", why);
+  };
   auto actor = Actor::Start(ctx, "apollo11-zap", std::move(body));
   if (!actor.ok()) return actor.status();
   handler->actor_ = std::move(*actor);
   return handler;
 }
 
-ZapHandler::~ZapHandler() {
-  if (actor_) (void)actor_->Stop(std::chrono::seconds(10));
+ZapHandler::~ZapHandler() { (void)Stop(std::chrono::seconds(10)); }
+
+std::optional<std::string> ZapHandler::failure() const {
+  std::lock_guard lock(counters_->mu);
+  return counters_->failure;
 }
 
 Status ZapHandler::SetAuthorizedKeys(const AuthorizedKeys& keys) {
@@ -200,6 +217,10 @@ Status ZapHandler::SetAuthorizedKeys(const AuthorizedKeys& keys) {
 
 Status ZapHandler::Stop(std::chrono::milliseconds timeout) {
   if (!actor_) return Status::Ok();
+  {
+    std::lock_guard lock(counters_->mu);
+    counters_->stopping = true;
+  }
   return actor_->Stop(timeout);
 }
 

@@ -23,6 +23,8 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -78,6 +80,12 @@ class ZapHandler {
   // and CURVE servers in this context accept ANY key: close the servers first.
   Status Stop(std::chrono::milliseconds timeout = std::chrono::seconds(5));
 
+  // Why the handler stopped answering on its own (it threw, or its context
+  // was terminated under it), nullopt while it serves or after Stop. Until
+  // it is restarted, CURVE servers in the context admit ANY key: its owner
+  // must stop serving (a node exits with this reason). Any thread.
+  std::optional<std::string> failure() const;
+
   // Requests answered 200 / 400 since Start.
   uint64_t accepted() const { return counters_->accepted.load(); }
   uint64_t refused() const { return counters_->refused.load(); }
@@ -86,6 +94,9 @@ class ZapHandler {
   struct Counters {
     std::atomic<uint64_t> accepted{0};
     std::atomic<uint64_t> refused{0};
+    std::mutex mu;
+    bool stopping = false;               // guarded by mu: Stop was called
+    std::optional<std::string> failure;  // guarded by mu
   };
   ZapHandler() = default;
 

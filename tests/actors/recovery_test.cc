@@ -3,10 +3,13 @@
 // state dirs. Every task appends "EXEC_ID ATTEMPT IDEMPOTENCY_KEY" to a
 // ledger file, which tells how often it really ran.
 
+#include <dirent.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
@@ -51,6 +54,27 @@ size_t LedgerLines(const ScratchDir& dir) {
   size_t n = 0;
   for (const auto& [exec, c] : LedgerCounts(dir)) n += static_cast<size_t>(c);
   return n;
+}
+
+// The death watch (executor/death_watch.h) of worker process `worker`.
+pid_t DeathWatchOf(pid_t worker) {
+  for (int i = 0; i < 100; ++i) {
+    DIR* dir = ::opendir("/proc");
+    while (dirent* e = dir != nullptr ? ::readdir(dir) : nullptr) {
+      const pid_t pid = static_cast<pid_t>(std::atoi(e->d_name));
+      auto st = apollo11::executor::ReadProcStat(pid);
+      if (pid <= 0 || !st.has_value() || st->ppid != worker) continue;
+      std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
+      std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (cmd.find("apollo11-death-watch") != std::string::npos) {
+        ::closedir(dir);
+        return pid;
+      }
+    }
+    if (dir != nullptr) ::closedir(dir);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return -1;
 }
 
 std::string Endpoint(int port) { return "tcp://127.0.0.1:" + std::to_string(port); }
@@ -165,22 +189,24 @@ TEST_CASE("a worker restarted after kill -9 stops the task its previous process 
   NodeProc w1b;
   Nodes guard{{&coord, &w1, &w1b}};
   REQUIRE(WaitFor([&] { return WorkerCount(coord) == 1; }, 5000));
-  // The first attempt writes its shell's pid (the group leader) and sleeps
-  // long; a requeued attempt writes its pid and ends.
+  // The first attempt writes its shell's pid (the group leader) and the pid
+  // of a long sleep in its group; a requeued attempt writes its pid and ends.
   std::string file = dir.Write(
-      "p.yaml", R"(version: "1.0"
+      "p.yaml",
+      R"(version: "1.0"
 name: test.orphan
 pipeline:
   - id: long
     type: shell
     command: "echo $$ > )" +
-                    dir.path() +
-                    R"(/pid.$APOLLO11_ATTEMPT; if [ $APOLLO11_ATTEMPT = 1 ]; then sleep 120; fi"
+          dir.path() +
+          R"(/pid.$APOLLO11_ATTEMPT; if [ $APOLLO11_ATTEMPT = 1 ]; then sleep 120 & echo $! > )" +
+          dir.path() + R"(/child.1; wait; fi"
 )");
   CmdResult sub = Cli(coord, {"submit", file});
   REQUIRE(sub.exit_code == 0);
   const std::string run_id = sub.out.substr(0, sub.out.find('\n'));
-  REQUIRE(WaitFor([&] { return dir.Read("pid.1").find('\n') != std::string::npos; }, 10000));
+  REQUIRE(WaitFor([&] { return dir.Read("child.1").find('\n') != std::string::npos; }, 10000));
   // The worker records the process group right after the spawn and logs
   // "started" after that; a kill between the two is the documented gap
   // (docs/delivery.md), so wait for the line. (Without this wait the test
@@ -188,7 +214,13 @@ pipeline:
   REQUIRE(WaitFor(
       [&] { return dir.Read("w1.err").find(".long attempt 1 started") != std::string::npos; },
       10000));
-  const pid_t orphan = std::stoi(dir.Read("pid.1"));
+  // The leader dies with the worker (PR_SET_PDEATHSIG); its child is what a
+  // killed worker leaves once its death watch is gone too (killed here): the
+  // restart's orphan guard is what stands in for a watch that failed.
+  const pid_t orphan = std::stoi(dir.Read("child.1"));
+  const pid_t watch = DeathWatchOf(w1.pid);
+  REQUIRE(watch > 0);
+  ::kill(watch, SIGKILL);
   auto stat = apollo11::executor::ReadProcStat(orphan);
   REQUIRE(stat.has_value());
   const uint64_t started = stat->start_time;

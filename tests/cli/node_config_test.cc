@@ -233,5 +233,34 @@ TEST_CASE("an unknown role is refused", "[cli][node]") {
   CHECK(Refusal(f, env) == "--role king: expected coordinator, worker or all");
 }
 
+TEST_CASE("the --containment flag picks how a worker holds task processes, or is refused",
+          "[cli][node]") {
+  FakeNodeEnv env;
+  NodeFlags f;
+  f.role = "worker";
+  f.worker_id = "w1";
+  auto c = ResolveNodeConfig(f, env);
+  REQUIRE(c.ok());
+  CHECK(c->worker_config.executor.containment == executor::ContainmentMode::kAuto);
+  f.containment = "process-tree";
+  c = ResolveNodeConfig(f, env);
+  REQUIRE(c.ok());
+  CHECK(c->worker_config.executor.containment == executor::ContainmentMode::kProcessTree);
+  f.containment = "cgroup";
+  c = ResolveNodeConfig(f, env);
+  REQUIRE(c.ok());
+  CHECK(c->worker_config.executor.containment == executor::ContainmentMode::kCgroup);
+  f.containment = "jail";
+  CHECK(Refusal(f, env) == "--containment jail: expected auto, cgroup or process-tree");
+}
+
+TEST_CASE("$APOLLO11_TEST_FAULT reaches the coordinator (tests only)", "[cli][node]") {
+  FakeNodeEnv env;
+  env.env["APOLLO11_TEST_FAULT"] = "scheduler-query";
+  auto c = ResolveNodeConfig(NodeFlags{}, env);
+  REQUIRE(c.ok());
+  CHECK(c->coordinator_config.test_fault == "scheduler-query");
+}
+
 }  // namespace
 }  // namespace apollo11::cli

@@ -114,6 +114,22 @@ TEST_CASE("what a terminated leader leaves in its group is killed too", "[proces
   CHECK(WaitUntilGroupGone(shell.child.pid, milliseconds(5000)));
 }
 
+TEST_CASE("a group whose leader died with its worker still has its members killed",
+          "[process_group]") {
+  // The leader leaves a background child in its group and exits, as a task
+  // leader killed by PR_SET_PDEATHSIG does; its pid cannot be reused while
+  // the group has members.
+  Shell shell("(echo ready; exec sleep 30) & sleep 0.2; exit 0");
+  REQUIRE(shell.Reap() == -1);
+  REQUIRE(LiveGroupMembers(shell.child.pid).size() == 1);
+  auto results = ex::StopGroups({{shell.child.pid, shell.start_time, milliseconds(5000)}});
+  CHECK(results[0] == ex::StopResult::kMembersKilled);
+  CHECK(WaitUntilGroupGone(shell.child.pid, milliseconds(5000)));
+  // Nothing left: nothing sent.
+  results = ex::StopGroups({{shell.child.pid, shell.start_time, milliseconds(5000)}});
+  CHECK(results[0] == ex::StopResult::kNotRunning);
+}
+
 namespace {
 
 // Records what the executor reports, as the worker's OrphanGuard would store it.

@@ -540,5 +540,32 @@ TEST_CASE("apollo11 keygen writes a usable key pair and refuses to overwrite wit
   CHECK(RunApollo11("keygen " + dir.path() + "/missing-dir/k", dir).exit_code == 3);
 }
 
+TEST_CASE("a ZAP handler that stops without being told reports why", "[security][zap]") {
+  zmq::context_t ctx;
+  auto zap = ZapHandler::Start(ctx, {{kDomain, {}}});
+  REQUIRE(zap.ok());
+  CHECK_FALSE((*zap)->failure().has_value());
+  // What a crash of its thread looks like from outside: it no longer answers,
+  // and CURVE servers in the context would admit any key.
+  ctx.shutdown();
+  std::optional<std::string> failure;
+  for (int i = 0; i < 500 && !failure; ++i) {
+    failure = (*zap)->failure();
+    if (!failure) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  REQUIRE(failure.has_value());
+  CHECK(failure->find("ZAP handler: ") == 0);
+  CHECK(failure->find("terminated") != std::string::npos);
+  (void)(*zap)->Stop();
+}
+
+TEST_CASE("a ZAP handler stopped by its owner reports no failure", "[security][zap]") {
+  zmq::context_t ctx;
+  auto zap = ZapHandler::Start(ctx, {{kDomain, {}}});
+  REQUIRE(zap.ok());
+  REQUIRE((*zap)->Stop().ok());
+  CHECK_FALSE((*zap)->failure().has_value());
+}
+
 }  // namespace
 }  // namespace apollo11::transport

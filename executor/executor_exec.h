@@ -1,0 +1,51 @@
+#pragma once
+// The executor's record of one attempt in flight, shared by the files that
+// implement Executor (executor.cc, executor_process.cc, executor_http.cc).
+// Internal to the executor library.
+
+#include <curl/curl.h>
+#include <unistd.h>
+
+#include <optional>
+
+#include "executor/child_process.h"
+#include "executor/containment.h"
+#include "executor/executor.h"
+#include "executor/log_sink.h"
+
+namespace apollo11::executor {
+
+// One attempt in flight: a process (precheck, then task) or an HTTP transfer.
+struct Executor::Exec {
+  ExecRequest req;
+  Micros started_at = 0;
+  Micros deadline = 0;  // 0 = no timeout
+  LogSink out;
+  LogSink err;
+
+  // process
+  bool in_precheck = false;
+  ChildProcess child;
+  bool reaped = false;
+  int wait_status = 0;
+  ContainedExec contained;
+  size_t leftovers = 0;                 // leftover processes killed so far (precheck's too)
+  std::optional<ExecOutcomeKind> stop;  // set once a timeout or cancel began
+  Micros kill_at = 0;                   // SIGKILL the group at this time
+  bool killed = false;                  // SIGKILL sent
+
+  // http
+  CURL* easy = nullptr;
+  curl_slist* headers = nullptr;
+  char curl_error[CURL_ERROR_SIZE] = {0};
+
+  ~Exec() {
+    for (int fd : {child.pidfd, child.stdout_fd, child.stderr_fd}) {
+      if (fd >= 0) ::close(fd);
+    }
+    if (easy != nullptr) curl_easy_cleanup(easy);
+    if (headers != nullptr) curl_slist_free_all(headers);
+  }
+};
+
+}  // namespace apollo11::executor

@@ -1,0 +1,101 @@
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <string>
+
+#include "executor/curl_multi.h"
+#include "executor/executor.h"
+#include "executor/executor_exec.h"
+
+// The HTTP side of Executor: one libcurl easy handle per attempt, driven by
+// the CurlMulti.
+
+namespace apollo11::executor {
+
+namespace {
+
+size_t OnHttpBody(char* data, size_t size, size_t n, void* user) {
+  static_cast<LogSink*>(user)->Write(data, size * n);
+  return size * n;
+}
+
+}  // namespace
+
+Status Executor::StartHttp(Exec* exec) {
+  if (curl_ == nullptr) {
+    curl_ = std::make_unique<CurlMulti>(clock_);
+    if (!curl_->ok()) {
+      curl_.reset();
+      return Status::Internal("could not start: curl_multi_init failed");
+    }
+  }
+  const ExecRequest& r = exec->req;
+  exec->easy = curl_easy_init();
+  if (exec->easy == nullptr) return Status::Internal("could not start: curl_easy_init failed");
+  CURL* e = exec->easy;
+  curl_easy_setopt(e, CURLOPT_URL, r.url.c_str());
+  curl_easy_setopt(e, CURLOPT_PRIVATE, exec);
+  curl_easy_setopt(e, CURLOPT_ERRORBUFFER, exec->curl_error);
+  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &OnHttpBody);
+  curl_easy_setopt(e, CURLOPT_WRITEDATA, &exec->out);
+  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(e, CURLOPT_USERAGENT, "apollo11");
+  curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+  // Redirects are followed (at most 5, http/https only); the final response counts.
+  curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
+  curl_easy_setopt(e, CURLOPT_MAXREDIRS, 5L);
+  curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+  if (r.timeout.count() > 0) {
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(r.timeout.count()));
+  }
+  for (const auto& [k, v] : r.headers) {
+    exec->headers = curl_slist_append(exec->headers, (k + ": " + v).c_str());
+  }
+  if (exec->headers != nullptr) curl_easy_setopt(e, CURLOPT_HTTPHEADER, exec->headers);
+  if (r.method == "HEAD") {
+    curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+  } else if (!r.body.empty() || r.method == "POST") {
+    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(r.body.size()));
+    curl_easy_setopt(e, CURLOPT_COPYPOSTFIELDS, r.body.c_str());
+    if (r.method != "POST") curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r.method.c_str());
+  } else if (r.method != "GET") {
+    curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r.method.c_str());
+  }
+  Status added = curl_->Add(e);
+  if (!added.ok()) return Status::Internal("could not start: " + added.message());
+  return Status::Ok();
+}
+
+void Executor::FinishHttp(Exec* exec, int curl_code, Micros now,
+                          std::vector<ExecOutcome>* finished) {
+  const ExecRequest& r = exec->req;
+  long status = 0;
+  curl_easy_getinfo(exec->easy, CURLINFO_RESPONSE_CODE, &status);
+  ExecOutcome o = MakeOutcome(exec, ExecOutcomeKind::kFailed, now);
+  o.exit_code = static_cast<int>(status);
+  if (curl_code == CURLE_OK) {
+    const bool ok = r.expect_status.empty()
+                        ? (status >= 200 && status < 300)
+                        : std::find(r.expect_status.begin(), r.expect_status.end(),
+                                    static_cast<int>(status)) != r.expect_status.end();
+    if (ok) {
+      o.kind = ExecOutcomeKind::kSuccess;
+    } else {
+      o.retryable = status >= 500;
+      o.error = "HTTP " + std::to_string(status) + " from " + r.url;
+    }
+  } else if (curl_code == CURLE_OPERATION_TIMEDOUT) {
+    o.kind = ExecOutcomeKind::kTimeout;
+    o.error = "timed out after " + FormatDuration(r.timeout) + " (HTTP request aborted)";
+  } else {
+    const CURLcode c = static_cast<CURLcode>(curl_code);
+    o.retryable = c != CURLE_URL_MALFORMAT && c != CURLE_UNSUPPORTED_PROTOCOL &&
+                  c != CURLE_TOO_MANY_REDIRECTS;
+    std::string why = exec->curl_error[0] != '\0' ? exec->curl_error : curl_easy_strerror(c);
+    o.error = "could not reach " + r.url + ": " + why;
+  }
+  finished->push_back(std::move(o));
+  execs_.erase(Key(r.exec_id, r.attempt));  // `exec` and `r` are gone after this
+}
+
+}  // namespace apollo11::executor
