@@ -75,9 +75,9 @@ Result<std::string> SchedulerCore::Submit(SubmitRun submit) {
   if (!spec.ok()) return spec.status();
 
   const Micros now = clock_->Now();
-  const std::string run_id =
-      NewRunId(now, static_cast<uint16_t>(options_.random->Uniform01() * 65536.0));
-  if (runs_.count(run_id)) return Status::InvalidInput("run " + run_id + " exists");
+  auto new_id = NewRunId(now);
+  if (!new_id.ok()) return new_id.status();
+  const std::string run_id = std::move(new_id).value();
   auto made = MakeRun(run_id, std::move(*spec));
   if (!made.ok()) return made.status();
   std::unique_ptr<SchedulerRun> run = std::move(*made);
@@ -97,7 +97,7 @@ Result<std::string> SchedulerCore::Submit(SubmitRun submit) {
     run->dirty_list.push_back(static_cast<int>(i));
   }
   batch_.PutPipeline(submit.pipeline_hash, std::move(submit.pipeline_json));
-  batch_.PutRun(run->record);
+  batch_.CreateRun(run->record);
 
   options_.metrics->RunSubmitted(n);
   SchedulerRun& ref = *run;
