@@ -165,7 +165,7 @@ struct AdoptExec {
 // handed back to the scheduler as lost (WorkerGone), to be requeued.
 struct AdoptRunning {
   std::vector<AdoptExec> execs;
-  int64_t claim_until = 0;
+  int64_t claim_until = 0;  // Steady()
   MSGPACK_DEFINE(execs, claim_until);
 };
 
@@ -195,7 +195,7 @@ struct WorkerLost {
 struct Deadline {
   std::string exec_id;
   uint32_t attempt = 0;
-  int64_t deadline = 0;
+  int64_t deadline = 0;  // Steady(): a wall-clock step neither fires nor delays it
   int64_t timeout_ms = 0;
   MSGPACK_DEFINE(exec_id, attempt, deadline, timeout_ms);
 };

@@ -119,9 +119,12 @@ void SchedulerCore::StageDeadline(SchedulerRun& run, int task, Micros started_at
   d.exec_id = run.execs[task].exec_id;
   d.attempt = run.dag->attempt(task);
   d.timeout_ms = spec.timeout->count();
-  d.deadline = started_at + (spec.timeout->count() + options_.kill_grace.count() +
-                             options_.deadline_slack.count()) *
-                                kMicrosPerMilli;
+  // Armed on the steady clock from the journaled (wall) start: a start
+  // stamped ahead of our wall clock counts from now.
+  const Micros started = std::min(SteadyOf(started_at), clock_->Steady());
+  d.deadline = started + (spec.timeout->count() + options_.kill_grace.count() +
+                          options_.deadline_slack.count()) *
+                             kMicrosPerMilli;
   staged_.watch.deadlines.push_back(std::move(d));
 }
 

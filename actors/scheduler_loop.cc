@@ -135,9 +135,14 @@ Status SchedulerLoop::Start(transport::ActorPipe& pipe) {
 }
 
 Micros SchedulerLoop::NextWake() const {
-  Micros wake = core_.NextTimer();
-  for (Micros other : {health_.retry_at(), health_.failing() ? 0 : retention_.NextDue(),
-                       sessions_.NextDeadline()}) {
+  // Steady(). The timers, the journal's retry and retention report wall
+  // times (a wall time `at` is due in at - wall).
+  const Micros steady = p_.clock->Steady(), wall = p_.clock->Now();
+  auto to_steady = [&](Micros at) { return at == 0 ? 0 : steady + std::max<Micros>(at - wall, 0); };
+  Micros wake = to_steady(core_.NextTimer());
+  for (Micros other :
+       {to_steady(health_.retry_at()), health_.failing() ? 0 : to_steady(retention_.NextDue()),
+        sessions_.NextDeadline()}) {
     if (other && (wake == 0 || other < wake)) wake = other;
   }
   return wake;
@@ -150,7 +155,8 @@ Status SchedulerLoop::Run(transport::ActorPipe& pipe) {
                              {p_.dispatcher->handle(), 0, ZMQ_POLLIN, 0},
                              {p_.reconciler->handle(), 0, ZMQ_POLLIN, 0}};
   for (;;) {
-    auto polled = transport::Poll(items, UntilMs(p_.clock->Now(), NextWake(), milliseconds(1000)));
+    auto polled =
+        transport::Poll(items, UntilMs(p_.clock->Steady(), NextWake(), milliseconds(1000)));
     if (!polled.ok()) return polled.status();
     bool term = false;
     if (!DrainSocket(pipe.socket(), kName, &env_,
@@ -171,7 +177,7 @@ Status SchedulerLoop::Run(transport::ActorPipe& pipe) {
     }
     core_.OnTimers();
     const Micros now = p_.clock->Now();
-    sessions_.ExpireLogs(now);
+    sessions_.ExpireLogs(p_.clock->Steady());
     if (health_.RetryDue(now) && Flush(now, /*place_early=*/true)) retention_.RunDue(now);
     SendOut();
   }
@@ -294,7 +300,7 @@ void SchedulerLoop::OnQuery(const std::string& identity, Envelope& env) {
     return sessions_.Reply(identity, InternalType::kQueryReply, reply);
   }
   plan->fetch.request.request_id = sessions_.AwaitLog(
-      identity, std::move(plan->meta), p_.clock->Now() + ClientSessions::kLogFetchTimeout);
+      identity, std::move(plan->meta), p_.clock->Steady() + ClientSessions::kLogFetchTimeout);
   SendInternal(*p_.dispatcher, InternalType::kLogFetch, plan->fetch, &scratch_);
 }
 
@@ -328,16 +334,16 @@ void SchedulerLoop::OnCancel(const std::string&, Envelope& env) {
 
 void SchedulerLoop::OnWorkersSnapshot(WorkersSnapshot m) {
   workers_ = std::move(m);
-  queue_health_.OnSnapshot(workers_, core_.in_flight(), core_.backlog_paused(), p_.clock->Now());
+  queue_health_.OnSnapshot(workers_, core_.in_flight(), core_.backlog_paused(), p_.clock->Steady());
 }
 
 bool SchedulerLoop::Flush(Micros now, bool place_early) {
   if (place_early && turn_.BeginEarlyPlacement(&frames_)) {
     SendFrames(*p_.dispatcher, &frames_.to_dispatcher);
-    const Micros until = p_.clock->Now() + SchedulerTurn::kPlaceBeforeCommitWait;
+    const Micros until = p_.clock->Steady() + SchedulerTurn::kPlaceBeforeCommitWait;
     zmq::pollitem_t item[] = {{p_.dispatcher->handle(), 0, ZMQ_POLLIN, 0}};
     while (turn_.AwaitingPlacement()) {
-      const Micros left = until - p_.clock->Now();
+      const Micros left = until - p_.clock->Steady();
       if (left <= 0) break;
       const Micros wait_ms = std::max<Micros>(1, (left + kMicrosPerMilli - 1) / kMicrosPerMilli);
       auto polled = transport::Poll(item, milliseconds(wait_ms));

@@ -206,7 +206,7 @@ Status SchedulerCore::RestoreExecutions(SchedulerRun& run) {
 }
 
 void SchedulerCore::StageAdoption(SchedulerRun& run, Micros now, RecoveryReport* report) {
-  staged_.adopt.claim_until = now + options_.claim_window.count() * kMicrosPerMilli;
+  staged_.adopt.claim_until = clock_->Steady() + options_.claim_window.count() * kMicrosPerMilli;
   for (int task = 0; task < run.dag->size(); ++task) {
     if (run.dag->state(task) != TaskState::kRunning) continue;
     const storage::ExecutionRecord& rec = run.execs[task];

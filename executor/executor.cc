@@ -164,7 +164,8 @@ Status Executor::Launch(const ExecRequest& request) {
   exec->req = request;
   exec->started_at = now;
   if (request.timeout.count() > 0) {
-    exec->deadline = now + static_cast<Micros>(request.timeout.count()) * kMicrosPerMilli;
+    exec->deadline =
+        clock_.Steady() + static_cast<Micros>(request.timeout.count()) * kMicrosPerMilli;
   }
   const bool http = request.type == dsl::TaskType::kHttp;
   std::string base;
@@ -189,7 +190,7 @@ Status Executor::Launch(const ExecRequest& request) {
 
   Status started = http ? StartHttp(exec.get()) : StartProcess(exec.get(), request.run_precheck);
   if (!started.ok()) {
-    ExecOutcome o = MakeOutcome(exec.get(), ExecOutcomeKind::kFailed, now);
+    ExecOutcome o = MakeOutcome(exec.get(), ExecOutcomeKind::kFailed);
     o.error = started.message();
     ready_.push_back(std::move(o));
     return Status::Ok();
@@ -272,10 +273,10 @@ void Executor::Cancel(const std::string& exec_id, uint32_t attempt) {
   auto it = execs_.find(Key(exec_id, attempt));
   if (it == execs_.end()) return;
   Exec* exec = it->second.get();
-  Micros now = clock_.Now();
+  Micros now = clock_.Steady();
   if (exec->easy != nullptr) {
     curl_->Remove(exec->easy);
-    ExecOutcome o = MakeOutcome(exec, ExecOutcomeKind::kCanceled, now);
+    ExecOutcome o = MakeOutcome(exec, ExecOutcomeKind::kCanceled);
     o.error = "canceled (HTTP request aborted)";
     ready_.push_back(std::move(o));
     execs_.erase(it);
@@ -307,7 +308,7 @@ void Executor::AppendPollItems(std::vector<zmq_pollitem_t>* items) const {
 }
 
 Micros Executor::NextDeadline() const {
-  if (!ready_.empty()) return clock_.Now();
+  if (!ready_.empty()) return clock_.Steady();
   Micros next = 0;
   auto consider = [&next](Micros t) {
     if (t != 0 && (next == 0 || t < next)) next = t;
@@ -400,7 +401,7 @@ void Executor::Process(Micros now, std::vector<ExecOutcome>* finished) {
     for (auto& [easy, code] : done) {
       Exec* exec = nullptr;
       curl_easy_getinfo(easy, CURLINFO_PRIVATE, reinterpret_cast<char**>(&exec));
-      if (exec != nullptr) FinishHttp(exec, code, now, finished);
+      if (exec != nullptr) FinishHttp(exec, code, finished);
     }
   }
 
@@ -434,7 +435,7 @@ bool Executor::Advance(Exec* exec, Micros now, std::vector<ExecOutcome>* finishe
     // The main process is gone; whatever it left in its group must not
     // outlive the task.
     if (!exec->killed) ::kill(-exec->child.pid, SIGKILL);
-    ExecOutcome o = MakeOutcome(exec, *exec->stop, now);
+    ExecOutcome o = MakeOutcome(exec, *exec->stop);
     o.exit_code = code;
     if (*exec->stop == ExecOutcomeKind::kTimeout) {
       o.error = "timed out after " + FormatDuration(exec->req.timeout) + " (process group killed)";
@@ -449,19 +450,19 @@ bool Executor::Advance(Exec* exec, Micros now, std::vector<ExecOutcome>* finishe
     if (exited && code == 0) {
       Status started = StartProcess(exec, /*precheck=*/false);
       if (started.ok()) return false;
-      ExecOutcome o = MakeOutcome(exec, ExecOutcomeKind::kFailed, now);
+      ExecOutcome o = MakeOutcome(exec, ExecOutcomeKind::kFailed);
       o.error = started.message();
       finished->push_back(std::move(o));
       return true;
     }
     if (exited && code == 3) {
-      ExecOutcome o = MakeOutcome(exec, ExecOutcomeKind::kAlreadyDone, now);
+      ExecOutcome o = MakeOutcome(exec, ExecOutcomeKind::kAlreadyDone);
       o.exit_code = 3;
       o.error = "precheck exited 3: already done, task not rerun";
       finished->push_back(std::move(o));
       return true;
     }
-    ExecOutcome o = MakeOutcome(exec, ExecOutcomeKind::kFailed, now);
+    ExecOutcome o = MakeOutcome(exec, ExecOutcomeKind::kFailed);
     o.exit_code = code;
     o.retryable = false;
     o.error = exited ? "precheck exited " + std::to_string(code) + ": refusing to rerun"
@@ -470,8 +471,8 @@ bool Executor::Advance(Exec* exec, Micros now, std::vector<ExecOutcome>* finishe
     return true;
   }
 
-  ExecOutcome o = MakeOutcome(
-      exec, exited && code == 0 ? ExecOutcomeKind::kSuccess : ExecOutcomeKind::kFailed, now);
+  ExecOutcome o =
+      MakeOutcome(exec, exited && code == 0 ? ExecOutcomeKind::kSuccess : ExecOutcomeKind::kFailed);
   o.exit_code = code;
   if (st < 0) {
     o.error = "exit status lost (reaped by someone else)";
@@ -482,12 +483,11 @@ bool Executor::Advance(Exec* exec, Micros now, std::vector<ExecOutcome>* finishe
   return true;
 }
 
-void Executor::FinishHttp(Exec* exec, int curl_code, Micros now,
-                          std::vector<ExecOutcome>* finished) {
+void Executor::FinishHttp(Exec* exec, int curl_code, std::vector<ExecOutcome>* finished) {
   const ExecRequest& r = exec->req;
   long status = 0;
   curl_easy_getinfo(exec->easy, CURLINFO_RESPONSE_CODE, &status);
-  ExecOutcome o = MakeOutcome(exec, ExecOutcomeKind::kFailed, now);
+  ExecOutcome o = MakeOutcome(exec, ExecOutcomeKind::kFailed);
   o.exit_code = static_cast<int>(status);
   if (curl_code == CURLE_OK) {
     const bool ok = r.expect_status.empty()
@@ -514,13 +514,13 @@ void Executor::FinishHttp(Exec* exec, int curl_code, Micros now,
   execs_.erase(Key(r.exec_id, r.attempt));  // `exec` and `r` are gone after this
 }
 
-ExecOutcome Executor::MakeOutcome(Exec* exec, ExecOutcomeKind kind, Micros now) {
+ExecOutcome Executor::MakeOutcome(Exec* exec, ExecOutcomeKind kind) {
   ExecOutcome o;
   o.exec_id = exec->req.exec_id;
   o.attempt = exec->req.attempt;
   o.kind = kind;
   o.started_at = exec->started_at;
-  o.finished_at = now;
+  o.finished_at = clock_.Now();
   // Only files that exist: a task that printed nothing has none.
   o.stdout_path = exec->out.created() ? exec->out.path() : "";
   o.stderr_path = exec->err.created() ? exec->err.path() : "";
