@@ -258,6 +258,13 @@ void SchedulerLoop::OnSubmit(const std::string& identity, Envelope& env) {
                   health_.Summary(p_.clock->Now());
     return sessions_.Reply(identity, InternalType::kSubmitReply, reply);
   }
+  if (SubmissionNamesRunId(env.body)) {
+    reply.code = static_cast<uint8_t>(StatusCode::kInvalidInput);
+    reply.error =
+        "a submission may not name its run id: run ids are chosen by the coordinator (this "
+        "client is older than the coordinator; upgrade it)";
+    return sessions_.Reply(identity, InternalType::kSubmitReply, reply);
+  }
   auto submit = transport::BodyAs<SubmitRun>(env);
   // The decoded frame holds a copy of the snapshot in the envelope's zone:
   // let it go before the run is built.
