@@ -135,14 +135,12 @@ Status SchedulerLoop::Start(transport::ActorPipe& pipe) {
 }
 
 Micros SchedulerLoop::NextWake() const {
-  // Steady(). The timers, the journal's retry and retention report wall
-  // times (a wall time `at` is due in at - wall).
+  // Steady(). The core's next timer is a wall time, due in (it - wall).
   const Micros steady = p_.clock->Steady(), wall = p_.clock->Now();
-  auto to_steady = [&](Micros at) { return at == 0 ? 0 : steady + std::max<Micros>(at - wall, 0); };
-  Micros wake = to_steady(core_.NextTimer());
-  for (Micros other :
-       {to_steady(health_.retry_at()), health_.failing() ? 0 : to_steady(retention_.NextDue()),
-        sessions_.NextDeadline()}) {
+  const Micros timer = core_.NextTimer();
+  Micros wake = timer == 0 ? 0 : steady + std::max<Micros>(timer - wall, 0);
+  for (Micros other : {health_.retry_at(), health_.failing() ? 0 : retention_.NextDue(),
+                       sessions_.NextDeadline()}) {
     if (other && (wake == 0 || other < wake)) wake = other;
   }
   return wake;
@@ -176,9 +174,11 @@ Status SchedulerLoop::Run(transport::ActorPipe& pipe) {
       return ContextTerminated();
     }
     core_.OnTimers();
-    const Micros now = p_.clock->Now();
-    sessions_.ExpireLogs(p_.clock->Steady());
-    if (health_.RetryDue(now) && Flush(now, /*place_early=*/true)) retention_.RunDue(now);
+    const Micros now = p_.clock->Now(), steady = p_.clock->Steady();
+    sessions_.ExpireLogs(steady);
+    if (health_.RetryDue(steady) && Flush(now, /*place_early=*/true)) {
+      retention_.RunDue(now, steady);
+    }
     SendOut();
   }
 }
@@ -255,7 +255,7 @@ void SchedulerLoop::OnSubmit(const std::string& identity, Envelope& env) {
     // It could not be journaled: refuse it rather than hold it in memory.
     reply.code = static_cast<uint8_t>(StatusCode::kFull);
     reply.error = "new runs are refused while the coordinator cannot write its journal: " +
-                  health_.Summary(p_.clock->Now());
+                  health_.Summary(p_.clock->Steady());
     return sessions_.Reply(identity, InternalType::kSubmitReply, reply);
   }
   if (SubmissionNamesRunId(env.body)) {
@@ -295,7 +295,7 @@ void SchedulerLoop::OnQuery(const std::string& identity, Envelope& env) {
     return sessions_.Reply(identity, InternalType::kQueryReply, reply);
   }
   if (query->kind != QueryKind::kLogs) {
-    QueryContext ctx{&core_, &workers_, &health_, p_.clock->Now()};
+    QueryContext ctx{&core_, &workers_, &health_, p_.clock->Steady()};
     return sessions_.Reply(identity, InternalType::kQueryReply, queries_.Answer(*query, ctx));
   }
   // Answered when the worker that holds the file replies.
@@ -357,7 +357,7 @@ bool SchedulerLoop::Flush(Micros now, bool place_early) {
       if (!polled.ok() || !DrainDispatcher()) break;
     }
   }
-  const bool committed = turn_.Commit(now, &frames_);
+  const bool committed = turn_.Commit(now, p_.clock->Steady(), &frames_);
   SendOut();
   return committed;
 }

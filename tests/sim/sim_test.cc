@@ -397,3 +397,24 @@ TEST_CASE("after a restart, a wall-clock step does not close the claim window ea
   sim.RunUntilIdle();
   CHECK(sim.finished_runs().at(run) == RunStatus::kSuccess);
 }
+
+TEST_CASE("a wall-clock step back while the journal fails does not delay the next commit attempt",
+          "[sim][clock][journal]") {
+  Simulation sim;  // commit retries back off from 250 ms, at most 5 s apart
+  sim.AddWorker("w1");
+  const std::string run = sim.Submit({Task("a")});
+  sim.RunUntilIdle();
+  const std::string a = run + ".a";
+  sim.Finish("w1", a);
+  sim.DispatcherTurn();
+  sim.FillStore();
+  sim.SchedulerTurn();
+  REQUIRE(sim.failed_commits() == 1);
+  sim.clock().StepWall(-60 * kMicrosPerSecond);
+  sim.FreeStore();
+  // The retry is due 250 ms after the failure on the steady clock, not 60 s.
+  sim.AdvanceBy(Millis(400), Millis(50));
+  sim.RunUntilIdle();
+  CHECK(sim.Execution(a)->state == TaskState::kSuccess);
+  CHECK(sim.finished_runs().at(run) == RunStatus::kSuccess);
+}

@@ -269,7 +269,7 @@ std::string Simulation::OnClientFrame(const std::string& identity, const std::st
     // As SchedulerLoop::OnSubmit: not journaled, so refused, not held.
     reply.code = static_cast<uint8_t>(StatusCode::kFull);
     reply.error = "new runs are refused while the coordinator cannot write its journal: " +
-                  health_->Summary(clock_.Now());
+                  health_->Summary(clock_.Steady());
     sessions_->Reply(identity, InternalType::kSubmitReply, reply);
     return "";
   }
@@ -296,9 +296,8 @@ void Simulation::SchedulerTurn() {
     sched_pending_ = true;
   }
   sched_->OnTimers();
-  const Micros now = clock_.Now();
   sessions_->ExpireLogs(clock_.Steady());
-  if (health_->RetryDue(now)) CommitSchedulerTurn();
+  if (health_->RetryDue(clock_.Steady())) CommitSchedulerTurn();
   SendSchedulerOutput();
 }
 
@@ -316,7 +315,7 @@ bool Simulation::CommitSchedulerTurn(bool place_early) {
     while (!sched_from_disp_.empty()) in.FromDispatcher(PopFront(&sched_from_disp_));
     CHECK_FALSE(turn_->AwaitingPlacement());  // a ticket is always answered
   }
-  const bool committed = turn_->Commit(clock_.Now(), &sched_frames_);
+  const bool committed = turn_->Commit(clock_.Now(), clock_.Steady(), &sched_frames_);
   if (committed) {
     sched_pending_ = false;
   } else {
