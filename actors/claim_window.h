@@ -18,8 +18,8 @@ namespace apollo11::actors {
 
 class ClaimWindow {
  public:
-  // Executions to wait for, each until adopt.claim_until (wall clock, as
-  // the scheduler computed it).
+  // Executions to wait for, each until adopt.claim_until (Steady(), as the
+  // scheduler computed it in the same process).
   void Adopt(const AdoptRunning& adopt);
   // When (exec_id, attempt) is waiting, `worker_id` claims it: it is removed
   // and its expected duration (ms) returned. nullopt when it is not waiting
@@ -29,7 +29,8 @@ class ClaimWindow {
   // Stops waiting for `exec_id` (a newer attempt was queued, or it was
   // canceled): a worker claiming it later is not given it.
   void Drop(const std::string& exec_id) { waiting_.erase(exec_id); }
-  // Appends to `gone` the executions whose deadline passed at `now`, one
+  // Appends to `gone` the executions whose deadline passed at `now`
+  // (Steady()), one
   // WorkerGone per worker the journal named, and forgets them.
   void ReleaseDue(Micros now, std::vector<WorkerGone>* gone);
   size_t size() const { return waiting_.size(); }

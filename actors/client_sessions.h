@@ -51,7 +51,8 @@ class ClientSessions {
                    const std::vector<RunFinished>& finished);
 
   // A `logs` query from `identity`, answered by OnLogFetched or, after
-  // `deadline`, by ExpireLogs. Returns the request id to send the worker.
+  // `deadline` (Steady(), as every time here), by ExpireLogs. Returns the request id to send the
+  // worker.
   uint64_t AwaitLog(const std::string& identity, nlohmann::json meta, Micros deadline);
   // The worker's (or the dispatcher's) answer; a late one is dropped.
   void OnLogFetched(LogFetched fetched);

@@ -16,7 +16,7 @@ namespace apollo11::actors {
 class CoordinatorHealth {
  public:
   CoordinatorHealth(size_t max_backlog, Millis interval);
-  // One dispatcher snapshot at `now`, with the scheduler's backlog; logs the
+  // One dispatcher snapshot at `now` (Steady()), with the scheduler's backlog; logs the
   // line when the interval has passed since the previous one.
   void OnSnapshot(const WorkersSnapshot& snapshot, size_t backlog, bool paused, Micros now);
 

@@ -182,7 +182,7 @@ void DispatcherCore::OnSendFailed(const std::string& identity, DispatcherOutput*
 
 void DispatcherCore::Place(DispatcherOutput* out) {
   const Micros now = clock_->Now();
-  claims_.ReleaseDue(now, &out->gone);  // orphans nobody claimed in time
+  claims_.ReleaseDue(clock_->Steady(), &out->gone);  // orphans nobody claimed in time
   if (ready_.size() == 0 || placement_paused_) return;
   std::vector<engine::WorkerView> views;  // workers of the group with credit
   std::vector<Worker*> by_view;

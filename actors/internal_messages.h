@@ -165,7 +165,7 @@ struct AdoptExec {
 // handed back to the scheduler as lost (WorkerGone), to be requeued.
 struct AdoptRunning {
   std::vector<AdoptExec> execs;
-  int64_t claim_until = 0;
+  int64_t claim_until = 0;  // Steady()
   MSGPACK_DEFINE(execs, claim_until);
 };
 
@@ -195,7 +195,7 @@ struct WorkerLost {
 struct Deadline {
   std::string exec_id;
   uint32_t attempt = 0;
-  int64_t deadline = 0;
+  int64_t deadline = 0;  // Steady(): a wall-clock step neither fires nor delays it
   int64_t timeout_ms = 0;
   MSGPACK_DEFINE(exec_id, attempt, deadline, timeout_ms);
 };
@@ -236,7 +236,10 @@ inline Status ReplyStatus(uint8_t code, const std::string& error) {
 inline uint8_t ReplyCode(const Status& s) { return static_cast<uint8_t>(s.code()); }
 
 // A run submission: the resolved pipeline as canonical JSON (the snapshot the
-// run keeps), its content hash, and run parameters.
+// run keeps), its content hash, and run parameters. The run id is always the
+// coordinator's: field 5 is reserved, since older clients sent the run id
+// they wanted there (usually empty), and a submission with a non-empty
+// string in it is refused (SubmissionNamesRunId).
 struct SubmitRun {
   uint16_t version = kClientProtocolVersion;
   std::string pipeline_json;
@@ -244,6 +247,12 @@ struct SubmitRun {
   std::map<std::string, std::string> params;
   MSGPACK_DEFINE(version, pipeline_json, pipeline_hash, params);
 };
+// True when a decoded SubmitRun body names the run id it wants (a non-empty
+// string as its fifth field, as older clients could send).
+inline bool SubmissionNamesRunId(const msgpack::object& body) {
+  return body.type == msgpack::type::ARRAY && body.via.array.size > 4 &&
+         body.via.array.ptr[4].type == msgpack::type::STR && body.via.array.ptr[4].via.str.size > 0;
+}
 struct SubmitReply {
   uint8_t code = 0;   // StatusCode
   std::string error;  // empty on success

@@ -24,11 +24,12 @@ std::string JournalHealth::What() const {
   return "commit failed at " + dir_;
 }
 
-void JournalHealth::OnFailure(const Status& error, size_t waiting, Micros now) {
+void JournalHealth::OnFailure(const Status& error, size_t waiting, Micros now, Micros wall_now) {
   const bool first = !failing_;
   if (first) {
     failing_ = true;
     since_ = now;
+    since_wall_ = wall_now != 0 ? wall_now : now;
     delay_ = options_.first_retry.count() * kMicrosPerMilli;
   } else {
     delay_ = std::min<Micros>(delay_ * 2, options_.max_retry.count() * kMicrosPerMilli);
@@ -65,7 +66,7 @@ void JournalHealth::OnSuccess(Micros now) {
 
 std::string JournalHealth::Summary(Micros now) const {
   if (!failing_) return "";
-  return What() + " since " + FormatTimestamp(since_) + ": promotion paused, " +
+  return What() + " since " + FormatTimestamp(since_wall_) + ": promotion paused, " +
          std::to_string(waiting_) + " transitions waiting; next retry in " +
          FormatDuration(Millis(std::max<Micros>(0, retry_at_ - now) / kMicrosPerMilli)) + " (" +
          error_.message() + ")";
@@ -76,7 +77,7 @@ nlohmann::json JournalHealth::ToJson(Micros now) const {
   return {{"kind", Kind()},
           {"dir", dir_},
           {"error", error_.message()},
-          {"since", FormatTimestamp(since_)},
+          {"since", FormatTimestamp(since_wall_)},
           {"failures", failures_},
           {"waiting_transitions", waiting_},
           {"next_retry_in_ms", std::max<Micros>(0, retry_at_ - now) / kMicrosPerMilli},

@@ -6,7 +6,9 @@
 // error when commits start failing, a reminder at most every
 // `reminder_interval`, and one line when they succeed again.
 //
-// Plain logic: no sockets or threads; time is passed in. Scheduler thread only.
+// Plain logic: no sockets or threads; time is passed in, as Clock::Steady()
+// (a wall-clock step neither hastens nor delays a retry), except the wall time
+// that dates an outage for display. Scheduler thread only.
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -28,7 +30,8 @@ class JournalHealth {
   explicit JournalHealth(std::string journal_dir, JournalHealthOptions options = {});
 
   // A commit failed with `error`; `waiting` transitions are held in memory.
-  void OnFailure(const Status& error, size_t waiting, Micros now);
+  // `wall_now` dates the outage when it starts ("since ..."); 0: `now`.
+  void OnFailure(const Status& error, size_t waiting, Micros now, Micros wall_now = 0);
   // A commit succeeded: logs the recovery if commits were failing.
   void OnSuccess(Micros now);
 
@@ -57,6 +60,7 @@ class JournalHealth {
   Status error_;
   size_t waiting_ = 0;
   Micros since_ = 0, retry_at_ = 0, last_log_ = 0;
+  Micros since_wall_ = 0;  // wall time of the first failure, shown
   Micros delay_ = 0;
   uint64_t failures_ = 0;
 };

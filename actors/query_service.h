@@ -24,7 +24,7 @@ struct QueryContext {
   const SchedulerCore* core = nullptr;
   const WorkersSnapshot* workers = nullptr;  // the dispatcher's latest
   const JournalHealth* health = nullptr;
-  Micros now = 0;
+  Micros now = 0;  // Clock::Steady(), as JournalHealth takes it
 };
 
 // Where a kLogs query must go: the worker that ran the attempt, and the

@@ -3,7 +3,7 @@
 // A worker is lost when nothing was heard from it for `liveness` heartbeat
 // intervals; an execution is timed out by the coordinator when no result came
 // within its timeout plus the kill grace plus slack, in case its worker is
-// stuck. Pure: time comes in as arguments.
+// stuck. Pure: time comes in as arguments, all of it Clock::Steady().
 
 #include <map>
 #include <queue>

@@ -52,7 +52,7 @@ Status ReconcilerLoop::Run(transport::ActorPipe& pipe) {
                              {p_.dispatcher->handle(), 0, ZMQ_POLLIN, 0}};
   for (;;) {
     auto polled = transport::Poll(
-        items, UntilMs(p_.clock->Now(), core_.NextDeadline(), p_.options.heartbeat));
+        items, UntilMs(p_.clock->Steady(), core_.NextDeadline(), p_.options.heartbeat));
     if (!polled.ok()) return polled.status();
     bool term = false;
     if (!DrainSocket(pipe.socket(), kName, &env_,
@@ -66,13 +66,14 @@ Status ReconcilerLoop::Run(transport::ActorPipe& pipe) {
                      [&](const Envelope& e) { RouteMessage(*this, kDispatcherRoutes, e); })) {
       return ContextTerminated();
     }
-    // Liveness is measured on the steady clock (the dispatcher's Seen() is
-    // steady); deadlines are wall times set by the scheduler.
-    for (const WorkerLost& lost : core_.LostWorkers(p_.clock->Steady())) {
+    // Liveness and deadlines are on the steady clock (the dispatcher's
+    // Seen() is steady, and so are the scheduler's deadlines).
+    const Micros now = p_.clock->Steady();
+    for (const WorkerLost& lost : core_.LostWorkers(now)) {
       spdlog::warn("reconciler: {}", lost.reason);
       SendInternal(*p_.dispatcher, InternalType::kWorkerLost, lost, &scratch_);
     }
-    DeadlineExceeded expired = core_.Expired(p_.clock->Now());
+    DeadlineExceeded expired = core_.Expired(now);
     if (!expired.exceeded.empty()) {
       SendInternal(*p_.scheduler, InternalType::kDeadlineExceeded, expired, &scratch_);
     }

@@ -16,11 +16,11 @@ Micros Retention::NextDue() const {
   return in_pass_ || next_due_ == 0 ? 1 : next_due_;  // 1: as soon as possible
 }
 
-void Retention::RunDue(Micros now) {
+void Retention::RunDue(Micros wall_now, Micros now) {
   if (!enabled() || (!in_pass_ && now < next_due_)) return;
   if (!in_pass_) {
     in_pass_ = true;
-    cutoff_ = now - options_.older_than.count() * kMicrosPerMilli;
+    cutoff_ = wall_now - options_.older_than.count() * kMicrosPerMilli;
     pass_ = {};
     log_files_ = log_bytes_ = 0;
   }

@@ -26,18 +26,20 @@ class Retention {
   Retention(storage::Journal* journal, RetentionOptions options);
 
   bool enabled() const { return options_.older_than.count() > 0; }
-  // When RunDue has work: 0 when disabled; `now` or earlier while a pass is
-  // part-way.
+  // When RunDue has work, as a Steady() time: 0 when disabled; `now` or
+  // earlier while a pass is part-way.
   Micros NextDue() const;
-  // Does one chunk of the pass when due; logs what a finished pass removed.
-  void RunDue(Micros now);
+  // Does one chunk of the pass when due (`steady_now` against the interval);
+  // removes what finished before `wall_now` - older_than; logs what a
+  // finished pass removed.
+  void RunDue(Micros wall_now, Micros steady_now);
   uint64_t runs_removed() const { return runs_removed_; }
 
  private:
   storage::Journal* journal_;
   RetentionOptions options_;
   bool in_pass_ = false;
-  Micros next_due_ = 0;  // 0: at the first call
+  Micros next_due_ = 0;  // Steady(); 0: at the first call
   Micros cutoff_ = 0;
   storage::Journal::GcReport pass_;
   uint64_t log_files_ = 0, log_bytes_ = 0;

@@ -75,9 +75,9 @@ Result<std::string> SchedulerCore::Submit(SubmitRun submit) {
   if (!spec.ok()) return spec.status();
 
   const Micros now = clock_->Now();
-  const std::string run_id =
-      NewRunId(now, static_cast<uint16_t>(options_.random->Uniform01() * 65536.0));
-  if (runs_.count(run_id)) return Status::InvalidInput("run " + run_id + " exists");
+  auto new_id = NewRunId(now);
+  if (!new_id.ok()) return new_id.status();
+  const std::string run_id = std::move(new_id).value();
   auto made = MakeRun(run_id, std::move(*spec));
   if (!made.ok()) return made.status();
   std::unique_ptr<SchedulerRun> run = std::move(*made);
@@ -97,7 +97,7 @@ Result<std::string> SchedulerCore::Submit(SubmitRun submit) {
     run->dirty_list.push_back(static_cast<int>(i));
   }
   batch_.PutPipeline(submit.pipeline_hash, std::move(submit.pipeline_json));
-  batch_.PutRun(run->record);
+  batch_.CreateRun(run->record);
 
   options_.metrics->RunSubmitted(n);
   SchedulerRun& ref = *run;
@@ -119,9 +119,12 @@ void SchedulerCore::StageDeadline(SchedulerRun& run, int task, Micros started_at
   d.exec_id = run.execs[task].exec_id;
   d.attempt = run.dag->attempt(task);
   d.timeout_ms = spec.timeout->count();
-  d.deadline = started_at + (spec.timeout->count() + options_.kill_grace.count() +
-                             options_.deadline_slack.count()) *
-                                kMicrosPerMilli;
+  // Armed on the steady clock from the journaled (wall) start: a start
+  // stamped ahead of our wall clock counts from now.
+  const Micros started = std::min(SteadyOf(started_at), clock_->Steady());
+  d.deadline = started + (spec.timeout->count() + options_.kill_grace.count() +
+                          options_.deadline_slack.count()) *
+                             kMicrosPerMilli;
   staged_.watch.deadlines.push_back(std::move(d));
 }
 

@@ -36,6 +36,7 @@
 #include "actors/timer_queue.h"
 #include "alerts/sink.h"
 #include "common/clock.h"
+#include "common/run_id_generator.h"
 #include "common/status.h"
 #include "dsl/pipeline.h"
 #include "engine/dag_run.h"
@@ -198,6 +199,9 @@ class SchedulerCore {
   // it in the error.
   static Result<dsl::PipelineSpec> SpecFromSnapshot(const std::string& snapshot, const char* what);
   SchedulerRun* FindRunOfExec(const std::string& exec_id, int* task);
+  // A run id no run in memory or in the store has, for a run created at wall
+  // time `now`; the generator is seeded from the store on first use.
+  Result<std::string> NewRunId(Micros now);
   // The in-memory context of a run over a validated pipeline, every task
   // PENDING (Submit) or about to be restored (Recover).
   Result<std::unique_ptr<SchedulerRun>> MakeRun(const std::string& run_id, dsl::PipelineSpec spec);
@@ -247,6 +251,8 @@ class SchedulerCore {
   SlowWatch slow_;
 
   std::unordered_map<std::string, std::unique_ptr<SchedulerRun>> runs_;
+  RunIdGenerator run_ids_;
+  bool run_ids_seeded_ = false;
   TimerQueue<Timer> timers_;  // retries and slow checks, on the Steady() clock
   size_t in_flight_ = 0;      // READY + RUNNING
   bool paused_ = false;

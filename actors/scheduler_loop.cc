@@ -136,7 +136,10 @@ Status SchedulerLoop::Start(transport::ActorPipe& pipe) {
 }
 
 Micros SchedulerLoop::NextWake() const {
-  Micros wake = core_.NextTimer();
+  // Steady(). The core's next timer is a wall time, due in (it - wall).
+  const Micros steady = p_.clock->Steady(), wall = p_.clock->Now();
+  const Micros timer = core_.NextTimer();
+  Micros wake = timer == 0 ? 0 : steady + std::max<Micros>(timer - wall, 0);
   for (Micros other : {health_.retry_at(), health_.failing() ? 0 : retention_.NextDue(),
                        sessions_.NextDeadline()}) {
     if (other && (wake == 0 || other < wake)) wake = other;
@@ -151,7 +154,8 @@ Status SchedulerLoop::Run(transport::ActorPipe& pipe) {
                              {p_.dispatcher->handle(), 0, ZMQ_POLLIN, 0},
                              {p_.reconciler->handle(), 0, ZMQ_POLLIN, 0}};
   for (;;) {
-    auto polled = transport::Poll(items, UntilMs(p_.clock->Now(), NextWake(), milliseconds(1000)));
+    auto polled =
+        transport::Poll(items, UntilMs(p_.clock->Steady(), NextWake(), milliseconds(1000)));
     if (!polled.ok()) return polled.status();
     bool term = false;
     if (!DrainSocket(pipe.socket(), kName, &env_,
@@ -171,9 +175,11 @@ Status SchedulerLoop::Run(transport::ActorPipe& pipe) {
       return ContextTerminated();
     }
     core_.OnTimers();
-    const Micros now = p_.clock->Now();
-    sessions_.ExpireLogs(now);
-    if (health_.RetryDue(now) && Flush(now, /*place_early=*/true)) retention_.RunDue(now);
+    const Micros now = p_.clock->Now(), steady = p_.clock->Steady();
+    sessions_.ExpireLogs(steady);
+    if (health_.RetryDue(steady) && Flush(now, /*place_early=*/true)) {
+      retention_.RunDue(now, steady);
+    }
     SendOut();
   }
 }
@@ -250,7 +256,14 @@ void SchedulerLoop::OnSubmit(const std::string& identity, Envelope& env) {
     // It could not be journaled: refuse it rather than hold it in memory.
     reply.code = static_cast<uint8_t>(StatusCode::kFull);
     reply.error = "new runs are refused while the coordinator cannot write its journal: " +
-                  health_.Summary(p_.clock->Now());
+                  health_.Summary(p_.clock->Steady());
+    return sessions_.Reply(identity, InternalType::kSubmitReply, reply);
+  }
+  if (SubmissionNamesRunId(env.body)) {
+    reply.code = static_cast<uint8_t>(StatusCode::kInvalidInput);
+    reply.error =
+        "a submission may not name its run id: run ids are chosen by the coordinator (this "
+        "client is older than the coordinator; upgrade it)";
     return sessions_.Reply(identity, InternalType::kSubmitReply, reply);
   }
   auto submit = transport::BodyAs<SubmitRun>(env);
@@ -298,7 +311,7 @@ void SchedulerLoop::OnQuery(const std::string& identity, Envelope& env) {
     return sessions_.Reply(identity, InternalType::kQueryReply, reply);
   }
   if (query->kind != QueryKind::kLogs) {
-    QueryContext ctx{&core_, &workers_, &health_, p_.clock->Now()};
+    QueryContext ctx{&core_, &workers_, &health_, p_.clock->Steady()};
     return sessions_.Reply(identity, InternalType::kQueryReply, queries_.Answer(*query, ctx));
   }
   // Answered when the worker that holds the file replies.
@@ -310,7 +323,7 @@ void SchedulerLoop::OnQuery(const std::string& identity, Envelope& env) {
     return sessions_.Reply(identity, InternalType::kQueryReply, reply);
   }
   plan->fetch.request.request_id = sessions_.AwaitLog(
-      identity, std::move(plan->meta), p_.clock->Now() + ClientSessions::kLogFetchTimeout);
+      identity, std::move(plan->meta), p_.clock->Steady() + ClientSessions::kLogFetchTimeout);
   SendInternal(*p_.dispatcher, InternalType::kLogFetch, plan->fetch, &scratch_);
 }
 
@@ -344,23 +357,23 @@ void SchedulerLoop::OnCancel(const std::string&, Envelope& env) {
 
 void SchedulerLoop::OnWorkersSnapshot(WorkersSnapshot m) {
   workers_ = std::move(m);
-  queue_health_.OnSnapshot(workers_, core_.in_flight(), core_.backlog_paused(), p_.clock->Now());
+  queue_health_.OnSnapshot(workers_, core_.in_flight(), core_.backlog_paused(), p_.clock->Steady());
 }
 
 bool SchedulerLoop::Flush(Micros now, bool place_early) {
   if (place_early && turn_.BeginEarlyPlacement(&frames_)) {
     SendFrames(*p_.dispatcher, &frames_.to_dispatcher);
-    const Micros until = p_.clock->Now() + SchedulerTurn::kPlaceBeforeCommitWait;
+    const Micros until = p_.clock->Steady() + SchedulerTurn::kPlaceBeforeCommitWait;
     zmq::pollitem_t item[] = {{p_.dispatcher->handle(), 0, ZMQ_POLLIN, 0}};
     while (turn_.AwaitingPlacement()) {
-      const Micros left = until - p_.clock->Now();
+      const Micros left = until - p_.clock->Steady();
       if (left <= 0) break;
       const Micros wait_ms = std::max<Micros>(1, (left + kMicrosPerMilli - 1) / kMicrosPerMilli);
       auto polled = transport::Poll(item, milliseconds(wait_ms));
       if (!polled.ok() || !DrainDispatcher()) break;
     }
   }
-  const bool committed = turn_.Commit(now, &frames_);
+  const bool committed = turn_.Commit(now, p_.clock->Steady(), &frames_);
   SendOut();
   return committed;
 }

@@ -86,6 +86,27 @@ void SchedulerCore::LoadHistory(SchedulerRun& run) {
   }
 }
 
+Result<std::string> SchedulerCore::NewRunId(Micros now) {
+  if (!run_ids_seeded_) {
+    auto last = store_->LastCreatedRunId();
+    if (!last.ok()) return last.status();
+    run_ids_.Seed(*last);
+    run_ids_seeded_ = true;
+  }
+  // Unique by construction; the store is asked all the same, because a
+  // commit it refused (a run record is never overwritten) would be retried
+  // forever.
+  constexpr int kTries = 16;
+  for (int i = 0; i < kTries; ++i) {
+    std::string id = run_ids_.Next(now);
+    if (runs_.count(id)) continue;
+    auto stored = store_->GetRun(id);
+    if (!stored.ok()) return stored.status();
+    if (!stored->has_value()) return id;
+  }
+  return Status::Internal("no unused run id after " + std::to_string(kTries) + " tries");
+}
+
 RecoveryReport SchedulerCore::Recover() {
   const Micros began = clock_->Steady();
   RecoveryReport report;
@@ -120,6 +141,9 @@ RecoveryReport SchedulerCore::Recover() {
 
 Status SchedulerCore::RecoverRun(const storage::RunRecord& record, Micros now,
                                  RecoveryReport* report) {
+  // An id no execution id can be split back into (one with a '.') would
+  // leave the run waiting forever.
+  APOLLO11_RETURN_IF_ERROR(CheckRunId(record.run_id));
   auto snapshot = store_->GetPipeline(record.pipeline_hash);
   if (!snapshot.ok()) return snapshot.status();
   if (!snapshot->has_value()) {
@@ -182,7 +206,7 @@ Status SchedulerCore::RestoreExecutions(SchedulerRun& run) {
 }
 
 void SchedulerCore::StageAdoption(SchedulerRun& run, Micros now, RecoveryReport* report) {
-  staged_.adopt.claim_until = now + options_.claim_window.count() * kMicrosPerMilli;
+  staged_.adopt.claim_until = clock_->Steady() + options_.claim_window.count() * kMicrosPerMilli;
   for (int task = 0; task < run.dag->size(); ++task) {
     if (run.dag->state(task) != TaskState::kRunning) continue;
     const storage::ExecutionRecord& rec = run.execs[task];

@@ -42,7 +42,7 @@ void SchedulerTurn::OnPlaced(const Placed& placed) {
   placed_ticket_ = std::max(placed_ticket_, placed.ticket);
 }
 
-bool SchedulerTurn::Commit(Micros now, InternalFrames* out) {
+bool SchedulerTurn::Commit(Micros wall_now, Micros steady_now, InternalFrames* out) {
   Status flushed = core_->Flush(&staged_);
   if (!flushed.ok()) {
     // Nothing was released; the staged work is retried. A full disk stops
@@ -52,12 +52,12 @@ bool SchedulerTurn::Commit(Micros now, InternalFrames* out) {
       Add(&out->to_dispatcher, InternalType::kPausePlacement,
           PausePlacement{true, flushed.message()});
     }
-    health_->OnFailure(flushed, core_->staged_transitions(), now);
-    if (alerts_) alerts_->Emit(JournalErrorAlert(health_->Summary(now), now));
+    health_->OnFailure(flushed, core_->staged_transitions(), steady_now, wall_now);
+    if (alerts_) alerts_->Emit(JournalErrorAlert(health_->Summary(steady_now), wall_now));
     return false;
   }
   if (health_->failing()) {
-    health_->OnSuccess(now);
+    health_->OnSuccess(steady_now);
     Add(&out->to_dispatcher, InternalType::kPausePlacement, PausePlacement{false, ""});
   }
   sessions_->OnCommitted(staged_.progress, staged_.finished);

@@ -61,8 +61,9 @@ class SchedulerTurn {
   // sessions, everything the commit made true, and returns true. On failure
   // releases nothing, records it in the health (and alerts), pauses
   // placement (once per outage) and returns false; the staged work is
-  // committed by a later call.
-  bool Commit(Micros now, InternalFrames* out);
+  // committed by a later call. `steady_now` times the health's retries,
+  // `wall_now` dates what is shown and alerted.
+  bool Commit(Micros wall_now, Micros steady_now, InternalFrames* out);
 
  private:
   template <class T>

@@ -125,9 +125,9 @@ class WorkerLoop {
     items_.push_back({dealer_.handle(), 0,
                       static_cast<short>(ZMQ_POLLIN | (hello_unsent_ ? ZMQ_POLLOUT : 0)), 0});
     executor_->AppendPollItems(&items_);
-    // The core's timers run on the steady clock, the executor's on the wall.
+    // The core's and the executor's timers run on the steady clock.
     milliseconds wait = UntilMs(clock_->Steady(), core_->NextTick(), milliseconds(1000));
-    wait = std::min(wait, UntilMs(clock_->Now(), executor_->NextDeadline(), milliseconds(1000)));
+    wait = std::min(wait, UntilMs(clock_->Steady(), executor_->NextDeadline(), milliseconds(1000)));
     auto polled = transport::Poll(items_, wait);
     if (!polled.ok()) return polled.status();
     if (!DrainSocket(pipe_.socket(), "worker", &env_, [&](const transport::Envelope& e) {
@@ -158,7 +158,7 @@ class WorkerLoop {
       core_->OnFrame(msg->data(), msg->size());
     }
     finished_.clear();
-    executor_->Process(clock_->Now(), &finished_);
+    executor_->Process(clock_->Steady(), &finished_);
     if (!finished_.empty()) core_->OnFinished(finished_);
     if (core_->Tick()) Reconnect();
     Flush();

@@ -374,7 +374,7 @@ void BM_ExecutorSpawnReap(benchmark::State& state) {
       items.clear();
       executor.AppendPollItems(&items);
       zmq_poll(items.data(), static_cast<int>(items.size()), 100);
-      executor.Process(clock.Now(), &out);
+      executor.Process(clock.Steady(), &out);
     }
     for (const auto& o : out) {
       if (o.kind != ex::ExecOutcomeKind::kSuccess) {
@@ -405,7 +405,7 @@ void BM_ExecutorNoop(benchmark::State& state) {
       (void)executor.Launch(r);
     }
     out.clear();
-    executor.Process(clock.Now(), &out);
+    executor.Process(clock.Steady(), &out);
     benchmark::DoNotOptimize(out.data());
   }
   state.SetItemsProcessed(state.iterations() * 32);

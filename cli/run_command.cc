@@ -25,6 +25,7 @@
 #include "cli/node.h"
 #include "cli/remote.h"
 #include "cli/state_dir.h"
+#include "common/ids.h"
 #include "common/json_dump.h"
 #include "common/log_event.h"
 #include "common/terminate_handler.h"
@@ -166,6 +167,10 @@ std::optional<int> CheckResume(storage::Journal& journal, const RunFlags& flags,
       }
     }
     return std::nullopt;
+  }
+  if (Status valid = CheckRunId(flags.resume); !valid.ok()) {
+    std::fprintf(stderr, "apollo11 run: --resume: %s\n", valid.message().c_str());
+    return kExitInvalidInput;
   }
   auto previous = journal.GetRun(flags.resume);
   if (!previous.ok()) {

@@ -1,7 +1,6 @@
 #include "common/ids.h"
 
 #include <cstdio>
-#include <ctime>
 #include <random>
 
 namespace apollo11 {
@@ -14,17 +13,22 @@ uint64_t RandomBits() {
 
 }  // namespace
 
-std::string NewRunId(Micros now) { return NewRunId(now, static_cast<uint16_t>(RandomBits())); }
+bool IsValidRunId(std::string_view id) {
+  if (id.empty() || id.size() > kMaxRunIdLength) return false;
+  auto alnum = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+  };
+  if (!alnum(id[0])) return false;
+  for (char c : id) {
+    if (!alnum(c) && c != '-' && c != '_') return false;
+  }
+  return true;
+}
 
-std::string NewRunId(Micros now, uint16_t suffix) {
-  std::time_t seconds = static_cast<std::time_t>(now / kMicrosPerSecond);
-  std::tm tm{};
-  gmtime_r(&seconds, &tm);
-  char buf[96];
-  std::snprintf(buf, sizeof(buf), "r%04d%02d%02dT%02d%02d%02d-%04x", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                static_cast<unsigned>(suffix));
-  return buf;
+Status CheckRunId(std::string_view id) {
+  if (IsValidRunId(id)) return Status::Ok();
+  return Status::InvalidInput("not a run id: a run id is 1 to " + std::to_string(kMaxRunIdLength) +
+                              " letters, digits, '-' or '_' (no '.'), as the coordinator made it");
 }
 
 std::string NewTraceId() {

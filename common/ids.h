@@ -1,21 +1,27 @@
 #pragma once
 // Identifiers. A run id sorts by creation time and is short enough to type:
-// "r20261129T093649-4f2a". An execution id is "<run_id>.<task_id>": stable
-// across the attempts of one task in one run, and readable on its own.
+// "r20261129T093649-0000"; only the coordinator makes them (RunIdGenerator).
+// An execution id is "<run_id>.<task_id>": stable across the attempts of one
+// task in one run, and readable on its own.
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 
 #include "common/clock.h"
+#include "common/status.h"
 
 namespace apollo11 {
 
-// A new run id for a run created at `now`, with 16 random bits.
-std::string NewRunId(Micros now);
-// The same with the 16 bits given, so a caller with an injected random
-// source (SchedulerCore) makes the same ids on the same seed.
-std::string NewRunId(Micros now, uint16_t suffix);
+// The one grammar of a run id, wherever one comes in (client requests, the
+// HTTP API, `run --resume`, the journal at recovery): 1 to 64 characters of
+// [A-Za-z0-9_-], the first a letter or digit. Never a '.', which separates
+// the run from the task in an execution id. Every id RunIdGenerator makes
+// matches it.
+inline constexpr size_t kMaxRunIdLength = 64;
+bool IsValidRunId(std::string_view id);
+// Ok, or InvalidInput naming the grammar (the id itself is not echoed).
+Status CheckRunId(std::string_view id);
 
 // A new 16-hex-digit trace id.
 std::string NewTraceId();

@@ -47,7 +47,7 @@ int CurlMulti::OnTimer(CURLM*, long timeout_ms, void* userp) {
   if (timeout_ms < 0) {
     self->timer_at_ = 0;
   } else {
-    self->timer_at_ = self->clock_.Now() + static_cast<Micros>(timeout_ms) * kMicrosPerMilli;
+    self->timer_at_ = self->clock_.Steady() + static_cast<Micros>(timeout_ms) * kMicrosPerMilli;
   }
   return 0;
 }

@@ -18,8 +18,8 @@ namespace apollo11::executor {
 
 class CurlMulti {
  public:
-  // `clock` turns curl's relative timer into an absolute deadline; it must
-  // outlive this object.
+  // `clock` turns curl's relative timer into an absolute Steady() deadline
+  // (Process takes Steady() time); it must outlive this object.
   explicit CurlMulti(const Clock& clock);
   ~CurlMulti();  // removes (but does not clean up) any easy handles still added
   CurlMulti(const CurlMulti&) = delete;

@@ -121,7 +121,8 @@ Status Executor::Launch(const ExecRequest& request) {
   exec->req = request;
   exec->started_at = now;
   if (request.timeout.count() > 0) {
-    exec->deadline = now + static_cast<Micros>(request.timeout.count()) * kMicrosPerMilli;
+    exec->deadline =
+        clock_.Steady() + static_cast<Micros>(request.timeout.count()) * kMicrosPerMilli;
   }
   const bool http = request.type == dsl::TaskType::kHttp;
   std::string base;
@@ -146,7 +147,7 @@ Status Executor::Launch(const ExecRequest& request) {
 
   Status started = http ? StartHttp(exec.get()) : StartProcess(exec.get(), request.run_precheck);
   if (!started.ok()) {
-    ExecOutcome o = MakeOutcome(exec.get(), ExecOutcomeKind::kFailed, now);
+    ExecOutcome o = MakeOutcome(exec.get(), ExecOutcomeKind::kFailed);
     o.error = started.message();
     ready_.push_back(std::move(o));
     return Status::Ok();
@@ -190,10 +191,10 @@ void Executor::Cancel(const std::string& exec_id, uint32_t attempt) {
   auto it = execs_.find(Key(exec_id, attempt));
   if (it == execs_.end()) return;
   Exec* exec = it->second.get();
-  Micros now = clock_.Now();
+  Micros now = clock_.Steady();
   if (exec->easy != nullptr) {
     curl_->Remove(exec->easy);
-    ExecOutcome o = MakeOutcome(exec, ExecOutcomeKind::kCanceled, now);
+    ExecOutcome o = MakeOutcome(exec, ExecOutcomeKind::kCanceled);
     o.error = "canceled (HTTP request aborted)";
     ready_.push_back(std::move(o));
     execs_.erase(it);
@@ -212,7 +213,7 @@ void Executor::AppendPollItems(std::vector<zmq_pollitem_t>* items) const {
 }
 
 Micros Executor::NextDeadline() const {
-  if (!ready_.empty()) return clock_.Now();
+  if (!ready_.empty()) return clock_.Steady();
   Micros next = 0;
   auto consider = [&next](Micros t) {
     if (t != 0 && (next == 0 || t < next)) next = t;
@@ -261,7 +262,7 @@ void Executor::Process(Micros now, std::vector<ExecOutcome>* finished) {
     for (auto& [easy, code] : done) {
       Exec* exec = nullptr;
       curl_easy_getinfo(easy, CURLINFO_PRIVATE, reinterpret_cast<char**>(&exec));
-      if (exec != nullptr) FinishHttp(exec, code, now, finished);
+      if (exec != nullptr) FinishHttp(exec, code, finished);
     }
   }
 
@@ -282,13 +283,13 @@ void Executor::Process(Micros now, std::vector<ExecOutcome>* finished) {
   if (execs_.empty() && !contained.empty()) containment_->Tick(now, {});
 }
 
-ExecOutcome Executor::MakeOutcome(Exec* exec, ExecOutcomeKind kind, Micros now) {
+ExecOutcome Executor::MakeOutcome(Exec* exec, ExecOutcomeKind kind) {
   ExecOutcome o;
   o.exec_id = exec->req.exec_id;
   o.attempt = exec->req.attempt;
   o.kind = kind;
   o.started_at = exec->started_at;
-  o.finished_at = now;
+  o.finished_at = clock_.Now();
   // Only files that exist: a task that printed nothing has none.
   o.stdout_path = exec->out.created() ? exec->out.path() : "";
   o.stderr_path = exec->err.created() ? exec->err.path() : "";

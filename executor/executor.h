@@ -96,13 +96,16 @@ class Executor final : public TaskRunner {
   // processes it held. Empty without cgroups. Call before the first Launch.
   std::vector<std::pair<std::string, size_t>> KillLeftovers();
 
-  // The earliest time Process() must run even if no fd is ready (timeouts,
-  // kill graces, curl timers, outcomes already waiting); 0 = no timer.
+  // The earliest time (Clock::Steady()) Process() must run even if no fd is
+  // ready (timeouts, kill graces, curl timers, outcomes already waiting); 0 =
+  // no timer.
   Micros NextDeadline() const;
 
   // Does all pending work without blocking: reads output, reaps exited
   // children, enforces timeouts and graces, drives curl. Appends every attempt
-  // that finished to `finished`.
+  // that finished to `finished`. `now` is Clock::Steady(): a wall-clock step
+  // neither times a task out nor delays its timeout; outcomes are stamped
+  // with wall time.
   void Process(Micros now, std::vector<ExecOutcome>* finished);
 
   // Attempts launched and not yet reported (queued noop outcomes excluded).
@@ -126,9 +129,10 @@ class Executor final : public TaskRunner {
   bool Advance(Exec* exec, Micros now, std::vector<ExecOutcome>* finished);
   // The outcome of `exec` once its leader is reaped; nullopt when that was
   // its precheck and the task has now started.
-  std::optional<ExecOutcome> EndOf(Exec* exec, Micros now);
-  void FinishHttp(Exec* exec, int curl_code, Micros now, std::vector<ExecOutcome>* finished);
-  ExecOutcome MakeOutcome(Exec* exec, ExecOutcomeKind kind, Micros now);
+  std::optional<ExecOutcome> EndOf(Exec* exec);
+  void FinishHttp(Exec* exec, int curl_code, std::vector<ExecOutcome>* finished);
+  // The outcome of `exec`, stamped finished at the wall clock's now.
+  ExecOutcome MakeOutcome(Exec* exec, ExecOutcomeKind kind);
 
   ExecutorOptions options_;
   const Clock& clock_;

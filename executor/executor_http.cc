@@ -66,12 +66,11 @@ Status Executor::StartHttp(Exec* exec) {
   return Status::Ok();
 }
 
-void Executor::FinishHttp(Exec* exec, int curl_code, Micros now,
-                          std::vector<ExecOutcome>* finished) {
+void Executor::FinishHttp(Exec* exec, int curl_code, std::vector<ExecOutcome>* finished) {
   const ExecRequest& r = exec->req;
   long status = 0;
   curl_easy_getinfo(exec->easy, CURLINFO_RESPONSE_CODE, &status);
-  ExecOutcome o = MakeOutcome(exec, ExecOutcomeKind::kFailed, now);
+  ExecOutcome o = MakeOutcome(exec, ExecOutcomeKind::kFailed);
   o.exit_code = static_cast<int>(status);
   if (curl_code == CURLE_OK) {
     const bool ok = r.expect_status.empty()

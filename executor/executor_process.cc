@@ -124,7 +124,7 @@ bool Executor::Advance(Exec* exec, Micros now, std::vector<ExecOutcome>* finishe
   // already: they are not counted as left over).
   const size_t left = containment_->KillRest(&exec->contained);
   if (!exec->stop.has_value()) exec->leftovers += left;
-  std::optional<ExecOutcome> o = EndOf(exec, now);
+  std::optional<ExecOutcome> o = EndOf(exec);
   if (!o.has_value()) return false;  // the task started after its precheck
   if (exec->leftovers > 0) {
     const std::string note = LeftoverNote(exec->leftovers);
@@ -134,12 +134,12 @@ bool Executor::Advance(Exec* exec, Micros now, std::vector<ExecOutcome>* finishe
   return true;
 }
 
-std::optional<ExecOutcome> Executor::EndOf(Exec* exec, Micros now) {
+std::optional<ExecOutcome> Executor::EndOf(Exec* exec) {
   const int st = exec->wait_status;
   const bool exited = st >= 0 && WIFEXITED(st);
   const int code = st < 0 ? -1 : exited ? WEXITSTATUS(st) : -WTERMSIG(st);
   if (exec->stop.has_value()) {
-    ExecOutcome o = MakeOutcome(exec, *exec->stop, now);
+    ExecOutcome o = MakeOutcome(exec, *exec->stop);
     o.exit_code = code;
     if (*exec->stop == ExecOutcomeKind::kTimeout) {
       o.error = "timed out after " + FormatDuration(exec->req.timeout) + " (process group killed)";
@@ -152,25 +152,25 @@ std::optional<ExecOutcome> Executor::EndOf(Exec* exec, Micros now) {
     if (exited && code == 0) {
       Status started = StartProcess(exec, /*precheck=*/false);
       if (started.ok()) return std::nullopt;
-      ExecOutcome o = MakeOutcome(exec, ExecOutcomeKind::kFailed, now);
+      ExecOutcome o = MakeOutcome(exec, ExecOutcomeKind::kFailed);
       o.error = started.message();
       return o;
     }
     if (exited && code == 3) {
-      ExecOutcome o = MakeOutcome(exec, ExecOutcomeKind::kAlreadyDone, now);
+      ExecOutcome o = MakeOutcome(exec, ExecOutcomeKind::kAlreadyDone);
       o.exit_code = 3;
       o.error = "precheck exited 3: already done, task not rerun";
       return o;
     }
-    ExecOutcome o = MakeOutcome(exec, ExecOutcomeKind::kFailed, now);
+    ExecOutcome o = MakeOutcome(exec, ExecOutcomeKind::kFailed);
     o.exit_code = code;
     o.retryable = false;
     o.error = exited ? "precheck exited " + std::to_string(code) + ": refusing to rerun"
                      : "precheck killed by signal " + std::to_string(-code) + ": refusing to rerun";
     return o;
   }
-  ExecOutcome o = MakeOutcome(
-      exec, exited && code == 0 ? ExecOutcomeKind::kSuccess : ExecOutcomeKind::kFailed, now);
+  ExecOutcome o =
+      MakeOutcome(exec, exited && code == 0 ? ExecOutcomeKind::kSuccess : ExecOutcomeKind::kFailed);
   o.exit_code = code;
   if (st < 0) {
     o.error = "exit status lost (reaped by someone else)";

@@ -37,6 +37,7 @@ class FaultyRunStore final : public RunStore {
   Result<std::optional<RunRecord>> GetRun(const std::string& run_id) override {
     return base_->GetRun(run_id);
   }
+  Result<std::string> LastCreatedRunId() override { return base_->LastCreatedRunId(); }
   Result<std::vector<RunRecord>> ListRuns(size_t limit) override { return base_->ListRuns(limit); }
   Result<std::vector<RunRecord>> UnfinishedRuns() override { return base_->UnfinishedRuns(); }
   Result<std::vector<ExecutionRecord>> ExecutionsOfRun(const std::string& run_id) override {

@@ -119,7 +119,47 @@ Status Journal::RunWrite(const char* what, const std::function<int(MDB_txn*)>& b
   }
 }
 
-int Journal::WriteBatch(MDB_txn* txn, const Batch& batch, uint64_t first_seq) {
+int Journal::WriteRun(MDB_txn* txn, const RunRecord& r, bool create) {
+  const Env& e = *env_;
+  MDB_val k = Val(r.run_id), old;
+  int rc = 0;
+  if (create) {
+    // A new run never replaces a stored one, whatever its id.
+    const std::string value = codec::EncodeRun(r);
+    MDB_val v = Val(value);
+    if ((rc = mdb_put(txn, e.runs, &k, &v, MDB_NOOVERWRITE)) != 0) return rc;
+  } else {
+    rc = mdb_get(txn, e.runs, &k, &old);
+    if (rc == 0) {
+      Result<RunRecord> previous = codec::DecodeRun(r.run_id, View(old));
+      if (previous.ok() && previous->created_at != r.created_at) {
+        std::string old_time;
+        old_time = codec::EncodeSeqKey(static_cast<uint64_t>(previous->created_at)) + r.run_id;
+        MDB_val tk = Val(old_time);
+        rc = mdb_del(txn, e.runs_by_time, &tk, nullptr);
+        if (rc != 0 && rc != MDB_NOTFOUND) return rc;
+      }
+    } else if (rc != MDB_NOTFOUND) {
+      return rc;
+    }
+    const std::string value = codec::EncodeRun(r);
+    MDB_val v = Val(value);
+    if ((rc = mdb_put(txn, e.runs, &k, &v, 0)) != 0) return rc;
+  }
+  const std::string time_key = codec::EncodeSeqKey(static_cast<uint64_t>(r.created_at)) + r.run_id;
+  MDB_val tk = Val(time_key), empty = Val("");
+  if ((rc = mdb_put(txn, e.runs_by_time, &tk, &empty, 0)) != 0) return rc;
+  if (IsFinal(r.status)) {
+    rc = mdb_del(txn, e.active_runs, &k, nullptr);
+    if (rc != 0 && rc != MDB_NOTFOUND) return rc;
+  } else if ((rc = mdb_put(txn, e.active_runs, &k, &empty, 0)) != 0) {
+    return rc;
+  }
+  return 0;
+}
+
+int Journal::WriteBatch(MDB_txn* txn, const Batch& batch, uint64_t first_seq,
+                        std::string* refused_run) {
   const Env& e = *env_;
   int rc = 0;
   uint64_t seq = first_seq;
@@ -139,34 +179,18 @@ int Journal::WriteBatch(MDB_txn* txn, const Batch& batch, uint64_t first_seq) {
     MDB_val k = Val(x.exec_id), v = Val(value);
     if ((rc = mdb_put(txn, e.executions, &k, &v, 0)) != 0) return rc;
   }
+  for (const RunRecord& r : batch.created_run_records()) {
+    if ((rc = WriteRun(txn, r, /*create=*/true)) != 0) {
+      if (rc == MDB_KEYEXIST) *refused_run = r.run_id;
+      return rc;
+    }
+  }
+  if (!batch.created_run_records().empty()) {
+    MDB_val mk = Val(kLastRunIdKey), mv = Val(batch.created_run_records().back().run_id);
+    if ((rc = mdb_put(txn, e.meta, &mk, &mv, 0)) != 0) return rc;
+  }
   for (const RunRecord& r : batch.run_records()) {
-    MDB_val k = Val(r.run_id), old;
-    rc = mdb_get(txn, e.runs, &k, &old);
-    if (rc == 0) {
-      Result<RunRecord> previous = codec::DecodeRun(r.run_id, View(old));
-      if (previous.ok() && previous->created_at != r.created_at) {
-        std::string old_time;
-        old_time = codec::EncodeSeqKey(static_cast<uint64_t>(previous->created_at)) + r.run_id;
-        MDB_val tk = Val(old_time);
-        rc = mdb_del(txn, e.runs_by_time, &tk, nullptr);
-        if (rc != 0 && rc != MDB_NOTFOUND) return rc;
-      }
-    } else if (rc != MDB_NOTFOUND) {
-      return rc;
-    }
-    const std::string value = codec::EncodeRun(r);
-    MDB_val v = Val(value);
-    if ((rc = mdb_put(txn, e.runs, &k, &v, 0)) != 0) return rc;
-    const std::string time_key =
-        codec::EncodeSeqKey(static_cast<uint64_t>(r.created_at)) + r.run_id;
-    MDB_val tk = Val(time_key), empty = Val("");
-    if ((rc = mdb_put(txn, e.runs_by_time, &tk, &empty, 0)) != 0) return rc;
-    if (IsFinal(r.status)) {
-      rc = mdb_del(txn, e.active_runs, &k, nullptr);
-      if (rc != 0 && rc != MDB_NOTFOUND) return rc;
-    } else if ((rc = mdb_put(txn, e.active_runs, &k, &empty, 0)) != 0) {
-      return rc;
-    }
+    if ((rc = WriteRun(txn, r, /*create=*/false)) != 0) return rc;
   }
   for (const auto& [hash, json] : batch.pipeline_snapshots()) {
     MDB_val k = Val(hash), v = Val(json);
@@ -195,8 +219,16 @@ int Journal::WriteBatch(MDB_txn* txn, const Batch& batch, uint64_t first_seq) {
 Status Journal::Commit(Batch& batch) {
   if (batch.empty()) return Status::Ok();
   const uint64_t first_seq = last_seq_.load() + 1;
-  APOLLO11_RETURN_IF_ERROR(
-      RunWrite("commit a batch", [&](MDB_txn* txn) { return WriteBatch(txn, batch, first_seq); }));
+  std::string refused_run;
+  Status written = RunWrite("commit a batch", [&](MDB_txn* txn) {
+    return WriteBatch(txn, batch, first_seq, &refused_run);
+  });
+  if (!written.ok() && !refused_run.empty()) {
+    return Status::InvalidInput("journal " + dir_ + ": a new run " + refused_run +
+                                " was refused: a run with that id is stored already and its record "
+                                "is never overwritten; nothing was written");
+  }
+  APOLLO11_RETURN_IF_ERROR(written);
   last_seq_ = first_seq + batch.transitions() - 1;
   batch.Clear();
   return Status::Ok();
@@ -273,6 +305,23 @@ Result<std::optional<RunRecord>> Journal::GetRun(const std::string& run_id) {
   Result<RunRecord> run = codec::DecodeRun(run_id, **found);
   if (!run.ok()) return run.status();
   return std::optional<RunRecord>(std::move(run).value());
+}
+
+Result<std::string> Journal::LastCreatedRunId() {
+  ReadTxn txn(*this);
+  APOLLO11_RETURN_IF_ERROR(txn.Begin());
+  auto last = txn.Find(env_->meta, kLastRunIdKey);
+  if (!last.ok()) return last.status();
+  if (last->has_value()) return std::string(**last);
+  // A journal written before the key existed: its greatest run id.
+  Cursor cursor;
+  int rc = cursor.Open(txn.get(), env_->runs);
+  if (rc != 0) return Error(rc, "open a cursor");
+  MDB_val k, v;
+  rc = cursor.Get(&k, &v, MDB_LAST);
+  if (rc == MDB_NOTFOUND) return std::string();
+  if (rc != 0) return Error(rc, "find the last run id");
+  return std::string(View(k));
 }
 
 Result<std::vector<RunRecord>> Journal::ListRuns(size_t limit) {

@@ -70,7 +70,8 @@ class Journal final : public RunStore {
   // max_map_size) and the whole batch retried. On failure nothing is applied,
   // no seq is consumed, and `batch` is left as it was so it can be committed
   // again: Full (disk or map at max; retry when space returns), InvalidInput
-  // (an empty key or one longer than 511 bytes), Io. Writer thread only.
+  // (an empty key or one longer than 511 bytes, or a created run whose id is
+  // stored already), Io. Writer thread only.
   Status Commit(Batch& batch) override;
 
   // The seq of the last committed transition (0 when none). Any thread; for a
@@ -81,6 +82,7 @@ class Journal final : public RunStore {
   Result<std::vector<TransitionRecord>> HistoryOfRun(const std::string& run_id) override;
   Result<std::vector<TransitionRecord>> HistoryOfExecution(const std::string& exec_id) override;
   Result<std::optional<RunRecord>> GetRun(const std::string& run_id) override;
+  Result<std::string> LastCreatedRunId() override;
   // The newest `limit` runs by created_at, newest first.
   Result<std::vector<RunRecord>> ListRuns(size_t limit) override;
   // Current state of every execution of a run, ordered by exec id.
@@ -147,7 +149,12 @@ class Journal final : public RunStore {
   // retrying the whole transaction on MDB_MAP_FULL. `body` returns an LMDB or
   // errno code; on any error the transaction is aborted.
   Status RunWrite(const char* what, const std::function<int(MDB_txn*)>& body);
-  int WriteBatch(MDB_txn* txn, const Batch& batch, uint64_t first_seq);
+  // Writes `batch` in `txn`; an LMDB error code, MDB_KEYEXIST with
+  // `*refused_run` set when a created run's id is stored already.
+  int WriteBatch(MDB_txn* txn, const Batch& batch, uint64_t first_seq, std::string* refused_run);
+  // Writes one run record and its indexes; `create`: MDB_KEYEXIST rather
+  // than replace a stored record.
+  int WriteRun(MDB_txn* txn, const RunRecord& r, bool create);
   Status GrowMap();
   Status AdoptMapSize() const;
   Status Error(int rc, const std::string& what) const;

@@ -33,6 +33,9 @@ inline uint64_t GetU64(std::string_view in) {
 // retention, so seq numbers never go back when it removes the newest
 // transitions.
 inline constexpr const char* kSeqFloorKey = "seq_floor";
+// meta key: the id of the run last written by RunBatch::CreateRun, so run ids
+// keep increasing after a restart even when retention removed that run.
+inline constexpr const char* kLastRunIdKey = "last_run_id";
 
 struct Journal::Env {
   MDB_env* env = nullptr;

@@ -1,6 +1,7 @@
 #include "storage/memory_run_store.h"
 
 #include <algorithm>
+#include <set>
 
 #include "common/ids.h"
 
@@ -22,6 +23,14 @@ Status MemoryRunStore::Commit(RunBatch& batch) {
   for (const RunRecord& r : batch.run_records()) {
     if (r.run_id.empty()) return Status::InvalidInput("a run record without an id");
   }
+  std::set<std::string> created;
+  for (const RunRecord& r : batch.created_run_records()) {
+    if (r.run_id.empty()) return Status::InvalidInput("a run record without an id");
+    if (runs_.count(r.run_id) || !created.insert(r.run_id).second) {
+      return Status::InvalidInput("run " + r.run_id +
+                                  " exists already: refused to overwrite its record");
+    }
+  }
   for (const TransitionRecord& t : batch.transition_records()) {
     transitions_.push_back(t);
     TransitionRecord& stored = transitions_.back();
@@ -29,6 +38,10 @@ Status MemoryRunStore::Commit(RunBatch& batch) {
     if (stored.exec_id.empty()) stored.exec_id = MakeExecId(t.run_id, t.task_id);
   }
   for (const ExecutionRecord& x : batch.execution_records()) executions_[x.exec_id] = x;
+  for (const RunRecord& r : batch.created_run_records()) {
+    runs_[r.run_id] = r;
+    last_created_ = r.run_id;
+  }
   for (const RunRecord& r : batch.run_records()) runs_[r.run_id] = r;
   for (const auto& [hash, json] : batch.pipeline_snapshots()) pipelines_.emplace(hash, json);
   for (const auto& [key, duration] : batch.duration_samples()) {

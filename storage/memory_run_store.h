@@ -19,14 +19,15 @@ class MemoryRunStore final : public RunStore {
   MemoryRunStore(const MemoryRunStore&) = delete;
   MemoryRunStore& operator=(const MemoryRunStore&) = delete;
 
-  // InvalidInput for an empty run or execution id (nothing applied), as the
-  // journal refuses an empty key; never Full.
+  // InvalidInput for an empty run or execution id, or a created run whose id
+  // is stored already (nothing applied), as the journal; never Full.
   Status Commit(RunBatch& batch) override;
   uint64_t last_seq() const override { return last_seq_; }
 
   Result<std::vector<TransitionRecord>> HistoryOfRun(const std::string& run_id) override;
   Result<std::vector<TransitionRecord>> HistoryOfExecution(const std::string& exec_id) override;
   Result<std::optional<RunRecord>> GetRun(const std::string& run_id) override;
+  Result<std::string> LastCreatedRunId() override { return last_created_; }
   Result<std::vector<RunRecord>> ListRuns(size_t limit) override;
   Result<std::vector<RunRecord>> UnfinishedRuns() override;
   Result<std::vector<ExecutionRecord>> ExecutionsOfRun(const std::string& run_id) override;
@@ -47,6 +48,7 @@ class MemoryRunStore final : public RunStore {
   std::map<std::string, RunRecord> runs_;              // by run id
   std::map<std::string, std::string> pipelines_;       // by hash
   std::map<std::string, std::vector<Micros>> durations_;
+  std::string last_created_;
   uint64_t last_seq_ = 0;
   uint64_t epoch_ = 0;
   uint64_t commits_ = 0;

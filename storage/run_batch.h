@@ -21,6 +21,11 @@ class RunBatch {
   void PutExecution(const ExecutionRecord& r) { executions_.push_back(r); }
   // Replaces the run record of r.run_id.
   void PutRun(const RunRecord& r) { runs_.push_back(r); }
+  // Stores the record of a new run. The commit fails as a whole
+  // (InvalidInput, nothing applied) when the store holds a run r.run_id
+  // already: a run record is never overwritten by another run's. Written
+  // before the PutRun records of the same batch.
+  void CreateRun(const RunRecord& r) { created_runs_.push_back(r); }
   // Stores a pipeline snapshot; immutable, so ignored if `hash` is present.
   void PutPipeline(const std::string& hash, std::string canonical_json) {
     pipelines_.emplace_back(hash, std::move(canonical_json));
@@ -30,8 +35,8 @@ class RunBatch {
     durations_.emplace_back(stats_key, duration);
   }
   bool empty() const {
-    return transitions_.empty() && executions_.empty() && runs_.empty() && pipelines_.empty() &&
-           durations_.empty();
+    return transitions_.empty() && executions_.empty() && runs_.empty() && created_runs_.empty() &&
+           pipelines_.empty() && durations_.empty();
   }
   size_t transitions() const { return transitions_.size(); }
   // Forgets everything appended (a store's Commit does this after success).
@@ -39,6 +44,7 @@ class RunBatch {
     transitions_.clear();
     executions_.clear();
     runs_.clear();
+    created_runs_.clear();
     pipelines_.clear();
     durations_.clear();
   }
@@ -47,6 +53,7 @@ class RunBatch {
   const std::vector<TransitionRecord>& transition_records() const { return transitions_; }
   const std::vector<ExecutionRecord>& execution_records() const { return executions_; }
   const std::vector<RunRecord>& run_records() const { return runs_; }
+  const std::vector<RunRecord>& created_run_records() const { return created_runs_; }
   // (hash, canonical JSON) pairs.
   const std::vector<std::pair<std::string, std::string>>& pipeline_snapshots() const {
     return pipelines_;
@@ -58,6 +65,7 @@ class RunBatch {
   std::vector<TransitionRecord> transitions_;
   std::vector<ExecutionRecord> executions_;
   std::vector<RunRecord> runs_;
+  std::vector<RunRecord> created_runs_;
   std::vector<std::pair<std::string, std::string>> pipelines_;
   std::vector<std::pair<std::string, Micros>> durations_;
 };

@@ -42,6 +42,9 @@ class RunStore {
   virtual Result<std::vector<TransitionRecord>> HistoryOfRun(const std::string& run_id) = 0;
   virtual Result<std::vector<TransitionRecord>> HistoryOfExecution(const std::string& exec_id) = 0;
   virtual Result<std::optional<RunRecord>> GetRun(const std::string& run_id) = 0;
+  // The id of the run most recently stored with RunBatch::CreateRun ("" when
+  // none), so that the run id generator continues after it on restart.
+  virtual Result<std::string> LastCreatedRunId() = 0;
   // The newest `limit` runs by created_at, newest first.
   virtual Result<std::vector<RunRecord>> ListRuns(size_t limit) = 0;
   // Runs whose status is not final, for recovery; ordered by run id.

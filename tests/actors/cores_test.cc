@@ -337,7 +337,7 @@ TEST_CASE("a scheduler turn answers a submission with its commit, placed work re
 
   turn.OnPlaced({{{"w1", *run_id + ".a", 1}}, f.clock.Now(), 1});
   CHECK_FALSE(turn.AwaitingPlacement());
-  REQUIRE(turn.Commit(f.clock.Now(), &frames));
+  REQUIRE(turn.Commit(f.clock.Now(), f.clock.Steady(), &frames));
   auto after = f.journal->GetRun(*run_id);
   REQUIRE(after.ok());
   CHECK(after->has_value());

@@ -2,6 +2,8 @@
 // what a full disk does to a loop turn, without a disk.
 
 #include <catch2/catch.hpp>
+#include <set>
+#include <string>
 
 #include "actors/scheduler_core.h"
 #include "dsl/pipeline_json.h"
@@ -165,4 +167,34 @@ TEST_CASE("run ids come from the injected random source: one seed, one id", "[sc
     return *run_id;
   };
   CHECK(first_run_id(7) == first_run_id(7));
+}
+
+TEST_CASE("submissions on a frozen clock get distinct run ids, and a restart continues after them",
+          "[scheduler][ids]") {
+  FakeClock clock;
+  storage::MemoryRunStore store;
+  std::set<std::string> ids;
+  std::string last;
+  {
+    SchedulerCore core(&store, &clock, {});
+    SchedulerOutbox out;
+    for (int i = 0; i < 5000; ++i) {
+      auto run_id = core.Submit(TwoTasks());
+      REQUIRE(run_id.ok());
+      REQUIRE(ids.insert(*run_id).second);
+      last = *run_id;
+      if (i % 100 == 99) REQUIRE(core.Flush(&out).ok());
+    }
+    REQUIRE(core.Flush(&out).ok());
+  }
+  // The coordinator restarts with its clock an hour behind.
+  clock.StepWall(-3600 * kMicrosPerSecond);
+  SchedulerCore restarted(&store, &clock, {});
+  auto next = restarted.Submit(TwoTasks());
+  REQUIRE(next.ok());
+  CHECK(*next > last);
+  CHECK(ids.count(*next) == 0);
+  SchedulerOutbox out;
+  REQUIRE(restarted.Flush(&out).ok());
+  CHECK(store.ListRuns(10'000)->size() == 5001);
 }

@@ -77,7 +77,7 @@ struct WorkerFixture {
   void Feed(const std::string& frame) { core->OnFrame(frame.data(), frame.size()); }
   void Finish() {
     std::vector<executor::ExecOutcome> finished;
-    executor->Process(clock.Now(), &finished);
+    executor->Process(clock.Steady(), &finished);
     if (!finished.empty()) core->OnFinished(finished);
   }
 };

@@ -18,11 +18,11 @@ std::vector<ExecOutcome> RunToCompletion(
     Executor& executor, const Clock& clock, std::chrono::milliseconds limit,
     const std::function<bool(const std::vector<ExecOutcome>&)>& until) {
   std::vector<ExecOutcome> out;
-  const Micros end = clock.Now() + limit.count() * kMicrosPerMilli;
+  const Micros end = clock.Steady() + limit.count() * kMicrosPerMilli;
   while (true) {
-    executor.Process(clock.Now(), &out);
+    executor.Process(clock.Steady(), &out);
     if (until ? until(out) : executor.running() == 0) break;
-    const Micros now = clock.Now();
+    const Micros now = clock.Steady();
     if (now >= end) break;
     std::vector<zmq_pollitem_t> items;
     executor.AppendPollItems(&items);

@@ -183,7 +183,7 @@ TEST_CASE("noop finishes at the next Process without a process or file, and db i
   CHECK(ex.running() == 0);
   CHECK(ex.NextDeadline() != 0);  // the loop must not sleep on a queued outcome
   std::vector<ExecOutcome> out;
-  ex.Process(clock.Now(), &out);
+  ex.Process(clock.Steady(), &out);
   REQUIRE(out.size() == 1);
   CHECK(out[0].kind == ExecOutcomeKind::kSuccess);
   CHECK(std::filesystem::is_empty(dir.path()));
@@ -194,7 +194,7 @@ TEST_CASE("noop finishes at the next Process without a process or file, and db i
   db.type = TaskType::kDb;
   REQUIRE(ex.Launch(db).ok());
   out.clear();
-  ex.Process(clock.Now(), &out);
+  ex.Process(clock.Steady(), &out);
   REQUIRE(out.size() == 1);
   CHECK(out[0].kind == ExecOutcomeKind::kRejected);
   CHECK_FALSE(out[0].retryable);
@@ -379,17 +379,44 @@ TEST_CASE("timeouts follow the time given to Process, not the wall clock", "[exe
   ex.Process(clock.Now() + 59 * apollo11::kMicrosPerSecond, &out);
   CHECK(out.empty());
   clock.Advance(60 * apollo11::kMicrosPerSecond);
-  ex.Process(clock.Now(), &out);  // sends SIGTERM; the next deadline is the grace's end
+  ex.Process(clock.Steady(), &out);  // sends SIGTERM; the next deadline is the grace's end
   CHECK(ex.NextDeadline() == clock.Now() + 60 * apollo11::kMicrosPerSecond);
   // Real time from here: wait for the pidfd like the worker would.
   for (int i = 0; i < 500 && out.empty(); ++i) {
     std::vector<zmq_pollitem_t> items;
     ex.AppendPollItems(&items);
     zmq::poll(items, milliseconds(10));
-    ex.Process(clock.Now(), &out);
+    ex.Process(clock.Steady(), &out);
   }
   REQUIRE(out.size() == 1);
   CHECK(out[0].kind == ExecOutcomeKind::kTimeout);
   CHECK(out[0].exit_code == -15);
   CHECK(out[0].error == "timed out after 1m (process group killed)");
+}
+
+TEST_CASE("a wall-clock step neither times a task out nor delays its timeout",
+          "[executor][clock]") {
+  apollo11::FakeClock clock;
+  Executor ex(ExecutorOptions{}, clock);
+  auto r = Shell("stepped", "exec sleep 30");
+  r.timeout = Millis(60'000);
+  r.kill_grace = Millis(0);
+  REQUIRE(ex.Launch(r).ok());
+  std::vector<ExecOutcome> out;
+  clock.StepWall(+3600 * apollo11::kMicrosPerSecond);  // NTP jumps an hour ahead
+  ex.Process(clock.Steady(), &out);
+  CHECK(out.empty());
+  CHECK(ex.NextDeadline() == clock.Steady() + 60 * apollo11::kMicrosPerSecond);
+  clock.StepWall(-7200 * apollo11::kMicrosPerSecond);  // and back, an hour behind
+  clock.Advance(60 * apollo11::kMicrosPerSecond);
+  ex.Process(clock.Steady(), &out);  // due on the steady clock: SIGKILL now
+  for (int i = 0; i < 500 && out.empty(); ++i) {
+    std::vector<zmq_pollitem_t> items;
+    ex.AppendPollItems(&items);
+    zmq::poll(items, milliseconds(10));
+    ex.Process(clock.Steady(), &out);
+  }
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].kind == ExecOutcomeKind::kTimeout);
+  CHECK(out[0].finished_at == clock.Now());  // records keep the wall clock
 }

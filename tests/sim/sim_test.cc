@@ -310,3 +310,111 @@ TEST_CASE(
   sim.RunUntilIdle();
   CHECK(sim.finished_runs().at(run) == RunStatus::kSuccess);
 }
+
+// Stepping the coordinator's wall clock (NTP, `date -s`) by 60 s either way
+// while tasks run: no worker is declared lost, no deadline fires, nothing is
+// dispatched twice, and a worker that stops is still found lost on time.
+TEST_CASE(
+    "a wall-clock step of 60 s either way with running tasks loses no worker and runs "
+    "nothing twice",
+    "[sim][clock]") {
+  Simulation sim;  // heartbeat 100 ms, liveness 3: lost after 300 ms of silence
+  sim.AddWorker("w1", 2);
+  sim.AddWorker("w2", 2);
+  std::vector<dsl::TaskSpec> tasks;
+  for (const char* id : {"a", "b", "c", "d"}) {
+    dsl::TaskSpec t = Task(id);
+    t.timeout = Millis(5'000);  // coordinator deadline: 5 s + grace + slack
+    tasks.push_back(t);
+  }
+  const std::string run = sim.Submit(tasks);
+  sim.RunUntilIdle();
+  auto all_running_once = [&] {
+    for (const char* id : {"a", "b", "c", "d"}) {
+      auto rec = sim.Execution(run + "." + id);
+      REQUIRE(rec.has_value());
+      CHECK(rec->state == TaskState::kRunning);
+      CHECK(rec->attempt == 1);
+      CHECK(rec->requeues == 0);
+    }
+  };
+  all_running_once();
+
+  for (Micros step : {+60 * kMicrosPerSecond, -120 * kMicrosPerSecond}) {
+    sim.clock().StepWall(step);
+    sim.AdvanceBy(Millis(1'000), Millis(50));
+    CHECK(sim.dispatcher().HasWorker("w1"));
+    CHECK(sim.dispatcher().HasWorker("w2"));
+    all_running_once();
+  }
+
+  // With the wall clock 60 s behind, a worker that stops is lost within
+  // liveness (300 ms) plus one heartbeat, not 60 s later.
+  sim.worker("w2").partitioned = true;
+  sim.AdvanceBy(Millis(500), Millis(10));
+  CHECK_FALSE(sim.dispatcher().HasWorker("w2"));
+  CHECK(sim.dispatcher().HasWorker("w1"));
+
+  sim.worker("w1").partitioned = false;
+  for (const char* id : {"a", "b", "c", "d"}) {
+    auto rec = sim.Execution(run + "." + id);
+    if (rec->worker_id == "w1") sim.Finish("w1", run + "." + id);
+  }
+  sim.RunUntilIdle();
+  for (const char* id : {"a", "b", "c", "d"}) {
+    auto rec = sim.Execution(run + "." + id);
+    if (rec->state == TaskState::kRunning) sim.Finish(rec->worker_id, run + "." + id);
+  }
+  sim.RunUntilIdle();
+  CHECK(sim.finished_runs().at(run) == RunStatus::kSuccess);
+}
+
+TEST_CASE("after a restart, a wall-clock step does not close the claim window early",
+          "[sim][clock][recovery]") {
+  SimOptions options;
+  options.claim_window = Millis(400);
+  Simulation sim(options);
+  sim.AddWorker("w1");
+  sim.AddWorker("w2");
+  const std::string run = sim.Submit({Task("a"), Task("b")});
+  sim.RunUntilIdle();
+  const std::string a = run + ".a", b = run + ".b";
+  const std::string holder_b = sim.Execution(b)->worker_id;
+
+  sim.worker(holder_b).partitioned = true;  // b's worker is slow to come back
+  sim.RestartCoordinator();
+  sim.clock().StepWall(+60 * kMicrosPerSecond);  // right after the restart
+  sim.AdvanceBy(Millis(200), Millis(50));
+  CHECK(sim.dispatcher().unclaimed() == 1);  // b's window is still open
+  sim.worker(holder_b).partitioned = false;
+  sim.AdvanceBy(Millis(150), Millis(50));  // it says HELLO again within the window
+  CHECK(sim.dispatcher().unclaimed() == 0);
+  CHECK(sim.Execution(a)->attempt == 1);
+  CHECK(sim.Execution(b)->attempt == 1);  // claimed, not run a second time
+  CHECK(sim.Execution(b)->worker_id == holder_b);
+  sim.Finish(sim.Execution(a)->worker_id, a);
+  sim.Finish(holder_b, b);
+  sim.RunUntilIdle();
+  CHECK(sim.finished_runs().at(run) == RunStatus::kSuccess);
+}
+
+TEST_CASE("a wall-clock step back while the journal fails does not delay the next commit attempt",
+          "[sim][clock][journal]") {
+  Simulation sim;  // commit retries back off from 250 ms, at most 5 s apart
+  sim.AddWorker("w1");
+  const std::string run = sim.Submit({Task("a")});
+  sim.RunUntilIdle();
+  const std::string a = run + ".a";
+  sim.Finish("w1", a);
+  sim.DispatcherTurn();
+  sim.FillStore();
+  sim.SchedulerTurn();
+  REQUIRE(sim.failed_commits() == 1);
+  sim.clock().StepWall(-60 * kMicrosPerSecond);
+  sim.FreeStore();
+  // The retry is due 250 ms after the failure on the steady clock, not 60 s.
+  sim.AdvanceBy(Millis(400), Millis(50));
+  sim.RunUntilIdle();
+  CHECK(sim.Execution(a)->state == TaskState::kSuccess);
+  CHECK(sim.finished_runs().at(run) == RunStatus::kSuccess);
+}

@@ -71,8 +71,8 @@ void Simulation::StartCoordinator() {
   ro.heartbeat = options_.heartbeat;
   ro.liveness = options_.liveness;
   recon_ = std::make_unique<actors::ReconcilerCore>(ro);
-  next_beat_ = clock_.Now() + options_.heartbeat.count() * kMicrosPerMilli;
-  next_probe_ = clock_.Now() + options_.reconcile_interval.count() * kMicrosPerMilli;
+  next_beat_ = clock_.Steady() + options_.heartbeat.count() * kMicrosPerMilli;
+  next_probe_ = clock_.Steady() + options_.reconcile_interval.count() * kMicrosPerMilli;
   // As SchedulerLoop starts: recovery, then one commit without early
   // placement (the dispatcher is not up yet), whose output the dispatcher
   // reads before any worker frame.
@@ -209,7 +209,7 @@ void Simulation::DispatcherTurn() {
   DispatcherInbox in{disp_.get(), &disp_out_, &answer_ticket_};
   while (!disp_from_sched_.empty()) in.FromScheduler(PopFront(&disp_from_sched_));
   while (!disp_from_recon_.empty()) in.FromReconciler(PopFront(&disp_from_recon_));
-  const Micros now = clock_.Now();
+  const Micros now = clock_.Steady();  // the loop's timers, as DispatcherLoop
   if (now >= next_beat_) {
     disp_->Heartbeat(&disp_out_);
     recon_from_disp_.push_back(EncodeInternal(InternalType::kWorkersSeen, disp_->Seen()));
@@ -269,7 +269,7 @@ std::string Simulation::OnClientFrame(const std::string& identity, const std::st
     // As SchedulerLoop::OnSubmit: not journaled, so refused, not held.
     reply.code = static_cast<uint8_t>(StatusCode::kFull);
     reply.error = "new runs are refused while the coordinator cannot write its journal: " +
-                  health_->Summary(clock_.Now());
+                  health_->Summary(clock_.Steady());
     sessions_->Reply(identity, InternalType::kSubmitReply, reply);
     return "";
   }
@@ -296,9 +296,8 @@ void Simulation::SchedulerTurn() {
     sched_pending_ = true;
   }
   sched_->OnTimers();
-  const Micros now = clock_.Now();
-  sessions_->ExpireLogs(now);
-  if (health_->RetryDue(now)) CommitSchedulerTurn();
+  sessions_->ExpireLogs(clock_.Steady());
+  if (health_->RetryDue(clock_.Steady())) CommitSchedulerTurn();
   SendSchedulerOutput();
 }
 
@@ -316,7 +315,7 @@ bool Simulation::CommitSchedulerTurn(bool place_early) {
     while (!sched_from_disp_.empty()) in.FromDispatcher(PopFront(&sched_from_disp_));
     CHECK_FALSE(turn_->AwaitingPlacement());  // a ticket is always answered
   }
-  const bool committed = turn_->Commit(clock_.Now(), &sched_frames_);
+  const bool committed = turn_->Commit(clock_.Now(), clock_.Steady(), &sched_frames_);
   if (committed) {
     sched_pending_ = false;
   } else {
@@ -371,14 +370,14 @@ std::vector<actors::SubmitReply> Simulation::SubmitReplies(const std::string& cl
 
 void Simulation::ReconcilerTurn() {
   // As ReconcilerLoop: the scheduler's messages, then the dispatcher's,
-  // then liveness (steady clock) and deadlines (wall clock).
+  // then liveness and deadlines (both on the steady clock).
   ReconcilerInbox in{recon_.get()};
   while (!recon_from_sched_.empty()) in.FromScheduler(PopFront(&recon_from_sched_));
   while (!recon_from_disp_.empty()) in.FromDispatcher(PopFront(&recon_from_disp_));
   for (const actors::WorkerLost& lost : recon_->LostWorkers(clock_.Steady())) {
     disp_from_recon_.push_back(EncodeInternal(InternalType::kWorkerLost, lost));
   }
-  actors::DeadlineExceeded expired = recon_->Expired(clock_.Now());
+  actors::DeadlineExceeded expired = recon_->Expired(clock_.Steady());
   if (!expired.exceeded.empty()) {
     sched_from_recon_.push_back(EncodeInternal(InternalType::kDeadlineExceeded, expired));
   }

@@ -112,6 +112,67 @@ void CheckContract(RunStore& store) {
   CHECK(*store.Epoch() == 2);
 }
 
+// A created run is never overwritten by another run with the same id: the
+// whole commit is refused and nothing of it applied.
+void CheckCreateRefusesOverwrite(RunStore& store) {
+  CHECK(*store.LastCreatedRunId() == "");
+  RunBatch batch;
+  batch.CreateRun(Run("r1", RunStatus::kSuccess, 100));
+  REQUIRE(store.Commit(batch).ok());
+  CHECK(*store.LastCreatedRunId() == "r1");
+
+  batch.Append(Tr("r1", "a", TaskState::kReady));
+  batch.CreateRun(Run("r1", RunStatus::kRunning, 900));
+  Status refused = store.Commit(batch);
+  CHECK(refused.code() == StatusCode::kInvalidInput);
+  CHECK(refused.message().find("r1") != std::string::npos);
+  CHECK(refused.message().find("overwrit") != std::string::npos);
+  CHECK(batch.transitions() == 1);  // kept, as after any failed commit
+  CHECK(store.last_seq() == 0);
+  auto kept = store.GetRun("r1");
+  REQUIRE(kept.ok());
+  REQUIRE(kept->has_value());
+  CHECK((*kept)->status == RunStatus::kSuccess);
+  CHECK((*kept)->created_at == 100);
+  auto runs = store.ListRuns(10);
+  REQUIRE(runs.ok());
+  CHECK(runs->size() == 1);
+  batch.Clear();
+
+  // Two new runs with one id in one batch: refused as well.
+  batch.CreateRun(Run("r2", RunStatus::kRunning, 200));
+  batch.CreateRun(Run("r2", RunStatus::kRunning, 201));
+  CHECK(store.Commit(batch).code() == StatusCode::kInvalidInput);
+  CHECK_FALSE(store.GetRun("r2")->has_value());
+  batch.Clear();
+
+  // An update of an existing run (PutRun) still replaces it.
+  batch.PutRun(Run("r1", RunStatus::kFailed, 100));
+  REQUIRE(store.Commit(batch).ok());
+  CHECK((*store.GetRun("r1"))->status == RunStatus::kFailed);
+  CHECK(*store.LastCreatedRunId() == "r1");
+}
+
+TEST_CASE("a second run record with the same id is refused by the journal",
+          "[storage][run_store]") {
+  testing::TempDir tmp;
+  {
+    auto journal = Journal::Open(tmp.path(), {});
+    REQUIRE(journal.ok());
+    CheckCreateRefusesOverwrite(**journal);
+  }
+  // The last created id survives a reopen.
+  auto reopened = Journal::Open(tmp.path(), {});
+  REQUIRE(reopened.ok());
+  CHECK(*(*reopened)->LastCreatedRunId() == "r1");
+}
+
+TEST_CASE("a second run record with the same id is refused by the in-memory store",
+          "[storage][run_store]") {
+  MemoryRunStore store;
+  CheckCreateRefusesOverwrite(store);
+}
+
 TEST_CASE("the journal keeps the RunStore contract", "[storage][run_store]") {
   testing::TempDir tmp;
   auto journal = Journal::Open(tmp.path(), {});
