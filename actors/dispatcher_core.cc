@@ -44,12 +44,16 @@ bool DispatcherCore::Claim(const std::string& identity, Worker* w, const std::st
   std::optional<int64_t> expected_ms = claims_.Claim(identity, exec_id, attempt);
   if (!expected_ms) return false;
   // RUNNING in the journal: the scheduler knows it as running already.
-  if (w != nullptr) {
-    w->running[exec_id] = attempt;
-    w->expected[exec_id] = *expected_ms;
-    w->expected_busy_ms += *expected_ms;
-  }
+  if (w != nullptr) Hold(*w, exec_id, attempt, *expected_ms);
   return true;
+}
+
+void DispatcherCore::Hold(Worker& w, const std::string& exec_id, uint32_t attempt,
+                          int64_t expected_ms) {
+  w.running[exec_id] = attempt;
+  w.expected[exec_id] = expected_ms;
+  w.expected_busy_ms += expected_ms;
+  holders_[exec_id] = {w.id, attempt};
 }
 
 void DispatcherCore::OnRelease(const ReleaseDispatch& release, DispatcherOutput* out) {
@@ -135,6 +139,9 @@ bool DispatcherCore::Forget(const std::string& identity, const std::string& reas
   gone.reason = reason;
   for (const auto& [exec_id, attempt] : it->second.running) {
     gone.execs.push_back({exec_id, attempt});
+    if (auto h = holders_.find(exec_id); h != holders_.end() && h->second.worker_id == identity) {
+      holders_.erase(h);
+    }
     if (auto r = reserved_.find(exec_id); r != reserved_.end() && r->second.worker_id == identity) {
       reserved_.erase(r);  // never sent: the scheduler requeues it with the rest
     }
@@ -242,9 +249,7 @@ void DispatcherCore::Reserve(Worker& w, QueuedExec& exec, Micros now, Dispatcher
   res.attempt = exec.dispatch.attempt;
   res.frame.clear();
   transport::Encode(transport::ToWire(transport::MsgType::kDispatch), exec.dispatch, &res.frame);
-  w.running[exec.dispatch.exec_id] = exec.dispatch.attempt;
-  w.expected[exec.dispatch.exec_id] = exec.expected_ms;
-  w.expected_busy_ms += exec.expected_ms;
+  Hold(w, exec.dispatch.exec_id, exec.dispatch.attempt, exec.expected_ms);
   --w.credits;
   out->placed.placed.push_back({w.id, exec.dispatch.exec_id, exec.dispatch.attempt});
   options_.metrics->dispatch_latency.Observe((now - exec.ready_at) / 1e6);

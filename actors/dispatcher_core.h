@@ -7,6 +7,8 @@
 // Single-threaded: the dispatcher actor's thread calls everything. Outbound
 // frames are collected in DispatcherOutput; the actor sends them.
 
+#include <spdlog/spdlog.h>
+
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -19,6 +21,7 @@
 #include "actors/worker_protocol.h"
 #include "alerts/sink.h"
 #include "common/clock.h"
+#include "common/log_limiter.h"
 #include "engine/placement.h"
 #include "observability/coordinator_metrics.h"
 #include "transport/codec.h"
@@ -59,8 +62,10 @@ class DispatcherCore {
 
   // A frame from a worker (after the ROUTER identity frame). What it does
   // depends on the peer's WorkerState: see the table in worker_protocol.cc.
-  // Garbage is counted and dropped; a message its state does not allow is
-  // refused (counted in refused_frames, logged), never fatal.
+  // Garbage is counted and dropped; a message its state does not allow, and
+  // a RESULT or STARTED for an execution another worker holds, is refused
+  // (counted in refused_frames and by reason in the metrics, logged at a
+  // limited rate), never fatal.
   void OnWorkerFrame(const std::string& identity, const void* data, size_t size,
                      DispatcherOutput* out);
   // READY executions to place.
@@ -146,10 +151,29 @@ class DispatcherCore {
   bool OnCredit(const Frame& f);
   bool OnStarted(const Frame& f, DispatcherOutput* out);
   bool OnResult(const Frame& f, DispatcherOutput* out);
-  void OnOrphanResult(const Frame& f, DispatcherOutput* out);
   bool OnProbeReply(const Frame& f, DispatcherOutput* out);
   bool OnLogReply(const Frame& f, DispatcherOutput* out);
   void Refuse(const Frame& f, WorkerState state, WorkerAction action, DispatcherOutput* out);
+  // Counts a refusal for `reason` and logs the line `what()` makes, unless
+  // too many were logged lately (then it is only counted).
+  template <class Describe>
+  void CountRefusal(observability::WorkerRefusal reason, Describe what) {
+    uint64_t suppressed = 0;
+    if (!CountRefusal(reason, &suppressed)) return;
+    if (suppressed == 0) {
+      spdlog::warn("{}", what());
+    } else {
+      spdlog::warn("{} ({} more refused frames not logged)", what(), suppressed);
+    }
+  }
+  // Counts it; true (with the number held back since) when it may be logged.
+  bool CountRefusal(observability::WorkerRefusal reason, uint64_t* suppressed);
+  // True when a worker other than `w` holds (exec_id, attempt): placed or
+  // claimed there, or waiting in the claim window for it. Claims it for `w`
+  // first when the window names `w`.
+  bool HeldByAnother(Worker& w, const std::string& exec_id, uint32_t attempt);
+  // Records that `w` holds (exec_id, attempt).
+  void Hold(Worker& w, const std::string& exec_id, uint32_t attempt, int64_t expected_ms);
   // A heartbeat marked unregistered: the peer says HELLO again.
   void AskHello(const std::string& identity, DispatcherOutput* out);
   // Any frame from a registered worker: it is alive.
@@ -196,6 +220,14 @@ class DispatcherCore {
     std::string frame;  // the encoded DISPATCH, sent on release
   };
   std::unordered_map<std::string, Reservation> reserved_;  // exec id -> placed, not yet sent
+  struct Holder {
+    std::string worker_id;
+    uint32_t attempt = 0;
+  };
+  // exec id -> the worker it was placed on or claimed by (kept with each
+  // worker's `running`): who may report it.
+  std::unordered_map<std::string, Holder> holders_;
+  LogLimiter refusal_log_{10, kMicrosPerSecond};
   uint64_t dropped_frames_ = 0;
   uint64_t refused_frames_ = 0;
   std::unordered_set<std::string> other_version_peers_;  // told once that their version differs

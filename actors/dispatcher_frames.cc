@@ -15,10 +15,12 @@
 namespace apollo11::actors {
 namespace {
 
-// A peer identity fit for a log line: printable ASCII kept, the rest as \xNN.
+// A peer-supplied string (identity, exec id) fit for a log line: printable
+// ASCII kept, the rest as \xNN, cut after 128 bytes.
 std::string Printable(const std::string& id) {
+  constexpr size_t kMaxShown = 128;
   std::string out;
-  for (unsigned char c : id) {
+  for (unsigned char c : id.substr(0, kMaxShown)) {
     if (c >= 0x20 && c < 0x7f) {
       out += static_cast<char>(c);
     } else {
@@ -27,6 +29,7 @@ std::string Printable(const std::string& id) {
       out += buf;
     }
   }
+  if (id.size() > kMaxShown) out += "...";
   return out;
 }
 
@@ -73,9 +76,6 @@ void DispatcherCore::OnWorkerFrame(const std::string& identity, const void* data
     case WorkerAction::kResult:
       ok = OnResult(frame, out);
       break;
-    case WorkerAction::kOrphanResult:
-      OnOrphanResult(frame, out);
-      break;
     case WorkerAction::kHeartbeat:
       break;  // liveness only: Touch did it
     case WorkerAction::kProbeReply:
@@ -112,18 +112,36 @@ void DispatcherCore::Touch(Worker& w) {
 
 void DispatcherCore::Refuse(const Frame& f, WorkerState state, WorkerAction action,
                             DispatcherOutput* out) {
-  ++refused_frames_;
+  const char* type = transport::MsgTypeName(f.envelope.type);
   if (action == WorkerAction::kAskHello) {
     // Not registered (its HELLO was lost, or the coordinator restarted): a
     // heartbeat marked unregistered makes it say HELLO again.
-    spdlog::info("refused a {} frame from unregistered peer {}: asked it to say HELLO",
-                 transport::MsgTypeName(f.envelope.type), Printable(f.identity));
+    CountRefusal(observability::WorkerRefusal::kUnregistered, [&] {
+      return fmt::format("refused a {} frame from unregistered peer {}: asked it to say HELLO",
+                         type, Printable(f.identity));
+    });
     AskHello(f.identity, out);
     return;
   }
   ++dropped_frames_;
-  spdlog::warn("dropped an unexpected {} frame from {} worker {}",
-               transport::MsgTypeName(f.envelope.type), ToString(state), Printable(f.identity));
+  CountRefusal(observability::WorkerRefusal::kUnexpected, [&] {
+    return fmt::format("dropped an unexpected {} frame from {} worker {}", type, ToString(state),
+                       Printable(f.identity));
+  });
+}
+
+bool DispatcherCore::CountRefusal(observability::WorkerRefusal reason, uint64_t* suppressed) {
+  ++refused_frames_;
+  options_.metrics->WorkerFrameRefused(reason);
+  return refusal_log_.Allow(clock_->Steady(), suppressed);
+}
+
+bool DispatcherCore::HeldByAnother(Worker& w, const std::string& exec_id, uint32_t attempt) {
+  // A recovered execution reported straight away is claimed first.
+  Claim(w.id, &w, exec_id, attempt);
+  if (const std::string* owner = claims_.Owner(exec_id, attempt)) return *owner != w.id;
+  auto h = holders_.find(exec_id);
+  return h != holders_.end() && h->second.attempt == attempt && h->second.worker_id != w.id;
 }
 
 void DispatcherCore::AskHello(const std::string& identity, DispatcherOutput* out) {
@@ -214,6 +232,14 @@ bool DispatcherCore::OnCredit(const Frame& f) {
 bool DispatcherCore::OnStarted(const Frame& f, DispatcherOutput* out) {
   auto started = transport::BodyAs<transport::Started>(f.envelope);
   if (!started.ok()) return false;
+  if (HeldByAnother(*f.worker, started->exec_id, started->attempt)) {
+    CountRefusal(observability::WorkerRefusal::kNotHolder, [&] {
+      return fmt::format(
+          "refused STARTED for {} attempt {} from worker {}: another worker holds it",
+          Printable(started->exec_id), started->attempt, Printable(f.identity));
+    });
+    return true;
+  }
   out->started.items.push_back({f.identity, std::move(*started)});
   return true;
 }
@@ -222,22 +248,20 @@ bool DispatcherCore::OnResult(const Frame& f, DispatcherOutput* out) {
   auto result = transport::BodyAs<transport::ResultMsg>(f.envelope);
   if (!result.ok()) return false;
   Worker& w = *f.worker;
-  // A recovered execution reported straight away is claimed first.
-  Claim(f.identity, &w, result->exec_id, result->attempt);
+  // Only the holder's report counts. One that no worker holds (a resend
+  // after its ACK was lost, a stale attempt) goes on: the scheduler ACKs it
+  // so the resending stops, and changes nothing.
+  if (HeldByAnother(w, result->exec_id, result->attempt)) {
+    CountRefusal(observability::WorkerRefusal::kNotHolder, [&] {
+      return fmt::format("refused RESULT for {} attempt {} from worker {}: another worker holds it",
+                         Printable(result->exec_id), result->attempt, Printable(f.identity));
+    });
+    return true;
+  }
   auto r = w.running.find(result->exec_id);
   if (r != w.running.end() && r->second == result->attempt) Finish(w, result->exec_id);
   out->results.items.push_back({f.identity, std::move(*result)});
   return true;
-}
-
-void DispatcherCore::OnOrphanResult(const Frame& f, DispatcherOutput* out) {
-  // Keep its result flowing: the scheduler deduplicates.
-  auto result = transport::BodyAs<transport::ResultMsg>(f.envelope);
-  if (result.ok()) {
-    Claim(f.identity, nullptr, result->exec_id, result->attempt);
-    out->results.items.push_back({f.identity, std::move(*result)});
-  }
-  AskHello(f.identity, out);
 }
 
 bool DispatcherCore::OnProbeReply(const Frame& f, DispatcherOutput* out) {
@@ -279,6 +303,9 @@ bool DispatcherCore::OnLogReply(const Frame& f, DispatcherOutput* out) {
 
 void DispatcherCore::Finish(Worker& w, const std::string& exec_id) {
   w.running.erase(exec_id);
+  if (auto h = holders_.find(exec_id); h != holders_.end() && h->second.worker_id == w.id) {
+    holders_.erase(h);
+  }
   w.rejoined.erase(exec_id);
   if (auto r = reserved_.find(exec_id); r != reserved_.end() && r->second.worker_id == w.id) {
     reserved_.erase(r);

@@ -81,13 +81,12 @@ struct Dispatcher {
 
 }  // namespace
 
-TEST_CASE("the worker protocol table: only HELLO registers, and a RESULT flows before it",
+TEST_CASE("the worker protocol table: only HELLO registers, and nothing else counts before it",
           "[dispatcher][protocol]") {
   const auto u = WorkerState::kUnregistered;
   CHECK(DecideWorkerAction(u, transport::ToWire(MsgType::kHello)) == WorkerAction::kRegister);
-  CHECK(DecideWorkerAction(u, transport::ToWire(MsgType::kResult)) == WorkerAction::kOrphanResult);
-  for (MsgType t : {MsgType::kCredit, MsgType::kStarted, MsgType::kHeartbeat, MsgType::kProbeReply,
-                    MsgType::kLogReply, MsgType::kBye, MsgType::kDispatch}) {
+  for (MsgType t : {MsgType::kCredit, MsgType::kStarted, MsgType::kResult, MsgType::kHeartbeat,
+                    MsgType::kProbeReply, MsgType::kLogReply, MsgType::kBye, MsgType::kDispatch}) {
     INFO(transport::MsgTypeName(transport::ToWire(t)));
     CHECK(DecideWorkerAction(u, transport::ToWire(t)) == WorkerAction::kAskHello);
   }
@@ -136,15 +135,57 @@ TEST_CASE("a CREDIT before HELLO is refused, counted, and the peer asked to say 
   CHECK(d.out.placed.placed.size() == 1);
 }
 
-TEST_CASE("a RESULT before HELLO is forwarded but does not register its sender",
+TEST_CASE("a RESULT before HELLO is refused, and its sender asked to say HELLO",
           "[dispatcher][protocol]") {
   Dispatcher d;
   d.Feed("w1", ResultFrame("r.a", 1));
-  REQUIRE(d.out.results.items.size() == 1);
-  CHECK(d.out.results.items[0].worker_id == "w1");
+  CHECK(d.out.results.items.empty());
   CHECK(d.core.workers() == 0);
   CHECK(AskedHello(d.out, "w1"));
-  CHECK(d.core.refused_frames() == 0);
+  CHECK(d.core.refused_frames() == 1);
+}
+
+TEST_CASE("a RESULT or STARTED for an execution another worker holds is refused",
+          "[dispatcher][protocol]") {
+  Dispatcher d;
+  d.Feed("w1", HelloFrame("w1", 1));
+  d.Feed("w1", CreditFrame(1));
+  d.Feed("w2", HelloFrame("w2", 1));
+  d.Enqueue("r.a");
+  d.core.Place(&d.out);
+  REQUIRE(d.out.placed.placed.size() == 1);
+  REQUIRE(d.out.placed.placed[0].worker_id == "w1");
+  d.out.Clear();
+  d.Feed("w2", ResultFrame("r.a", 1));
+  d.Feed("w2", transport::EncodeToString(MsgType::kStarted, transport::Started{"r.a", 1, 5}));
+  CHECK(d.out.results.items.empty());
+  CHECK(d.out.started.items.empty());
+  CHECK(d.core.refused_frames() == 2);
+  // Another attempt is nobody's: it goes on, to be ACKed as stale.
+  d.Feed("w2", ResultFrame("r.a", 7));
+  CHECK(d.out.results.items.size() == 1);
+  // The holder's own report counts, and a resend of it still goes on.
+  d.Feed("w1", ResultFrame("r.a", 1));
+  d.Feed("w1", ResultFrame("r.a", 1));
+  CHECK(d.out.results.items.size() == 3);
+  CHECK(d.core.refused_frames() == 2);
+}
+
+TEST_CASE("a recovered execution is claimed only by the worker the journal names",
+          "[dispatcher][recovery]") {
+  Dispatcher d;
+  AdoptRunning adopt;
+  adopt.claim_until = d.clock.Now() + kMicrosPerSecond;
+  adopt.execs.push_back({"r.a", 1, "w1", 100});
+  d.core.OnAdopt(adopt);
+  d.Feed("w2", HelloFrame("w2", 1));
+  d.Feed("w2", ResultFrame("r.a", 1));
+  CHECK(d.out.results.items.empty());
+  CHECK(d.core.unclaimed() == 1);
+  d.Feed("w1", HelloFrame("w1", 1));
+  d.Feed("w1", ResultFrame("r.a", 1));
+  CHECK(d.out.results.items.size() == 1);
+  CHECK(d.core.unclaimed() == 0);
 }
 
 TEST_CASE("a second HELLO re-registers: new slots and labels, no credit, one worker",
