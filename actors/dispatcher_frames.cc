@@ -13,7 +13,6 @@
 #include "common/log_event.h"
 
 namespace apollo11::actors {
-namespace {
 
 // A peer-supplied string (identity, exec id) fit for a log line: printable
 // ASCII kept, the rest as \xNN, cut after 128 bytes.
@@ -33,10 +32,22 @@ std::string Printable(const std::string& id) {
   return out;
 }
 
-}  // namespace
+void CapText(std::string* text, size_t max) {
+  if (text->size() <= max) return;
+  const std::string note = " [cut: " + std::to_string(text->size()) + " bytes]";
+  size_t keep = max > note.size() ? max - note.size() : 0;
+  while (keep > 0 && (static_cast<unsigned char>((*text)[keep]) & 0xC0) == 0x80) --keep;
+  text->resize(keep);
+  *text += note;
+}
 
 void DispatcherCore::OnWorkerFrame(const std::string& identity, const void* data, size_t size,
                                    DispatcherOutput* out) {
+  OnWorkerFrame(identity, transport::PeerAuth{}, data, size, out);
+}
+
+void DispatcherCore::OnWorkerFrame(const std::string& identity, const transport::PeerAuth& peer,
+                                   const void* data, size_t size, DispatcherOutput* out) {
   transport::Envelope decoded;
   Status decode = transport::DecodeEnvelopeInto(data, size, &decoded);
   if (!decode.ok()) {
@@ -44,7 +55,8 @@ void DispatcherCore::OnWorkerFrame(const std::string& identity, const void* data
     if (!transport::IsOtherProtocolVersion(decoded)) {
       spdlog::warn("dropped a malformed frame from peer {} ({} bytes): {}", Printable(identity),
                    size, decode.message());
-    } else if (other_version_peers_.insert(identity).second) {  // once per peer
+    } else if (other_version_peers_.size() < kMaxRemembered &&
+               other_version_peers_.insert(identity).second) {  // once per peer, while few
       spdlog::error("peer {} speaks another protocol version; its frames are dropped: {}",
                     Printable(identity), decode.message());
     }
@@ -52,12 +64,12 @@ void DispatcherCore::OnWorkerFrame(const std::string& identity, const void* data
   }
   if (!other_version_peers_.empty()) other_version_peers_.erase(identity);
   const transport::Envelope* envelope = &decoded;
-  auto it = workers_.find(identity);
-  Worker* w = it == workers_.end() ? nullptr : &it->second;
+  Worker* w = WorkerAt(identity);
+  Frame frame{identity, w, *envelope, peer};
+  if (!Admitted(frame, out)) return;
   const WorkerState state = w ? WorkerState::kRegistered : WorkerState::kUnregistered;
   const WorkerAction action = DecideWorkerAction(state, envelope->type);
   if (w != nullptr && action != WorkerAction::kRegister) Touch(*w);
-  Frame frame{identity, w, *envelope};
   bool ok = true;
   switch (action) {
     case WorkerAction::kRegister:
@@ -84,9 +96,11 @@ void DispatcherCore::OnWorkerFrame(const std::string& identity, const void* data
     case WorkerAction::kLogReply:
       ok = OnLogReply(frame, out);
       break;
-    case WorkerAction::kBye:
-      Forget(identity, "worker " + identity + " left (BYE)", out);
+    case WorkerAction::kBye: {
+      const std::string id = w->id;  // Forget destroys *w
+      Forget(id, "worker " + id + " left (BYE)", out);
       break;
+    }
     case WorkerAction::kAskHello:
     case WorkerAction::kRefuse:
       Refuse(frame, state, action, out);
@@ -151,50 +165,6 @@ void DispatcherCore::AskHello(const std::string& identity, DispatcherOutput* out
   Send(identity, transport::MsgType::kHeartbeat, hb, out);
 }
 
-bool DispatcherCore::OnHello(const Frame& f, DispatcherOutput* out) {
-  auto hello = transport::BodyAs<transport::Hello>(f.envelope);
-  if (!hello.ok()) return false;
-  const std::string& identity = f.identity;
-  const Micros now = clock_->Now();
-  std::vector<transport::Probe> rejoin_probes;
-  Worker* w = f.worker;
-  if (w != nullptr) {
-    rejoin_probes = RejoinProbes(*w, *hello);
-  } else {
-    w = &workers_.emplace(identity, Worker{}).first->second;
-    w->id = identity;
-    w->joined_at = now;
-    LogEvent(spdlog::level::info, "worker_joined",
-             {{"worker_id", identity}, {"group", hello->group}, {"slots", hello->slots}},
-             "worker {} joined: group {}, {} slots", identity, hello->group, hello->slots);
-  }
-  w->group = hello->group.empty() ? "default" : hello->group;
-  w->slots = hello->slots;
-  w->labels = hello->labels;
-  std::sort(w->labels.begin(), w->labels.end());
-  w->labels.erase(std::unique(w->labels.begin(), w->labels.end()), w->labels.end());
-  w->credits = 0;  // it grants credit with CREDIT
-  w->last_seen = now;
-  w->last_heard = clock_->Steady();
-  // Executions it claims that we did not place there are not ours to run,
-  // unless they are ones the journal left RUNNING or READY before a restart.
-  for (const auto& ref : hello->running) {
-    if (Claim(identity, w, ref.exec_id, ref.attempt)) continue;
-    auto r = w->running.find(ref.exec_id);
-    if (r == w->running.end() || r->second != ref.attempt) {
-      transport::Cancel cancel{ref.exec_id, ref.attempt, options_.epoch};
-      Send(identity, transport::MsgType::kCancel, cancel, out);
-    }
-  }
-  transport::Heartbeat hb;
-  hb.epoch = options_.epoch;
-  Send(identity, transport::MsgType::kHeartbeat, hb, out);
-  for (const transport::Probe& probe : rejoin_probes) {
-    Send(identity, transport::MsgType::kProbe, probe, out);
-  }
-  return true;
-}
-
 std::vector<transport::Probe> DispatcherCore::RejoinProbes(Worker& w,
                                                            const transport::Hello& hello) {
   // A rejoin (restarted, or reconnected after a silence). Executions we
@@ -236,11 +206,11 @@ bool DispatcherCore::OnStarted(const Frame& f, DispatcherOutput* out) {
     CountRefusal(observability::WorkerRefusal::kNotHolder, [&] {
       return fmt::format(
           "refused STARTED for {} attempt {} from worker {}: another worker holds it",
-          Printable(started->exec_id), started->attempt, Printable(f.identity));
+          Printable(started->exec_id), started->attempt, f.worker->id);
     });
     return true;
   }
-  out->started.items.push_back({f.identity, std::move(*started)});
+  out->started.items.push_back({f.worker->id, std::move(*started)});
   return true;
 }
 
@@ -254,21 +224,23 @@ bool DispatcherCore::OnResult(const Frame& f, DispatcherOutput* out) {
   if (HeldByAnother(w, result->exec_id, result->attempt)) {
     CountRefusal(observability::WorkerRefusal::kNotHolder, [&] {
       return fmt::format("refused RESULT for {} attempt {} from worker {}: another worker holds it",
-                         Printable(result->exec_id), result->attempt, Printable(f.identity));
+                         Printable(result->exec_id), result->attempt, w.id);
     });
     return true;
   }
+  CapText(&result->error, kMaxResultErrorBytes);
+  CapText(&result->stderr_tail, kMaxStderrTailBytes);
   auto r = w.running.find(result->exec_id);
   if (r != w.running.end() && r->second == result->attempt) Finish(w, result->exec_id);
-  out->results.items.push_back({f.identity, std::move(*result)});
+  out->results.items.push_back({w.id, std::move(*result)});
   return true;
 }
 
 bool DispatcherCore::OnProbeReply(const Frame& f, DispatcherOutput* out) {
   auto reply = transport::BodyAs<transport::ProbeReply>(f.envelope);
   if (!reply.ok()) return false;
-  const std::string& identity = f.identity;
   Worker& w = *f.worker;
+  const std::string& identity = w.id;
   WorkerGone lost, restarted;
   lost.worker_id = restarted.worker_id = identity;
   lost.reason =

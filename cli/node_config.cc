@@ -76,9 +76,12 @@ Status ResolveCurve(const NodeFlags& f, NodeEnv& env, NodeConfig* c) {
     }
     auto keys = env.LoadAuthorizedKeys(f.authorized_keys);
     if (!keys.ok()) return Status::InvalidInput(keys.status().message());
-    c->authorized[actors::kCurveDomain] = *keys;
-    // role=all: the local worker authenticates with the node's own key.
+    for (const auto& [key, roles] : *keys) c->authorized[actors::kCurveDomain].insert(key);
+    c->key_roles = *keys;
+    // role=all: the local worker, and the node's HTTP API as a client,
+    // authenticate with the node's own key.
     c->authorized[actors::kCurveDomain].insert(curve->public_z85);
+    c->key_roles[curve->public_z85] = transport::kRoleWorker | transport::kRoleAdmin;
     c->coordinator_config.curve = curve;
   }
   if (c->worker && curve) {

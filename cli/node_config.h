@@ -75,6 +75,9 @@ struct NodeConfig {
   std::string worker_lock_dir;
   // The ZAP allow-list when the coordinator is a CURVE server; empty: no ZAP.
   transport::AuthorizedKeys authorized;
+  // The roles of each authorized key, stamped on its connections by the ZAP
+  // handler (transport/key_roles.h).
+  transport::KeyRolesByKey key_roles;
   // "HOST:PORT" of /metrics, /healthz, /readyz and the JSON API, or "off".
   std::string http_bind = "off";
   std::string api_token;                       // for mutating API calls; empty refuses them

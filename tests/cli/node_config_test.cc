@@ -23,9 +23,9 @@ class FakeNodeEnv : public NodeEnv {
     if (!files.count(path)) return Status::NotFound(path + ": no such file");
     return "PUB-" + path;
   }
-  Result<std::set<std::string>> LoadAuthorizedKeys(const std::string& path) override {
+  Result<transport::KeyRoleMap> LoadAuthorizedKeys(const std::string& path) override {
     if (!files.count(path)) return Status::NotFound("authorized keys " + path + ": missing");
-    return std::set<std::string>{"CLIENT"};
+    return transport::KeyRoleMap{{"CLIENT", transport::kRoleClient}};
   }
   Result<std::string> ReadFirstLine(const std::string& path) override {
     if (!files.count(path)) return Status::Io("No such file or directory");
