@@ -131,6 +131,10 @@ void DispatcherCore::OnLogFetch(const LogFetch& fetch, DispatcherOutput* out) {
     out->logs.push_back(std::move(answer));
     return;
   }
+  // Unanswered requests (the worker left, the reply was lost) are dropped
+  // once too many wait: the scheduler has timed them out long before.
+  if (log_requests_.size() >= kMaxRemembered) log_requests_.clear();
+  log_requests_[fetch.request.request_id] = fetch.worker_id;
   Send(*route, transport::MsgType::kLogRequest, fetch.request, out);
 }
 

@@ -287,12 +287,13 @@ class DispatcherCore {
   // them forever.
   static constexpr size_t kMaxRemembered = 4096;
   std::unordered_set<std::string> other_version_peers_;  // told once that their version differs
+  // LOG_REQUESTs sent and not answered: request id -> the worker asked.
+  std::unordered_map<uint64_t, std::string> log_requests_;
   // Losses per worker id (not BYE), kept after the worker is forgotten so
-  // that `apollo11 workers` shows a flapping worker when it rejoins. One
-  // entry per id ever lost: bounded by the fleet.
+  // that `apollo11 workers` shows a flapping worker when it rejoins; the
+  // oldest ids beyond kMaxRemembered are forgotten (loss_order_).
   std::unordered_map<std::string, uint32_t> losses_;
-  std::deque<std::string>
-      loss_order_;  // losses_ ids, oldest first: forgotten beyond kMaxRemembered
+  std::deque<std::string> loss_order_;
   // Counts a loss of worker `id`.
   void NoteLoss(const std::string& id);
   // The connection of registered worker `id`, or null.

@@ -269,6 +269,17 @@ bool DispatcherCore::OnProbeReply(const Frame& f, DispatcherOutput* out) {
 bool DispatcherCore::OnLogReply(const Frame& f, DispatcherOutput* out) {
   auto reply = transport::BodyAs<transport::LogReply>(f.envelope);
   if (!reply.ok()) return false;
+  // Only the worker asked answers: another one's reply would be shown as
+  // the asked worker's log.
+  auto asked = log_requests_.find(reply->request_id);
+  if (asked == log_requests_.end() || asked->second != f.worker->id) {
+    CountRefusal(observability::WorkerRefusal::kNotHolder, [&] {
+      return fmt::format("refused LOG_REPLY {} from worker {}: not asked of it", reply->request_id,
+                         f.worker->id);
+    });
+    return true;
+  }
+  log_requests_.erase(asked);
   out->logs.push_back({std::move(*reply)});
   return true;
 }

@@ -17,7 +17,7 @@ namespace apollo11::observability {
 // label of apollo11_worker_frames_refused_total).
 enum class WorkerRefusal : uint8_t {
   kUnregistered,  // from a peer that has not said HELLO
-  kNotHolder,     // a RESULT or STARTED for an execution another worker holds
+  kNotHolder,     // a RESULT, STARTED or LOG_REPLY about what another worker holds
   kUnexpected,    // a message a worker never sends (DISPATCH, ACK, unknown)
   kRole,          // from a key whose role is not `worker`
   kDuplicateId,   // HELLO claiming the id of a live worker on another connection

@@ -438,3 +438,25 @@ TEST_CASE("a RESULT's error and stderr tail are cut to their named limits",
   CHECK(got.stderr_tail.size() <= kMaxStderrTailBytes);
   CHECK(got.stderr_tail.find("\xc3 [cut") == std::string::npos);  // no half character
 }
+
+TEST_CASE("a LOG_REPLY counts only from the worker that was asked", "[dispatcher][protocol]") {
+  Dispatcher d;
+  d.Feed("w1", HelloFrame("w1", 1));
+  d.Feed("w2", HelloFrame("w2", 1));
+  LogFetch fetch;
+  fetch.worker_id = "w1";
+  fetch.request.request_id = 7;
+  d.core.OnLogFetch(fetch, &d.out);
+  transport::LogReply reply;
+  reply.request_id = 7;
+  reply.data = "forged";
+  d.Feed("w2", transport::EncodeToString(MsgType::kLogReply, reply));
+  CHECK(d.out.logs.empty());
+  CHECK(d.core.refused_frames() == 1);
+  reply.data = "real";
+  d.Feed("w1", transport::EncodeToString(MsgType::kLogReply, reply));
+  REQUIRE(d.out.logs.size() == 1);
+  CHECK(d.out.logs[0].reply.data == "real");
+  d.Feed("w1", transport::EncodeToString(MsgType::kLogReply, reply));  // answered already
+  CHECK(d.out.logs.size() == 1);
+}
