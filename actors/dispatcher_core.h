@@ -43,6 +43,11 @@ inline constexpr size_t kMaxStderrTailBytes = 16384;
 inline constexpr size_t kMaxWorkerNameBytes = 128;
 inline constexpr size_t kMaxWorkerLabels = 64;
 
+// A worker id is 1 to 128 printable ASCII characters, no space and no '/'
+// (it names a directory, STATE_DIR/worker-ID, and the socket identity is
+// ID/NONCE), and not "." or "..".
+bool IsValidWorkerId(const std::string& id);
+
 // Cuts `text` to at most `max` bytes, at a UTF-8 character boundary, saying
 // so at its end.
 void CapText(std::string* text, size_t max);

@@ -12,18 +12,10 @@
 #include "common/log_event.h"
 
 namespace apollo11::actors {
-namespace {
-
-constexpr size_t kMaxWorkerIdBytes = 128;
-
-// 1..128 printable ASCII characters, no space and no '/' (a worker id names
-// a directory, STATE_DIR/worker-ID, and the socket identity is ID/NONCE).
-bool ValidWorkerId(const std::string& id) {
-  if (id.empty() || id.size() > kMaxWorkerIdBytes) return false;
+bool IsValidWorkerId(const std::string& id) {
+  if (id.empty() || id.size() > kMaxWorkerNameBytes || id == "." || id == "..") return false;
   return std::all_of(id.begin(), id.end(), [](char c) { return c > 0x20 && c < 0x7f && c != '/'; });
 }
-
-}  // namespace
 
 DispatcherCore::Worker* DispatcherCore::WorkerAt(const std::string& route) {
   auto r = routes_.find(route);
@@ -75,7 +67,7 @@ DispatcherCore::Worker* DispatcherCore::Register(const Frame& f, const transport
                                                  DispatcherOutput* out) {
   using observability::WorkerRefusal;
   const std::string id = hello.worker_id.empty() ? f.identity : hello.worker_id;
-  if (!ValidWorkerId(id)) {
+  if (!IsValidWorkerId(id)) {
     RefuseHello(f, WorkerRefusal::kBadHello,
                 "worker id '" + Printable(id) +
                     "' is not 1 to 128 printable characters without spaces or '/'",

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "actors/dispatcher_core.h"
 #include "observability/http_server.h"
 #include "transport/security.h"
 
@@ -186,6 +187,20 @@ void FillWorker(const NodeFlags& f, const Durations& d, NodeEnv& env, NodeConfig
   wc.outbox_dir = c->worker_lock_dir + "/outbox";
 }
 
+// What the coordinator would refuse in this worker's HELLO, refused before
+// the node starts.
+Status CheckWorkerHello(const actors::WorkerOptions& w) {
+  if (!actors::IsValidWorkerId(w.worker_id)) {
+    return Status::InvalidInput("--worker-id '" + actors::Printable(w.worker_id) +
+                                "': want 1 to 128 printable characters without spaces or '/'");
+  }
+  if (w.slots > actors::kMaxWorkerSlots) {
+    return Status::InvalidInput("--slots " + std::to_string(w.slots) + ": at most " +
+                                std::to_string(actors::kMaxWorkerSlots));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::string DefaultWorkerId(const std::string& state_dir, NodeEnv& env) {
@@ -219,7 +234,10 @@ Result<NodeConfig> ResolveNodeConfig(const NodeFlags& flags, NodeEnv& env) {
   auto d = ParseDurations(flags);
   if (!d.ok()) return d.status();
   if (c.coordinator) FillCoordinator(flags, *d, &c);
-  if (c.worker) FillWorker(flags, *d, env, &c);
+  if (c.worker) {
+    FillWorker(flags, *d, env, &c);
+    APOLLO11_RETURN_IF_ERROR(CheckWorkerHello(c.worker_config.worker));
+  }
   APOLLO11_RETURN_IF_ERROR(ResolveCurve(flags, env, &c));
   APOLLO11_RETURN_IF_ERROR(ResolveHttp(flags, env, &c));
   c.alert_rules = flags.alert_rules;

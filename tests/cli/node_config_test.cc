@@ -233,5 +233,22 @@ TEST_CASE("an unknown role is refused", "[cli][node]") {
   CHECK(Refusal(f, env) == "--role king: expected coordinator, worker or all");
 }
 
+TEST_CASE("a worker id or slot count the coordinator would refuse is refused at start",
+          "[cli][node][security]") {
+  FakeNodeEnv env;
+  NodeFlags f;
+  f.role = "worker";
+  f.worker_id = "../w1";
+  CHECK(Refusal(f, env) ==
+        "--worker-id '../w1': want 1 to 128 printable characters without spaces or '/'");
+  f.worker_id = "w 1";
+  CHECK(Refusal(f, env).rfind("--worker-id 'w 1'", 0) == 0);
+  f.worker_id = "w1";
+  f.slots = 5000;
+  CHECK(Refusal(f, env) == "--slots 5000: at most 4096");
+  f.slots = 4096;
+  CHECK(ResolveNodeConfig(f, env).ok());
+}
+
 }  // namespace
 }  // namespace apollo11::cli
