@@ -25,12 +25,21 @@ std::optional<int64_t> ClaimWindow::Claim(const std::string& worker_id, const st
                                           uint32_t attempt) {
   auto o = waiting_.find(exec_id);
   if (o == waiting_.end() || o->second.attempt != attempt) return std::nullopt;
+  // Only the worker the journal names holds it: another peer claiming it
+  // would be handed a result it could forge.
+  if (!o->second.worker_id.empty() && o->second.worker_id != worker_id) return std::nullopt;
   const int64_t expected_ms = o->second.expected_ms;
   waiting_.erase(o);
   LogEvent(spdlog::level::info, "recovery_claimed",
            {{"worker_id", worker_id}, {"exec_id", exec_id}, {"attempt", attempt}},
            "recovery: worker {} still holds {} attempt {}: kept", worker_id, exec_id, attempt);
   return expected_ms;
+}
+
+const std::string* ClaimWindow::Owner(const std::string& exec_id, uint32_t attempt) const {
+  auto o = waiting_.find(exec_id);
+  if (o == waiting_.end() || o->second.attempt != attempt) return nullptr;
+  return &o->second.worker_id;
 }
 
 void ClaimWindow::ReleaseDue(Micros now, std::vector<WorkerGone>* gone_out) {

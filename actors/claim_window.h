@@ -21,11 +21,15 @@ class ClaimWindow {
   // Executions to wait for, each until adopt.claim_until (Steady(), as the
   // scheduler computed it in the same process).
   void Adopt(const AdoptRunning& adopt);
-  // When (exec_id, attempt) is waiting, `worker_id` claims it: it is removed
-  // and its expected duration (ms) returned. nullopt when it is not waiting
-  // (another attempt, never adopted, already claimed or released).
+  // When (exec_id, attempt) is waiting for `worker_id` (the worker the
+  // journal names), that worker claims it: it is removed and its expected
+  // duration (ms) returned. nullopt when it is not waiting (another attempt,
+  // never adopted, already claimed or released) or waits for another worker.
   std::optional<int64_t> Claim(const std::string& worker_id, const std::string& exec_id,
                                uint32_t attempt);
+  // The worker the journal names for (exec_id, attempt) while it waits;
+  // null when it does not wait. Valid until the window changes.
+  const std::string* Owner(const std::string& exec_id, uint32_t attempt) const;
   // Stops waiting for `exec_id` (a newer attempt was queued, or it was
   // canceled): a worker claiming it later is not given it.
   void Drop(const std::string& exec_id) { waiting_.erase(exec_id); }

@@ -44,12 +44,16 @@ bool DispatcherCore::Claim(const std::string& identity, Worker* w, const std::st
   std::optional<int64_t> expected_ms = claims_.Claim(identity, exec_id, attempt);
   if (!expected_ms) return false;
   // RUNNING in the journal: the scheduler knows it as running already.
-  if (w != nullptr) {
-    w->running[exec_id] = attempt;
-    w->expected[exec_id] = *expected_ms;
-    w->expected_busy_ms += *expected_ms;
-  }
+  if (w != nullptr) Hold(*w, exec_id, attempt, *expected_ms);
   return true;
+}
+
+void DispatcherCore::Hold(Worker& w, const std::string& exec_id, uint32_t attempt,
+                          int64_t expected_ms) {
+  w.running[exec_id] = attempt;
+  w.expected[exec_id] = expected_ms;
+  w.expected_busy_ms += expected_ms;
+  holders_[exec_id] = {w.id, attempt};
 }
 
 void DispatcherCore::OnRelease(const ReleaseDispatch& release, DispatcherOutput* out) {
@@ -58,7 +62,9 @@ void DispatcherCore::OnRelease(const ReleaseDispatch& release, DispatcherOutput*
     // Gone meanwhile (its worker was lost, or it was canceled): the
     // scheduler has been told, nothing to send.
     if (r == reserved_.end() || r->second.attempt != ref.attempt) continue;
-    out->to_workers.emplace_back(r->second.worker_id, std::move(r->second.frame));
+    if (const std::string* route = RouteOf(r->second.worker_id)) {
+      out->to_workers.emplace_back(*route, std::move(r->second.frame));
+    }
     reserved_.erase(r);
   }
 }
@@ -78,9 +84,10 @@ void DispatcherCore::DropReservation(const std::string& exec_id) {
 
 void DispatcherCore::OnAcks(const AckResults& acks, DispatcherOutput* out) {
   for (const WorkerExecRef& ack : acks.acks) {
-    if (ack.worker_id.empty()) continue;
+    const std::string* route = RouteOf(ack.worker_id);
+    if (route == nullptr) continue;  // gone: it resends after its next HELLO
     transport::Ack msg{ack.exec_id, ack.attempt};
-    Send(ack.worker_id, transport::MsgType::kAck, msg, out);
+    Send(*route, transport::MsgType::kAck, msg, out);
   }
 }
 
@@ -98,7 +105,7 @@ void DispatcherCore::OnCancel(const CancelExecs& cancel, DispatcherOutput* out) 
       auto r = w.running.find(ref.exec_id);
       if (r == w.running.end()) continue;
       transport::Cancel msg{ref.exec_id, r->second, options_.epoch};
-      Send(id, transport::MsgType::kCancel, msg, out);
+      Send(w.route, transport::MsgType::kCancel, msg, out);
     }
   }
 }
@@ -113,7 +120,8 @@ void DispatcherCore::TakeHealth(Micros now, WorkersSnapshot* snapshot) {
 }
 
 void DispatcherCore::OnLogFetch(const LogFetch& fetch, DispatcherOutput* out) {
-  if (workers_.count(fetch.worker_id) == 0) {
+  const std::string* route = RouteOf(fetch.worker_id);
+  if (route == nullptr) {
     LogFetched answer;
     answer.reply.request_id = fetch.request.request_id;
     answer.reply.error = "worker " + fetch.worker_id +
@@ -123,7 +131,11 @@ void DispatcherCore::OnLogFetch(const LogFetch& fetch, DispatcherOutput* out) {
     out->logs.push_back(std::move(answer));
     return;
   }
-  Send(fetch.worker_id, transport::MsgType::kLogRequest, fetch.request, out);
+  // Unanswered requests (the worker left, the reply was lost) are dropped
+  // once too many wait: the scheduler has timed them out long before.
+  if (log_requests_.size() >= kMaxRemembered) log_requests_.clear();
+  log_requests_[fetch.request.request_id] = fetch.worker_id;
+  Send(*route, transport::MsgType::kLogRequest, fetch.request, out);
 }
 
 bool DispatcherCore::Forget(const std::string& identity, const std::string& reason,
@@ -135,10 +147,14 @@ bool DispatcherCore::Forget(const std::string& identity, const std::string& reas
   gone.reason = reason;
   for (const auto& [exec_id, attempt] : it->second.running) {
     gone.execs.push_back({exec_id, attempt});
+    if (auto h = holders_.find(exec_id); h != holders_.end() && h->second.worker_id == identity) {
+      holders_.erase(h);
+    }
     if (auto r = reserved_.find(exec_id); r != reserved_.end() && r->second.worker_id == identity) {
       reserved_.erase(r);  // never sent: the scheduler requeues it with the rest
     }
   }
+  routes_.erase(it->second.route);
   workers_.erase(it);
   LogEvent(spdlog::level::warn, "worker_gone",
            {{"worker_id", identity}, {"count", gone.execs.size()}, {"reason", reason}},
@@ -168,16 +184,35 @@ void DispatcherCore::AlertLost(const WorkerGone& gone) {
 
 void DispatcherCore::OnWorkerLost(const WorkerLost& lost, DispatcherOutput* out) {
   if (Forget(lost.worker_id, lost.reason, out)) {
-    ++losses_[lost.worker_id];
+    NoteLoss(lost.worker_id);
     AlertLost(out->gone.back());
   }
 }
 
 void DispatcherCore::OnSendFailed(const std::string& identity, DispatcherOutput* out) {
-  if (Forget(identity, "worker " + identity + " lost: its connection is gone (send failed)", out)) {
-    ++losses_[identity];
+  auto route = routes_.find(identity);
+  if (route == routes_.end()) return;
+  const std::string id = route->second;
+  if (Forget(id, "worker " + id + " lost: its connection is gone (send failed)", out)) {
+    NoteLoss(id);
     AlertLost(out->gone.back());
   }
+}
+
+void DispatcherCore::NoteLoss(const std::string& id) {
+  auto [it, fresh] = losses_.try_emplace(id, 0);
+  ++it->second;
+  if (!fresh) return;
+  loss_order_.push_back(id);
+  if (loss_order_.size() > kMaxRemembered) {
+    losses_.erase(loss_order_.front());
+    loss_order_.pop_front();
+  }
+}
+
+const std::string* DispatcherCore::RouteOf(const std::string& id) const {
+  auto w = workers_.find(id);
+  return w == workers_.end() ? nullptr : &w->second.route;
 }
 
 void DispatcherCore::Place(DispatcherOutput* out) {
@@ -242,9 +277,7 @@ void DispatcherCore::Reserve(Worker& w, QueuedExec& exec, Micros now, Dispatcher
   res.attempt = exec.dispatch.attempt;
   res.frame.clear();
   transport::Encode(transport::ToWire(transport::MsgType::kDispatch), exec.dispatch, &res.frame);
-  w.running[exec.dispatch.exec_id] = exec.dispatch.attempt;
-  w.expected[exec.dispatch.exec_id] = exec.expected_ms;
-  w.expected_busy_ms += exec.expected_ms;
+  Hold(w, exec.dispatch.exec_id, exec.dispatch.attempt, exec.expected_ms);
   --w.credits;
   out->placed.placed.push_back({w.id, exec.dispatch.exec_id, exec.dispatch.attempt});
   options_.metrics->dispatch_latency.Observe((now - exec.ready_at) / 1e6);
@@ -279,7 +312,7 @@ Micros DispatcherCore::GaugesDue() const {
 void DispatcherCore::Heartbeat(DispatcherOutput* out) {
   transport::Heartbeat hb;
   hb.epoch = options_.epoch;
-  for (auto& [id, w] : workers_) Send(id, transport::MsgType::kHeartbeat, hb, out);
+  for (auto& [id, w] : workers_) Send(w.route, transport::MsgType::kHeartbeat, hb, out);
 }
 
 void DispatcherCore::Probe(DispatcherOutput* out) {
@@ -290,7 +323,7 @@ void DispatcherCore::Probe(DispatcherOutput* out) {
       if (reserved_.count(exec_id) == 0) probe.execs.push_back({exec_id, attempt});  // not sent yet
     }
     if (probe.execs.empty()) continue;
-    Send(id, transport::MsgType::kProbe, probe, out);
+    Send(w.route, transport::MsgType::kProbe, probe, out);
   }
 }
 

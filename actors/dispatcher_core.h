@@ -7,6 +7,10 @@
 // Single-threaded: the dispatcher actor's thread calls everything. Outbound
 // frames are collected in DispatcherOutput; the actor sends them.
 
+#include <spdlog/spdlog.h>
+
+#include <deque>
+#include <functional>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -19,14 +23,47 @@
 #include "actors/worker_protocol.h"
 #include "alerts/sink.h"
 #include "common/clock.h"
+#include "common/log_limiter.h"
 #include "engine/placement.h"
 #include "observability/coordinator_metrics.h"
 #include "transport/codec.h"
+#include "transport/key_roles.h"
 
 namespace apollo11::actors {
 
+// The most slots one worker may offer, and the most workers registered at
+// once: a HELLO beyond either is refused.
+inline constexpr uint32_t kMaxWorkerSlots = 4096;
+inline constexpr size_t kMaxWorkers = 10000;
+// Peer-supplied text the coordinator keeps (journal, alerts, `workers`) is
+// cut to these many bytes: a RESULT's error and stderr tail, a HELLO's group
+// and each label (a HELLO with more than kMaxWorkerLabels labels is refused).
+inline constexpr size_t kMaxResultErrorBytes = 4096;
+inline constexpr size_t kMaxStderrTailBytes = 16384;
+inline constexpr size_t kMaxWorkerNameBytes = 128;
+inline constexpr size_t kMaxWorkerLabels = 64;
+
+// A worker id is 1 to 128 printable ASCII characters, no space and no '/'
+// (it names a directory, STATE_DIR/worker-ID, and the socket identity is
+// ID/NONCE), and not "." or "..".
+bool IsValidWorkerId(const std::string& id);
+
+// Cuts `text` to at most `max` bytes, at a UTF-8 character boundary, saying
+// so at its end.
+void CapText(std::string* text, size_t max);
+
+// A peer-supplied string (identity, exec id) fit for a log line: printable
+// ASCII kept, the rest as \xNN, cut after 128 bytes.
+std::string Printable(const std::string& s);
+
 struct DispatcherOptions {
   uint64_t epoch = 1;  // the coordinator's term; sent with DISPATCH, CANCEL, HEARTBEAT
+  // CURVE: every frame must come from a key with the `worker` role.
+  bool require_worker_role = false;
+  // Whether a connection (ROUTER identity) is still there; asked when a
+  // HELLO claims the id of a registered worker from another connection.
+  // Null: assume it is (the claim is refused).
+  std::function<bool(const std::string& route)> connected;
   observability::CoordinatorMetrics* metrics = nullptr;  // optional; must outlive the core
   alerts::Sink* alerts = nullptr;  // gets worker_lost; null: no alerts; outlives the core
 };
@@ -59,8 +96,14 @@ class DispatcherCore {
 
   // A frame from a worker (after the ROUTER identity frame). What it does
   // depends on the peer's WorkerState: see the table in worker_protocol.cc.
-  // Garbage is counted and dropped; a message its state does not allow is
-  // refused (counted in refused_frames, logged), never fatal.
+  // Garbage is counted and dropped; a message its state does not allow, and
+  // a RESULT or STARTED for an execution another worker holds, is refused
+  // (counted in refused_frames and by reason in the metrics, logged at a
+  // limited rate), never fatal.
+  // `peer` is what the ZAP handler stamped on the connection (empty without
+  // CURVE); the overload without it is an unauthenticated peer.
+  void OnWorkerFrame(const std::string& identity, const transport::PeerAuth& peer, const void* data,
+                     size_t size, DispatcherOutput* out);
   void OnWorkerFrame(const std::string& identity, const void* data, size_t size,
                      DispatcherOutput* out);
   // READY executions to place.
@@ -115,6 +158,9 @@ class DispatcherCore {
   // before HELLO, a DISPATCH from a worker, ...); the unreadable ones among
   // them are in dropped_frames too.
   uint64_t refused_frames() const { return refused_frames_; }
+  // Entries kept about peers that are not registered workers (losses per
+  // id, peers of another protocol version): bounded, whatever peers send.
+  size_t remembered_peers() const { return losses_.size() + other_version_peers_.size(); }
   std::vector<WorkerSnapshot> Snapshot() const;
   // Fills the queue-health fields of `snapshot` (see WorkersSnapshot) as of
   // `now`, and starts measuring heartbeat gaps afresh.
@@ -123,6 +169,8 @@ class DispatcherCore {
  private:
   struct Worker {
     std::string id, group;
+    std::string route;  // its connection's ROUTER identity (ID/NONCE, or ID for an old worker)
+    std::string key;    // its CURVE key; "" without CURVE
     uint32_t slots = 0, credits = 0;
     std::unordered_map<std::string, uint32_t> running;  // exec_id -> attempt
     std::unordered_map<std::string, int64_t> expected;  // exec_id -> expected ms
@@ -134,22 +182,55 @@ class DispatcherCore {
     Micros joined_at = 0;
   };
 
-  // One decoded frame from `identity`; `worker` is null while unregistered.
+  // One decoded frame from connection `identity`; `worker` is null while
+  // unregistered.
   struct Frame {
     const std::string& identity;
     Worker* worker;
     const transport::Envelope& envelope;
+    const transport::PeerAuth& peer;
   };
+  // The worker registered on connection `route`, or null.
+  Worker* WorkerAt(const std::string& route);
+  // False (refused, counted) when the frame's key may not act as a worker,
+  // or differs from the key its worker registered with.
+  bool Admitted(const Frame& f, DispatcherOutput* out);
+  // The worker a HELLO registers or re-registers, or null when it is refused
+  // (REFUSED sent, counted, logged): absurd slots, an unusable id, the id of
+  // a live worker on another connection or of another key.
+  Worker* Register(const Frame& f, const transport::Hello& hello, DispatcherOutput* out);
+  void RefuseHello(const Frame& f, observability::WorkerRefusal reason, const std::string& why,
+                   DispatcherOutput* out);
+  bool RouteConnected(const std::string& route) const;
   // The handlers of WorkerAction. Those returning bool return false when the
   // body does not decode (the frame is counted as dropped).
   bool OnHello(const Frame& f, DispatcherOutput* out);
   bool OnCredit(const Frame& f);
   bool OnStarted(const Frame& f, DispatcherOutput* out);
   bool OnResult(const Frame& f, DispatcherOutput* out);
-  void OnOrphanResult(const Frame& f, DispatcherOutput* out);
   bool OnProbeReply(const Frame& f, DispatcherOutput* out);
   bool OnLogReply(const Frame& f, DispatcherOutput* out);
   void Refuse(const Frame& f, WorkerState state, WorkerAction action, DispatcherOutput* out);
+  // Counts a refusal for `reason` and logs the line `what()` makes, unless
+  // too many were logged lately (then it is only counted).
+  template <class Describe>
+  void CountRefusal(observability::WorkerRefusal reason, Describe what) {
+    uint64_t suppressed = 0;
+    if (!CountRefusal(reason, &suppressed)) return;
+    if (suppressed == 0) {
+      spdlog::warn("{}", what());
+    } else {
+      spdlog::warn("{} ({} more refused frames not logged)", what(), suppressed);
+    }
+  }
+  // Counts it; true (with the number held back since) when it may be logged.
+  bool CountRefusal(observability::WorkerRefusal reason, uint64_t* suppressed);
+  // True when a worker other than `w` holds (exec_id, attempt): placed or
+  // claimed there, or waiting in the claim window for it. Claims it for `w`
+  // first when the window names `w`.
+  bool HeldByAnother(Worker& w, const std::string& exec_id, uint32_t attempt);
+  // Records that `w` holds (exec_id, attempt).
+  void Hold(Worker& w, const std::string& exec_id, uint32_t attempt, int64_t expected_ms);
   // A heartbeat marked unregistered: the peer says HELLO again.
   void AskHello(const std::string& identity, DispatcherOutput* out);
   // Any frame from a registered worker: it is alive.
@@ -187,7 +268,8 @@ class DispatcherCore {
 
   const Clock* clock_;
   DispatcherOptions options_;
-  std::map<std::string, Worker> workers_;
+  std::map<std::string, Worker> workers_;                // by worker id
+  std::unordered_map<std::string, std::string> routes_;  // connection -> worker id
   ReadyQueue ready_;
   ClaimWindow claims_;  // recovered RUNNING executions not yet claimed
   struct Reservation {
@@ -196,13 +278,31 @@ class DispatcherCore {
     std::string frame;  // the encoded DISPATCH, sent on release
   };
   std::unordered_map<std::string, Reservation> reserved_;  // exec id -> placed, not yet sent
+  struct Holder {
+    std::string worker_id;
+    uint32_t attempt = 0;
+  };
+  // exec id -> the worker it was placed on or claimed by (kept with each
+  // worker's `running`): who may report it.
+  std::unordered_map<std::string, Holder> holders_;
+  LogLimiter refusal_log_{10, kMicrosPerSecond};
   uint64_t dropped_frames_ = 0;
   uint64_t refused_frames_ = 0;
+  // Bound on the peers remembered below: random identities must not grow
+  // them forever.
+  static constexpr size_t kMaxRemembered = 4096;
   std::unordered_set<std::string> other_version_peers_;  // told once that their version differs
+  // LOG_REQUESTs sent and not answered: request id -> the worker asked.
+  std::unordered_map<uint64_t, std::string> log_requests_;
   // Losses per worker id (not BYE), kept after the worker is forgotten so
-  // that `apollo11 workers` shows a flapping worker when it rejoins. One
-  // entry per id ever lost: bounded by the fleet.
+  // that `apollo11 workers` shows a flapping worker when it rejoins; the
+  // oldest ids beyond kMaxRemembered are forgotten (loss_order_).
   std::unordered_map<std::string, uint32_t> losses_;
+  std::deque<std::string> loss_order_;
+  // Counts a loss of worker `id`.
+  void NoteLoss(const std::string& id);
+  // The connection of registered worker `id`, or null.
+  const std::string* RouteOf(const std::string& id) const;
   bool placement_paused_ = false;
   Micros gauges_published_ = 0;
   bool gauges_pending_ = false;

@@ -13,12 +13,13 @@
 #include "common/log_event.h"
 
 namespace apollo11::actors {
-namespace {
 
-// A peer identity fit for a log line: printable ASCII kept, the rest as \xNN.
+// A peer-supplied string (identity, exec id) fit for a log line: printable
+// ASCII kept, the rest as \xNN, cut after 128 bytes.
 std::string Printable(const std::string& id) {
+  constexpr size_t kMaxShown = 128;
   std::string out;
-  for (unsigned char c : id) {
+  for (unsigned char c : id.substr(0, kMaxShown)) {
     if (c >= 0x20 && c < 0x7f) {
       out += static_cast<char>(c);
     } else {
@@ -27,13 +28,26 @@ std::string Printable(const std::string& id) {
       out += buf;
     }
   }
+  if (id.size() > kMaxShown) out += "...";
   return out;
 }
 
-}  // namespace
+void CapText(std::string* text, size_t max) {
+  if (text->size() <= max) return;
+  const std::string note = " [cut: " + std::to_string(text->size()) + " bytes]";
+  size_t keep = max > note.size() ? max - note.size() : 0;
+  while (keep > 0 && (static_cast<unsigned char>((*text)[keep]) & 0xC0) == 0x80) --keep;
+  text->resize(keep);
+  *text += note;
+}
 
 void DispatcherCore::OnWorkerFrame(const std::string& identity, const void* data, size_t size,
                                    DispatcherOutput* out) {
+  OnWorkerFrame(identity, transport::PeerAuth{}, data, size, out);
+}
+
+void DispatcherCore::OnWorkerFrame(const std::string& identity, const transport::PeerAuth& peer,
+                                   const void* data, size_t size, DispatcherOutput* out) {
   transport::Envelope decoded;
   Status decode = transport::DecodeEnvelopeInto(data, size, &decoded);
   if (!decode.ok()) {
@@ -41,7 +55,8 @@ void DispatcherCore::OnWorkerFrame(const std::string& identity, const void* data
     if (!transport::IsOtherProtocolVersion(decoded)) {
       spdlog::warn("dropped a malformed frame from peer {} ({} bytes): {}", Printable(identity),
                    size, decode.message());
-    } else if (other_version_peers_.insert(identity).second) {  // once per peer
+    } else if (other_version_peers_.size() < kMaxRemembered &&
+               other_version_peers_.insert(identity).second) {  // once per peer, while few
       spdlog::error("peer {} speaks another protocol version; its frames are dropped: {}",
                     Printable(identity), decode.message());
     }
@@ -49,12 +64,12 @@ void DispatcherCore::OnWorkerFrame(const std::string& identity, const void* data
   }
   if (!other_version_peers_.empty()) other_version_peers_.erase(identity);
   const transport::Envelope* envelope = &decoded;
-  auto it = workers_.find(identity);
-  Worker* w = it == workers_.end() ? nullptr : &it->second;
+  Worker* w = WorkerAt(identity);
+  Frame frame{identity, w, *envelope, peer};
+  if (!Admitted(frame, out)) return;
   const WorkerState state = w ? WorkerState::kRegistered : WorkerState::kUnregistered;
   const WorkerAction action = DecideWorkerAction(state, envelope->type);
   if (w != nullptr && action != WorkerAction::kRegister) Touch(*w);
-  Frame frame{identity, w, *envelope};
   bool ok = true;
   switch (action) {
     case WorkerAction::kRegister:
@@ -73,9 +88,6 @@ void DispatcherCore::OnWorkerFrame(const std::string& identity, const void* data
     case WorkerAction::kResult:
       ok = OnResult(frame, out);
       break;
-    case WorkerAction::kOrphanResult:
-      OnOrphanResult(frame, out);
-      break;
     case WorkerAction::kHeartbeat:
       break;  // liveness only: Touch did it
     case WorkerAction::kProbeReply:
@@ -84,9 +96,11 @@ void DispatcherCore::OnWorkerFrame(const std::string& identity, const void* data
     case WorkerAction::kLogReply:
       ok = OnLogReply(frame, out);
       break;
-    case WorkerAction::kBye:
-      Forget(identity, "worker " + identity + " left (BYE)", out);
+    case WorkerAction::kBye: {
+      const std::string id = w->id;  // Forget destroys *w
+      Forget(id, "worker " + id + " left (BYE)", out);
       break;
+    }
     case WorkerAction::kAskHello:
     case WorkerAction::kRefuse:
       Refuse(frame, state, action, out);
@@ -112,18 +126,36 @@ void DispatcherCore::Touch(Worker& w) {
 
 void DispatcherCore::Refuse(const Frame& f, WorkerState state, WorkerAction action,
                             DispatcherOutput* out) {
-  ++refused_frames_;
+  const char* type = transport::MsgTypeName(f.envelope.type);
   if (action == WorkerAction::kAskHello) {
     // Not registered (its HELLO was lost, or the coordinator restarted): a
     // heartbeat marked unregistered makes it say HELLO again.
-    spdlog::info("refused a {} frame from unregistered peer {}: asked it to say HELLO",
-                 transport::MsgTypeName(f.envelope.type), Printable(f.identity));
+    CountRefusal(observability::WorkerRefusal::kUnregistered, [&] {
+      return fmt::format("refused a {} frame from unregistered peer {}: asked it to say HELLO",
+                         type, Printable(f.identity));
+    });
     AskHello(f.identity, out);
     return;
   }
   ++dropped_frames_;
-  spdlog::warn("dropped an unexpected {} frame from {} worker {}",
-               transport::MsgTypeName(f.envelope.type), ToString(state), Printable(f.identity));
+  CountRefusal(observability::WorkerRefusal::kUnexpected, [&] {
+    return fmt::format("dropped an unexpected {} frame from {} worker {}", type, ToString(state),
+                       Printable(f.identity));
+  });
+}
+
+bool DispatcherCore::CountRefusal(observability::WorkerRefusal reason, uint64_t* suppressed) {
+  ++refused_frames_;
+  options_.metrics->WorkerFrameRefused(reason);
+  return refusal_log_.Allow(clock_->Steady(), suppressed);
+}
+
+bool DispatcherCore::HeldByAnother(Worker& w, const std::string& exec_id, uint32_t attempt) {
+  // A recovered execution reported straight away is claimed first.
+  Claim(w.id, &w, exec_id, attempt);
+  if (const std::string* owner = claims_.Owner(exec_id, attempt)) return *owner != w.id;
+  auto h = holders_.find(exec_id);
+  return h != holders_.end() && h->second.attempt == attempt && h->second.worker_id != w.id;
 }
 
 void DispatcherCore::AskHello(const std::string& identity, DispatcherOutput* out) {
@@ -131,50 +163,6 @@ void DispatcherCore::AskHello(const std::string& identity, DispatcherOutput* out
   hb.epoch = options_.epoch;
   hb.registered = false;
   Send(identity, transport::MsgType::kHeartbeat, hb, out);
-}
-
-bool DispatcherCore::OnHello(const Frame& f, DispatcherOutput* out) {
-  auto hello = transport::BodyAs<transport::Hello>(f.envelope);
-  if (!hello.ok()) return false;
-  const std::string& identity = f.identity;
-  const Micros now = clock_->Now();
-  std::vector<transport::Probe> rejoin_probes;
-  Worker* w = f.worker;
-  if (w != nullptr) {
-    rejoin_probes = RejoinProbes(*w, *hello);
-  } else {
-    w = &workers_.emplace(identity, Worker{}).first->second;
-    w->id = identity;
-    w->joined_at = now;
-    LogEvent(spdlog::level::info, "worker_joined",
-             {{"worker_id", identity}, {"group", hello->group}, {"slots", hello->slots}},
-             "worker {} joined: group {}, {} slots", identity, hello->group, hello->slots);
-  }
-  w->group = hello->group.empty() ? "default" : hello->group;
-  w->slots = hello->slots;
-  w->labels = hello->labels;
-  std::sort(w->labels.begin(), w->labels.end());
-  w->labels.erase(std::unique(w->labels.begin(), w->labels.end()), w->labels.end());
-  w->credits = 0;  // it grants credit with CREDIT
-  w->last_seen = now;
-  w->last_heard = clock_->Steady();
-  // Executions it claims that we did not place there are not ours to run,
-  // unless they are ones the journal left RUNNING or READY before a restart.
-  for (const auto& ref : hello->running) {
-    if (Claim(identity, w, ref.exec_id, ref.attempt)) continue;
-    auto r = w->running.find(ref.exec_id);
-    if (r == w->running.end() || r->second != ref.attempt) {
-      transport::Cancel cancel{ref.exec_id, ref.attempt, options_.epoch};
-      Send(identity, transport::MsgType::kCancel, cancel, out);
-    }
-  }
-  transport::Heartbeat hb;
-  hb.epoch = options_.epoch;
-  Send(identity, transport::MsgType::kHeartbeat, hb, out);
-  for (const transport::Probe& probe : rejoin_probes) {
-    Send(identity, transport::MsgType::kProbe, probe, out);
-  }
-  return true;
 }
 
 std::vector<transport::Probe> DispatcherCore::RejoinProbes(Worker& w,
@@ -214,7 +202,15 @@ bool DispatcherCore::OnCredit(const Frame& f) {
 bool DispatcherCore::OnStarted(const Frame& f, DispatcherOutput* out) {
   auto started = transport::BodyAs<transport::Started>(f.envelope);
   if (!started.ok()) return false;
-  out->started.items.push_back({f.identity, std::move(*started)});
+  if (HeldByAnother(*f.worker, started->exec_id, started->attempt)) {
+    CountRefusal(observability::WorkerRefusal::kNotHolder, [&] {
+      return fmt::format(
+          "refused STARTED for {} attempt {} from worker {}: another worker holds it",
+          Printable(started->exec_id), started->attempt, f.worker->id);
+    });
+    return true;
+  }
+  out->started.items.push_back({f.worker->id, std::move(*started)});
   return true;
 }
 
@@ -222,29 +218,29 @@ bool DispatcherCore::OnResult(const Frame& f, DispatcherOutput* out) {
   auto result = transport::BodyAs<transport::ResultMsg>(f.envelope);
   if (!result.ok()) return false;
   Worker& w = *f.worker;
-  // A recovered execution reported straight away is claimed first.
-  Claim(f.identity, &w, result->exec_id, result->attempt);
+  // Only the holder's report counts. One that no worker holds (a resend
+  // after its ACK was lost, a stale attempt) goes on: the scheduler ACKs it
+  // so the resending stops, and changes nothing.
+  if (HeldByAnother(w, result->exec_id, result->attempt)) {
+    CountRefusal(observability::WorkerRefusal::kNotHolder, [&] {
+      return fmt::format("refused RESULT for {} attempt {} from worker {}: another worker holds it",
+                         Printable(result->exec_id), result->attempt, w.id);
+    });
+    return true;
+  }
+  CapText(&result->error, kMaxResultErrorBytes);
+  CapText(&result->stderr_tail, kMaxStderrTailBytes);
   auto r = w.running.find(result->exec_id);
   if (r != w.running.end() && r->second == result->attempt) Finish(w, result->exec_id);
-  out->results.items.push_back({f.identity, std::move(*result)});
+  out->results.items.push_back({w.id, std::move(*result)});
   return true;
-}
-
-void DispatcherCore::OnOrphanResult(const Frame& f, DispatcherOutput* out) {
-  // Keep its result flowing: the scheduler deduplicates.
-  auto result = transport::BodyAs<transport::ResultMsg>(f.envelope);
-  if (result.ok()) {
-    Claim(f.identity, nullptr, result->exec_id, result->attempt);
-    out->results.items.push_back({f.identity, std::move(*result)});
-  }
-  AskHello(f.identity, out);
 }
 
 bool DispatcherCore::OnProbeReply(const Frame& f, DispatcherOutput* out) {
   auto reply = transport::BodyAs<transport::ProbeReply>(f.envelope);
   if (!reply.ok()) return false;
-  const std::string& identity = f.identity;
   Worker& w = *f.worker;
+  const std::string& identity = w.id;
   WorkerGone lost, restarted;
   lost.worker_id = restarted.worker_id = identity;
   lost.reason =
@@ -273,12 +269,26 @@ bool DispatcherCore::OnProbeReply(const Frame& f, DispatcherOutput* out) {
 bool DispatcherCore::OnLogReply(const Frame& f, DispatcherOutput* out) {
   auto reply = transport::BodyAs<transport::LogReply>(f.envelope);
   if (!reply.ok()) return false;
+  // Only the worker asked answers: another one's reply would be shown as
+  // the asked worker's log.
+  auto asked = log_requests_.find(reply->request_id);
+  if (asked == log_requests_.end() || asked->second != f.worker->id) {
+    CountRefusal(observability::WorkerRefusal::kNotHolder, [&] {
+      return fmt::format("refused LOG_REPLY {} from worker {}: not asked of it", reply->request_id,
+                         f.worker->id);
+    });
+    return true;
+  }
+  log_requests_.erase(asked);
   out->logs.push_back({std::move(*reply)});
   return true;
 }
 
 void DispatcherCore::Finish(Worker& w, const std::string& exec_id) {
   w.running.erase(exec_id);
+  if (auto h = holders_.find(exec_id); h != holders_.end() && h->second.worker_id == w.id) {
+    holders_.erase(h);
+  }
   w.rejoined.erase(exec_id);
   if (auto r = reserved_.find(exec_id); r != reserved_.end() && r->second.worker_id == w.id) {
     reserved_.erase(r);

@@ -17,7 +17,9 @@ class DispatcherLoop {
   static constexpr const char* kName = "dispatcher";
 
   explicit DispatcherLoop(DispatcherLoopParams p)
-      : p_(std::move(p)), core_(p_.clock, p_.options), router_(*p_.ctx, zmq::socket_type::router) {}
+      : p_(std::move(p)),
+        core_(p_.clock, WithConnectionCheck(p_.options, this)),
+        router_(*p_.ctx, zmq::socket_type::router) {}
 
   Status Run(transport::ActorPipe& pipe);
 
@@ -40,6 +42,21 @@ class DispatcherLoop {
   void OnWorkerLost(WorkerLost m) { core_.OnWorkerLost(m, &out_); }
 
   bool DrainScheduler();
+  // The core's options, asking this loop whether a connection is still there.
+  static DispatcherOptions WithConnectionCheck(DispatcherOptions options, DispatcherLoop* loop) {
+    options.require_worker_role = loop->p_.curve.has_value();
+    options.connected = [loop](const std::string& route) { return loop->Connected(route); };
+    return options;
+  }
+  // True while the ROUTER has a connection with identity `route`: a
+  // heartbeat to it is accepted (ROUTER_MANDATORY fails it for a gone peer).
+  bool Connected(const std::string& route) {
+    transport::Heartbeat hb;
+    hb.epoch = p_.options.epoch;
+    const std::string frame = transport::EncodeToString(transport::MsgType::kHeartbeat, hb);
+    Status sent = transport::SendTo(router_, route, frame, /*dontwait=*/true);
+    return sent.ok() || sent.code() != StatusCode::kNotFound;
+  }
   // Heartbeats, liveness and probes when due; `now` is Steady().
   void OnTimers(Micros now);
   void SendOut();
@@ -117,7 +134,8 @@ Status DispatcherLoop::Run(transport::ActorPipe& pipe) {
         if (msg.status().code() == StatusCode::kBusy) break;
         continue;  // a multi-frame message was dropped; keep serving
       }
-      core_.OnWorkerFrame(msg->identity, msg->payload.data(), msg->payload.size(), &out_);
+      core_.OnWorkerFrame(msg->identity, msg->peer, msg->payload.data(), msg->payload.size(),
+                          &out_);
     }
     if (!DrainScheduler()) return ContextTerminated();
     if (!DrainSocket(*p_.reconciler, kName, &env_,

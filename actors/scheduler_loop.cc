@@ -12,6 +12,7 @@
 #include "actors/journal_health.h"
 #include "actors/query_service.h"
 #include "actors/scheduler_turn.h"
+#include "common/log_limiter.h"
 
 namespace apollo11::actors {
 namespace {
@@ -47,7 +48,11 @@ class SchedulerLoop {
 
   Status Start(transport::ActorPipe& pipe);
   Micros NextWake() const;
-  void OnClientFrame(const std::string& identity, const zmq::message_t& payload);
+  void OnClientFrame(const std::string& identity, const transport::PeerAuth& peer,
+                     const zmq::message_t& payload);
+  // Under CURVE, true when the caller's key role allows a request of `type`
+  // (key_roles.h); else answers it with a refusal and returns false.
+  bool Permitted(const std::string& identity, const transport::PeerAuth& peer, uint16_t type);
   void RefuseVersion(const std::string& identity, const Envelope& env, uint64_t version);
 
   // Client requests.
@@ -82,6 +87,7 @@ class SchedulerLoop {
   CoordinatorHealth queue_health_;
   WorkersSnapshot workers_;  // refreshed by the dispatcher every heartbeat
   InternalFrames frames_;
+  LogLimiter refusal_log_{10, kMicrosPerSecond};  // refused client requests
   Envelope env_;
   std::string scratch_;
 };
@@ -167,7 +173,7 @@ Status SchedulerLoop::Run(transport::ActorPipe& pipe) {
     for (int i = 0; i < kMaxFramesPerTurn; ++i) {
       auto msg = transport::RecvFrom(client_, /*dontwait=*/true);
       if (!msg.ok()) break;
-      OnClientFrame(msg->identity, msg->payload);
+      OnClientFrame(msg->identity, msg->peer, msg->payload);
     }
     if (!DrainDispatcher()) return ContextTerminated();
     if (!DrainSocket(*p_.reconciler, kName, &env_,
@@ -189,7 +195,8 @@ bool SchedulerLoop::DrainDispatcher() {
                      [&](const Envelope& e) { RouteMessage(*this, kDispatcherRoutes, e); });
 }
 
-void SchedulerLoop::OnClientFrame(const std::string& identity, const zmq::message_t& payload) {
+void SchedulerLoop::OnClientFrame(const std::string& identity, const transport::PeerAuth& peer,
+                                  const zmq::message_t& payload) {
   Status decoded =
       transport::DecodeEnvelopeInto(payload.data(), payload.size(), &env_, ClientLimits());
   if (!decoded.ok()) {
@@ -206,9 +213,51 @@ void SchedulerLoop::OnClientFrame(const std::string& identity, const zmq::messag
     if (static_cast<uint16_t>(route.type) != env_.type) continue;
     const uint64_t version = ClientRequestVersion(env_);
     if (version != kClientProtocolVersion) return RefuseVersion(identity, env_, version);
+    if (!Permitted(identity, peer, env_.type)) return;
     return (this->*route.handle)(identity, env_);
   }
   spdlog::warn("scheduler: dropped a client message of unknown type {}", env_.type);
+}
+
+bool SchedulerLoop::Permitted(const std::string& identity, const transport::PeerAuth& peer,
+                              uint16_t type) {
+  if (!p_.curve) return true;  // no keys, no roles: loopback or --insecure
+  const auto t = static_cast<InternalType>(type);
+  const bool mutating = t == InternalType::kCancelRun || t == InternalType::kConfirmExec;
+  const bool allowed = t == InternalType::kQuery       ? transport::MayQuery(peer.roles)
+                       : t == InternalType::kSubmitRun ? transport::MaySubmit(peer.roles)
+                                                       : transport::MayChangeRuns(peer.roles);
+  if (allowed) return true;
+  const char* what = t == InternalType::kQuery       ? "ask queries (role reader, client or admin)"
+                     : t == InternalType::kSubmitRun ? "submit runs (role client or admin)"
+                     : mutating ? "cancel runs or confirm slow tasks (role admin)"
+                                : "do this";
+  const std::string why = "key " + peer.key +
+                          " (roles: " + (peer.roles ? transport::FormatRoles(peer.roles) : "none") +
+                          ") may not " + what;
+  observability::CoordinatorMetrics* metrics = p_.options.metrics;
+  if (metrics == nullptr) metrics = observability::CoordinatorMetrics::Inert();
+  metrics->client_requests_refused.Inc();
+  uint64_t suppressed = 0;
+  if (refusal_log_.Allow(p_.clock->Steady(), &suppressed)) {
+    spdlog::warn("scheduler: refused a client request: {}{}", why,
+                 suppressed ? " (" + std::to_string(suppressed) + " more not logged)" : "");
+  }
+  const auto code = static_cast<uint8_t>(StatusCode::kPermissionDenied);
+  switch (t) {
+    case InternalType::kSubmitRun:
+      sessions_.Reply(identity, InternalType::kSubmitReply, SubmitReply{code, why, ""});
+      break;
+    case InternalType::kConfirmExec:
+      sessions_.Reply(identity, InternalType::kConfirmReply, ConfirmReply{code, why, ""});
+      break;
+    default:
+      // A cancel has no reply of its own: the client follows it with a
+      // status query and takes this as that query's answer.
+      sessions_.Reply(identity, InternalType::kQueryReply, QueryReply{code, why, "", "", ""});
+      break;
+  }
+  return false;
 }
 
 // A client of another protocol version is told so in the reply it waits

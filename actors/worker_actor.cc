@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cstdint>
 #include <cstdio>
+#include <random>
 #include <vector>
 
 #include "actors/actor_loop.h"
@@ -17,11 +18,23 @@ namespace {
 
 using std::chrono::milliseconds;
 
-Result<zmq::socket_t> Dial(zmq::context_t& ctx, const WorkerConfig& config) {
+// This process's socket identity: WORKER_ID/NONCE, the same for every
+// reconnect of this process and different for any other process, so the
+// coordinator tells a restarted worker or a second one with the same id
+// apart from this one reconnecting.
+std::string ProcessRoute(const std::string& worker_id) {
+  std::random_device entropy;
+  char nonce[17];
+  std::snprintf(nonce, sizeof(nonce), "%08x%08x", entropy(), entropy());
+  return worker_id + "/" + nonce;
+}
+
+Result<zmq::socket_t> Dial(zmq::context_t& ctx, const WorkerConfig& config,
+                           const std::string& route) {
   zmq::socket_t dealer(ctx, zmq::socket_type::dealer);
   transport::SocketOptions options;
   options.immediate = true;
-  APOLLO11_RETURN_IF_ERROR(transport::ConfigureDealer(dealer, config.worker.worker_id, options));
+  APOLLO11_RETURN_IF_ERROR(transport::ConfigureDealer(dealer, route, options));
   if (config.curve) {
     APOLLO11_RETURN_IF_ERROR(
         transport::ConfigureCurveClient(dealer, *config.curve, config.server_public));
@@ -89,7 +102,7 @@ class WorkerLoop {
   // outbox, the stopped leftovers of a killed predecessor, the executor.
   Status Open() {
     SetLogNode(config_.worker.worker_id);  // log lines name the worker, also in a role=all node
-    auto dialed = Dial(*ctx_, config_);
+    auto dialed = Dial(*ctx_, config_, route_);
     if (!dialed.ok()) return dialed.status();
     dealer_ = std::move(*dialed);
     if (!config_.outbox_dir.empty()) {
@@ -162,6 +175,9 @@ class WorkerLoop {
     if (!finished_.empty()) core_->OnFinished(finished_);
     if (core_->Tick()) Reconnect();
     Flush();
+    if (!core_->refusal().empty()) {
+      return Status::InvalidInput("refused by the coordinator: " + core_->refusal());
+    }
     if (core_->Drained() && !drained_reported_) ReportDrained();
     return Status::Ok();
   }
@@ -171,7 +187,7 @@ class WorkerLoop {
   void Reconnect() {
     spdlog::warn("worker {}: coordinator silent for {} heartbeats; reconnecting",
                  config_.worker.worker_id, config_.worker.liveness);
-    auto again = Dial(*ctx_, config_);
+    auto again = Dial(*ctx_, config_, route_);
     if (again.ok()) dealer_ = std::move(*again);
     core_->Hello();
   }
@@ -194,6 +210,7 @@ class WorkerLoop {
   zmq::context_t* ctx_;
   const Clock* clock_;
   WorkerConfig config_;
+  const std::string route_ = ProcessRoute(config_.worker.worker_id);
   zmq::socket_t dealer_;
   std::unique_ptr<storage::Outbox> outbox_;
   std::unique_ptr<OrphanGuard> orphans_;

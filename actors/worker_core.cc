@@ -106,6 +106,7 @@ void WorkerCore::SendCredit(uint32_t n) {
 
 void WorkerCore::Hello() {
   transport::Hello hello;
+  hello.worker_id = options_.worker_id;
   hello.group = options_.group;
   hello.slots = options_.slots;
   hello.labels = options_.labels;
@@ -147,6 +148,7 @@ void WorkerCore::OnFrame(const void* data, size_t size) {
       {transport::MsgType::kHeartbeat, &WorkerCore::OnHeartbeatFrame},
       {transport::MsgType::kProbe, &WorkerCore::OnProbeFrame},
       {transport::MsgType::kLogRequest, &WorkerCore::OnLogRequestFrame},
+      {transport::MsgType::kRefused, &WorkerCore::OnRefusedFrame},
   };
   for (const auto& [type, handler] : kHandlers) {
     if (envelope->type != static_cast<uint16_t>(type)) continue;
@@ -156,6 +158,15 @@ void WorkerCore::OnFrame(const void* data, size_t size) {
   ++dropped_frames_;
   spdlog::warn("worker {}: dropped an unexpected or unreadable {} frame", options_.worker_id,
                transport::MsgTypeName(envelope->type));
+}
+
+bool WorkerCore::OnRefusedFrame(const transport::Envelope& envelope) {
+  auto refused = transport::BodyAs<transport::Refused>(envelope);
+  if (!refused.ok()) return false;
+  refusal_ = refused->reason.empty() ? "no reason given" : refused->reason.substr(0, 1024);
+  LogEvent(spdlog::level::err, "worker_refused", {{"reason", refusal_}},
+           "worker {}: the coordinator refused it: {}", options_.worker_id, refusal_);
+  return true;
 }
 
 bool WorkerCore::OnDispatchFrame(const transport::Envelope& envelope) {

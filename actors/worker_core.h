@@ -86,6 +86,9 @@ class WorkerCore {
   uint64_t epoch_seen() const { return epoch_seen_; }
   // True from Hello() until the coordinator is first heard after it.
   bool awaiting_hello_reply() const { return !heard_since_hello_; }
+  // Why the coordinator refused this worker (REFUSED: its id is taken, its
+  // key may not act as a worker, ...); empty until then. The actor stops.
+  const std::string& refusal() const { return refusal_; }
 
  private:
   struct Entry {
@@ -106,6 +109,7 @@ class WorkerCore {
   bool OnHeartbeatFrame(const transport::Envelope& envelope);
   bool OnProbeFrame(const transport::Envelope& envelope);
   bool OnLogRequestFrame(const transport::Envelope& envelope);
+  bool OnRefusedFrame(const transport::Envelope& envelope);
   void OnDispatch(transport::Dispatch&& d);
   // The "exited" (or "killed", "precheck_skipped") event of a finished attempt.
   void LogFinished(const transport::ResultMsg& r) const;
@@ -132,6 +136,7 @@ class WorkerCore {
   bool heard_since_hello_ = false;
   bool draining_ = false;  // HELLO may be lost if sent before the coordinator was up
   uint64_t dropped_frames_ = 0;
+  std::string refusal_;
   Micros next_health_ = 0;  // 0: not yet started
 };
 

@@ -11,9 +11,10 @@ struct Row {
   WorkerAction in_state[kWorkerStates];  // indexed by WorkerState
 };
 
-// The table. A peer that has not said HELLO is asked to (its RESULT still
-// flows: the scheduler deduplicates, and a recovered execution is claimed by
-// it). Messages the dispatcher sends but never receives (DISPATCH, ACK,
+// The table. A peer that has not said HELLO is asked to, and nothing it
+// sends is believed: not even a RESULT, which it resends after its HELLO
+// (a forged one would otherwise complete another worker's execution).
+// Messages the dispatcher sends but never receives (DISPATCH, ACK,
 // PROBE, CANCEL, LOG_REQUEST) and unknown types get "anything else".
 //
 // clang-format off
@@ -22,7 +23,7 @@ constexpr Row kTable[] = {
     {MsgType::kHello,      {A::kRegister,     A::kRegister}},
     {MsgType::kCredit,     {A::kAskHello,     A::kCredit}},
     {MsgType::kStarted,    {A::kAskHello,     A::kStarted}},
-    {MsgType::kResult,     {A::kOrphanResult, A::kResult}},
+    {MsgType::kResult,     {A::kAskHello,     A::kResult}},
     {MsgType::kHeartbeat,  {A::kAskHello,     A::kHeartbeat}},
     {MsgType::kProbeReply, {A::kAskHello,     A::kProbeReply}},
     {MsgType::kLogReply,   {A::kAskHello,     A::kLogReply}},
@@ -52,8 +53,6 @@ const char* ToString(WorkerAction action) {
       return "started";
     case A::kResult:
       return "result";
-    case A::kOrphanResult:
-      return "orphan_result";
     case A::kHeartbeat:
       return "heartbeat";
     case A::kProbeReply:

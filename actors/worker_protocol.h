@@ -27,17 +27,16 @@ inline constexpr int kWorkerStates = 2;
 
 // What the dispatcher does with one frame.
 enum class WorkerAction : uint8_t {
-  kRegister,      // HELLO: add to the worker table (a second HELLO re-registers)
-  kCredit,        // add credit, capped at the free slots
-  kStarted,       // forward STARTED to the scheduler
-  kResult,        // finish the attempt here, forward RESULT to the scheduler
-  kOrphanResult,  // RESULT from an unregistered peer: claim, forward, ask HELLO
-  kHeartbeat,     // liveness only
-  kProbeReply,    // hand back what the worker does not hold
-  kLogReply,      // forward to the waiting log fetch
-  kBye,           // forget the worker, hand its executions back
-  kAskHello,      // refused: answer a heartbeat marked unregistered
-  kRefuse,        // refused: dropped and counted
+  kRegister,    // HELLO: add to the worker table (a second HELLO re-registers)
+  kCredit,      // add credit, capped at the free slots
+  kStarted,     // forward STARTED to the scheduler
+  kResult,      // from the execution's holder: finish it here, forward RESULT
+  kHeartbeat,   // liveness only
+  kProbeReply,  // hand back what the worker does not hold
+  kLogReply,    // forward to the waiting log fetch
+  kBye,         // forget the worker, hand its executions back
+  kAskHello,    // refused: answer a heartbeat marked unregistered
+  kRefuse,      // refused: dropped and counted
 };
 
 // The action for message `type` (a raw wire value: unknown ones included)

@@ -50,9 +50,19 @@ Status Node::StartCoordinator() {
   epoch_ = *epoch;
   if (!config_.authorized.empty()) {
     // Without a ZAP handler a CURVE server admits any key pair.
-    auto zap = transport::ZapHandler::Start(ctx_, config_.authorized);
+    auto zap = transport::ZapHandler::Start(ctx_, config_.authorized, config_.key_roles);
     if (!zap.ok()) return Fail(NodeStage::kZap, zap.status());
     zap_ = std::move(*zap);
+    size_t unstated = 0;
+    for (const auto& [key, roles] : config_.key_roles) {
+      unstated += roles == transport::kRolesUnstated ? 1 : 0;
+    }
+    if (unstated > 1) {  // the node's own key is one
+      spdlog::warn(
+          "{} authorized keys have no role and may act as both worker and admin; write "
+          "'worker KEY', 'reader KEY', 'client KEY' or 'admin KEY' (docs/operations.md, key roles)",
+          unstated - 1);
+    }
   }
   if (!config_.alert_rules.empty()) {
     alerts::NotifierOptions no;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "actors/dispatcher_core.h"
 #include "observability/http_server.h"
 #include "transport/security.h"
 
@@ -76,9 +77,12 @@ Status ResolveCurve(const NodeFlags& f, NodeEnv& env, NodeConfig* c) {
     }
     auto keys = env.LoadAuthorizedKeys(f.authorized_keys);
     if (!keys.ok()) return Status::InvalidInput(keys.status().message());
-    c->authorized[actors::kCurveDomain] = *keys;
-    // role=all: the local worker authenticates with the node's own key.
+    for (const auto& [key, roles] : *keys) c->authorized[actors::kCurveDomain].insert(key);
+    c->key_roles = *keys;
+    // role=all: the local worker, and the node's HTTP API as a client,
+    // authenticate with the node's own key.
     c->authorized[actors::kCurveDomain].insert(curve->public_z85);
+    c->key_roles[curve->public_z85] = transport::kRoleWorker | transport::kRoleAdmin;
     c->coordinator_config.curve = curve;
   }
   if (c->worker && curve) {
@@ -183,6 +187,20 @@ void FillWorker(const NodeFlags& f, const Durations& d, NodeEnv& env, NodeConfig
   wc.outbox_dir = c->worker_lock_dir + "/outbox";
 }
 
+// What the coordinator would refuse in this worker's HELLO, refused before
+// the node starts.
+Status CheckWorkerHello(const actors::WorkerOptions& w) {
+  if (!actors::IsValidWorkerId(w.worker_id)) {
+    return Status::InvalidInput("--worker-id '" + actors::Printable(w.worker_id) +
+                                "': want 1 to 128 printable characters without spaces or '/'");
+  }
+  if (w.slots > actors::kMaxWorkerSlots) {
+    return Status::InvalidInput("--slots " + std::to_string(w.slots) + ": at most " +
+                                std::to_string(actors::kMaxWorkerSlots));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::string DefaultWorkerId(const std::string& state_dir, NodeEnv& env) {
@@ -217,7 +235,10 @@ Result<NodeConfig> ResolveNodeConfig(const NodeFlags& flags, NodeEnv& env) {
   if (!d.ok()) return d.status();
   if (c.coordinator) FillCoordinator(flags, *d, &c);
   c.coordinator_config.test_fault = env.Getenv("APOLLO11_TEST_FAULT");  // tests only
-  if (c.worker) FillWorker(flags, *d, env, &c);
+  if (c.worker) {
+    FillWorker(flags, *d, env, &c);
+    APOLLO11_RETURN_IF_ERROR(CheckWorkerHello(c.worker_config.worker));
+  }
   using executor::ContainmentMode;
   if (flags.containment == "cgroup") {
     c.worker_config.executor.containment = ContainmentMode::kCgroup;

@@ -76,6 +76,9 @@ struct NodeConfig {
   std::string worker_lock_dir;
   // The ZAP allow-list when the coordinator is a CURVE server; empty: no ZAP.
   transport::AuthorizedKeys authorized;
+  // The roles of each authorized key, stamped on its connections by the ZAP
+  // handler (transport/key_roles.h).
+  transport::KeyRolesByKey key_roles;
   // "HOST:PORT" of /metrics, /healthz, /readyz and the JSON API, or "off".
   std::string http_bind = "off";
   std::string api_token;                       // for mutating API calls; empty refuses them
@@ -97,7 +100,8 @@ std::string DefaultWorkerId(const std::string& state_dir, NodeEnv& env);
 
 // Checks `flags` and fills every default. InvalidInput, with the message
 // apollo11-node prints after "apollo11-node: ", on the first refusal, in
-// this order: a bad duration, a bad --retention, an unreadable --curve-key,
+// this order: a bad duration, a bad --retention, a --worker-id or --slots
+// the coordinator would refuse, an unreadable --curve-key,
 // CURVE on a coordinator without --authorized-keys (or an unreadable one),
 // CURVE on a worker without --server-key (or an unreadable one), a
 // non-loopback bind without keys or --insecure, a bad API token, a bad

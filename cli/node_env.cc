@@ -19,8 +19,8 @@ Result<std::string> SystemNodeEnv::LoadPublicKey(const std::string& path) {
   return transport::LoadPublicKey(path);
 }
 
-Result<std::set<std::string>> SystemNodeEnv::LoadAuthorizedKeys(const std::string& path) {
-  return transport::LoadAuthorizedKeys(path);
+Result<transport::KeyRoleMap> SystemNodeEnv::LoadAuthorizedKeys(const std::string& path) {
+  return transport::LoadKeyRoles(path);
 }
 
 Result<std::string> SystemNodeEnv::ReadFirstLine(const std::string& path) {

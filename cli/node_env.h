@@ -17,7 +17,8 @@ class NodeEnv {
   // transport::LoadKeyPair / LoadPublicKey / LoadAuthorizedKeys of `path`.
   virtual Result<transport::CurveKeyPair> LoadKeyPair(const std::string& path) = 0;
   virtual Result<std::string> LoadPublicKey(const std::string& path) = 0;
-  virtual Result<std::set<std::string>> LoadAuthorizedKeys(const std::string& path) = 0;
+  // The authorized keys with their roles (transport::LoadKeyRoles).
+  virtual Result<transport::KeyRoleMap> LoadAuthorizedKeys(const std::string& path) = 0;
   // The first line of `path` (at most 4095 bytes, as read, newline kept);
   // "" for an empty file. An error's message is the system's reason alone.
   virtual Result<std::string> ReadFirstLine(const std::string& path) = 0;
@@ -35,7 +36,7 @@ class SystemNodeEnv : public NodeEnv {
  public:
   Result<transport::CurveKeyPair> LoadKeyPair(const std::string& path) override;
   Result<std::string> LoadPublicKey(const std::string& path) override;
-  Result<std::set<std::string>> LoadAuthorizedKeys(const std::string& path) override;
+  Result<transport::KeyRoleMap> LoadAuthorizedKeys(const std::string& path) override;
   Result<std::string> ReadFirstLine(const std::string& path) override;
   std::string Getenv(const std::string& name) override;
   std::string Hostname() override;

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <span>
 
 #include "actors/actor_loop.h"
 #include "engine/task_state.h"
@@ -61,13 +63,58 @@ Result<std::unique_ptr<RemoteCoordinator>> RemoteCoordinator::ConnectWithKeys(
       options));
   if (curve) {
     APOLLO11_RETURN_IF_ERROR(transport::ConfigureCurveClient(*r->socket_, *curve, server_public));
+    APOLLO11_RETURN_IF_ERROR(r->WatchHandshakes(ctx ? *ctx : r->ctx_));
   }
   APOLLO11_RETURN_IF_ERROR(transport::Connect(*r->socket_, endpoint));
   return r;
 }
 
 RemoteCoordinator::~RemoteCoordinator() {
+  if (monitor_) monitor_->close();
   if (socket_) socket_->close();
+}
+
+Status RemoteCoordinator::WatchHandshakes(zmq::context_t& ctx) {
+  char name[64];
+  std::snprintf(name, sizeof(name), "inproc://apollo11-cli-monitor-%p", static_cast<void*>(this));
+  const int events = ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                     ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
+  if (zmq_socket_monitor(socket_->handle(), name, events) != 0) {
+    return Status::Io(std::string("cannot watch the connection: ") + zmq_strerror(zmq_errno()));
+  }
+  try {
+    monitor_ = std::make_unique<zmq::socket_t>(ctx, zmq::socket_type::pair);
+    monitor_->set(zmq::sockopt::linger, 0);
+    monitor_->connect(name);
+  } catch (const zmq::error_t& e) {
+    monitor_.reset();
+    return Status::Io(std::string("cannot watch the connection: ") + e.what());
+  }
+  return Status::Ok();
+}
+
+Status RemoteCoordinator::Refusal() {
+  if (!monitor_) return Status::Ok();
+  for (;;) {
+    zmq::message_t event;
+    if (!monitor_->recv(event, zmq::recv_flags::dontwait)) return Status::Ok();
+    uint16_t id = 0;
+    if (event.size() >= sizeof(id)) std::memcpy(&id, event.data(), sizeof(id));
+    while (event.more()) {  // the endpoint frame
+      zmq::message_t rest;
+      if (!monitor_->recv(rest, zmq::recv_flags::dontwait)) break;
+      event = std::move(rest);
+    }
+    if (id == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) {
+      return Status::PermissionDenied(
+          "refused by the coordinator's authentication at " + endpoint_ +
+          ": its authorized keys do not list this client's key (--key / $APOLLO11_KEY)");
+    }
+    if (id != 0) {
+      return Status::Io("the CURVE handshake with the coordinator at " + endpoint_ +
+                        " failed: is --server-key ($APOLLO11_SERVER_KEY) its public key?");
+    }
+  }
 }
 
 Result<std::string> RemoteCoordinator::Ask(const std::string& frame, uint16_t reply_type) {
@@ -76,16 +123,20 @@ Result<std::string> RemoteCoordinator::Ask(const std::string& frame, uint16_t re
 }
 
 Result<std::string> RemoteCoordinator::Await(uint16_t reply_type) {
-  zmq::pollitem_t items[] = {{socket_->handle(), 0, ZMQ_POLLIN, 0}};
+  zmq::pollitem_t items[] = {{socket_->handle(), 0, ZMQ_POLLIN, 0},
+                             {monitor_ ? monitor_->handle() : nullptr, 0, ZMQ_POLLIN, 0}};
+  const size_t watched = monitor_ ? 2 : 1;
   auto deadline = std::chrono::steady_clock::now() + timeout_;
   transport::Envelope env;
   while (std::chrono::steady_clock::now() < deadline) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
-    auto polled = transport::Poll(items, std::min(left, std::chrono::milliseconds(100)));
+    auto polled =
+        transport::Poll(std::span(items, watched), std::min(left, std::chrono::milliseconds(100)));
     if (!polled.ok()) return polled.status();
     if (waiting_) waiting_();
-    if (*polled == 0) continue;
+    APOLLO11_RETURN_IF_ERROR(Refusal());
+    if ((items[0].revents & ZMQ_POLLIN) == 0) continue;
     auto msg = transport::Recv(*socket_, /*dontwait=*/true);
     if (!msg.ok()) continue;
     APOLLO11_RETURN_IF_ERROR(

@@ -110,11 +110,19 @@ class RemoteCoordinator {
   // Sends `frame` and returns the first reply of `reply_type`.
   Result<std::string> Ask(const std::string& frame, uint16_t reply_type);
   // Returns the first message of `reply_type` within the timeout; others
-  // are dropped. Calls `waiting_` (when set) about every 100 ms.
+  // are dropped. Calls `waiting_` (when set) about every 100 ms. Fails at
+  // once when the coordinator refuses the CURVE handshake (see Refusal).
   Result<std::string> Await(uint16_t reply_type);
+  // Watches the socket's handshakes (a socket monitor): under CURVE, a
+  // refused key would otherwise look like a coordinator that is not running.
+  Status WatchHandshakes(zmq::context_t& ctx);
+  // Reads the monitor's pending events: an error naming why the handshake
+  // failed, or Ok.
+  Status Refusal();
 
   zmq::context_t ctx_;
   std::unique_ptr<zmq::socket_t> socket_;
+  std::unique_ptr<zmq::socket_t> monitor_;  // handshake events of socket_; null without CURVE
   std::string endpoint_;
   std::chrono::milliseconds timeout_{10000};
   bool warn_on_journal_error_ = true;

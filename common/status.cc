@@ -22,6 +22,8 @@ const char* StatusCodeName(StatusCode code) {
       return "unsupported";
     case StatusCode::kInternal:
       return "internal error";
+    case StatusCode::kPermissionDenied:
+      return "permission denied";
   }
   return "unknown";
 }

@@ -16,14 +16,15 @@ namespace apollo11 {
 // humans read the message.
 enum class StatusCode {
   kOk = 0,
-  kInvalidInput,  // the user's input is wrong (exit code 2 at the CLI)
-  kNotFound,      // asked for something that does not exist
-  kBusy,          // a resource is held by someone else (locked state dir)
-  kIo,            // the file system or a socket failed
-  kFull,          // disk or map full; data kept, retry when space returns
-  kCorrupt,       // stored data does not decode
-  kUnsupported,   // valid but not available in this build or mode
-  kInternal,      // a bug: an invariant did not hold
+  kInvalidInput,      // the user's input is wrong (exit code 2 at the CLI)
+  kNotFound,          // asked for something that does not exist
+  kBusy,              // a resource is held by someone else (locked state dir)
+  kIo,                // the file system or a socket failed
+  kFull,              // disk or map full; data kept, retry when space returns
+  kCorrupt,           // stored data does not decode
+  kUnsupported,       // valid but not available in this build or mode
+  kInternal,          // a bug: an invariant did not hold
+  kPermissionDenied,  // the caller's key role does not allow it (key_roles.h)
 };
 
 const char* StatusCodeName(StatusCode code);
@@ -45,6 +46,9 @@ class [[nodiscard]] Status {
   static Status Corrupt(std::string m) { return Error(StatusCode::kCorrupt, std::move(m)); }
   static Status Unsupported(std::string m) { return Error(StatusCode::kUnsupported, std::move(m)); }
   static Status Internal(std::string m) { return Error(StatusCode::kInternal, std::move(m)); }
+  static Status PermissionDenied(std::string m) {
+    return Error(StatusCode::kPermissionDenied, std::move(m));
+  }
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }

@@ -176,7 +176,7 @@ bool WriteDispatcherPrograms(const fs::path& dir) {
   using S = DispatcherStep;
   const transport::ExecRef t0{"r1.t0", 1};
   std::string life;
-  AppendStep(&life, S::kFrame, 0, Frame(MsgType::kHello, transport::Hello{"", 2, {}, {}}));
+  AppendStep(&life, S::kFrame, 0, Frame(MsgType::kHello, transport::Hello{"", 2, {}, {}, ""}));
   AppendStep(&life, S::kFrame, 0, Frame(MsgType::kCredit, transport::Credit{2}));
   AppendStep(&life, S::kEnqueue, 0);
   AppendStep(&life, S::kEnqueue, 1);
@@ -198,7 +198,7 @@ bool WriteDispatcherPrograms(const fs::path& dir) {
   AppendStep(&recovery, S::kAdopt, 0);
   AppendStep(&recovery, S::kEnqueue, 0x81);  // r1.t1 held for a claim
   AppendStep(&recovery, S::kFrame, 0,
-             Frame(MsgType::kHello, transport::Hello{"", 4, {}, {t0, {"r1.t1", 1}}}));
+             Frame(MsgType::kHello, transport::Hello{"", 4, {}, {t0, {"r1.t1", 1}}, ""}));
   AppendStep(&recovery, S::kAdvance, 50);
   AppendStep(&recovery, S::kPlace, 0);
   AppendStep(
@@ -206,7 +206,8 @@ bool WriteDispatcherPrograms(const fs::path& dir) {
       Frame(MsgType::kResult, transport::ResultMsg{"r1.t0", 1, 1, 3, true, "", "x", 1, 2, ""}));
 
   std::string lost;
-  AppendStep(&lost, S::kFrame, 1, Frame(MsgType::kHello, transport::Hello{"etl", 1, {"gpu"}, {}}));
+  AppendStep(&lost, S::kFrame, 1,
+             Frame(MsgType::kHello, transport::Hello{"etl", 1, {"gpu"}, {}, ""}));
   AppendStep(&lost, S::kFrame, 1, Frame(MsgType::kCredit, transport::Credit{5}));
   AppendStep(&lost, S::kEnqueue, 8);
   AppendStep(&lost, S::kPlace, 0);

@@ -2,6 +2,24 @@
 
 namespace apollo11::observability {
 
+const char* ToString(WorkerRefusal reason) {
+  switch (reason) {
+    case WorkerRefusal::kUnregistered:
+      return "unregistered";
+    case WorkerRefusal::kNotHolder:
+      return "not_holder";
+    case WorkerRefusal::kUnexpected:
+      return "unexpected";
+    case WorkerRefusal::kRole:
+      return "role";
+    case WorkerRefusal::kDuplicateId:
+      return "duplicate_id";
+    case WorkerRefusal::kBadHello:
+      return "bad_hello";
+  }
+  return "?";
+}
+
 CoordinatorMetrics* CoordinatorMetrics::Inert() {
   // Never destroyed: a core may still write it while static destructors run.
   static Registry* registry = new Registry();
@@ -54,6 +72,9 @@ CoordinatorMetrics::CoordinatorMetrics(Registry& r)
       worker_slots(r.AddGauge("apollo11_cluster_slots", "Slots of all connected workers.")),
       worker_slots_free(r.AddGauge("apollo11_cluster_slots_free",
                                    "Unused slots (credit) of all connected workers.")),
+      client_requests_refused(r.AddCounter(
+          "apollo11_client_requests_refused_total",
+          "Client requests refused because the caller's key role does not allow them.")),
       heartbeat_losses(r.AddCounter("apollo11_heartbeat_losses_total",
                                     "Workers declared lost after missing their heartbeats.")) {
   for (int s = 0; s < kTaskStateCount; ++s) {
@@ -66,6 +87,13 @@ CoordinatorMetrics::CoordinatorMetrics(Registry& r)
     transitions_[s] =
         &r.AddCounter("apollo11_transitions_total", "Journaled state transitions by target state.",
                       {{"to", ToString(static_cast<TaskState>(s))}});
+  }
+  for (int i = 0; i < kWorkerRefusals; ++i) {
+    refused_frames_[i] = &r.AddCounter(
+        "apollo11_worker_frames_refused_total",
+        "Frames from the worker port refused (not from the registered worker holding the "
+        "execution, wrong key role, duplicate worker id, ...), by reason.",
+        {{"reason", ToString(static_cast<WorkerRefusal>(i))}});
   }
   executions_created_ =
       &r.AddCounter("apollo11_executions_created_total", "Executions (tasks of runs) created.");

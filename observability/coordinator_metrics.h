@@ -13,6 +13,20 @@
 
 namespace apollo11::observability {
 
+// Why the dispatcher refused a frame from a worker-port peer (the `reason`
+// label of apollo11_worker_frames_refused_total).
+enum class WorkerRefusal : uint8_t {
+  kUnregistered,  // from a peer that has not said HELLO
+  kNotHolder,     // a RESULT, STARTED or LOG_REPLY about what another worker holds
+  kUnexpected,    // a message a worker never sends (DISPATCH, ACK, unknown)
+  kRole,          // from a key whose role is not `worker`
+  kDuplicateId,   // HELLO claiming the id of a live worker on another connection
+  kBadHello,      // HELLO with absurd slots or an unusable worker id
+};
+inline constexpr int kWorkerRefusals = 6;
+// "unregistered", "not_holder", ...
+const char* ToString(WorkerRefusal reason);
+
 class CoordinatorMetrics {
  public:
   explicit CoordinatorMetrics(Registry& registry);
@@ -79,6 +93,14 @@ class CoordinatorMetrics {
   Gauge& worker_slots;          // slots of all connected workers
   Gauge& worker_slots_free;     // their unused credit
 
+  // A worker-port frame refused for `reason` (dispatcher).
+  void WorkerFrameRefused(WorkerRefusal reason) {
+    refused_frames_[static_cast<int>(reason)]->Inc();
+  }
+  // A client request refused because the key's role does not allow it
+  // (scheduler).
+  Counter& client_requests_refused;
+
   // ---- reconciler ----
   Counter& heartbeat_losses;  // workers declared lost for missed heartbeats
 
@@ -87,6 +109,7 @@ class CoordinatorMetrics {
   std::array<Counter*, kTaskStateCount> transitions_{};
   std::array<Counter*, 5> runs_{};  // by RunStatus; only final ones are registered
   Counter* executions_created_ = nullptr;
+  std::array<Counter*, kWorkerRefusals> refused_frames_{};
 };
 
 }  // namespace apollo11::observability

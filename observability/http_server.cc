@@ -39,6 +39,8 @@ int HttpStatusOf(const Status& s) {
   switch (s.code()) {
     case StatusCode::kNotFound:
       return 404;
+    case StatusCode::kPermissionDenied:
+      return 403;
     case StatusCode::kInvalidInput:
     case StatusCode::kUnsupported:
       return 400;

@@ -30,6 +30,8 @@ const char* MsgTypeName(uint16_t type) {
       return "LOG_REQUEST";
     case MsgType::kLogReply:
       return "LOG_REPLY";
+    case MsgType::kRefused:
+      return "REFUSED";
     case MsgType::kActorReady:
       return "ACTOR_READY";
     case MsgType::kActorDone:
@@ -43,7 +45,7 @@ const char* MsgTypeName(uint16_t type) {
 }
 
 bool IsWireMsgType(uint16_t type) {
-  return type >= ToWire(MsgType::kHello) && type <= ToWire(MsgType::kLogReply);
+  return type >= ToWire(MsgType::kHello) && type <= ToWire(MsgType::kRefused);
 }
 
 }  // namespace apollo11::transport

@@ -40,6 +40,7 @@ enum class MsgType : uint16_t {
   kBye,
   kLogRequest,  // D->W: a slice of an execution's captured output
   kLogReply,    // W->D: the slice
+  kRefused,     // D->W: your HELLO is refused for good (Refused); a worker stops
   // Actor runtime (transport/actor.h); never sent over the network.
   kActorReady = 61,
   kActorDone = 62,
@@ -86,15 +87,27 @@ struct TaskPayload {
                  env, timeout_ms, kill_grace_ms, precheck, run_precheck);
 };
 
-// W→D: join or rejoin, listing the executions the worker still holds. The
-// worker is known by its socket identity.
+// W→D: join or rejoin, listing the executions the worker still holds.
+// `slots` 0 means draining. `worker_id` names the worker; its socket identity
+// is WORKER_ID/NONCE, one per worker process, so two processes claiming one
+// id are told apart. Empty (an older worker): the socket identity is the id.
 struct Hello {
   std::string group;
   uint32_t slots = 0;
   std::vector<std::string> labels;
   std::vector<ExecRef> running;
+  std::string worker_id;
   bool operator==(const Hello&) const = default;
-  MSGPACK_DEFINE(group, slots, labels, running);
+  MSGPACK_DEFINE(group, slots, labels, running, worker_id);
+};
+
+// D→W: the coordinator refuses this worker (its id is taken by a live worker,
+// its key may not act as a worker, its HELLO is malformed). Not transient:
+// the worker logs `reason` and stops, rather than run tasks beside another.
+struct Refused {
+  std::string reason;
+  bool operator==(const Refused&) const = default;
+  MSGPACK_DEFINE(reason);
 };
 
 // W→D: `credits` more executions may be sent.

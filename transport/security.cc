@@ -135,17 +135,33 @@ std::string Where(const std::string& name, size_t line) {
   return name + ":" + std::to_string(line) + ": ";
 }
 
-// Parses one authorized-keys line: a key (optionally followed by whitespace
-// and a '#' comment), a comment, or blank. '#' is a Z85 digit but no valid
-// key starts with it (84 * 85^4 overflows 32 bits), so the two never clash.
-enum class LineKind { kBlank, kKey, kBad };
-LineKind ParseKeyLine(std::string_view raw, std::string* key, std::string* why) {
-  std::string_view line = Trim(raw);
-  if (line.empty()) return LineKind::kBlank;
+// The first whitespace-separated token of `line` (trimmed), and the rest.
+std::string FirstToken(std::string_view line, std::string_view* rest) {
   size_t end = 0;
   while (end < line.size() && !std::isspace(static_cast<unsigned char>(line[end]))) ++end;
-  std::string token(line.substr(0, end));
-  std::string_view rest = Trim(line.substr(end));
+  *rest = Trim(line.substr(end));
+  return std::string(line.substr(0, end));
+}
+
+// Parses one authorized-keys line: a key, or a role and a key (optionally
+// followed by whitespace and a '#' comment), a comment, or blank. '#' is a
+// Z85 digit but no valid key starts with it (84 * 85^4 overflows 32 bits),
+// so the two never clash; no role name is 40 characters long either.
+enum class LineKind { kBlank, kKey, kBad };
+LineKind ParseKeyLine(std::string_view raw, std::string* key, KeyRoles* roles, std::string* why) {
+  std::string_view line = Trim(raw);
+  if (line.empty()) return LineKind::kBlank;
+  std::string_view rest;
+  std::string token = FirstToken(line, &rest);
+  *roles = kRolesUnstated;
+  if (std::optional<KeyRoles> role = ParseRole(token)) {
+    *roles = *role;
+    token = FirstToken(rest, &rest);
+    if (!IsValidZ85Key(token)) {
+      *why = "want a CURVE public key (40 Z85 characters) after the role";
+      return LineKind::kBad;
+    }
+  }
   if (IsValidZ85Key(token)) {
     if (!rest.empty() && rest.front() != '#') {
       *why = "unexpected text after the key (use '# comment')";
@@ -329,23 +345,38 @@ Result<std::string> LoadPublicKey(const std::string& path) {
   return *keys->begin();
 }
 
-Result<std::set<std::string>> ParseAuthorizedKeys(const std::string& text,
-                                                  const std::string& name) {
-  std::set<std::string> keys;
+Result<KeyRoleMap> ParseKeyRoles(const std::string& text, const std::string& name) {
+  KeyRoleMap keys;
   size_t line_no = 0;
   for (std::string_view raw : SplitLines(text)) {
     ++line_no;
     std::string key, why;
-    switch (ParseKeyLine(raw, &key, &why)) {
+    KeyRoles roles = 0;
+    switch (ParseKeyLine(raw, &key, &roles, &why)) {
       case LineKind::kBlank:
         break;
       case LineKind::kKey:
-        keys.insert(std::move(key));
+        keys[key] |= roles;
         break;
       case LineKind::kBad:
         return Status::InvalidInput(Where(name, line_no) + why);
     }
   }
+  return keys;
+}
+
+Result<KeyRoleMap> LoadKeyRoles(const std::string& path) {
+  auto file = ReadSmallFile(path, kMaxAuthorizedKeysBytes);
+  if (!file.ok()) return file.status();
+  return ParseKeyRoles(file->text, path);
+}
+
+Result<std::set<std::string>> ParseAuthorizedKeys(const std::string& text,
+                                                  const std::string& name) {
+  auto roles = ParseKeyRoles(text, name);
+  if (!roles.ok()) return roles.status();
+  std::set<std::string> keys;
+  for (const auto& [key, r] : *roles) keys.insert(key);
   return keys;
 }
 

@@ -6,9 +6,11 @@
 //      (public + secret, mode 0600, never leaves the machine) and node.pub
 //      (one line: the public key, 40 Z85 characters). It prints the public key.
 //   2. On the coordinator: collect every worker's and client's node.pub into
-//      an authorized-keys file, one key per line (`cat w1.pub >> authorized_keys`).
-//      Blank lines and lines starting with '#' are ignored; a key may be
-//      followed by whitespace and a '#' comment naming its owner. Any other
+//      an authorized-keys file, one key per line, each after the role it has
+//      (key_roles.h): `worker KEY`, `reader KEY`, `client KEY`, `admin KEY`.
+//      A key without a role (the format before roles) may act as worker and
+//      admin. Blank lines and lines starting with '#' are ignored; a key may
+//      be followed by whitespace and a '#' comment naming its owner. Any other
 //      line is an error reported as FILE:LINE and the file is not used.
 //   3. Workers and clients also need the coordinator's node.pub (server key).
 // What is refused (by the ZapHandler, see zap_handler.h): a client whose public
@@ -18,11 +20,13 @@
 // only): always start the handler before binding. Binding a non-loopback
 // address without keys needs an explicit --insecure (IsLoopbackEndpoint).
 
+#include <map>
 #include <set>
 #include <string>
 #include <zmq.hpp>
 
 #include "common/status.h"
+#include "transport/key_roles.h"
 
 namespace apollo11::transport {
 
@@ -55,7 +59,17 @@ Result<CurveKeyPair> LoadKeyPair(const std::string& path);
 // .key file (its "public = " line; the secret is not checked).
 Result<std::string> LoadPublicKey(const std::string& path);
 
-// Parses an authorized-keys file (format above). InvalidInput "FILE:LINE: ..."
+// Each authorized key and its roles (a key listed on several lines has all
+// of their roles).
+using KeyRoleMap = std::map<std::string, KeyRoles>;
+
+// Parses an authorized-keys file (format above) into each key's roles.
+// InvalidInput "FILE:LINE: ..." for the first bad line (an unknown role
+// included); an empty map is valid (everyone is refused).
+Result<KeyRoleMap> LoadKeyRoles(const std::string& path);
+Result<KeyRoleMap> ParseKeyRoles(const std::string& text, const std::string& name);
+
+// The keys alone of an authorized-keys file (format above). InvalidInput "FILE:LINE: ..."
 // for the first bad line; an empty set is valid (everyone is refused).
 Result<std::set<std::string>> LoadAuthorizedKeys(const std::string& path);
 

@@ -142,6 +142,11 @@ Result<RoutedMessage> RecvFrom(zmq::socket_t& router, bool dontwait) {
   err = RecvFrame(router.handle(), &out.payload, 0);
   if (err != 0) return ErrnoStatus("receiving", err);
   out.identity.assign(static_cast<const char*>(identity.data()), identity.size());
+  // Null (EINVAL) on a connection without ZAP metadata: no CURVE, inproc.
+  if (const char* key = zmq_msg_gets(out.payload.handle(), "User-Id")) out.peer.key = key;
+  if (const char* roles = zmq_msg_gets(out.payload.handle(), kRolesProperty)) {
+    out.peer.roles = ParseRoles(roles);
+  }
   if (HasMore(router.handle())) {
     DrainMore(router.handle());
     return Status::InvalidInput("multipart message from peer; expected one frame");

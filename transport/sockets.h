@@ -14,6 +14,7 @@
 #include <zmq.hpp>
 
 #include "common/status.h"
+#include "transport/key_roles.h"
 
 namespace apollo11::transport {
 
@@ -63,10 +64,12 @@ Status SendTo(zmq::socket_t& router, std::string_view identity, std::string_view
 // DEALER with IMMEDIATE and no connected peer, with dontwait).
 Status Send(zmq::socket_t& socket, std::string_view payload, bool dontwait = true);
 
-// A frame received on a ROUTER with the sender's identity.
+// A frame received on a ROUTER with the sender's identity and, on a CURVE
+// connection, its key and roles as the ZAP handler stamped them.
 struct RoutedMessage {
   std::string identity;
   zmq::message_t payload;
+  PeerAuth peer;
 };
 
 // Receives one [identity, payload] message from a ROUTER. Busy if nothing is

@@ -59,6 +59,23 @@ std::vector<std::string> RecvRequest(zmq::socket_t& rep, bool* oversized) {
   return frames;
 }
 
+}  // namespace
+
+std::string RolesMetadata(KeyRoles roles) {
+  const std::string name = kRolesProperty;
+  const std::string value = FormatRoles(roles);
+  std::string out;
+  out += static_cast<char>(name.size());
+  out += name;
+  for (int shift = 24; shift >= 0; shift -= 8) {
+    out += static_cast<char>((value.size() >> shift) & 0xff);
+  }
+  out += value;
+  return out;
+}
+
+namespace {
+
 void SendReply(zmq::socket_t& rep, const ZapDecision& d) {
   const std::string code = d.accepted ? "200" : "400";
   AnnotateBeforeSend();
@@ -67,7 +84,8 @@ void SendReply(zmq::socket_t& rep, const ZapDecision& d) {
   rep.send(zmq::buffer(code), zmq::send_flags::sndmore);
   rep.send(zmq::buffer(d.status_text), zmq::send_flags::sndmore);
   rep.send(zmq::buffer(d.user_id), zmq::send_flags::sndmore);
-  rep.send(zmq::message_t(), zmq::send_flags::none);  // metadata: none
+  const std::string metadata = d.accepted ? RolesMetadata(d.roles) : std::string();
+  rep.send(zmq::buffer(metadata), zmq::send_flags::none);
 }
 
 AuthorizedKeys FromWire(const SetKeysMsg& msg) {
@@ -84,7 +102,8 @@ SetKeysMsg ToWireKeys(const AuthorizedKeys& keys) {
 
 }  // namespace
 
-ZapDecision DecideZap(const std::vector<std::string>& request, const AuthorizedKeys& keys) {
+ZapDecision DecideZap(const std::vector<std::string>& request, const AuthorizedKeys& keys,
+                      const KeyRolesByKey& roles) {
   ZapDecision d;
   if (request.size() >= 2) d.request_id = request[1];
   if (request.size() >= 4) d.address = request[3];
@@ -113,14 +132,18 @@ ZapDecision DecideZap(const std::vector<std::string>& request, const AuthorizedK
   d.accepted = true;
   d.status_text = "OK";
   d.user_id = z85;
+  auto r = roles.find(z85);
+  d.roles = r == roles.end() ? kRolesUnstated : r->second;
   return d;
 }
 
-Result<std::unique_ptr<ZapHandler>> ZapHandler::Start(zmq::context_t& ctx, AuthorizedKeys keys) {
+Result<std::unique_ptr<ZapHandler>> ZapHandler::Start(zmq::context_t& ctx, AuthorizedKeys keys,
+                                                      KeyRolesByKey roles) {
   std::unique_ptr<ZapHandler> handler(new ZapHandler());
   std::shared_ptr<Counters> counters = handler->counters_;
   zmq::context_t* context = &ctx;
-  auto serve = [context, counters, keys = std::move(keys)](ActorPipe& pipe) mutable {
+  auto serve = [context, counters, keys = std::move(keys),
+                roles = std::move(roles)](ActorPipe& pipe) mutable {
     zmq::socket_t rep;
     try {
       rep = zmq::socket_t(*context, zmq::socket_type::rep);
@@ -158,7 +181,7 @@ Result<std::unique_ptr<ZapHandler>> ZapHandler::Start(zmq::context_t& ctx, Autho
         try {
           bool oversized = false;
           std::vector<std::string> request = RecvRequest(rep, &oversized);
-          ZapDecision d = DecideZap(request, keys);
+          ZapDecision d = DecideZap(request, keys, roles);
           if (oversized) d = Refuse(std::move(d), "malformed ZAP request: too large");
           // Counted before the reply: whoever sees the handshake's outcome
           // (a client's first message arriving) already sees the count.

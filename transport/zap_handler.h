@@ -9,7 +9,8 @@
 // 200 only for mechanism CURVE and a listed client key; everything else
 // (unlisted key, unknown domain, NULL or PLAIN mechanism, malformed request)
 // is 400 and logged with the client address. An accepted client's Z85 public
-// key becomes the connection's ZMQ "User-Id" message property.
+// key becomes the connection's ZMQ "User-Id" message property, and its roles
+// (key_roles.h) the property kRolesProperty, both read with zmq_msg_gets.
 // A refused client gets a ZMTP ERROR and libzmq does NOT reconnect it: it
 // stays silent (a socket monitor sees ZMQ_EVENT_HANDSHAKE_FAILED_AUTH).
 //
@@ -32,6 +33,7 @@
 
 #include "common/status.h"
 #include "transport/actor.h"
+#include "transport/key_roles.h"
 
 namespace apollo11::transport {
 
@@ -40,6 +42,9 @@ inline constexpr char kZapEndpoint[] = "inproc://zeromq.zap.01";
 
 // ZAP domain -> Z85 public keys admitted on sockets of that domain.
 using AuthorizedKeys = std::map<std::string, std::set<std::string>>;
+// Z85 public key -> its roles; an authorized key not listed here has
+// kRolesUnstated.
+using KeyRolesByKey = std::map<std::string, KeyRoles>;
 
 // What the handler answers to one request: a pure function of the request
 // frames and the authorized keys, so it is tested without sockets.
@@ -50,12 +55,18 @@ struct ZapDecision {
   std::string user_id;      // the client's Z85 public key when accepted
   std::string address;      // the client's address, for the log ("" if absent)
   std::string mechanism;    // as requested ("" if absent)
+  KeyRoles roles = 0;       // the accepted key's roles
 };
 
 // Decides a ZAP 1.0 request given as its frames: version, request id,
 // domain, address, identity, mechanism, credentials... Never throws; any
 // malformed request is refused.
-ZapDecision DecideZap(const std::vector<std::string>& request, const AuthorizedKeys& keys);
+ZapDecision DecideZap(const std::vector<std::string>& request, const AuthorizedKeys& keys,
+                      const KeyRolesByKey& roles = {});
+
+// The ZAP reply's metadata frame for `roles` (ZMTP property encoding): the
+// property kRolesProperty with FormatRoles(roles).
+std::string RolesMetadata(KeyRoles roles);
 
 // A running ZAP handler actor. Owned by whoever owns the context (it must be
 // stopped, or destroyed, before the context is closed). All methods are
@@ -63,8 +74,10 @@ ZapDecision DecideZap(const std::vector<std::string>& request, const AuthorizedK
 class ZapHandler {
  public:
   // Binds kZapEndpoint in `ctx` on a new actor thread and starts answering
-  // with `keys`. Busy if another ZAP handler holds the endpoint.
-  static Result<std::unique_ptr<ZapHandler>> Start(zmq::context_t& ctx, AuthorizedKeys keys);
+  // with `keys`, stamping each accepted connection with its key's `roles`.
+  // Busy if another ZAP handler holds the endpoint.
+  static Result<std::unique_ptr<ZapHandler>> Start(zmq::context_t& ctx, AuthorizedKeys keys,
+                                                   KeyRolesByKey roles = {});
 
   // Stops the actor (see Stop).
   ~ZapHandler();

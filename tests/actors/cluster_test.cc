@@ -293,11 +293,12 @@ TEST_CASE("with CURVE keys only listed workers and clients get in", "[cluster][s
   CmdResult ok = Cli(coord, with({"submit", file, "--wait", "--json"}, client_keys));
   CHECK(ok.exit_code == 0);
 
-  // An unlisted client key, and a plaintext client, get no answer at all.
+  // An unlisted client key is told it was refused; a plaintext client gets
+  // no answer at all.
   CmdResult unlisted = Cli(coord, {"runs", "--json", "--timeout", "1", "--key", d + "/intruder.key",
                                    "--server-key", d + "/coord.pub"});
   CHECK(unlisted.exit_code == 3);
-  CHECK(unlisted.err.find("no answer") != std::string::npos);
+  CHECK(unlisted.err.find("refused by the coordinator's authentication") != std::string::npos);
   CmdResult plain = Cli(coord, {"runs", "--json", "--timeout", "1"});
   CHECK(plain.exit_code == 3);
   CHECK(dir.Read("coordnode.err").find("refused") != std::string::npos);

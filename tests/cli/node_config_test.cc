@@ -23,9 +23,9 @@ class FakeNodeEnv : public NodeEnv {
     if (!files.count(path)) return Status::NotFound(path + ": no such file");
     return "PUB-" + path;
   }
-  Result<std::set<std::string>> LoadAuthorizedKeys(const std::string& path) override {
+  Result<transport::KeyRoleMap> LoadAuthorizedKeys(const std::string& path) override {
     if (!files.count(path)) return Status::NotFound("authorized keys " + path + ": missing");
-    return std::set<std::string>{"CLIENT"};
+    return transport::KeyRoleMap{{"CLIENT", transport::kRoleClient}};
   }
   Result<std::string> ReadFirstLine(const std::string& path) override {
     if (!files.count(path)) return Status::Io("No such file or directory");
@@ -260,6 +260,23 @@ TEST_CASE("$APOLLO11_TEST_FAULT reaches the coordinator (tests only)", "[cli][no
   auto c = ResolveNodeConfig(NodeFlags{}, env);
   REQUIRE(c.ok());
   CHECK(c->coordinator_config.test_fault == "scheduler-query");
+}
+
+TEST_CASE("a worker id or slot count the coordinator would refuse is refused at start",
+          "[cli][node][security]") {
+  FakeNodeEnv env;
+  NodeFlags f;
+  f.role = "worker";
+  f.worker_id = "../w1";
+  CHECK(Refusal(f, env) ==
+        "--worker-id '../w1': want 1 to 128 printable characters without spaces or '/'");
+  f.worker_id = "w 1";
+  CHECK(Refusal(f, env).rfind("--worker-id 'w 1'", 0) == 0);
+  f.worker_id = "w1";
+  f.slots = 5000;
+  CHECK(Refusal(f, env) == "--slots 5000: at most 4096");
+  f.slots = 4096;
+  CHECK(ResolveNodeConfig(f, env).ok());
 }
 
 }  // namespace

@@ -62,7 +62,7 @@ std::string Bytes(std::initializer_list<uint8_t> b) { return std::string(b.begin
 }  // namespace
 
 TEST_CASE("every wire message survives an encode/decode round trip", "[codec]") {
-  CheckRoundTrip(MsgType::kHello, Hello{"etl", 8, {"gpu", "ssd"}, {{"r.a", 1}, {"r.b", 3}}});
+  CheckRoundTrip(MsgType::kHello, Hello{"etl", 8, {"gpu", "ssd"}, {{"r.a", 1}, {"r.b", 3}}, "w1"});
   CheckRoundTrip(MsgType::kCredit, Credit{5});
   CheckRoundTrip(MsgType::kDispatch, SampleDispatch());
   CheckRoundTrip(MsgType::kStarted, Started{"r.a", 1, 1700000000000001});
@@ -282,9 +282,10 @@ TEST_CASE("10k seeded random and mutated inputs never crash the decoder", "[code
     for (char& c : frame) c = static_cast<char>(rng());
     DecodeAsEverything(frame, &env, &decoded);
   }
-  const std::string valid[] = {EncodeToString(MsgType::kDispatch, SampleDispatch()),
-                               EncodeToString(MsgType::kResult, SampleResult()),
-                               EncodeToString(MsgType::kHello, Hello{"g", 1, {"l"}, {{"e", 1}}})};
+  const std::string valid[] = {
+      EncodeToString(MsgType::kDispatch, SampleDispatch()),
+      EncodeToString(MsgType::kResult, SampleResult()),
+      EncodeToString(MsgType::kHello, Hello{"g", 1, {"l"}, {{"e", 1}}, ""})};
   for (int i = 0; i < 5000; ++i) {
     std::string frame = valid[i % 3];
     int flips = 1 + rng() % 4;

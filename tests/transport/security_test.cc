@@ -567,5 +567,47 @@ TEST_CASE("a ZAP handler stopped by its owner reports no failure", "[security][z
   CHECK_FALSE((*zap)->failure().has_value());
 }
 
+TEST_CASE("a connection carries its key's roles from the ZAP handler to every message",
+          "[security][zap][roles]") {
+  zmq::context_t ctx;
+  CurveKeyPair server = NewKeys(), client = NewKeys();
+  auto zap = ZapHandler::Start(ctx, {{kDomain, {client.public_z85}}},
+                               {{client.public_z85, kRoleReader | kRoleClient}});
+  REQUIRE(zap.ok());
+  Server s = StartServer(ctx, &server, kDomain);
+  zmq::socket_t dealer = Connect(ctx, s.endpoint, &client, server.public_z85);
+  auto msg = RecvWithin(s.router, milliseconds(5000));
+  REQUIRE(msg);
+  CHECK(msg->peer.key == client.public_z85);
+  CHECK(msg->peer.roles == (kRoleReader | kRoleClient));
+  CHECK(msg->peer.authenticated());
+}
+
+TEST_CASE("authorized keys carry a role per line, and a line without one keeps its old meaning",
+          "[security][keys][roles]") {
+  CurveKeyPair a = NewKeys(), b = NewKeys(), c = NewKeys();
+  auto roles = ParseKeyRoles("# fleet\nworker " + a.public_z85 + "  # w1\nreader " + b.public_z85 +
+                                 "\nadmin " + b.public_z85 + "\n" + c.public_z85 + "\n",
+                             "f");
+  REQUIRE(roles.ok());
+  CHECK(roles->at(a.public_z85) == kRoleWorker);
+  CHECK(roles->at(b.public_z85) == (kRoleReader | kRoleAdmin));
+  CHECK(roles->at(c.public_z85) == kRolesUnstated);
+  CHECK(*ParseAuthorizedKeys("client " + a.public_z85 + "\n", "f") ==
+        std::set<std::string>{a.public_z85});
+  auto unknown = ParseKeyRoles("operator " + a.public_z85 + "\n", "f");
+  REQUIRE_FALSE(unknown.ok());
+  CHECK(unknown.status().message().find("f:1: ") == 0);
+  auto no_key = ParseKeyRoles("worker\n", "f");
+  REQUIRE_FALSE(no_key.ok());
+  CHECK(no_key.status().message().find("after the role") != std::string::npos);
+  CHECK(FormatRoles(kRoleWorker | kRoleAdmin) == "worker,admin");
+  CHECK(ParseRoles("worker,admin,bogus") == (kRoleWorker | kRoleAdmin));
+  CHECK(MaySubmit(kRoleClient));
+  CHECK_FALSE(MayChangeRuns(kRoleClient));
+  CHECK_FALSE(MayQuery(kRoleWorker));
+  CHECK(MayChangeRuns(kRolesUnstated));
+}
+
 }  // namespace
 }  // namespace apollo11::transport

@@ -45,7 +45,7 @@ void ExchangeOver(const std::string& bind_endpoint) {
   auto n = Poll(writable, milliseconds(5000));
   REQUIRE(n.ok());
   REQUIRE(*n == 1);
-  std::string hello = EncodeToString(MsgType::kHello, Hello{"etl", 4, {}, {}});
+  std::string hello = EncodeToString(MsgType::kHello, Hello{"etl", 4, {}, {}, "w1"});
   REQUIRE(Send(dealer, hello).ok());
   auto got = RecvWithin(router, milliseconds(2000));
   REQUIRE(got.ok());

@@ -1,0 +1,308 @@
+// Authentication and identity against real nodes on loopback: who may
+// report a result, who may call itself a worker, which key may do what. A
+// rogue peer here is a raw DEALER speaking the worker protocol.
+
+#include <httplib.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <csignal>
+#include <set>
+#include <thread>
+#include <zmq.hpp>
+
+#include "tests/actors/cli_harness.h"
+#include "tests/actors/cluster_harness.h"
+#include "transport/codec.h"
+#include "transport/messages.h"
+
+using namespace apollo11::testing;  // NOLINT: test file
+namespace transport = apollo11::transport;
+
+namespace {
+
+// Submits FILE and waits for the run's end: its status document.
+nlohmann::json SubmitAndWait(const NodeProc& coord, const std::string& file) {
+  CmdResult submitted = Cli(coord, {"submit", file});
+  const std::string run_id = submitted.out.substr(0, submitted.out.find('\n'));
+  return ParseJson(Cli(coord, {"status", run_id, "--wait", "--json"}).out);
+}
+
+// A DEALER on the coordinator's worker port that speaks the worker protocol
+// by hand.
+class RoguePeer {
+ public:
+  RoguePeer(const std::string& endpoint, const std::string& identity)
+      : socket_(ctx_, zmq::socket_type::dealer) {
+    socket_.set(zmq::sockopt::linger, 0);
+    socket_.set(zmq::sockopt::routing_id, identity);
+    socket_.connect(endpoint);
+  }
+  template <class T>
+  void Send(transport::MsgType type, const T& body) {
+    std::string frame = transport::EncodeToString(type, body);
+    socket_.send(zmq::buffer(frame), zmq::send_flags::none);
+  }
+  void Hello(uint32_t slots) {
+    transport::Hello hello;
+    hello.slots = slots;
+    Send(transport::MsgType::kHello, hello);
+  }
+  // A forged SUCCESS for (exec_id, attempt).
+  void ForgeResult(const std::string& exec_id, uint32_t attempt) {
+    transport::ResultMsg r;
+    r.exec_id = exec_id;
+    r.attempt = attempt;
+    r.outcome = static_cast<uint8_t>(transport::Outcome::kSuccess);
+    r.output = "forged\n";
+    Send(transport::MsgType::kResult, r);
+    transport::Started s{exec_id, attempt, 1};
+    Send(transport::MsgType::kStarted, s);
+  }
+
+ private:
+  zmq::context_t ctx_;
+  zmq::socket_t socket_;
+};
+
+// The node's /metrics text ("" when it does not answer).
+std::string Metrics(const NodeProc& node) {
+  const std::string addr = node.listening["http"].get<std::string>();
+  httplib::Client http(addr.substr(0, addr.rfind(':')),
+                       std::stoi(addr.substr(addr.rfind(':') + 1)));
+  auto res = http.Get("/metrics");
+  return res ? res->body : "";
+}
+
+// The value of the metric line starting with `series` (-1 when absent).
+double MetricValue(const std::string& metrics, const std::string& series) {
+  const size_t at = metrics.find("\n" + series + " ");
+  if (at == std::string::npos) return -1;
+  return std::stod(metrics.substr(at + series.size() + 2));
+}
+
+std::string TaskState(const NodeProc& coord, const std::string& run_id, const std::string& task) {
+  auto doc = ParseJson(Cli(coord, {"status", run_id, "--json"}).out);
+  if (!doc.is_object() || !doc["tasks"].contains(task)) return "";
+  return doc["tasks"][task].value("state", "");
+}
+
+// A pipeline whose task `a` runs for a while on the real worker and prints
+// "real"; `b` writes what it received from `a` to DIR/b.out.
+std::string SlowPipeline(const ScratchDir& dir) {
+  return dir.Write("slow.yaml",
+                   "version: \"1.0\"\nname: test.forge\npipeline:\n"
+                   "  - id: a\n    type: shell\n    command: \"sleep 2; echo real\"\n"
+                   "  - id: b\n    type: shell\n    depends_on: [a]\n"
+                   "    command: \"printf '%s' \\\"$APOLLO11_OUTPUT_A\\\" > " +
+                       dir.path() + "/b.out\"\n");
+}
+
+}  // namespace
+
+TEST_CASE("a RESULT forged by a peer that is not the execution's worker changes nothing",
+          "[cluster][security]") {
+  ScratchDir dir;
+  NodeProc coord = StartCoordinator(dir);
+  NodeProc w1 = StartWorker(dir, coord, "w1", 1);
+  Nodes guard{{&coord, &w1}};
+  REQUIRE(WaitFor([&] { return WorkerCount(coord) == 1; }, 5000));
+  CmdResult submitted = Cli(coord, {"submit", SlowPipeline(dir)});
+  REQUIRE(submitted.exit_code == 0);
+  const std::string run_id = submitted.out.substr(0, submitted.out.find('\n'));
+  REQUIRE(!run_id.empty());
+  REQUIRE(WaitFor([&] { return TaskState(coord, run_id, "a") == "RUNNING"; }, 5000));
+
+  const std::string endpoint = coord.listening["workers"].get<std::string>();
+  // A peer that never said HELLO, and one registered as a second worker.
+  RoguePeer stranger(endpoint, "stranger");
+  RoguePeer second(endpoint, "w2");
+  second.Hello(1);
+  REQUIRE(WaitFor([&] { return WorkerCount(coord) == 2; }, 5000));
+  for (int i = 0; i < 3; ++i) {
+    stranger.ForgeResult(run_id + ".a", 1);
+    second.ForgeResult(run_id + ".a", 1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  CHECK(TaskState(coord, run_id, "a") == "RUNNING");
+  CHECK_FALSE(dir.Exists("b.out"));  // nothing downstream started early
+
+  auto done = ParseJson(Cli(coord, {"status", run_id, "--wait", "--json"}).out);
+  CHECK(done.value("state", "") == "SUCCESS");
+  CHECK(done["tasks"]["a"].value("worker", "") == "w1");
+  CHECK(dir.Read("b.out") == "real\n");
+  const std::string log = dir.Read("coord.err");
+  CHECK(log.find("refused") != std::string::npos);
+  // Counted by reason on /metrics.
+  const std::string metrics = Metrics(coord);
+  CHECK(MetricValue(metrics, "apollo11_worker_frames_refused_total{reason=\"unregistered\"}") >= 1);
+  CHECK(MetricValue(metrics, "apollo11_worker_frames_refused_total{reason=\"not_holder\"}") >= 1);
+}
+
+TEST_CASE("a second worker process with a live worker's id is refused and exits non-zero",
+          "[cluster][security]") {
+  ScratchDir dir;
+  NodeProc coord = StartCoordinator(dir);
+  NodeProc w1 = StartWorker(dir, coord, "w1", 1);
+  Nodes guard{{&coord, &w1}};
+  REQUIRE(WaitFor([&] { return WorkerCount(coord) == 1; }, 5000));
+  // Same --worker-id, its own state dir: nothing local stops it.
+  NodeProc twin =
+      StartNode(dir, "twin",
+                {"--role", "worker", "--connect", coord.listening["workers"].get<std::string>(),
+                 "--worker-id", "w1", "--slots", "1"});
+  guard.all.push_back(&twin);
+  const int code = WaitExit(twin.pid, 10000);
+  CHECK(code != 0);
+  CHECK(code != -1);  // it stopped by itself
+  if (code != -1) twin.pid = -1;
+  CHECK(dir.Read("twin.err").find("refused by the coordinator") != std::string::npos);
+  CHECK(dir.Read("twin.err").find("already connected") != std::string::npos);
+  CHECK(dir.Read("coord.err").find("refused HELLO") != std::string::npos);
+  CHECK(MetricValue(Metrics(coord),
+                    "apollo11_worker_frames_refused_total{reason=\"duplicate_id\"}") >= 1);
+  // The first one still serves, alone.
+  std::string file = dir.Write("ok.yaml",
+                               "version: \"1.0\"\nname: test.ok\npipeline:\n"
+                               "  - id: a\n    type: shell\n    command: \"true\"\n");
+  auto done = SubmitAndWait(coord, file);
+  CHECK(done.value("state", "") == "SUCCESS");
+  CHECK(done["tasks"]["a"].value("worker", "") == "w1");
+  CHECK(WorkerCount(coord) == 1);
+  CHECK(Alive(w1.pid));
+}
+
+TEST_CASE("a restarted worker process takes its id over at once", "[cluster][security]") {
+  ScratchDir dir;
+  NodeProc coord = StartCoordinator(dir);
+  NodeProc w1 = StartWorker(dir, coord, "w1", 1);
+  Nodes guard{{&coord, &w1}};
+  REQUIRE(WaitFor([&] { return WorkerCount(coord) == 1; }, 5000));
+  ::kill(w1.pid, SIGKILL);
+  WaitExit(w1.pid, 5000);
+  w1 = StartWorker(dir, coord, "w1", 1, "default", "w1-again");
+  REQUIRE(WaitFor([&] { return WorkerCount(coord) == 1; }, 5000));
+  std::string file = dir.Write("ok.yaml",
+                               "version: \"1.0\"\nname: test.ok\npipeline:\n"
+                               "  - id: a\n    type: shell\n    command: \"true\"\n");
+  auto done = SubmitAndWait(coord, file);
+  CHECK(done.value("state", "") == "SUCCESS");
+  CHECK(Alive(w1.pid));
+  CHECK(dir.Read("w1-again.err").find("refused") == std::string::npos);
+}
+
+namespace {
+
+// A CURVE cluster: keys for the coordinator and one key per role.
+struct CurveCluster {
+  ScratchDir dir;
+  std::string d = dir.path();
+  NodeProc coord;
+  explicit CurveCluster(const std::string& extra_lines = "") {
+    for (const char* who : {"coord", "w1", "w2", "client", "reader", "admin", "stranger"}) {
+      REQUIRE(Run({Apollo11(), "keygen", d + "/" + who}).exit_code == 0);
+    }
+    auto key = [&](const char* who) {
+      std::string k = dir.Read(std::string(who) + ".pub");
+      return k.substr(0, k.find('\n'));
+    };
+    dir.Write("authorized", "worker " + key("w1") + "\nworker " + key("w2") + "  # second\n" +
+                                "client " + key("client") + "\nreader " + key("reader") +
+                                "\nadmin " + key("admin") + "\n" + extra_lines);
+    coord = StartNode(
+        dir, "coordnode",
+        {"--role", "coordinator", "--bind", "tcp://127.0.0.1:0", "--api-bind", "tcp://127.0.0.1:0",
+         "--curve-key", d + "/coord.key", "--authorized-keys", d + "/authorized"});
+  }
+  NodeProc Worker(const std::string& name, const std::string& key, const std::string& id) {
+    return StartNode(
+        dir, name,
+        {"--role", "worker", "--connect", coord.listening["workers"].get<std::string>(),
+         "--worker-id", id, "--slots", "1", "--curve-key", d + "/" + key + ".key", "--server-key",
+         d + "/coord.pub"});
+  }
+  CmdResult As(const std::string& who, std::vector<std::string> args) {
+    for (const std::string& a :
+         {std::string("--timeout"), std::string("3"), std::string("--key"), d + "/" + who + ".key",
+          std::string("--server-key"), d + "/coord.pub"}) {
+      args.push_back(a);
+    }
+    return Cli(coord, args);
+  }
+  std::set<std::string> Workers() {
+    auto doc = ParseJson(As("admin", {"workers", "--json"}).out);
+    std::set<std::string> ids;
+    if (doc.is_array()) {
+      for (const auto& w : doc) ids.insert(w.value("id", ""));
+    }
+    return ids;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("with CURVE only worker keys join as workers, and an id stays with its key",
+          "[cluster][security]") {
+  CurveCluster c;
+  NodeProc w1 = c.Worker("w1node", "w1", "w1");
+  Nodes guard{{&c.coord, &w1}};
+  REQUIRE(WaitFor([&] { return c.Workers().count("w1") == 1; }, 5000));
+  // A client key started as a worker: refused, says why, exits non-zero.
+  NodeProc posing = c.Worker("posing", "client", "helper");
+  guard.all.push_back(&posing);
+  const int posing_code = WaitExit(posing.pid, 10000);
+  CHECK(posing_code > 0);
+  if (posing_code != -1) posing.pid = -1;
+  CHECK(c.dir.Read("posing.err").find("may not act as a worker") != std::string::npos);
+  // Another worker key claiming w1's id: refused too.
+  NodeProc thief = c.Worker("thief", "w2", "w1");
+  guard.all.push_back(&thief);
+  const int thief_code = WaitExit(thief.pid, 10000);
+  CHECK(thief_code > 0);
+  if (thief_code != -1) thief.pid = -1;
+  CHECK(c.dir.Read("thief.err").find("another key") != std::string::npos);
+  CHECK(c.Workers() == std::set<std::string>{"w1"});
+  const std::string metrics = Metrics(c.coord);
+  CHECK(MetricValue(metrics, "apollo11_worker_frames_refused_total{reason=\"role\"}") >= 1);
+  CHECK(MetricValue(metrics, "apollo11_worker_frames_refused_total{reason=\"duplicate_id\"}") >= 1);
+}
+
+TEST_CASE("with CURVE a reader queries, a client submits, only an admin cancels",
+          "[cluster][security]") {
+  CurveCluster c;
+  NodeProc w1 = c.Worker("w1node", "w1", "w1");
+  Nodes guard{{&c.coord, &w1}};
+  REQUIRE(WaitFor([&] { return c.Workers().count("w1") == 1; }, 5000));
+  std::string file = c.dir.Write("long.yaml",
+                                 "version: \"1.0\"\nname: test.long\npipeline:\n"
+                                 "  - id: a\n    type: shell\n    command: \"sleep 30\"\n");
+  CmdResult by_reader = c.As("reader", {"submit", file});
+  CHECK(by_reader.exit_code != 0);
+  CHECK(by_reader.err.find("may not submit runs") != std::string::npos);
+  CmdResult by_worker_key = c.As("w1", {"runs", "--json"});
+  CHECK(by_worker_key.exit_code != 0);
+  CHECK(by_worker_key.err.find("may not ask queries") != std::string::npos);
+
+  CmdResult submitted = c.As("client", {"submit", file});
+  REQUIRE(submitted.exit_code == 0);
+  const std::string run_id = submitted.out.substr(0, submitted.out.find('\n'));
+  CHECK(c.As("reader", {"status", run_id, "--json"}).exit_code == 0);
+  for (const char* who : {"reader", "client"}) {
+    CmdResult cancel = c.As(who, {"cancel", run_id});
+    INFO(who);
+    CHECK(cancel.exit_code != 0);
+    CHECK(cancel.err.find("may not cancel runs") != std::string::npos);
+  }
+  CHECK(ParseJson(c.As("reader", {"status", run_id, "--json"}).out).value("state", "") ==
+        "RUNNING");
+  CHECK(c.As("admin", {"cancel", run_id}).exit_code == 0);
+  auto done = ParseJson(c.As("reader", {"status", run_id, "--wait", "--json"}).out);
+  CHECK(done.value("state", "") == "CANCELED");
+  CHECK(MetricValue(Metrics(c.coord), "apollo11_client_requests_refused_total") == 4);
+
+  // A key that is not listed at all is told so, not left to time out.
+  CmdResult stranger = c.As("stranger", {"runs", "--json"});
+  CHECK(stranger.exit_code != 0);
+  CHECK(stranger.err.find("refused by the coordinator's authentication") != std::string::npos);
+}
