@@ -9,6 +9,7 @@
 
 #include "cli/exit_codes.h"
 #include "cli/state_dir.h"
+#include "executor/task_inputs.h"
 
 namespace apollo11::cli {
 
@@ -110,6 +111,8 @@ Status Node::StartWorker() {
   }
   std::error_code ec;
   std::filesystem::create_directories(wc.executor.log_dir, ec);
+  // What a killed predecessor left; the worker lock makes the directory ours.
+  executor::TaskInputs::ClearRoot(wc.executor.inputs_dir);
   const std::string id = wc.worker.worker_id, group = wc.worker.group;
   const std::string endpoint = wc.coordinator_endpoint;
   const unsigned slots = wc.worker.slots;

@@ -5,6 +5,7 @@
 
 #include "dsl/dag.h"
 #include "dsl/suggest.h"
+#include "dsl/task_limits.h"
 
 namespace apollo11::dsl {
 namespace {
@@ -113,6 +114,7 @@ bool IsRepeated(const std::vector<Dependency>& deps, const Dependency& d) {
 
 void CheckPipeline(const PipelineSpec& spec, const CheckOptions& options,
                    std::vector<Diagnostic>* out) {
+  CheckTaskLimits(spec, out);
   std::unordered_map<std::string_view, size_t> index;
   index.reserve(spec.tasks.size());
   bool graph_ok = true;

@@ -15,6 +15,17 @@
 
 namespace apollo11::executor {
 
+// A run parameter or an upstream's output that a shell or python task reads:
+// written to a file in its $APOLLO11_INPUTS_DIR, and set in its environment
+// when small (executor/task_inputs.h has the contract).
+struct TaskInput {
+  enum class Kind : uint8_t { kParam, kOutput };
+  Kind kind = Kind::kParam;
+  std::string name;  // the parameter's name or the upstream task's id
+  std::string value;
+  bool operator==(const TaskInput&) const = default;
+};
+
 // One attempt of one task. The caller resolves templates and adds the
 // APOLLO11_* variables to `env` before launching. The members named like
 // dsl::TaskSpec's are the kWire fields of APOLLO11_TASK_FIELDS
@@ -37,6 +48,8 @@ struct ExecRequest {
   std::vector<int> expect_status;  // empty = any 2xx
   // Added to (and overriding) the worker's own environment.
   std::map<std::string, std::string> env;
+  // Parameters and upstream outputs (shell and python tasks).
+  std::vector<TaskInput> inputs;
   Millis timeout{0};  // 0 = none; covers the precheck too
   Millis kill_grace{2000};
   std::string precheck;  // shell command; run first when run_precheck
@@ -75,6 +88,9 @@ struct ExecutorOptions {
   size_t output_tail_bytes = 64 << 10;
   // Kept for the RESULT so a failure alert can show what the task said.
   size_t stderr_tail_bytes = 2 << 10;
+  // Each execution's inputs go to a fresh directory under this one, removed
+  // when the execution ends; empty = $TMPDIR (or /tmp).
+  std::string inputs_dir{};
 };
 
 }  // namespace apollo11::executor

@@ -18,6 +18,7 @@
 #include "executor/curl_multi.h"
 #include "executor/log_sink.h"
 #include "executor/process_group.h"
+#include "executor/task_inputs.h"
 
 namespace apollo11::executor {
 
@@ -88,6 +89,7 @@ struct Executor::Exec {
   Micros deadline = 0;  // 0 = no timeout
   LogSink out;
   LogSink err;
+  TaskInputs inputs;  // processes: removed with the Exec, when the attempt has ended
 
   // process
   bool in_precheck = false;
@@ -187,7 +189,10 @@ Status Executor::Launch(const ExecRequest& request) {
                                             options_.stderr_tail_bytes));
   }
 
-  Status started = http ? StartHttp(exec.get()) : StartProcess(exec.get(), request.run_precheck);
+  Status started = http ? StartHttp(exec.get())
+                        : exec->inputs.Prepare(options_.inputs_dir, request.exec_id,
+                                               request.attempt, request.inputs, &exec->req.env);
+  if (started.ok() && !http) started = StartProcess(exec.get(), request.run_precheck);
   if (!started.ok()) {
     ExecOutcome o = MakeOutcome(exec.get(), ExecOutcomeKind::kFailed, now);
     o.error = started.message();
@@ -209,6 +214,8 @@ Status Executor::StartProcess(Exec* exec, bool precheck) {
   } else {
     argv = {"/bin/sh", "-c", r.command};
   }
+  Status fits = TaskInputs::CheckExecSize(argv, r.env);
+  if (!fits.ok()) return Status::InvalidInput("could not start: " + fits.message());
   Result<ChildProcess> child = SpawnChild(argv, r.env, r.workdir);
   if (!child.ok()) return child.status();
   if (observer_ != nullptr) {
