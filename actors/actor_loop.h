@@ -11,6 +11,7 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "actors/client_limits.h"
 #include "actors/internal_messages.h"
 #include "common/clock.h"
 #include "transport/codec.h"
@@ -33,15 +34,6 @@ inline transport::DecodeLimits InternalLimits() {
   l.map = 1'000'000;
   l.str = size_t{256} << 20;
   l.bin = size_t{256} << 20;
-  return l;
-}
-
-// Decode limits for clients submitting runs: a pipeline snapshot is one
-// string and may be tens of megabytes for very large DAGs.
-inline transport::DecodeLimits ClientLimits() {
-  transport::DecodeLimits l;
-  l.max_frame = size_t{64} << 20;
-  l.str = size_t{64} << 20;
   return l;
 }
 

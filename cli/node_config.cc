@@ -180,7 +180,6 @@ void FillWorker(const NodeFlags& f, const Durations& d, NodeEnv& env, NodeConfig
   if (!drop.empty()) wc.worker.drop_dispatches = std::atoi(drop.c_str());  // tests only
   c->worker_lock_dir = c->state_dir + "/worker-" + wc.worker.worker_id;
   wc.executor.log_dir = c->worker_lock_dir + "/logs";
-  wc.executor.inputs_dir = c->worker_lock_dir + "/inputs";
   wc.outbox_dir = c->worker_lock_dir + "/outbox";
 }
 

@@ -143,7 +143,6 @@ NodeConfig EmbeddedNodeConfig(const RunFlags& flags, const std::string& state_di
   wc.worker.heartbeat = heartbeat;
   wc.worker.liveness = flags.liveness;
   wc.executor.log_dir = LogDir(state_dir);
-  wc.executor.inputs_dir = state_dir + "/worker-local/inputs";
   return c;
 }
 

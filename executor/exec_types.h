@@ -89,7 +89,8 @@ struct ExecutorOptions {
   // Kept for the RESULT so a failure alert can show what the task said.
   size_t stderr_tail_bytes = 2 << 10;
   // Each execution's inputs go to a fresh directory under this one, removed
-  // when the execution ends; empty = $TMPDIR (or /tmp).
+  // when the execution ends; empty = $TMPDIR (or /tmp). A node passes
+  // TaskInputs::DefaultRoot (a tmpfs when there is one).
   std::string inputs_dir{};
 };
 

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -170,6 +172,19 @@ Status TaskInputs::CheckExecSize(const std::vector<std::string>& argv,
                                 " bytes (ARG_MAX, E2BIG); pass large values through files");
   }
   return Status::Ok();
+}
+
+std::string TaskInputs::DefaultRoot(const std::string& worker_dir) {
+  if (worker_dir.empty()) return "";
+  std::error_code ec;
+  const std::string path = std::filesystem::absolute(worker_dir, ec).string();
+  if (!std::filesystem::is_directory("/dev/shm", ec)) return worker_dir + "/inputs";
+  uint64_t h = 14695981039346656037ull;  // FNV-1a
+  for (unsigned char c : path) h = (h ^ c) * 1099511628211ull;
+  char name[64];
+  std::snprintf(name, sizeof(name), "/dev/shm/apollo11-inputs-%016llx",
+                static_cast<unsigned long long>(h));
+  return name;
 }
 
 void TaskInputs::ClearRoot(const std::string& root) {

@@ -58,6 +58,13 @@ class TaskInputs {
   // APOLLO11_OUTPUT_<TASK>, upper-cased.
   static std::string VariableName(const TaskInput& input);
 
+  // The root for the worker whose own directory is `worker_dir`: a
+  // directory on /dev/shm named after worker_dir's absolute path when
+  // /dev/shm exists (a tmpfs: 10,000 input files take ~0.1 s there, seconds
+  // on a busy disk, and the worker's loop waits for them), else
+  // worker_dir/inputs. Empty for an empty worker_dir.
+  static std::string DefaultRoot(const std::string& worker_dir);
+
   // Removes what executions of an earlier process left under `root` (a
   // worker killed before it could clean up). For a root of its own only.
   static void ClearRoot(const std::string& root);

@@ -55,13 +55,13 @@ TEST_CASE("a task with 10000 dependencies runs to SUCCESS under apollo11 run", "
       Run({Apollo11(), "run", file, "--state-dir", dir.path() + "/state", "--json"}, dir.path());
   INFO(r.err);
   const double took = Seconds(t0);
-  CHECK(took < 60);
+  CHECK(took < 180);  // ~55 s on a busy 2-core machine, most of it 10,000 noop tasks
   auto summary = SummaryOf(r);
   REQUIRE(summary.is_object());
   CHECK(summary["tasks"]["join"]["state"] == "SUCCESS");
   CHECK(summary["state"] == "SUCCESS");
   CHECK(r.exit_code == 0);
-  CmdResult out = Run({Apollo11(), "logs", std::string(summary["run_id"]), "join", "--state-dir",
+  CmdResult out = Run({Apollo11(), "logs", std::string(summary["run_id"]) + ".join", "--state-dir",
                        dir.path() + "/state"},
                       dir.path());
   CHECK(out.out.find("saw 10000") != std::string::npos);
@@ -78,9 +78,10 @@ TEST_CASE("a task with 10000 dependencies runs on a coordinator and a worker",
   const auto t0 = std::chrono::steady_clock::now();
   CmdResult r = Cli(coord, {"submit", file, "--wait", "--json"});
   INFO(r.err);
-  CHECK(Seconds(t0) < 60);
+  CHECK(Seconds(t0) < 180);
   auto summary = SummaryOf(r);
   REQUIRE(summary.is_object());
+  INFO(summary["tasks"]["join"].dump());
   CHECK(summary["tasks"]["join"]["state"] == "SUCCESS");
   CHECK(summary["state"] == "SUCCESS");
 }
@@ -95,7 +96,7 @@ TEST_CASE("a join over 70 upstreams of 40 KB each reads every output whole", "[l
   }
   y << "  - id: join\n    type: shell\n    command: >-\n"
     << "      test \"$(cat \"$APOLLO11_INPUTS_DIR\"/outputs/* | wc -c)\" -eq 2800000 &&\n"
-    << "      test -z \"${APOLLO11_OUTPUT_U0+set}\" && echo joined\n"
+    << "      test -z \"${APOLLO11_OUTPUT_U0+set}\" && echo \"$APOLLO11_INPUTS_DIR\"\n"
     << "    depends_on: [";
   for (int i = 0; i < 70; ++i) y << (i ? ", u" : "u") << i;
   y << "]\n";
@@ -109,8 +110,12 @@ TEST_CASE("a join over 70 upstreams of 40 KB each reads every output whole", "[l
   CHECK(summary["tasks"]["join"]["state"] == "SUCCESS");
   CHECK(r.exit_code == 0);
   // The execution's inputs directory is gone once it has ended.
-  CmdResult left = Run({"sh", "-c", "ls " + dir.path() + "/state/worker-local/inputs | wc -l"});
-  CHECK(left.out == "0\n");
+  CmdResult out = Run({Apollo11(), "logs", std::string(summary["run_id"]) + ".join", "--state-dir",
+                       dir.path() + "/state"},
+                      dir.path());
+  const std::string inputs_dir = out.out.substr(0, out.out.find('\n'));
+  CHECK(inputs_dir.find("/apollo11-inputs-") != std::string::npos);
+  CHECK(Run({"test", "-e", inputs_dir}).exit_code == 1);
 }
 
 TEST_CASE("a 200 KB parameter reaches the task through its file", "[limits][e2e]") {
