@@ -247,6 +247,20 @@ TEST_CASE("nothing is released before its transitions are committed", "[schedule
   CHECK(f.out.enqueue.execs[0].dispatch.task.env.at("APOLLO11_IDEMPOTENCY_KEY") == *run_id + ".a");
 }
 
+TEST_CASE("a submission whose params break the limits is refused naming the limit",
+          "[scheduler][limits]") {
+  SchedulerFixture f;
+  SubmitRun s = Submission({Task("a")});
+  s.params["huge"] = std::string((1 << 20) + 1, 'p');  // a trigger's value, past validation
+  auto refused = f.core->Submit(s);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().code() == StatusCode::kInvalidInput);
+  CHECK(refused.status().message().find("param 'huge' is 1048577 bytes, above the limit") !=
+        std::string::npos);
+  f.Flush();
+  CHECK(f.out.enqueue.execs.empty());
+}
+
 TEST_CASE("a result is acknowledged only with its transition, and stale ones change nothing",
           "[scheduler]") {
   SchedulerFixture f;
