@@ -192,6 +192,7 @@ Status Executor::Launch(const ExecRequest& request) {
   Status started = http ? StartHttp(exec.get())
                         : exec->inputs.Prepare(options_.inputs_dir, request.exec_id,
                                                request.attempt, request.inputs, &exec->req.env);
+  exec->req.inputs = {};  // on disk now; up to ~10 MiB not to keep twice
   if (started.ok() && !http) started = StartProcess(exec.get(), request.run_precheck);
   if (!started.ok()) {
     ExecOutcome o = MakeOutcome(exec.get(), ExecOutcomeKind::kFailed, now);
