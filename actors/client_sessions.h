@@ -15,8 +15,8 @@
 #include <utility>
 #include <vector>
 
-#include "actors/client_limits.h"
 #include "actors/internal_messages.h"
+#include "actors/link_limits.h"
 #include "common/clock.h"
 #include "transport/codec.h"
 

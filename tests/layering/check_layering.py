@@ -25,7 +25,7 @@ SOCKET_FREE = [
     "scheduler_core", "dispatcher_core", "dispatcher_frames", "reconciler_core", "worker_core",
     "worker_protocol", "scheduler_turn", "client_sessions", "query_service",
     "journal_health", "run_views", "dispatch_builder", "slow_watch",
-    "claim_window", "ready_queue", "task_explain", "client_limits",
+    "claim_window", "ready_queue", "task_explain", "link_limits",
 ]
 
 
