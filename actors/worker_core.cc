@@ -30,22 +30,6 @@ transport::Outcome ToWire(executor::ExecOutcomeKind kind) {
   return transport::Outcome::kFailed;
 }
 
-// Keeps the last `cap` bytes of *text.
-void KeepTail(std::string* text, size_t cap) {
-  if (text->size() > cap) text->erase(0, text->size() - cap);
-}
-
-// A RESULT the dispatcher's decoder would refuse is never sent (it would be
-// resent and dropped forever): its texts are cut to a share of the frame.
-void FitToWire(transport::ResultMsg* r) {
-  if (transport::CheckFits(transport::MsgType::kResult, *r).ok()) return;
-  constexpr size_t kShare = kWireMaxStringBytes / 4;
-  KeepTail(&r->output, kShare);
-  KeepTail(&r->stderr_tail, kShare);
-  if (r->error.size() > kShare) r->error.resize(kShare);
-  r->error += " (result texts cut to fit the worker link)";
-}
-
 }  // namespace
 
 WorkerCore::WorkerCore(executor::TaskRunner* runner, const Clock* clock, WorkerOptions options,
@@ -95,7 +79,7 @@ void WorkerCore::Report(const std::vector<Key>& keys) {
   for (const Key& key : keys) {
     Entry& e = entries_[key];
     e.last_sent = now;
-    FitToWire(&e.result);
+    transport::FitResultToWire(&e.result);
     std::string frame;
     transport::Encode(static_cast<uint16_t>(transport::MsgType::kResult), e.result, &frame);
     if (store_ != nullptr) items.emplace_back(OutboxKey(key), frame);

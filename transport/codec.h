@@ -179,6 +179,13 @@ Status CheckFits(MsgType type, const T& body, const DecodeLimits& limits = {}) {
                               std::to_string(limits.array) + " items): " + decoded.message());
 }
 
+// Cuts a RESULT the dispatcher's decoder would refuse (CheckFits with the
+// default limits) to fit: output and stderr tails keep their last, the error
+// its first, quarter of the string limit, and the error says so. A RESULT
+// that fits is left alone. Never sent as is, it would be resent and dropped
+// forever.
+void FitResultToWire(ResultMsg* r);
+
 // A RESULT frame from a worker's outbox (storage/outbox.h), written by this
 // build or by an older one whose ResultMsg had the same layout (versions
 // kResultLayoutSince.. kProtocolVersion), so results survive an upgrade.
