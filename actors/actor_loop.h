@@ -12,6 +12,7 @@
 #include <zmq.hpp>
 
 #include "actors/internal_messages.h"
+#include "actors/link_limits.h"
 #include "common/clock.h"
 #include "transport/codec.h"
 #include "transport/security.h"
@@ -22,28 +23,6 @@ namespace apollo11::actors {
 // How many frames one loop turn takes from one socket before moving on, so a
 // busy peer cannot starve the others and group commits stay bounded.
 inline constexpr int kMaxFramesPerTurn = 4096;
-
-// Decode limits for links between this process's own actors: trusted
-// peers, but batches can be large (a 100k-task snapshot, thousands of
-// results with their output tails in one frame).
-inline transport::DecodeLimits InternalLimits() {
-  transport::DecodeLimits l;
-  l.max_frame = size_t{1} << 30;
-  l.array = 10'000'000;
-  l.map = 1'000'000;
-  l.str = size_t{256} << 20;
-  l.bin = size_t{256} << 20;
-  return l;
-}
-
-// Decode limits for clients submitting runs: a pipeline snapshot is one
-// string and may be tens of megabytes for very large DAGs.
-inline transport::DecodeLimits ClientLimits() {
-  transport::DecodeLimits l;
-  l.max_frame = size_t{64} << 20;
-  l.str = size_t{64} << 20;
-  return l;
-}
 
 // Receives up to kMaxFramesPerTurn single-frame messages from `socket`
 // without blocking and calls handle(envelope) for each well-formed one.

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "actors/internal_messages.h"
+#include "actors/link_limits.h"
 #include "common/clock.h"
 #include "transport/codec.h"
 
@@ -32,11 +33,31 @@ class ClientSessions {
   // How long a `logs` query waits for the worker's answer.
   static constexpr Micros kLogFetchTimeout = 5 * kMicrosPerSecond;
 
-  // Answers `identity` now.
+  // Answers `identity` now. An answer larger than the client accepts
+  // (ClientLimits: it would be dropped and the client would wait for
+  // nothing) is replaced by the same reply type carrying an error that names
+  // the size and the limit. Every client reply is flat strings and small
+  // vectors, and a string may be as large as a frame, so the frame's size
+  // is the one limit to check.
   template <class T>
   void Reply(const std::string& identity, InternalType type, const T& body) {
     ClientFrame f{identity, {}};
     transport::Encode(static_cast<uint16_t>(type), body, &f.frame);
+    const size_t limit = ClientLimits().max_frame;
+    if constexpr (requires(T t) {
+                    t.code = uint8_t{0};
+                    t.error = std::string();
+                  }) {
+      if (f.frame.size() > limit) {
+        T refused{};
+        refused.code = static_cast<uint8_t>(StatusCode::kInvalidInput);
+        refused.error = "the answer is " + std::to_string(f.frame.size()) +
+                        " bytes, above the client limit of " + std::to_string(limit) +
+                        " bytes; ask for less (a smaller --limit, one task)";
+        f.frame.clear();
+        transport::Encode(static_cast<uint16_t>(type), refused, &f.frame);
+      }
+    }
     frames_.push_back(std::move(f));
   }
 

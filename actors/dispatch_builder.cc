@@ -1,18 +1,12 @@
 #include "actors/dispatch_builder.h"
 
-#include <cctype>
+#include <algorithm>
 
+#include "common/wire_limits.h"
 #include "dsl/task_fields.h"
+#include "transport/codec.h"
 
 namespace apollo11::actors {
-namespace {
-
-std::string Upper(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
-
-}  // namespace
 
 std::string DispatchBuilder::ExpandKey(const std::string& tmpl, const std::string& run_id,
                                        const std::string& task_id,
@@ -71,6 +65,7 @@ QueuedExec DispatchBuilder::Build(const SchedulerRun& run, int task, Micros read
     p.env.clear();  // a noop runs nothing: no environment to send
   } else {
     FillEnv(run, spec, d, idempotency_key, &p);
+    RefuseIfUnsendable(&d);
   }
   return q;
 }
@@ -85,16 +80,36 @@ void DispatchBuilder::FillEnv(const SchedulerRun& run, const dsl::TaskSpec& spec
   p->env["APOLLO11_TRACE_ID"] = d.trace_id;
   p->env["APOLLO11_IDEMPOTENCY_KEY"] = idempotency_key;
   p->env["APOLLO11_PIPELINE"] = run.spec().name;
+  if (spec.type != dsl::TaskType::kShell && spec.type != dsl::TaskType::kPython) return;
+  p->inputs.reserve(run.record.params.size() + spec.depends_on.size());
   for (const auto& [name, value] : run.record.params) {
-    p->env["APOLLO11_PARAM_" + Upper(name)] = value;
+    p->inputs.push_back({static_cast<uint8_t>(transport::InputKind::kParam), name, value});
   }
+  const size_t cap = OutputShare(output_env_cap_, spec.depends_on.size());
   for (const dsl::Dependency& dep : spec.depends_on) {
     const int up = run.graph->Find(dep.task);
     if (up < 0) continue;
     const std::string& out = run.outputs[up];
-    p->env["APOLLO11_OUTPUT_" + Upper(dep.task)] =
-        out.size() > output_env_cap_ ? out.substr(out.size() - output_env_cap_) : out;
+    p->inputs.push_back({static_cast<uint8_t>(transport::InputKind::kOutput), dep.task,
+                         out.size() > cap ? out.substr(out.size() - cap) : out});
   }
+}
+
+size_t DispatchBuilder::OutputShare(size_t per_upstream_cap, size_t upstreams) {
+  if (upstreams == 0) return per_upstream_cap;
+  return std::min(per_upstream_cap, kMaxDispatchOutputsBytes / upstreams);
+}
+
+void DispatchBuilder::RefuseIfUnsendable(transport::Dispatch* d) {
+  Status fits = transport::CheckFits(transport::MsgType::kDispatch, *d);
+  if (fits.ok()) return;
+  transport::TaskPayload refused;
+  refused.type = d->task.type;
+  refused.timeout_ms = d->task.timeout_ms;
+  refused.kill_grace_ms = d->task.kill_grace_ms;
+  refused.refusal =
+      "the task cannot be sent to a worker: " + fits.message() + " (see Limits in docs/dsl.md)";
+  d->task = std::move(refused);
 }
 
 }  // namespace apollo11::actors

@@ -2,7 +2,11 @@
 // Turns a task of a run into what the dispatcher queues: the placement facts
 // (group, labels, priority, expected duration) and the DISPATCH payload the
 // worker runs, with the task's environment (run, attempt, trace and
-// idempotency key, parameters, upstream outputs). Pure: no clock, no I/O.
+// idempotency key) and inputs (parameters, upstream outputs). A DISPATCH is
+// sized by construction: upstream outputs share a bounded budget
+// (common/wire_limits.h), and one that still would not pass the worker's
+// decoder is sent as a refusal the worker reports as a failure at once.
+// Pure: no clock, no I/O.
 
 #include <cstddef>
 #include <map>
@@ -17,7 +21,8 @@ namespace apollo11::actors {
 class DispatchBuilder {
  public:
   // kill_grace: SIGTERM -> SIGKILL on the worker; output_env_cap: the tail of
-  // an upstream's output passed to a dependent, per upstream.
+  // an upstream's output passed to a dependent, per upstream (less when the
+  // dependent has so many upstreams that OutputShare is smaller).
   DispatchBuilder(Millis kill_grace, size_t output_env_cap)
       : kill_grace_(kill_grace), output_env_cap_(output_env_cap) {}
 
@@ -31,8 +36,18 @@ class DispatchBuilder {
                                const std::string& task_id,
                                const std::map<std::string, std::string>& params);
 
+  // The tail each of `upstreams` outputs may contribute to one DISPATCH:
+  // per_upstream_cap, or less so that all together stay within
+  // kMaxDispatchOutputsBytes.
+  static size_t OutputShare(size_t per_upstream_cap, size_t upstreams);
+
+  // Replaces d's payload by a refusal naming the limit when the worker's
+  // decoder would not accept the DISPATCH (transport::CheckFits).
+  static void RefuseIfUnsendable(transport::Dispatch* d);
+
  private:
-  // The APOLLO11_* variables and upstream outputs of a task that runs a process.
+  // The APOLLO11_* variables of a task, and for one that runs a process its
+  // inputs: the run's parameters, then its upstreams' outputs.
   void FillEnv(const SchedulerRun& run, const dsl::TaskSpec& spec, const transport::Dispatch& d,
                const std::string& idempotency_key, transport::TaskPayload* p) const;
 

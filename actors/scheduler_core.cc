@@ -7,6 +7,7 @@
 
 #include "common/ids.h"
 #include "common/log_event.h"
+#include "dsl/task_limits.h"
 
 namespace apollo11::actors {
 
@@ -73,6 +74,8 @@ SchedulerCore::~SchedulerCore() = default;
 Result<std::string> SchedulerCore::Submit(SubmitRun submit) {
   auto spec = SpecFromSnapshot(submit.pipeline_json, "submitted pipeline");
   if (!spec.ok()) return spec.status();
+  Status params = dsl::CheckParamLimits(submit.params);
+  if (!params.ok()) return params;
 
   const Micros now = clock_->Now();
   auto new_id = NewRunId(now);

@@ -48,12 +48,14 @@
 namespace apollo11::actors {
 
 struct SchedulerOptions {
-  size_t max_backlog = 1000;             // READY + RUNNING executions across runs
-  double resume_fraction = 0.8;          // promotion resumes below this share of the cap
-  Millis kill_grace{2000};               // SIGTERM -> SIGKILL on the worker
-  Millis deadline_slack{2000};           // coordinator-side deadline = timeout + grace + slack
-  uint32_t max_requeues = 3;             // requeues after worker loss before FAILED
-  size_t output_env_cap = 32 * 1024;     // upstream output passed to a task, per upstream
+  size_t max_backlog = 1000;     // READY + RUNNING executions across runs
+  double resume_fraction = 0.8;  // promotion resumes below this share of the cap
+  Millis kill_grace{2000};       // SIGTERM -> SIGKILL on the worker
+  Millis deadline_slack{2000};   // coordinator-side deadline = timeout + grace + slack
+  uint32_t max_requeues = 3;     // requeues after worker loss before FAILED
+  // The tail of an upstream's output passed to a task, per upstream (its
+  // $APOLLO11_INPUTS_DIR file): the whole tail a worker reports.
+  size_t output_env_cap = 64 * 1024;
   size_t journal_output_cap = 4 * 1024;  // stdout tail kept in the execution record
   Millis progress_interval{100};         // at most one RunProgress per run per interval
   // After a restart, how long workers have to claim the executions the

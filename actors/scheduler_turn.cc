@@ -33,8 +33,26 @@ bool SchedulerTurn::BeginEarlyPlacement(InternalFrames* out) {
   core_->TakeEnqueue(&early_);
   if (early_.execs.empty()) return false;
   early_.ticket = ++early_ticket_;
-  Add(&out->to_dispatcher, InternalType::kEnqueue, early_);
+  AddEnqueue(&out->to_dispatcher, &early_, EnqueueBudget());
   return true;
+}
+
+void SchedulerTurn::AddEnqueue(std::vector<std::string>* to, Enqueue* enqueue, size_t budget) {
+  Enqueue chunk;
+  size_t bytes = 0;
+  for (QueuedExec& q : enqueue->execs) {
+    const size_t size = transport::EncodedSize(transport::MsgType::kDispatch, q.dispatch);
+    if (!chunk.execs.empty() && bytes + size > budget) {
+      Add(to, InternalType::kEnqueue, chunk);
+      chunk.execs.clear();
+      bytes = 0;
+    }
+    bytes += size;
+    chunk.execs.push_back(std::move(q));
+  }
+  chunk.ticket = enqueue->ticket;
+  Add(to, InternalType::kEnqueue, chunk);
+  enqueue->execs.clear();
 }
 
 void SchedulerTurn::OnPlaced(const Placed& placed) {
@@ -62,7 +80,7 @@ bool SchedulerTurn::Commit(Micros wall_now, Micros steady_now, InternalFrames* o
   }
   sessions_->OnCommitted(staged_.progress, staged_.finished);
   if (!staged_.enqueue.execs.empty()) {
-    Add(&out->to_dispatcher, InternalType::kEnqueue, staged_.enqueue);
+    AddEnqueue(&out->to_dispatcher, &staged_.enqueue, EnqueueBudget());
   }
   if (!staged_.adopt.execs.empty()) {
     Add(&out->to_dispatcher, InternalType::kAdoptRunning, staged_.adopt);

@@ -21,6 +21,7 @@
 #include "actors/client_sessions.h"
 #include "actors/internal_messages.h"
 #include "actors/journal_health.h"
+#include "actors/link_limits.h"
 #include "actors/scheduler_core.h"
 #include "alerts/sink.h"
 
@@ -64,6 +65,16 @@ class SchedulerTurn {
   // committed by a later call. `steady_now` times the health's retries,
   // `wall_now` dates what is shown and alerted.
   bool Commit(Micros wall_now, Micros steady_now, InternalFrames* out);
+
+  // Appends enqueue's executions to `to` as kEnqueue frames of at most
+  // `budget` bytes of DISPATCH each (one frame when they fit, and always at
+  // least one execution per frame), in order; only the last frame carries
+  // the ticket, so the Placed echoing it comes after every frame was taken.
+  // Leaves enqueue->execs empty.
+  static void AddEnqueue(std::vector<std::string>* to, Enqueue* enqueue, size_t budget);
+  // The budget Commit and BeginEarlyPlacement use: a quarter of the
+  // internal link's frame limit (the dispatcher drops a larger frame).
+  static size_t EnqueueBudget() { return InternalLimits().max_frame / 4; }
 
  private:
   template <class T>

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/log_event.h"
+#include "common/wire_limits.h"
 #include "dsl/pipeline.h"
 #include "dsl/task_fields.h"
 
@@ -78,6 +79,7 @@ void WorkerCore::Report(const std::vector<Key>& keys) {
   for (const Key& key : keys) {
     Entry& e = entries_[key];
     e.last_sent = now;
+    transport::FitResultToWire(&e.result);
     std::string frame;
     transport::Encode(static_cast<uint16_t>(transport::MsgType::kResult), e.result, &frame);
     if (store_ != nullptr) items.emplace_back(OutboxKey(key), frame);
@@ -254,8 +256,9 @@ bool WorkerCore::OnLogRequestFrame(const transport::Envelope& envelope) {
 }
 
 void WorkerCore::OnLogRequest(const transport::LogRequest& request) {
-  // One slice per request, bounded: a log viewer never stalls the worker.
-  constexpr uint32_t kMaxSlice = 1 << 20;
+  // One slice per request, bounded: a log viewer never stalls the worker, and
+  // the reply's data stays within the dispatcher's string limit.
+  constexpr uint32_t kMaxSlice = static_cast<uint32_t>(kWireMaxStringBytes - 1024);
   transport::LogReply reply;
   reply.request_id = request.request_id;
   if (request.stream == transport::kLogStreamEvents) {
@@ -318,6 +321,10 @@ void WorkerCore::OnDispatch(transport::Dispatch&& d) {
     return;
   }
   const transport::TaskPayload& p = d.task;
+  if (!p.refusal.empty()) {
+    FinishUnstarted(key, p.refusal, /*retryable=*/false);
+    return;
+  }
   executor::ExecRequest req;
   req.exec_id = d.exec_id;
   req.attempt = d.attempt;
@@ -326,6 +333,13 @@ void WorkerCore::OnDispatch(transport::Dispatch&& d) {
   req.timeout = Millis(p.timeout_ms);
   req.kill_grace = Millis(p.kill_grace_ms);
   req.run_precheck = p.run_precheck;
+  req.inputs.reserve(p.inputs.size());
+  for (const transport::TaskInput& in : p.inputs) {
+    req.inputs.push_back({in.kind == static_cast<uint8_t>(transport::InputKind::kOutput)
+                              ? executor::TaskInput::Kind::kOutput
+                              : executor::TaskInput::Kind::kParam,
+                          in.name, in.value});
+  }
 
   const Micros now = clock_->Now();
   const Micros launch_start = clock_->Steady();
@@ -333,18 +347,8 @@ void WorkerCore::OnDispatch(transport::Dispatch&& d) {
   Status s = runner_->Launch(req);
   options_.metrics->Launched(s.ok(), clock_->Steady() - launch_start, runner_->running());
   if (!s.ok()) {
-    Entry& e = entries_[key];
-    e.finished = true;
-    e.result.exec_id = d.exec_id;
-    e.result.attempt = d.attempt;
-    e.result.outcome = static_cast<uint8_t>(transport::Outcome::kRejected);
-    e.result.exit_code = -1;
-    e.result.retryable = true;
-    e.result.error = "worker " + options_.worker_id + " could not start it: " + s.message();
-    e.result.started_at = now;
-    e.result.finished_at = now;
-    Report({key});
-    SendCredit(1);
+    FinishUnstarted(key, "worker " + options_.worker_id + " could not start it: " + s.message(),
+                    /*retryable=*/true);
     return;
   }
   if (p.type != static_cast<uint8_t>(dsl::TaskType::kNoop)) {
@@ -355,6 +359,22 @@ void WorkerCore::OnDispatch(transport::Dispatch&& d) {
     transport::Started started{d.exec_id, d.attempt, now};
     Send(transport::MsgType::kStarted, started);
   }
+}
+
+void WorkerCore::FinishUnstarted(const Key& key, std::string error, bool retryable) {
+  const Micros now = clock_->Now();
+  Entry& e = entries_[key];
+  e.finished = true;
+  e.result.exec_id = key.first;
+  e.result.attempt = key.second;
+  e.result.outcome = static_cast<uint8_t>(transport::Outcome::kRejected);
+  e.result.exit_code = -1;
+  e.result.retryable = retryable;
+  e.result.error = std::move(error);
+  e.result.started_at = now;
+  e.result.finished_at = now;
+  Report({key});
+  SendCredit(1);
 }
 
 void WorkerCore::OnFinished(std::vector<executor::ExecOutcome>& finished) {

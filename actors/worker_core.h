@@ -111,6 +111,9 @@ class WorkerCore {
   bool OnLogRequestFrame(const transport::Envelope& envelope);
   bool OnRefusedFrame(const transport::Envelope& envelope);
   void OnDispatch(transport::Dispatch&& d);
+  // Finishes an attempt that never started (refused by the coordinator, or
+  // the runner could not launch it): a REJECTED result with `error`.
+  void FinishUnstarted(const Key& key, std::string error, bool retryable);
   // The "exited" (or "killed", "precheck_skipped") event of a finished attempt.
   void LogFinished(const transport::ResultMsg& r) const;
   void LogHealth(Micros now);

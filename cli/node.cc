@@ -9,6 +9,7 @@
 
 #include "cli/exit_codes.h"
 #include "cli/state_dir.h"
+#include "executor/task_inputs.h"
 
 namespace apollo11::cli {
 
@@ -120,6 +121,12 @@ Status Node::StartWorker() {
   }
   std::error_code ec;
   std::filesystem::create_directories(wc.executor.log_dir, ec);
+  if (wc.executor.inputs_dir.empty()) {
+    wc.executor.inputs_dir =
+        executor::TaskInputs::DefaultRoot(std::filesystem::path(wc.outbox_dir).parent_path());
+  }
+  // What a killed predecessor left; the worker's lock makes the directory ours.
+  executor::TaskInputs::ClearRoot(wc.executor.inputs_dir);
   const std::string id = wc.worker.worker_id, group = wc.worker.group;
   const std::string endpoint = wc.coordinator_endpoint;
   const unsigned slots = wc.worker.slots;

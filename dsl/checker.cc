@@ -5,6 +5,7 @@
 
 #include "dsl/dag.h"
 #include "dsl/suggest.h"
+#include "dsl/task_limits.h"
 
 namespace apollo11::dsl {
 namespace {
@@ -110,6 +111,7 @@ std::vector<const Dependency*> RepeatedEntries(const std::vector<Dependency>& de
 
 void CheckPipeline(const PipelineSpec& spec, const CheckOptions& options,
                    std::vector<Diagnostic>* out) {
+  CheckTaskLimits(spec, out);
   std::unordered_map<std::string_view, size_t> index;
   index.reserve(spec.tasks.size());
   bool graph_ok = true;

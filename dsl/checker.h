@@ -1,7 +1,8 @@
 #pragma once
 // Whole-pipeline checks that need every task at once: duplicate ids, unknown
 // or self dependencies, foreach targets, cycles, and the warnings (long
-// chains, failure-branch joins that can never be satisfied).
+// chains, failure-branch joins that can never be satisfied), and the size
+// limits of dsl/task_limits.h.
 
 #include <vector>
 

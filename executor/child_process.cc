@@ -30,7 +30,9 @@ struct FdGuard {
 };
 
 Status StartError(int err) {
-  return Status::Io(std::string("could not start: ") + std::strerror(err));
+  std::string why = std::strerror(err);
+  if (err == E2BIG) why += " (the task's command line and environment exceed the system's limit)";
+  return Status::Io("could not start: " + why);
 }
 
 // The environment block: ours, with `overrides` replacing or adding entries.

@@ -15,6 +15,17 @@
 
 namespace apollo11::executor {
 
+// A run parameter or an upstream's output that a shell or python task reads:
+// written to a file in its $APOLLO11_INPUTS_DIR, and set in its environment
+// when small (executor/task_inputs.h has the contract).
+struct TaskInput {
+  enum class Kind : uint8_t { kParam, kOutput };
+  Kind kind = Kind::kParam;
+  std::string name;  // the parameter's name or the upstream task's id
+  std::string value;
+  bool operator==(const TaskInput&) const = default;
+};
+
 // One attempt of one task. The caller resolves templates and adds the
 // APOLLO11_* variables to `env` before launching. The members named like
 // dsl::TaskSpec's are the kWire fields of APOLLO11_TASK_FIELDS
@@ -37,6 +48,8 @@ struct ExecRequest {
   std::vector<int> expect_status;  // empty = any 2xx
   // Added to (and overriding) the worker's own environment.
   std::map<std::string, std::string> env;
+  // Parameters and upstream outputs (shell and python tasks).
+  std::vector<TaskInput> inputs;
   Millis timeout{0};  // 0 = none; covers the precheck too
   Millis kill_grace{2000};
   std::string precheck;  // shell command; run first when run_precheck
@@ -90,6 +103,10 @@ struct ExecutorOptions {
   // The worker's cgroup directory name: a worker restarted with the same
   // name kills what its predecessor left in it. Empty: "apollo11-PID".
   std::string containment_name = "";
+  // Each execution's inputs go to a fresh directory under this one, removed
+  // when the execution ends; empty = $TMPDIR (or /tmp). A node passes
+  // TaskInputs::DefaultRoot (a tmpfs when there is one).
+  std::string inputs_dir{};
 };
 
 }  // namespace apollo11::executor

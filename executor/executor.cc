@@ -20,6 +20,7 @@
 #include "executor/executor_exec.h"
 #include "executor/log_sink.h"
 #include "executor/process_group.h"
+#include "executor/task_inputs.h"
 
 namespace apollo11::executor {
 
@@ -145,7 +146,11 @@ Status Executor::Launch(const ExecRequest& request) {
                                             options_.stderr_tail_bytes));
   }
 
-  Status started = http ? StartHttp(exec.get()) : StartProcess(exec.get(), request.run_precheck);
+  Status started = http ? StartHttp(exec.get())
+                        : exec->inputs.Prepare(options_.inputs_dir, request.exec_id,
+                                               request.attempt, request.inputs, &exec->req.env);
+  exec->req.inputs = {};  // on disk now; up to ~10 MiB not to keep twice
+  if (started.ok() && !http) started = StartProcess(exec.get(), request.run_precheck);
   if (!started.ok()) {
     ExecOutcome o = MakeOutcome(exec.get(), ExecOutcomeKind::kFailed);
     o.error = started.message();
@@ -167,6 +172,8 @@ Status Executor::StartProcess(Exec* exec, bool precheck) {
   } else {
     argv = {"/bin/sh", "-c", r.command};
   }
+  Status fits = TaskInputs::CheckExecSize(argv, r.env);
+  if (!fits.ok()) return Status::InvalidInput("could not start: " + fits.message());
   SpawnOptions spawn;
   APOLLO11_RETURN_IF_ERROR(containment_->Prepare(ContainmentLeaf(r), &exec->contained, &spawn));
   Result<ChildProcess> child = SpawnChild(argv, r.env, r.workdir, spawn);

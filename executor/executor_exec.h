@@ -12,6 +12,7 @@
 #include "executor/containment.h"
 #include "executor/executor.h"
 #include "executor/log_sink.h"
+#include "executor/task_inputs.h"
 
 namespace apollo11::executor {
 
@@ -22,6 +23,7 @@ struct Executor::Exec {
   Micros deadline = 0;  // 0 = no timeout
   LogSink out;
   LogSink err;
+  TaskInputs inputs;  // processes: removed with the Exec, when the attempt has ended
 
   // process
   bool in_precheck = false;

@@ -73,6 +73,16 @@ Status DecodeEnvelopeInto(const void* data, size_t size, Envelope* env,
   return Status::Ok();
 }
 
+void FitResultToWire(ResultMsg* r) {
+  if (CheckFits(MsgType::kResult, *r).ok()) return;
+  constexpr size_t kShare = kWireMaxStringBytes / 4;
+  for (std::string* tail : {&r->output, &r->stderr_tail}) {
+    if (tail->size() > kShare) tail->erase(0, tail->size() - kShare);
+  }
+  if (r->error.size() > kShare) r->error.resize(kShare);
+  r->error += " (result texts cut to fit the worker link)";
+}
+
 Result<ResultMsg> DecodeStoredResult(const void* data, size_t size) {
   Envelope env;
   Status s = DecodeEnvelopeInto(data, size, &env);

@@ -6,6 +6,7 @@
 // turned into a Status. Adding a message is three lines: a struct with
 // MSGPACK_DEFINE, a MsgType value (64.. for internal ones), a handler.
 
+#include <algorithm>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -16,20 +17,22 @@
 #include <utility>
 
 #include "common/status.h"
+#include "common/wire_limits.h"
 #include "transport/messages.h"
 
 namespace apollo11::transport {
 
-// Bounds on what one decode may allocate. Defaults fit the protocol with room
-// to spare; each one is also clamped to what the frame's length can hold.
+// Bounds on what one decode may allocate. The defaults are the worker link's
+// (common/wire_limits.h), which every sender on that link sizes its messages
+// by; each one is also clamped to what the frame's length can hold.
 struct DecodeLimits {
-  size_t max_frame = 16u << 20;  // bytes in one frame
-  size_t array = 100000;         // elements in one array
-  size_t map = 10000;            // pairs in one map
-  size_t str = 1u << 20;         // bytes in one string
-  size_t bin = 16u << 20;        // bytes in one bin
-  size_t ext = 1u << 20;         // bytes in one ext
-  size_t depth = 32;             // container nesting
+  size_t max_frame = kWireMaxFrameBytes;  // bytes in one frame
+  size_t array = kWireMaxArrayItems;      // elements in one array
+  size_t map = kWireMaxMapPairs;          // pairs in one map
+  size_t str = kWireMaxStringBytes;       // bytes in one string
+  size_t bin = kWireMaxFrameBytes;        // bytes in one bin
+  size_t ext = 1u << 20;                  // bytes in one ext
+  size_t depth = 32;                      // container nesting
 };
 
 namespace codec_internal {
@@ -37,6 +40,11 @@ namespace codec_internal {
 struct StringSink {
   std::string* out;
   void write(const char* data, size_t size) { out->append(data, size); }
+};
+// Counts what would be written, for EncodedSize.
+struct CountingSink {
+  size_t bytes = 0;
+  void write(const char*, size_t size) { bytes += size; }
 };
 }  // namespace codec_internal
 
@@ -56,6 +64,19 @@ void Encode(uint16_t type, const T& body, std::string* out) {
 template <class T>
 void Encode(MsgType type, const T& body, std::string* out) {
   Encode(ToWire(type), body, out);
+}
+
+// The size of the frame Encode(type, body) would produce, without allocating
+// it: what a sender compares with the receiver's DecodeLimits::max_frame.
+template <class T>
+size_t EncodedSize(MsgType type, const T& body) {
+  codec_internal::CountingSink sink;
+  msgpack::packer<codec_internal::CountingSink> packer(sink);
+  packer.pack_array(3);
+  packer.pack_uint32(kProtocolVersion);
+  packer.pack_uint16(ToWire(type));
+  packer.pack(body);
+  return sink.bytes;
 }
 
 // Convenience: a fresh string holding one frame.
@@ -128,6 +149,42 @@ Result<T> BodyAs(const Envelope& env) {
                                 std::to_string(env.type) + ") has the wrong shape: " + e.what());
   }
 }
+
+// Ok when a peer decoding with `limits` accepts the frame Encode(type, body)
+// would produce; otherwise InvalidInput naming the size and the limit it
+// breaks. The sender's half of every limit the receiver enforces: a frame
+// that cannot be received is never sent. Cheap for small bodies (counted,
+// not encoded); a larger one is encoded and decoded once. Never throws.
+template <class T>
+Status CheckFits(MsgType type, const T& body, const DecodeLimits& limits = {}) {
+  const size_t size = EncodedSize(type, body);
+  const std::string what =
+      std::string("a ") + MsgTypeName(ToWire(type)) + " of " + std::to_string(size) + " bytes";
+  if (size > limits.max_frame) {
+    return Status::InvalidInput(what + " exceeds the frame limit of " +
+                                std::to_string(limits.max_frame) + " bytes");
+  }
+  // No string, array or map in a frame this small can break a limit.
+  if (size <= std::min({limits.str, limits.bin, limits.ext, limits.array, 2 * limits.map})) {
+    return Status::Ok();
+  }
+  std::string frame;
+  Encode(type, body, &frame);
+  Envelope env;
+  Status decoded = DecodeEnvelopeInto(frame.data(), frame.size(), &env, limits);
+  if (decoded.ok()) return Status::Ok();
+  return Status::InvalidInput(what + " breaks a limit (one string at most " +
+                              std::to_string(limits.str) + " bytes, one map at most " +
+                              std::to_string(limits.map) + " pairs, one array at most " +
+                              std::to_string(limits.array) + " items): " + decoded.message());
+}
+
+// Cuts a RESULT the dispatcher's decoder would refuse (CheckFits with the
+// default limits) to fit: output and stderr tails keep their last, the error
+// its first, quarter of the string limit, and the error says so. A RESULT
+// that fits is left alone. Never sent as is, it would be resent and dropped
+// forever.
+void FitResultToWire(ResultMsg* r);
 
 // A RESULT frame from a worker's outbox (storage/outbox.h), written by this
 // build or by an older one whose ResultMsg had the same layout (versions

@@ -19,7 +19,10 @@ namespace apollo11::transport {
 // TaskPayload's db_host, sql, run_id and task_id, Dispatch.idempotency_key and
 // deadline, Started.pid, Heartbeat's running, load and sent_at, Probe.epoch,
 // Bye.worker_id); a peer of version 1 is refused, not misread.
-inline constexpr uint32_t kProtocolVersion = 2;
+// 3: TaskPayload.inputs carries parameters and upstream outputs (no longer in
+// env) and TaskPayload.refusal; a worker of version 2 would run tasks
+// without them, so it is refused.
+inline constexpr uint32_t kProtocolVersion = 3;
 // The first version whose ResultMsg has today's layout (see DecodeStoredResult).
 inline constexpr uint32_t kResultLayoutSince = 1;
 
@@ -66,6 +69,18 @@ struct ExecRef {
   MSGPACK_DEFINE(exec_id, attempt);
 };
 
+// What a task reads besides its own fields: a run parameter or an upstream's
+// output. The worker gives it to the task as a file in $APOLLO11_INPUTS_DIR
+// and, when small, as an environment variable (executor/task_inputs.h).
+enum class InputKind : uint8_t { kParam = 0, kOutput = 1 };
+struct TaskInput {
+  uint8_t kind = 0;  // InputKind
+  std::string name;  // the parameter's name or the upstream task's id
+  std::string value;
+  bool operator==(const TaskInput&) const = default;
+  MSGPACK_DEFINE(kind, name, value);
+};
+
 // Everything a worker needs to run one task; `type` is a dsl::TaskType value.
 // The members named like dsl::TaskSpec's are the kWire fields of
 // APOLLO11_TASK_FIELDS (dsl/task_fields.h), copied by dsl::CopyWireFields.
@@ -82,9 +97,16 @@ struct TaskPayload {
   int64_t kill_grace_ms = 2000;
   std::string precheck;
   bool run_precheck = false;
+  // Parameters, then upstream outputs in dependency order (shell and python
+  // tasks only); their sizes are bounded by construction (common/wire_limits.h).
+  std::vector<TaskInput> inputs;
+  // Not empty: the coordinator could not build a DISPATCH that fits the
+  // worker link; the worker reports the attempt failed with this reason,
+  // not retryable, and runs nothing.
+  std::string refusal;
   bool operator==(const TaskPayload&) const = default;
   MSGPACK_DEFINE(type, command, workdir, script, args, url, method, headers, body, expect_status,
-                 env, timeout_ms, kill_grace_ms, precheck, run_precheck);
+                 env, timeout_ms, kill_grace_ms, precheck, run_precheck, inputs, refusal);
 };
 
 // W→D: join or rejoin, listing the executions the worker still holds.

@@ -14,14 +14,16 @@
 #include <zmq.hpp>
 
 #include "common/status.h"
+#include "common/wire_limits.h"
 #include "transport/key_roles.h"
 
 namespace apollo11::transport {
 
 // Options shared by the configure helpers.
 struct SocketOptions {
-  int64_t max_msg_size = 16 << 20;  // ZMQ_MAXMSGSIZE: bigger inbound frames close the connection
-  int hwm = 100000;                 // SNDHWM/RCVHWM: generous, never used as flow control
+  // ZMQ_MAXMSGSIZE: bigger inbound frames close the connection.
+  int64_t max_msg_size = static_cast<int64_t>(kWireMaxFrameBytes);
+  int hwm = 100000;  // SNDHWM/RCVHWM: generous, never used as flow control
   // DEALER only: ZMQ_IMMEDIATE. On (the default), a send while the peer is
   // not connected fails at once with Busy instead of queueing inside libzmq:
   // a worker keeps its own outbox (RESULTs until ACK) and resends after

@@ -247,6 +247,20 @@ TEST_CASE("nothing is released before its transitions are committed", "[schedule
   CHECK(f.out.enqueue.execs[0].dispatch.task.env.at("APOLLO11_IDEMPOTENCY_KEY") == *run_id + ".a");
 }
 
+TEST_CASE("a submission whose params break the limits is refused naming the limit",
+          "[scheduler][limits]") {
+  SchedulerFixture f;
+  SubmitRun s = Submission({Task("a")});
+  s.params["huge"] = std::string((1 << 20) + 1, 'p');  // a trigger's value, past validation
+  auto refused = f.core->Submit(s);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().code() == StatusCode::kInvalidInput);
+  CHECK(refused.status().message().find("param 'huge' is 1048577 bytes, above the limit") !=
+        std::string::npos);
+  f.Flush();
+  CHECK(f.out.enqueue.execs.empty());
+}
+
 TEST_CASE("a result is acknowledged only with its transition, and stale ones change nothing",
           "[scheduler]") {
   SchedulerFixture f;
@@ -1076,4 +1090,38 @@ TEST_CASE("explain says when no connected worker has a task's labels", "[schedul
   text = f.core->Explain(*run_id, "train", workers);
   REQUIRE(text.ok());
   CHECK(text->find("being placed") != std::string::npos);
+}
+
+TEST_CASE("a large Enqueue goes to the dispatcher in frames within the internal link's limit",
+          "[scheduler][limits]") {
+  Enqueue enqueue;
+  enqueue.ticket = 7;
+  for (int i = 0; i < 10; ++i) {
+    QueuedExec q;
+    q.dispatch.exec_id = "r.t" + std::to_string(i);
+    q.dispatch.task.inputs.push_back({1, "up", std::string(1 << 20, 'o')});
+    enqueue.execs.push_back(std::move(q));
+  }
+  std::vector<std::string> frames;
+  SchedulerTurn::AddEnqueue(&frames, &enqueue, size_t{3} << 20);
+  CHECK(enqueue.execs.empty());
+  REQUIRE(frames.size() == 5);  // two per frame: a third would pass 3 MiB by its overhead
+  std::vector<std::string> order;
+  for (size_t i = 0; i < frames.size(); ++i) {
+    CHECK(frames[i].size() <= (size_t{3} << 20) + 4096);
+    auto env = transport::DecodeEnvelope(frames[i].data(), frames[i].size(), InternalLimits());
+    REQUIRE(env.ok());
+    auto body = transport::BodyAs<Enqueue>(*env);
+    REQUIRE(body.ok());
+    CHECK(body->ticket == (i + 1 == frames.size() ? 7u : 0u));  // the ticket comes last
+    for (const QueuedExec& q : body->execs) order.push_back(q.dispatch.exec_id);
+  }
+  REQUIRE(order.size() == 10);
+  for (int i = 0; i < 10; ++i) CHECK(order[i] == "r.t" + std::to_string(i));
+  // A small batch stays one frame.
+  Enqueue small;
+  small.execs.resize(3);
+  frames.clear();
+  SchedulerTurn::AddEnqueue(&frames, &small, SchedulerTurn::EnqueueBudget());
+  CHECK(frames.size() == 1);
 }

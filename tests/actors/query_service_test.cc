@@ -243,3 +243,18 @@ TEST_CASE("a refusal quotes at most 512 bytes of what the client sent", "[query]
     CHECK(plan.status().message().size() < 600);
   }
 }
+
+TEST_CASE("an answer larger than a client accepts becomes an error naming the limit",
+          "[sessions][limits]") {
+  ClientSessions sessions;
+  QueryReply huge;
+  huge.json = std::string(ClientLimits().max_frame, 'j');  // a status of a giant run
+  sessions.Reply("c1", InternalType::kQueryReply, huge);
+  auto frames = sessions.TakeFrames();
+  REQUIRE(frames.size() == 1);
+  CHECK(frames[0].frame.size() <= ClientLimits().max_frame);
+  QueryReply got = DecodeFrame<QueryReply>(frames[0], InternalType::kQueryReply);
+  CHECK(got.code == static_cast<uint8_t>(StatusCode::kInvalidInput));
+  CHECK(got.json.empty());
+  CHECK(got.error.find("above the client limit of 67108864 bytes") != std::string::npos);
+}

@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "common/wire_limits.h"
 #include "executor/executor.h"
 #include "tests/actors/cli_harness.h"
 #include "tests/executor/fake_task_runner.h"
@@ -236,4 +237,47 @@ TEST_CASE("a worker without a node-log reader says it keeps no log file", "[work
       Frame(transport::MsgType::kLogRequest, AskLog("r.a", transport::kLogStreamEvents, 0, 0));
   core.OnFrame(frame.data(), frame.size());
   CHECK(OnlyLogReply(core).error == "worker w1 keeps no log file");
+}
+
+TEST_CASE("a DISPATCH the coordinator refused fails at once with its reason and runs nothing",
+          "[worker][limits]") {
+  WorkerFixture f;
+  f.Feed(Frame(transport::MsgType::kHeartbeat, Beat(1)));
+  Drain(*f.core);
+  transport::Dispatch d = NoopDispatch("r.big", 1, 1);
+  d.task.type = static_cast<uint8_t>(dsl::TaskType::kShell);
+  d.task.refusal = "the task cannot be sent to a worker: a DISPATCH of 20000000 bytes exceeds";
+  f.Feed(Frame(transport::MsgType::kDispatch, d));
+  CHECK(f.executor->running() == 0);
+  REQUIRE(f.core->outbox().size() == 2);  // the RESULT, then the slot's credit back
+  auto env = transport::DecodeEnvelope(f.core->outbox()[0].data(), f.core->outbox()[0].size());
+  REQUIRE(env.ok());
+  auto result = transport::BodyAs<transport::ResultMsg>(*env);
+  REQUIRE(result.ok());
+  CHECK(result->outcome == static_cast<uint8_t>(transport::Outcome::kRejected));
+  CHECK_FALSE(result->retryable);
+  CHECK(result->error == d.task.refusal);
+}
+
+TEST_CASE("a RESULT too large for the dispatcher's decoder is cut to fit, saying so",
+          "[worker][limits]") {
+  WorkerFixture f;
+  f.Feed(Frame(transport::MsgType::kHeartbeat, Beat(1)));
+  f.Feed(Frame(transport::MsgType::kDispatch, NoopDispatch("r.loud", 1, 1)));
+  Drain(*f.core);
+  std::vector<executor::ExecOutcome> finished(1);
+  finished[0].exec_id = "r.loud";
+  finished[0].attempt = 1;
+  finished[0].kind = executor::ExecOutcomeKind::kFailed;
+  finished[0].output = std::string(kWireMaxStringBytes + 10, 'o');  // a runner with a large tail
+  finished[0].error = "exited with code 1";
+  f.executor->Process(f.clock.Now(), &finished);  // drains the noop's own outcome
+  finished.resize(1);
+  f.core->OnFinished(finished);
+  auto env = transport::DecodeEnvelope(f.core->outbox()[0].data(), f.core->outbox()[0].size());
+  REQUIRE(env.ok());  // the dispatcher's limits
+  auto result = transport::BodyAs<transport::ResultMsg>(*env);
+  REQUIRE(result.ok());
+  CHECK(result->output.size() == kWireMaxStringBytes / 4);
+  CHECK(result->error == "exited with code 1 (result texts cut to fit the worker link)");
 }

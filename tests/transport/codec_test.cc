@@ -59,6 +59,9 @@ void CheckRoundTrip(MsgType type, const T& value) {
 
 std::string Bytes(std::initializer_list<uint8_t> b) { return std::string(b.begin(), b.end()); }
 
+// This build's protocol version as the one byte it encodes to.
+constexpr uint8_t kV = static_cast<uint8_t>(kProtocolVersion);
+
 }  // namespace
 
 TEST_CASE("every wire message survives an encode/decode round trip", "[codec]") {
@@ -79,16 +82,16 @@ TEST_CASE("every wire message survives an encode/decode round trip", "[codec]") 
 }
 
 TEST_CASE("the ACK frame has fixed golden bytes", "[codec]") {
-  // [2, 6, ["r1.t1", 2]]: if this changes, the wire format changed and
+  // [version, 6, ["r1.t1", 2]]: if this changes, the wire format changed and
   // kProtocolVersion must be bumped.
   std::string frame = EncodeToString(MsgType::kAck, Ack{"r1.t1", 2});
-  CHECK(frame == Bytes({0x93, 0x02, 0x06, 0x92, 0xa5, 'r', '1', '.', 't', '1', 0x02}));
+  CHECK(frame == Bytes({0x93, kV, 0x06, 0x92, 0xa5, 'r', '1', '.', 't', '1', 0x02}));
 }
 
 TEST_CASE("Encode appends to the buffer without touching what is there", "[codec]") {
   std::string buf = "xy";
   Encode(MsgType::kCredit, Credit{3}, &buf);
-  CHECK(buf == Bytes({'x', 'y', 0x93, 0x02, 0x02, 0x91, 0x03}));
+  CHECK(buf == Bytes({'x', 'y', 0x93, kV, 0x02, 0x91, 0x03}));
 }
 
 TEST_CASE("message type names cover the protocol", "[codec]") {
@@ -106,11 +109,12 @@ TEST_CASE("a frame from another protocol version is rejected naming both version
   Status s = DecodeEnvelopeInto(frame.data(), frame.size(), &env);
   REQUIRE_FALSE(s.ok());
   CHECK(s.code() == StatusCode::kInvalidInput);
-  CHECK_THAT(s.message(), Catch::Contains("version 1") && Catch::Contains("version 2"));
+  CHECK_THAT(s.message(), Catch::Contains("version 1") &&
+                              Catch::Contains("version " + std::to_string(kProtocolVersion)));
   // The peer's version is kept so a receiver can tell this from garbage.
   CHECK(env.version == 1);
   CHECK(IsOtherProtocolVersion(env));
-  std::string garbage = Bytes({0x93, 0x02, 0xa1, 'x', 0x90});
+  std::string garbage = Bytes({0x93, kV, 0xa1, 'x', 0x90});
   CHECK_FALSE(DecodeEnvelopeInto(garbage.data(), garbage.size(), &env).ok());
   CHECK_FALSE(IsOtherProtocolVersion(env));
 }
@@ -143,16 +147,16 @@ TEST_CASE("an unknown message type is returned to the caller to count", "[codec]
 
 TEST_CASE("malformed envelopes are errors, not crashes", "[codec]") {
   const std::vector<std::string> bad = {
-      "",                                           // empty
-      Bytes({0x01}),                                // not an array
-      Bytes({0x92, 0x02, 0x06}),                    // 2 elements
-      Bytes({0x94, 0x02, 0x06, 0x90, 0x90}),        // 4 elements
-      Bytes({0x93, 0xa1, '1', 0x06, 0x90}),         // version is a string
-      Bytes({0x93, 0xff, 0x06, 0x90}),              // version negative
-      Bytes({0x93, 0x02, 0xce, 0, 1, 0, 0, 0x90}),  // type > 65535
-      Bytes({0x93, 0x02, 0xa1, 'x', 0x90}),         // type is a string
-      Bytes({0x93, 0x02, 0x06, 0x90, 0x00}),        // trailing byte
-      Bytes({0xc1}),                                // never-used byte
+      "",                                         // empty
+      Bytes({0x01}),                              // not an array
+      Bytes({0x92, 0x02, 0x06}),                  // 2 elements
+      Bytes({0x94, 0x02, 0x06, 0x90, 0x90}),      // 4 elements
+      Bytes({0x93, 0xa1, '1', 0x06, 0x90}),       // version is a string
+      Bytes({0x93, 0xff, 0x06, 0x90}),            // version negative
+      Bytes({0x93, kV, 0xce, 0, 1, 0, 0, 0x90}),  // type > 65535
+      Bytes({0x93, kV, 0xa1, 'x', 0x90}),         // type is a string
+      Bytes({0x93, kV, 0x06, 0x90, 0x00}),        // trailing byte
+      Bytes({0xc1}),                              // never-used byte
   };
   for (const auto& frame : bad) {
     auto env = DecodeEnvelope(frame.data(), frame.size());
@@ -176,10 +180,10 @@ TEST_CASE("a 5-byte array header claiming 2^32 elements is a bounded error", "[c
   auto env = DecodeEnvelope(bomb.data(), bomb.size());
   REQUIRE_FALSE(env.ok());
   // Also as the body of an otherwise valid envelope, and for maps and strings.
-  for (const std::string& frame : {Bytes({0x93, 0x02, 0x03, 0xdd, 0xff, 0xff, 0xff, 0xff}),
-                                   Bytes({0x93, 0x02, 0x03, 0xdf, 0xff, 0xff, 0xff, 0xff}),
-                                   Bytes({0x93, 0x02, 0x03, 0xdb, 0xff, 0xff, 0xff, 0xff}),
-                                   Bytes({0x93, 0x02, 0x03, 0xc6, 0xff, 0xff, 0xff, 0xff})}) {
+  for (const std::string& frame : {Bytes({0x93, kV, 0x03, 0xdd, 0xff, 0xff, 0xff, 0xff}),
+                                   Bytes({0x93, kV, 0x03, 0xdf, 0xff, 0xff, 0xff, 0xff}),
+                                   Bytes({0x93, kV, 0x03, 0xdb, 0xff, 0xff, 0xff, 0xff}),
+                                   Bytes({0x93, kV, 0x03, 0xc6, 0xff, 0xff, 0xff, 0xff})}) {
     CHECK_FALSE(DecodeEnvelope(frame.data(), frame.size()).ok());
   }
 }
@@ -195,7 +199,7 @@ TEST_CASE("nested arrays each claiming many elements do not allocate per claim",
 }
 
 TEST_CASE("a nesting depth bomb is rejected", "[codec]") {
-  std::string frame = Bytes({0x93, 0x02, 0x03});
+  std::string frame = Bytes({0x93, kV, 0x03});
   frame += std::string(10000, '\x91');
   frame += '\x01';
   auto env = DecodeEnvelope(frame.data(), frame.size());
@@ -229,12 +233,12 @@ TEST_CASE("a DISPATCH body read as a RESULT is a shape error", "[codec]") {
 
 TEST_CASE("a string where an integer is expected is a shape error", "[codec]") {
   // ACK body ["r.a", "two"].
-  std::string frame = Bytes({0x93, 0x02, 0x06, 0x92, 0xa3, 'r', '.', 'a', 0xa3, 't', 'w', 'o'});
+  std::string frame = Bytes({0x93, kV, 0x06, 0x92, 0xa3, 'r', '.', 'a', 0xa3, 't', 'w', 'o'});
   auto env = DecodeEnvelope(frame.data(), frame.size());
   REQUIRE(env.ok());
   CHECK_FALSE(BodyAs<Ack>(*env).ok());
   // An integer out of range for the field (300 into uint8 outcome).
-  std::string big = Bytes({0x93, 0x02, 0x05, 0x93, 0xa1, 'x', 0x01, 0xcd, 0x01, 0x2c});
+  std::string big = Bytes({0x93, kV, 0x05, 0x93, 0xa1, 'x', 0x01, 0xcd, 0x01, 0x2c});
   auto env2 = DecodeEnvelope(big.data(), big.size());
   REQUIRE(env2.ok());
   CHECK_FALSE(BodyAs<ResultMsg>(*env2).ok());
@@ -242,7 +246,7 @@ TEST_CASE("a string where an integer is expected is a shape error", "[codec]") {
 
 TEST_CASE("a shorter body from an older peer keeps the defaults", "[codec]") {
   // RESULT body with only exec_id and attempt.
-  std::string frame = Bytes({0x93, 0x02, 0x05, 0x92, 0xa1, 'x', 0x03});
+  std::string frame = Bytes({0x93, kV, 0x05, 0x92, 0xa1, 'x', 0x03});
   auto env = DecodeEnvelope(frame.data(), frame.size());
   REQUIRE(env.ok());
   auto r = BodyAs<ResultMsg>(*env);
@@ -300,13 +304,42 @@ TEST_CASE("a HEARTBEAT body of the wrong shape is refused at decode", "[codec]")
   // The fuzzer's find under version 1 (a load sent as the integer 2^64 - 242),
   // now in a frame of this version: its first field is no epoch.
   std::string frame =
-      Bytes({0x93, 0x02, 0x07, 0x95, 0x91, 0x92, 0xa8, 'r',  '1',  '.',  'g',  'r',  'e',  'e',
+      Bytes({0x93, kV,   0x07, 0x95, 0x91, 0x92, 0xa8, 'r',  '1',  '.',  'g',  'r',  'e',  'e',
              't',  0x01, 0xcf, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x0e, 0x40, 0x00, 0xc2});
   auto env = DecodeEnvelope(frame.data(), frame.size());
   REQUIRE(env.ok());
   auto body = BodyAs<Heartbeat>(*env);
   REQUIRE_FALSE(body.ok());
   CHECK_THAT(body.status().message(), Catch::Contains("HEARTBEAT"));
+}
+
+TEST_CASE("CheckFits refuses what the receiver's decoder refuses, naming the limit",
+          "[codec][limits]") {
+  Dispatch d;
+  d.exec_id = "r1.t";
+  CHECK(CheckFits(MsgType::kDispatch, d).ok());
+  // One string over the worker link's string limit: small frame, refused.
+  d.task.command = std::string(kWireMaxStringBytes + 1, 'c');
+  Status one = CheckFits(MsgType::kDispatch, d);
+  REQUIRE_FALSE(one.ok());
+  CHECK_THAT(one.message(), Catch::Contains("one string at most 1048576 bytes"));
+  std::string frame;
+  Encode(MsgType::kDispatch, d, &frame);
+  CHECK_FALSE(DecodeEnvelope(frame.data(), frame.size()).ok());  // the receiver agrees
+  // More map pairs than a map may hold.
+  d.task.command.clear();
+  for (size_t i = 0; i <= kWireMaxMapPairs; ++i) d.task.env["V" + std::to_string(i)] = "v";
+  CHECK_FALSE(CheckFits(MsgType::kDispatch, d).ok());
+  // Over the frame limit.
+  d.task.env.clear();
+  for (int i = 0; i < 17; ++i) d.task.inputs.push_back({1, "u", std::string(1 << 20, 'o')});
+  Status big = CheckFits(MsgType::kDispatch, d);
+  REQUIRE_FALSE(big.ok());
+  CHECK_THAT(big.message(), Catch::Contains("exceeds the frame limit of 16777216 bytes"));
+  // EncodedSize counts exactly what Encode writes.
+  frame.clear();
+  Encode(MsgType::kDispatch, d, &frame);
+  CHECK(EncodedSize(MsgType::kDispatch, d) == frame.size());
 }
 
 }  // namespace apollo11::transport

@@ -1,0 +1,108 @@
+#include "dsl/task_limits.h"
+
+#include "common/wire_limits.h"
+
+namespace apollo11::dsl {
+namespace {
+
+std::string Bytes(size_t n) { return std::to_string(n) + " bytes"; }
+
+// The largest of a task's text fields that travel to the worker, by name.
+struct Field {
+  const char* name = "";
+  size_t size = 0;
+};
+
+size_t MapBytes(const std::map<std::string, std::string>& m, Field* largest, const char* name) {
+  size_t total = 0;
+  for (const auto& [k, v] : m) {
+    total += k.size() + v.size();
+    if (v.size() > largest->size) *largest = Field{name, v.size()};
+  }
+  return total;
+}
+
+// The bytes of what a task sends to its worker, and its largest single text.
+size_t TaskBytes(const TaskSpec& t, Field* largest) {
+  size_t total = 0;
+  for (Field f : {Field{"command", t.command.size()}, Field{"workdir", t.workdir.size()},
+                  Field{"script", t.script.size()}, Field{"url", t.url.size()},
+                  Field{"method", t.method.size()}, Field{"body", t.body.size()},
+                  Field{"precheck", t.precheck.size()}}) {
+    total += f.size;
+    if (f.size > largest->size) *largest = f;
+  }
+  for (const std::string& a : t.args) {
+    total += a.size();
+    if (a.size() > largest->size) *largest = Field{"args", a.size()};
+  }
+  total += MapBytes(t.headers, largest, "headers") + MapBytes(t.env, largest, "env");
+  for (const Dependency& d : t.depends_on) total += d.task.size();
+  return total;
+}
+
+void TaskError(const TaskSpec& t, const std::string& what, std::vector<Diagnostic>* out) {
+  out->push_back(Diagnostic{Diagnostic::Severity::kError, t.where, "task '" + t.id + "' " + what});
+}
+
+void CheckOne(const TaskSpec& t, std::vector<Diagnostic>* out) {
+  auto count = [&](const char* what, size_t n, size_t limit) {
+    if (n <= limit) return;
+    TaskError(t,
+              "has " + std::to_string(n) + " " + what + ", above the limit of " +
+                  std::to_string(limit) + " (see Limits in docs/dsl.md)",
+              out);
+  };
+  count("dependencies", t.depends_on.size(), kMaxTaskDependencies);
+  count("env entries", t.env.size(), kMaxTaskMapEntries);
+  count("headers", t.headers.size(), kMaxTaskMapEntries);
+  count("args", t.args.size(), kMaxTaskArgs);
+  Field largest;
+  const size_t total = TaskBytes(t, &largest);
+  if (largest.size > kWireMaxStringBytes) {
+    TaskError(t,
+              "has a " + std::string(largest.name) + " value of " + Bytes(largest.size) +
+                  ", above the limit of " + Bytes(kWireMaxStringBytes) +
+                  " for one value (see Limits in docs/dsl.md)",
+              out);
+  } else if (total > kMaxTaskBytes) {
+    TaskError(t,
+              "holds " + Bytes(total) + " in its fields and dependency names, above the limit of " +
+                  Bytes(kMaxTaskBytes) + " (see Limits in docs/dsl.md)",
+              out);
+  }
+}
+
+}  // namespace
+
+Status CheckParamLimits(const std::map<std::string, std::string>& params) {
+  if (params.size() > kMaxParams) {
+    return Status::InvalidInput(std::to_string(params.size()) + " params, above the limit of " +
+                                std::to_string(kMaxParams));
+  }
+  size_t total = 0;
+  for (const auto& [name, value] : params) {
+    if (value.size() > kWireMaxStringBytes) {
+      return Status::InvalidInput("param '" + name + "' is " + Bytes(value.size()) +
+                                  ", above the limit of " + Bytes(kWireMaxStringBytes) +
+                                  " for one value");
+    }
+    total += name.size() + value.size();
+  }
+  if (total > kMaxParamsBytes) {
+    return Status::InvalidInput("params hold " + Bytes(total) + ", above the limit of " +
+                                Bytes(kMaxParamsBytes) + " for all of them together");
+  }
+  return Status::Ok();
+}
+
+void CheckTaskLimits(const PipelineSpec& spec, std::vector<Diagnostic>* out) {
+  for (const TaskSpec& t : spec.tasks) CheckOne(t, out);
+  Status params = CheckParamLimits(spec.params);
+  if (!params.ok()) {
+    out->push_back(Diagnostic{Diagnostic::Severity::kError, SourceLocation{spec.source_file},
+                              params.message() + " (see Limits in docs/dsl.md)"});
+  }
+}
+
+}  // namespace apollo11::dsl

@@ -1,0 +1,158 @@
+// How parameters and upstream outputs reach a process task: files in a
+// per-execution $APOLLO11_INPUTS_DIR, small values inline, and a clear
+// failure instead of E2BIG.
+
+#include "executor/task_inputs.h"
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "executor/executor.h"
+#include "tests/executor/executor_test_util.h"
+
+namespace {
+
+using apollo11::Status;
+using apollo11::SystemClock;
+using apollo11::dsl::TaskType;
+using apollo11::executor::ExecOutcomeKind;
+using apollo11::executor::ExecRequest;
+using apollo11::executor::Executor;
+using apollo11::executor::ExecutorOptions;
+using apollo11::executor::TaskInput;
+using apollo11::executor::TaskInputs;
+using apollo11::executor::testing::ReadFile;
+using apollo11::executor::testing::RunToCompletion;
+using apollo11::executor::testing::TempDir;
+using Env = std::map<std::string, std::string>;
+
+TaskInput Output(const std::string& task, std::string value) {
+  return {TaskInput::Kind::kOutput, task, std::move(value)};
+}
+TaskInput Param(const std::string& name, std::string value) {
+  return {TaskInput::Kind::kParam, name, std::move(value)};
+}
+
+size_t Entries(const std::string& dir) {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("every input is a file and small ones are also inline", "[executor][inputs]") {
+  TempDir root;
+  std::string dir;
+  {
+    TaskInputs inputs;
+    Env env;
+    const std::string big(TaskInputs::kInlineValueBytes + 1, 'b');
+    REQUIRE(inputs
+                .Prepare(root.path(), "r1.join", 2,
+                         {Param("date", "2026-12-01"), Output("load_a", "small"),
+                          Output("load_b", big), Output("empty", "")},
+                         &env)
+                .ok());
+    dir = inputs.dir();
+    CHECK(env.at("APOLLO11_INPUTS_DIR") == dir);
+    CHECK(ReadFile(dir + "/params/date") == "2026-12-01");
+    CHECK(ReadFile(dir + "/outputs/load_a") == "small");
+    CHECK(ReadFile(dir + "/outputs/load_b") == big);
+    CHECK(std::filesystem::exists(dir + "/outputs/empty"));
+    CHECK(env.at("APOLLO11_PARAM_DATE") == "2026-12-01");
+    CHECK(env.at("APOLLO11_OUTPUT_LOAD_A") == "small");
+    CHECK(env.at("APOLLO11_OUTPUT_EMPTY").empty());
+    CHECK(env.count("APOLLO11_OUTPUT_LOAD_B") == 0);  // over the inline cap: its file only
+  }
+  CHECK_FALSE(std::filesystem::exists(dir));  // removed with the execution
+}
+
+TEST_CASE("inline inputs stop at the total budget and the rest are files only",
+          "[executor][inputs]") {
+  TempDir root;
+  TaskInputs inputs;
+  Env env;
+  std::vector<TaskInput> many;
+  for (int i = 0; i < 100; ++i) {
+    many.push_back(Output("t" + std::to_string(i), std::string(4000, 'x')));
+  }
+  REQUIRE(inputs.Prepare(root.path(), "r1.join", 1, many, &env).ok());
+  size_t inline_bytes = 0;
+  for (const auto& [k, v] : env) inline_bytes += k.size() + v.size();
+  CHECK(inline_bytes <= TaskInputs::kInlineTotalBytes);
+  CHECK(env.count("APOLLO11_OUTPUT_T0") == 1);
+  CHECK(env.count("APOLLO11_OUTPUT_T99") == 0);
+  CHECK(Entries(inputs.dir() + "/outputs") == 100);
+}
+
+TEST_CASE("an input name that cannot be a file name is refused and leaves nothing",
+          "[executor][inputs]") {
+  TempDir root;
+  for (const char* bad : {"../escape", "", "a/b", ".."}) {
+    TaskInputs inputs;
+    Env env;
+    Status s = inputs.Prepare(root.path(), "r1.t", 1, {Output(bad, "v")}, &env);
+    CHECK_FALSE(s.ok());
+    CHECK(s.message().find("cannot be a file name") != std::string::npos);
+    CHECK(inputs.dir().empty());
+  }
+  CHECK(Entries(root.path()) == 0);
+}
+
+TEST_CASE("an environment over the exec limits is refused with the sizes, not E2BIG",
+          "[executor][inputs]") {
+  CHECK(TaskInputs::CheckExecSize({"/bin/sh", "-c", "true"}, {{"A", "b"}}).ok());
+  Status one = TaskInputs::CheckExecSize({"/bin/sh"}, {{"HUGE", std::string(200'000, 'v')}});
+  CHECK_FALSE(one.ok());
+  CHECK(one.message().find("HUGE is 200005 bytes") != std::string::npos);
+  Env many;
+  for (int i = 0; i < 100; ++i) many["V" + std::to_string(i)] = std::string(100'000, 'v');
+  Status total = TaskInputs::CheckExecSize({"/bin/sh"}, many);
+  CHECK_FALSE(total.ok());
+  CHECK(total.message().find("ARG_MAX") != std::string::npos);
+}
+
+TEST_CASE("a task reads a large input from its file and the directory goes when it ends",
+          "[executor][inputs]") {
+  TempDir root;
+  SystemClock clock;
+  ExecutorOptions options;
+  options.inputs_dir = root.path() + "/inputs";
+  Executor ex(options, clock);
+  ExecRequest r;
+  r.exec_id = "r1.join";
+  r.attempt = 1;
+  r.type = TaskType::kShell;
+  r.command = R"(wc -c < "$APOLLO11_INPUTS_DIR/outputs/up"; echo "[${APOLLO11_OUTPUT_UP-unset}]")";
+  r.inputs = {Output("up", std::string(300'000, 'o'))};
+  REQUIRE(ex.Launch(r).ok());
+  auto out = RunToCompletion(ex, clock, std::chrono::milliseconds(10000));
+  REQUIRE(out.size() == 1);
+  INFO(out[0].error);
+  CHECK(out[0].kind == ExecOutcomeKind::kSuccess);
+  CHECK(out[0].output == "300000\n[unset]\n");
+  CHECK(Entries(root.path() + "/inputs") == 0);
+}
+
+TEST_CASE("a task whose environment is too large fails with a clear reason", "[executor][inputs]") {
+  TempDir root;
+  SystemClock clock;
+  Executor ex(ExecutorOptions{}, clock);
+  ExecRequest r;
+  r.exec_id = "r1.big";
+  r.attempt = 1;
+  r.type = TaskType::kShell;
+  r.command = "true";
+  r.env["APOLLO11_HUGE"] = std::string(200'000, 'h');
+  REQUIRE(ex.Launch(r).ok());
+  auto out = RunToCompletion(ex, clock, std::chrono::milliseconds(10000));
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].kind == ExecOutcomeKind::kFailed);
+  INFO(out[0].error);
+  CHECK(out[0].error.find("could not start: APOLLO11_HUGE is 200014 bytes") != std::string::npos);
+}
