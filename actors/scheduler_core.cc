@@ -214,13 +214,14 @@ void SchedulerCore::OnResults(const ResultBatch& batch) {
     }
     const std::optional<AttemptOutcome> outcome = OutcomeOf(r.outcome);
     if (!outcome) continue;
-    Status s = ApplyResult(*run, task, item, *outcome, now);
+    const Status holder = CheckHolder(*run, task, item);
+    Status s = holder.ok() ? ApplyResult(*run, task, item, *outcome, now) : holder;
     if (!s.ok()) {
       ++stale_results_;
       options_.metrics->stale_results.Inc();
       // A resend of the current attempt's result is routine (its ACK was lost,
       // or is held while the journal cannot be written): not worth a warning.
-      const bool resent = r.attempt == run->dag->attempt(task);
+      const bool resent = holder.ok() && r.attempt == run->dag->attempt(task);
       LogEvent(resent ? spdlog::level::debug : spdlog::level::warn, "stale_result",
                {{"exec_id", r.exec_id},
                 {"attempt", r.attempt},
@@ -232,6 +233,16 @@ void SchedulerCore::OnResults(const ResultBatch& batch) {
     }
     FinishIfDone(*run);
   }
+}
+
+Status SchedulerCore::CheckHolder(const SchedulerRun& run, int task, const ResultFrom& item) const {
+  const storage::ExecutionRecord& held = run.execs[task];
+  if (held.attempt != item.result.attempt || held.worker_id.empty() ||
+      held.worker_id == item.worker_id) {
+    return Status::Ok();
+  }
+  return Status::NotFound("attempt " + std::to_string(held.attempt) + " is held by worker " +
+                          held.worker_id + ", not by the worker that reported it");
 }
 
 Status SchedulerCore::ApplyResult(SchedulerRun& run, int task, const ResultFrom& item,

@@ -223,6 +223,10 @@ class SchedulerCore {
   // Journals one transition of `effects` and updates the execution record.
   void ApplyTransition(SchedulerRun& run, engine::TaskTransition& t, const std::string& actor,
                        const std::string& worker_id, int cause_task, Micros now);
+  // Ok unless the current attempt of `task` is held by a worker other than
+  // the one `item` came from (the dispatcher checks this too; this closes the
+  // turn in which it dropped the holder): NotFound, recorded as stale.
+  Status CheckHolder(const SchedulerRun& run, int task, const ResultFrom& item) const;
   Status ApplyResult(SchedulerRun& run, int task, const ResultFrom& item, AttemptOutcome outcome,
                      Micros now);
   void FinishIfDone(SchedulerRun& run);

@@ -84,10 +84,10 @@ struct SchedulerFixture {
 };
 
 ResultBatch ResultOf(const std::string& exec_id, uint32_t attempt, transport::Outcome outcome,
-                     int exit_code = 0) {
+                     int exit_code = 0, const std::string& worker = "w1") {
   ResultBatch b;
   ResultFrom r;
-  r.worker_id = "w1";
+  r.worker_id = worker;
   r.result.exec_id = exec_id;
   r.result.attempt = attempt;
   r.result.outcome = static_cast<uint8_t>(outcome);
@@ -282,6 +282,30 @@ TEST_CASE("a result is acknowledged only with its transition, and stale ones cha
   CHECK(f.out.acks.acks.size() == 1);
   CHECK(f.journal->last_seq() == seq);
   CHECK(f.core->stale_results() == 1);
+}
+
+TEST_CASE("a result from a worker that does not hold the attempt changes nothing",
+          "[scheduler][security]") {
+  SchedulerFixture f;
+  auto run_id = f.core->Submit(Submission({Task("a"), Task("b", {"a"})}));
+  REQUIRE(run_id.ok());
+  f.Flush();
+  f.core->OnPlaced({{{"w1", *run_id + ".a", 1}}, f.clock.Now()});
+  f.Flush();
+  const uint64_t seq = f.journal->last_seq();
+  f.core->OnResults(ResultOf(*run_id + ".a", 1, transport::Outcome::kSuccess, 0, "w2"));
+  f.Flush();
+  CHECK(f.journal->last_seq() == seq);
+  CHECK(f.core->stale_results() == 1);
+  auto exec = f.journal->GetExecution(*run_id + ".a");
+  REQUIRE(exec.ok());
+  CHECK((*exec)->state == TaskState::kRunning);
+  // The holder's own result still counts.
+  f.core->OnResults(ResultOf(*run_id + ".a", 1, transport::Outcome::kSuccess));
+  f.Flush();
+  exec = f.journal->GetExecution(*run_id + ".a");
+  REQUIRE(exec.ok());
+  CHECK((*exec)->state == TaskState::kSuccess);
 }
 
 TEST_CASE("a placement made before the commit joins it: result, READY and RUNNING in one commit",
@@ -578,8 +602,8 @@ TEST_CASE("a restarted scheduler takes up unfinished runs from the journal",
   CHECK(out.enqueue.execs[0].dispatch.attempt == 2);
 
   after.OnPlaced({{{"w2", run_id + ".b", 1}, {"w2", run_id + ".d", 2}}, clock.Now()});
-  after.OnResults(ResultOf(run_id + ".b", 1, transport::Outcome::kSuccess));
-  after.OnResults(ResultOf(run_id + ".d", 2, transport::Outcome::kSuccess));
+  after.OnResults(ResultOf(run_id + ".b", 1, transport::Outcome::kSuccess, 0, "w2"));
+  after.OnResults(ResultOf(run_id + ".d", 2, transport::Outcome::kSuccess, 0, "w2"));
   out.Clear();
   REQUIRE(after.Flush(&out).ok());
   REQUIRE(out.finished.size() == 1);
