@@ -18,31 +18,17 @@
 #include "executor/process_group.h"
 #include "tests/actors/cli_harness.h"
 #include "tests/actors/cluster_harness.h"
+#include "tests/executor/executor_test_util.h"
 
 using namespace apollo11::testing;  // NOLINT: test file
 
 namespace {
 
-std::string Marker() {
-  static int n = 0;
-  return "30." + std::to_string(::getpid()) + "0" + std::to_string(++n);
-}
+std::string Marker() { return apollo11::executor::testing::UniqueSleepMarker(); }
 
 // How many live (non-zombie) processes have `marker` in their command line.
 size_t Running(const std::string& marker) {
-  size_t n = 0;
-  DIR* dir = ::opendir("/proc");
-  if (dir == nullptr) return 0;
-  while (dirent* e = ::readdir(dir)) {
-    const pid_t pid = static_cast<pid_t>(std::atoi(e->d_name));
-    if (pid <= 0) continue;
-    std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
-    std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    auto st = apollo11::executor::ReadProcStat(pid);
-    if (cmd.find(marker) != std::string::npos && st.has_value() && st->state != 'Z') ++n;
-  }
-  ::closedir(dir);
-  return n;
+  return apollo11::executor::testing::LiveWithMarker(marker).size();
 }
 
 bool CgroupsHere() {

@@ -39,28 +39,10 @@ using apollo11::executor::ExecutorOptions;
 using apollo11::executor::testing::RunToCompletion;
 using std::chrono::milliseconds;
 
-// A sleep argument no other process on this machine has: 30.<pid><n>.
-std::string Marker() {
-  static int n = 0;
-  return "30." + std::to_string(::getpid()) + std::to_string(++n);
-}
+std::string Marker() { return apollo11::executor::testing::UniqueSleepMarker(); }
 
-// Live (non-zombie) processes whose command line holds `marker`.
-std::vector<pid_t> WithMarker(const std::string& marker) {
-  std::vector<pid_t> out;
-  DIR* dir = ::opendir("/proc");
-  if (dir == nullptr) return out;
-  while (dirent* e = ::readdir(dir)) {
-    const pid_t pid = static_cast<pid_t>(std::atoi(e->d_name));
-    if (pid <= 0) continue;
-    std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
-    std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (cmd.find(marker) == std::string::npos) continue;
-    auto st = apollo11::executor::ReadProcStat(pid);
-    if (st.has_value() && st->state != 'Z') out.push_back(pid);
-  }
-  ::closedir(dir);
-  return out;
+std::vector<int> WithMarker(const std::string& marker) {
+  return apollo11::executor::testing::LiveWithMarker(marker);
 }
 
 // True once no live process has `marker` (SIGKILL completes asynchronously).

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -85,6 +86,30 @@ bool ProcessAlive(int pid) {
   if (::kill(pid, 0) != 0 && errno == ESRCH) return false;
   if (!ReadStat(pid, &state, &pgrp)) return false;
   return state != 'Z' && state != 'X';
+}
+
+std::string UniqueSleepMarker() {
+  // Fixed width (7-digit pid, 4-digit count), so that no marker is a prefix
+  // of another test process's: "30.<pid>0<n>" of pid 1230 matched pid 123's.
+  static int n = 0;
+  char text[32];
+  std::snprintf(text, sizeof(text), "30.%07d%04d", static_cast<int>(::getpid()), ++n % 10000);
+  return text;
+}
+
+std::vector<int> LiveWithMarker(const std::string& marker) {
+  std::vector<int> out;
+  DIR* dir = ::opendir("/proc");
+  if (dir == nullptr) return out;
+  while (dirent* e = ::readdir(dir)) {
+    const int pid = std::atoi(e->d_name);
+    if (pid <= 0) continue;
+    std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
+    std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (cmd.find(marker) != std::string::npos && ProcessAlive(pid)) out.push_back(pid);
+  }
+  ::closedir(dir);
+  return out;
 }
 
 std::vector<int> LiveGroupMembers(int pgid) {

@@ -37,6 +37,13 @@ void WriteFile(const std::string& path, const std::string& text);
 
 // True when `pid` exists and is not a zombie.
 bool ProcessAlive(int pid);
+
+// A `sleep` argument no other process on this machine has, nor holds as a
+// prefix (30.<pid:7><n:4>),
+// to find a test's processes in /proc.
+std::string UniqueSleepMarker();
+// Pids of live (non-zombie) processes whose command line holds `marker`.
+std::vector<int> LiveWithMarker(const std::string& marker);
 // Pids of live (non-zombie) processes whose process group is `pgid`.
 std::vector<int> LiveGroupMembers(int pgid);
 
