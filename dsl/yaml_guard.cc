@@ -3,10 +3,10 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <vector>
 
+#include "common/small_file.h"
 #include "common/utf8.h"
 #include "dsl/alias_budget.h"
 
@@ -286,10 +286,13 @@ std::string ReadFileText(const std::string& path, size_t max_bytes, std::string*
     return Quote(path) + " is " + std::to_string(size) + " bytes, larger than the limit of " +
            std::to_string(max_bytes);
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return "cannot read " + Quote(path) + ": " + std::strerror(errno);
-  out->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  if (in.bad()) return "cannot read " + Quote(path) + ": read error";
+  // One byte over the limit, so that a file grown since the size check is still refused.
+  std::optional<std::string> text = ReadSmallFile(path, max_bytes + 1);
+  if (!text.has_value()) return "cannot read " + Quote(path) + ": " + std::strerror(errno);
+  if (text->size() > max_bytes) {
+    return Quote(path) + " is larger than the limit of " + std::to_string(max_bytes) + " bytes";
+  }
+  *out = std::move(*text);
   return "";
 }
 

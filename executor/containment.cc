@@ -8,10 +8,10 @@
 
 #include <cerrno>
 #include <chrono>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <thread>
+
+#include "common/small_file.h"
 
 namespace apollo11::executor {
 
@@ -20,12 +20,14 @@ namespace {
 constexpr char kTokenVar[] = "APOLLO11_CONTAINMENT_TOKEN";
 constexpr Micros kScanEvery = 500 * kMicrosPerMilli;
 constexpr size_t kEndedGroupsKept = 4096;
+// Linux caps a process's environment with its argv at a quarter of the stack limit.
+constexpr size_t kMaxEnviron = 8 << 20;
 
 // The APOLLO11_CONTAINMENT_TOKEN value in the environment `pid` started with.
 std::string EnvToken(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/environ");
-  if (!in) return "";
-  std::string env((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::optional<std::string> read = ReadSmallFile("/proc/" + std::to_string(pid) + "/environ", kMaxEnviron);
+  if (!read.has_value()) return "";
+  const std::string& env = *read;
   const std::string key = std::string(kTokenVar) + "=";
   for (size_t at = 0; at < env.size();) {
     size_t end = env.find('\0', at);

@@ -9,11 +9,10 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
-#include <fstream>
-#include <iterator>
 #include <sstream>
 #include <string>
 
+#include "common/small_file.h"
 #include "executor/process_tree.h"
 
 namespace apollo11::executor {
@@ -86,10 +85,9 @@ std::optional<ProcStat> ParseProcStat(std::string_view text) {
 
 std::optional<ProcStat> ReadProcStat(pid_t pid) {
   if (pid <= 0) return std::nullopt;
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  if (!in) return std::nullopt;
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return ParseProcStat(text);
+  std::optional<std::string> text = ReadSmallFile("/proc/" + std::to_string(pid) + "/stat", 4096);
+  if (!text.has_value()) return std::nullopt;
+  return ParseProcStat(*text);
 }
 
 std::vector<StopResult> StopGroups(const std::vector<GroupToStop>& groups) {

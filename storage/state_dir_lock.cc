@@ -7,8 +7,8 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
+
+#include "common/small_file.h"
 
 namespace apollo11::storage {
 namespace {
@@ -16,8 +16,7 @@ namespace {
 // This process's command line with arguments joined by spaces, for the
 // holder line in the lock file; capped so the file stays one short line.
 std::string OwnCommandLine() {
-  std::ifstream in("/proc/self/cmdline", std::ios::binary);
-  std::string raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string raw = ReadSmallFile("/proc/self/cmdline", 4096).value_or("");
   while (!raw.empty() && raw.back() == '\0') raw.pop_back();
   for (char& c : raw) {
     if (c == '\0' || c == '\n') c = ' ';

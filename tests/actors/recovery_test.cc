@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/small_file.h"
 #include "executor/process_group.h"
 #include "tests/actors/cli_harness.h"
 #include "tests/actors/cluster_harness.h"
@@ -64,8 +65,8 @@ pid_t DeathWatchOf(pid_t worker) {
       const pid_t pid = static_cast<pid_t>(std::atoi(e->d_name));
       auto st = apollo11::executor::ReadProcStat(pid);
       if (pid <= 0 || !st.has_value() || st->ppid != worker) continue;
-      std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
-      std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      const std::string cmd =
+          apollo11::ReadSmallFile("/proc/" + std::to_string(pid) + "/cmdline", 4096).value_or("");
       if (cmd.find("apollo11-death-watch") != std::string::npos) {
         ::closedir(dir);
         return pid;

@@ -13,6 +13,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/small_file.h"
+
 namespace apollo11::executor::testing {
 
 std::vector<ExecOutcome> RunToCompletion(
@@ -54,10 +56,8 @@ TempDir::~TempDir() {
 }
 
 std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  // Not std::ifstream: a /proc file of a process that just ended fails its read with ESRCH.
+  return ReadSmallFile(path, 64 << 20).value_or("");
 }
 
 void WriteFile(const std::string& path, const std::string& text) {
@@ -104,8 +104,7 @@ std::vector<int> LiveWithMarker(const std::string& marker) {
   while (dirent* e = ::readdir(dir)) {
     const int pid = std::atoi(e->d_name);
     if (pid <= 0) continue;
-    std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
-    std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string cmd = ReadFile("/proc/" + std::to_string(pid) + "/cmdline");
     if (cmd.find(marker) != std::string::npos && ProcessAlive(pid)) out.push_back(pid);
   }
   ::closedir(dir);
