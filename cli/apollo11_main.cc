@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cli/command.h"
+#include "cli/usage_errors.h"
 #include "cli/version.h"
 
 int main(int argc, char** argv) {
@@ -10,7 +11,9 @@ int main(int argc, char** argv) {
   // the journal and the task logs report, instead of killing the process.
   // Tasks start with default dispositions (posix_spawnattr_setsigdefault).
   std::signal(SIGXFSZ, SIG_IGN);
-  CLI::App app{"apollo11: validate, run and inspect Apollo-11 pipelines"};
+  CLI::App app{"apollo11: validate, run and inspect Apollo-11 pipelines", "apollo11"};
+  // Every option's default is shown by --help.
+  app.option_defaults()->always_capture_default();
   app.set_version_flag("--version", std::string("apollo11 ") + apollo11::kVersion);
   app.require_subcommand(1);
   int exit_code = apollo11::cli::kExitOk;
@@ -21,6 +24,7 @@ int main(int argc, char** argv) {
   apollo11::cli::AddLogsCommand(app, &exit_code);
   apollo11::cli::AddGcCommand(app, &exit_code);
   apollo11::cli::AddTraceCommand(app, &exit_code);
+  if (auto code = apollo11::cli::CheckSubcommand(app, argc, argv)) return *code;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,13 +1,21 @@
 #include "cli/client_flags.h"
 
+#include "cli/usage_errors.h"
+
 namespace apollo11::cli {
 
 std::string ClientFlags::Endpoint() const { return CoordinatorEndpoint(coordinator); }
 
 Result<std::unique_ptr<RemoteCoordinator>> ClientFlags::Connect() const {
+  const std::string endpoint = Endpoint();
+  if (endpoint.find("://") == std::string::npos) {
+    // ZeroMQ's "Invalid argument" does not say what is wrong with it.
+    const char* from = coordinator.empty() ? "$APOLLO11_COORDINATOR" : "--coordinator";
+    return Status::InvalidInput(std::string(from) + " '" + endpoint +
+                                "' names no transport; did you mean 'tcp://" + endpoint + "'?");
+  }
   return RemoteCoordinator::Connect(
-      Endpoint(), key, server_key,
-      std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000)));
+      endpoint, key, server_key, std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000)));
 }
 
 void AddClientFlags(CLI::App* cmd, ClientFlags* flags, unsigned which, const ClientFlagHelp& help) {
@@ -18,7 +26,7 @@ void AddClientFlags(CLI::App* cmd, ClientFlags* flags, unsigned which, const Cli
     cmd->add_option("--key", flags->key, "your CURVE key pair file (default $APOLLO11_KEY)");
     cmd->add_option("--server-key", flags->server_key,
                     "the coordinator's CURVE public key file (default $APOLLO11_SERVER_KEY)");
-    cmd->add_option("--timeout", flags->timeout_s, help.timeout);
+    cmd->add_option("--timeout", flags->timeout_s, help.timeout)->check(PositiveSeconds());
   }
   if (which & kJsonFlag) cmd->add_flag("--json", flags->json, help.json);
 }

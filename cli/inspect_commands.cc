@@ -14,6 +14,7 @@
 #include "cli/command.h"
 #include "cli/remote.h"
 #include "cli/state_dir.h"
+#include "cli/usage_errors.h"
 #include "common/duration.h"
 #include "common/json_dump.h"
 #include "dsl/diagnostic.h"
@@ -267,7 +268,7 @@ void AddInspectCommands(CLI::App& app, int* exit_code) {
 
   auto runs = std::make_shared<InspectFlags>();
   CLI::App* r = app.add_subcommand("runs", "recent runs, newest first");
-  r->add_option("--limit", runs->limit, "how many runs")->check(CLI::PositiveNumber);
+  r->add_option("--limit", runs->limit, "how many runs")->check(AtLeast(1));
   CommonFlags(r, runs.get(), true);
   r->callback([runs, exit_code] { *exit_code = Inspect(*runs, "runs", false); });
 

@@ -29,6 +29,7 @@
 #include "cli/node_config.h"
 #include "cli/node_env.h"
 #include "cli/state_dir.h"
+#include "cli/usage_errors.h"
 #include "cli/version.h"
 #include "common/log_event.h"
 #include "common/terminate_handler.h"
@@ -123,11 +124,11 @@ void AddStartFlags(CLI::App* start, NodeFlags* f) {
                     "coordinator: least running time before an execution is flagged slow (it "
                     "also needs 5x its task's P50)");
   start->add_option("--liveness", f->liveness, "missed heartbeats before a peer is lost")
-      ->check(CLI::PositiveNumber);
+      ->check(apollo11::cli::AtLeast(1));
   start
       ->add_option("--max-backlog", f->max_backlog,
                    "READY+RUNNING executions before promotion pauses")
-      ->check(CLI::PositiveNumber);
+      ->check(apollo11::cli::AtLeast(1));
   start->add_option("--max-requeues", f->max_requeues,
                     "coordinator: requeues after worker loss before a task FAILS");
   start->add_option("--retention", f->retention,
@@ -207,7 +208,8 @@ int Start(const NodeFlags& f) {
 int main(int argc, char** argv) {
   // As in `apollo11`: a file size limit is an EFBIG error, not a kill.
   signal(SIGXFSZ, SIG_IGN);
-  CLI::App app{"apollo11-node: runs Apollo-11 coordinator and worker actors"};
+  CLI::App app{"apollo11-node: runs Apollo-11 coordinator and worker actors", "apollo11-node"};
+  app.option_defaults()->always_capture_default();  // --help shows every default
   app.set_version_flag("--version", std::string("apollo11-node ") + apollo11::kVersion);
   app.require_subcommand(1);
   NodeFlags f;
@@ -232,6 +234,7 @@ int main(int argc, char** argv) {
     }
     exit_code = Start(f);
   });
+  if (auto code = apollo11::cli::CheckSubcommand(app, argc, argv)) return *code;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -25,6 +25,7 @@
 #include "cli/node.h"
 #include "cli/remote.h"
 #include "cli/state_dir.h"
+#include "cli/usage_errors.h"
 #include "common/ids.h"
 #include "common/json_dump.h"
 #include "common/log_event.h"
@@ -438,10 +439,11 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
                   "where the journal and task logs live (default $APOLLO11_STATE_DIR or "
                   "./.apollo11)");
   cmd->add_flag("--json", flags->json, "print the final summary as JSON on stdout");
-  cmd->add_option("--slots", flags->slots, "tasks run at once (default: number of cores)");
+  cmd->add_option("--slots", flags->slots, "tasks run at once (0: the number of cores)")
+      ->check(AtLeast(0));
   cmd->add_option("--max-backlog", flags->max_backlog,
                   "READY+RUNNING executions before promotion pauses")
-      ->check(CLI::PositiveNumber);
+      ->check(AtLeast(1));
   cmd->add_option("--heartbeat", flags->heartbeat, "heartbeat interval between actors");
   cmd->add_option("--log-level", flags->log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));

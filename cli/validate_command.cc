@@ -21,6 +21,30 @@ struct ValidateOptions {
   std::vector<std::string> library_dirs;
 };
 
+// The name stdin's pipeline goes by in diagnostics; its relative imports
+// resolve in the current directory (see docs/dsl.md).
+constexpr const char* kStdinName = "<stdin>";
+
+// `validate -`: the pipeline piped in, read whole (up to the parser's file
+// size limit).
+dsl::ParseResult LoadStdin(const dsl::ParseOptions& options) {
+  std::string text;
+  char buf[65536];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, stdin)) > 0) {
+    text.append(buf, n);
+    if (text.size() > options.max_file_bytes) {
+      dsl::ParseResult over;
+      over.diagnostics.push_back({dsl::Diagnostic::Severity::kError,
+                                  {kStdinName, 0, 0},
+                                  "more than " + std::to_string(options.max_file_bytes) +
+                                      " bytes on stdin; a pipeline may not be larger"});
+      return over;
+    }
+  }
+  return dsl::ParsePipelineText(text, kStdinName, options);
+}
+
 int RunValidate(const ValidateOptions& options) {
   dsl::ParseOptions parse_options;
   parse_options.strict = options.strict;
@@ -28,7 +52,8 @@ int RunValidate(const ValidateOptions& options) {
   nlohmann::json problems = nlohmann::json::array();
   bool all_valid = true;
   for (const std::string& file : options.files) {
-    dsl::ParseResult result = dsl::LoadPipelineFile(file, parse_options);
+    dsl::ParseResult result =
+        file == "-" ? LoadStdin(parse_options) : dsl::LoadPipelineFile(file, parse_options);
     for (const dsl::Diagnostic& d : result.diagnostics) {
       if (options.json) {
         problems.push_back({{"file", d.where.file},
@@ -46,8 +71,9 @@ int RunValidate(const ValidateOptions& options) {
     }
     if (!options.json) {
       dsl::DagSummary s = dsl::Summarize(*result.pipeline);
-      std::printf("%s: ok: %zu tasks, %zu edges, longest chain %d (%s -> %s)\n", file.c_str(),
-                  s.tasks, s.edges, s.depth, s.chain_start.c_str(), s.chain_end.c_str());
+      std::printf("%s: ok: %zu tasks, %zu edges, longest chain %d (%s -> %s)\n",
+                  file == "-" ? kStdinName : file.c_str(), s.tasks, s.edges, s.depth,
+                  s.chain_start.c_str(), s.chain_end.c_str());
     }
   }
   if (options.json) {
@@ -71,7 +97,8 @@ void AddValidateCommand(CLI::App& app, int* exit_code) {
   auto options = std::make_shared<ValidateOptions>();
   CLI::App* cmd = app.add_subcommand(
       "validate", "check pipeline files (fields, imports, dependencies, cycles) without running");
-  cmd->add_option("files", options->files, "pipeline YAML files")->required();
+  cmd->add_option("files", options->files, "pipeline YAML files; - reads one from stdin")
+      ->required();
   cmd->add_flag("--strict", options->strict, "treat a pipeline name without a domain as an error");
   AddLibraryOption(cmd, &options->library_dirs);
   cmd->add_flag("--json", options->json,

@@ -1,0 +1,92 @@
+// What a newcomer trips over (issue 19), through the real binaries: usage
+// errors worded for a person, `validate -`, and every default in --help.
+
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "tests/actors/cluster_harness.h"
+
+using namespace apollo11::testing;  // NOLINT: test file
+
+namespace {
+
+bool Has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("a mistyped subcommand gets did you mean from both binaries", "[cli][newcomer]") {
+  CmdResult r = Run({Apollo11(), "staus", "r-1"});
+  CHECK(r.exit_code == 2);
+  CHECK(Has(r.err, "unknown command 'staus' (did you mean 'status'?)"));
+  CmdResult n = Run({Node(), "strat", "--role=all"});
+  CHECK(n.exit_code == 2);
+  CHECK(Has(n.err, "unknown command 'strat' (did you mean 'start'?)"));
+  // A word like no command lists them instead of guessing.
+  CmdResult far = Run({Apollo11(), "frobnicate"});
+  CHECK(far.exit_code == 2);
+  CHECK_FALSE(Has(far.err, "did you mean"));
+  CHECK(Has(far.err, "the commands are: validate, run"));
+}
+
+TEST_CASE("an out-of-range number gets a human message, not a range of huge numbers",
+          "[cli][newcomer]") {
+  ScratchDir dir;
+  // Each command line ends with the value refused.
+  for (const auto& argv : std::vector<std::vector<std::string>>{
+           {Apollo11(), "runs", "--state-dir", dir.path(), "--limit", "0"},
+           {Apollo11(), "runs", "--state-dir", dir.path(), "--limit", "-3"},
+           {Apollo11(), "run", "x.yaml", "--max-backlog", "0"},
+           {Node(), "start", "--role=all", "--liveness", "0"}}) {
+    INFO(argv[1] + " " + argv[argv.size() - 2] + " " + argv.back());
+    CmdResult r = Run(argv, dir.path());
+    CHECK(r.exit_code == 2);
+    CHECK(Has(r.err, "must be a whole number of at least 1 (got " + argv.back() + ")"));
+    CHECK(r.err.size() < 200);
+  }
+  CmdResult t = Run({Apollo11(), "runs", "--timeout", "0", "--coordinator", "tcp://127.0.0.1:1"});
+  CHECK(t.exit_code == 2);
+  CHECK(Has(t.err, "--timeout: must be a number of seconds above 0 (got '0')"));
+}
+
+TEST_CASE("a coordinator endpoint without a scheme suggests tcp://", "[cli][newcomer]") {
+  for (const char* cmd : {"workers", "runs"}) {
+    INFO(cmd);
+    CmdResult r = Run({Apollo11(), cmd, "--coordinator", "127.0.0.1:7012", "--timeout", "1"});
+    CHECK(r.exit_code == 2);
+    CHECK(Has(r.err, "did you mean 'tcp://127.0.0.1:7012'?"));
+  }
+}
+
+TEST_CASE("validate - reads the pipeline from stdin, imports relative to the current directory",
+          "[cli][newcomer]") {
+  ScratchDir dir;
+  dir.Write("lib/common.yaml", "version: \"1.0\"\ntemplates:\n  quiet: {type: noop}\n");
+  dir.Write("p.yaml",
+            "version: \"1.0\"\nname: demo.stdin\nimports: [lib/common.yaml]\npipeline:\n"
+            "  - {id: a, extends: quiet}\n  - {id: b, type: noop, depends_on: a}\n");
+  dir.Write("bad.yaml", "version: \"1.0\"\nname: demo.bad\npipeline:\n  - {id: a, typ: noop}\n");
+  CmdResult ok = Run({"sh", "-c", "'" + Apollo11() + "' validate - < p.yaml"}, dir.path());
+  CHECK(ok.exit_code == 0);
+  CHECK(Has(ok.out, "<stdin>: ok: 2 tasks, 1 edges"));
+  CmdResult bad = Run({"sh", "-c", "'" + Apollo11() + "' validate - < bad.yaml"}, dir.path());
+  CHECK(bad.exit_code == 2);
+  CHECK(Has(bad.err, "<stdin>:4:"));
+  CHECK(Has(bad.err, "did you mean 'type'?"));
+}
+
+TEST_CASE("help shows the default of every option that has one", "[cli][newcomer]") {
+  CmdResult runs = Run({Apollo11(), "runs", "--help"});
+  CHECK(runs.exit_code == 0);
+  CHECK(Has(runs.out, "--limit UINT=20"));
+  CHECK(Has(runs.out, "=10"));  // --timeout
+  CmdResult run = Run({Apollo11(), "run", "--help"});
+  CHECK(Has(run.out, "--max-backlog UINT=1000"));
+  CHECK(Has(run.out, "--heartbeat TEXT=1s"));
+  CmdResult node = Run({Node(), "start", "--help"});
+  CHECK(node.exit_code == 0);
+  CHECK(Has(node.out, "--heartbeat TEXT=10s"));
+  CHECK(Has(node.out, "--liveness INT=3"));
+  CHECK(Has(node.out, "--max-backlog UINT=1000"));
+}
