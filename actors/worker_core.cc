@@ -291,13 +291,10 @@ void WorkerCore::OnLogRequest(const transport::LogRequest& request) {
     reply.data = std::move(slice->data);
   } else if (slice.status().code() != StatusCode::kNotFound) {
     reply.error = "worker " + options_.worker_id + " keeps no log files";
-  } else if (reply.running) {
-    reply.size = 0;  // nothing written yet: the file appears with the first byte
   } else {
-    reply.error = "worker " + options_.worker_id + " has no " +
-                  (request.stream == 1 ? "stderr" : "stdout") + " log for " + request.exec_id +
-                  " attempt " + std::to_string(request.attempt) +
-                  " (nothing was written, or it was removed)";
+    // Nothing written (yet): the file appears with the first byte. An
+    // attempt that printed nothing is not an error; the client says so.
+    reply.size = 0;
   }
   Send(transport::MsgType::kLogReply, reply);
 }

@@ -57,6 +57,17 @@ int Finished(const LogsFlags& f, uint32_t attempt, const std::string& logs_trunc
   return kExitLogsIncomplete;
 }
 
+// Says on stderr that the attempt wrote nothing to the shown stream (no log
+// file: the executor creates it with the first byte), naming where it looked
+// (`holder`: "worker W" or "the state dir") and where to look instead.
+void SayNothingWritten(const LogsFlags& f, uint32_t attempt, const std::string& holder) {
+  const char* stream = f.stderr_stream ? "stderr" : "stdout";
+  std::fprintf(stderr,
+               "apollo11 logs: %s has no %s log for %s attempt %u: the task wrote nothing to %s "
+               "(or the file was removed); how it ended: apollo11 trace %s\n",
+               holder.c_str(), stream, f.exec_id.c_str(), attempt, stream, f.exec_id.c_str());
+}
+
 // The latest attempt's logs_truncated as the coordinator journaled it; empty
 // when it cannot tell (an older attempt, a failed query).
 std::string RemoteTruncation(RemoteCoordinator& remote, const std::string& exec_id,
@@ -78,8 +89,8 @@ int Remote(const LogsFlags& f) {
     auto data = (*remote)->FetchLog(f.exec_id, stream, attempt, offset, kSlice, &meta);
     if (!data.ok()) {
       const int code = Fail(data.status());
-      // No output (a command not found, a SIGKILL) or an unreachable worker:
-      // the journal and the coordinator's log still say how the attempt ended.
+      // An unreachable worker or an unreadable file: the journal and the
+      // coordinator's log still say how the attempt ended.
       std::fprintf(stderr, "apollo11 logs: how it ended: apollo11 trace %s\n", f.exec_id.c_str());
       return code;
     }
@@ -93,8 +104,9 @@ int Remote(const LogsFlags& f) {
         meta.value("running", false) ||
         (attempt == meta.value("latest_attempt", attempt) && !meta.value("final", true));
     if (!f.follow || !more_may_come) {
-      return more_may_come ? kExitOk
-                           : Finished(f, attempt, RemoteTruncation(**remote, f.exec_id, attempt));
+      if (more_may_come) return kExitOk;
+      if (offset == 0) SayNothingWritten(f, attempt, "worker " + meta.value("worker", "?"));
+      return Finished(f, attempt, RemoteTruncation(**remote, f.exec_id, attempt));
     }
     std::this_thread::sleep_for(kFollowPoll);
   }
@@ -140,12 +152,11 @@ int Local(const LogsFlags& f) {
         }
         std::fclose(in);
       }
-    } else if (final && !f.follow) {
-      // Nothing was written (the executor creates the file on the first
-      // byte), or it was removed.
+    }
+    if (final) {
+      if (path.empty() && offset == 0) SayNothingWritten(f, attempt, "the state dir");
       return Finished(f, attempt, why);
     }
-    if (final) return Finished(f, attempt, why);
     if (!f.follow) return kExitOk;
     std::this_thread::sleep_for(kFollowPoll);
   }

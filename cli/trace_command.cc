@@ -128,7 +128,21 @@ std::map<std::string, uint32_t> WorkersOfAttempts(const nlohmann::json& history)
   return first_attempt;
 }
 
+// Drops log lines read twice: a role=all node writes its worker's lines and
+// its coordinator's to one file, which is both the coordinator's log and
+// that worker's. Journal transitions are never dropped.
+void DropRepeatedLogLines(std::vector<TraceEntry>* entries) {
+  std::set<std::string> seen;
+  std::erase_if(*entries, [&seen](const TraceEntry& e) {
+    if (e.source == "journal") return false;
+    const std::string key = e.ts_text + '\n' + e.source + '\n' + std::to_string(e.attempt) + '\n' +
+                            e.event + '\n' + e.text;
+    return !seen.insert(key).second;
+  });
+}
+
 void Print(std::vector<TraceEntry>& entries, bool json) {
+  DropRepeatedLogLines(&entries);
   // Ties (same ms) keep source order: journal, coordinator, workers.
   std::stable_sort(entries.begin(), entries.end(),
                    [](const TraceEntry& a, const TraceEntry& b) { return a.ts < b.ts; });

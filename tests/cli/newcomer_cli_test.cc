@@ -90,3 +90,80 @@ TEST_CASE("help shows the default of every option that has one", "[cli][newcomer
   CHECK(Has(node.out, "--liveness INT=3"));
   CHECK(Has(node.out, "--max-backlog UINT=1000"));
 }
+
+namespace {
+
+std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+size_t Count(const std::string& text, const std::string& part) {
+  size_t n = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
+}
+
+// A --role=all node on free ports, its state dir in DIR/all.
+NodeProc StartAll(const ScratchDir& dir, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {
+      "--role", "all", "--bind", "tcp://127.0.0.1:0", "--api-bind", "tcp://127.0.0.1:0"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return StartNode(dir, "all", args);
+}
+
+}  // namespace
+
+TEST_CASE("logs of a task that printed nothing exits 0 and says so on stderr",
+          "[cli][newcomer][logs]") {
+  ScratchDir dir;
+  const std::string file = dir.Write("quiet.yaml",
+                                     "version: \"1.0\"\nname: test.quiet\npipeline:\n  - {id: q, "
+                                     "type: shell, command: \"true\"}\n");
+  // Embedded: the local state dir.
+  CmdResult run = Run({Apollo11(), "run", file, "--state-dir", dir.path() + "/emb", "--json"});
+  REQUIRE(run.exit_code == 0);
+  const std::string run_id = ParseJson(run.out).value("run_id", "");
+  CmdResult local = Run({Apollo11(), "logs", run_id + ".q", "--state-dir", dir.path() + "/emb"});
+  CHECK(local.exit_code == 0);
+  CHECK(local.out.empty());
+  CHECK(Has(local.err, "wrote nothing to stdout"));
+  // Through a coordinator, from the worker that ran it.
+  NodeProc all = StartAll(dir);
+  Nodes guard{{&all}};
+  CmdResult sub = Cli(all, {"submit", file, "--wait"});
+  REQUIRE(sub.exit_code == 0);
+  const std::string exec = FirstLine(sub.out) + ".q";
+  for (const char* stream : {"--stderr", ""}) {
+    INFO(stream);
+    std::vector<std::string> args = {"logs", exec};
+    if (*stream) args.push_back(stream);
+    CmdResult r = Cli(all, args);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.empty());
+    CHECK(Has(r.err, std::string("wrote nothing to ") + (*stream ? "stderr" : "stdout")));
+    CHECK(Has(r.err, "how it ended: apollo11 trace " + exec));
+  }
+}
+
+TEST_CASE("trace on a role=all node prints each line once", "[cli][newcomer][trace]") {
+  ScratchDir dir;
+  NodeProc all = StartAll(dir);
+  Nodes guard{{&all}};
+  const std::string file = dir.Write(
+      "p.yaml",
+      "version: \"1.0\"\nname: test.trace_once\npipeline:\n  - {id: t, type: shell, command: "
+      "\"echo hi\"}\n");
+  CmdResult sub = Cli(all, {"submit", file, "--wait"});
+  REQUIRE(sub.exit_code == 0);
+  const std::string exec = FirstLine(sub.out) + ".t";
+  CmdResult remote = Cli(all, {"trace", exec});
+  REQUIRE(remote.exit_code == 0);
+  INFO(remote.out);
+  CHECK(Count(remote.out, " started: ") == 1);
+  CHECK(Count(remote.out, " exited: ") == 1);
+  CHECK(Count(remote.out, "RUNNING -> SUCCESS") == 1);
+  // The same from the node's state dir.
+  CmdResult local = Run({Apollo11(), "trace", exec, "--state-dir", dir.path() + "/all"});
+  REQUIRE(local.exit_code == 0);
+  INFO(local.out);
+  CHECK(Count(local.out, " started: ") == 1);
+  CHECK(Count(local.out, " exited: ") == 1);
+}
