@@ -160,6 +160,7 @@ bool DispatcherCore::Forget(const std::string& identity, const std::string& reas
            {{"worker_id", identity}, {"count", gone.execs.size()}, {"reason", reason}},
            "{}; {} executions handed back", reason, gone.execs.size());
   out->gone.push_back(std::move(gone));
+  roster_changed_ = true;
   return true;
 }
 

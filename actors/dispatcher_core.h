@@ -15,6 +15,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "actors/claim_window.h"
@@ -162,6 +163,10 @@ class DispatcherCore {
   // id, peers of another protocol version): bounded, whatever peers send.
   size_t remembered_peers() const { return losses_.size() + other_version_peers_.size(); }
   std::vector<WorkerSnapshot> Snapshot() const;
+  // True once after a worker joined, said HELLO again or was dropped since
+  // the last call: the caller publishes a snapshot now rather than at the
+  // next heartbeat, so a worker is listed from its HELLO.
+  bool TakeRosterChanged() { return std::exchange(roster_changed_, false); }
   // Fills the queue-health fields of `snapshot` (see WorkersSnapshot) as of
   // `now`, and starts measuring heartbeat gaps afresh.
   void TakeHealth(Micros now, WorkersSnapshot* snapshot);
@@ -268,6 +273,7 @@ class DispatcherCore {
 
   const Clock* clock_;
   DispatcherOptions options_;
+  bool roster_changed_ = false;                          // see TakeRosterChanged
   std::map<std::string, Worker> workers_;                // by worker id
   std::unordered_map<std::string, std::string> routes_;  // connection -> worker id
   ReadyQueue ready_;

@@ -174,6 +174,7 @@ bool DispatcherCore::OnHello(const Frame& f, DispatcherOutput* out) {
   for (const transport::Probe& probe : rejoin_probes) {
     Send(w->route, transport::MsgType::kProbe, probe, out);
   }
+  roster_changed_ = true;
   return true;
 }
 

@@ -59,6 +59,9 @@ class DispatcherLoop {
   }
   // Heartbeats, liveness and probes when due; `now` is Steady().
   void OnTimers(Micros now);
+  // The workers as the scheduler's queries (workers, explain, /api/workers)
+  // show them: every heartbeat, and as soon as one joins or leaves.
+  void PublishSnapshot();
   void SendOut();
 
   DispatcherLoopParams p_;
@@ -153,20 +156,27 @@ void DispatcherLoop::OnTimers(Micros now) {
   if (now >= next_beat_) {
     core_.Heartbeat(&out_);
     SendInternal(*p_.reconciler, InternalType::kWorkersSeen, core_.Seen(), &scratch_);
-    WorkersSnapshot snapshot;
-    snapshot.epoch = p_.options.epoch;
-    for (const WorkerSnapshot& w : core_.Snapshot()) {
-      snapshot.workers.push_back({w.id, w.group, w.slots, w.credits, w.running, w.last_seen,
-                                  w.expected_busy_ms, w.labels, w.joined_at, w.losses});
-    }
-    core_.TakeHealth(p_.clock->Now(), &snapshot);
-    SendInternal(*p_.scheduler, InternalType::kWorkersSnapshot, snapshot, &scratch_);
+    (void)core_.TakeRosterChanged();
+    PublishSnapshot();
     next_beat_ = now + p_.heartbeat.count() * kMicrosPerMilli;
+  } else if (core_.TakeRosterChanged()) {
+    PublishSnapshot();
   }
   if (now >= next_probe_) {
     core_.Probe(&out_);
     next_probe_ = now + p_.reconcile_interval.count() * kMicrosPerMilli;
   }
+}
+
+void DispatcherLoop::PublishSnapshot() {
+  WorkersSnapshot snapshot;
+  snapshot.epoch = p_.options.epoch;
+  for (const WorkerSnapshot& w : core_.Snapshot()) {
+    snapshot.workers.push_back({w.id, w.group, w.slots, w.credits, w.running, w.last_seen,
+                                w.expected_busy_ms, w.labels, w.joined_at, w.losses});
+  }
+  core_.TakeHealth(p_.clock->Now(), &snapshot);
+  SendInternal(*p_.scheduler, InternalType::kWorkersSnapshot, snapshot, &scratch_);
 }
 
 void DispatcherLoop::SendOut() {

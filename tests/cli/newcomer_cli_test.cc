@@ -167,3 +167,50 @@ TEST_CASE("trace on a role=all node prints each line once", "[cli][newcomer][tra
   CHECK(Count(local.out, " started: ") == 1);
   CHECK(Count(local.out, " exited: ") == 1);
 }
+
+namespace {
+
+// `apollo11-node start ARGS` (no harness defaults: the test picks the
+// heartbeat) with its state dir in DIR/NAME; waits for the listening line.
+NodeProc StartBare(const ScratchDir& dir, const std::string& name, std::vector<std::string> args) {
+  std::vector<std::string> argv = {
+      Node(), "start", "--state-dir", dir.path() + "/" + name, "--http-bind", "127.0.0.1:0"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  NodeProc p;
+  p.pid = SpawnNamed(argv, dir.path(), name);
+  REQUIRE(p.pid > 0);
+  const bool up = WaitFor(
+      [&] {
+        const std::string out = dir.Read(name + ".out");
+        if (out.find('\n') == std::string::npos) return false;
+        p.listening = ParseJson(FirstLine(out));
+        return p.listening.is_object();
+      },
+      10000);
+  INFO(dir.Read(name + ".err"));
+  REQUIRE(up);
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("a worker is listed from its HELLO, not from the next heartbeat",
+          "[cli][newcomer][workers]") {
+  ScratchDir dir;
+  // Heartbeats far longer than the test waits: only the HELLO can list it.
+  NodeProc coord = StartBare(dir, "coord",
+                             {"--role", "coordinator", "--bind", "tcp://127.0.0.1:0", "--api-bind",
+                              "tcp://127.0.0.1:0", "--heartbeat", "8s"});
+  NodeProc worker =
+      StartBare(dir, "w1",
+                {"--role", "worker", "--connect", coord.listening["workers"].get<std::string>(),
+                 "--worker-id", "w1", "--heartbeat", "8s"});
+  Nodes guard{{&coord, &worker}};
+  CHECK(WaitFor([&] { return WorkerCount(coord) == 1; }, 3000));
+  CmdResult text = Cli(coord, {"workers"});
+  CHECK(Has(text.out, "w1"));
+  const std::string url = "http://" + coord.listening["http"].get<std::string>() + "/api/workers";
+  CmdResult api = Run({"curl", "-s", url});
+  INFO(api.out);
+  CHECK(Has(api.out, "\"w1\""));
+}
