@@ -102,6 +102,7 @@ class WorkerLoop {
   // outbox, the stopped leftovers of a killed predecessor, the executor.
   Status Open() {
     SetLogNode(config_.worker.worker_id);  // log lines name the worker, also in a role=all node
+    config_.worker.coordinator_endpoint = config_.coordinator_endpoint;
     auto dialed = Dial(*ctx_, config_, route_);
     if (!dialed.ok()) return dialed.status();
     dealer_ = std::move(*dialed);
@@ -185,8 +186,8 @@ class WorkerLoop {
   // The coordinator went quiet: a fresh socket (a new connection, not
   // libzmq's silent reconnect) and HELLO again. Tasks keep running.
   void Reconnect() {
-    spdlog::warn("worker {}: coordinator silent for {} heartbeats; reconnecting",
-                 config_.worker.worker_id, config_.worker.liveness);
+    spdlog::warn("worker {}: coordinator at {} silent for {} heartbeats; reconnecting",
+                 config_.worker.worker_id, config_.coordinator_endpoint, config_.worker.liveness);
     auto again = Dial(*ctx_, config_, route_);
     if (again.ok()) dealer_ = std::move(*again);
     core_->Hello();

@@ -41,6 +41,7 @@ WorkerCore::WorkerCore(executor::TaskRunner* runner, const Clock* clock, WorkerO
       options_(std::move(options)) {
   last_heard_ = clock_->Steady();
   last_heartbeat_ = last_heard_;
+  last_frame_ = last_heard_;
   if (!options_.metrics) options_.metrics = observability::WorkerMetrics::Inert();
   options_.metrics->slots.Set(options_.slots);
   if (store_ == nullptr) return;
@@ -139,7 +140,15 @@ void WorkerCore::OnFrame(const void* data, size_t size) {
     return;
   }
   last_heard_ = clock_->Steady();
+  last_frame_ = last_heard_;
   heard_since_hello_ = true;
+  if (unreachable_said_) {
+    unreachable_said_ = false;
+    LogEvent(spdlog::level::info, "coordinator_connected",
+             {{"endpoint", options_.coordinator_endpoint}},
+             "worker {}: connected to the coordinator at {}", options_.worker_id,
+             options_.coordinator_endpoint);
+  }
   // What a coordinator may send a worker, one handler each; a handler
   // returns false when the body does not decode.
   using Handler = bool (WorkerCore::*)(const transport::Envelope&);
@@ -454,10 +463,24 @@ void WorkerCore::LogHealth(Micros now) {
            runner_->running(), options_.slots, unacked_results(), silent_s);
 }
 
+void WorkerCore::WarnIfUnreachable(Micros now, bool reconnecting) {
+  const Micros interval = options_.heartbeat.count() * kMicrosPerMilli;
+  if (unreachable_said_ || now - last_frame_ <= interval * options_.liveness) return;
+  unreachable_said_ = true;
+  if (reconnecting) return;  // the reconnect line says it
+  const double silent_s = static_cast<double>(now - last_frame_) / 1e6;
+  LogEvent(spdlog::level::warn, "coordinator_unreachable",
+           {{"endpoint", options_.coordinator_endpoint}, {"silent_s", silent_s}},
+           "worker {}: no answer from the coordinator at {} for {:.1f}s ({} heartbeats); is a "
+           "coordinator running there, and is that its worker endpoint (--bind)? Still trying",
+           options_.worker_id, options_.coordinator_endpoint, silent_s, options_.liveness);
+}
+
 bool WorkerCore::Tick() {
   const Micros now = clock_->Steady();
   LogHealth(now);
   const Micros interval = options_.heartbeat.count() * kMicrosPerMilli;
+  WarnIfUnreachable(now, now - last_heard_ > interval * options_.liveness);
   if (now - last_heartbeat_ >= interval) {
     transport::Heartbeat hb;
     hb.epoch = epoch_seen_;

@@ -41,6 +41,9 @@ struct WorkerOptions {
   // Test hook (fault injection): drop this many DISPATCH messages as if the
   // network lost them. Set from $APOLLO11_TEST_DROP_DISPATCH by apollo11-node.
   int drop_dispatches = 0;
+  // The --connect endpoint, named in the lines that say the coordinator
+  // cannot be reached and, after them, that it was.
+  std::string coordinator_endpoint;
   observability::WorkerMetrics* metrics = nullptr;  // optional; must outlive the core
 };
 
@@ -117,6 +120,9 @@ class WorkerCore {
   // The "exited" (or "killed", "precheck_skipped") event of a finished attempt.
   void LogFinished(const transport::ResultMsg& r) const;
   void LogHealth(Micros now);
+  // One warning once the coordinator has been silent for `liveness`
+  // heartbeats (unless `reconnecting` says so already), naming the endpoint.
+  void WarnIfUnreachable(Micros now, bool reconnecting);
   void SendCredit(uint32_t n);
   void OnLogRequest(const transport::LogRequest& request);
   // Queues the RESULTs of these finished entries and stores them in the
@@ -136,6 +142,10 @@ class WorkerCore {
   Micros last_heard_ = 0;
   Micros last_heartbeat_ = 0;
   Micros last_hello_ = 0;
+  // When the coordinator last sent a frame (or the core started): unlike
+  // last_heard_, not reset by Hello, so silence since start is measured.
+  Micros last_frame_ = 0;
+  bool unreachable_said_ = false;  // warned, and not heard from since
   bool heard_since_hello_ = false;
   bool draining_ = false;  // HELLO may be lost if sent before the coordinator was up
   uint64_t dropped_frames_ = 0;

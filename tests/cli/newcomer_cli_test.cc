@@ -2,7 +2,9 @@
 // errors worded for a person, `validate -`, and every default in --help.
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include "tests/actors/cluster_harness.h"
 
@@ -213,4 +215,31 @@ TEST_CASE("a worker is listed from its HELLO, not from the next heartbeat",
   CmdResult api = Run({"curl", "-s", url});
   INFO(api.out);
   CHECK(Has(api.out, "\"w1\""));
+}
+
+TEST_CASE("a worker whose --connect reaches nothing says so once, and again when it connects",
+          "[cli][newcomer][connect]") {
+  ScratchDir dir;
+  const int port = FreeTcpPort();
+  const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(port);
+  NodeProc worker = StartBare(dir, "w1",
+                              {"--role", "worker", "--connect", endpoint, "--worker-id", "w1",
+                               "--heartbeat", "100ms", "--liveness", "3"});
+  Nodes guard{{&worker}};
+  auto unreachable = [&] { return Count(dir.Read("w1.err"), "coordinator_unreachable"); };
+  REQUIRE(WaitFor([&] { return unreachable() == 1; }, 5000));
+  const std::string err = dir.Read("w1.err");
+  CHECK(Has(err, "no answer from the coordinator at " + endpoint));
+  // Said once, not every heartbeat.
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  CHECK(unreachable() == 1);
+  NodeProc coord = StartBare(dir, "coord",
+                             {"--role", "coordinator", "--bind", endpoint, "--api-bind",
+                              "tcp://127.0.0.1:0", "--heartbeat", "100ms"});
+  guard.all.push_back(&coord);
+  CHECK(WaitFor(
+      [&] { return Has(dir.Read("w1.err"), "connected to the coordinator at " + endpoint); },
+      5000));
+  CHECK(WaitFor([&] { return WorkerCount(coord) == 1; }, 5000));
+  CHECK(unreachable() == 1);
 }
