@@ -3,15 +3,24 @@
 #include "common/clock.h"
 
 namespace apollo11::actors {
+namespace {
+
+bool EndedByItself(TaskState s) {
+  return s == TaskState::kSuccess || s == TaskState::kFailed || s == TaskState::kTimeout ||
+         s == TaskState::kRetrying;
+}
+
+}  // namespace
 
 nlohmann::json RunSummaryJson(const storage::RunRecord& run,
                               const std::vector<storage::ExecutionRecord>& execs) {
   nlohmann::json tasks = nlohmann::json::object();
   for (const storage::ExecutionRecord& e : execs) {
-    nlohmann::json t = {{"state", ToString(e.state)},
-                        {"attempts", e.attempt},
-                        {"exec_id", e.exec_id},
-                        {"exit_code", e.exit_code}};
+    nlohmann::json t = {
+        {"state", ToString(e.state)}, {"attempts", e.attempt}, {"exec_id", e.exec_id}};
+    // An exit code only when an attempt ended by itself: a task canceled
+    // (killed) or that never ran has none, and a 0 would read as a success.
+    if (EndedByItself(e.state)) t["exit_code"] = e.exit_code;
     if (!e.error.empty()) t["error"] = e.error;
     if (!e.worker_id.empty()) t["worker"] = e.worker_id;
     if (!e.logs_truncated.empty()) t["logs_truncated"] = e.logs_truncated;

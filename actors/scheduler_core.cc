@@ -206,7 +206,10 @@ void SchedulerCore::OnResults(const ResultBatch& batch) {
     if (run == nullptr) {
       ++stale_results_;
       options_.metrics->stale_results.Inc();
-      LogEvent(spdlog::level::warn, "result_dropped",
+      // The result of an attempt the coordinator canceled, arriving after its
+      // run ended (Ctrl-C, cancel): expected, not worth a warning.
+      const bool canceled = r.outcome == static_cast<uint8_t>(transport::Outcome::kCanceled);
+      LogEvent(canceled ? spdlog::level::debug : spdlog::level::warn, "result_dropped",
                {{"exec_id", r.exec_id}, {"attempt", r.attempt}, {"worker_id", item.worker_id}},
                "result for unknown or finished execution {} attempt {} from {} dropped", r.exec_id,
                r.attempt, item.worker_id);
@@ -222,7 +225,9 @@ void SchedulerCore::OnResults(const ResultBatch& batch) {
       // A resend of the current attempt's result is routine (its ACK was lost,
       // or is held while the journal cannot be written): not worth a warning.
       const bool resent = holder.ok() && r.attempt == run->dag->attempt(task);
-      LogEvent(resent ? spdlog::level::debug : spdlog::level::warn, "stale_result",
+      const bool canceled = r.outcome == static_cast<uint8_t>(transport::Outcome::kCanceled) &&
+                            run->dag->state(task) == TaskState::kCanceled;
+      LogEvent(resent || canceled ? spdlog::level::debug : spdlog::level::warn, "stale_result",
                {{"exec_id", r.exec_id},
                 {"attempt", r.attempt},
                 {"worker_id", item.worker_id},
@@ -374,6 +379,9 @@ void SchedulerCore::ApplyTransition(SchedulerRun& run, engine::TaskTransition& t
                run, t.task, t.attempt, t.reason);
   }
   if (t.to == TaskState::kRunning) tr.worker_id = worker_id;
+  // Why it was canceled (by the operator, or because an upstream failed) is
+  // the task's error in status: no attempt of it failed.
+  if (t.to == TaskState::kCanceled) rec.error = t.reason;
   tr.reason = std::move(t.reason);
   tr.actor = (cause_task < 0 || t.task == cause_task) ? actor : "scheduler";
   batch_.Append(std::move(tr));

@@ -50,12 +50,12 @@ void PrintRunSummary(const nlohmann::json& summary, std::FILE* out) {
                    str(summary, "run_id").c_str());
       break;
     }
-    // An exit code only means something once an attempt has ended; a 0 for a
-    // task that never ran would read as a success.
+    // RunSummaryJson gives an exit code only for an attempt that ended by
+    // itself: a canceled (killed) task or one that never ran shows none.
     const std::string state = str(t, "state");
-    const bool ended = state == "SUCCESS" || state == "FAILED" || state == "TIMEOUT" ||
-                       state == "RETRYING" || (state == "CANCELED" && !str(t, "worker").empty());
-    const std::string exit_code = ended ? std::to_string(t.value("exit_code", 0)) : "-";
+    const std::string exit_code = t.contains("exit_code") && t["exit_code"].is_number_integer()
+                                      ? std::to_string(t["exit_code"].get<int>())
+                                      : "-";
     std::fprintf(out, "  %-24s %-9s %8d %5s  %-16s %s\n", id.c_str(), state.c_str(),
                  t.value("attempts", 0), exit_code.c_str(), str(t, "worker").c_str(),
                  str(t, "error").c_str());

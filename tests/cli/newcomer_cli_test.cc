@@ -1,8 +1,11 @@
 // What a newcomer trips over (issue 19), through the real binaries: usage
 // errors worded for a person, `validate -`, and every default in --help.
 
+#include <signal.h>
+
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -242,4 +245,104 @@ TEST_CASE("a worker whose --connect reaches nothing says so once, and again when
       5000));
   CHECK(WaitFor([&] { return WorkerCount(coord) == 1; }, 5000));
   CHECK(unreachable() == 1);
+}
+
+namespace {
+
+// The summary row of `task` in a text status or run summary.
+std::string RowOf(const std::string& summary, const std::string& task) {
+  const size_t at = summary.find("\n  " + task + " ");
+  return at == std::string::npos ? "" : FirstLine(summary.substr(at + 1));
+}
+
+// The EXIT column of a summary row (TASK STATE ATTEMPTS EXIT ...).
+std::string ExitColumn(const std::string& row) {
+  std::istringstream in(row);
+  std::string task, state, attempts, exit_code;
+  in >> task >> state >> attempts >> exit_code;
+  return exit_code;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "Ctrl-C on run: killed tasks show no exit code and the summary says why each was canceled",
+    "[cli][newcomer][cancel]") {
+  ScratchDir dir;
+  const std::string file = dir.Write("p.yaml",
+                                     "version: \"1.0\"\nname: test.interrupt\npipeline:\n"
+                                     "  - {id: slow1, type: shell, command: \"sleep 30\"}\n"
+                                     "  - {id: slow2, type: shell, command: \"sleep 30\"}\n"
+                                     "  - {id: slow3, type: shell, command: \"sleep 30\"}\n"
+                                     "  - {id: bad, type: shell, command: \"exit 3\"}\n"
+                                     "  - {id: down, type: noop, depends_on: bad}\n");
+  // Twice: a killed attempt's late result used to be logged as dropped only
+  // some of the time.
+  for (int round = 0; round < 2; ++round) {
+    const std::string name = "run" + std::to_string(round);
+    pid_t pid = SpawnNamed({Apollo11(), "run", file, "--state-dir", dir.path() + "/" + name,
+                            "--slots", "4", "--log-format", "text"},
+                           dir.path(), name);
+    // Its three sleeps running, as the journal says (progress lines may not
+    // go to a file).
+    const std::string state = dir.path() + "/" + name;
+    REQUIRE(WaitFor(
+        [&] {
+          auto runs = ParseJson(Run({Apollo11(), "runs", "--state-dir", state, "--json"}).out);
+          if (!runs.is_array() || runs.empty()) return false;
+          const std::string run_id = runs[0].value("run_id", "");
+          auto st =
+              ParseJson(Run({Apollo11(), "status", run_id, "--state-dir", state, "--json"}).out);
+          int running = 0;
+          if (st.is_object() && st.contains("tasks")) {
+            for (const auto& [id, t] : st["tasks"].items())
+              running += t.value("state", "") == "RUNNING";
+          }
+          return running == 3;
+        },
+        10000));
+    ::kill(pid, SIGINT);
+    CHECK(WaitExit(pid, 15000) == 1);
+    const std::string out = dir.Read(name + ".out"), err = dir.Read(name + ".err");
+    INFO(out);
+    INFO(err);
+    for (const char* task : {"slow1", "slow2", "slow3"}) {
+      const std::string row = RowOf(out, task);
+      CHECK(Has(row, "CANCELED"));
+      CHECK(ExitColumn(row) == "-");
+      CHECK(Has(row, "canceled by the user (interrupt)"));
+    }
+    CHECK(ExitColumn(RowOf(out, "bad")) == "3");
+    CHECK(Has(RowOf(out, "down"), "upstream bad failed"));
+    CHECK_FALSE(Has(err, "dropped"));
+  }
+}
+
+TEST_CASE("a task killed by apollo11 cancel shows no exit code in status",
+          "[cli][newcomer][cancel]") {
+  ScratchDir dir;
+  NodeProc all = StartAll(dir);
+  Nodes guard{{&all}};
+  const std::string file = dir.Write("p.yaml",
+                                     "version: \"1.0\"\nname: test.cancel_exit\npipeline:\n"
+                                     "  - {id: slow, type: shell, command: \"sleep 30\"}\n"
+                                     "  - {id: after, type: noop, depends_on: slow}\n");
+  CmdResult sub = Cli(all, {"submit", file});
+  REQUIRE(sub.exit_code == 0);
+  const std::string run_id = FirstLine(sub.out);
+  REQUIRE(WaitFor([&] { return Has(Cli(all, {"status", run_id}).out, "RUNNING"); }, 10000));
+  REQUIRE(Cli(all, {"cancel", run_id}).exit_code == 0);
+  CmdResult st;
+  REQUIRE(WaitFor(
+      [&] {
+        st = Cli(all, {"status", run_id});
+        return Has(FirstLine(st.out), "CANCELED");
+      },
+      10000));
+  INFO(st.out);
+  CHECK(ExitColumn(RowOf(st.out, "slow")) == "-");
+  CHECK(Has(RowOf(st.out, "slow"), "canceled by the user (apollo11 cancel)"));
+  CHECK(Has(RowOf(st.out, "after"), "canceled by the user (apollo11 cancel)"));
+  auto doc = ParseJson(Cli(all, {"status", run_id, "--json"}).out);
+  CHECK_FALSE(doc["tasks"]["slow"].contains("exit_code"));
 }
