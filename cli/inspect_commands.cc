@@ -21,6 +21,7 @@
 #include "dsl/parser.h"
 #include "dsl/pipeline_json.h"
 #include "storage/journal.h"
+#include "storage/state_dir_lock.h"
 
 namespace apollo11::cli {
 namespace {
@@ -33,6 +34,29 @@ struct InspectFlags : ClientFlags {
 };
 
 int Fail(const char* cmd, const Status& s) { return FailCommand(cmd, s); }
+
+std::string Str(const nlohmann::json& j, const char* key) {
+  return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
+}
+
+// Marks the unfinished runs of a local `runs` listing whose owning process
+// is gone (nobody holds the state dir's lock: an `apollo11 run` killed -9,
+// a node that is down) with "orphaned" and the command that continues them.
+void MarkOrphans(const InspectFlags& f, nlohmann::json* runs) {
+  const std::string dir = ResolveStateDir(f.state_dir);
+  auto owner = storage::StateDirLock::Owner(dir);
+  if (!owner.ok() || owner->holds) return;  // no lock file, or cannot tell: say nothing
+  const bool node = owner->command.find("apollo11-node") != std::string::npos;
+  const std::string state_dir_flag = f.state_dir.empty() ? "" : " --state-dir " + f.state_dir;
+  for (auto& r : *runs) {
+    auto state = ParseRunStatus(Str(r, "state"));
+    if (!state || IsFinal(*state)) continue;
+    r["orphaned"] = true;
+    r["owner"] = owner->pid + " (" + owner->command + ")";
+    r["continue_with"] = node ? "start its node again on this state dir: it recovers the run"
+                              : "apollo11 run --resume " + Str(r, "run_id") + state_dir_flag;
+  }
+}
 
 // Answers a query from the local journal, as the coordinator would.
 Result<nlohmann::json> LocalQuery(const InspectFlags& f, const std::string& kind) {
@@ -69,6 +93,7 @@ Result<nlohmann::json> LocalQuery(const InspectFlags& f, const std::string& kind
   if (!runs.ok()) return runs.status();
   nlohmann::json out = nlohmann::json::array();
   for (const auto& r : *runs) out.push_back(actors::RunLineJson(r));
+  MarkOrphans(f, &out);
   return out;
 }
 
@@ -85,10 +110,6 @@ Result<nlohmann::json> Ask(const InspectFlags& f, const std::string& kind, bool 
   auto remote = f.Connect();
   if (!remote.ok()) return remote.status();
   return (*remote)->Query(kind, f.id, f.arg, static_cast<uint32_t>(f.limit));
-}
-
-std::string Str(const nlohmann::json& j, const char* key) {
-  return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
 }
 
 int Print(const nlohmann::json& doc, bool json, const std::string& kind) {
@@ -114,9 +135,19 @@ int Print(const nlohmann::json& doc, bool json, const std::string& kind) {
       std::string dur = r.contains("duration_ms")
                             ? std::to_string(r["duration_ms"].get<int64_t>() / 1000.0) + "s"
                             : "running";
+      const bool orphaned = r.value("orphaned", false);
       std::printf("%-28s %-24s %-9s %6d %10s  %s\n", Str(r, "run_id").c_str(),
-                  Str(r, "pipeline").c_str(), Str(r, "state").c_str(), r.value("tasks", 0),
-                  dur.c_str(), Str(r, "created_at").c_str());
+                  Str(r, "pipeline").c_str(), (Str(r, "state") + (orphaned ? "*" : "")).c_str(),
+                  r.value("tasks", 0), orphaned ? "orphaned" : dur.c_str(),
+                  Str(r, "created_at").c_str());
+    }
+    for (const auto& r : doc) {
+      if (!r.value("orphaned", false)) continue;
+      std::printf(
+          "* %s is %s in the journal, but the process that ran it is gone (last owner: %s); "
+          "to continue it: %s\n",
+          Str(r, "run_id").c_str(), Str(r, "state").c_str(), Str(r, "owner").c_str(),
+          Str(r, "continue_with").c_str());
     }
   } else if (kind == "workers") {
     if (doc.empty()) {

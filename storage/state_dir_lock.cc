@@ -2,9 +2,12 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 
@@ -37,7 +40,51 @@ std::string ReadAll(int fd) {
   return out;
 }
 
+// True when /proc/locks (as `locks`) lists a FLOCK on the file with device
+// `dev` and inode `ino`; its lines read "N: FLOCK ADVISORY WRITE PID
+// MAJ:MIN:INODE START END" (MAJ and MIN in hex), and "N: -> ..." for a
+// waiter, which holds nothing.
+bool ListsFlock(const std::string& locks, dev_t dev, ino_t ino) {
+  char want[64];
+  std::snprintf(want, sizeof want, "%02x:%02x:%lu", major(dev), minor(dev),
+                static_cast<unsigned long>(ino));
+  size_t start = 0;
+  while (start < locks.size()) {
+    size_t end = locks.find('\n', start);
+    if (end == std::string::npos) end = locks.size();
+    const std::string line = locks.substr(start, end - start);
+    start = end + 1;
+    if (line.find("FLOCK") == std::string::npos || line.find("->") != std::string::npos) continue;
+    const size_t at = line.find(want);
+    if (at == std::string::npos) continue;
+    const size_t after = at + std::strlen(want);
+    if (at > 0 && line[at - 1] == ' ' && (after == line.size() || line[after] == ' ')) return true;
+  }
+  return false;
+}
+
 }  // namespace
+
+Result<StateDirOwner> StateDirLock::Owner(const std::string& dir) {
+  const std::string path = dir + "/LOCK";
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return Status::NotFound("no lock file in " + dir);
+    return Status::Io("cannot stat " + path + ": " + std::strerror(errno));
+  }
+  auto locks = ReadSmallFile("/proc/locks", 4 << 20);
+  if (!locks) return Status::Unsupported("cannot read /proc/locks");
+  StateDirOwner owner;
+  owner.holds = ListsFlock(*locks, st.st_dev, st.st_ino);
+  const std::string content = ReadSmallFile(path, 4096).value_or("");
+  const size_t nl = content.find('\n');
+  owner.pid = content.substr(0, nl);
+  if (nl != std::string::npos) {
+    owner.command = content.substr(nl + 1);
+    if (!owner.command.empty() && owner.command.back() == '\n') owner.command.pop_back();
+  }
+  return owner;
+}
 
 Result<std::unique_ptr<StateDirLock>> StateDirLock::Acquire(const std::string& dir) {
   std::error_code ec;

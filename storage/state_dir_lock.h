@@ -10,8 +10,21 @@
 
 namespace apollo11::storage {
 
+// Who holds, or last held, a state dir's lock.
+struct StateDirOwner {
+  std::string pid;      // as the owner recorded it in DIR/LOCK; "" when unknown
+  std::string command;  // its command line, likewise
+  bool holds = false;   // a process holds the lock now
+};
+
 class StateDirLock {
  public:
+  // Who holds or last held `dir`'s lock, without taking it (so it never gets
+  // in a writer's way): the pid and command DIR/LOCK records, and whether
+  // the kernel lists a lock on that file (/proc/locks). NotFound without a
+  // LOCK file; Unsupported when /proc/locks cannot be read.
+  static Result<StateDirOwner> Owner(const std::string& dir);
+
   // Creates `dir` if needed and locks it. Busy when another process (or
   // another StateDirLock in this one) holds it, naming the holder's pid and
   // command. The lock lives as long as the returned object; any thread.

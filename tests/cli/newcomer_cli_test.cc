@@ -346,3 +346,43 @@ TEST_CASE("a task killed by apollo11 cancel shows no exit code in status",
   auto doc = ParseJson(Cli(all, {"status", run_id, "--json"}).out);
   CHECK_FALSE(doc["tasks"]["slow"].contains("exit_code"));
 }
+
+TEST_CASE("runs marks a RUNNING run whose apollo11 run was killed and points to run --resume",
+          "[cli][newcomer][orphan]") {
+  ScratchDir dir;
+  const std::string file = dir.Write("p.yaml",
+                                     "version: \"1.0\"\nname: test.orphan\npipeline:\n"
+                                     "  - {id: a, type: shell, command: \"sleep 2\"}\n"
+                                     "  - {id: b, type: noop, depends_on: a}\n");
+  const std::string state = dir.path() + "/state";
+  pid_t pid = SpawnNamed({Apollo11(), "run", file, "--state-dir", state}, dir.path(), "run");
+  std::string run_id;
+  REQUIRE(WaitFor(
+      [&] {
+        auto runs = ParseJson(Run({Apollo11(), "runs", "--state-dir", state, "--json"}).out);
+        if (!runs.is_array() || runs.empty()) return false;
+        run_id = runs[0].value("run_id", "");
+        return runs[0].value("state", "") == "RUNNING";
+      },
+      10000));
+  // While its process lives, it is not marked.
+  CmdResult alive = Run({Apollo11(), "runs", "--state-dir", state});
+  CHECK_FALSE(Has(alive.out, "orphaned"));
+  ::kill(pid, SIGKILL);
+  WaitExit(pid, 5000);
+  CmdResult text = Run({Apollo11(), "runs", "--state-dir", state});
+  INFO(text.out);
+  CHECK(text.exit_code == 0);
+  CHECK(Has(text.out, "RUNNING*"));
+  CHECK(Has(text.out, "the process that ran it is gone"));
+  const std::string resume = "apollo11 run --resume " + run_id + " --state-dir " + state;
+  CHECK(Has(text.out, resume));
+  auto doc = ParseJson(Run({Apollo11(), "runs", "--state-dir", state, "--json"}).out);
+  REQUIRE(doc.is_array());
+  CHECK(doc[0].value("orphaned", false));
+  CHECK(doc[0].value("continue_with", "") == resume);
+  // The pointer works: the resumed run finishes, and is no longer marked.
+  CmdResult resumed = Run({Apollo11(), "run", "--resume", run_id, "--state-dir", state});
+  CHECK(resumed.exit_code == 0);
+  CHECK_FALSE(Has(Run({Apollo11(), "runs", "--state-dir", state}).out, "orphaned"));
+}

@@ -64,5 +64,27 @@ TEST_CASE("a state dir lock is released when its owner is destroyed", "[storage]
   CHECK(StateDirLock::Acquire(tmp.path()).ok());
 }
 
+TEST_CASE("Owner tells whether a state dir's lock is held, without taking it", "[storage]") {
+  TempDir tmp;
+  const std::string dir = tmp.Sub("state");
+  CHECK(StateDirLock::Owner(dir).status().code() == StatusCode::kNotFound);
+  {
+    auto lock = StateDirLock::Acquire(dir);
+    REQUIRE(lock.ok());
+    auto owner = StateDirLock::Owner(dir);
+    REQUIRE(owner.ok());
+    CHECK(owner->holds);
+    CHECK(owner->pid == std::to_string(getpid()));
+    CHECK_FALSE(owner->command.empty());
+    // Asking did not take it: it is still ours, and still held.
+    CHECK(StateDirLock::Owner(dir)->holds);
+  }
+  auto after = StateDirLock::Owner(dir);
+  REQUIRE(after.ok());
+  CHECK_FALSE(after->holds);
+  CHECK(after->pid == std::to_string(getpid()));  // the last owner, as recorded
+  CHECK(StateDirLock::Acquire(dir).ok());
+}
+
 }  // namespace
 }  // namespace apollo11::storage
