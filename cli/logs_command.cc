@@ -169,7 +169,7 @@ void AddLogsCommand(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand("logs", "an execution's captured stdout (or stderr)");
   cmd->add_option("exec_id", f->exec_id, "execution id (RUN_ID.TASK_ID)")->required();
   cmd->add_flag("--stderr", f->stderr_stream, "show stderr instead of stdout");
-  cmd->add_option("--attempt", f->attempt, "which attempt (default: the latest)");
+  cmd->add_option("--attempt", f->attempt, "which attempt (0: the latest)");
   cmd->add_flag("--follow,-f", f->follow, "keep printing output until the execution ends");
   AddClientFlags(cmd, f.get(), kStateDirFlag | kRemoteFlags);
   cmd->callback([f, exit_code] { *exit_code = f->Endpoint().empty() ? Local(*f) : Remote(*f); });

@@ -115,7 +115,7 @@ void AddStartFlags(CLI::App* start, NodeFlags* f) {
   start->add_option("--api-bind", f->api_bind, "coordinator: endpoint clients connect to");
   start->add_option("--connect", f->connect, "worker: the coordinator's worker endpoint");
   start->add_option("--group", f->group, "worker group");
-  start->add_option("--slots", f->slots, "worker: tasks run at once (default: cores)");
+  start->add_option("--slots", f->slots, "worker: tasks run at once (0: the number of cores)");
   start->add_option("--labels", f->labels, "worker labels")->delimiter(',');
   start->add_option("--heartbeat", f->heartbeat, "heartbeat interval");
   start->add_option("--reconcile-interval", f->reconcile_interval,
