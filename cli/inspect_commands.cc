@@ -257,7 +257,12 @@ int Cancel(const InspectFlags& f) {
   if (!remote.ok()) return Fail("cancel", remote.status());
   Status s = (*remote)->Cancel(f.id, "canceled by the user (apollo11 cancel)");
   if (!s.ok()) return Fail("cancel", s);
-  std::printf("cancel of %s requested\n", f.id.c_str());
+  if (f.json) {
+    const nlohmann::json doc = {{"run_id", f.id}, {"cancel", "requested"}};
+    std::printf("%s\n", SafeJsonDump(doc, 2).c_str());
+  } else {
+    std::printf("cancel of %s requested\n", f.id.c_str());
+  }
   return kExitOk;
 }
 

@@ -331,7 +331,9 @@ TEST_CASE("a task killed by apollo11 cancel shows no exit code in status",
   REQUIRE(sub.exit_code == 0);
   const std::string run_id = FirstLine(sub.out);
   REQUIRE(WaitFor([&] { return Has(Cli(all, {"status", run_id}).out, "RUNNING"); }, 10000));
-  REQUIRE(Cli(all, {"cancel", run_id}).exit_code == 0);
+  CmdResult canceled = Cli(all, {"cancel", run_id, "--json"});
+  REQUIRE(canceled.exit_code == 0);
+  CHECK(nlohmann::json::parse(canceled.out).at("run_id") == run_id);
   CmdResult st;
   REQUIRE(WaitFor(
       [&] {
