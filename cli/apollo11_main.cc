@@ -11,7 +11,7 @@ int main(int argc, char** argv) {
   // Tasks start with default dispositions (posix_spawnattr_setsigdefault).
   std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"apollo11: validate, run and inspect Apollo-11 pipelines"};
-  app.set_version_flag("--version", std::string("apollo11 ") + apollo11::kVersion);
+  app.set_version_flag("--version", apollo11::VersionText("apollo11"));
   app.require_subcommand(1);
   int exit_code = apollo11::cli::kExitOk;
   apollo11::cli::AddValidateCommand(app, &exit_code);

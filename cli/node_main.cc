@@ -16,7 +16,7 @@
 // and delivers what it holds, leaves with BYE), then the node exits 0.
 
 #include <signal.h>
-#include <yaml-cpp/yaml.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -28,6 +28,7 @@
 #include "cli/node.h"
 #include "cli/node_config.h"
 #include "cli/node_env.h"
+#include "cli/node_flag_sources.h"
 #include "cli/state_dir.h"
 #include "cli/version.h"
 #include "common/log_event.h"
@@ -40,41 +41,6 @@ using apollo11::cli::kExitInternal;
 using apollo11::cli::kExitInvalidInput;
 using apollo11::cli::NodeFlags;
 using apollo11::cli::NodeStage;
-
-// Applies `--config FILE` keys for every flag not given on the command line.
-Status ApplyConfig(CLI::App& start, const std::string& path) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const std::exception& e) {
-    return Status::InvalidInput("config " + path + ": " + e.what());
-  }
-  if (!root.IsMap()) return Status::InvalidInput("config " + path + ": expected a mapping");
-  for (const auto& item : root) {
-    const std::string key = item.first.as<std::string>();
-    if (key == "alerts") continue;  // a list of rules, not a flag: LoadAlertRules
-    CLI::Option* opt = nullptr;
-    try {
-      opt = start.get_option("--" + key);
-    } catch (const CLI::OptionNotFound&) {
-      return Status::InvalidInput("config " + path + ":" +
-                                  std::to_string(item.first.Mark().line + 1) + ": unknown key '" +
-                                  key + "'");
-    }
-    if (opt->count() > 0 || key == "config") continue;  // the command line wins
-    try {
-      if (item.second.IsSequence()) {
-        for (const auto& v : item.second) opt->add_result(v.as<std::string>());
-      } else {
-        opt->add_result(item.second.as<std::string>());
-      }
-      opt->run_callback();
-    } catch (const std::exception& e) {
-      return Status::InvalidInput("config " + path + ": key '" + key + "': " + e.what());
-    }
-  }
-  return Status::Ok();
-}
 
 // The node's start-up error, worded as each step always has been.
 void PrintStartError(NodeStage stage, const Status& s) {
@@ -105,11 +71,16 @@ void PrintStartError(NodeStage stage, const Status& s) {
 
 // The flags of `start`, stored in `*f`.
 void AddStartFlags(CLI::App* start, NodeFlags* f) {
-  start->add_option("--role", f->role, "coordinator, worker or all (one box)")
+  start->add_option("--role", f->role, "coordinator, worker or all (one box); required")
       ->check(CLI::IsMember({"coordinator", "worker", "all"}));
-  start->add_option("--config", f->config, "YAML file with the same keys as these flags");
+  start->add_option("--config", f->config,
+                    "YAML file with the same keys as these flags (default /etc/apollo11/node.yaml "
+                    "when it exists); each flag may also come from $APOLLO11_<FLAG>, e.g. "
+                    "APOLLO11_STATE_DIR; the command line wins over the environment, the "
+                    "environment over the file");
   start->add_option("--state-dir", f->state_dir,
-                    "journal and logs (default $APOLLO11_STATE_DIR or ./.apollo11)");
+                    "journal and logs (default $STATE_DIRECTORY, /var/lib/apollo11 under "
+                    "systemd, else $XDG_STATE_HOME/apollo11 or ~/.local/state/apollo11)");
   start->add_option("--bind", f->bind, "coordinator: endpoint workers connect to");
   start->add_option("--api-bind", f->api_bind, "coordinator: endpoint clients connect to");
   start->add_option("--connect", f->connect, "worker: the coordinator's worker endpoint");
@@ -169,7 +140,8 @@ void AddStartFlags(CLI::App* start, NodeFlags* f) {
 
 int Start(const NodeFlags& f) {
   apollo11::cli::SystemNodeEnv env;
-  const std::string state_dir = apollo11::cli::ResolveStateDir(f.state_dir);
+  const std::string state_dir = apollo11::cli::NodeStateDir(
+      f.state_dir, [&env](const std::string& name) { return env.Getenv(name); });
   apollo11::SetProcessLogNode(f.role != "worker"    ? apollo11::cli::CoordinatorLogNode()
                               : f.worker_id.empty() ? apollo11::cli::DefaultWorkerId(state_dir, env)
                                                     : f.worker_id);
@@ -208,27 +180,37 @@ int main(int argc, char** argv) {
   // As in `apollo11`: a file size limit is an EFBIG error, not a kill.
   signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"apollo11-node: runs Apollo-11 coordinator and worker actors"};
-  app.set_version_flag("--version", std::string("apollo11-node ") + apollo11::kVersion);
+  app.set_version_flag("--version", apollo11::VersionText("apollo11-node"));
   app.require_subcommand(1);
   NodeFlags f;
   CLI::App* start = app.add_subcommand("start", "start the node's actors and serve until SIGTERM");
   AddStartFlags(start, &f);
   int exit_code = apollo11::cli::kExitOk;
+  apollo11::cli::BindFlagEnvironment(start);
   start->callback([&] {
-    if (!f.config.empty()) {
-      Status s = ApplyConfig(*start, f.config);
+    const std::string config = apollo11::cli::NodeConfigPath(
+        f.config, ::access(apollo11::cli::kDefaultNodeConfigFile, F_OK) == 0);
+    if (!config.empty()) {
+      Status s = apollo11::cli::ApplyNodeConfigFile(*start, config);
       if (!s.ok()) {
         std::fprintf(stderr, "apollo11-node: %s\n", s.message().c_str());
         exit_code = kExitInvalidInput;
         return;
       }
-      auto rules = apollo11::alerts::LoadAlertRules(f.config);
+      auto rules = apollo11::alerts::LoadAlertRules(config);
       if (!rules.ok()) {
         std::fprintf(stderr, "apollo11-node: %s\n", rules.status().message().c_str());
         exit_code = kExitInvalidInput;
         return;
       }
       f.alert_rules = std::move(*rules);
+      f.config = config;
+    }
+    if (start->get_option("--role")->count() == 0) {
+      std::fprintf(stderr,
+                   "apollo11-node: start needs --role: coordinator, worker or all (one box)\n");
+      exit_code = kExitInvalidInput;
+      return;
     }
     exit_code = Start(f);
   });
