@@ -230,6 +230,7 @@ Result<NodeConfig> ResolveNodeConfig(const NodeFlags& flags, NodeEnv& env) {
   c.worker = flags.role != "coordinator";
   c.state_dir = StateDirOf(flags, env);
   c.log_file = LogFileOf(flags, c.state_dir, WorkerIdOf(flags, c.state_dir, env));
+  c.log_level = flags.log_level;
   auto d = ParseDurations(flags);
   if (!d.ok()) return d.status();
   if (c.coordinator) FillCoordinator(flags, *d, &c);

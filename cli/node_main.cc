@@ -12,8 +12,11 @@
 //
 // Settings come from flags, or the same keys in a YAML --config file (flags
 // win). Logs go to stderr. On start one JSON line on stdout names the bound
-// endpoints. SIGTERM or SIGINT: a worker drains (takes no new work, finishes
-// and delivers what it holds, leaves with BYE), then the node exits 0.
+// endpoints, then systemd hears READY=1 (Type=notify). SIGTERM or SIGINT:
+// STOPPING=1, a worker drains (takes no new work, finishes and delivers what
+// it holds, leaves with BYE), then the node exits 0. SIGHUP: the log file is
+// reopened, the alert rules and the authorized keys (with their roles) are
+// read again; a reload that fails is logged and the old settings stay.
 
 #include <signal.h>
 #include <unistd.h>
@@ -30,6 +33,7 @@
 #include "cli/node_env.h"
 #include "cli/node_flag_sources.h"
 #include "cli/state_dir.h"
+#include "cli/systemd_notify.h"
 #include "cli/version.h"
 #include "common/log_event.h"
 #include "common/terminate_handler.h"
@@ -138,6 +142,20 @@ void AddStartFlags(CLI::App* start, NodeFlags* f) {
                     "coordinator: repeats of an alert within it are delivered once, with a count");
 }
 
+// What SIGHUP reloads: the config file's alert rules and the flags'
+// authorized-keys file, resolved again from the flags the node started with.
+apollo11::Result<apollo11::cli::NodeConfig> Reresolve(const NodeFlags& f,
+                                                      apollo11::cli::NodeEnv& env) {
+  apollo11::cli::NotifyReloading();
+  NodeFlags fresh = f;
+  if (!f.config.empty()) {
+    auto rules = apollo11::alerts::LoadAlertRules(f.config);
+    if (!rules.ok()) return rules.status();
+    fresh.alert_rules = std::move(*rules);
+  }
+  return apollo11::cli::ResolveNodeConfig(fresh, env);
+}
+
 int Start(const NodeFlags& f) {
   apollo11::cli::SystemNodeEnv env;
   const std::string state_dir = apollo11::cli::NodeStateDir(
@@ -161,6 +179,7 @@ int Start(const NodeFlags& f) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);  // reload, never a kill
   apollo11::cli::BlockSignals(signals);
 
   apollo11::SystemClock clock;
@@ -171,7 +190,12 @@ int Start(const NodeFlags& f) {
   }
   std::printf("%s\n", node.listening().dump().c_str());
   std::fflush(stdout);
-  return node.Run(signals);
+  apollo11::cli::NotifyReady();
+  apollo11::cli::Node::RunHooks hooks;
+  hooks.reload = [&f, &env]() { return Reresolve(f, env); };
+  hooks.reloaded = [] { apollo11::cli::NotifyReloaded(); };
+  hooks.stopping = [] { apollo11::cli::NotifyStopping(); };
+  return node.Run(signals, apollo11::Millis(200), hooks);
 }
 
 }  // namespace
