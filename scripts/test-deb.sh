@@ -20,7 +20,8 @@ if ! command -v dpkg-deb >/dev/null || ! command -v cpack >/dev/null; then
   exit 77
 fi
 cmake --build "$build" --target apollo11 apollo11-node >/dev/null
-if command -v help2man >/dev/null; then cmake --build "$build" --target apollo11_man >/dev/null; fi
+man=0  # the target exists when help2man was found at configure time
+if cmake --build "$build" --target apollo11_man >/dev/null 2>&1; then man=1; fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -42,7 +43,7 @@ expected=(
   ./usr/share/zsh/vendor-completions/_apollo11
   ./etc/apollo11/node.yaml ./etc/apollo11/credentials/
 )
-if command -v help2man >/dev/null; then
+if [[ $man == 1 ]]; then
   expected+=(./usr/share/man/man1/apollo11.1.gz ./usr/share/man/man1/apollo11-node.1.gz)
 fi
 for path in "${expected[@]}"; do
