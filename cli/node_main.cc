@@ -236,6 +236,9 @@ int main(int argc, char** argv) {
       exit_code = kExitInvalidInput;
       return;
     }
+    // Tasks inherit the node's environment: a token given there stays
+    // with the node (still one thread, so unsetenv is safe).
+    ::unsetenv(apollo11::cli::FlagEnvName("--api-token").c_str());
     exit_code = Start(f);
   });
   try {

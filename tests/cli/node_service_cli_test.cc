@@ -91,6 +91,35 @@ TEST_CASE("node flags come from APOLLO11_ variables, and the command line wins",
   CHECK(WaitExit(pid, 20000) == 0);
 }
 
+TEST_CASE("an API token given in APOLLO11_API_TOKEN does not reach the tasks' environment",
+          "[cluster][service]") {
+  ScratchDir dir;
+  const std::string token = "token-from-the-environment-0123";
+  const pid_t pid =
+      SpawnNamed({"env", "APOLLO11_API_TOKEN=" + token, Node(), "start", "--role", "all",
+                  "--state-dir", dir.path() + "/s", "--bind", "tcp://127.0.0.1:0", "--api-bind",
+                  "tcp://127.0.0.1:0", "--http-bind", "127.0.0.1:0", "--heartbeat", "100ms"},
+                 dir.path(), "node");
+  REQUIRE(pid > 0);
+  REQUIRE(WaitFor([&] { return !FirstLine(dir.Read("node.out")).empty(); }, 10000));
+  auto listening = ParseJson(FirstLine(dir.Read("node.out")));
+  const std::string api = listening["api"].get<std::string>();
+  std::string file = dir.Write("env.yaml",
+                               "version: \"1.0\"\nname: test.env\npipeline:\n"
+                               "  - id: a\n    type: shell\n    command: \"env > " +
+                                   dir.path() + "/task.env\"\n");
+  CmdResult submitted = Run({Apollo11(), "submit", file, "--coordinator", api});
+  REQUIRE(submitted.exit_code == 0);
+  const std::string run_id = FirstLine(submitted.out);
+  CmdResult done = Run({Apollo11(), "status", run_id, "--wait", "--json", "--coordinator", api});
+  CHECK(ParseJson(done.out).value("state", "") == "SUCCESS");
+  REQUIRE(dir.Exists("task.env"));
+  CHECK(dir.Read("task.env").find("APOLLO11_RUN_ID=") != std::string::npos);
+  CHECK(dir.Read("task.env").find(token) == std::string::npos);
+  ::kill(pid, SIGTERM);
+  CHECK(WaitExit(pid, 20000) == 0);
+}
+
 TEST_CASE("a node tells NOTIFY_SOCKET READY=1 once it serves and STOPPING=1 when it stops",
           "[cluster][service]") {
   ScratchDir dir;
