@@ -11,8 +11,10 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <regex>
 #include <string>
 
+#include "cli/version_config.h"
 #include "tests/actors/cli_harness.h"
 #include "tests/actors/cluster_harness.h"
 
@@ -61,6 +63,19 @@ class NotifySocket {
 std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 }  // namespace
+
+TEST_CASE("the version line names the project version, the git commit and the protocol",
+          "[cluster][service]") {
+  for (const std::string& bin : {Apollo11(), Node()}) {
+    CmdResult r = Run({bin, "--version"});
+    CHECK(r.exit_code == 0);
+    const std::string name = bin.substr(bin.rfind('/') + 1);
+    INFO(r.out);
+    CHECK(r.out.rfind(name + " " + APOLLO11_VERSION + " (commit ", 0) == 0);
+    CHECK(std::regex_search(r.out, std::regex(", protocol [0-9]+\\)\n$")));
+    CHECK(r.out.find("(commit , ") == std::string::npos);
+  }
+}
 
 TEST_CASE("apollo11-node start without --role is refused, naming the three roles",
           "[cluster][service]") {
