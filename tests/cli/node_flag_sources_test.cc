@@ -117,10 +117,8 @@ TEST_CASE("a node's state dir is systemd's STATE_DIRECTORY, or /var/lib/apollo11
           "[cli][state]") {
   CHECK(NodeStateDir("", EnvOf({{"STATE_DIRECTORY", "/var/lib/apollo11:/var/lib/other"},
                                 {"HOME", "/h"}})) == "/var/lib/apollo11");
-  CHECK(NodeStateDir("", EnvOf({{"INVOCATION_ID", "abc"}, {"HOME", "/h"}})) ==
-        "/var/lib/apollo11");
-  CHECK(NodeStateDir("", EnvOf({{"APOLLO11_STATE_DIR", "/e"}, {"STATE_DIRECTORY", "/s"}})) ==
-        "/e");
+  CHECK(NodeStateDir("", EnvOf({{"INVOCATION_ID", "abc"}, {"HOME", "/h"}})) == "/var/lib/apollo11");
+  CHECK(NodeStateDir("", EnvOf({{"APOLLO11_STATE_DIR", "/e"}, {"STATE_DIRECTORY", "/s"}})) == "/e");
   CHECK(NodeStateDir("f", EnvOf({{"STATE_DIRECTORY", "/s"}})) == "f");
   CHECK(NodeStateDir("", EnvOf({{"HOME", "/h"}})) == "/h/.local/state/apollo11");
 }
