@@ -11,12 +11,13 @@
 // --api-token or --api-token-file.
 //
 // Settings come from flags, APOLLO11_<FLAG> variables, or the same keys in
-// a YAML config file, in that order (cli/node_flag_sources.h). Logs go to stderr. On start one JSON line on stdout names the bound
-// endpoints, then systemd hears READY=1 (Type=notify). SIGTERM or SIGINT:
-// STOPPING=1, a worker drains (takes no new work, finishes and delivers what
-// it holds, leaves with BYE), then the node exits 0. SIGHUP: the log file is
-// reopened, the alert rules and the authorized keys (with their roles) are
-// read again; a reload that fails is logged and the old settings stay.
+// a YAML config file, in that order (cli/node_flag_sources.h). Logs go to
+// stderr. On start one JSON line on stdout names the bound endpoints, then
+// systemd hears READY=1 (Type=notify). SIGTERM or SIGINT: STOPPING=1, a
+// worker drains (takes no new work, finishes and delivers what it holds,
+// leaves with BYE), then the node exits 0. SIGHUP: the log file is reopened,
+// the alert rules and the authorized keys (with their roles) are read again;
+// a reload that fails is logged and the old settings stay.
 
 #include <signal.h>
 #include <unistd.h>
