@@ -14,7 +14,7 @@ int main(int argc, char** argv) {
   CLI::App app{"apollo11: validate, run and inspect Apollo-11 pipelines", "apollo11"};
   // Every option's default is shown by --help.
   app.option_defaults()->always_capture_default();
-  app.set_version_flag("--version", std::string("apollo11 ") + apollo11::kVersion);
+  app.set_version_flag("--version", apollo11::VersionText("apollo11"));
   app.require_subcommand(1);
   int exit_code = apollo11::cli::kExitOk;
   apollo11::cli::AddValidateCommand(app, &exit_code);

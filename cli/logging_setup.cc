@@ -1,5 +1,6 @@
 #include "cli/logging_setup.h"
 
+#include <spdlog/sinks/dist_sink.h>
 #include <spdlog/sinks/rotating_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -10,6 +11,28 @@
 #include "common/json_log_formatter.h"
 
 namespace apollo11::cli {
+namespace {
+
+// The JSON log file of `settings`, keeping events down to `level`.
+Result<spdlog::sink_ptr> OpenLogFile(const LogSettings& settings, spdlog::level::level_enum level) {
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(settings.file).parent_path(), ec);
+  try {
+    auto file = std::make_shared<spdlog::sinks::rotating_file_sink_mt>(
+        settings.file, settings.file_bytes, settings.file_count);
+    file->set_level(level);
+    file->set_formatter(std::make_unique<JsonLogFormatter>());
+    return spdlog::sink_ptr(std::move(file));
+  } catch (const spdlog::spdlog_ex& e) {
+    return Status::Io("log file " + settings.file + ": " + e.what());
+  }
+}
+
+spdlog::level::level_enum FileLevel(const LogSettings& settings) {
+  return std::min(spdlog::level::from_str(settings.level), spdlog::level::info);
+}
+
+}  // namespace
 
 Status SetUpLogging(const LogSettings& settings) {
   const auto level = spdlog::level::from_str(settings.level);
@@ -31,19 +54,14 @@ Status SetUpLogging(const LogSettings& settings) {
   std::vector<spdlog::sink_ptr> sinks{err};
   // The file keeps events down to info even when stderr is quieter: it is
   // what `apollo11 trace` reads.
-  const auto file_level = std::min(level, spdlog::level::info);
+  const auto file_level = FileLevel(settings);
   if (!settings.file.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(std::filesystem::path(settings.file).parent_path(), ec);
-    try {
-      auto file = std::make_shared<spdlog::sinks::rotating_file_sink_mt>(
-          settings.file, settings.file_bytes, settings.file_count);
-      file->set_level(file_level);
-      file->set_formatter(std::make_unique<JsonLogFormatter>());
-      sinks.push_back(std::move(file));
-    } catch (const spdlog::spdlog_ex& e) {
-      return Status::Io("log file " + settings.file + ": " + e.what());
-    }
+    auto file = OpenLogFile(settings, file_level);
+    if (!file.ok()) return file.status();
+    // Behind a dist sink, so ReopenLogFile can swap the file under it.
+    auto swappable = std::make_shared<spdlog::sinks::dist_sink_mt>();
+    swappable->add_sink(*file);
+    sinks.push_back(std::move(swappable));
   }
   auto logger = std::make_shared<spdlog::logger>("apollo11", sinks.begin(), sinks.end());
   logger->set_level(settings.file.empty() ? level : file_level);
@@ -53,6 +71,19 @@ Status SetUpLogging(const LogSettings& settings) {
   spdlog::register_logger(logger);
   spdlog::set_default_logger(logger);
   return Status::Ok();
+}
+
+Status ReopenLogFile(const LogSettings& settings) {
+  if (settings.file.empty()) return Status::Ok();
+  auto file = OpenLogFile(settings, FileLevel(settings));
+  if (!file.ok()) return file.status();
+  for (const spdlog::sink_ptr& sink : spdlog::default_logger()->sinks()) {
+    if (auto swappable = std::dynamic_pointer_cast<spdlog::sinks::dist_sink_mt>(sink)) {
+      swappable->set_sinks({*file});
+      return Status::Ok();
+    }
+  }
+  return Status::NotFound("no log file is open");
 }
 
 std::string CoordinatorLogNode() {

@@ -21,6 +21,12 @@ struct LogSettings {
 // that cannot be opened. Call once, in main, before actors start.
 Status SetUpLogging(const LogSettings& settings);
 
+// Reopens the log file of `settings` (as given to SetUpLogging) under the
+// default logger, so that a file renamed away (logrotate) is replaced by a
+// new one at its path. Any thread; lines logged meanwhile go to the old or
+// the new file. Errors: the file cannot be opened (the old one stays).
+Status ReopenLogFile(const LogSettings& settings);
+
 // "coordinator@HOST": the `node` of a coordinator's log lines.
 std::string CoordinatorLogNode();
 

@@ -65,18 +65,11 @@ Status Node::StartCoordinator() {
           unstated - 1);
     }
   }
-  if (!config_.alert_rules.empty()) {
-    alerts::NotifierOptions no;
-    no.rules = config_.alert_rules;
-    no.fold_window = config_.alert_fold_window;
-    auto notifier = alerts::Notifier::Start(clock_, std::move(no));
-    if (!notifier.ok()) return Fail(NodeStage::kNotifier, notifier.status());
-    notifier_ = std::move(*notifier);
-    spdlog::info("alerts: {} rules, fold window {}", config_.alert_rules.size(),
-                 config_.alert_fold_window_text);
-  }
+  auto notifier = StartNotifier(config_.alert_rules);
+  if (!notifier.ok()) return Fail(NodeStage::kNotifier, notifier.status());
+  alerts_.Swap(std::move(*notifier));
   actors::CoordinatorConfig cc = config_.coordinator_config;
-  cc.alerts = notifier_.get();
+  cc.alerts = &alerts_;
   if (cc.instance.empty()) cc.instance = "node" + std::to_string(::getpid());
   cc.epoch = epoch_;
   if (config_.http_bind != "off") {  // nobody could read them otherwise
@@ -207,22 +200,91 @@ std::optional<Status> Node::ActorFailure() const {
   return std::nullopt;
 }
 
-int Node::Run(const sigset_t& signals, Millis poll) {
+Result<std::unique_ptr<alerts::Notifier>> Node::StartNotifier(
+    const std::vector<alerts::AlertRule>& rules) {
+  if (rules.empty()) return std::unique_ptr<alerts::Notifier>();
+  alerts::NotifierOptions no;
+  no.rules = rules;
+  no.fold_window = config_.alert_fold_window;
+  auto notifier = alerts::Notifier::Start(clock_, std::move(no));
+  if (!notifier.ok()) return notifier.status();
+  spdlog::info("alerts: {} rules, fold window {}", rules.size(), config_.alert_fold_window_text);
+  return std::move(*notifier);
+}
+
+int Node::Run(const sigset_t& signals, Millis poll, const RunHooks& hooks) {
   const timespec wait{static_cast<time_t>(poll.count() / 1000),
                       static_cast<long>((poll.count() % 1000) * 1000000)};
   for (;;) {
     const int sig = sigtimedwait(&signals, nullptr, &wait);
+    if (sig == SIGHUP) {
+      spdlog::info("SIGHUP received: reloading the log file, alert rules and authorized keys");
+      Result<NodeConfig> fresh =
+          hooks.reload ? hooks.reload() : Result<NodeConfig>(Status::NotFound("nothing to reload"));
+      if (fresh.ok()) {
+        Reload(*fresh);
+      } else {
+        spdlog::error("reload failed, keeping the running configuration: {}",
+                      fresh.status().message());
+      }
+      if (hooks.reloaded) hooks.reloaded();
+      continue;
+    }
     if (sig > 0) {
       spdlog::info("{} received: shutting down", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+      if (hooks.stopping) hooks.stopping();
       Stop(/*drain=*/true);
       return kExitOk;
     }
     if (std::optional<Status> failure = ActorFailure()) {
       spdlog::error("an actor died: {}; stopping the node", failure->ToString());
+      if (hooks.stopping) hooks.stopping();
       Stop(/*drain=*/false);
       return kExitInternal;
     }
   }
+}
+
+void Node::Reload(const NodeConfig& fresh) {
+  LogSettings log;
+  log.file = config_.log_file;
+  log.level = fresh.log_level;
+  if (Status s = ReopenLogFile(log); !s.ok()) {
+    spdlog::error("reload: log file {} not reopened: {}", config_.log_file, s.message());
+  } else {
+    spdlog::info("reload: log file {} reopened", config_.log_file);
+  }
+  if (coordinator_) ReloadAlerts(fresh);
+  if (zap_) ReloadKeys(fresh);
+}
+
+void Node::ReloadAlerts(const NodeConfig& fresh) {
+  auto notifier = StartNotifier(fresh.alert_rules);
+  if (!notifier.ok()) {
+    spdlog::error("reload: alert rules not replaced: {}", notifier.status().message());
+    return;
+  }
+  std::unique_ptr<alerts::Notifier> old = alerts_.Swap(std::move(*notifier));
+  old.reset();  // delivers what it still holds
+  config_.alert_rules = fresh.alert_rules;
+  spdlog::info("reload: {} alert rules in force", fresh.alert_rules.size());
+}
+
+void Node::ReloadKeys(const NodeConfig& fresh) {
+  if (fresh.authorized.empty()) {
+    spdlog::error("reload: the new configuration has no authorized keys; keeping the old ones");
+    return;
+  }
+  if (Status s = zap_->SetAuthorizedKeys(fresh.authorized, fresh.key_roles); !s.ok()) {
+    spdlog::error("reload: authorized keys not replaced: {}", s.message());
+    return;
+  }
+  config_.authorized = fresh.authorized;
+  config_.key_roles = fresh.key_roles;
+  size_t keys = 0;
+  for (const auto& [domain, set] : fresh.authorized) keys += set.size();
+  spdlog::info("reload: {} authorized keys with their roles in force (the node's own included)",
+               keys);
 }
 
 void Node::Stop(bool drain) {
@@ -244,8 +306,8 @@ void Node::Stop(bool drain) {
   }
   if (coordinator_) coordinator_->Stop();
   coordinator_.reset();
-  notifier_.reset();  // after its producers; delivers what is still folded
-  zap_.reset();       // after the CURVE servers it protects are closed
+  alerts_.Swap(nullptr);  // after its producers; delivers what is still folded
+  zap_.reset();           // after the CURVE servers it protects are closed
 }
 
 void BlockSignals(const sigset_t& signals) { pthread_sigmask(SIG_BLOCK, &signals, nullptr); }

@@ -22,6 +22,7 @@
 #include "alerts/notifier.h"
 #include "cli/coordinator_api.h"
 #include "cli/node_config.h"
+#include "cli/swappable_alert_sink.h"
 #include "common/clock.h"
 #include "observability/coordinator_metrics.h"
 #include "observability/http_server.h"
@@ -84,7 +85,24 @@ class Node {
   // `poll`, then stops. Returns kExitOk after a signal (a worker drains
   // first, up to the drain timeout), kExitInternal after an actor failure,
   // which is logged with its reason.
-  int Run(const sigset_t& signals, Millis poll = Millis(200));
+  // What Run does besides serving, all called on the node's thread.
+  struct RunHooks {
+    // On SIGHUP (when it is in `signals`): the configuration to reload
+    // from (its log file, alert rules and authorized keys with their
+    // roles; see Reload), or why there is none (the running one is kept).
+    std::function<Result<NodeConfig>()> reload;
+    // After a SIGHUP was handled, whether or not the reload succeeded.
+    std::function<void()> reloaded;
+    // Once a stopping signal arrived, before the node stops.
+    std::function<void()> stopping;
+  };
+  int Run(const sigset_t& signals, Millis poll = Millis(200), const RunHooks& hooks = {});
+  // Applies what may change without a restart from `fresh` (resolved from
+  // the same flags): reopens the log file, replaces the alert rules
+  // (the old notifier delivers what it holds) and the authorized keys with
+  // their roles. Logs what it reloaded; a step that fails is logged and
+  // leaves that part as it was. Never stops the node.
+  void Reload(const NodeConfig& fresh);
   // Stops the actors: HTTP first, then the worker (draining when `drain`,
   // else at once), the coordinator, the notifier (delivering what it holds),
   // ZAP. The journal stays open for reading and the locks stay held until
@@ -111,6 +129,11 @@ class Node {
   Status StartCoordinator();
   Status StartWorker();
   Status StartHttp();
+  // Starts a notifier for `rules` (null for none) and logs it.
+  Result<std::unique_ptr<alerts::Notifier>> StartNotifier(
+      const std::vector<alerts::AlertRule>& rules);
+  void ReloadKeys(const NodeConfig& fresh);
+  void ReloadAlerts(const NodeConfig& fresh);
   // The coordinator's and the worker's reports of an actor that died (the
   // seams the actors' failure reports plug into); nullopt while all live or
   // not started.
@@ -128,8 +151,8 @@ class Node {
   zmq::context_t ctx_;
   std::unique_ptr<storage::StateDirLock> lock_, worker_lock_;
   std::unique_ptr<storage::Journal> journal_;
-  std::unique_ptr<alerts::Notifier> notifier_;  // the coordinator's actors emit into it
-  observability::Registry registry_;            // metrics outlive their publishers
+  SwappableAlertSink alerts_;         // the coordinator's actors emit into its notifier
+  observability::Registry registry_;  // metrics outlive their publishers
   std::unique_ptr<observability::CoordinatorMetrics> coordinator_metrics_;
   std::unique_ptr<observability::WorkerMetrics> worker_metrics_;
   std::unique_ptr<transport::ZapHandler> zap_;  // after the CURVE servers it guards

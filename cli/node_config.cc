@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "actors/dispatcher_core.h"
+#include "cli/state_dir.h"
 #include "observability/http_server.h"
 #include "transport/security.h"
 
@@ -13,9 +14,7 @@ namespace apollo11::cli {
 namespace {
 
 std::string StateDirOf(const NodeFlags& f, NodeEnv& env) {
-  if (!f.state_dir.empty()) return f.state_dir;
-  std::string from_env = env.Getenv("APOLLO11_STATE_DIR");
-  return from_env.empty() ? ".apollo11" : from_env;
+  return NodeStateDir(f.state_dir, [&env](const std::string& name) { return env.Getenv(name); });
 }
 
 std::string WorkerIdOf(const NodeFlags& f, const std::string& state_dir, NodeEnv& env) {
@@ -231,6 +230,7 @@ Result<NodeConfig> ResolveNodeConfig(const NodeFlags& flags, NodeEnv& env) {
   c.worker = flags.role != "coordinator";
   c.state_dir = StateDirOf(flags, env);
   c.log_file = LogFileOf(flags, c.state_dir, WorkerIdOf(flags, c.state_dir, env));
+  c.log_level = flags.log_level;
   auto d = ParseDurations(flags);
   if (!d.ok()) return d.status();
   if (c.coordinator) FillCoordinator(flags, *d, &c);

@@ -69,6 +69,7 @@ struct NodeConfig {
   // This node's log file (STATE_DIR/coordinator.log, or the worker's
   // STATE_DIR/worker-ID/worker.log on a worker).
   std::string log_file;
+  std::string log_level = "info";  // --log-level (the file keeps info and above at least)
   actors::CoordinatorConfig coordinator_config;
   actors::WorkerConfig worker_config;
   // Locked for the worker's lifetime (one process per worker identity);

@@ -10,13 +10,17 @@
 // when asked), plus the JSON API on a coordinator. Mutating API calls need
 // --api-token or --api-token-file.
 //
-// Settings come from flags, or the same keys in a YAML --config file (flags
-// win). Logs go to stderr. On start one JSON line on stdout names the bound
-// endpoints. SIGTERM or SIGINT: a worker drains (takes no new work, finishes
-// and delivers what it holds, leaves with BYE), then the node exits 0.
+// Settings come from flags, APOLLO11_<FLAG> variables, or the same keys in
+// a YAML config file, in that order (cli/node_flag_sources.h). Logs go to
+// stderr. On start one JSON line on stdout names the bound endpoints, then
+// systemd hears READY=1 (Type=notify). SIGTERM or SIGINT: STOPPING=1, a
+// worker drains (takes no new work, finishes and delivers what it holds,
+// leaves with BYE), then the node exits 0. SIGHUP: the log file is reopened,
+// the alert rules and the authorized keys (with their roles) are read again;
+// a reload that fails is logged and the old settings stay.
 
 #include <signal.h>
-#include <yaml-cpp/yaml.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -28,7 +32,9 @@
 #include "cli/node.h"
 #include "cli/node_config.h"
 #include "cli/node_env.h"
+#include "cli/node_flag_sources.h"
 #include "cli/state_dir.h"
+#include "cli/systemd_notify.h"
 #include "cli/usage_errors.h"
 #include "cli/version.h"
 #include "common/log_event.h"
@@ -41,41 +47,6 @@ using apollo11::cli::kExitInternal;
 using apollo11::cli::kExitInvalidInput;
 using apollo11::cli::NodeFlags;
 using apollo11::cli::NodeStage;
-
-// Applies `--config FILE` keys for every flag not given on the command line.
-Status ApplyConfig(CLI::App& start, const std::string& path) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const std::exception& e) {
-    return Status::InvalidInput("config " + path + ": " + e.what());
-  }
-  if (!root.IsMap()) return Status::InvalidInput("config " + path + ": expected a mapping");
-  for (const auto& item : root) {
-    const std::string key = item.first.as<std::string>();
-    if (key == "alerts") continue;  // a list of rules, not a flag: LoadAlertRules
-    CLI::Option* opt = nullptr;
-    try {
-      opt = start.get_option("--" + key);
-    } catch (const CLI::OptionNotFound&) {
-      return Status::InvalidInput("config " + path + ":" +
-                                  std::to_string(item.first.Mark().line + 1) + ": unknown key '" +
-                                  key + "'");
-    }
-    if (opt->count() > 0 || key == "config") continue;  // the command line wins
-    try {
-      if (item.second.IsSequence()) {
-        for (const auto& v : item.second) opt->add_result(v.as<std::string>());
-      } else {
-        opt->add_result(item.second.as<std::string>());
-      }
-      opt->run_callback();
-    } catch (const std::exception& e) {
-      return Status::InvalidInput("config " + path + ": key '" + key + "': " + e.what());
-    }
-  }
-  return Status::Ok();
-}
 
 // The node's start-up error, worded as each step always has been.
 void PrintStartError(NodeStage stage, const Status& s) {
@@ -106,11 +77,16 @@ void PrintStartError(NodeStage stage, const Status& s) {
 
 // The flags of `start`, stored in `*f`.
 void AddStartFlags(CLI::App* start, NodeFlags* f) {
-  start->add_option("--role", f->role, "coordinator, worker or all (one box)")
+  start->add_option("--role", f->role, "coordinator, worker or all (one box); required")
       ->check(CLI::IsMember({"coordinator", "worker", "all"}));
-  start->add_option("--config", f->config, "YAML file with the same keys as these flags");
+  start->add_option("--config", f->config,
+                    "YAML file with the same keys as these flags (default /etc/apollo11/node.yaml "
+                    "when it exists); each flag may also come from $APOLLO11_<FLAG>, e.g. "
+                    "APOLLO11_STATE_DIR; the command line wins over the environment, the "
+                    "environment over the file");
   start->add_option("--state-dir", f->state_dir,
-                    "journal and logs (default $APOLLO11_STATE_DIR or ./.apollo11)");
+                    "journal and logs (default $STATE_DIRECTORY, /var/lib/apollo11 under "
+                    "systemd, else $XDG_STATE_HOME/apollo11 or ~/.local/state/apollo11)");
   start->add_option("--bind", f->bind, "coordinator: endpoint workers connect to");
   start->add_option("--api-bind", f->api_bind, "coordinator: endpoint clients connect to");
   start->add_option("--connect", f->connect, "worker: the coordinator's worker endpoint");
@@ -168,9 +144,24 @@ void AddStartFlags(CLI::App* start, NodeFlags* f) {
                     "coordinator: repeats of an alert within it are delivered once, with a count");
 }
 
+// What SIGHUP reloads: the config file's alert rules and the flags'
+// authorized-keys file, resolved again from the flags the node started with.
+apollo11::Result<apollo11::cli::NodeConfig> Reresolve(const NodeFlags& f,
+                                                      apollo11::cli::NodeEnv& env) {
+  apollo11::cli::NotifyReloading();
+  NodeFlags fresh = f;
+  if (!f.config.empty()) {
+    auto rules = apollo11::alerts::LoadAlertRules(f.config);
+    if (!rules.ok()) return rules.status();
+    fresh.alert_rules = std::move(*rules);
+  }
+  return apollo11::cli::ResolveNodeConfig(fresh, env);
+}
+
 int Start(const NodeFlags& f) {
   apollo11::cli::SystemNodeEnv env;
-  const std::string state_dir = apollo11::cli::ResolveStateDir(f.state_dir);
+  const std::string state_dir = apollo11::cli::NodeStateDir(
+      f.state_dir, [&env](const std::string& name) { return env.Getenv(name); });
   apollo11::SetProcessLogNode(f.role != "worker"    ? apollo11::cli::CoordinatorLogNode()
                               : f.worker_id.empty() ? apollo11::cli::DefaultWorkerId(state_dir, env)
                                                     : f.worker_id);
@@ -190,6 +181,7 @@ int Start(const NodeFlags& f) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);  // reload, never a kill
   apollo11::cli::BlockSignals(signals);
 
   apollo11::SystemClock clock;
@@ -200,7 +192,12 @@ int Start(const NodeFlags& f) {
   }
   std::printf("%s\n", node.listening().dump().c_str());
   std::fflush(stdout);
-  return node.Run(signals);
+  apollo11::cli::NotifyReady();
+  apollo11::cli::Node::RunHooks hooks;
+  hooks.reload = [&f, &env]() { return Reresolve(f, env); };
+  hooks.reloaded = [] { apollo11::cli::NotifyReloaded(); };
+  hooks.stopping = [] { apollo11::cli::NotifyStopping(); };
+  return node.Run(signals, apollo11::Millis(200), hooks);
 }
 
 }  // namespace
@@ -210,28 +207,41 @@ int main(int argc, char** argv) {
   signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"apollo11-node: runs Apollo-11 coordinator and worker actors", "apollo11-node"};
   app.option_defaults()->always_capture_default();  // --help shows every default
-  app.set_version_flag("--version", std::string("apollo11-node ") + apollo11::kVersion);
+  app.set_version_flag("--version", apollo11::VersionText("apollo11-node"));
   app.require_subcommand(1);
   NodeFlags f;
   CLI::App* start = app.add_subcommand("start", "start the node's actors and serve until SIGTERM");
   AddStartFlags(start, &f);
   int exit_code = apollo11::cli::kExitOk;
+  apollo11::cli::BindFlagEnvironment(start);
   start->callback([&] {
-    if (!f.config.empty()) {
-      Status s = ApplyConfig(*start, f.config);
+    const std::string config = apollo11::cli::NodeConfigPath(
+        f.config, ::access(apollo11::cli::kDefaultNodeConfigFile, F_OK) == 0);
+    if (!config.empty()) {
+      Status s = apollo11::cli::ApplyNodeConfigFile(*start, config);
       if (!s.ok()) {
         std::fprintf(stderr, "apollo11-node: %s\n", s.message().c_str());
         exit_code = kExitInvalidInput;
         return;
       }
-      auto rules = apollo11::alerts::LoadAlertRules(f.config);
+      auto rules = apollo11::alerts::LoadAlertRules(config);
       if (!rules.ok()) {
         std::fprintf(stderr, "apollo11-node: %s\n", rules.status().message().c_str());
         exit_code = kExitInvalidInput;
         return;
       }
       f.alert_rules = std::move(*rules);
+      f.config = config;
     }
+    if (start->get_option("--role")->count() == 0) {
+      std::fprintf(stderr,
+                   "apollo11-node: start needs --role: coordinator, worker or all (one box)\n");
+      exit_code = kExitInvalidInput;
+      return;
+    }
+    // Tasks inherit the node's environment: a token given there stays
+    // with the node (still one thread, so unsetenv is safe).
+    ::unsetenv(apollo11::cli::FlagEnvName("--api-token").c_str());
     exit_code = Start(f);
   });
   if (auto code = apollo11::cli::CheckSubcommand(app, argc, argv)) return *code;

@@ -6,10 +6,30 @@
 
 namespace apollo11::cli {
 
-std::string ResolveStateDir(const std::string& flag) {
+std::string ClientStateDir(const std::string& flag, const GetenvFn& getenv) {
   if (!flag.empty()) return flag;
-  if (const char* env = std::getenv("APOLLO11_STATE_DIR"); env && *env) return env;
+  if (std::string dir = getenv("APOLLO11_STATE_DIR"); !dir.empty()) return dir;
+  if (std::string xdg = getenv("XDG_STATE_HOME"); !xdg.empty()) return xdg + "/apollo11";
+  if (std::string home = getenv("HOME"); !home.empty()) return home + "/.local/state/apollo11";
   return ".apollo11";
+}
+
+std::string NodeStateDir(const std::string& flag, const GetenvFn& getenv) {
+  if (!flag.empty()) return flag;
+  if (std::string dir = getenv("APOLLO11_STATE_DIR"); !dir.empty()) return dir;
+  // systemd's StateDirectory=: a colon-separated list, ours first.
+  if (std::string dirs = getenv("STATE_DIRECTORY"); !dirs.empty()) {
+    return dirs.substr(0, dirs.find(':'));
+  }
+  if (!getenv("INVOCATION_ID").empty()) return "/var/lib/apollo11";
+  return ClientStateDir(flag, getenv);
+}
+
+std::string ResolveStateDir(const std::string& flag) {
+  return ClientStateDir(flag, [](const std::string& name) {
+    const char* value = std::getenv(name.c_str());
+    return std::string(value ? value : "");
+  });
 }
 
 Result<std::unique_ptr<storage::Journal>> OpenJournalReadOnly(const std::string& flag) {

@@ -1,6 +1,12 @@
 #pragma once
-// Where a node keeps its state: --state-dir, else $APOLLO11_STATE_DIR, else
-// ./.apollo11. Inside: journal/ (LMDB), logs/ (task output), LOCK.
+// Where state lives (journal/ (LMDB), logs/ (task output), LOCK).
+//   The CLI (`apollo11 run`, and the commands that read a state dir):
+//     --state-dir, else $APOLLO11_STATE_DIR, else $XDG_STATE_HOME/apollo11,
+//     else $HOME/.local/state/apollo11 (./.apollo11 without a HOME).
+//   A node (`apollo11-node start`): --state-dir, else $APOLLO11_STATE_DIR,
+//     else systemd's $STATE_DIRECTORY (its first entry), else
+//     /var/lib/apollo11 when run as a systemd service ($INVOCATION_ID set),
+//     else as the CLI.
 
 #include <cstdio>
 #include <memory>
@@ -13,6 +19,17 @@
 
 namespace apollo11::cli {
 
+#include <functional>
+
+// The value of an environment variable, "" when unset.
+using GetenvFn = std::function<std::string(const std::string&)>;
+
+// The CLI's state dir for `flag` (see above), reading the environment
+// through `getenv`.
+std::string ClientStateDir(const std::string& flag, const GetenvFn& getenv);
+// A node's state dir for `flag` (see above).
+std::string NodeStateDir(const std::string& flag, const GetenvFn& getenv);
+// ClientStateDir with the process environment.
 std::string ResolveStateDir(const std::string& flag);
 inline std::string JournalDir(const std::string& state_dir) { return state_dir + "/journal"; }
 inline std::string LogDir(const std::string& state_dir) { return state_dir + "/logs"; }

@@ -13,6 +13,8 @@ BUILD_PACKAGES=(
   catch2 libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
   libcpp-httplib-dev libcurl4-openssl-dev libbenchmark-dev
   python3
+  libsystemd-dev  # pkg: sd_notify for Type=notify units
+  help2man  # pkg: man pages generated from --help at build time
 )
 # Extra tools the test suite and the benchmarks use.
 TEST_PACKAGES=(clang libclang-rt-14-dev hyperfine procps curl python3-jsonschema python3-yaml faketime)

@@ -25,7 +25,8 @@ constexpr size_t kCurveKeyBytes = 32;
 
 struct SetKeysMsg {
   std::map<std::string, std::vector<std::string>> keys;
-  MSGPACK_DEFINE(keys);
+  std::map<std::string, KeyRoles> roles;
+  MSGPACK_DEFINE(keys, roles);
 };
 
 struct SetKeysDoneMsg {
@@ -94,9 +95,10 @@ AuthorizedKeys FromWire(const SetKeysMsg& msg) {
   return keys;
 }
 
-SetKeysMsg ToWireKeys(const AuthorizedKeys& keys) {
+SetKeysMsg ToWireKeys(const AuthorizedKeys& keys, const KeyRolesByKey& roles) {
   SetKeysMsg msg;
   for (const auto& [domain, set] : keys) msg.keys[domain].assign(set.begin(), set.end());
+  msg.roles = roles;
   return msg;
 }
 
@@ -170,7 +172,10 @@ Result<std::unique_ptr<ZapHandler>> ZapHandler::Start(zmq::context_t& ctx, Autho
           if (pipe.IsTerm(*cmd)) return;
           if (cmd->type == kSetKeys) {
             auto msg = BodyAs<SetKeysMsg>(*cmd);
-            if (msg.ok()) keys = FromWire(*msg);
+            if (msg.ok()) {
+              keys = FromWire(*msg);
+              roles = std::move(msg->roles);
+            }
             (void)pipe.Send(kSetKeysDone, SetKeysDoneMsg{});
           }
         } else if (IsContextTerminated(cmd.status())) {
@@ -228,9 +233,9 @@ std::optional<std::string> ZapHandler::failure() const {
   return counters_->failure;
 }
 
-Status ZapHandler::SetAuthorizedKeys(const AuthorizedKeys& keys) {
+Status ZapHandler::SetAuthorizedKeys(const AuthorizedKeys& keys, const KeyRolesByKey& roles) {
   if (!actor_ || actor_->done()) return Status::NotFound("ZAP handler is not running");
-  APOLLO11_RETURN_IF_ERROR(actor_->Send(kSetKeys, ToWireKeys(keys)));
+  APOLLO11_RETURN_IF_ERROR(actor_->Send(kSetKeys, ToWireKeys(keys, roles)));
   for (;;) {
     auto reply = actor_->Recv(std::chrono::seconds(5));
     if (!reply.ok()) return reply.status();

@@ -84,10 +84,11 @@ class ZapHandler {
   ZapHandler(const ZapHandler&) = delete;
   ZapHandler& operator=(const ZapHandler&) = delete;
 
-  // Replaces the authorized keys (e.g. after the authorized-keys file was
-  // edited); in force for every handshake that starts after it returns.
-  // Existing connections are not dropped.
-  Status SetAuthorizedKeys(const AuthorizedKeys& keys);
+  // Replaces the authorized keys and their roles (e.g. after the
+  // authorized-keys file was edited; a key missing from `roles` has
+  // kRolesUnstated); in force for every handshake that starts after it
+  // returns. Existing connections keep the roles they were stamped with.
+  Status SetAuthorizedKeys(const AuthorizedKeys& keys, const KeyRolesByKey& roles = {});
 
   // Stops answering and joins the actor. Afterwards libzmq finds no handler
   // and CURVE servers in this context accept ANY key: close the servers first.

@@ -241,6 +241,28 @@ TEST_CASE("reloaded authorized keys admit a newly listed client", "[security][za
   CHECK((*zap)->accepted() == 1);
 }
 
+TEST_CASE("reloaded authorized keys stamp new connections with their new roles",
+          "[security][zap]") {
+  zmq::context_t ctx;
+  CurveKeyPair server = NewKeys(), client = NewKeys();
+  auto zap =
+      ZapHandler::Start(ctx, {{kDomain, {client.public_z85}}}, {{client.public_z85, kRoleReader}});
+  REQUIRE(zap.ok());
+  Server s = StartServer(ctx, &server, kDomain);
+  zmq::socket_t first = Connect(ctx, s.endpoint, &client, server.public_z85);
+  auto msg = RecvWithin(s.router, milliseconds(5000));
+  REQUIRE(msg);
+  CHECK(std::string(zmq_msg_gets(msg->payload.handle(), kRolesProperty)) == "reader");
+  REQUIRE(
+      (*zap)
+          ->SetAuthorizedKeys({{kDomain, {client.public_z85}}}, {{client.public_z85, kRoleAdmin}})
+          .ok());
+  zmq::socket_t second = Connect(ctx, s.endpoint, &client, server.public_z85);
+  msg = RecvWithin(s.router, milliseconds(5000));
+  REQUIRE(msg);
+  CHECK(std::string(zmq_msg_gets(msg->payload.handle(), kRolesProperty)) == "admin");
+}
+
 TEST_CASE("only one ZAP handler may run per context", "[security][zap]") {
   zmq::context_t ctx;
   auto first = ZapHandler::Start(ctx, {});

@@ -1,0 +1,88 @@
+#include "cli/node_flag_sources.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cctype>
+#include <vector>
+
+#include "dsl/suggest.h"
+
+namespace apollo11::cli {
+namespace {
+
+// The long names ("state-dir") of `start`'s options, for suggestions.
+std::vector<std::string> ConfigKeys(const CLI::App& start) {
+  std::vector<std::string> keys;
+  for (const CLI::Option* opt : start.get_options()) {
+    for (const std::string& name : opt->get_lnames()) {
+      if (name != "help" && name != "config") keys.push_back(name);
+    }
+  }
+  keys.push_back("alerts");
+  return keys;
+}
+
+}  // namespace
+
+std::string FlagEnvName(const std::string& long_flag) {
+  std::string name = "APOLLO11_";
+  size_t start = long_flag.find_first_not_of('-');
+  for (size_t i = start == std::string::npos ? long_flag.size() : start; i < long_flag.size();
+       ++i) {
+    const char c = long_flag[i];
+    name += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  }
+  return name;
+}
+
+void BindFlagEnvironment(CLI::App* start) {
+  for (CLI::Option* opt : start->get_options()) {
+    const std::vector<std::string>& names = opt->get_lnames();
+    if (names.empty() || names.front() == "help") continue;
+    opt->envname(FlagEnvName(names.front()));
+  }
+}
+
+std::string NodeConfigPath(const std::string& given, bool default_exists) {
+  if (!given.empty()) return given;
+  return default_exists ? kDefaultNodeConfigFile : "";
+}
+
+Status ApplyNodeConfigFile(CLI::App& start, const std::string& path) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const std::exception& e) {
+    return Status::InvalidInput("config " + path + ": " + e.what());
+  }
+  if (root.IsNull()) return Status::Ok();
+  if (!root.IsMap()) return Status::InvalidInput("config " + path + ": expected a mapping");
+  for (const auto& item : root) {
+    const std::string key = item.first.as<std::string>();
+    if (key == "alerts") continue;  // a list of rules, not a flag: LoadAlertRules
+    CLI::Option* opt = nullptr;
+    try {
+      opt = start.get_option("--" + key);
+    } catch (const CLI::OptionNotFound&) {
+    }
+    if (opt == nullptr || key == "help") {
+      return Status::InvalidInput("config " + path + ":" +
+                                  std::to_string(item.first.Mark().line + 1) + ": unknown key '" +
+                                  key + "'" + dsl::DidYouMean(key, ConfigKeys(start)));
+    }
+    if (opt->count() > 0 || key == "config") continue;  // command line or environment wins
+    try {
+      if (item.second.IsSequence()) {
+        for (const auto& v : item.second) opt->add_result(v.as<std::string>());
+      } else {
+        opt->add_result(item.second.as<std::string>());
+      }
+      opt->run_callback();
+    } catch (const std::exception& e) {
+      return Status::InvalidInput("config " + path + ": key '" + key + "': " + e.what());
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace apollo11::cli
