@@ -55,7 +55,7 @@ Status ParseName(std::string_view name, TemplateRef* ref) {
   ref->kind = Kind::kOutput;
   ref->name = std::string(rest.substr(0, dot));
   ref->path = field.size() > 7 ? std::string(field.substr(7)) : "";
-  if (field.size() == 7 || ref->path.find("..") != std::string::npos || ref->path.back() == '.') {
+  if (field.size() > 6 && ("." + ref->path + ".").find("..") != std::string::npos) {
     return Malformed(name, "the output path has an empty segment");
   }
   return Status::Ok();

@@ -175,3 +175,18 @@ TEST_CASE("an ancestor further up may be referenced", "[dsl][template]") {
   INFO(Dump(r));
   CHECK(r.ok());
 }
+
+TEST_CASE("odd placeholders are refused or left alone, never misread", "[dsl][template]") {
+  for (const char* bad : {"${tasks.a.output.}", "${tasks.a.output..x}", "${tasks..output}",
+                          "${tasks.a.outputs}", "${params.}", "${task.key}", "${tasks.a.output."}) {
+    std::vector<apollo11::dsl::TemplateRef> refs;
+    INFO(bad);
+    CHECK_FALSE(TemplateExpander::Scan(bad, &refs).ok());
+  }
+  for (const char* alone : {"${items}", "${run_idx}", "${run_id:-x}", "$${HOME}", "${", "}"}) {
+    std::vector<apollo11::dsl::TemplateRef> refs;
+    INFO(alone);
+    CHECK(TemplateExpander::Scan(alone, &refs).ok());
+    CHECK(refs.empty());
+  }
+}
