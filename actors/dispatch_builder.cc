@@ -4,6 +4,7 @@
 
 #include "common/wire_limits.h"
 #include "dsl/task_fields.h"
+#include "dsl/templated_fields.h"
 #include "transport/codec.h"
 
 namespace apollo11::actors {
@@ -63,11 +64,42 @@ QueuedExec DispatchBuilder::Build(const SchedulerRun& run, int task, Micros read
   p.run_precheck = !spec.precheck.empty() && run.dag->requeues(task) > 0;
   if (spec.type == dsl::TaskType::kNoop) {
     p.env.clear();  // a noop runs nothing: no environment to send
-  } else {
-    FillEnv(run, spec, d, idempotency_key, &p);
-    RefuseIfUnsendable(&d);
+    return q;
   }
+  Status expanded = ExpandTemplates(run, spec, idempotency_key, &p);
+  if (!expanded.ok()) {
+    Refuse(&d, "could not fill in the task's fields: " + expanded.message());
+    return q;
+  }
+  FillEnv(run, spec, d, idempotency_key, &p);
+  RefuseIfUnsendable(&d);
   return q;
+}
+
+Status DispatchBuilder::ExpandTemplates(const SchedulerRun& run, const dsl::TaskSpec& spec,
+                                        const std::string& idempotency_key,
+                                        transport::TaskPayload* p) {
+  dsl::TemplateValues values;
+  values.run_id = run.run_id;
+  values.task_id = spec.id;
+  values.idempotency_key = idempotency_key;
+  values.params = &run.record.params;
+  values.output = [&run](const std::string& id) -> const std::string* {
+    const int up = run.graph->Find(id);
+    return up < 0 ? nullptr : &run.execs[up].task_output;
+  };
+  Status status = Status::Ok();
+  dsl::ForEachTemplatedField(
+      *p, [&](const char* key, dsl::TemplateContext ctx, std::string& value) {
+        if (!status.ok() || !dsl::TemplateExpander::HasPlaceholder(value)) return;
+        Result<std::string> out = dsl::TemplateExpander::Expand(value, ctx, values);
+        if (!out.ok()) {
+          status = Status::InvalidInput(std::string("'") + key + "': " + out.status().message());
+          return;
+        }
+        value = std::move(*out);
+      });
+  return status;
 }
 
 void DispatchBuilder::FillEnv(const SchedulerRun& run, const dsl::TaskSpec& spec,
@@ -103,12 +135,16 @@ size_t DispatchBuilder::OutputShare(size_t per_upstream_cap, size_t upstreams) {
 void DispatchBuilder::RefuseIfUnsendable(transport::Dispatch* d) {
   Status fits = transport::CheckFits(transport::MsgType::kDispatch, *d);
   if (fits.ok()) return;
+  Refuse(d,
+         "the task cannot be sent to a worker: " + fits.message() + " (see Limits in docs/dsl.md)");
+}
+
+void DispatchBuilder::Refuse(transport::Dispatch* d, std::string reason) {
   transport::TaskPayload refused;
   refused.type = d->task.type;
   refused.timeout_ms = d->task.timeout_ms;
   refused.kill_grace_ms = d->task.kill_grace_ms;
-  refused.refusal =
-      "the task cannot be sent to a worker: " + fits.message() + " (see Limits in docs/dsl.md)";
+  refused.refusal = std::move(reason);
   d->task = std::move(refused);
 }
 

@@ -15,6 +15,7 @@
 #include "actors/internal_messages.h"
 #include "actors/scheduler_run.h"
 #include "common/duration.h"
+#include "common/status.h"
 
 namespace apollo11::actors {
 
@@ -45,7 +46,19 @@ class DispatchBuilder {
   // decoder would not accept the DISPATCH (transport::CheckFits).
   static void RefuseIfUnsendable(transport::Dispatch* d);
 
+  // Expands the `${...}` placeholders of p's templated fields
+  // (dsl/templated_fields.h) from the run: its id, params, the task's id and
+  // idempotency key, and upstream outputs as journaled. InvalidInput naming
+  // the field and placeholder when one cannot be filled (a missing output or
+  // path, a line break in a header).
+  static Status ExpandTemplates(const SchedulerRun& run, const dsl::TaskSpec& spec,
+                                const std::string& idempotency_key, transport::TaskPayload* p);
+
  private:
+  // Replaces d's payload by one the worker reports failed with `reason`,
+  // not retryable, running nothing.
+  static void Refuse(transport::Dispatch* d, std::string reason);
+
   // The APOLLO11_* variables of a task, and for one that runs a process its
   // inputs: the run's parameters, then its upstreams' outputs.
   void FillEnv(const SchedulerRun& run, const dsl::TaskSpec& spec, const transport::Dispatch& d,

@@ -12,6 +12,18 @@ bool EndedByItself(TaskState s) {
 
 }  // namespace
 
+namespace {
+
+// A task's journaled JSON output as a JSON value; null when there is none
+// (or, never expected, when the journal holds text that does not parse).
+nlohmann::json TaskOutputJson(const std::string& text) {
+  if (text.empty()) return nullptr;
+  nlohmann::json doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return doc.is_discarded() ? nlohmann::json(nullptr) : doc;
+}
+
+}  // namespace
+
 nlohmann::json RunSummaryJson(const storage::RunRecord& run,
                               const std::vector<storage::ExecutionRecord>& execs) {
   nlohmann::json tasks = nlohmann::json::object();
@@ -24,6 +36,7 @@ nlohmann::json RunSummaryJson(const storage::RunRecord& run,
     if (!e.error.empty()) t["error"] = e.error;
     if (!e.worker_id.empty()) t["worker"] = e.worker_id;
     if (!e.logs_truncated.empty()) t["logs_truncated"] = e.logs_truncated;
+    if (!e.task_output.empty()) t["output"] = TaskOutputJson(e.task_output);
     // The worker's clock, in µs: when the process started and was reaped
     // (bench/harness.py measures dependency hops from these).
     if (e.started_at) t["started_at_us"] = e.started_at;
@@ -88,6 +101,7 @@ nlohmann::json ExecutionJson(const storage::ExecutionRecord& e) {
   if (!e.error.empty()) j["error"] = e.error;
   if (!e.output.empty()) j["output_tail"] = e.output;
   if (!e.logs_truncated.empty()) j["logs_truncated"] = e.logs_truncated;
+  if (!e.task_output.empty()) j["output"] = TaskOutputJson(e.task_output);
   return j;
 }
 

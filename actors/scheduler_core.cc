@@ -275,6 +275,7 @@ Status SchedulerCore::ApplyResult(SchedulerRun& run, int task, const ResultFrom&
   rec.exit_code = r.exit_code;
   rec.error = r.error;
   rec.logs_truncated = r.logs_truncated;
+  rec.task_output = outcome == AttemptOutcome::kSuccess ? r.task_output : std::string();
   rec.output = r.output.size() > options_.journal_output_cap
                    ? r.output.substr(r.output.size() - options_.journal_output_cap)
                    : r.output;

@@ -401,6 +401,7 @@ void WorkerCore::OnFinished(std::vector<executor::ExecOutcome>& finished) {
     e.result.error = std::move(o.error);
     e.result.stderr_tail = std::move(o.stderr_tail);
     e.result.logs_truncated = std::move(o.logs_truncated);
+    e.result.task_output = std::move(o.task_output);
     e.result.started_at = o.started_at;
     e.result.finished_at = o.finished_at;
     if (e.log_events) LogFinished(e.result);

@@ -6,6 +6,7 @@
 #include "dsl/dag.h"
 #include "dsl/suggest.h"
 #include "dsl/task_limits.h"
+#include "dsl/template_check.h"
 
 namespace apollo11::dsl {
 namespace {
@@ -181,6 +182,7 @@ void CheckPipeline(const PipelineSpec& spec, const CheckOptions& options,
               "; a failure near its end retries a long way from its cause");
     }
     CheckFailureJoins(spec, index, out);
+    CheckTemplates(spec, index, out);
   }
 }
 

@@ -80,6 +80,8 @@ struct ExecOutcome {
   // Empty when the log files hold everything the task printed (up to the cap);
   // otherwise why they do not ("stdout: disk full (...) after 4096 bytes").
   std::string logs_truncated;
+  // JSON the task gave as its result ($APOLLO11_OUTPUT file, a db task's rows); empty = none.
+  std::string task_output;
 };
 
 // How the processes of an execution are held so none outlives it
@@ -107,6 +109,8 @@ struct ExecutorOptions {
   // when the execution ends; empty = $TMPDIR (or /tmp). A node passes
   // TaskInputs::DefaultRoot (a tmpfs when there is one).
   std::string inputs_dir{};
+  // The most a task may write to $APOLLO11_OUTPUT; more fails the task.
+  size_t max_task_output_bytes = 64 << 10;
 };
 
 }  // namespace apollo11::executor

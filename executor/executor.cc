@@ -21,6 +21,7 @@
 #include "executor/log_sink.h"
 #include "executor/process_group.h"
 #include "executor/task_inputs.h"
+#include "executor/task_output_file.h"
 
 namespace apollo11::executor {
 
@@ -150,6 +151,9 @@ Status Executor::Launch(const ExecRequest& request) {
                         : exec->inputs.Prepare(options_.inputs_dir, request.exec_id,
                                                request.attempt, request.inputs, &exec->req.env);
   exec->req.inputs = {};  // on disk now; up to ~10 MiB not to keep twice
+  if (started.ok() && !http) {
+    exec->req.env["APOLLO11_OUTPUT"] = TaskOutputFile::PathIn(exec->inputs.dir());
+  }
   if (started.ok() && !http) started = StartProcess(exec.get(), request.run_precheck);
   if (!started.ok()) {
     ExecOutcome o = MakeOutcome(exec.get(), ExecOutcomeKind::kFailed);

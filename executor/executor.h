@@ -133,6 +133,9 @@ class Executor final : public TaskRunner {
   void FinishHttp(Exec* exec, int curl_code, std::vector<ExecOutcome>* finished);
   // The outcome of `exec`, stamped finished at the wall clock's now.
   ExecOutcome MakeOutcome(Exec* exec, ExecOutcomeKind kind);
+  // Moves the task's $APOLLO11_OUTPUT into o->task_output, or turns *o into
+  // a failure saying why it could not (too big or not JSON: not retryable).
+  void ReadTaskOutput(Exec* exec, ExecOutcome* o) const;
 
   ExecutorOptions options_;
   const Clock& clock_;

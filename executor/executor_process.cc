@@ -12,6 +12,7 @@
 #include "executor/containment.h"
 #include "executor/executor.h"
 #include "executor/executor_exec.h"
+#include "executor/task_output_file.h"
 
 // The process side of Executor: stopping a task, reading its pipes, reaping
 // it and turning its end into an outcome.
@@ -176,8 +177,22 @@ std::optional<ExecOutcome> Executor::EndOf(Exec* exec) {
     o.error = "exit status lost (reaped by someone else)";
   } else if (!exited || code != 0) {
     o.error = EndedReason(exited, code);
+  } else {
+    ReadTaskOutput(exec, &o);
   }
   return o;
+}
+
+void Executor::ReadTaskOutput(Exec* exec, ExecOutcome* o) const {
+  Result<std::string> out = TaskOutputFile::Read(TaskOutputFile::PathIn(exec->inputs.dir()),
+                                                 options_.max_task_output_bytes);
+  if (out.ok()) {
+    o->task_output = std::move(*out);
+    return;
+  }
+  o->kind = ExecOutcomeKind::kFailed;
+  o->retryable = out.status().code() != StatusCode::kInvalidInput;
+  o->error = out.status().message();
 }
 
 }  // namespace apollo11::executor

@@ -129,9 +129,9 @@ Result<TransitionRecord> DecodeTransition(uint64_t seq, std::string_view value) 
 }
 
 std::string EncodeExecution(const ExecutionRecord& r) {
-  msgpack::sbuffer buf(128 + r.output.size() + r.error.size());
+  msgpack::sbuffer buf(128 + r.output.size() + r.error.size() + r.task_output.size());
   Packer pk(buf);
-  pk.pack_array(22);
+  pk.pack_array(23);
   pk.pack(kExecutionFormat);
   pk.pack(r.run_id);
   pk.pack(r.task_id);
@@ -154,6 +154,7 @@ std::string EncodeExecution(const ExecutionRecord& r) {
   pk.pack(r.slow_reason);
   pk.pack(r.flagged_at);
   pk.pack(r.logs_truncated);  // appended: older records decode with it empty
+  pk.pack(r.task_output);     // appended likewise
   return Take(buf);
 }
 
@@ -182,6 +183,7 @@ Result<ExecutionRecord> DecodeExecution(std::string_view exec_id, std::string_vi
     f.Next(r.slow_reason);
     f.Next(r.flagged_at);
     f.Next(r.logs_truncated);
+    f.Next(r.task_output);
   });
   if (!s.ok()) return s;
   return r;

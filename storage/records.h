@@ -75,6 +75,9 @@ struct ExecutionRecord {
   // Why this attempt's log files are incomplete (a write failed on the
   // worker: disk full); empty when they are whole.
   std::string logs_truncated;
+  // The JSON result of the attempt that succeeded ($APOLLO11_OUTPUT, a db
+  // task's rows), written with the SUCCESS transition; empty = none.
+  std::string task_output;
 };
 
 // One run of a pipeline snapshot (`pipeline_hash` names the immutable spec).

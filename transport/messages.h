@@ -22,7 +22,8 @@ namespace apollo11::transport {
 // 3: TaskPayload.inputs carries parameters and upstream outputs (no longer in
 // env) and TaskPayload.refusal; a worker of version 2 would run tasks
 // without them, so it is refused.
-inline constexpr uint32_t kProtocolVersion = 3;
+// 4: ResultMsg.task_output (the task's $APOLLO11_OUTPUT JSON), appended last.
+inline constexpr uint32_t kProtocolVersion = 4;
 // The first version whose ResultMsg has today's layout (see DecodeStoredResult).
 inline constexpr uint32_t kResultLayoutSince = 1;
 
@@ -185,9 +186,12 @@ struct ResultMsg {
   // Why the attempt's log files are incomplete (a write failed: disk full);
   // empty when they are whole. Appended last, like stderr_tail.
   std::string logs_truncated;
+  // The task's result as compact JSON ($APOLLO11_OUTPUT, a db task's rows);
+  // empty = none. Appended last, like stderr_tail.
+  std::string task_output;
   bool operator==(const ResultMsg&) const = default;
   MSGPACK_DEFINE(exec_id, attempt, outcome, exit_code, retryable, output, error, started_at,
-                 finished_at, stderr_tail, logs_truncated);
+                 finished_at, stderr_tail, logs_truncated, task_output);
 };
 
 // D→W: the RESULT is durable; stop resending it.

@@ -163,3 +163,31 @@ TEST_CASE("a DISPATCH the worker could not decode is sent as a refusal naming th
   CHECK(p.refusal.find("one string at most 1048576 bytes") != std::string::npos);
   CHECK(transport::CheckFits(transport::MsgType::kDispatch, q.dispatch).ok());
 }
+
+TEST_CASE("the dispatch builder expands templates from params and journaled outputs",
+          "[scheduler][dispatch][template]") {
+  SchedulerRun run = MakeRun();
+  run.execs[0].task_output = R"({"file":"a b.csv","n":[5]})";
+  // The graph's spec is immutable: build one whose "down" uses templates.
+  dsl::PipelineSpec spec = run.spec();
+  spec.tasks[1].command = "wc -l ${tasks.up.output.file} # ${params.date} ${HOME}";
+  spec.tasks[1].env = {{"N", "${tasks.up.output.n.0}"}, {"K", "${task.idempotency_key}"}};
+  auto graph = engine::RunGraph::Compile(std::move(spec));
+  REQUIRE(graph.ok());
+  run.graph = std::make_shared<const engine::RunGraph>(std::move(*graph));
+  DispatchBuilder builder(Millis(2000), 4);
+  QueuedExec q = builder.Build(run, 1, 0);
+  INFO(q.dispatch.task.refusal);
+  CHECK(q.dispatch.task.refusal.empty());
+  CHECK(q.dispatch.task.command == "wc -l 'a b.csv' # '2026-12-01' ${HOME}");
+  CHECK(q.dispatch.task.env.at("N") == "5");
+  CHECK(q.dispatch.task.env.at("K") == "2026-12-01-down");
+
+  // An output without the path: the attempt is refused with the reason.
+  run.execs[0].task_output = R"({"other":1})";
+  QueuedExec refused = builder.Build(run, 1, 0);
+  CHECK(refused.dispatch.task.command.empty());
+  CHECK(refused.dispatch.task.refusal ==
+        "could not fill in the task's fields: 'command': placeholder ${tasks.up.output.file}: "
+        "task 'up' output has no 'file'");
+}

@@ -284,3 +284,38 @@ TEST_CASE("a RESULT too large for the dispatcher's decoder is cut to fit, saying
   CHECK(result->output.size() == kWireMaxStringBytes / 4);
   CHECK(result->error == "exited with code 1 (result texts cut to fit the worker link)");
 }
+
+TEST_CASE("a task's JSON output travels in its RESULT and survives a worker restart",
+          "[worker][output]") {
+  WorkerFixture f;
+  f.Feed(Frame(transport::MsgType::kHeartbeat, Beat(1)));
+  f.Feed(Frame(transport::MsgType::kDispatch, NoopDispatch("r.out", 1, 1)));
+  Drain(*f.core);
+  std::vector<executor::ExecOutcome> finished(1);
+  finished[0].exec_id = "r.out";
+  finished[0].attempt = 1;
+  finished[0].kind = executor::ExecOutcomeKind::kSuccess;
+  finished[0].task_output = R"({"x":1})";
+  f.executor->Process(f.clock.Now(), &finished);  // drains the noop's own outcome
+  finished.resize(1);
+  f.core->OnFinished(finished);
+  auto env = transport::DecodeEnvelope(f.core->outbox()[0].data(), f.core->outbox()[0].size());
+  REQUIRE(env.ok());
+  auto result = transport::BodyAs<transport::ResultMsg>(*env);
+  REQUIRE(result.ok());
+  CHECK(result->task_output == R"({"x":1})");
+  f.core->outbox().clear();
+
+  f.Restart();  // killed before the ACK: the RESULT comes back from the outbox
+  f.core->Hello();
+  bool resent = false;
+  for (const auto& frame : f.core->outbox()) {
+    auto e = transport::DecodeEnvelope(frame.data(), frame.size());
+    if (!e.ok() || e->type != transport::ToWire(transport::MsgType::kResult)) continue;
+    auto r = transport::BodyAs<transport::ResultMsg>(*e);
+    REQUIRE(r.ok());
+    CHECK(r->task_output == R"({"x":1})");
+    resent = true;
+  }
+  CHECK(resent);
+}

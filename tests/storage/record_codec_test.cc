@@ -108,3 +108,34 @@ TEST_CASE("the worker of an attempt comes from the field, else from the old reas
 }
 
 }  // namespace apollo11::storage
+
+namespace apollo11::storage {
+
+TEST_CASE("a task output round-trips and an older execution record decodes without one",
+          "[storage][codec]") {
+  ExecutionRecord e;
+  e.run_id = "r1";
+  e.task_id = "a";
+  e.state = TaskState::kSuccess;
+  e.logs_truncated = "";
+  e.task_output = R"({"x":1})";
+  auto back = codec::DecodeExecution("r1.a", codec::EncodeExecution(e));
+  REQUIRE(back.ok());
+  CHECK(back->task_output == R"({"x":1})");
+
+  // The 22-field layout written before task_output existed.
+  e.task_output.clear();
+  std::string full = codec::EncodeExecution(e);
+  msgpack::object_handle h = msgpack::unpack(full.data(), full.size());
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> pk(buf);
+  const msgpack::object_array& a = h.get().via.array;
+  pk.pack_array(22);
+  for (uint32_t i = 0; i < 22; ++i) pk.pack(a.ptr[i]);
+  auto old = codec::DecodeExecution("r1.a", std::string(buf.data(), buf.size()));
+  REQUIRE(old.ok());
+  CHECK(old->state == TaskState::kSuccess);
+  CHECK(old->task_output.empty());
+}
+
+}  // namespace apollo11::storage

@@ -1,0 +1,105 @@
+// Task outputs and templating on the real `apollo11` binary: a task's
+// $APOLLO11_OUTPUT JSON is journaled with its SUCCESS, read back by a later
+// process (`status --json`), and feeds a downstream task's fields.
+
+#include <catch2/catch.hpp>
+#include <string>
+
+#include "tests/actors/cli_harness.h"
+
+using namespace apollo11::testing;  // NOLINT: test file
+
+TEST_CASE("a task output is journaled and status shows it after the run", "[cli][output]") {
+  ScratchDir dir;
+  const std::string state = dir.path() + "/s";
+  const std::string file = dir.Write("p.yaml", R"(version: "1.0"
+name: test.outputs
+pipeline:
+  - id: a
+    type: shell
+    command: "printf '{\"x\": \"hello\", \"n\": [1, 2]}' > \"$APOLLO11_OUTPUT\""
+  - id: plain
+    type: shell
+    command: "echo not json on stdout"
+)");
+  CmdResult run = Run({Apollo11(), "run", file, "--state-dir", state, "--json"});
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  const std::string run_id = ParseJson(run.out)["run_id"];
+
+  // A new process reads the journal: the output survived the coordinator.
+  auto status = ParseJson(Run({Apollo11(), "status", run_id, "--state-dir", state, "--json"}).out);
+  INFO(status.dump());
+  CHECK(status["tasks"]["a"]["output"]["x"] == "hello");
+  CHECK(status["tasks"]["a"]["output"]["n"][1] == 2);
+  CHECK_FALSE(status["tasks"]["plain"].contains("output"));
+}
+
+TEST_CASE("an output that is not JSON fails the run with the reason", "[cli][output]") {
+  ScratchDir dir;
+  const std::string state = dir.path() + "/s";
+  const std::string file = dir.Write("p.yaml", R"(version: "1.0"
+name: test.badoutput
+pipeline:
+  - id: a
+    type: shell
+    retry: {max_retries: 3, delay: 10ms}
+    command: "echo 'not json' > \"$APOLLO11_OUTPUT\""
+)");
+  CmdResult run = Run({Apollo11(), "run", file, "--state-dir", state, "--json"});
+  CHECK(run.exit_code != 0);
+  const std::string run_id = ParseJson(run.out)["run_id"];
+  auto status = ParseJson(Run({Apollo11(), "status", run_id, "--state-dir", state, "--json"}).out);
+  INFO(status.dump());
+  CHECK(status["tasks"]["a"]["state"] == "FAILED");
+  CHECK(status["tasks"]["a"]["attempts"] == 1);  // not retried: it cannot help
+  CHECK(status["tasks"]["a"]["error"].get<std::string>().find("not valid JSON") !=
+        std::string::npos);
+}
+
+TEST_CASE("a downstream command and env get an upstream's output through templates",
+          "[cli][output][template]") {
+  ScratchDir dir;
+  const std::string state = dir.path() + "/s";
+  const std::string out = dir.path() + "/b.out";
+  const std::string file =
+      dir.Write("p.yaml", R"(version: "1.0"
+name: test.templates
+params: {day: "2026-12-01"}
+pipeline:
+  - id: a
+    type: shell
+    command: "printf '{\"x\": \"a b; touch )" +
+                              dir.path() + R"(/pwned\", \"n\": [4, 5]}' > \"$APOLLO11_OUTPUT\""
+  - id: b
+    type: shell
+    depends_on: a
+    env: {N: "${tasks.a.output.n.1}"}
+    command: "printf '%s|%s|%s|%s' ${tasks.a.output.x} \"$N\" ${params.day} ${task_id} > )" +
+                              out + R"("
+)");
+  CmdResult run = Run({Apollo11(), "run", file, "--state-dir", state, "--json"});
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK(dir.Read("b.out") == "a b; touch " + dir.path() + "/pwned|5|2026-12-01|b");
+  CHECK_FALSE(dir.Exists("pwned"));
+}
+
+TEST_CASE("a template naming a task that is not upstream is refused with its place",
+          "[cli][template]") {
+  ScratchDir dir;
+  const std::string file = dir.Write("p.yaml", R"(version: "1.0"
+name: test.badtemplate
+pipeline:
+  - id: a
+    type: shell
+    command: "true"
+  - id: b
+    type: shell
+    command: "echo ${tasks.a.output.x}"
+)");
+  CmdResult v = Run({Apollo11(), "validate", file});
+  CHECK(v.exit_code == 2);
+  CHECK(v.err.find(file + ":7:5: error: task 'b', 'command': ${tasks.a.output.x}: task 'a' is "
+                          "not an upstream of 'b'") != std::string::npos);
+}
