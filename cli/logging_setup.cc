@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "common/json_log_formatter.h"
+#include "common/stderr_line.h"
 
 namespace apollo11::cli {
 
@@ -21,12 +22,13 @@ Status SetUpLogging(const LogSettings& settings) {
   if (format != "json" && format != "text") {
     return Status::InvalidInput("unknown log format '" + format + "' (json or text)");
   }
+  SetStderrJson(format == "json");
   auto err = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
   err->set_level(level);
   if (format == "json") {
     err->set_formatter(std::make_unique<JsonLogFormatter>());
   } else {
-    err->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ [%t] %v");
+    err->set_formatter(MakeTextLogFormatter());
   }
   std::vector<spdlog::sink_ptr> sinks{err};
   // The file keeps events down to info even when stderr is quieter: it is

@@ -31,6 +31,7 @@
 #include "cli/state_dir.h"
 #include "cli/version.h"
 #include "common/log_event.h"
+#include "common/stderr_line.h"
 #include "common/terminate_handler.h"
 
 namespace {
@@ -99,8 +100,8 @@ void PrintStartError(NodeStage stage, const Status& s) {
       break;
   }
   const bool bare = stage == NodeStage::kLock || stage == NodeStage::kWorkerLock;
-  std::fprintf(stderr, "apollo11-node: %s%s\n", what,
-               bare ? s.message().c_str() : s.ToString().c_str());
+  apollo11::StderrPrintf(spdlog::level::err, "start_failed", "apollo11-node: %s%s\n", what,
+                         bare ? s.message().c_str() : s.ToString().c_str());
 }
 
 // The flags of `start`, stored in `*f`.
@@ -180,7 +181,8 @@ int Start(const NodeFlags& f) {
   apollo11::InstallTerminateHandler();
   auto config = apollo11::cli::ResolveNodeConfig(f, env);
   if (!config.ok()) {
-    std::fprintf(stderr, "apollo11-node: %s\n", config.status().message().c_str());
+    apollo11::StderrPrintf(spdlog::level::err, "start_failed", "apollo11-node: %s\n",
+                           config.status().message().c_str());
     return kExitInvalidInput;
   }
   // Taken by Node::Run in this thread; every actor thread inherits the
