@@ -48,6 +48,10 @@ Status SetUpLogging(const LogSettings& settings) {
     }
   }
   auto logger = std::make_shared<spdlog::logger>("apollo11", sinks.begin(), sinks.end());
+  // spdlog's own complaints (a bad format string) would be raw text on stderr.
+  logger->set_error_handler([](const std::string& what) {
+    StderrPrintf(spdlog::level::err, "log_error", "apollo11: log error: %s\n", what.c_str());
+  });
   logger->set_level(settings.file.empty() ? level : file_level);
   // Every line reaches the file at once, so `trace` sees what just happened.
   logger->flush_on(spdlog::level::trace);
