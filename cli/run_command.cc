@@ -239,16 +239,17 @@ std::optional<int> StartNode(Node& node, const RunFlags& flags, LogSettings log,
 
 // The live side of `run`: progress lines on stderr, Ctrl-C (first: cancel,
 // second: exit at once), and a watch on the node's actors. The progress line
-// is redrawn in place, only on a terminal and without --no-progress or
-// --quiet: piped, stderr holds log records (one JSON object per line), not
-// a stream of progress.
+// is redrawn in place, only on a terminal in text format and without
+// --no-progress or --quiet: otherwise stderr holds log records (in JSON, one
+// object per line), not a stream of progress.
 class RunFollower {
  public:
   RunFollower(Node& node, const RunFlags& flags)
       : node_(node),
         resume_(!flags.resume.empty()),
         quiet_(flags.quiet),
-        progress_(!flags.quiet && !flags.no_progress && ::isatty(STDERR_FILENO)) {}
+        progress_(!flags.quiet && !flags.no_progress && ::isatty(STDERR_FILENO) &&
+                  !StderrIsJson()) {}
 
   FollowHooks Hooks(size_t task_count) {
     FollowHooks hooks;

@@ -167,7 +167,8 @@ TEST_CASE(
   // On a terminal (script(1) gives the command a pty): the progress line.
   auto on_tty = [&](const std::string& extra) {
     std::string cmd = Apollo11() + " run " + file + " --state-dir " + dir.path() +
-                      "/s --log-format text --heartbeat 100ms " + extra;
+                      "/s --heartbeat 100ms " + extra;
+    if (extra.find("--log-format") == std::string::npos) cmd += " --log-format text";
     return Run({"script", "-qec", cmd, "/dev/null"});
   };
   CmdResult tty = on_tty("");
@@ -183,4 +184,9 @@ TEST_CASE(
   CHECK(tty_quiet.exit_code == 0);
   CHECK(tty_quiet.out.find("\033[K") == std::string::npos);
   CHECK(tty_quiet.out.find("started") == std::string::npos);
+  // JSON asked for on a terminal: records only, no progress line among them.
+  CmdResult tty_json = on_tty("--log-format json");
+  CHECK(tty_json.exit_code == 0);
+  CHECK(tty_json.out.find("\033[K") == std::string::npos);
+  CHECK(tty_json.out.find("\"event\":\"run_submitted\"") != std::string::npos);
 }
