@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cli/command.h"
+#include "cli/logging_setup.h"
 #include "cli/version.h"
 
 int main(int argc, char** argv) {
@@ -10,6 +11,13 @@ int main(int argc, char** argv) {
   // the journal and the task logs report, instead of killing the process.
   // Tasks start with default dispositions (posix_spawnattr_setsigdefault).
   std::signal(SIGXFSZ, SIG_IGN);
+  // Client commands log only warnings and errors, as text on stderr: never
+  // spdlog's default logger, which writes "[warning]" lines to stdout. `run`
+  // sets up its own.
+  apollo11::cli::LogSettings log;
+  log.level = "warn";
+  log.format = "text";
+  (void)apollo11::cli::SetUpLogging(log);
   CLI::App app{"apollo11: validate, run and inspect Apollo-11 pipelines"};
   app.set_version_flag("--version", std::string("apollo11 ") + apollo11::kVersion);
   app.require_subcommand(1);

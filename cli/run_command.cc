@@ -394,7 +394,8 @@ int Summarize(storage::Journal& journal, const std::string& run_id, bool json, b
 int Run(const RunFlags& flags) {
   SetProcessLogNode(CoordinatorLogNode());
   LogSettings log;
-  log.level = flags.log_level;
+  // --quiet: only errors on stderr, unless a level was asked for.
+  log.level = flags.quiet && flags.log_level == "warn" ? "error" : flags.log_level;
   log.format = flags.log_format;
   if (Status s = SetUpLogging(log); !s.ok()) {
     StderrPrintf(spdlog::level::err, "error", "apollo11 run: %s\n", s.message().c_str());

@@ -156,6 +156,7 @@ TEST_CASE(
   CHECK(piped.err.find('\r') == std::string::npos);
   // --quiet: the summary and nothing else.
   CmdResult quiet = run({"--quiet"});
+  INFO(quiet.err);
   CHECK(quiet.exit_code == 0);
   CHECK(quiet.err.empty());
   CHECK(quiet.out.find("SUCCESS") != std::string::npos);
