@@ -139,7 +139,7 @@ void DispatcherCore::OnLogFetch(const LogFetch& fetch, DispatcherOutput* out) {
 }
 
 bool DispatcherCore::Forget(const std::string& identity, const std::string& reason,
-                            DispatcherOutput* out) {
+                            DispatcherOutput* out, bool bye) {
   auto it = workers_.find(identity);
   if (it == workers_.end()) return false;
   WorkerGone gone;
@@ -156,7 +156,9 @@ bool DispatcherCore::Forget(const std::string& identity, const std::string& reas
   }
   routes_.erase(it->second.route);
   workers_.erase(it);
-  LogEvent(spdlog::level::warn, "worker_gone",
+  // A worker that said BYE with nothing running left cleanly: not a warning.
+  const bool clean = bye && gone.execs.empty();
+  LogEvent(clean ? spdlog::level::info : spdlog::level::warn, "worker_gone",
            {{"worker_id", identity}, {"count", gone.execs.size()}, {"reason", reason}},
            "{}; {} executions handed back", reason, gone.execs.size());
   out->gone.push_back(std::move(gone));

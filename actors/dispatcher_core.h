@@ -244,7 +244,9 @@ class DispatcherCore {
   // its HELLO does not list (marked rejoined), or nothing.
   std::vector<transport::Probe> RejoinProbes(Worker& w, const transport::Hello& hello);
   // Drops a worker, handing its executions back; false when it was unknown.
-  bool Forget(const std::string& identity, const std::string& reason, DispatcherOutput* out);
+  // `bye`: it said BYE (logged at info when it held nothing, else warn).
+  bool Forget(const std::string& identity, const std::string& reason, DispatcherOutput* out,
+              bool bye = false);
   // A worker_lost alert for what Forget just handed back.
   void AlertLost(const WorkerGone& gone);
   // Queues one frame of `type` to the worker at `identity`.

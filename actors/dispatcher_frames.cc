@@ -98,7 +98,7 @@ void DispatcherCore::OnWorkerFrame(const std::string& identity, const transport:
       break;
     case WorkerAction::kBye: {
       const std::string id = w->id;  // Forget destroys *w
-      Forget(id, "worker " + id + " left (BYE)", out);
+      Forget(id, "worker " + id + " left (BYE)", out, /*bye=*/true);
       break;
     }
     case WorkerAction::kAskHello:

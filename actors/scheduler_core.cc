@@ -280,6 +280,9 @@ Status SchedulerCore::ApplyResult(SchedulerRun& run, int task, const ResultFrom&
                    ? r.output.substr(r.output.size() - options_.journal_output_cap)
                    : r.output;
   if (r.started_at) rec.started_at = r.started_at;
+  if (r.started_at && r.finished_at >= r.started_at) {
+    run.metrics->AttemptRan(r.finished_at - r.started_at);
+  }
   if (run.has_dependents[task]) run.outputs[task] = r.output;
   run.stderr_tails[task] = outcome == AttemptOutcome::kSuccess ? "" : r.stderr_tail;
   if (outcome == AttemptOutcome::kSuccess && r.finished_at > r.started_at) {
@@ -386,7 +389,7 @@ void SchedulerCore::ApplyTransition(SchedulerRun& run, engine::TaskTransition& t
   tr.reason = std::move(t.reason);
   tr.actor = (cause_task < 0 || t.task == cause_task) ? actor : "scheduler";
   batch_.Append(std::move(tr));
-  options_.metrics->Transition(t.from, t.to);
+  options_.metrics->Transition(t.from, t.to, run.metrics);
 
   if (InFlight(t.from)) --in_flight_;
   if (InFlight(t.to)) ++in_flight_;
@@ -432,7 +435,8 @@ void SchedulerCore::FinishIfDone(SchedulerRun& run) {
                         std::to_string(count(TaskState::kCanceled)) + " canceled";
   }
   batch_.PutRun(run.record);
-  options_.metrics->RunFinished(run.record.status);
+  options_.metrics->RunFinished(run.record.status, run.metrics,
+                                run.record.finished_at - run.record.started_at);
   RunFinished f;
   f.run_id = run.run_id;
   f.status = static_cast<uint8_t>(run.record.status);

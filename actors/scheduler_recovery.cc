@@ -48,6 +48,7 @@ Result<std::unique_ptr<SchedulerRun>> SchedulerCore::MakeRun(const std::string& 
   engine::DagRunOptions dag_options;
   dag_options.max_requeues = static_cast<int>(options_.max_requeues);
   run->dag = std::make_unique<engine::DagRun>(run->graph, dag_options);
+  run->metrics = options_.metrics->Pipeline(run->spec().name);
 
   const size_t n = run->spec().tasks.size();
   run->execs.resize(n);

@@ -13,6 +13,7 @@
 #include "dsl/pipeline.h"
 #include "engine/dag_run.h"
 #include "engine/run_graph.h"
+#include "observability/pipeline_metrics.h"
 #include "storage/records.h"
 
 namespace apollo11::actors {
@@ -37,6 +38,7 @@ struct SchedulerRun {
   std::vector<Micros> placed_steady;
   std::vector<uint8_t> has_dependents;
   std::vector<std::string> stderr_tails;  // by task index: of the last failed attempt, for alerts
+  observability::PipelineMetrics* metrics = nullptr;  // its pipeline's series; never null
   bool progress_dirty = true;
   bool finished = false;
 

@@ -312,10 +312,11 @@ namespace ob = apollo11::observability;
 void BM_MetricsTransition(benchmark::State& state) {
   ob::Registry registry;
   ob::CoordinatorMetrics m(registry);
+  ob::PipelineMetrics* pipeline = m.Pipeline("bench.p");
   int i = 0;
   for (auto _ : state) {
     m.Transition(apollo11::TaskState::kReady,
-                 i++ % 2 ? apollo11::TaskState::kRunning : apollo11::TaskState::kSuccess);
+                 i++ % 2 ? apollo11::TaskState::kRunning : apollo11::TaskState::kSuccess, pipeline);
   }
   state.SetItemsProcessed(state.iterations());
 }

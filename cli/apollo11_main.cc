@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cli/command.h"
+#include "cli/logging_setup.h"
 #include "cli/usage_errors.h"
 #include "cli/version.h"
 
@@ -11,6 +12,13 @@ int main(int argc, char** argv) {
   // the journal and the task logs report, instead of killing the process.
   // Tasks start with default dispositions (posix_spawnattr_setsigdefault).
   std::signal(SIGXFSZ, SIG_IGN);
+  // Client commands log only warnings and errors, as text on stderr: never
+  // spdlog's default logger, which writes "[warning]" lines to stdout. `run`
+  // sets up its own.
+  apollo11::cli::LogSettings log;
+  log.level = "warn";
+  log.format = "text";
+  (void)apollo11::cli::SetUpLogging(log);
   CLI::App app{"apollo11: validate, run and inspect Apollo-11 pipelines", "apollo11"};
   // Every option's default is shown by --help.
   app.option_defaults()->always_capture_default();

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "common/json_log_formatter.h"
+#include "common/stderr_line.h"
 
 namespace apollo11::cli {
 namespace {
@@ -44,12 +45,13 @@ Status SetUpLogging(const LogSettings& settings) {
   if (format != "json" && format != "text") {
     return Status::InvalidInput("unknown log format '" + format + "' (json or text)");
   }
+  SetStderrJson(format == "json");
   auto err = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
   err->set_level(level);
   if (format == "json") {
     err->set_formatter(std::make_unique<JsonLogFormatter>());
   } else {
-    err->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ [%t] %v");
+    err->set_formatter(MakeTextLogFormatter());
   }
   std::vector<spdlog::sink_ptr> sinks{err};
   // The file keeps events down to info even when stderr is quieter: it is
@@ -64,6 +66,10 @@ Status SetUpLogging(const LogSettings& settings) {
     sinks.push_back(std::move(swappable));
   }
   auto logger = std::make_shared<spdlog::logger>("apollo11", sinks.begin(), sinks.end());
+  // spdlog's own complaints (a bad format string) would be raw text on stderr.
+  logger->set_error_handler([](const std::string& what) {
+    StderrPrintf(spdlog::level::err, "log_error", "apollo11: log error: %s\n", what.c_str());
+  });
   logger->set_level(settings.file.empty() ? level : file_level);
   // Every line reaches the file at once, so `trace` sees what just happened.
   logger->flush_on(spdlog::level::trace);

@@ -9,9 +9,25 @@
 
 #include "cli/exit_codes.h"
 #include "cli/state_dir.h"
+#include "cli/version.h"
 #include "executor/task_inputs.h"
+#include "observability/process_metrics.h"
 
 namespace apollo11::cli {
+namespace {
+
+// The version and git commit /metrics reports as apollo11_build_info: the
+// one place that reads them.
+void AddBuildInfo(observability::Registry& registry) {
+#ifdef APOLLO11_GIT_COMMIT
+  const char* commit = APOLLO11_GIT_COMMIT;
+#else
+  const char* commit = "unknown";
+#endif
+  observability::AddBuildInfo(registry, kVersion, commit);
+}
+
+}  // namespace
 
 Node::Node(NodeConfig config, const Clock* clock) : config_(std::move(config)), clock_(clock) {
   listening_ = {{"event", "listening"}, {"role", config_.role}, {"pid", ::getpid()}};
@@ -133,6 +149,8 @@ Status Node::StartWorker() {
 }
 
 Status Node::StartHttp() {
+  AddBuildInfo(registry_);
+  observability::AddProcessMetrics(registry_);
   observability::HttpServerOptions ho;
   ho.bind = config_.http_bind;
   ho.api_token = config_.api_token;

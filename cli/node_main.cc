@@ -38,6 +38,7 @@
 #include "cli/usage_errors.h"
 #include "cli/version.h"
 #include "common/log_event.h"
+#include "common/stderr_line.h"
 #include "common/terminate_handler.h"
 
 namespace {
@@ -71,8 +72,8 @@ void PrintStartError(NodeStage stage, const Status& s) {
       break;
   }
   const bool bare = stage == NodeStage::kLock || stage == NodeStage::kWorkerLock;
-  std::fprintf(stderr, "apollo11-node: %s%s\n", what,
-               bare ? s.message().c_str() : s.ToString().c_str());
+  apollo11::StderrPrintf(spdlog::level::err, "start_failed", "apollo11-node: %s%s\n", what,
+                         bare ? s.message().c_str() : s.ToString().c_str());
 }
 
 // The flags of `start`, stored in `*f`.
@@ -172,7 +173,8 @@ int Start(const NodeFlags& f) {
   apollo11::InstallTerminateHandler();
   auto config = apollo11::cli::ResolveNodeConfig(f, env);
   if (!config.ok()) {
-    std::fprintf(stderr, "apollo11-node: %s\n", config.status().message().c_str());
+    apollo11::StderrPrintf(spdlog::level::err, "start_failed", "apollo11-node: %s\n",
+                           config.status().message().c_str());
     return kExitInvalidInput;
   }
   // Taken by Node::Run in this thread; every actor thread inherits the

@@ -29,6 +29,7 @@
 #include "common/ids.h"
 #include "common/json_dump.h"
 #include "common/log_event.h"
+#include "common/stderr_line.h"
 #include "common/terminate_handler.h"
 #include "dsl/diagnostic.h"
 #include "dsl/parser.h"
@@ -47,6 +48,8 @@ struct RunFlags {
   std::string resume;  // run id to continue instead of a new run of `file`
   std::string state_dir;
   bool json = false;
+  bool quiet = false;        // only the final summary and errors on stderr
+  bool no_progress = false;  // no progress line, even on a terminal
   unsigned slots = 0;
   size_t max_backlog = 1000;
   std::string heartbeat = "1s";
@@ -88,26 +91,29 @@ std::vector<uint32_t> CountsFromJournal(storage::Journal& journal, const std::st
 // (canonical JSON) and task count: the model is freed before the
 // coordinator builds its own from the snapshot, so the two are never in
 // memory at once. kExitOk, or the exit code of the refusal.
-int LoadPipeline(const std::string& file, const std::vector<std::string>& library_dirs,
+int LoadPipeline(const std::string& file, const std::vector<std::string>& library_dirs, bool quiet,
                  actors::SubmitRun* submit, size_t* task_count) {
   dsl::ParseOptions options;
   options.library_dirs = library_dirs;
   dsl::ParseResult parsed = dsl::LoadPipelineFile(file, options);
   for (const dsl::Diagnostic& d : parsed.diagnostics) {
-    std::fprintf(stderr, "%s\n", dsl::FormatDiagnostic(d).c_str());
+    if (quiet && d.severity != dsl::Diagnostic::Severity::kError) continue;
+    StderrPrintf(
+        d.severity == dsl::Diagnostic::Severity::kError ? spdlog::level::err : spdlog::level::warn,
+        "diagnostic", "%s\n", dsl::FormatDiagnostic(d).c_str());
   }
   if (!parsed.ok()) return kExitInvalidInput;
   const dsl::PipelineSpec& spec = *parsed.pipeline;
   for (const dsl::TaskSpec& task : spec.tasks) {
     if (task.type == dsl::TaskType::kDb) {
-      std::fprintf(stderr,
+      StderrPrintf(spdlog::level::err, "error",
                    "%s:%d:%d: error: task '%s' is a db task; db tasks validate but this version "
                    "of Apollo-11 cannot run them yet\n",
                    task.where.file.c_str(), task.where.line, task.where.column, task.id.c_str());
       return kExitInvalidInput;
     }
     if (!task.foreach.empty()) {
-      std::fprintf(stderr,
+      StderrPrintf(spdlog::level::err, "error",
                    "%s:%d:%d: error: task '%s' uses foreach; dynamic fan-out validates but this "
                    "version of Apollo-11 cannot run it yet\n",
                    task.where.file.c_str(), task.where.line, task.where.column, task.id.c_str());
@@ -159,9 +165,10 @@ NodeConfig EmbeddedNodeConfig(const RunFlags& flags, const std::string& state_di
 std::optional<int> CheckResume(storage::Journal& journal, const RunFlags& flags,
                                const std::string& state_dir, size_t* tasks) {
   if (flags.resume.empty()) {
+    if (flags.quiet) return std::nullopt;
     if (auto unfinished = journal.UnfinishedRuns(); unfinished.ok()) {
       for (const storage::RunRecord& r : *unfinished) {
-        std::fprintf(stderr,
+        StderrPrintf(spdlog::level::info, "run_interrupted_earlier",
                      "note: run %s of %s was interrupted; continue it with `apollo11 run "
                      "--resume %s`\n",
                      r.run_id.c_str(), r.pipeline_name.c_str(), r.run_id.c_str());
@@ -170,23 +177,26 @@ std::optional<int> CheckResume(storage::Journal& journal, const RunFlags& flags,
     return std::nullopt;
   }
   if (Status valid = CheckRunId(flags.resume); !valid.ok()) {
-    std::fprintf(stderr, "apollo11 run: --resume: %s\n", valid.message().c_str());
+    StderrPrintf(spdlog::level::err, "error", "apollo11 run: --resume: %s\n",
+                 valid.message().c_str());
     return kExitInvalidInput;
   }
   auto previous = journal.GetRun(flags.resume);
   if (!previous.ok()) {
-    std::fprintf(stderr, "apollo11 run: %s\n", previous.status().ToString().c_str());
+    StderrPrintf(spdlog::level::err, "error", "apollo11 run: %s\n",
+                 previous.status().ToString().c_str());
     return kExitInternal;
   }
   if (!previous->has_value()) {
-    std::fprintf(stderr, "apollo11 run: no run %s in %s\n", flags.resume.c_str(),
-                 state_dir.c_str());
+    StderrPrintf(spdlog::level::err, "error", "apollo11 run: no run %s in %s\n",
+                 flags.resume.c_str(), state_dir.c_str());
     return kExitInvalidInput;
   }
   const storage::RunRecord& record = **previous;
   if (IsFinal(record.status)) {
-    std::fprintf(stderr, "apollo11 run: run %s already ended %s; nothing to resume\n",
-                 flags.resume.c_str(), ToString(record.status));
+    StderrPrintf(spdlog::level::err, "error",
+                 "apollo11 run: run %s already ended %s; nothing to resume\n", flags.resume.c_str(),
+                 ToString(record.status));
     auto execs = journal.ExecutionsOfRun(flags.resume);
     if (execs.ok()) PrintRunSummary(RunSummaryJson(record, *execs), stdout);
     return record.status == RunStatus::kSuccess ? kExitOk : kExitRunFailed;
@@ -203,16 +213,16 @@ std::optional<int> StartNode(Node& node, const RunFlags& flags, LogSettings log,
   const std::string& state_dir = node.config().state_dir;
   if (Status s = node.OpenState(); !s.ok()) {
     if (node.failed_stage() == NodeStage::kJournal) {
-      std::fprintf(stderr, "apollo11 run: cannot open the journal in %s: %s\n", state_dir.c_str(),
-                   s.ToString().c_str());
+      StderrPrintf(spdlog::level::err, "error", "apollo11 run: cannot open the journal in %s: %s\n",
+                   state_dir.c_str(), s.ToString().c_str());
     } else {
-      std::fprintf(stderr, "apollo11 run: %s\n", s.message().c_str());
+      StderrPrintf(spdlog::level::err, "error", "apollo11 run: %s\n", s.message().c_str());
     }
     return kExitInternal;
   }
   log.file = state_dir + "/coordinator.log";
   if (Status s = SetUpLogging(log); !s.ok()) {
-    std::fprintf(stderr, "apollo11 run: %s\n", s.message().c_str());
+    StderrPrintf(spdlog::level::err, "error", "apollo11 run: %s\n", s.message().c_str());
     return kExitInternal;
   }
   InstallTerminateHandler();  // a thread that dies says so in the log before the abort
@@ -222,17 +232,25 @@ std::optional<int> StartNode(Node& node, const RunFlags& flags, LogSettings log,
     const char* what = stage == NodeStage::kCoordinator ? "coordinator failed to start: "
                        : stage == NodeStage::kWorker    ? "worker failed to start: "
                                                         : "";
-    std::fprintf(stderr, "apollo11 run: %s%s\n", what, s.ToString().c_str());
+    StderrPrintf(spdlog::level::err, "error", "apollo11 run: %s%s\n", what, s.ToString().c_str());
     return kExitInternal;
   }
   return std::nullopt;
 }
 
 // The live side of `run`: progress lines on stderr, Ctrl-C (first: cancel,
-// second: exit at once), and a watch on the node's actors.
+// second: exit at once), and a watch on the node's actors. The progress line
+// is redrawn in place, only on a terminal in text format and without
+// --no-progress or --quiet: otherwise stderr holds log records (in JSON, one
+// object per line), not a stream of progress.
 class RunFollower {
  public:
-  RunFollower(Node& node, bool resume) : node_(node), resume_(resume) {}
+  RunFollower(Node& node, const RunFlags& flags)
+      : node_(node),
+        resume_(!flags.resume.empty()),
+        quiet_(flags.quiet),
+        progress_(!flags.quiet && !flags.no_progress && ::isatty(STDERR_FILENO) &&
+                  !StderrIsJson()) {}
 
   FollowHooks Hooks(size_t task_count) {
     FollowHooks hooks;
@@ -241,7 +259,9 @@ class RunFollower {
     // submitted by another process: nothing is pushed, its record is polled.
     hooks.quiet_poll = resume_ ? std::chrono::milliseconds(200) : std::chrono::milliseconds(0);
     hooks.accepted = [this, task_count](const std::string& run_id) {
-      std::fprintf(stderr, "run %s started: %zu tasks (state in %s)\n", run_id.c_str(), task_count,
+      if (quiet_) return;
+      StderrPrintf(spdlog::level::info, "run_submitted",
+                   "run %s started: %zu tasks (state in %s)\n", run_id.c_str(), task_count,
                    node_.config().state_dir.c_str());
     };
     hooks.progress = [this](const std::vector<uint32_t>& counts) { counts_ = counts; };
@@ -253,7 +273,7 @@ class RunFollower {
   void Finish(const std::string& run_id) {
     if (resume_) counts_ = CountsFromJournal(*node_.journal(), run_id);
     PrintLine(/*finished=*/true);
-    if (tty_) std::fprintf(stderr, "\n");
+    if (progress_ && last_line_ != 0) std::fprintf(stderr, "\n");
   }
 
   // Why the follow was stopped early, if an actor died.
@@ -262,7 +282,8 @@ class RunFollower {
  private:
   FollowAction Tick(const std::string& run_id) {
     if (g_interrupts.load() > 1) {
-      std::fprintf(stderr, "\napollo11 run: interrupted twice; exiting without waiting\n");
+      StderrPrintf(spdlog::level::warn, "interrupt",
+                   "\napollo11 run: interrupted twice; exiting without waiting\n");
       std::_Exit(kExitAbandoned);
     }
     if (!failure_) failure_ = node_.ActorFailure();
@@ -270,15 +291,15 @@ class RunFollower {
     if (run_id.empty()) return FollowAction::kContinue;
     if (resume_ && clock_.Now() - last_poll_ >= 200 * kMicrosPerMilli) {
       last_poll_ = clock_.Now();
-      if (!tty_ || counts_.empty() || last_poll_ - last_line_ >= kMicrosPerSecond) {
+      if (counts_.empty() || last_poll_ - last_line_ >= kMicrosPerSecond) {
         counts_ = CountsFromJournal(*node_.journal(), run_id);
       }
     }
     PrintLine(/*finished=*/false);
     if (g_interrupts.load() == 0) return FollowAction::kContinue;
     if (!cancel_announced_) {
-      std::fprintf(stderr, "\napollo11 run: canceling run %s (Ctrl-C again to abandon)\n",
-                   run_id.c_str());
+      StderrPrintf(spdlog::level::warn, "interrupt",
+                   "\napollo11 run: canceling run %s (Ctrl-C again to abandon)\n", run_id.c_str());
       cancel_announced_ = true;
     }
     return FollowAction::kCancel;
@@ -286,23 +307,19 @@ class RunFollower {
 
   void PrintLine(bool finished) {
     const Micros now = clock_.Now();
-    if (counts_.empty() || !(tty_ || finished || now - last_line_ >= 2 * kMicrosPerSecond)) {
-      return;
-    }
+    if (!progress_ || counts_.empty()) return;
+    if (!finished && now - last_line_ < 100 * kMicrosPerMilli) return;
     std::string line =
         ProgressLine(counts_, static_cast<double>(now - started_) / kMicrosPerSecond);
-    if (tty_) {
-      std::fprintf(stderr, "\r\033[K%s", line.c_str());
-    } else {
-      std::fprintf(stderr, "%s\n", line.c_str());
-    }
+    std::fprintf(stderr, "\r\033[K%s", line.c_str());
     last_line_ = now;
   }
 
   Node& node_;
   const bool resume_;
+  const bool quiet_;
+  const bool progress_;  // progress lines: a terminal, and neither --quiet nor --no-progress
   SystemClock clock_;
-  const bool tty_ = ::isatty(STDERR_FILENO);
   const Micros started_ = clock_.Now();
   Micros last_poll_ = 0, last_line_ = 0;
   std::vector<uint32_t> counts_;
@@ -315,7 +332,7 @@ class RunFollower {
 // and whether it finished.
 std::string SubmitAndFollow(Node& node, RemoteCoordinator& client, actors::SubmitRun submit,
                             const RunFlags& flags, size_t tasks, bool* finished, int* code) {
-  RunFollower follower(node, !flags.resume.empty());
+  RunFollower follower(node, flags);
   std::string run_id = flags.resume;
   FollowHooks hooks = follower.Hooks(tasks);
   if (flags.resume.empty()) {
@@ -327,10 +344,11 @@ std::string SubmitAndFollow(Node& node, RemoteCoordinator& client, actors::Submi
     auto done = client.SubmitAndFollow(std::move(submit), hooks);
     if (!done.ok() && run_id.empty()) {
       if (done.status().code() == StatusCode::kIo) {
-        std::fprintf(stderr, "apollo11 run: the scheduler did not answer the submission in 60s\n");
+        StderrPrintf(spdlog::level::err, "error",
+                     "apollo11 run: the scheduler did not answer the submission in 60s\n");
         *code = kExitInternal;
       } else {
-        std::fprintf(stderr, "apollo11 run: the run was refused: %s\n",
+        StderrPrintf(spdlog::level::err, "error", "apollo11 run: the run was refused: %s\n",
                      done.status().message().c_str());
         *code = kExitInvalidInput;
       }
@@ -339,14 +357,17 @@ std::string SubmitAndFollow(Node& node, RemoteCoordinator& client, actors::Submi
     *finished = done.ok();
   } else {
     const actors::RecoveryReport& r = node.coordinator()->recovery();
-    std::fprintf(
-        stderr, "run %s resumed: %zu tasks, %zu were RUNNING, %zu READY (recovered in %.1f ms)\n",
-        run_id.c_str(), tasks, r.running, r.ready, static_cast<double>(r.elapsed_us) / 1000.0);
+    if (!flags.quiet) {
+      std::fprintf(
+          stderr, "run %s resumed: %zu tasks, %zu were RUNNING, %zu READY (recovered in %.1f ms)\n",
+          run_id.c_str(), tasks, r.running, r.ready, static_cast<double>(r.elapsed_us) / 1000.0);
+    }
     *finished = client.Follow(run_id, hooks).ok();
   }
   if (follower.failure()) {
     spdlog::error("an actor died: {}; stopping the run", follower.failure()->ToString());
-    std::fprintf(stderr, "apollo11 run: %s\n", follower.failure()->ToString().c_str());
+    StderrPrintf(spdlog::level::err, "error", "apollo11 run: %s\n",
+                 follower.failure()->ToString().c_str());
   }
   follower.Finish(run_id);
   return run_id;
@@ -357,8 +378,8 @@ int Summarize(storage::Journal& journal, const std::string& run_id, bool json, b
   auto run = journal.GetRun(run_id);
   auto execs = journal.ExecutionsOfRun(run_id);
   if (!run.ok() || !run->has_value() || !execs.ok()) {
-    std::fprintf(stderr, "apollo11 run: cannot read run %s back from the journal\n",
-                 run_id.c_str());
+    StderrPrintf(spdlog::level::err, "error",
+                 "apollo11 run: cannot read run %s back from the journal\n", run_id.c_str());
     return kExitInternal;
   }
   const storage::RunRecord& record = **run;
@@ -374,21 +395,24 @@ int Summarize(storage::Journal& journal, const std::string& run_id, bool json, b
 int Run(const RunFlags& flags) {
   SetProcessLogNode(CoordinatorLogNode());
   LogSettings log;
-  log.level = flags.log_level;
+  // --quiet: only errors on stderr, unless a level was asked for.
+  log.level = flags.quiet && flags.log_level == "warn" ? "error" : flags.log_level;
   log.format = flags.log_format;
   if (Status s = SetUpLogging(log); !s.ok()) {
-    std::fprintf(stderr, "apollo11 run: %s\n", s.message().c_str());
+    StderrPrintf(spdlog::level::err, "error", "apollo11 run: %s\n", s.message().c_str());
     return kExitInvalidInput;
   }
   const bool resume = !flags.resume.empty();
   if (resume == !flags.file.empty()) {
-    std::fprintf(stderr, "apollo11 run: give a pipeline FILE, or --resume RUN_ID (not both)\n");
+    StderrPrintf(spdlog::level::err, "error",
+                 "apollo11 run: give a pipeline FILE, or --resume RUN_ID (not both)\n");
     return kExitInvalidInput;
   }
   actors::SubmitRun submit;
   size_t tasks = 0;
   if (!resume) {
-    if (int code = LoadPipeline(flags.file, flags.library_dirs, &submit, &tasks); code != kExitOk)
+    if (int code = LoadPipeline(flags.file, flags.library_dirs, flags.quiet, &submit, &tasks);
+        code != kExitOk)
       return code;
   }
   // yaml-cpp's node tree of a large file peaks at several times the model's
@@ -398,7 +422,8 @@ int Run(const RunFlags& flags) {
   ::malloc_trim(0);
   auto heartbeat = ParseDuration(flags.heartbeat);
   if (!heartbeat.ok()) {
-    std::fprintf(stderr, "apollo11 run: --heartbeat: %s\n", heartbeat.status().message().c_str());
+    StderrPrintf(spdlog::level::err, "error", "apollo11 run: --heartbeat: %s\n",
+                 heartbeat.status().message().c_str());
     return kExitInvalidInput;
   }
   SystemClock clock;
@@ -409,7 +434,8 @@ int Run(const RunFlags& flags) {
       RemoteCoordinator::ConnectWithKeys(node.coordinator()->client_endpoint(), std::nullopt, "",
                                          std::chrono::seconds(60), &node.context());
   if (!client.ok()) {
-    std::fprintf(stderr, "apollo11 run: %s\n", client.status().ToString().c_str());
+    StderrPrintf(spdlog::level::err, "error", "apollo11 run: %s\n",
+                 client.status().ToString().c_str());
     return kExitInternal;
   }
   (*client)->set_warn_on_journal_error(false);  // run reports from the journal itself
@@ -436,9 +462,13 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--resume", flags->resume,
                   "continue run RUN_ID that an interrupted process left unfinished");
   cmd->add_option("--state-dir", flags->state_dir,
-                  "where the journal and task logs live (default $APOLLO11_STATE_DIR or "
-                  "./.apollo11)");
+                  "where the journal and task logs live (default $APOLLO11_STATE_DIR, "
+                  "else $XDG_STATE_HOME/apollo11, else ~/.local/state/apollo11)");
   cmd->add_flag("--json", flags->json, "print the final summary as JSON on stdout");
+  cmd->add_flag("--quiet,-q", flags->quiet,
+                "print only the final summary and errors (no start line, notes or progress)");
+  cmd->add_flag("--no-progress", flags->no_progress,
+                "no progress line (it is drawn only when stderr is a terminal)");
   cmd->add_option("--slots", flags->slots, "tasks run at once (0: the number of cores)")
       ->check(AtLeast(0));
   cmd->add_option("--max-backlog", flags->max_backlog,

@@ -1,5 +1,7 @@
 #include "common/json_log_formatter.h"
 
+#include <spdlog/pattern_formatter.h>
+
 #include <chrono>
 #include <ctime>
 
@@ -62,7 +64,45 @@ std::string IsoTimestamp(std::chrono::system_clock::time_point t) {
   return buf;
 }
 
+// %k in a pattern: the level as LogLevelName names it.
+class LevelNameFlag final : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&,
+              spdlog::memory_buf_t& dest) override {
+    const std::string_view name = LogLevelName(msg.level);
+    dest.append(name.data(), name.data() + name.size());
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override {
+    return std::make_unique<LevelNameFlag>();
+  }
+};
+
 }  // namespace
+
+std::string_view LogLevelName(spdlog::level::level_enum level) {
+  switch (level) {
+    case spdlog::level::trace:
+      return "trace";
+    case spdlog::level::debug:
+      return "debug";
+    case spdlog::level::info:
+      return "info";
+    case spdlog::level::warn:
+      return "warn";
+    case spdlog::level::err:
+      return "error";
+    case spdlog::level::critical:
+      return "critical";
+    default:
+      return "off";
+  }
+}
+
+std::unique_ptr<spdlog::formatter> MakeTextLogFormatter() {
+  auto f = std::make_unique<spdlog::pattern_formatter>();
+  f->add_flag<LevelNameFlag>('k').set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%k%$ [%t] %v");
+  return f;
+}
 
 void AppendJsonEscaped(std::string_view text, std::string* out) {
   while (!text.empty()) {
@@ -83,8 +123,7 @@ void JsonLogFormatter::format(const spdlog::details::log_msg& msg, spdlog::memor
   line += "{\"ts\":\"";
   line += IsoTimestamp(msg.time);
   line += '"';
-  const auto level = spdlog::level::to_string_view(msg.level);
-  AppendString("level", std::string_view(level.data(), level.size()), &line);
+  AppendString("level", LogLevelName(msg.level), &line);
   AppendString("node", LogNode(), &line);
   AppendString("actor", LogActor(), &line);
   const std::string_view event = CurrentLogEvent();

@@ -22,4 +22,13 @@ class JsonLogFormatter final : public spdlog::formatter {
 // Appends `text` to `out` as the inside of a JSON string (no quotes).
 void AppendJsonEscaped(std::string_view text, std::string* out);
 
+// The one level vocabulary of every log line, text or JSON: "trace",
+// "debug", "info", "warn", "error", "critical" (spdlog's own names say
+// "warning"), the words --log-level takes.
+std::string_view LogLevelName(spdlog::level::level_enum level);
+
+// The text format of stderr: "2026-11-29T13:47:34.123 warn [1234] message",
+// the level coloured on a terminal, named by LogLevelName.
+std::unique_ptr<spdlog::formatter> MakeTextLogFormatter();
+
 }  // namespace apollo11

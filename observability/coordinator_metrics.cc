@@ -76,17 +76,27 @@ CoordinatorMetrics::CoordinatorMetrics(Registry& r)
           "apollo11_client_requests_refused_total",
           "Client requests refused because the caller's key role does not allow them.")),
       heartbeat_losses(r.AddCounter("apollo11_heartbeat_losses_total",
-                                    "Workers declared lost after missing their heartbeats.")) {
+                                    "Workers declared lost after missing their heartbeats.")),
+      pipelines_(r) {
   for (int s = 0; s < kTaskStateCount; ++s) {
+    const auto state = static_cast<TaskState>(s);
+    if (IsFinal(state)) continue;
     executions_[s] = &r.AddGauge("apollo11_executions",
-                                 "Executions by current state (runs handled since the "
-                                 "coordinator started).",
-                                 {{"state", ToString(static_cast<TaskState>(s))}});
+                                 "Executions of active runs by current (non-final) state.",
+                                 {{"state", StateLabel(state)}});
+  }
+  for (int s = 0; s < kTaskStateCount; ++s) {
+    const auto state = static_cast<TaskState>(s);
+    if (!IsFinal(state)) continue;
+    executions_finished_[s] =
+        &r.AddCounter("apollo11_executions_finished_total",
+                      "Executions that reached a final state in this process, by state.",
+                      {{"state", StateLabel(state)}});
   }
   for (int s = 0; s < kTaskStateCount; ++s) {
     transitions_[s] =
         &r.AddCounter("apollo11_transitions_total", "Journaled state transitions by target state.",
-                      {{"to", ToString(static_cast<TaskState>(s))}});
+                      {{"to", StateLabel(static_cast<TaskState>(s))}});
   }
   for (int i = 0; i < kWorkerRefusals; ++i) {
     refused_frames_[i] = &r.AddCounter(
@@ -108,7 +118,7 @@ CoordinatorMetrics::CoordinatorMetrics(Registry& r)
                      });
   for (RunStatus s : {RunStatus::kSuccess, RunStatus::kFailed, RunStatus::kCanceled}) {
     runs_[static_cast<int>(s)] = &r.AddCounter(
-        "apollo11_runs_finished_total", "Runs finished, by outcome.", {{"outcome", ToString(s)}});
+        "apollo11_runs_finished_total", "Runs finished, by outcome.", {{"outcome", StateLabel(s)}});
   }
 }
 
@@ -122,12 +132,13 @@ void CoordinatorMetrics::RunSubmitted(size_t tasks) {
 void CoordinatorMetrics::RunRecovered(const std::array<size_t, kTaskStateCount>& by_state) {
   runs_active.Add(1);
   for (int s = 0; s < kTaskStateCount; ++s) {
-    executions_[s]->Add(static_cast<int64_t>(by_state[s]));
+    if (executions_[s] != nullptr) executions_[s]->Add(static_cast<int64_t>(by_state[s]));
   }
 }
 
-void CoordinatorMetrics::RunFinished(RunStatus outcome) {
+void CoordinatorMetrics::RunFinished(RunStatus outcome, PipelineMetrics* pipeline, Micros took) {
   if (Counter* c = runs_[static_cast<int>(outcome)]) c->Inc();
+  pipeline->RunFinished(outcome, took);
   runs_active.Add(-1);
 }
 

@@ -10,6 +10,7 @@
 #include "common/clock.h"
 #include "engine/task_state.h"
 #include "observability/metrics_registry.h"
+#include "observability/pipeline_metrics.h"
 
 namespace apollo11::observability {
 
@@ -37,20 +38,29 @@ class CoordinatorMetrics {
   static CoordinatorMetrics* Inert();
 
   // ---- scheduler ----
+  // The series of pipeline `name` (see PipelineMetricsTable): fetch once per
+  // run and pass it to Transition and RunFinished. Never null.
+  PipelineMetrics* Pipeline(const std::string& name) { return pipelines_.For(name); }
   // A run was submitted with `tasks` executions, all PENDING.
   void RunSubmitted(size_t tasks);
-  // One journaled state transition.
-  void Transition(TaskState from, TaskState to) {
-    executions_[static_cast<int>(from)]->Add(-1);
-    executions_[static_cast<int>(to)]->Add(1);
+  // One journaled state transition of an execution of `pipeline`. Current
+  // (non-final) states are a gauge; reaching a final state is counted.
+  void Transition(TaskState from, TaskState to, PipelineMetrics* pipeline) {
+    if (Gauge* g = executions_[static_cast<int>(from)]) g->Add(-1);
+    if (Gauge* g = executions_[static_cast<int>(to)]) g->Add(1);
+    if (Counter* c = executions_finished_[static_cast<int>(to)]) {
+      c->Inc();
+      pipeline->ExecutionFinished(to);
+    }
     transitions_[static_cast<int>(to)]->Inc();
   }
   // A run that was in flight when the coordinator restarted was taken back
   // (recovery): `by_state` counts its executions by current state. Keeps the
-  // executions gauge consistent with the transitions that follow.
+  // executions gauge consistent with the transitions that follow; executions
+  // already final were counted by the process that finished them.
   void RunRecovered(const std::array<size_t, kTaskStateCount>& by_state);
-  // A run reached its final status.
-  void RunFinished(RunStatus outcome);
+  // A run of `pipeline` reached its final status `took` after it started.
+  void RunFinished(RunStatus outcome, PipelineMetrics* pipeline, Micros took);
   // An attempt's result was applied, `since_ready` after it became READY.
   void AttemptEnded(bool timed_out, Micros since_ready) {
     if (timed_out) timeouts.Inc();
@@ -105,11 +115,13 @@ class CoordinatorMetrics {
   Counter& heartbeat_losses;  // workers declared lost for missed heartbeats
 
  private:
-  std::array<Gauge*, kTaskStateCount> executions_{};
+  std::array<Gauge*, kTaskStateCount> executions_{};             // non-final states only
+  std::array<Counter*, kTaskStateCount> executions_finished_{};  // final states only
   std::array<Counter*, kTaskStateCount> transitions_{};
   std::array<Counter*, 5> runs_{};  // by RunStatus; only final ones are registered
   Counter* executions_created_ = nullptr;
   std::array<Counter*, kWorkerRefusals> refused_frames_{};
+  PipelineMetricsTable pipelines_;
 };
 
 }  // namespace apollo11::observability

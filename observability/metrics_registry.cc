@@ -172,6 +172,13 @@ void Registry::AddComputedGauge(const std::string& name, const std::string& help
   f.series.push_back(Series{std::move(labels), nullptr, nullptr, nullptr, std::move(read)});
 }
 
+void Registry::AddComputedCounter(const std::string& name, const std::string& help,
+                                  std::function<double()> read, Labels labels) {
+  std::lock_guard lock(mu_);
+  Family& f = FamilyFor(name, help, Type::kCounter, labels);
+  f.series.push_back(Series{std::move(labels), nullptr, nullptr, nullptr, std::move(read)});
+}
+
 std::string Registry::WriteText() const {
   std::lock_guard lock(mu_);
   std::string out;

@@ -82,6 +82,10 @@ class Registry {
   // runs on the scraping thread: it may only read atomics.
   void AddComputedGauge(const std::string& name, const std::string& help,
                         std::function<double()> read, Labels labels = {});
+  // A counter computed at scrape time (e.g. CPU seconds read from /proc);
+  // `read` must never decrease within a process.
+  void AddComputedCounter(const std::string& name, const std::string& help,
+                          std::function<double()> read, Labels labels = {});
 
   // The Prometheus text exposition of every family, in registration order.
   std::string WriteText() const;

@@ -18,6 +18,8 @@ BUILD_PACKAGES=(
 )
 # Extra tools the test suite and the benchmarks use.
 TEST_PACKAGES=(clang libclang-rt-14-dev hyperfine procps curl python3-jsonschema python3-yaml faketime)
+# obs (issue 19): promtool checks a node's /metrics; util-linux's `script` gives `run` a terminal.
+TEST_PACKAGES+=(prometheus util-linux)
 
 # Peers and tools the benchmark harness (bench/harness.py) runs: Dask
 # distributed, hyperfine, ninja, GNU time (peak RSS).

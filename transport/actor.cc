@@ -36,13 +36,13 @@ void RunBody(ActorPipe& pipe, const std::string& name, const Actor::Body& body) 
     if (!pipe.ready_signalled()) {
       pipe.SignalReady(Status::Internal("actor '" + name + "' threw: " + e.what()));
     } else {
-      std::fprintf(stderr, "apollo11: actor '%s' threw: %s\n", name.c_str(), e.what());
+      spdlog::critical("actor '{}' threw: {}", name, e.what());
     }
   } catch (...) {
     if (!pipe.ready_signalled()) {
       pipe.SignalReady(Status::Internal("actor '" + name + "' threw a non-standard exception"));
     } else {
-      std::fprintf(stderr, "apollo11: actor '%s' threw a non-standard exception\n", name.c_str());
+      spdlog::critical("actor '{}' threw a non-standard exception", name);
     }
   }
   if (!pipe.ready_signalled()) {

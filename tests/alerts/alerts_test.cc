@@ -2,10 +2,15 @@
 // errors), folding, the bounded queue, and delivery to a real HTTP receiver
 // and a real command hook.
 
+#include <fcntl.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -237,6 +242,43 @@ TEST_CASE("a command hook gets the event on stdin and APOLLO11_ALERT_* variables
   CHECK(apollo11::alerts::RunCommandHook("true", std::string(200000, 'x'), {}, Millis(5000)).ok());
   CHECK(apollo11::alerts::RunCommandHook("exit 7", "{}", {}, Millis(5000)).message() ==
         "command hook exited 7");
+}
+
+TEST_CASE("a command hook's output is logged as bounded events, never copied to stderr",
+          "[alerts][command]") {
+  ScratchDir dir;
+  // The hook's output must not reach this process's stderr (in a node, one
+  // JSON object per line): fd 2 goes to a file while it runs.
+  const std::string err_path = dir.path() + "/stderr";
+  std::fflush(stderr);
+  const int saved_err = ::dup(STDERR_FILENO);
+  const int err_file = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  REQUIRE(err_file >= 0);
+  ::dup2(err_file, STDERR_FILENO);
+  std::ostringstream logged;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(logged);
+  sink->set_pattern("%l|%v");
+  auto saved_logger = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>("capture", sink));
+  auto s = apollo11::alerts::RunCommandHook(
+      "echo to-stdout; echo to-stderr >&2; i=0; while [ $i -lt 100 ]; do echo line $i; "
+      "i=$((i+1)); done; head -c 20000 /dev/zero | tr '\\0' x",
+      "{}", {}, Millis(5000));
+  spdlog::set_default_logger(saved_logger);
+  ::dup2(saved_err, STDERR_FILENO);
+  ::close(saved_err);
+  ::close(err_file);
+  REQUIRE(s.ok());
+  CHECK(Slurp(err_path).empty());
+  const std::string log = logged.str();
+  INFO(log);
+  CHECK(log.find("info|alert hook output: to-stdout\n") != std::string::npos);
+  CHECK(log.find("info|alert hook output: to-stderr\n") != std::string::npos);
+  // Bounded: 20 lines and 4 KiB at most, then one line saying what was left out.
+  CHECK(log.find("alert hook output: line 17\n") != std::string::npos);
+  CHECK(log.find("alert hook output: line 18\n") == std::string::npos);
+  CHECK(log.find("alert hook output truncated:") != std::string::npos);
+  CHECK(log.size() < 8192);
 }
 
 TEST_CASE("a command hook that hangs is killed with its children at the timeout",

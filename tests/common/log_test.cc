@@ -64,7 +64,7 @@ TEST_CASE("an event's JSON line has the standard and the structured fields", "[l
   auto lines = capture.Lines();
   REQUIRE(lines.size() == 2);
   const auto& e = lines[0];
-  CHECK(e["level"] == "warning");
+  CHECK(e["level"] == "warn");  // one vocabulary: the word --log-level takes
   CHECK(e["node"] == "coordinator@box");
   CHECK(e["actor"] == "scheduler");
   CHECK(e["event"] == "requeued");
@@ -80,6 +80,27 @@ TEST_CASE("an event's JSON line has the standard and the structured fields", "[l
   // Fields belong to one call only.
   CHECK(lines[1]["event"] == "log");
   CHECK(!lines[1].contains("exec_id"));
+}
+
+TEST_CASE("text and JSON lines name the levels as --log-level does", "[log]") {
+  std::ostringstream text;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(text);
+  sink->set_formatter(apollo11::MakeTextLogFormatter());
+  spdlog::logger logger("text", sink);
+  logger.set_level(spdlog::level::trace);
+  logger.warn("careful");
+  logger.error("broken");
+  logger.info("fine");
+  const std::string out = text.str();
+  CHECK(out.find(" warn [") != std::string::npos);
+  CHECK(out.find(" error [") != std::string::npos);
+  CHECK(out.find(" info [") != std::string::npos);
+  CHECK(out.find("warning") == std::string::npos);
+  for (auto level : {spdlog::level::trace, spdlog::level::debug, spdlog::level::info,
+                     spdlog::level::warn, spdlog::level::err}) {
+    // Every name reads back as the same level, as --log-level parses it.
+    CHECK(spdlog::level::from_str(std::string(apollo11::LogLevelName(level))) == level);
+  }
 }
 
 TEST_CASE("hostile strings are escaped so every line stays valid JSON", "[log]") {

@@ -5,6 +5,7 @@
 #include <httplib.h>
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "tests/actors/cluster_harness.h"
@@ -108,24 +109,34 @@ pipeline:
 )");
 }
 
+// A series absent before (a pipeline's, registered with its first run)
+// counts from 0.
 double Delta(const PromScrape& before, const PromScrape& after, const std::string& name,
              const std::map<std::string, std::string>& labels = {}) {
-  return after.Value(name, labels) - before.Value(name, labels);
+  const double b = before.Value(name, labels);
+  return after.Value(name, labels) - (std::isnan(b) ? 0 : b);
 }
 
 // The counters a successful 3-task run must move, by exactly that much.
 void CheckSuccessfulRun(const PromScrape& b, const PromScrape& a) {
-  const double ready = Delta(b, a, "apollo11_transitions_total", {{"to", "READY"}});
-  const double running = Delta(b, a, "apollo11_transitions_total", {{"to", "RUNNING"}});
-  CHECK(Delta(b, a, "apollo11_executions", {{"state", "SUCCESS"}}) == 3);
-  CHECK(Delta(b, a, "apollo11_transitions_total", {{"to", "SUCCESS"}}) == 3);
-  CHECK(Delta(b, a, "apollo11_transitions_total", {{"to", "FAILED"}}) == 0);
+  const double ready = Delta(b, a, "apollo11_transitions_total", {{"to", "ready"}});
+  const double running = Delta(b, a, "apollo11_transitions_total", {{"to", "running"}});
+  CHECK(Delta(b, a, "apollo11_executions_finished_total", {{"state", "success"}}) == 3);
+  CHECK(Delta(b, a, "apollo11_pipeline_executions_finished_total",
+              {{"pipeline", "test.fanout"}, {"state", "success"}}) == 3);
+  CHECK(Delta(b, a, "apollo11_pipeline_runs_finished_total",
+              {{"pipeline", "test.fanout"}, {"state", "success"}}) == 1);
+  CHECK(Delta(b, a, "apollo11_pipeline_run_duration_seconds_count",
+              {{"pipeline", "test.fanout"}}) == 1);
+  CHECK(a.Sum("apollo11_executions") == 0);
+  CHECK(Delta(b, a, "apollo11_transitions_total", {{"to", "success"}}) == 3);
+  CHECK(Delta(b, a, "apollo11_transitions_total", {{"to", "failed"}}) == 0);
   CHECK(Delta(b, a, "apollo11_executions_created_total") == 3);
   CHECK(Delta(b, a, "apollo11_runs_submitted_total") == 1);
-  CHECK(Delta(b, a, "apollo11_runs_finished_total", {{"outcome", "SUCCESS"}}) == 1);
-  CHECK(Delta(b, a, "apollo11_runs_finished_total", {{"outcome", "FAILED"}}) == 0);
+  CHECK(Delta(b, a, "apollo11_runs_finished_total", {{"outcome", "success"}}) == 1);
+  CHECK(Delta(b, a, "apollo11_runs_finished_total", {{"outcome", "failed"}}) == 0);
   CHECK(a.Value("apollo11_runs_active") == 0);
-  CHECK(a.Value("apollo11_executions", {{"state", "PENDING"}}) == 0);
+  CHECK(a.Value("apollo11_executions", {{"state", "pending"}}) == 0);
   CHECK(a.Value("apollo11_backlog") == 0);
   // Every attempt was placed once and READY once; a requeue (a worker lost
   // under load) adds one of each.
@@ -133,6 +144,8 @@ void CheckSuccessfulRun(const PromScrape& b, const PromScrape& a) {
   CHECK(running == ready);
   CHECK(Delta(b, a, "apollo11_dispatch_latency_seconds_count") == running);
   CHECK(Delta(b, a, "apollo11_task_latency_seconds_count") == 3);
+  CHECK(Delta(b, a, "apollo11_pipeline_task_duration_seconds_count",
+              {{"pipeline", "test.fanout"}}) == 3);
   // What was journaled is what was counted.
   double transitions = 0;
   for (const auto& s : a.samples) {
@@ -176,7 +189,7 @@ TEST_CASE("a coordinator's metrics move by exactly a run's transitions, and its 
   CHECK(after.Value("apollo11_retry_ratio") == 0);
 
   // The worker counted what it ran.
-  const double placed = Delta(before, after, "apollo11_transitions_total", {{"to", "RUNNING"}});
+  const double placed = Delta(before, after, "apollo11_transitions_total", {{"to", "running"}});
   CHECK(Delta(worker_before, worker_after, "apollo11_worker_executions_started_total") == placed);
   CHECK(Delta(worker_before, worker_after, "apollo11_worker_executions_finished_total") == placed);
   CHECK(Delta(worker_before, worker_after, "apollo11_worker_spawn_seconds_count") == placed);
@@ -271,8 +284,8 @@ pipeline:
     CHECK(WaitRunEnds(coord, id) == "CANCELED");
     CHECK(PostJson(coord, cancel, "", kToken).status == 409);
     const PromScrape s = Scrape(coord);
-    CHECK(Delta(before, s, "apollo11_runs_finished_total", {{"outcome", "CANCELED"}}) == 1);
-    CHECK(Delta(before, s, "apollo11_executions", {{"state", "CANCELED"}}) == 1);
+    CHECK(Delta(before, s, "apollo11_runs_finished_total", {{"outcome", "canceled"}}) == 1);
+    CHECK(Delta(before, s, "apollo11_executions_finished_total", {{"state", "canceled"}}) == 1);
     CHECK(s.Value("apollo11_runs_active") == 0);
   }
 }
@@ -294,7 +307,7 @@ TEST_CASE("role=all serves one /metrics for both roles and refuses mutations wit
   const PromScrape after = Scrape(node);
   CheckSuccessfulRun(before, after);
   CHECK(Delta(before, after, "apollo11_worker_executions_finished_total") ==
-        Delta(before, after, "apollo11_transitions_total", {{"to", "RUNNING"}}));
+        Delta(before, after, "apollo11_transitions_total", {{"to", "running"}}));
 
   // No token configured: every mutating call is refused, with or without one.
   JsonReply refused = PostJson(node, "/api/pipelines/test.fanout/runs", "", "");
@@ -318,11 +331,52 @@ pipeline:
     CHECK(late.exit_code == 1);
     const PromScrape a = Scrape(node);
     CHECK(Delta(b, a, "apollo11_timeouts_total") == 2);
-    CHECK(Delta(b, a, "apollo11_transitions_total", {{"to", "RETRYING"}}) == 1);
-    CHECK(Delta(b, a, "apollo11_runs_finished_total", {{"outcome", "FAILED"}}) == 1);
-    CHECK(Delta(b, a, "apollo11_executions", {{"state", "TIMEOUT"}}) == 1);
+    CHECK(Delta(b, a, "apollo11_transitions_total", {{"to", "retrying"}}) == 1);
+    CHECK(Delta(b, a, "apollo11_runs_finished_total", {{"outcome", "failed"}}) == 1);
+    CHECK(Delta(b, a, "apollo11_executions_finished_total", {{"state", "timeout"}}) == 1);
+    CHECK(Delta(b, a, "apollo11_pipeline_executions_finished_total",
+                {{"pipeline", "test.late"}, {"state", "timeout"}}) == 1);
     CHECK(a.Value("apollo11_retry_ratio") == Approx(1.0 / 4));  // 1 retry, 4 executions
   }
+}
+
+TEST_CASE("a node's /metrics after a run passes promtool check metrics", "[cluster][metrics]") {
+  if (Run({"/bin/sh", "-c", "command -v promtool"}).exit_code != 0) {
+    WARN(
+        "SKIPPED: promtool is not installed (Debian package prometheus): /metrics is not "
+        "linted");
+    return;
+  }
+  ScratchDir dir;
+  NodeProc node = StartNode(dir, "all",
+                            {"--role", "all", "--bind", "tcp://127.0.0.1:0", "--api-bind",
+                             "tcp://127.0.0.1:0", "--slots", "2", "--worker-id", "local"});
+  Nodes guard{{&node}};
+  REQUIRE(WorkersJoined(node, 1));
+  CmdResult r = Submit(node, FanOut(dir));
+  REQUIRE(r.exit_code == 0);
+  auto res = Http(node).Get("/metrics");
+  REQUIRE(res);
+  REQUIRE(res->status == 200);
+  // Every series the issue asks for is there before it is linted.
+  const PromScrape s = ParsePrometheusText(res->body);
+  REQUIRE(s.error.empty());
+  for (const char* family :
+       {"process_cpu_seconds_total", "process_resident_memory_bytes",
+        "process_virtual_memory_bytes", "process_open_fds", "process_max_fds",
+        "process_start_time_seconds", "apollo11_build_info",
+        "apollo11_pipeline_runs_finished_total", "apollo11_pipeline_executions_finished_total",
+        "apollo11_pipeline_run_duration_seconds", "apollo11_pipeline_task_duration_seconds",
+        "apollo11_executions_finished_total"}) {
+    INFO(family);
+    CHECK(s.types.count(family) == 1);
+  }
+  CHECK(s.Sum("apollo11_build_info") == 1);
+  const std::string file = dir.Write("metrics.txt", res->body);
+  CmdResult lint = Run({"/bin/sh", "-c", "promtool check metrics < " + file + " 2>&1"});
+  INFO(lint.out << lint.err);
+  CHECK(lint.exit_code == 0);
+  CHECK(lint.out.empty());
 }
 
 TEST_CASE("the HTTP API works on a CURVE coordinator (the node authenticates as itself)",
@@ -404,15 +458,16 @@ pipeline:
   coord2 = StartCoordinator(dir, workers, api, "coord2", "coord");
   CHECK(WaitRunEnds(coord2, run_id) == "SUCCESS");
   const PromScrape s = Scrape(coord2);
-  // The new process never saw `first` run, yet its gauge has every one of
-  // the run's executions exactly once, in its final state.
-  CHECK(s.Value("apollo11_executions", {{"state", "SUCCESS"}}) == 3);
+  // The new process counts what it finished (second_a, second_b), never
+  // `first`, which the killed process finished and counted; its gauge of
+  // current states took the recovered executions and let them go.
+  CHECK(s.Value("apollo11_executions_finished_total", {{"state", "success"}}) == 2);
   for (const auto& sample : s.samples) {
     if (sample.name == "apollo11_executions") CHECK(sample.value >= 0);
   }
-  CHECK(s.Sum("apollo11_executions") == 3);
+  CHECK(s.Sum("apollo11_executions") == 0);
   CHECK(s.Value("apollo11_runs_active") == 0);
-  CHECK(s.Value("apollo11_runs_finished_total", {{"outcome", "SUCCESS"}}) == 1);
+  CHECK(s.Value("apollo11_runs_finished_total", {{"outcome", "success"}}) == 1);
   CHECK(s.Value("apollo11_runs_submitted_total") == 0);  // submitted to the old process
   CHECK(s.Value("apollo11_executions_created_total") == 0);
 }

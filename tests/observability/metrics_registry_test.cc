@@ -3,12 +3,18 @@
 
 #include "observability/metrics_registry.h"
 
+#include <unistd.h>
+
 #include <array>
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <ctime>
+#include <set>
 #include <thread>
 #include <vector>
 
 #include "observability/coordinator_metrics.h"
+#include "observability/process_metrics.h"
 #include "observability/worker_metrics.h"
 #include "tests/observability/prom_parser.h"
 
@@ -116,11 +122,12 @@ TEST_CASE("the coordinator and worker metric sets register together and follow t
   Registry r;
   CoordinatorMetrics c(r);
   WorkerMetrics w(r);
+  PipelineMetrics* p = c.Pipeline("test.p");
   c.RunSubmitted(3);
-  c.Transition(apollo11::TaskState::kPending, apollo11::TaskState::kReady);
-  c.Transition(apollo11::TaskState::kReady, apollo11::TaskState::kRunning);
-  c.Transition(apollo11::TaskState::kRunning, apollo11::TaskState::kRetrying);
-  c.RunFinished(apollo11::RunStatus::kFailed);
+  c.Transition(apollo11::TaskState::kPending, apollo11::TaskState::kReady, p);
+  c.Transition(apollo11::TaskState::kReady, apollo11::TaskState::kRunning, p);
+  c.Transition(apollo11::TaskState::kRunning, apollo11::TaskState::kRetrying, p);
+  c.RunFinished(apollo11::RunStatus::kFailed, p, 2 * apollo11::kMicrosPerSecond);
   c.Committed(true, 3, 1500);
   c.Committed(false, 2, 10);
   w.Launched(true, 250, 1);
@@ -134,12 +141,12 @@ TEST_CASE("the coordinator and worker metric sets register together and follow t
     CHECK(total == (type == "counter"));  // counters and only counters end in _total
     if (type == "histogram") CHECK(family.find("_seconds") != std::string::npos);
   }
-  CHECK(s.Value("apollo11_executions", {{"state", "PENDING"}}) == 2);
-  CHECK(s.Value("apollo11_executions", {{"state", "RETRYING"}}) == 1);
-  CHECK(s.Value("apollo11_executions", {{"state", "READY"}}) == 0);
-  CHECK(s.Value("apollo11_transitions_total", {{"to", "RUNNING"}}) == 1);
+  CHECK(s.Value("apollo11_executions", {{"state", "pending"}}) == 2);
+  CHECK(s.Value("apollo11_executions", {{"state", "retrying"}}) == 1);
+  CHECK(s.Value("apollo11_executions", {{"state", "ready"}}) == 0);
+  CHECK(s.Value("apollo11_transitions_total", {{"to", "running"}}) == 1);
   CHECK(s.Value("apollo11_retry_ratio") == Approx(1.0 / 3));
-  CHECK(s.Value("apollo11_runs_finished_total", {{"outcome", "FAILED"}}) == 1);
+  CHECK(s.Value("apollo11_runs_finished_total", {{"outcome", "failed"}}) == 1);
   CHECK(s.Value("apollo11_runs_active") == 0);
   CHECK(s.Value("apollo11_journal_commits_total") == 1);
   CHECK(s.Value("apollo11_journal_commit_failures_total") == 1);
@@ -151,10 +158,143 @@ TEST_CASE("the coordinator and worker metric sets register together and follow t
   std::array<size_t, apollo11::kTaskStateCount> recovered{};
   recovered[static_cast<int>(apollo11::TaskState::kRunning)] = 2;
   c.RunRecovered(recovered);
-  c.Transition(apollo11::TaskState::kRunning, apollo11::TaskState::kSuccess);
+  c.Transition(apollo11::TaskState::kRunning, apollo11::TaskState::kSuccess, p);
   PromScrape r2 = ParsePrometheusText(r.WriteText());
-  CHECK(r2.Value("apollo11_executions", {{"state", "RUNNING"}}) == 1);
+  CHECK(r2.Value("apollo11_executions", {{"state", "running"}}) == 1);
   CHECK(r2.Value("apollo11_runs_active") == 1);
   CHECK(r2.Value("apollo11_executions_created_total") == 3);  // not created again
   CHECK(s.Value("apollo11_worker_spawn_seconds_count") == 1);
+}
+
+TEST_CASE("finished executions are counters by lower-case state, current ones a gauge",
+          "[metrics]") {
+  Registry r;
+  CoordinatorMetrics c(r);
+  PipelineMetrics* p = c.Pipeline("test.p");
+  c.RunSubmitted(2);
+  c.Transition(apollo11::TaskState::kPending, apollo11::TaskState::kReady, p);
+  c.Transition(apollo11::TaskState::kReady, apollo11::TaskState::kRunning, p);
+  c.Transition(apollo11::TaskState::kRunning, apollo11::TaskState::kSuccess, p);
+  c.Transition(apollo11::TaskState::kPending, apollo11::TaskState::kCanceled, p);
+  PromScrape s = ParsePrometheusText(r.WriteText());
+  REQUIRE(s.error.empty());
+  CHECK(s.types["apollo11_executions_finished_total"] == "counter");
+  CHECK(s.Value("apollo11_executions_finished_total", {{"state", "success"}}) == 1);
+  CHECK(s.Value("apollo11_executions_finished_total", {{"state", "canceled"}}) == 1);
+  CHECK(s.Sum("apollo11_executions") == 0);
+  // The gauge holds current states only: no series that could only grow.
+  CHECK(std::isnan(s.Value("apollo11_executions", {{"state", "success"}})));
+  for (const auto& sample : s.samples) {
+    for (const auto& [k, v] : sample.labels) {
+      if (k != "state" && k != "to" && k != "outcome") continue;
+      INFO(sample.name << " " << k << "=" << v);
+      CHECK(v.find_first_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ") == std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("per-pipeline outcomes and durations are counted under the pipeline's name",
+          "[metrics]") {
+  Registry r;
+  CoordinatorMetrics c(r);
+  PipelineMetrics* a = c.Pipeline("billing.nightly");
+  PipelineMetrics* b = c.Pipeline("report.daily");
+  CHECK(c.Pipeline("billing.nightly") == a);
+  c.RunSubmitted(1);
+  c.RunSubmitted(1);
+  c.Transition(apollo11::TaskState::kRunning, apollo11::TaskState::kFailed, a);
+  c.Transition(apollo11::TaskState::kRunning, apollo11::TaskState::kSuccess, b);
+  a->AttemptRan(3 * apollo11::kMicrosPerSecond);
+  c.RunFinished(apollo11::RunStatus::kFailed, a, 90 * apollo11::kMicrosPerSecond);
+  c.RunFinished(apollo11::RunStatus::kSuccess, b, 2 * apollo11::kMicrosPerSecond);
+  PromScrape s = ParsePrometheusText(r.WriteText());
+  REQUIRE(s.error.empty());
+  using L = std::map<std::string, std::string>;
+  CHECK(s.Value("apollo11_pipeline_runs_finished_total",
+                L{{"pipeline", "billing.nightly"}, {"state", "failed"}}) == 1);
+  CHECK(s.Value("apollo11_pipeline_runs_finished_total",
+                L{{"pipeline", "billing.nightly"}, {"state", "success"}}) == 0);
+  CHECK(s.Value("apollo11_pipeline_runs_finished_total",
+                L{{"pipeline", "report.daily"}, {"state", "success"}}) == 1);
+  CHECK(s.Value("apollo11_pipeline_executions_finished_total",
+                L{{"pipeline", "billing.nightly"}, {"state", "failed"}}) == 1);
+  CHECK(s.Value("apollo11_pipeline_executions_finished_total",
+                L{{"pipeline", "report.daily"}, {"state", "success"}}) == 1);
+  CHECK(s.types["apollo11_pipeline_run_duration_seconds"] == "histogram");
+  CHECK(s.Value("apollo11_pipeline_run_duration_seconds_count",
+                L{{"pipeline", "billing.nightly"}}) == 1);
+  CHECK(s.Value("apollo11_pipeline_run_duration_seconds_sum", L{{"pipeline", "billing.nightly"}}) ==
+        90);
+  CHECK(s.Value("apollo11_pipeline_run_duration_seconds_bucket",
+                L{{"pipeline", "billing.nightly"}, {"le", "60"}}) == 0);
+  CHECK(s.Value("apollo11_pipeline_run_duration_seconds_bucket",
+                L{{"pipeline", "billing.nightly"}, {"le", "300"}}) == 1);
+  CHECK(s.Value("apollo11_pipeline_task_duration_seconds_sum",
+                L{{"pipeline", "billing.nightly"}}) == 3);
+  CHECK(s.Value("apollo11_pipeline_task_duration_seconds_count", L{{"pipeline", "report.daily"}}) ==
+        0);
+}
+
+TEST_CASE("pipelines past the first 500 names share the label other", "[metrics]") {
+  Registry r;
+  PipelineMetricsTable table(r);
+  std::vector<PipelineMetrics*> first;
+  for (size_t i = 0; i < PipelineMetricsTable::kMaxPipelines; ++i) {
+    first.push_back(table.For("p.n" + std::to_string(i)));
+  }
+  PipelineMetrics* late = table.For("p.late");
+  CHECK(table.For("p.later") == late);
+  CHECK(table.For("p.n0") == first[0]);  // the first ones keep their own
+  late->RunFinished(apollo11::RunStatus::kSuccess, 0);
+  PromScrape s = ParsePrometheusText(r.WriteText());
+  REQUIRE(s.error.empty());
+  std::set<std::string> names;
+  for (const auto& sample : s.samples) {
+    auto it = sample.labels.find("pipeline");
+    if (it != sample.labels.end()) names.insert(it->second);
+  }
+  CHECK(names.size() == PipelineMetricsTable::kMaxPipelines + 1);
+  CHECK(names.count("other") == 1);
+  CHECK(names.count("p.late") == 0);
+  CHECK(s.Value("apollo11_pipeline_runs_finished_total",
+                {{"pipeline", "other"}, {"state", "success"}}) == 1);
+}
+
+TEST_CASE("process metrics and build info are exposed from /proc/self", "[metrics]") {
+  Registry r;
+  AddProcessMetrics(r);
+  AddBuildInfo(r, "1.2.3", "abc123");
+  PromScrape s = ParsePrometheusText(r.WriteText());
+  REQUIRE(s.error.empty());
+  CHECK(s.types["process_cpu_seconds_total"] == "counter");
+  CHECK(s.Value("process_cpu_seconds_total") >= 0);
+  CHECK(s.Value("process_resident_memory_bytes") > 1024 * 1024);
+  CHECK(s.Value("process_virtual_memory_bytes") >= s.Value("process_resident_memory_bytes"));
+  CHECK(s.Value("process_open_fds") >= 3);
+  CHECK(s.Value("process_max_fds") >= s.Value("process_open_fds"));
+  const double now = static_cast<double>(std::time(nullptr));
+  CHECK(s.Value("process_start_time_seconds") > now - 3600);
+  CHECK(s.Value("process_start_time_seconds") <= now + 1);
+  CHECK(s.Value("apollo11_build_info", {{"version", "1.2.3"}, {"commit", "abc123"}}) == 1);
+}
+
+TEST_CASE("a /proc stat line whose command holds spaces and parentheses parses", "[metrics]") {
+  // Fields 3.. after "(a) b)": state, ppid, ..., utime=14, stime=15, ..., starttime=22,
+  // vsize=23, rss=24.
+  std::string line = "42 (a) b) S";
+  for (int field = 4; field <= 30; ++field) {
+    line += ' ';
+    line += field == 14   ? "300"
+            : field == 15 ? "100"
+            : field == 23 ? "4096000"
+            : field == 24 ? "10"
+                          : "0";
+  }
+  ProcStat st;
+  REQUIRE(ParseProcStat(line, &st));
+  CHECK(st.cpu_seconds == Approx(400.0 / static_cast<double>(::sysconf(_SC_CLK_TCK))));
+  CHECK(st.virtual_bytes == 4096000);
+  CHECK(st.resident_bytes == 10.0 * static_cast<double>(::sysconf(_SC_PAGESIZE)));
+  CHECK_FALSE(ParseProcStat("42 (truncated", &st));
+  CHECK_FALSE(ParseProcStat("42 (x) S 1 2", &st));
 }
