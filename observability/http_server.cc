@@ -246,7 +246,8 @@ void HttpServer::Routes() {
     if (res.body.empty() && res.status == 404) SendError(res, 404, "no such path: " + req.path);
   });
   if (options_.backend != nullptr) {
-    cache_ = std::make_unique<QueryCache>(&clock_, options_.api_cache_ttl_us);
+    cache_ = std::make_unique<QueryCache>(options_.clock ? options_.clock : &clock_,
+                                          options_.api_cache_ttl_us);
     ApiRoutes();
     nlohmann::json info = options_.node_info;
     info["mutations"] = !options_.api_token.empty();

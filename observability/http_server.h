@@ -55,6 +55,8 @@ struct HttpServerOptions {
   // How long a read-only API answer is shared by every client before the
   // coordinator is asked again; 0 asks it on each request.
   Micros api_cache_ttl_us = 1'000'000;
+  // Dates the shared answers; null = the system clock. Must outlive the server.
+  const Clock* clock = nullptr;
   // What GET /api/node answers (role, epoch...); the server adds
   // "mutations" (whether a token is configured).
   nlohmann::json node_info = nlohmann::json::object();

@@ -23,8 +23,8 @@ done
 
 mkdir -p "$work"
 cp "$src/package.json" "$src/package-lock.json" "$src/tsconfig.json" "$work/"
-rm -rf "$work/src" "$work/static"
-cp -R "$src/src" "$src/static" "$work/"
+rm -rf "$work/src" "$work/static" "$work/tests"
+cp -R "$src/src" "$src/static" "$src/tests" "$work/"
 
 cd "$work"
 if ! cmp -s package-lock.json .installed-lock 2>/dev/null || [[ ! -d node_modules ]]; then

@@ -9,6 +9,16 @@ import { Execution, LogSlice } from "../types";
 
 const MAX_SHOWN = 1 << 20;  // characters of output kept on the page
 
+// A JSON log line as "time level actor: message"; other lines as they are.
+function traceLine(line: string): string {
+  try {
+    const j = JSON.parse(line);
+    return `${j.ts ?? ""} ${j.level ?? ""} ${j.actor ?? ""}${j.node ? "@" + j.node : ""}: ${j.msg ?? line}`;
+  } catch {
+    return line;
+  }
+}
+
 export function execPage(execId: string): Page {
   const page = new BasePage("exec");
   const runId = execId.slice(0, execId.indexOf("."));
@@ -89,7 +99,7 @@ export function execPage(execId: string): Page {
   void (async () => {
     try {
       const trace = await getJson<{ lines?: string[] }>("/api/executions/" + encodeURIComponent(execId) + "/trace");
-      traceBox.textContent = (trace.lines ?? []).join("\n") || "(no coordinator lines about it)";
+      traceBox.textContent = (trace.lines ?? []).map(traceLine).join("\n") || "(no coordinator lines about it)";
     } catch (e) {
       traceBox.textContent = "trace not available: " + (e as Error).message;
     }

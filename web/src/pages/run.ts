@@ -67,8 +67,13 @@ export function runPage(runId: string): Page {
     drawGantt(ganttBox, attemptsOf(history), now);
   };
 
+  const phases: string[] = [];
+  const mark = (what: string) => {
+    if (!loaded) phases.push(`${what} ${Math.round(performance.now() - t0)}`);
+  };
   const poller = page.poll(async () => {
     status = await getJson<RunStatus>("/api/runs/" + encodeURIComponent(runId));
+    mark("status");
     const n = Object.keys(status.tasks).length;
     const finished = FINISHED_RUN.has(status.state);
     clear(head);
@@ -78,7 +83,9 @@ export function runPage(runId: string): Page {
     cancel.disabled = finished;
     if (!graph) {
       graph = await getJson<Graph>("/api/runs/" + encodeURIComponent(runId) + "/graph");
+      mark("graph");
       drawn = drawGraph(graph, status.tasks, open);
+      mark("layout");
       clear(graphBox);
       graphBox.append(drawn.svg);
       const notes: string[] = [];
@@ -91,8 +98,11 @@ export function runPage(runId: string): Page {
       drawn?.update(status.tasks);
     }
     table.set(status.tasks);
+    mark("table");
     await refreshGantt(finished);
+    mark("gantt");
     if (!loaded) {
+      page.root.dataset.phases = phases.join(", ");
       loaded = true;
       page.root.dataset.loadedMs = String(Math.round(performance.now() - t0));
       page.root.classList.add("loaded");
