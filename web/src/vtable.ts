@@ -15,7 +15,8 @@ export class TaskTable {
   constructor() {
     this.spacer = h("div", { class: "spacer" });
     this.root = h("div", { class: "vtable", id: "task-table" },
-      h("div", { class: "row head" }, "Task", "State", "Attempts", "Worker", "Exit", "Duration"), this.spacer);
+      h("div", { class: "row head" }, ...["Task", "State", "Attempts", "Worker", "Exit", "Duration"].map((t) => h("span", {}, t))),
+      this.spacer);
     this.root.addEventListener("scroll", () => this.paint());
   }
 
@@ -23,6 +24,7 @@ export class TaskTable {
     this.tasks = tasks;
     if (this.ids.length !== Object.keys(tasks).length) this.ids = Object.keys(tasks).sort();
     this.spacer.style.height = this.ids.length * ROW + "px";
+    this.root.style.height = Math.min(420, (this.ids.length + 1) * ROW + 4) + "px";
     this.paint();
   }
 
@@ -36,8 +38,9 @@ export class TaskTable {
       const t = this.tasks[id];
       const dur = t.started_at_us && t.finished_at_us ? fmtMs(Math.round((t.finished_at_us - t.started_at_us) / 1000)) : "";
       const row = h("div", { class: "row", "data-task": id },
-        link("/exec/" + encodeURIComponent(t.exec_id), id), stateBadge(t.state), String(t.attempts),
-        t.worker ?? "", t.state === "SUCCESS" || t.state === "FAILED" ? String(t.exit_code ?? "") : "", dur);
+        h("span", {}, link("/exec/" + encodeURIComponent(t.exec_id), id)), h("span", {}, stateBadge(t.state)),
+        h("span", {}, t.attempts), h("span", {}, t.worker ?? ""),
+        h("span", {}, t.state === "SUCCESS" || t.state === "FAILED" ? String(t.exit_code ?? "") : ""), h("span", {}, dur));
       row.style.top = i * ROW + "px";
       this.spacer.append(row);
     }

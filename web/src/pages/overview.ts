@@ -63,16 +63,19 @@ export function overviewPage(): Page {
   }, 2000);
 
   let plot: uPlot | undefined;
+  let bucket = 60;
   page.poll(async () => {
     const runs = await getJson<RunLine[]>("/api/runs?limit=200");
     clear(recent);
     recent.append(runTable(runs.slice(0, 15)));
     const data = bucketByState(runs);
+    const xs = data[0] as number[];
+    bucket = xs.length > 1 ? xs[1] - xs[0] : 60;
     const box = byState;
     if (!plot) {
       plot = new uPlot({
         width: Math.max(300, box.clientWidth - 24), height: 160,
-        scales: { x: { time: true } },
+        scales: { x: { time: true, range: (_u, min, max) => [min - bucket, max + bucket] } },
         series: [{}, ...RUN_STATES.map((st) => ({
           label: st, stroke: COLORS[st], fill: COLORS[st] + "55", width: 1,
           paths: uPlot.paths.bars!({ size: [0.8, 40] }),
