@@ -2,8 +2,11 @@
 // playwright-core (never a downloaded browser) against real apollo11-node
 // processes. Registered in ctest as dashboard_browser_test (label cluster).
 //
-// Usage: node dashboard_test.mjs --node BIN --cli BIN --out DIR [--chromium PATH] [--perf]
+// Usage: node dashboard_test.mjs --node BIN --cli BIN --out DIR [--chromium PATH]
+//                                [--load-budget-ms N] [--perf [--window S]]
 //   --out   scratch state dirs and the screenshots (one PNG per page)
+//   --load-budget-ms  the 10,000-task page's load target (2000; a sanitizer
+//           build passes more)
 //   --perf  instead of the tests, measure 10 pages on an active 10,000-task
 //           run: coordinator CPU and API requests per second
 import { chromium } from "playwright-core";
@@ -133,7 +136,7 @@ pipeline:
     type: noop
   - id: slow
     type: shell
-    command: echo line-from-slow; sleep 5; echo done-slow
+    command: echo line-from-slow; sleep 8; echo done-slow
     depends_on: start
   - id: flaky
     type: shell
@@ -168,7 +171,7 @@ pipeline:
       await page.waitForSelector('#dag .node[data-task="slow"][data-state="RUNNING"]', { timeout: 10000 });
       const colour = (task) => page.$eval(`#dag .node[data-task="${task}"] rect`, (r) => getComputedStyle(r).fill);
       assert.equal(await colour("slow"), "rgb(47, 128, 237)");
-      await page.waitForSelector('#dag .node[data-task="join"][data-state="SUCCESS"]', { timeout: 15000 });
+      await page.waitForSelector('#dag .node[data-task="join"][data-state="SUCCESS"]', { timeout: 30000 });
       await page.waitForSelector('#dag .node[data-task="on_failure"][data-state="SKIPPED"]', { timeout: 5000 });
       for (const t of ["start", "slow", "flaky", "join"]) assert.equal(await colour(t), "rgb(39, 174, 96)");
       assert.equal(await colour("on_failure"), "rgb(223, 227, 232)");
@@ -245,9 +248,11 @@ pipeline:
       const total = Date.now() - t0;
       const inPage = await page.$eval("#page-run", (e) => Number(e.dataset.loadedMs));
       assert.equal(await page.locator("#dag .node.group").count(), 100);
-      console.log(`# 10000-task run page: ${total} ms from navigation to drawn (${inPage} ms in the page script)`);
+      const phases = await page.$eval("#page-run", (e) => e.dataset.phases);
+      console.log(`# 10000-task run page: ${total} ms from navigation to drawn (${inPage} ms in the page script: ${phases})`);
       await shot("run-10000");
-      assert.ok(total < 2000, `load took ${total} ms`);
+      const budget = Number(args["load-budget-ms"] ?? 2000);
+      assert.ok(total < budget, `load took ${total} ms (budget ${budget} ms)`);
     });
     assert.deepEqual(cspErrors, [], "CSP violations: " + cspErrors.join("; "));
   } finally {
