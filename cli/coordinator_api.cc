@@ -57,6 +57,12 @@ Result<nlohmann::json> CoordinatorApi::TraceLog(const std::string& exec_id, std:
   return meta;
 }
 
+Result<std::string> CoordinatorApi::Confirm(const std::string& exec_id, bool kill) {
+  auto link = Link();
+  if (!link.ok()) return link.status();
+  return Forget((*link)->Confirm(exec_id, kill));
+}
+
 Result<std::string> CoordinatorApi::Trigger(const std::string& name,
                                             const std::map<std::string, std::string>& params) {
   auto found = Query("pipeline", name, 0);

@@ -32,6 +32,7 @@ class CoordinatorApi final : public observability::ApiBackend {
                               uint32_t attempt, uint64_t offset, uint32_t max_bytes,
                               std::string* data) override;
   Result<nlohmann::json> TraceLog(const std::string& exec_id, std::string* data) override;
+  Result<std::string> Confirm(const std::string& exec_id, bool kill) override;
 
  private:
   // The link, (re)connected on demand: after a timeout the old socket may

@@ -30,6 +30,13 @@ class ApiBackend {
                                       const std::map<std::string, std::string>& params) = 0;
   // Cancels an active run. NotFound when the run is unknown.
   virtual Status Cancel(const std::string& run_id, const std::string& reason) = 0;
+  // Answers a slow-task flag on `exec_id`: kill the execution or keep it
+  // running (as `apollo11 confirm`). Returns the coordinator's sentence.
+  // Unsupported unless the backend implements it.
+  virtual Result<std::string> Confirm(const std::string& exec_id, bool kill) {
+    (void)exec_id, (void)kill;
+    return Status::Unsupported("slow-task answers are not served by this backend");
+  }
   // A slice of an execution's captured output: `stream` "out" or "err",
   // `attempt` 0 = the latest, at most `max_bytes` from `offset`, fetched from
   // the worker that ran it. Returns the coordinator's description (exec_id,

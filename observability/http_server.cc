@@ -353,6 +353,31 @@ void HttpServer::ApiRoutes() {
                        req.remote_addr);
           SendJson(res, 201, nlohmann::json{{"run_id", *run_id}});
         });
+  Route(s, "POST", "/api/executions/([A-Za-z0-9_.:@-]{1,600})/confirm",
+        [this, authorized](const httplib::Request& req, httplib::Response& res) {
+          if (!authorized(req, res)) return;
+          auto body = nlohmann::json::parse(req.body, nullptr, false);
+          const std::string action =
+              body.is_object() && body.contains("action") && body["action"].is_string()
+                  ? body["action"].get<std::string>()
+                  : "";
+          if (action != "kill" && action != "keep") {
+            return SendError(res, 400,
+                             "body must be {\"action\": \"kill\"} or {\"action\": \"keep\"}");
+          }
+          Result<std::string> answer = Status::Internal("unanswered");
+          {
+            std::lock_guard lock(backend_mu_);
+            answer = options_.backend->Confirm(req.matches[1], action == "kill");
+          }
+          if (!answer.ok())
+            return SendError(res, HttpStatusOf(answer.status()), answer.status().message());
+          cache_->Clear();
+          SendJson(res, 202,
+                   nlohmann::json{{"exec_id", std::string(req.matches[1])},
+                                  {"action", action},
+                                  {"answer", *answer}});
+        });
   Route(s, "POST", "/api/runs/" + id + "/cancel",
         [this, authorized](const httplib::Request& req, httplib::Response& res) {
           if (!authorized(req, res)) return;

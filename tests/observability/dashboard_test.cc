@@ -58,7 +58,12 @@ class CountingBackend final : public ApiBackend {
                           {"size", log.size()},
                           {"running", false}};
   }
+  Result<std::string> Confirm(const std::string& exec_id, bool kill) override {
+    confirmed = exec_id + (kill ? ":kill" : ":keep");
+    return std::string("answered");
+  }
   std::map<std::string, int> asked;
+  std::string confirmed;
 };
 
 struct Server {
@@ -197,4 +202,22 @@ TEST_CASE("a browser asking for brotli gets gzip, not seconds of compression", "
   CHECK(took < std::chrono::seconds(2));
   auto plain = s.client->Get("/api/runs/big", {{"Accept-Encoding", "br"}});
   CHECK(plain->get_header_value("Content-Encoding").empty());
+}
+
+TEST_CASE("a slow-task flag is answered over HTTP with the token only", "[dashboard]") {
+  Server s;
+  const httplib::Headers bearer = {{"Authorization", "Bearer dashboard-token-0123456789"}};
+  auto refused =
+      s.client->Post("/api/executions/r1.a/confirm", R"({"action":"kill"})", "application/json");
+  CHECK(refused->status == 401);
+  CHECK(s.backend.confirmed.empty());
+  CHECK(s.client
+            ->Post("/api/executions/r1.a/confirm", bearer, R"({"action":"maybe"})",
+                   "application/json")
+            ->status == 400);
+  auto kept = s.client->Post("/api/executions/r1.a/confirm", bearer, R"({"action":"keep"})",
+                             "application/json");
+  CHECK(kept->status == 202);
+  CHECK(s.backend.confirmed == "r1.a:keep");
+  CHECK(nlohmann::json::parse(kept->body)["answer"] == "answered");
 }

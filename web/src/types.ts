@@ -21,6 +21,9 @@ export interface TaskStatus {
   worker?: string;
   started_at_us?: number;
   finished_at_us?: number;
+  slow?: string;
+  slow_reason?: string;
+  flagged_at?: string;
 }
 export interface RunStatus {
   run_id: string;

@@ -103,7 +103,7 @@ async function json(base, p) {
 async function main() {
   const coordinator = startNode("coordinator", [args.perf ? "--role=coordinator" : "--role=all",
     "--slots", "4", "--http-bind", "127.0.0.1:0", "--bind", "tcp://127.0.0.1:0", "--api-bind", "tcp://127.0.0.1:0",
-    "--api-token", TOKEN]);
+    "--api-token", TOKEN, "--slow-min", "1s"]);
   const info = await coordinator.listening();
   if (args.perf) {
     await startNode("w-perf", ["--role=worker", "--connect", info.workers, "--worker-id", "w-perf", "--slots", "40",
@@ -212,6 +212,28 @@ pipeline:
       await page.click("#login button[type=submit]");
       await page.click("#cancel");
       await page.waitForSelector('#run-head .state[data-state="CANCELED"]', { timeout: 15000 });
+      await page.click("#logout");
+    });
+
+    await test("a slow-task flag is answered from the run page", async () => {
+      const mark = path.join(OUT, "slowpoke.mark");
+      const file = writePipeline("slowpoke", `version: "1.0"
+name: web.slowpoke
+pipeline:
+  - id: work
+    type: shell
+    command: if [ -f ${mark} ]; then sleep 60; else touch ${mark}; fi
+`);
+      const first = /r\d{8}T[0-9-]+/.exec(await cli("submit", file, "--coordinator", api, "--json", "--wait"))[0];
+      assert.equal((await json(base, "/api/runs/" + first)).state, "SUCCESS");
+      const id = /r\d{8}T[0-9-]+/.exec(await cli("submit", file, "--coordinator", api, "--json"))[0];
+      await page.goto(base + "/run/" + id);
+      await page.fill("#token", TOKEN);
+      await page.click("#login button[type=submit]");
+      await page.waitForSelector('#slow-tasks [data-slow="work"]', { timeout: 20000 });
+      await shot("run-slow-flag");
+      await page.click('#slow-tasks [data-slow="work"] button.danger');
+      await page.waitForSelector('#dag .node[data-task="work"][data-state="FAILED"]', { timeout: 15000 });
       await page.click("#logout");
     });
 

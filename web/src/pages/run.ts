@@ -21,13 +21,14 @@ export function runPage(runId: string): Page {
     id: "rerun-failed", disabled: true,
     title: "No rerun command exists yet: start a new run with apollo11 submit",
   }, "Rerun failed tasks") as HTMLButtonElement;
+  const slowBox = h("div", { id: "slow-tasks" });
   const graphBox = h("div", { class: "graph-box", id: "graph-box" }, h("p", { class: "muted" }, "Laying out…"));
   const graphNote = h("p", { class: "muted", id: "graph-note" });
   const ganttBox = h("div", { class: "gantt-box", id: "gantt-box" });
   const table = new TaskTable();
   page.root.append(h("h1", {}, "Run ", h("span", { id: "run-id" }, runId)), head,
     h("div", { class: "toolbar" }, cancel, rerun, msg),
-    h("p", { class: "muted" }, "Slow-task flags are answered with `apollo11 confirm` (no HTTP call for it yet)."),
+    slowBox,
     h("h2", {}, "Graph"), graphNote, graphBox,
     h("h2", {}, "Timeline"), ganttBox,
     h("h2", {}, "Tasks"), table.root);
@@ -99,6 +100,7 @@ export function runPage(runId: string): Page {
     }
     table.set(status.tasks);
     mark("table");
+    renderSlow(slowBox, status);
     await refreshGantt(finished);
     mark("gantt");
     if (!loaded) {
@@ -112,4 +114,27 @@ export function runPage(runId: string): Page {
     if (finished) poller.stop();
   }, 1000);
   return page;
+}
+
+// The tasks flagged slow, each with Kill and Keep (POST .../confirm, token).
+function renderSlow(box: HTMLElement, status: RunStatus): void {
+  const flagged = Object.entries(status.tasks).filter(([, t]) => t.slow === "flagged");
+  clear(box);
+  if (!flagged.length) return;
+  box.append(h("h2", {}, "Slow tasks waiting for an answer"));
+  for (const [id, t] of flagged) {
+    const msg = h("span", { class: "msg" });
+    const answer = async (action: string) => {
+      try {
+        await post("/api/executions/" + encodeURIComponent(t.exec_id) + "/confirm", { action });
+        message(msg, action === "kill" ? "kill requested" : "kept running", true);
+      } catch (e) {
+        const err = e as ApiError;
+        message(msg, `refused (${err.status}): ${err.message}`, false);
+      }
+    };
+    box.append(h("div", { class: "toolbar", "data-slow": id }, h("strong", {}, id), t.slow_reason ?? "",
+      h("button", { class: "danger", onclick: () => void answer("kill") }, "Kill"),
+      h("button", { onclick: () => void answer("keep") }, "Keep running"), msg));
+  }
 }
