@@ -304,23 +304,24 @@ async function perf(browser, base, api) {
   };
   await new Promise((r) => setTimeout(r, 3000));
   const idle = await measure();
-  let requests = 0;
+  let requests = 0, refused = 0;
   const pages = [];
   for (let i = 0; i < 10; i++) {
     const p = await browser.newPage();
     p.on("request", (r) => { if (new URL(r.url()).pathname.startsWith("/api/")) requests++; });
+    p.on("response", (r) => { if (r.status() >= 500) refused++; });
     await p.goto(base + "/run/" + id);
     pages.push(p);
   }
   await new Promise((r) => setTimeout(r, 3000));
-  const r0 = requests;
+  const r0 = requests, f0 = refused;
   const busy = await measure();
   const rate = (requests - r0) / window;
   const status = await json(base, "/api/runs/" + id);
   const done = Object.values(status.tasks).filter((t) => t.state === "SUCCESS").length;
   console.log(`# coordinator CPU, no page open: ${(idle * 100).toFixed(1)} % of a core`);
   console.log(`# coordinator CPU, 10 pages open: ${(busy * 100).toFixed(1)} % of a core`);
-  console.log(`# API requests from the 10 pages: ${rate.toFixed(1)} per second`);
+  console.log(`# API requests from the 10 pages: ${rate.toFixed(1)} per second, ${refused - f0} answered 5xx`);
   console.log(`# run state ${status.state}, ${done} of 10000 tasks done at the end of the window`);
 }
 
