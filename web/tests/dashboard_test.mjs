@@ -198,10 +198,14 @@ pipeline:
       await shot("execution");
     });
 
-    await test("cancel without the token is refused; with it the run is canceled", async () => {
-      const long = writePipeline("long", 'version: "1.0"\nname: web.long\npipeline:\n  - id: wait\n    type: shell\n    command: sleep 60\n');
+    await test("a running task's output is tailed live; cancel without the token is refused, with it the run is canceled", async () => {
+      const long = writePipeline("long", 'version: "1.0"\nname: web.long\npipeline:\n  - id: wait\n    type: shell\n    command: echo tick-1; sleep 60\n');
       const out = await cli("submit", long, "--coordinator", api, "--json");
       const id = /r\d{8}T[0-9-]+/.exec(out)[0];
+      // The live tail: the running task's first line, before it ends.
+      await page.goto(base + "/exec/" + id + ".wait");
+      await page.waitForFunction(() => (document.querySelector("#log")?.textContent ?? "").includes("tick-1"), null, { timeout: 10000 });
+      assert.match(await page.textContent("#log-meta"), /\(live\)/);
       page.on("dialog", (d) => d.accept());
       await page.goto(base + "/run/" + id);
       await page.waitForSelector('#dag .node[data-task="wait"][data-state="RUNNING"]', { timeout: 10000 });

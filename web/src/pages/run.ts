@@ -83,7 +83,13 @@ export function runPage(runId: string): Page {
       status.reason ? " · " + status.reason : ""));
     cancel.disabled = finished;
     if (!graph) {
-      graph = await getJson<Graph>("/api/runs/" + encodeURIComponent(runId) + "/graph");
+      try {
+        graph = await getJson<Graph>("/api/runs/" + encodeURIComponent(runId) + "/graph");
+      } catch (e) {
+        // No snapshot to draw from: the tasks alone, without edges.
+        graph = { pipeline: status.pipeline, hash: "", tasks: Object.keys(status.tasks).map((id) => ({ id, type: "", deps: [] })) };
+        graphNote.textContent = "No pipeline snapshot to draw the edges from: " + (e as Error).message;
+      }
       mark("graph");
       drawn = drawGraph(graph, status.tasks, open);
       mark("layout");
@@ -94,7 +100,7 @@ export function runPage(runId: string): Page {
       if (status.pipeline_hash && graph.hash && graph.hash !== status.pipeline_hash) {
         notes.push(`Drawn from the pipeline's newest snapshot (${graph.hash}); this run used ${status.pipeline_hash}.`);
       }
-      graphNote.textContent = notes.join(" ");
+      if (notes.length) graphNote.textContent = notes.join(" ");
     } else {
       drawn?.update(status.tasks);
     }
