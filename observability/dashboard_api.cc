@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/json_dump.h"
+#include "observability/http_server.h"
 
 namespace apollo11::observability {
 namespace {
@@ -15,22 +16,6 @@ const std::string kExecId = "([A-Za-z0-9_.:@-]{1,600})";
 void SendError(httplib::Response& res, int status, const std::string& message) {
   res.status = status;
   res.set_content(SafeJsonDump(nlohmann::json{{"error", message}}), kJson);
-}
-
-int HttpStatusOf(const Status& s) {
-  switch (s.code()) {
-    case StatusCode::kNotFound:
-      return 404;
-    case StatusCode::kInvalidInput:
-    case StatusCode::kUnsupported:
-      return 400;
-    case StatusCode::kIo:
-    case StatusCode::kBusy:
-    case StatusCode::kFull:
-      return 503;
-    default:
-      return 500;
-  }
 }
 
 // A non-negative decimal parameter, `fallback` when absent; false when bad.

@@ -38,24 +38,6 @@ void SendError(httplib::Response& res, int status, const std::string& message) {
   SendJson(res, status, nlohmann::json{{"error", message}});
 }
 
-int HttpStatusOf(const Status& s) {
-  switch (s.code()) {
-    case StatusCode::kNotFound:
-      return 404;
-    case StatusCode::kPermissionDenied:
-      return 403;
-    case StatusCode::kInvalidInput:
-    case StatusCode::kUnsupported:
-      return 400;
-    case StatusCode::kIo:
-    case StatusCode::kBusy:
-    case StatusCode::kFull:
-      return 503;
-    default:
-      return 500;
-  }
-}
-
 // Compares without an early exit, so the time taken says nothing about how
 // much of a guessed token was right.
 bool SameToken(const std::string& a, const std::string& b) {
@@ -114,6 +96,24 @@ std::string WhyCannotBind(const std::string& host, int port) {
 }
 
 }  // namespace
+
+int HttpStatusOf(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kNotFound:
+      return 404;
+    case StatusCode::kPermissionDenied:
+      return 403;
+    case StatusCode::kInvalidInput:
+    case StatusCode::kUnsupported:
+      return 400;
+    case StatusCode::kIo:
+    case StatusCode::kBusy:
+    case StatusCode::kFull:
+      return 503;
+    default:
+      return 500;
+  }
+}
 
 Result<HostPort> ParseHttpBind(const std::string& bind) {
   HostPort hp;

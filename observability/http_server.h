@@ -36,6 +36,9 @@ struct HostPort {
 };
 // Parses "HOST:PORT" or "[V6]:PORT" (port 0 = any free port).
 Result<HostPort> ParseHttpBind(const std::string& bind);
+// The HTTP status an API error is answered with (404 for NotFound, 400 for
+// bad input, 503 when the coordinator is unreachable or busy...).
+int HttpStatusOf(const Status& s);
 // True for "localhost" and numeric loopback addresses (127.0.0.0/8, ::1,
 // ::ffff:127.x.y.z); a name such as "127.example.com" is not one.
 bool IsLoopbackHost(const std::string& host);
