@@ -63,19 +63,16 @@ export function overviewPage(): Page {
   }, 2000);
 
   let plot: uPlot | undefined;
-  let bucket = 60;
   page.poll(async () => {
     const runs = await getJson<RunLine[]>("/api/runs?limit=200");
     clear(recent);
     recent.append(runTable(runs.slice(0, 15)));
     const data = bucketByState(runs);
-    const xs = data[0] as number[];
-    bucket = xs.length > 1 ? xs[1] - xs[0] : 60;
     const box = byState;
     if (!plot) {
       plot = new uPlot({
         width: Math.max(300, box.clientWidth - 24), height: 160,
-        scales: { x: { time: true, range: (_u, min, max) => [min - bucket, max + bucket] } },
+        scales: { x: { time: true } },
         series: [{}, ...RUN_STATES.map((st) => ({
           label: st, stroke: COLORS[st], fill: COLORS[st] + "55", width: 1,
           paths: uPlot.paths.bars!({ size: [0.8, 40] }),
@@ -94,8 +91,9 @@ function bucketByState(runs: RunLine[]): uPlot.AlignedData {
   if (!times.length) return [[], ...RUN_STATES.map(() => [])];
   const lo = Math.min(...times), hi = Math.max(...times);
   const step = Math.max(60, Math.ceil((hi - lo) / 30 / 60) * 60);
-  const start = Math.floor(lo / step) * step;
-  const n = Math.floor((hi - start) / step) + 1;
+  // One empty bucket on each side, so that a single bucket still has a width.
+  const start = Math.floor(lo / step) * step - step;
+  const n = Math.floor((hi - start) / step) + 2;
   const xs = Array.from({ length: n }, (_, i) => start + i * step);
   const series = RUN_STATES.map(() => new Array<number>(n).fill(0));
   for (const r of runs) {

@@ -48,7 +48,7 @@ export function runPage(runId: string): Page {
   let graph: Graph | undefined;
   let status: RunStatus | undefined;
   let loaded = false;
-  let historyAt = 0;
+  let historyAt = -Infinity;
   const open = (task: string) => {
     const t = status?.tasks[task];
     if (t) navigate("/exec/" + encodeURIComponent(t.exec_id));
