@@ -35,6 +35,34 @@ Result<nlohmann::json> CoordinatorApi::Query(const std::string& kind, const std:
   return Forget((*link)->Query(kind, id, "", limit ? limit : 20));
 }
 
+Result<nlohmann::json> CoordinatorApi::Logs(const std::string& exec_id, const std::string& stream,
+                                            uint32_t attempt, uint64_t offset, uint32_t max_bytes,
+                                            std::string* data) {
+  auto link = Link();
+  if (!link.ok()) return link.status();
+  nlohmann::json meta;
+  auto bytes = Forget((*link)->FetchLog(exec_id, stream, attempt, offset, max_bytes, &meta));
+  if (!bytes.ok()) return bytes.status();
+  *data = std::move(*bytes);
+  return meta;
+}
+
+Result<nlohmann::json> CoordinatorApi::TraceLog(const std::string& exec_id, std::string* data) {
+  auto link = Link();
+  if (!link.ok()) return link.status();
+  nlohmann::json meta;
+  auto lines = Forget((*link)->TraceLog(exec_id, &meta));
+  if (!lines.ok()) return lines.status();
+  *data = std::move(*lines);
+  return meta;
+}
+
+Result<std::string> CoordinatorApi::Confirm(const std::string& exec_id, bool kill) {
+  auto link = Link();
+  if (!link.ok()) return link.status();
+  return Forget((*link)->Confirm(exec_id, kill));
+}
+
 Result<std::string> CoordinatorApi::Trigger(const std::string& name,
                                             const std::map<std::string, std::string>& params) {
   auto found = Query("pipeline", name, 0);

@@ -155,6 +155,7 @@ Status Node::StartHttp() {
   ho.bind = config_.http_bind;
   ho.api_token = config_.api_token;
   ho.registry = &registry_;
+  ho.node_info = {{"role", config_.role}, {"epoch", epoch_}};
   if (coordinator_) {
     const auto& curve = config_.coordinator_config.curve;
     api_ = std::make_unique<CoordinatorApi>(coordinator_->client_endpoint(), curve,

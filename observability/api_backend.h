@@ -30,6 +30,31 @@ class ApiBackend {
                                       const std::map<std::string, std::string>& params) = 0;
   // Cancels an active run. NotFound when the run is unknown.
   virtual Status Cancel(const std::string& run_id, const std::string& reason) = 0;
+  // Answers a slow-task flag on `exec_id`: kill the execution or keep it
+  // running (as `apollo11 confirm`). Returns the coordinator's sentence.
+  // Unsupported unless the backend implements it.
+  virtual Result<std::string> Confirm(const std::string& exec_id, bool kill) {
+    (void)exec_id, (void)kill;
+    return Status::Unsupported("slow-task answers are not served by this backend");
+  }
+  // A slice of an execution's captured output: `stream` "out" or "err",
+  // `attempt` 0 = the latest, at most `max_bytes` from `offset`, fetched from
+  // the worker that ran it. Returns the coordinator's description (exec_id,
+  // attempt, worker, stream, offset, size, running) and sets `data` to the
+  // bytes. Unsupported unless the backend implements it.
+  virtual Result<nlohmann::json> Logs(const std::string& exec_id, const std::string& stream,
+                                      uint32_t attempt, uint64_t offset, uint32_t max_bytes,
+                                      std::string* data) {
+    (void)exec_id, (void)stream, (void)attempt, (void)offset, (void)max_bytes, (void)data;
+    return Status::Unsupported("task logs are not served by this backend");
+  }
+  // The coordinator's log lines about an execution (as `apollo11 trace`
+  // shows them), in `data`; returns their description. Unsupported unless
+  // the backend implements it.
+  virtual Result<nlohmann::json> TraceLog(const std::string& exec_id, std::string* data) {
+    (void)exec_id, (void)data;
+    return Status::Unsupported("trace lines are not served by this backend");
+  }
 };
 
 }  // namespace apollo11::observability

@@ -14,7 +14,10 @@
 #include <cstring>
 
 #include "common/json_dump.h"
+#include "observability/dashboard.h"
+#include "observability/dashboard_api.h"
 #include "observability/guarded_http_server.h"
+#include "observability/query_cache.h"
 
 namespace apollo11::observability {
 namespace {
@@ -33,24 +36,6 @@ void SendJson(httplib::Response& res, int status, const nlohmann::json& body) {
 
 void SendError(httplib::Response& res, int status, const std::string& message) {
   SendJson(res, status, nlohmann::json{{"error", message}});
-}
-
-int HttpStatusOf(const Status& s) {
-  switch (s.code()) {
-    case StatusCode::kNotFound:
-      return 404;
-    case StatusCode::kPermissionDenied:
-      return 403;
-    case StatusCode::kInvalidInput:
-    case StatusCode::kUnsupported:
-      return 400;
-    case StatusCode::kIo:
-    case StatusCode::kBusy:
-    case StatusCode::kFull:
-      return 503;
-    default:
-      return 500;
-  }
 }
 
 // Compares without an early exit, so the time taken says nothing about how
@@ -111,6 +96,24 @@ std::string WhyCannotBind(const std::string& host, int port) {
 }
 
 }  // namespace
+
+int HttpStatusOf(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kNotFound:
+      return 404;
+    case StatusCode::kPermissionDenied:
+      return 403;
+    case StatusCode::kInvalidInput:
+    case StatusCode::kUnsupported:
+      return 400;
+    case StatusCode::kIo:
+    case StatusCode::kBusy:
+    case StatusCode::kFull:
+      return 503;
+    default:
+      return 500;
+  }
+}
 
 Result<HostPort> ParseHttpBind(const std::string& bind) {
   HostPort hp;
@@ -201,7 +204,10 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options)
   return s;
 }
 
-HttpServer::~HttpServer() { Stop(); }
+HttpServer::~HttpServer() {
+  Stop();
+  server_.reset();  // its handlers point into dashboard_api_ and cache_
+}
 
 std::optional<std::string> HttpServer::failure() const {
   std::lock_guard lock(failure_mu_);
@@ -239,7 +245,17 @@ void HttpServer::Routes() {
   s.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (res.body.empty() && res.status == 404) SendError(res, 404, "no such path: " + req.path);
   });
-  if (options_.backend != nullptr) ApiRoutes();
+  if (options_.backend != nullptr) {
+    cache_ = std::make_unique<QueryCache>(options_.clock ? options_.clock : &clock_,
+                                          options_.api_cache_ttl_us);
+    ApiRoutes();
+    nlohmann::json info = options_.node_info;
+    info["mutations"] = !options_.api_token.empty();
+    dashboard_api_ = std::make_unique<DashboardApi>(options_.backend, &backend_mu_, cache_.get(),
+                                                    std::move(info));
+    dashboard_api_->Register(s);
+    Dashboard::Register(s);
+  }
 }
 
 void HttpServer::ApiRoutes() {
@@ -259,14 +275,19 @@ void HttpServer::ApiRoutes() {
         }
         limit = static_cast<uint32_t>(n);
       }
-      Result<nlohmann::json> answer = Status::Internal("unanswered");
-      {
-        std::lock_guard lock(backend_mu_);
-        answer = options_.backend->Query(kind, id, limit);
-      }
+      const std::string key = std::string(kind) + ":" + id + ":" + std::to_string(limit);
+      auto answer = cache_->Get(key, [&]() -> Result<std::string> {
+        Result<nlohmann::json> doc = Status::Internal("unanswered");
+        {
+          std::lock_guard lock(backend_mu_);
+          doc = options_.backend->Query(kind, id, limit);
+        }
+        if (!doc.ok()) return doc.status();
+        return SafeJsonDump(*doc);
+      });
       if (!answer.ok())
         return SendError(res, HttpStatusOf(answer.status()), answer.status().message());
-      SendJson(res, 200, *answer);
+      SendCachedJson(**answer, req, res);
     };
   };
   const std::string id = "([A-Za-z0-9_.:@-]{1,256})";
@@ -327,9 +348,35 @@ void HttpServer::ApiRoutes() {
           }
           if (!run_id.ok())
             return SendError(res, HttpStatusOf(run_id.status()), run_id.status().message());
+          cache_->Clear();
           spdlog::info("http: run {} of {} triggered by {}", *run_id, std::string(req.matches[1]),
                        req.remote_addr);
           SendJson(res, 201, nlohmann::json{{"run_id", *run_id}});
+        });
+  Route(s, "POST", "/api/executions/([A-Za-z0-9_.:@-]{1,600})/confirm",
+        [this, authorized](const httplib::Request& req, httplib::Response& res) {
+          if (!authorized(req, res)) return;
+          auto body = nlohmann::json::parse(req.body, nullptr, false);
+          const std::string action =
+              body.is_object() && body.contains("action") && body["action"].is_string()
+                  ? body["action"].get<std::string>()
+                  : "";
+          if (action != "kill" && action != "keep") {
+            return SendError(res, 400,
+                             "body must be {\"action\": \"kill\"} or {\"action\": \"keep\"}");
+          }
+          Result<std::string> answer = Status::Internal("unanswered");
+          {
+            std::lock_guard lock(backend_mu_);
+            answer = options_.backend->Confirm(req.matches[1], action == "kill");
+          }
+          if (!answer.ok())
+            return SendError(res, HttpStatusOf(answer.status()), answer.status().message());
+          cache_->Clear();
+          SendJson(res, 202,
+                   nlohmann::json{{"exec_id", std::string(req.matches[1])},
+                                  {"action", action},
+                                  {"answer", *answer}});
         });
   Route(s, "POST", "/api/runs/" + id + "/cancel",
         [this, authorized](const httplib::Request& req, httplib::Response& res) {
@@ -349,6 +396,7 @@ void HttpServer::ApiRoutes() {
                                          "canceled through the HTTP API from " + req.remote_addr);
           }
           if (!c.ok()) return SendError(res, HttpStatusOf(c), c.message());
+          cache_->Clear();
           SendJson(res, 202, nlohmann::json{{"run_id", run_id}, {"cancel", "requested"}});
         });
 }

@@ -1,7 +1,9 @@
 #pragma once
 // The node's HTTP endpoint (cpp-httplib behind GuardedHttpServer's deadlines
 // and per-address cap; Range is ignored): /metrics (Prometheus text),
-// /healthz, /readyz and, on a coordinator, the JSON API under /api/. Mutating
+// /healthz, /readyz and, on a coordinator, the JSON API under /api/ and the
+// dashboard at / (observability/dashboard.h). Read-only API answers are
+// shared by all clients for `api_cache_ttl_us` (QueryCache). Mutating
 // API calls need `Authorization: Bearer TOKEN`; with no token configured they
 // are refused (403).
 //
@@ -11,10 +13,12 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <thread>
 
+#include "common/clock.h"
 #include "common/status.h"
 #include "observability/api_backend.h"
 #include "observability/http_limits.h"
@@ -23,6 +27,8 @@
 namespace apollo11::observability {
 
 class GuardedHttpServer;
+class QueryCache;
+class DashboardApi;
 
 struct HostPort {
   std::string host;
@@ -30,6 +36,9 @@ struct HostPort {
 };
 // Parses "HOST:PORT" or "[V6]:PORT" (port 0 = any free port).
 Result<HostPort> ParseHttpBind(const std::string& bind);
+// The HTTP status an API error is answered with (404 for NotFound, 400 for
+// bad input, 503 when the coordinator is unreachable or busy...).
+int HttpStatusOf(const Status& s);
 // True for "localhost" and numeric loopback addresses (127.0.0.0/8, ::1,
 // ::ffff:127.x.y.z); a name such as "127.example.com" is not one.
 bool IsLoopbackHost(const std::string& host);
@@ -46,6 +55,14 @@ struct HttpServerOptions {
   std::function<bool(std::string* why)> ready;
   // Deadlines, the per-address cap and the pool size.
   HttpLimits limits;
+  // How long a read-only API answer is shared by every client before the
+  // coordinator is asked again; 0 asks it on each request.
+  Micros api_cache_ttl_us = 1'000'000;
+  // Dates the shared answers; null = the system clock. Must outlive the server.
+  const Clock* clock = nullptr;
+  // What GET /api/node answers (role, epoch...); the server adds
+  // "mutations" (whether a token is configured).
+  nlohmann::json node_info = nlohmann::json::object();
 };
 
 class HttpServer {
@@ -68,6 +85,9 @@ class HttpServer {
   std::unique_ptr<GuardedHttpServer> server_;
   std::string bound_;
   std::mutex backend_mu_;  // one backend call at a time
+  SystemClock clock_;
+  std::unique_ptr<QueryCache> cache_;
+  std::unique_ptr<DashboardApi> dashboard_api_;
   std::jthread thread_;
   mutable std::mutex failure_mu_;
   bool stopping_ = false;               // guarded by failure_mu_

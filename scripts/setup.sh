@@ -20,12 +20,19 @@ BUILD_PACKAGES=(
 TEST_PACKAGES=(clang libclang-rt-14-dev hyperfine procps curl python3-jsonschema python3-yaml faketime)
 # obs (issue 19): promtool checks a node's /metrics; util-linux's `script` gives `run` a terminal.
 TEST_PACKAGES+=(prometheus util-linux)
+# web (issue 17): the dashboard's browser tests drive Debian's chromium.
+TEST_PACKAGES+=(chromium)
 
 # Peers and tools the benchmark harness (bench/harness.py) runs: Dask
 # distributed, hyperfine, ninja, GNU time (peak RSS).
 BENCH_PACKAGES=(python3-distributed hyperfine ninja-build time)
 
 want=("${BUILD_PACKAGES[@]}")
+# web (issue 17): node and npm bundle the dashboard at build time. A machine
+# that already has both (another packaging of Node.js) keeps its own.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  want+=(nodejs npm)
+fi
 for arg in "$@"; do
   case "$arg" in
     --with-tests) want+=("${TEST_PACKAGES[@]}") ;;

@@ -1,0 +1,27 @@
+#pragma once
+// Serves the embedded dashboard: GET / and the client-side page paths
+// (/runs, /run/ID, /exec/ID, /workers, /pipelines) answer index.html, and
+// /assets/NAME the bundled scripts, styles and icon. Every answer carries a
+// strict Content-Security-Policy (no inline script or style, nothing from
+// another origin) and an ETag; If-None-Match answers 304. Assets are
+// immutable per build; the HTML is revalidated on each load.
+
+#include <httplib.h>
+
+#include <string>
+
+namespace apollo11::observability {
+
+class Dashboard {
+ public:
+  // The Content-Security-Policy header value every dashboard answer sends.
+  static const char* kContentSecurityPolicy;
+
+  // Registers the routes on `server`. Call once, before it serves.
+  static void Register(httplib::Server& server);
+
+  // Sets the security headers every dashboard and API answer carries.
+  static void SecurityHeaders(httplib::Response& res);
+};
+
+}  // namespace apollo11::observability

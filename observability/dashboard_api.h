@@ -1,0 +1,50 @@
+#pragma once
+// The API routes the dashboard needs beyond the CLI's JSON API:
+//   GET /api/node                          role, epoch, whether mutations are possible
+//   GET /api/runs/ID/graph                 the run's pipeline as a graph (ids, types, edges)
+//   GET /api/executions/ID/logs?stream=out|err&attempt=N&offset=K
+//                                          a slice (at most 64 KiB) of captured output
+//   GET /api/executions/ID/trace           the coordinator's log lines about it
+// Logs are paged by the `offset` parameter, never by Range (which the server
+// drops). Answers go through the shared QueryCache where they may be shared.
+
+#include <httplib.h>
+
+#include <mutex>
+#include <nlohmann/json.hpp>
+
+#include "observability/api_backend.h"
+#include "observability/query_cache.h"
+
+namespace apollo11::observability {
+
+class DashboardApi {
+ public:
+  // The most bytes of output one logs answer carries.
+  static constexpr uint32_t kMaxLogSlice = 64 << 10;
+
+  // `backend` calls are made holding `backend_mu`; all three must outlive the
+  // server. `node_info` is sent as is by /api/node.
+  DashboardApi(ApiBackend* backend, std::mutex* backend_mu, QueryCache* cache,
+               nlohmann::json node_info);
+
+  // Registers the routes; call once before the server serves.
+  void Register(httplib::Server& server);
+
+ private:
+  void Graph(const httplib::Request& req, httplib::Response& res);
+  void Logs(const httplib::Request& req, httplib::Response& res);
+  void Trace(const httplib::Request& req, httplib::Response& res);
+
+  ApiBackend* backend_;
+  std::mutex* backend_mu_;
+  QueryCache* cache_;
+  const nlohmann::json node_info_;
+};
+
+// Sends `answer` as JSON with its ETag and Cache-Control: no-cache, or 304
+// when the request's If-None-Match is that ETag.
+void SendCachedJson(const CachedAnswer& answer, const httplib::Request& req,
+                    httplib::Response& res);
+
+}  // namespace apollo11::observability

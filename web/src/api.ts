@@ -1,0 +1,102 @@
+// The JSON API client: GETs revalidated with ETags (a 304 reuses the last
+// body), the node's token from sessionStorage for POSTs, and pollers that
+// stop when their page is left and slow down while the tab is hidden.
+
+export class ApiError extends Error {
+  constructor(public status: number, message: string) {
+    super(message);
+  }
+}
+
+const TOKEN_KEY = "apollo11.token";
+const lastBodies = new Map<string, { etag: string; value: unknown }>();
+let requestCount = 0;
+
+export function token(): string {
+  return sessionStorage.getItem(TOKEN_KEY) ?? "";
+}
+export function setToken(value: string): void {
+  if (value) sessionStorage.setItem(TOKEN_KEY, value);
+  else sessionStorage.removeItem(TOKEN_KEY);
+}
+// How many API requests this page made (for the performance measurements).
+export function requestsMade(): number {
+  return requestCount;
+}
+
+async function errorOf(res: Response): Promise<ApiError> {
+  let message = res.statusText;
+  try {
+    const body = await res.json();
+    if (body && typeof body.error === "string") message = body.error;
+  } catch {
+    /* not JSON */
+  }
+  return new ApiError(res.status, message);
+}
+
+export async function getJson<T>(path: string): Promise<T> {
+  const kept = lastBodies.get(path);
+  const headers: Record<string, string> = {};
+  if (kept) headers["If-None-Match"] = kept.etag;
+  requestCount++;
+  const res = await fetch(path, { headers, cache: "no-store" });
+  if (res.status === 304 && kept) return kept.value as T;
+  if (!res.ok) throw await errorOf(res);
+  const value = (await res.json()) as T;
+  const etag = res.headers.get("ETag");
+  if (etag) lastBodies.set(path, { etag, value });
+  if (lastBodies.size > 64) lastBodies.delete(lastBodies.keys().next().value as string);
+  return value;
+}
+
+export async function getText(path: string): Promise<string> {
+  requestCount++;
+  const res = await fetch(path, { cache: "no-store" });
+  if (!res.ok) throw await errorOf(res);
+  return res.text();
+}
+
+export async function post<T>(path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { "Content-Type": "application/json" };
+  const t = token();
+  if (t) headers["Authorization"] = "Bearer " + t;
+  requestCount++;
+  const res = await fetch(path, {
+    method: "POST",
+    headers,
+    body: body === undefined ? "" : JSON.stringify(body),
+  });
+  if (!res.ok) throw await errorOf(res);
+  return (await res.json()) as T;
+}
+
+// Calls `tick` now and then every `everyMs` (four times slower while the tab
+// is hidden) until `stop`. A tick never overlaps the previous one.
+export class Poller {
+  private timer: number | undefined;
+  private stopped = false;
+  constructor(private readonly tick: () => Promise<void>, private everyMs: number) {}
+  start(): this {
+    void this.run();
+    return this;
+  }
+  setInterval(ms: number): void {
+    this.everyMs = ms;
+  }
+  stop(): void {
+    this.stopped = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+  }
+  private async run(): Promise<void> {
+    if (this.stopped) return;
+    try {
+      await this.tick();
+    } catch (e) {
+      console.warn("poll failed", e);
+    }
+    if (this.stopped) return;
+    const wait = document.hidden ? this.everyMs * 4 : this.everyMs;
+    this.timer = window.setTimeout(() => void this.run(), wait);
+  }
+}

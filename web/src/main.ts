@@ -1,0 +1,94 @@
+// The dashboard's entry: a client-side router over the node's pages, the
+// header (role, epoch, login) and the shared banner.
+
+import { getJson, setToken, token } from "./api";
+import { clear, h } from "./dom";
+import { NodeInfo } from "./types";
+import { Page } from "./page";
+import { overviewPage } from "./pages/overview";
+import { runsPage } from "./pages/runs";
+import { runPage } from "./pages/run";
+import { execPage } from "./pages/exec";
+import { workersPage } from "./pages/workers";
+import { pipelinesPage } from "./pages/pipelines";
+
+let current: Page | undefined;
+
+function route(path: string): { page: () => Page; nav: string } {
+  const run = /^\/run\/([^/]+)$/.exec(path);
+  if (run) return { page: () => runPage(decodeURIComponent(run[1])), nav: "runs" };
+  const exec = /^\/exec\/(.+)$/.exec(path);
+  if (exec) return { page: () => execPage(decodeURIComponent(exec[1])), nav: "runs" };
+  switch (path) {
+    case "/runs":
+      return { page: runsPage, nav: "runs" };
+    case "/workers":
+      return { page: workersPage, nav: "workers" };
+    case "/pipelines":
+      return { page: pipelinesPage, nav: "pipelines" };
+    default:
+      return { page: overviewPage, nav: "overview" };
+  }
+}
+
+function show(): void {
+  current?.stop();
+  const main = document.getElementById("main")!;
+  clear(main);
+  const r = route(location.pathname);
+  for (const a of document.querySelectorAll<HTMLAnchorElement>("#nav a")) {
+    a.classList.toggle("active", a.dataset.nav === r.nav);
+  }
+  current = r.page();
+  main.append(current.root);
+}
+
+export function navigate(href: string): void {
+  history.pushState(null, "", href);
+  show();
+}
+
+function renderAuth(): void {
+  const box = document.getElementById("auth")!;
+  clear(box);
+  if (token()) {
+    box.append(
+      h("span", {}, "signed in "),
+      h("button", { id: "logout", onclick: () => { setToken(""); renderAuth(); } }, "Sign out"),
+    );
+    return;
+  }
+  const input = h("input", {
+    id: "token", type: "password", placeholder: "API token", autocomplete: "off",
+  }) as HTMLInputElement;
+  const form = h("form", { class: "login", id: "login" }, input, h("button", { type: "submit" }, "Sign in"));
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    setToken(input.value.trim());
+    renderAuth();
+  });
+  box.append(form);
+}
+
+async function renderNodeInfo(): Promise<void> {
+  const el = document.getElementById("node-info")!;
+  try {
+    const info = await getJson<NodeInfo>("/api/node");
+    el.textContent = `role ${info.role ?? "?"} · epoch ${info.epoch ?? "?"}` +
+      (info.mutations ? "" : " · read-only (no --api-token)");
+  } catch {
+    el.textContent = "node unreachable";
+  }
+}
+
+document.addEventListener("click", (e) => {
+  const a = (e.target as Element).closest("a");
+  if (!a || a.origin !== location.origin || e.ctrlKey || e.metaKey || e.button !== 0) return;
+  e.preventDefault();
+  navigate(a.pathname + a.search);
+});
+window.addEventListener("popstate", show);
+
+renderAuth();
+void renderNodeInfo();
+show();

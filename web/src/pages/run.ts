@@ -1,0 +1,146 @@
+// A run: its DAG (live), the Gantt of its attempts, the task table and the
+// actions the API has (cancel; rerun-failed and slow-task answers are
+// CLI-only today and shown as such).
+
+import { ApiError, getJson, post, token } from "../api";
+import { clear, fmtMs, fmtTime, h, message, stateBadge } from "../dom";
+import { attemptsOf, drawGantt, drawGanttCanvas } from "../gantt";
+import { drawGraph, GROUP_OVER } from "../graph";
+import { BasePage, Page } from "../page";
+import { FINISHED_RUN, Graph, RunStatus, Transition } from "../types";
+import { TaskTable } from "../vtable";
+import { navigate } from "../main";
+
+export function runPage(runId: string): Page {
+  const page = new BasePage("run");
+  const t0 = performance.now();
+  const head = h("div", { id: "run-head" });
+  const msg = h("span", { class: "msg", id: "action-msg" });
+  const cancel = h("button", { id: "cancel", class: "danger" }, "Cancel run") as HTMLButtonElement;
+  const rerun = h("button", {
+    id: "rerun-failed", disabled: true,
+    title: "No rerun command exists yet: start a new run with apollo11 submit",
+  }, "Rerun failed tasks") as HTMLButtonElement;
+  const slowBox = h("div", { id: "slow-tasks" });
+  const graphBox = h("div", { class: "graph-box", id: "graph-box" }, h("p", { class: "muted" }, "Laying out…"));
+  const graphNote = h("p", { class: "muted", id: "graph-note" });
+  const ganttBox = h("div", { class: "gantt-box", id: "gantt-box" });
+  const table = new TaskTable();
+  page.root.append(h("h1", {}, "Run ", h("span", { id: "run-id" }, runId)), head,
+    h("div", { class: "toolbar" }, cancel, rerun, msg),
+    slowBox,
+    h("h2", {}, "Graph"), graphNote, graphBox,
+    h("h2", {}, "Timeline"), ganttBox,
+    h("h2", {}, "Tasks"), table.root);
+
+  cancel.addEventListener("click", async () => {
+    if (!confirm("Cancel run " + runId + "?")) return;
+    try {
+      await post("/api/runs/" + encodeURIComponent(runId) + "/cancel");
+      message(msg, "cancel requested", true);
+    } catch (e) {
+      const err = e as ApiError;
+      message(msg, `cancel refused (${err.status}): ${err.message}` + (token() ? "" : " — sign in with the node's token"), false);
+    }
+  });
+
+  let drawn: ReturnType<typeof drawGraph> | undefined;
+  let graph: Graph | undefined;
+  let status: RunStatus | undefined;
+  let loaded = false;
+  let historyAt = -Infinity;
+  const open = (task: string) => {
+    const t = status?.tasks[task];
+    if (t) navigate("/exec/" + encodeURIComponent(t.exec_id));
+  };
+
+  const refreshGantt = async (force: boolean) => {
+    if (!status) return;
+    const n = Object.keys(status.tasks).length;
+    const now = Date.now() * 1000;
+    if (n > GROUP_OVER) {
+      drawGanttCanvas(ganttBox, status.tasks, now);
+      return;
+    }
+    if (!force && performance.now() - historyAt < 2000) return;
+    historyAt = performance.now();
+    const history = await getJson<Transition[]>("/api/runs/" + encodeURIComponent(runId) + "/history");
+    drawGantt(ganttBox, attemptsOf(history), now);
+  };
+
+  const phases: string[] = [];
+  const mark = (what: string) => {
+    if (!loaded) phases.push(`${what} ${Math.round(performance.now() - t0)}`);
+  };
+  const poller = page.poll(async () => {
+    status = await getJson<RunStatus>("/api/runs/" + encodeURIComponent(runId));
+    mark("status");
+    const n = Object.keys(status.tasks).length;
+    const finished = FINISHED_RUN.has(status.state);
+    clear(head);
+    head.append(h("div", {}, stateBadge(status.state), " ", status.pipeline, ` · ${n} tasks · started `,
+      fmtTime(status.created_at), status.duration_ms !== undefined ? " · " + fmtMs(status.duration_ms) : "",
+      status.reason ? " · " + status.reason : ""));
+    cancel.disabled = finished;
+    if (!graph) {
+      try {
+        graph = await getJson<Graph>("/api/runs/" + encodeURIComponent(runId) + "/graph");
+      } catch (e) {
+        // No snapshot to draw from: the tasks alone, without edges.
+        graph = { pipeline: status.pipeline, hash: "", tasks: Object.keys(status.tasks).map((id) => ({ id, type: "", deps: [] })) };
+        graphNote.textContent = "No pipeline snapshot to draw the edges from: " + (e as Error).message;
+      }
+      mark("graph");
+      drawn = drawGraph(graph, status.tasks, open);
+      mark("layout");
+      clear(graphBox);
+      graphBox.append(drawn.svg);
+      const notes: string[] = [];
+      if (graph.tasks.length > GROUP_OVER) notes.push(`${graph.tasks.length} tasks: grouped by layer (longest path from a root), each bar shows its tasks' states.`);
+      if (status.pipeline_hash && graph.hash && graph.hash !== status.pipeline_hash) {
+        notes.push(`Drawn from the pipeline's newest snapshot (${graph.hash}); this run used ${status.pipeline_hash}.`);
+      }
+      if (notes.length) graphNote.textContent = notes.join(" ");
+    } else {
+      drawn?.update(status.tasks);
+    }
+    table.set(status.tasks);
+    mark("table");
+    renderSlow(slowBox, status);
+    await refreshGantt(finished);
+    mark("gantt");
+    if (!loaded) {
+      page.root.dataset.phases = phases.join(", ");
+      loaded = true;
+      page.root.dataset.loadedMs = String(Math.round(performance.now() - t0));
+      page.root.classList.add("loaded");
+    }
+    // Large runs are polled less often; a finished run only once more.
+    poller.setInterval(n > GROUP_OVER ? 3000 : 1000);
+    if (finished) poller.stop();
+  }, 1000);
+  return page;
+}
+
+// The tasks flagged slow, each with Kill and Keep (POST .../confirm, token).
+function renderSlow(box: HTMLElement, status: RunStatus): void {
+  const flagged = Object.entries(status.tasks).filter(([, t]) => t.slow === "flagged");
+  clear(box);
+  if (!flagged.length) return;
+  box.append(h("h2", {}, "Slow tasks waiting for an answer"));
+  for (const [id, t] of flagged) {
+    const msg = h("span", { class: "msg" });
+    const answer = async (action: string) => {
+      try {
+        await post("/api/executions/" + encodeURIComponent(t.exec_id) + "/confirm", { action });
+        message(msg, action === "kill" ? "kill requested" : "kept running", true);
+      } catch (e) {
+        const err = e as ApiError;
+        message(msg, `refused (${err.status}): ${err.message}`, false);
+      }
+    };
+    box.append(h("div", { class: "toolbar", "data-slow": id }, h("strong", {}, id), t.slow_reason ?? "",
+      h("button", { class: "danger", onclick: () => void answer("kill") }, "Kill"),
+      h("button", { onclick: () => void answer("keep") }, "Keep running"), msg));
+  }
+}

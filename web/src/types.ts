@@ -1,0 +1,107 @@
+// Shapes of the JSON API's answers (docs/operations.md, "HTTP API").
+
+export const STATES = [
+  "PENDING", "READY", "RUNNING", "RETRYING", "SUCCESS", "FAILED", "TIMEOUT", "SKIPPED", "CANCELED",
+] as const;
+export const FINISHED_RUN = new Set(["SUCCESS", "FAILED", "CANCELED"]);
+
+export interface RunLine {
+  run_id: string;
+  pipeline: string;
+  state: string;
+  created_at: string;
+  duration_ms?: number;
+  tasks: number;
+}
+export interface TaskStatus {
+  state: string;
+  attempts: number;
+  exec_id: string;
+  exit_code?: number;
+  worker?: string;
+  started_at_us?: number;
+  finished_at_us?: number;
+  slow?: string;
+  slow_reason?: string;
+  flagged_at?: string;
+}
+export interface RunStatus {
+  run_id: string;
+  pipeline: string;
+  pipeline_hash?: string;
+  state: string;
+  reason?: string;
+  created_at: string;
+  finished_at?: string;
+  duration_ms?: number;
+  tasks: Record<string, TaskStatus>;
+  journal_error?: string;
+}
+export interface Transition {
+  seq: number;
+  exec_id: string;
+  task_id: string;
+  attempt: number;
+  from: string;
+  to: string;
+  reason: string;
+  actor: string;
+  ts: string;
+  ts_us: number;
+  worker?: string;
+}
+export interface Execution {
+  exec_id: string;
+  attempt: number;
+  state?: string;
+  exit_code?: number;
+  history: Transition[];
+  [key: string]: unknown;
+}
+export interface GraphTask {
+  id: string;
+  type: string;
+  deps: { task: string; on?: string }[];
+}
+export interface Graph {
+  pipeline: string;
+  hash: string;
+  tasks: GraphTask[];
+}
+export interface Worker {
+  id: string;
+  group: string;
+  labels: string[];
+  slots: number;
+  running: number;
+  queued?: number;
+  credits: number;
+  last_heartbeat: string;
+  losses: number;
+  connected_since: string;
+  state: string;
+}
+export interface PipelineLine {
+  name: string;
+  hash: string;
+  runs: number;
+  last_run_at: string;
+  last_run_id: string;
+  last_run_state: string;
+}
+export interface NodeInfo {
+  role?: string;
+  epoch?: number;
+  mutations?: boolean;
+  version?: string;
+}
+export interface LogSlice {
+  exec_id: string;
+  attempt: number;
+  worker?: string;
+  size: number;
+  running?: boolean;
+  offset: number;
+  next_offset: number;
+  data: string;
+}

@@ -1,0 +1,48 @@
+// The task table, virtualised: only the rows in view exist in the DOM, so
+// 10,000 tasks scroll as smoothly as 10.
+
+import { clear, fmtMs, h, link, stateBadge } from "./dom";
+import { TaskStatus } from "./types";
+
+const ROW = 24;
+
+export class TaskTable {
+  readonly root: HTMLElement;
+  private readonly spacer: HTMLElement;
+  private ids: string[] = [];
+  private tasks: Record<string, TaskStatus> = {};
+
+  constructor() {
+    this.spacer = h("div", { class: "spacer" });
+    this.root = h("div", { class: "vtable", id: "task-table" },
+      h("div", { class: "row head" }, ...["Task", "State", "Attempts", "Worker", "Exit", "Duration"].map((t) => h("span", {}, t))),
+      this.spacer);
+    this.root.addEventListener("scroll", () => this.paint());
+  }
+
+  set(tasks: Record<string, TaskStatus>): void {
+    this.tasks = tasks;
+    if (this.ids.length !== Object.keys(tasks).length) this.ids = Object.keys(tasks).sort();
+    this.spacer.style.height = this.ids.length * ROW + "px";
+    this.root.style.height = Math.min(420, (this.ids.length + 1) * ROW + 4) + "px";
+    this.paint();
+  }
+
+  private paint(): void {
+    const top = this.root.scrollTop;
+    const first = Math.max(0, Math.floor(top / ROW) - 5);
+    const last = Math.min(this.ids.length, first + Math.ceil((this.root.clientHeight || 420) / ROW) + 10);
+    clear(this.spacer);
+    for (let i = first; i < last; i++) {
+      const id = this.ids[i];
+      const t = this.tasks[id];
+      const dur = t.started_at_us && t.finished_at_us ? fmtMs(Math.round((t.finished_at_us - t.started_at_us) / 1000)) : "";
+      const row = h("div", { class: "row", "data-task": id },
+        h("span", {}, link("/exec/" + encodeURIComponent(t.exec_id), id)), h("span", {}, stateBadge(t.state)),
+        h("span", {}, t.attempts), h("span", {}, t.worker ?? ""),
+        h("span", {}, t.state === "SUCCESS" || t.state === "FAILED" ? String(t.exit_code ?? "") : ""), h("span", {}, dur));
+      row.style.top = i * ROW + "px";
+      this.spacer.append(row);
+    }
+  }
+}

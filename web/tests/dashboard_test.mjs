@@ -1,0 +1,336 @@
+// The dashboard in a real browser: Debian's chromium, headless, driven by
+// playwright-core (never a downloaded browser) against real apollo11-node
+// processes. Registered in ctest as dashboard_browser_test (label cluster).
+//
+// Usage: node dashboard_test.mjs --node BIN --cli BIN --out DIR [--chromium PATH]
+//                                [--load-budget-ms N] [--perf [--window S]]
+//   --out   scratch state dirs and the screenshots (one PNG per page)
+//   --load-budget-ms  the 10,000-task page's load target (2000; a sanitizer
+//           build passes more)
+//   --perf  instead of the tests, measure 10 pages on an active 10,000-task
+//           run: coordinator CPU and API requests per second
+import { chromium } from "playwright-core";
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import assert from "node:assert/strict";
+
+const args = Object.fromEntries(process.argv.slice(2).map((a, i, all) =>
+  a.startsWith("--") ? [a.slice(2), all[i + 1] && !all[i + 1].startsWith("--") ? all[i + 1] : true] : null).filter(Boolean));
+const NODE = args.node, CLI = args.cli, OUT = path.resolve(args.out ?? "dashboard-test");
+const CHROMIUM = args.chromium ?? "/usr/bin/chromium";
+const TOKEN = "dashboard-test-token-0123456789";
+const children = [];
+let passed = 0, failed = 0;
+
+if (!fs.existsSync(CHROMIUM)) {
+  console.error(`no browser at ${CHROMIUM}: install Debian's chromium (scripts/setup.sh --with-tests)`);
+  process.exit(1);
+}
+fs.rmSync(OUT, { recursive: true, force: true });
+fs.mkdirSync(path.join(OUT, "screenshots"), { recursive: true });
+
+function startNode(name, extra) {
+  if (!fs.existsSync(NODE)) throw new Error("no apollo11-node at " + NODE);
+  const out = fs.openSync(path.join(OUT, name + ".out"), "w");
+  const err = fs.openSync(path.join(OUT, name + ".err"), "w");
+  const child = spawn(NODE, ["start", "--state-dir", path.join(OUT, name), "--heartbeat", "200ms",
+    "--log-level", "info", ...extra], { stdio: ["ignore", out, err] });
+  children.push(child);
+  return { child, listening: () => waitFor(() => {
+    const text = fs.readFileSync(path.join(OUT, name + ".out"), "utf8");
+    const nl = text.indexOf("\n");
+    return nl > 0 ? JSON.parse(text.slice(0, nl)) : null;
+  }, 15000, name + " did not start: " + fs.readFileSync(path.join(OUT, name + ".err"), "utf8")) };
+}
+
+async function waitFor(f, ms, what) {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await f();
+    if (v) return v;
+    if (Date.now() > end) throw new Error("timed out: " + what);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function cli(...a) {
+  return new Promise((resolve, reject) => {
+    const p = spawn(CLI, a, { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "", err = "";
+    p.stdout.on("data", (d) => (out += d));
+    p.stderr.on("data", (d) => (err += d));
+    p.on("close", (code) => (code === 0 ? resolve(out) : reject(new Error(`apollo11 ${a.join(" ")}: ${code} ${err}`))));
+  });
+}
+
+function writePipeline(name, text) {
+  const file = path.join(OUT, name + ".yaml");
+  fs.writeFileSync(file, text);
+  return file;
+}
+
+// 10,000 noop tasks: 100 chains of 100, so the graph has 100 layers.
+function bigPipeline(type) {
+  const lines = ['version: "1.0"', "name: bench.big", "pipeline:"];
+  for (let layer = 0; layer < 100; layer++) {
+    for (let i = 0; i < 100; i++) {
+      lines.push(`  - id: t${layer}_${i}`);
+      lines.push(type === "noop" ? "    type: noop" : "    type: shell\n    command: sleep 0.2");
+      if (layer) lines.push(`    depends_on: t${layer - 1}_${i}`);
+    }
+  }
+  return writePipeline("big-" + type, lines.join("\n") + "\n");
+}
+
+async function test(name, f) {
+  const t0 = Date.now();
+  try {
+    await f();
+    passed++;
+    console.log(`ok - ${name} (${Date.now() - t0} ms)`);
+  } catch (e) {
+    failed++;
+    console.log(`not ok - ${name}: ${e.stack ?? e}`);
+  }
+}
+
+async function json(base, p) {
+  const res = await fetch(base + p);
+  return res.json();
+}
+
+async function main() {
+  const coordinator = startNode("coordinator", [args.perf ? "--role=coordinator" : "--role=all",
+    "--slots", "4", "--http-bind", "127.0.0.1:0", "--bind", "tcp://127.0.0.1:0", "--api-bind", "tcp://127.0.0.1:0",
+    "--api-token", TOKEN, "--slow-min", "1s"]);
+  const info = await coordinator.listening();
+  if (args.perf) {
+    await startNode("w-perf", ["--role=worker", "--connect", info.workers, "--worker-id", "w-perf", "--slots", "40",
+      "--http-bind", "off"]).listening();
+  }
+  const base = "http://" + info.http;
+  const api = info.api;
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox"] });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  const cspErrors = [];
+  page.on("console", (m) => { if (/Content.Security.Policy|Refused to/i.test(m.text())) cspErrors.push(m.text()); });
+  const shot = (name) => page.screenshot({ path: path.join(OUT, "screenshots", name + ".png") });
+  try {
+    if (args.perf) return await perf(browser, base, api);
+
+    await test("the overview loads, with a strict CSP and no violation", async () => {
+      const res = await page.goto(base + "/");
+      assert.match(res.headers()["content-security-policy"], /script-src 'self'/);
+      await page.waitForFunction(() => document.querySelector("#m-waiting-value")?.textContent !== "–");
+      await page.waitForSelector("#backlog-value");
+      assert.match(await page.textContent("#node-info"), /role all · epoch \d+/);
+      assert.deepEqual(cspErrors, []);
+    });
+
+    const live = writePipeline("live", `version: "1.0"
+name: web.live
+pipeline:
+  - id: start
+    type: noop
+  - id: slow
+    type: shell
+    command: echo line-from-slow; sleep 8; echo done-slow
+    depends_on: start
+  - id: flaky
+    type: shell
+    command: |
+      if [ "$APOLLO11_ATTEMPT" -lt 2 ]; then echo "attempt 1 fails" >&2; exit 75; fi
+      echo "attempt $APOLLO11_ATTEMPT works"
+    retry: { max_retries: 2, delay: 300ms, backoff: fixed, on_exit_codes: [75] }
+    depends_on: start
+  - id: join
+    type: noop
+    depends_on: [slow, flaky]
+  - id: on_failure
+    type: shell
+    command: echo never
+    depends_on: [{ task: join, on: failure }]
+`);
+    let runId = "";
+    await test("a submitted run appears live on the overview", async () => {
+      await page.goto(base + "/");
+      await page.waitForSelector("#recent-runs table, #recent-runs");
+      const out = await cli("submit", live, "--coordinator", api, "--json");
+      runId = /r\d{8}T[0-9-]+/.exec(out)[0];
+      await page.waitForSelector(`#recent-runs tr[data-run="${runId}"]`, { timeout: 10000 });
+      await shot("overview");
+    });
+
+    await test("the run's graph has one node per task, coloured by state as tasks finish", async () => {
+      await page.goto(base + "/run/" + runId);
+      await page.waitForSelector("#dag .node[data-task]");
+      assert.equal(await page.locator("#dag .node[data-task]").count(), 5);
+      // Live: the slow task is seen RUNNING (blue), then SUCCESS (green).
+      await page.waitForSelector('#dag .node[data-task="slow"][data-state="RUNNING"]', { timeout: 10000 });
+      const colour = (task) => page.$eval(`#dag .node[data-task="${task}"] rect`, (r) => getComputedStyle(r).fill);
+      assert.equal(await colour("slow"), "rgb(47, 128, 237)");
+      await page.waitForSelector('#dag .node[data-task="join"][data-state="SUCCESS"]', { timeout: 30000 });
+      await page.waitForSelector('#dag .node[data-task="on_failure"][data-state="SKIPPED"]', { timeout: 5000 });
+      for (const t of ["start", "slow", "flaky", "join"]) assert.equal(await colour(t), "rgb(39, 174, 96)");
+      assert.equal(await colour("on_failure"), "rgb(223, 227, 232)");
+    });
+
+    await test("the Gantt has one bar per attempt", async () => {
+      const status = await json(base, "/api/runs/" + runId);
+      const attempts = Object.values(status.tasks).reduce((n, t) => n + t.attempts, 0);
+      await page.waitForFunction((n) => document.querySelectorAll("#gantt .gantt-attempt").length === n, attempts, { timeout: 10000 });
+      assert.equal(await page.locator('#gantt .gantt-attempt[data-exec$=".flaky"]').count(), 2);
+      await page.waitForSelector("#task-table .row[data-task]");
+      await shot("run");
+    });
+
+    await test("an execution page shows its history and log lines", async () => {
+      await page.goto(base + "/exec/" + runId + ".flaky");
+      await page.waitForFunction(() => document.querySelectorAll("#exec-history tr.transition").length >= 6);
+      assert.equal(await page.locator("#exec-attempts tr.attempt").count(), 2);
+      await page.waitForFunction(() => document.querySelector("#log")?.textContent.includes("attempt 2 works"));
+      await page.selectOption("#log-stream", "err");
+      await page.goto(base + "/exec/" + runId + ".slow");
+      await page.waitForFunction(() => /line-from-slow[\s\S]*done-slow/.test(document.querySelector("#log")?.textContent ?? ""));
+      await page.waitForFunction(() => (document.querySelector("#trace")?.textContent ?? "").includes("started"));
+      await shot("execution");
+    });
+
+    await test("a running task's output is tailed live; cancel without the token is refused, with it the run is canceled", async () => {
+      const long = writePipeline("long", 'version: "1.0"\nname: web.long\npipeline:\n  - id: wait\n    type: shell\n    command: echo tick-1; sleep 60\n');
+      const out = await cli("submit", long, "--coordinator", api, "--json");
+      const id = /r\d{8}T[0-9-]+/.exec(out)[0];
+      // The live tail: the running task's first line, before it ends.
+      await page.goto(base + "/exec/" + id + ".wait");
+      await page.waitForFunction(() => (document.querySelector("#log")?.textContent ?? "").includes("tick-1"), null, { timeout: 10000 });
+      assert.match(await page.textContent("#log-meta"), /\(live\)/);
+      page.on("dialog", (d) => d.accept());
+      await page.goto(base + "/run/" + id);
+      await page.waitForSelector('#dag .node[data-task="wait"][data-state="RUNNING"]', { timeout: 10000 });
+      await page.click("#cancel");
+      await page.waitForFunction(() => /refused \(40[13]\)/.test(document.querySelector("#action-msg")?.textContent ?? ""));
+      assert.equal((await json(base, "/api/runs/" + id)).state, "RUNNING");
+      await page.fill("#token", TOKEN);
+      await page.click("#login button[type=submit]");
+      await page.click("#cancel");
+      await page.waitForSelector('#run-head .state[data-state="CANCELED"]', { timeout: 15000 });
+      await page.click("#logout");
+    });
+
+    await test("a slow-task flag is answered from the run page", async () => {
+      const mark = path.join(OUT, "slowpoke.mark");
+      const file = writePipeline("slowpoke", `version: "1.0"
+name: web.slowpoke
+pipeline:
+  - id: work
+    type: shell
+    command: if [ -f ${mark} ]; then sleep 60; else touch ${mark}; fi
+`);
+      const first = /r\d{8}T[0-9-]+/.exec(await cli("submit", file, "--coordinator", api, "--json", "--wait"))[0];
+      assert.equal((await json(base, "/api/runs/" + first)).state, "SUCCESS");
+      const id = /r\d{8}T[0-9-]+/.exec(await cli("submit", file, "--coordinator", api, "--json"))[0];
+      await page.goto(base + "/run/" + id);
+      await page.fill("#token", TOKEN);
+      await page.click("#login button[type=submit]");
+      await page.waitForSelector('#slow-tasks [data-slow="work"]', { timeout: 20000 });
+      await shot("run-slow-flag");
+      await page.click('#slow-tasks [data-slow="work"] button.danger');
+      await page.waitForSelector('#dag .node[data-task="work"][data-state="FAILED"]', { timeout: 15000 });
+      await page.click("#logout");
+    });
+
+    await test("a worker that joins appears on the workers page", async () => {
+      await page.goto(base + "/workers");
+      await page.waitForSelector("#workers-list tr[data-worker]");
+      startNode("w-late", ["--role=worker", "--connect", info.workers, "--worker-id", "w-late", "--slots", "2",
+        "--labels", "gpu", "--http-bind", "off"]);
+      await page.waitForSelector('#workers-list tr[data-worker="w-late"]', { timeout: 15000 });
+      await shot("workers");
+    });
+
+    await test("the runs and pipelines pages list what the API has", async () => {
+      await page.goto(base + "/runs?state=SUCCESS");
+      await page.waitForSelector(`#runs-list tr[data-run="${runId}"]`);
+      await page.selectOption("#f-state", "CANCELED");
+      await page.waitForFunction(() => !document.querySelector(`#runs-list tr[data-run]`)?.textContent.includes("web.live"));
+      await page.selectOption("#f-state", "");
+      await shot("runs");
+      await page.goto(base + "/pipelines");
+      await page.waitForSelector('#pipelines-list tr[data-pipeline="web.live"]');
+      assert.match(await page.textContent("#pipelines-missing"), /schedules/);
+      await shot("pipelines");
+    });
+
+    await test("a 10,000-task run's page loads in under 2 s", async () => {
+      const out = await cli("submit", bigPipeline("noop"), "--coordinator", api, "--json", "--timeout", "60");
+      const id = /r\d{8}T[0-9-]+/.exec(out)[0];
+      await waitFor(async () => (await json(base, "/api/runs/" + id)).state === "SUCCESS", 120000, "the big run to finish");
+      await page.goto(base + "/");
+      const t0 = Date.now();
+      await page.goto(base + "/run/" + id);
+      await page.waitForSelector("#page-run.loaded", { timeout: 30000 });
+      const total = Date.now() - t0;
+      const inPage = await page.$eval("#page-run", (e) => Number(e.dataset.loadedMs));
+      assert.equal(await page.locator("#dag .node.group").count(), 100);
+      const phases = await page.$eval("#page-run", (e) => e.dataset.phases);
+      console.log(`# 10000-task run page: ${total} ms from navigation to drawn (${inPage} ms in the page script: ${phases})`);
+      await shot("run-10000");
+      const budget = Number(args["load-budget-ms"] ?? 2000);
+      assert.ok(total < budget, `load took ${total} ms (budget ${budget} ms)`);
+    });
+    assert.deepEqual(cspErrors, [], "CSP violations: " + cspErrors.join("; "));
+  } finally {
+    await browser.close();
+    for (const c of children) c.kill("SIGTERM");
+  }
+  console.log(`${passed} passed, ${failed} failed`);
+  process.exitCode = failed ? 1 : 0;
+}
+
+// 10 pages on an active 10,000-task run: the coordinator's CPU (a process
+// of its own, role=coordinator; the workers elsewhere) and the API requests
+// the pages make, against the same window with no page open.
+async function perf(browser, base, api) {
+  const cpu = (pid) => {
+    const f = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    return (Number(f[11]) + Number(f[12])) / 100;
+  };
+  const pid = children[0].pid;
+  const out = await cli("submit", bigPipeline("shell"), "--coordinator", api, "--json", "--timeout", "60");
+  const id = /r\d{8}T[0-9-]+/.exec(out)[0];
+  const window = Number(args.window ?? 20);
+  const measure = async () => {
+    const c0 = cpu(pid);
+    await new Promise((r) => setTimeout(r, window * 1000));
+    return (cpu(pid) - c0) / window;
+  };
+  await new Promise((r) => setTimeout(r, 3000));
+  const idle = await measure();
+  let requests = 0, refused = 0;
+  const pages = [];
+  for (let i = 0; i < 10; i++) {
+    const p = await browser.newPage();
+    p.on("request", (r) => { if (new URL(r.url()).pathname.startsWith("/api/")) requests++; });
+    p.on("response", (r) => { if (r.status() >= 500) refused++; });
+    await p.goto(base + "/run/" + id);
+    pages.push(p);
+  }
+  await new Promise((r) => setTimeout(r, 3000));
+  const r0 = requests, f0 = refused;
+  const busy = await measure();
+  const rate = (requests - r0) / window;
+  const status = await json(base, "/api/runs/" + id);
+  const done = Object.values(status.tasks).filter((t) => t.state === "SUCCESS").length;
+  console.log(`# coordinator CPU, no page open: ${(idle * 100).toFixed(1)} % of a core`);
+  console.log(`# coordinator CPU, 10 pages open: ${(busy * 100).toFixed(1)} % of a core`);
+  console.log(`# API requests from the 10 pages: ${rate.toFixed(1)} per second, ${refused - f0} answered 5xx`);
+  console.log(`# run state ${status.state}, ${done} of 10000 tasks done at the end of the window`);
+}
+
+main().catch((e) => {
+  console.error(e);
+  for (const c of children) c.kill("SIGTERM");
+  process.exitCode = 1;
+});
