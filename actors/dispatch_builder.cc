@@ -80,7 +80,8 @@ void DispatchBuilder::FillEnv(const SchedulerRun& run, const dsl::TaskSpec& spec
   p->env["APOLLO11_TRACE_ID"] = d.trace_id;
   p->env["APOLLO11_IDEMPOTENCY_KEY"] = idempotency_key;
   p->env["APOLLO11_PIPELINE"] = run.spec().name;
-  if (spec.type != dsl::TaskType::kShell && spec.type != dsl::TaskType::kPython) return;
+  // db tasks bind them as ${params.NAME} and ${tasks.ID.output} in params.
+  if (spec.type == dsl::TaskType::kHttp) return;
   p->inputs.reserve(run.record.params.size() + spec.depends_on.size());
   for (const auto& [name, value] : run.record.params) {
     p->inputs.push_back({static_cast<uint8_t>(transport::InputKind::kParam), name, value});

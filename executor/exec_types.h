@@ -46,9 +46,15 @@ struct ExecRequest {
   std::map<std::string, std::string> headers;
   std::string body;
   std::vector<int> expect_status;  // empty = any 2xx
+  // db (executor/db_task.h): URL without password, SQL, bound parameters, and
+  // the variable holding the password.
+  std::string db_host;
+  std::string sql;
+  std::vector<std::string> sql_params;
+  std::string db_password_env;
   // Added to (and overriding) the worker's own environment.
   std::map<std::string, std::string> env;
-  // Parameters and upstream outputs (shell and python tasks).
+  // Parameters and upstream outputs (shell, python and db tasks).
   std::vector<TaskInput> inputs;
   Millis timeout{0};  // 0 = none; covers the precheck too
   Millis kill_grace{2000};
@@ -80,6 +86,8 @@ struct ExecOutcome {
   // Empty when the log files hold everything the task printed (up to the cap);
   // otherwise why they do not ("stdout: disk full (...) after 4096 bytes").
   std::string logs_truncated;
+  // JSON the task gave as its result ($APOLLO11_OUTPUT file, a db task's rows); empty = none.
+  std::string task_output;
 };
 
 // How the processes of an execution are held so none outlives it
@@ -107,6 +115,9 @@ struct ExecutorOptions {
   // when the execution ends; empty = $TMPDIR (or /tmp). A node passes
   // TaskInputs::DefaultRoot (a tmpfs when there is one).
   std::string inputs_dir{};
+  // Threads running db tasks' statements (created on the first db task);
+  // further db tasks wait for one to be free.
+  size_t db_threads = 4;
 };
 
 }  // namespace apollo11::executor

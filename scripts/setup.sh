@@ -13,9 +13,11 @@ BUILD_PACKAGES=(
   catch2 libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
   libcpp-httplib-dev libcurl4-openssl-dev libbenchmark-dev
   python3
+  libpq-dev libmariadb-dev libsqlite3-dev  # db tasks (part db)
 )
 # Extra tools the test suite and the benchmarks use.
 TEST_PACKAGES=(clang libclang-rt-14-dev hyperfine procps curl python3-jsonschema python3-yaml faketime)
+TEST_PACKAGES+=(postgresql mariadb-server)  # db tasks against real servers (part db)
 
 # Peers and tools the benchmark harness (bench/harness.py) runs: Dask
 # distributed, hyperfine, ninja, GNU time (peak RSS).
