@@ -41,6 +41,8 @@ Json Convert(DbResultJson::ValueKind kind, const std::string& text) {
   return Json(text);
 }
 
+constexpr size_t kEnvelopeBytes = 128;
+
 size_t DumpedSize(const Json& j) {
   return j.dump(-1, ' ', false, Json::error_handler_t::replace).size();
 }
@@ -50,8 +52,8 @@ size_t DumpedSize(const Json& j) {
 void DbResultJson::BeginRows(std::vector<std::string> columns) {
   columns_ = std::move(columns);
   rows_ = Json::array();
-  bytes_ = 0;
-  for (const std::string& c : columns_) bytes_ += c.size() + 4;
+  // The document around the rows: the columns and the counters.
+  bytes_ = kEnvelopeBytes + DumpedSize(Json(columns_));
   row_count_ = 0;
   has_rows_ = true;
   full_ = false;

@@ -4,7 +4,8 @@
 //   {"rows_affected": N}                                  a statement
 //   {"columns": [...], "rows": [{col: value, ...}, ...],  a query
 //    "row_count": N, "truncated": false}
-// At most kMaxRows rows and about kMaxBytes of JSON are kept; "truncated"
+// At most kMaxRows rows are kept, and the whole document stays within
+// kMaxBytes (the task output cap); "truncated"
 // says rows were left out, "row_count" counts them all when the library
 // knows it (else the rows seen). Values: SQL NULL -> null, integer and
 // floating columns -> numbers, booleans -> true/false, JSON columns -> JSON,

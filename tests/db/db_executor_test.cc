@@ -163,6 +163,15 @@ TEST_CASE("sqlite: bound params, query rows as JSON, capped at 100 rows", "[db][
   CHECK(capped["row_count"] == 250);
   CHECK(capped["truncated"] == true);
   CHECK(many.output == "250 rows returned, first 100 kept\n");
+  ExecOutcome wide = RunOne(Db(url,
+                               "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
+                               "WHERE i < 90) SELECT i, printf('%.2000c', 'x') AS pad FROM n"));
+  Json bytes_capped = Rows(wide);
+  CHECK(wide.task_output.size() <= 64 * 1024);
+  CHECK(bytes_capped["rows"].size() >= 30);
+  CHECK(bytes_capped["rows"].size() < 33);
+  CHECK(bytes_capped["row_count"] == 90);
+  CHECK(bytes_capped["truncated"] == true);
 }
 
 TEST_CASE("a syntax error fails for good with the server's message and code", "[db]") {

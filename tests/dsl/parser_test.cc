@@ -578,7 +578,7 @@ TEST_CASE("a db task reads its script beside the pipeline into sql, with bound p
   REQUIRE(r.ok());
   const TaskSpec& t = r.pipeline->tasks[0];
   CHECK(t.sql == "INSERT INTO t VALUES (?, ?)\n");
-  CHECK(t.script == dir.path() + "/sql/store.sql");
+  CHECK(t.script == dir.Path("sql/store.sql"));
   CHECK(t.db_password_env == "SHOP_DB_PASSWORD");
   CHECK(t.sql_params ==
         std::vector<std::string>{"${task.idempotency_key}", "x'); DROP TABLE t; --"});

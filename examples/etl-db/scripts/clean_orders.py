@@ -2,7 +2,8 @@
 """Cleans the orders fetched by `fetch`: drops records without an id, an
 email or a non-negative amount, lower-cases emails, keeps the first record of
 each id, and converts amounts to cents. Prints the result as one JSON array
-(the task's output, which `store` binds as a parameter).
+on stdout and, when the worker offers it, in $APOLLO11_OUTPUT (the task's
+output, which `store` binds as a parameter).
 """
 import json
 import os
@@ -26,6 +27,11 @@ def main() -> int:
         seen.add(oid)
         cleaned.append({"id": oid, "email": email, "amount_cents": round(amount * 100)})
     json.dump(cleaned, sys.stdout)
+    # Also the task's structured output, where the coordinator's templating
+    # (${tasks.clean.output}) reads it when it is there.
+    if os.environ.get("APOLLO11_OUTPUT"):
+        with open(os.environ["APOLLO11_OUTPUT"], "w", encoding="utf-8") as out:
+            json.dump(cleaned, out)
     print(f"\nkept {len(cleaned)} of {len(records)} orders", file=sys.stderr)
     return 0
 
