@@ -2,6 +2,8 @@
 // started once for the suite by tests/db/db_servers.sh (CTest fixture
 // db_servers), SQLite on a file.
 
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -356,4 +358,55 @@ TEST_CASE("db tasks run on pool threads: a slow one does not hold up the executo
   out = RunToCompletion(ex, clock, milliseconds(10000));
   REQUIRE(out.size() == 1);
   CHECK(out[0].kind == ExecOutcomeKind::kSuccess);
+}
+
+namespace {
+
+// A loopback port whose listen backlog completes TCP connects and then says
+// nothing: a server that hangs before its greeting.
+class SilentServer {
+ public:
+  SilentServer() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(addr);
+    REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), len) == 0);
+    REQUIRE(::listen(fd_, 16) == 0);
+    REQUIRE(::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+    port_ = ntohs(addr.sin_port);
+  }
+  ~SilentServer() { ::close(fd_); }
+  int port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
+}  // namespace
+
+TEST_CASE("a server that never answers still ends the task at its timeout", "[db]") {
+  SilentServer silent;
+  for (const char* scheme : {"postgres", "mysql"}) {
+    ExecRequest r =
+        Db(std::string(scheme) + "://apollo@127.0.0.1:" + std::to_string(silent.port()) + "/apollo",
+           "SELECT 1");
+    r.timeout = Millis(1000);
+    r.kill_grace = Millis(500);
+    const auto start = std::chrono::steady_clock::now();
+    SystemClock clock;
+    std::vector<ExecOutcome> out;
+    {
+      Executor ex(ExecutorOptions{}, clock);
+      REQUIRE(ex.Launch(r).ok());
+      out = RunToCompletion(ex, clock, milliseconds(8000));
+      REQUIRE(out.size() == 1);
+      CHECK(std::chrono::steady_clock::now() - start < std::chrono::milliseconds(3000));
+    }  // the pool thread's connect gives up after min(10 s, timeout) = 1 s
+    INFO(scheme << ": " << out[0].error);
+    CHECK(out[0].kind == ExecOutcomeKind::kTimeout);
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::milliseconds(6000));
+  }
 }
