@@ -112,6 +112,8 @@ void DispatchBuilder::FillEnv(const SchedulerRun& run, const dsl::TaskSpec& spec
   p->env["APOLLO11_TRACE_ID"] = d.trace_id;
   p->env["APOLLO11_IDEMPOTENCY_KEY"] = idempotency_key;
   p->env["APOLLO11_PIPELINE"] = run.spec().name;
+  // Only processes get inputs; db and http tasks get their values through
+  // templates the coordinator expands (ExpandTemplates).
   if (spec.type != dsl::TaskType::kShell && spec.type != dsl::TaskType::kPython) return;
   p->inputs.reserve(run.record.params.size() + spec.depends_on.size());
   for (const auto& [name, value] : run.record.params) {

@@ -28,11 +28,6 @@ Result<dsl::PipelineSpec> SchedulerCore::SpecFromSnapshot(const std::string& sna
 Result<std::unique_ptr<SchedulerRun>> SchedulerCore::MakeRun(const std::string& run_id,
                                                              dsl::PipelineSpec spec) {
   for (const dsl::TaskSpec& task : spec.tasks) {
-    if (task.type == dsl::TaskType::kDb) {
-      return Status::Unsupported("task '" + task.id +
-                                 "' is a db task: db tasks validate but cannot run yet in this "
-                                 "version of Apollo-11");
-    }
     if (!task.foreach.empty()) {
       return Status::Unsupported("task '" + task.id +
                                  "' uses foreach: dynamic fan-out validates but cannot run yet in "

@@ -74,7 +74,7 @@ struct TaskSpec {
   std::vector<int> expect_status;  // empty = any 2xx
   // db: host is a URL postgres://, mysql:// or sqlite://
   std::string db_host;
-  std::string sql;
+  std::string sql;  // db: the statement; a db task's `script:` file is read into it
 
   std::vector<Dependency> depends_on;
   Trigger trigger = Trigger::kAll;
@@ -88,6 +88,11 @@ struct TaskSpec {
   std::string precheck;         // shell command run before a requeued attempt
   std::map<std::string, std::string> env;
   std::string foreach;  // upstream task whose output lines fan this task out
+  // db: values bound in order to $1.. (postgres) or ? (mysql, sqlite), never
+  // pasted into the SQL text.
+  std::vector<std::string> sql_params;
+  // db: the environment variable holding the password (executor/db_password.h).
+  std::string db_password_env;
 
   bool operator==(const TaskSpec&) const = default;
 };

@@ -43,8 +43,8 @@ namespace apollo11::dsl {
   X("headers", headers, TextMap, TaskType::kHttp, kValue, kWire)                   \
   X("body", body, TextOrEmpty, TaskType::kHttp, kValue, kWire)                     \
   X("expect_status", expect_status, HttpStatuses, TaskType::kHttp, kValue, kWire)  \
-  X("host", db_host, DbUrl, TaskType::kDb, kValue, kLocal)                         \
-  X("sql", sql, Text, TaskType::kDb, kValue, kLocal)                               \
+  X("host", db_host, DbUrl, TaskType::kDb, kValue, kWire)                          \
+  X("sql", sql, Text, TaskType::kDb, kValue, kWire)                                \
   X("depends_on", depends_on, DependsOn, std::nullopt, kCustom, kLocal)            \
   X("trigger", trigger, Trigger, std::nullopt, kCustom, kLocal)                    \
   X("retry", retry, Retry, std::nullopt, kCustom, kLocal)                          \
@@ -56,6 +56,8 @@ namespace apollo11::dsl {
   X("precheck", precheck, Text, std::nullopt, kValue, kWire)                       \
   X("env", env, EnvMap, std::nullopt, kValue, kWire)                               \
   X("foreach", foreach, Text, std::nullopt, kValue, kLocal)                        \
+  X("params", sql_params, TextList, TaskType::kDb, kValue, kWire)                  \
+  X("password_env", db_password_env, EnvName, TaskType::kDb, kValue, kWire)        \
   X("extends", extends, Extends, std::nullopt, kNone, kLocal)
 
 // Expands `code` only for the given snapshot or wire tag (token pasting on

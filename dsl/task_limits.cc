@@ -28,13 +28,18 @@ size_t TaskBytes(const TaskSpec& t, Field* largest) {
   for (Field f : {Field{"command", t.command.size()}, Field{"workdir", t.workdir.size()},
                   Field{"script", t.script.size()}, Field{"url", t.url.size()},
                   Field{"method", t.method.size()}, Field{"body", t.body.size()},
-                  Field{"precheck", t.precheck.size()}}) {
+                  Field{"precheck", t.precheck.size()}, Field{"host", t.db_host.size()},
+                  Field{"sql", t.sql.size()}, Field{"password_env", t.db_password_env.size()}}) {
     total += f.size;
     if (f.size > largest->size) *largest = f;
   }
   for (const std::string& a : t.args) {
     total += a.size();
     if (a.size() > largest->size) *largest = Field{"args", a.size()};
+  }
+  for (const std::string& p : t.sql_params) {
+    total += p.size();
+    if (p.size() > largest->size) *largest = Field{"params", p.size()};
   }
   total += MapBytes(t.headers, largest, "headers") + MapBytes(t.env, largest, "env");
   for (const Dependency& d : t.depends_on) total += d.task.size();
@@ -57,6 +62,7 @@ void CheckOne(const TaskSpec& t, std::vector<Diagnostic>* out) {
   count("env entries", t.env.size(), kMaxTaskMapEntries);
   count("headers", t.headers.size(), kMaxTaskMapEntries);
   count("args", t.args.size(), kMaxTaskArgs);
+  count("params", t.sql_params.size(), kMaxTaskArgs);
   Field largest;
   const size_t total = TaskBytes(t, &largest);
   if (largest.size > kWireMaxStringBytes) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 
 #include "dsl/suggest.h"
 #include "dsl/task_fields.h"
@@ -71,7 +73,9 @@ void TaskParser::Parse(const YAML::Node& node, const std::string& file, Pipeline
   for (const Field& f : fields) {
     if (f.key == "id" || f.key == "type") continue;  // read first
     const TaskFieldInfo* info = FindTaskField(f.key);
-    if (has_type && info != nullptr && info->owner && *info->owner != task.type) {
+    // A db task's `script:` is a .sql file (python owns the key in the list).
+    const bool db_script = f.key == "script" && task.type == TaskType::kDb;
+    if (has_type && info != nullptr && info->owner && *info->owner != task.type && !db_script) {
       report_->Error(FieldReader::KeyAt(f), Quote(f.key) + " is not a field of " +
                                                 ToString(task.type) + " tasks (" +
                                                 ToString(*info->owner) + " tasks use it)");
@@ -85,6 +89,7 @@ void TaskParser::Parse(const YAML::Node& node, const std::string& file, Pipeline
     }
     reader->second(*this, f, &task);
   }
+  if (has_type && task.type == TaskType::kDb) LoadDbScript(&task, by_key);
   if (has_type) RequireTypeFields(task, label, by_key);
   if (has_id) spec->tasks.push_back(std::move(task));
 }
@@ -228,13 +233,62 @@ bool TaskParser::ReadHttpStatuses(const Field& f, std::vector<int>* out) {
 
 bool TaskParser::ReadDbUrl(const Field& f, std::string* out) {
   if (!report_->GetString(f, out)) return false;
-  for (const char* scheme : {"postgres://", "postgresql://", "mysql://", "sqlite://"}) {
-    if (StartsWith(*out, scheme) && out->size() > std::strlen(scheme)) return true;
+  for (const char* scheme : {"postgres://", "postgresql://", "mysql://", "mariadb://"}) {
+    if (!StartsWith(*out, scheme) || out->size() <= std::strlen(scheme)) continue;
+    const std::string rest = out->substr(std::strlen(scheme));
+    const std::string authority = rest.substr(0, rest.find('/'));
+    const size_t at = authority.rfind('@');
+    if (at != std::string::npos && authority.substr(0, at).find(':') != std::string::npos) {
+      report_->Error(FieldReader::At(f),
+                     "'host' must not hold a password (credentials never sit in the pipeline); "
+                     "name the variable that holds it with 'password_env:'");
+      return false;
+    }
+    return true;
   }
-  report_->Error(
-      FieldReader::At(f),
-      "'host' must be a URL postgres://..., mysql://... or sqlite://..., found " + Quote(*out));
+  if (StartsWith(*out, "sqlite:///") && out->size() > std::strlen("sqlite:///")) return true;
+  report_->Error(FieldReader::At(f),
+                 "'host' must be a URL postgres://..., mysql://..., mariadb://... or "
+                 "sqlite:///PATH, found " +
+                     Quote(*out));
   return false;
+}
+
+bool TaskParser::ReadEnvName(const Field& f, std::string* out) {
+  if (!report_->GetString(f, out)) return false;
+  if (IsEnvName(*out)) return true;
+  report_->Error(FieldReader::At(f),
+                 Quote(f.key) + " must name an environment variable, found " + Quote(*out));
+  return false;
+}
+
+void TaskParser::LoadDbScript(TaskSpec* task, const std::map<std::string, const Field*>& by_key) {
+  auto script = by_key.find("script");
+  if (script == by_key.end() || task->script.empty()) return;
+  if (by_key.count("sql") > 0) {
+    report_->Error(FieldReader::KeyAt(*script->second),
+                   "a db task takes 'sql' or 'script', not both");
+    return;
+  }
+  constexpr size_t kMaxSqlScriptBytes = size_t{1} << 20;
+  std::error_code ec;
+  const auto size = fs::file_size(task->script, ec);
+  std::ifstream in(task->script, std::ios::binary);
+  if (ec || !in) {
+    report_->Error(FieldReader::At(*script->second), "cannot read " + Quote(task->script));
+    return;
+  }
+  if (size > kMaxSqlScriptBytes) {
+    report_->Error(FieldReader::At(*script->second),
+                   "SQL script " + Quote(task->script) + " is " + std::to_string(size) +
+                       " bytes; the limit is " + std::to_string(kMaxSqlScriptBytes));
+    return;
+  }
+  task->sql.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  if (task->sql.empty()) {
+    report_->Error(FieldReader::At(*script->second),
+                   "SQL script " + Quote(task->script) + " is empty");
+  }
 }
 
 bool TaskParser::ReadDependsOn(const Field& f, std::vector<Dependency>* out) {

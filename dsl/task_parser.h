@@ -57,6 +57,10 @@ class TaskParser {
   bool ReadEnvMap(const Field& f, std::map<std::string, std::string>* out);
   bool ReadHttpStatuses(const Field& f, std::vector<int>* out);
   bool ReadDbUrl(const Field& f, std::string* out);
+  bool ReadEnvName(const Field& f, std::string* out);
+  // A db task's `script:` (already resolved to a file) is read into its
+  // `sql`; `sql` and `script` together, or a script over 1 MiB, is an error.
+  void LoadDbScript(TaskSpec* task, const std::map<std::string, const Field*>& by_key);
   bool ReadDependsOn(const Field& f, std::vector<Dependency>* out);
   bool ReadTrigger(const Field& f, Trigger* out);
   bool ReadRetry(const Field& f, std::optional<RetryPolicy>* out);

@@ -19,8 +19,8 @@ void ForEachTemplatedField(Task& task, Fn&& fn) {
   fn("body", TemplateExpander::BodyContext(task.body), task.body);
   for (auto& [name, value] : task.headers) fn("headers", TemplateContext::kHeader, value);
   for (auto& [name, value] : task.env) fn("env", TemplateContext::kRaw, value);
-  // Hook for part db's TaskSpec::sql_params (bound values, never pasted):
-  // for (auto& value : task.sql_params) fn("params", TemplateContext::kRaw, value);
+  // A db task's bound values: the expanded text is bound, never pasted into SQL.
+  for (auto& value : task.sql_params) fn("params", TemplateContext::kRaw, value);
 }
 
 }  // namespace apollo11::dsl

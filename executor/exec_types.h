@@ -46,9 +46,15 @@ struct ExecRequest {
   std::map<std::string, std::string> headers;
   std::string body;
   std::vector<int> expect_status;  // empty = any 2xx
+  // db (executor/db_task.h): URL without password, SQL, bound parameters, and
+  // the variable holding the password.
+  std::string db_host;
+  std::string sql;
+  std::vector<std::string> sql_params;
+  std::string db_password_env;
   // Added to (and overriding) the worker's own environment.
   std::map<std::string, std::string> env;
-  // Parameters and upstream outputs (shell and python tasks).
+  // Parameters and upstream outputs (shell, python and db tasks).
   std::vector<TaskInput> inputs;
   Millis timeout{0};  // 0 = none; covers the precheck too
   Millis kill_grace{2000};
@@ -111,6 +117,9 @@ struct ExecutorOptions {
   std::string inputs_dir{};
   // The most a task may write to $APOLLO11_OUTPUT; more fails the task.
   size_t max_task_output_bytes = 64 << 10;
+  // Threads running db tasks' statements (created on the first db task);
+  // further db tasks wait for one to be free.
+  size_t db_threads = 4;
 };
 
 }  // namespace apollo11::executor

@@ -17,6 +17,7 @@
 #include "executor/child_process.h"
 #include "executor/containment.h"
 #include "executor/curl_multi.h"
+#include "executor/db_pool.h"
 #include "executor/executor_exec.h"
 #include "executor/log_sink.h"
 #include "executor/process_group.h"
@@ -111,8 +112,6 @@ Status Executor::Launch(const ExecRequest& request) {
     case dsl::TaskType::kNoop:
       return simple(ExecOutcomeKind::kSuccess, true, "");
     case dsl::TaskType::kDb:
-      return simple(ExecOutcomeKind::kRejected, false,
-                    "db tasks are not supported by this worker yet");
     case dsl::TaskType::kShell:
     case dsl::TaskType::kPython:
     case dsl::TaskType::kHttp:
@@ -147,17 +146,21 @@ Status Executor::Launch(const ExecRequest& request) {
                                             options_.stderr_tail_bytes));
   }
 
+  const bool db = request.type == dsl::TaskType::kDb;
   Status started = http ? StartHttp(exec.get())
+                   : db ? StartDb(exec.get())
                         : exec->inputs.Prepare(options_.inputs_dir, request.exec_id,
                                                request.attempt, request.inputs, &exec->req.env);
   exec->req.inputs = {};  // on disk now; up to ~10 MiB not to keep twice
-  if (started.ok() && !http) {
+  if (started.ok() && !http && !db) {
     exec->req.env["APOLLO11_OUTPUT"] = TaskOutputFile::PathIn(exec->inputs.dir());
   }
-  if (started.ok() && !http) started = StartProcess(exec.get(), request.run_precheck);
+  if (started.ok() && !http && !db) started = StartProcess(exec.get(), request.run_precheck);
   if (!started.ok()) {
     ExecOutcome o = MakeOutcome(exec.get(), ExecOutcomeKind::kFailed);
     o.error = started.message();
+    // A db URL or password variable that is wrong stays wrong.
+    if (db) o.retryable = started.code() != StatusCode::kInvalidInput;
     ready_.push_back(std::move(o));
     return Status::Ok();
   }
@@ -211,6 +214,10 @@ void Executor::Cancel(const std::string& exec_id, uint32_t attempt) {
     execs_.erase(it);
     return;
   }
+  if (exec->db != nullptr) {
+    StopDb(exec, ExecOutcomeKind::kCanceled, now);
+    return;
+  }
   Stop(exec, ExecOutcomeKind::kCanceled, now);
 }
 
@@ -221,6 +228,8 @@ void Executor::AppendPollItems(std::vector<zmq_pollitem_t>* items) const {
     }
   }
   if (curl_ != nullptr) curl_->AppendPollItems(items);
+  if (db_pool_ != nullptr)
+    items->push_back(zmq_pollitem_t{nullptr, db_pool_->event_fd(), ZMQ_POLLIN, 0});
 }
 
 Micros Executor::NextDeadline() const {
@@ -277,15 +286,17 @@ void Executor::Process(Micros now, std::vector<ExecOutcome>* finished) {
     }
   }
 
+  ProcessDb(now, finished);
+
   std::vector<ContainedExec*> contained;
   for (auto& [key, exec] : execs_) {
-    if (exec->easy == nullptr) contained.push_back(&exec->contained);
+    if (exec->easy == nullptr && exec->db == nullptr) contained.push_back(&exec->contained);
   }
   containment_->Tick(now, contained);
 
   for (auto it = execs_.begin(); it != execs_.end();) {
     Exec* exec = it->second.get();
-    if (exec->easy == nullptr && Advance(exec, now, finished)) {
+    if (exec->easy == nullptr && exec->db == nullptr && Advance(exec, now, finished)) {
       it = execs_.erase(it);
     } else {
       ++it;

@@ -22,6 +22,10 @@
 //   the process tree with this process as a subreaper.
 // - http: redirects are followed (at most 5, http/https only) and the final
 //   status counts; exit_code carries the HTTP status.
+// - db: the statement runs on a DbPool thread (executor/db_pool.h); a timeout
+//   or cancel stops it on the server (PQcancel, KILL QUERY,
+//   sqlite3_interrupt). The first rows or the rows affected become the
+//   outcome's task_output (executor/db_result_json.h), a summary its output.
 //
 // Thread safety: none. One thread (the worker actor's) makes every call, and
 // no other thread may modify the environment (setenv) while Launch runs.
@@ -46,6 +50,7 @@ namespace apollo11::executor {
 
 class Containment;
 class CurlMulti;
+class DbPool;
 
 // Told of each task process group the executor starts and reaps, so that the
 // worker can keep a durable list of them and, restarted after kill -9, stop
@@ -122,6 +127,15 @@ class Executor final : public TaskRunner {
 
   Status StartProcess(Exec* exec, bool precheck);
   Status StartHttp(Exec* exec);
+  Status StartDb(Exec* exec);
+  // Asks the server to stop `exec`'s statement; it is reported when the pool
+  // answers or at the latest max(kill_grace, 1 s) later.
+  void StopDb(Exec* exec, ExecOutcomeKind why, Micros now);
+  // The outcome of a db attempt, from its job's result or its stop reason
+  // (`answered`: the pool has finished the job).
+  ExecOutcome DbOutcome(Exec* exec, bool answered);
+  // Reports finished db jobs and enforces db timeouts and graces.
+  void ProcessDb(Micros now, std::vector<ExecOutcome>* finished);
   void Stop(Exec* exec, ExecOutcomeKind why, Micros now);
   void ReadPipes(Exec* exec, bool drain);
   void Reap(Exec* exec);
@@ -145,6 +159,7 @@ class Executor final : public TaskRunner {
   std::vector<ExecOutcome> ready_;   // finished without running (noop, rejected, ...)
   std::unique_ptr<CurlMulti> curl_;  // created on the first HTTP task
   std::unique_ptr<Containment> containment_;
+  std::unique_ptr<DbPool> db_pool_;  // created on the first db task
 };
 
 }  // namespace apollo11::executor

@@ -1,22 +1,26 @@
 #pragma once
 // The executor's record of one attempt in flight, shared by the files that
-// implement Executor (executor.cc, executor_process.cc, executor_http.cc).
+// implement Executor (executor.cc, executor_process.cc, executor_http.cc,
+// executor_db.cc).
 // Internal to the executor library.
 
 #include <curl/curl.h>
 #include <unistd.h>
 
+#include <memory>
 #include <optional>
 
 #include "executor/child_process.h"
 #include "executor/containment.h"
+#include "executor/db_pool.h"
 #include "executor/executor.h"
 #include "executor/log_sink.h"
 #include "executor/task_inputs.h"
 
 namespace apollo11::executor {
 
-// One attempt in flight: a process (precheck, then task) or an HTTP transfer.
+// One attempt in flight: a process (precheck, then task), an HTTP transfer or
+// a db statement.
 struct Executor::Exec {
   ExecRequest req;
   Micros started_at = 0;
@@ -40,6 +44,9 @@ struct Executor::Exec {
   CURL* easy = nullptr;
   curl_slist* headers = nullptr;
   char curl_error[CURL_ERROR_SIZE] = {0};
+
+  // db: the job on the DbPool (deadline, stop and kill_at as for processes)
+  std::shared_ptr<DbJob> db;
 
   ~Exec() {
     for (int fd : {child.pidfd, child.stdout_fd, child.stderr_fd}) {

@@ -15,6 +15,7 @@ BUILD_PACKAGES=(
   python3
   libsystemd-dev  # pkg: sd_notify for Type=notify units
   help2man  # pkg: man pages generated from --help at build time
+  libpq-dev libmariadb-dev libsqlite3-dev  # db tasks (part db)
 )
 # Extra tools the test suite and the benchmarks use.
 TEST_PACKAGES=(clang libclang-rt-14-dev hyperfine procps curl python3-jsonschema python3-yaml faketime)
@@ -22,6 +23,7 @@ TEST_PACKAGES=(clang libclang-rt-14-dev hyperfine procps curl python3-jsonschema
 TEST_PACKAGES+=(prometheus util-linux)
 # web (issue 17): the dashboard's browser tests drive Debian's chromium.
 TEST_PACKAGES+=(chromium)
+TEST_PACKAGES+=(postgresql mariadb-server)  # db tasks against real servers (part db)
 
 # Peers and tools the benchmark harness (bench/harness.py) runs: Dask
 # distributed, hyperfine, ninja, GNU time (peak RSS).

@@ -22,7 +22,9 @@ namespace apollo11::transport {
 // 3: TaskPayload.inputs carries parameters and upstream outputs (no longer in
 // env) and TaskPayload.refusal; a worker of version 2 would run tasks
 // without them, so it is refused.
-// 4: ResultMsg.task_output (the task's $APOLLO11_OUTPUT JSON), appended last.
+// 4: ResultMsg.task_output (the task's $APOLLO11_OUTPUT JSON), appended
+// last; TaskPayload carries a db task's db_host, sql, sql_params and
+// db_password_env (appended); a worker of version 3 could not run db tasks.
 inline constexpr uint32_t kProtocolVersion = 4;
 // The first version whose ResultMsg has today's layout (see DecodeStoredResult).
 inline constexpr uint32_t kResultLayoutSince = 1;
@@ -98,16 +100,22 @@ struct TaskPayload {
   int64_t kill_grace_ms = 2000;
   std::string precheck;
   bool run_precheck = false;
-  // Parameters, then upstream outputs in dependency order (shell and python
+  // Parameters, then upstream outputs in dependency order (shell, python, db
   // tasks only); their sizes are bounded by construction (common/wire_limits.h).
   std::vector<TaskInput> inputs;
   // Not empty: the coordinator could not build a DISPATCH that fits the
   // worker link; the worker reports the attempt failed with this reason,
   // not retryable, and runs nothing.
   std::string refusal;
+  // db: the connection URL (no password), the SQL, its bound parameters and
+  // the variable naming the password.
+  std::string db_host, sql;
+  std::vector<std::string> sql_params;
+  std::string db_password_env;
   bool operator==(const TaskPayload&) const = default;
   MSGPACK_DEFINE(type, command, workdir, script, args, url, method, headers, body, expect_status,
-                 env, timeout_ms, kill_grace_ms, precheck, run_precheck, inputs, refusal);
+                 env, timeout_ms, kill_grace_ms, precheck, run_precheck, inputs, refusal, db_host,
+                 sql, sql_params, db_password_env);
 };
 
 // W→D: join or rejoin, listing the executions the worker still holds.

@@ -191,3 +191,28 @@ TEST_CASE("the dispatch builder expands templates from params and journaled outp
         "could not fill in the task's fields: 'command': placeholder ${tasks.up.output.file}: "
         "task 'up' output has no 'file'");
 }
+
+TEST_CASE("a db task's params are expanded by the coordinator and sent as values to bind",
+          "[scheduler][dispatch][template]") {
+  SchedulerRun run = MakeRun();
+  run.execs[0].task_output = R"({"rows":[{"id":"o'1"}]})";
+  dsl::PipelineSpec spec = run.spec();
+  spec.tasks[1].type = dsl::TaskType::kDb;
+  spec.tasks[1].command.clear();
+  spec.tasks[1].db_host = "sqlite:///tmp/x.db";
+  spec.tasks[1].sql = "INSERT INTO t VALUES (?, ?, ?)";
+  spec.tasks[1].sql_params = {"${task.idempotency_key}", "${tasks.up.output.rows.0.id}",
+                              "${params.date}"};
+  auto graph = engine::RunGraph::Compile(std::move(spec));
+  REQUIRE(graph.ok());
+  run.graph = std::make_shared<const engine::RunGraph>(std::move(*graph));
+  DispatchBuilder builder(Millis(2000), 4);
+  QueuedExec q = builder.Build(run, 1, 0);
+  INFO(q.dispatch.task.refusal);
+  CHECK(q.dispatch.task.refusal.empty());
+  // Raw values, no shell quoting: they are bound, never pasted into the SQL.
+  CHECK(q.dispatch.task.sql_params ==
+        std::vector<std::string>{"2026-12-01-down", "o'1", "2026-12-01"});
+  CHECK(q.dispatch.task.sql == "INSERT INTO t VALUES (?, ?, ?)");
+  CHECK(q.dispatch.task.inputs.empty());
+}

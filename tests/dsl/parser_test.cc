@@ -561,3 +561,45 @@ TEST_CASE("labels are a list of words, each listed once", "[dsl][labels]") {
   ExpectErrorAt(Parse(kHeader + "  - {id: a, type: noop, lables: [gpu]}\n"),
                 "did you mean 'labels'", 4, 25);
 }
+
+TEST_CASE("a db task reads its script beside the pipeline into sql, with bound params",
+          "[dsl][db]") {
+  TempDir dir;
+  dir.Write("sql/store.sql", "INSERT INTO t VALUES (?, ?)\n");
+  std::string path = dir.Write("p.yaml", kHeader + R"(  - id: store
+    type: db
+    host: mariadb://etl@db1:3306/shop
+    password_env: SHOP_DB_PASSWORD
+    script: sql/store.sql
+    params: ["${task.idempotency_key}", "x'); DROP TABLE t; --"]
+)");
+  ParseResult r = LoadPipelineFile(path);
+  INFO(Dump(r));
+  REQUIRE(r.ok());
+  const TaskSpec& t = r.pipeline->tasks[0];
+  CHECK(t.sql == "INSERT INTO t VALUES (?, ?)\n");
+  CHECK(t.script == dir.Path("sql/store.sql"));
+  CHECK(t.db_password_env == "SHOP_DB_PASSWORD");
+  CHECK(t.sql_params ==
+        std::vector<std::string>{"${task.idempotency_key}", "x'); DROP TABLE t; --"});
+}
+
+TEST_CASE("a db task refuses a password in its URL, sql with script, and bad fields", "[dsl][db]") {
+  ExpectErrorAt(Parse(kHeader + "  - {id: a, type: db, host: \"mysql://etl:pw@db1/shop\"}\n"),
+                "'host' must not hold a password", 4, 29);
+  ExpectErrorAt(Parse(kHeader + "  - {id: a, type: db, host: \"sqlite://rel.db\"}\n"),
+                "sqlite:///PATH", 4, 29);
+  ExpectErrorAt(Parse(kHeader + "  - {id: a, type: db, host: \"sqlite:///x.db\", "
+                                "password_env: \"not a name\"}\n"),
+                "'password_env' must name an environment variable", 4, 61);
+  ExpectErrorAt(Parse(kHeader + "  - {id: a, type: shell, command: x, params: [1]}\n"),
+                "'params' is not a field of shell tasks (db tasks use it)", 4, 38);
+  TempDir dir;
+  dir.Write("q.sql", "SELECT 1");
+  std::string path = dir.Write(
+      "p.yaml",
+      kHeader + "  - {id: a, type: db, host: \"sqlite:///x.db\", sql: x, script: q.sql}\n");
+  ParseResult both = LoadPipelineFile(path);
+  INFO(Dump(both));
+  CHECK(Find(both, "a db task takes 'sql' or 'script', not both") != nullptr);
+}

@@ -64,6 +64,8 @@ TEST_CASE("the wire copy carries exactly the fields marked for the worker", "[ds
     std::vector<std::string> args;
     std::map<std::string, std::string> headers, env;
     std::vector<int> expect_status;
+    std::string db_host, sql, db_password_env;
+    std::vector<std::string> sql_params;
   };
   TaskSpec spec;
   spec.command = "echo hi";
@@ -72,7 +74,8 @@ TEST_CASE("the wire copy carries exactly the fields marked for the worker", "[ds
   spec.expect_status = {200};
   spec.env = {{"A", "1"}};
   spec.precheck = "true";
-  spec.sql = "select 1";  // the coordinator's alone
+  spec.sql = "select 1";  // db fields travel too: the worker runs the SQL
+  spec.sql_params = {"x"};
   Wire wire;
   CopyWireFields(spec, &wire);
   CHECK(wire.command == "echo hi");
@@ -81,6 +84,8 @@ TEST_CASE("the wire copy carries exactly the fields marked for the worker", "[ds
   CHECK(wire.expect_status == std::vector<int>{200});
   CHECK(wire.env.at("A") == "1");
   CHECK(wire.precheck == "true");
+  CHECK(wire.sql == "select 1");
+  CHECK(wire.sql_params == std::vector<std::string>{"x"});
 }
 
 }  // namespace apollo11::dsl
