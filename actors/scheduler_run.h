@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "alerts/alert_rule.h"
 #include "common/clock.h"
 #include "dsl/pipeline.h"
 #include "engine/dag_run.h"
@@ -37,6 +38,8 @@ struct SchedulerRun {
   std::vector<Micros> placed_steady;
   std::vector<uint8_t> has_dependents;
   std::vector<std::string> stderr_tails;  // by task index: of the last failed attempt, for alerts
+  // The pipeline's own `alerts:`, attached to each of its alert events.
+  std::shared_ptr<const std::vector<alerts::AlertRule>> alert_rules;
   bool progress_dirty = true;
   bool finished = false;
 

@@ -37,7 +37,11 @@ Result<nlohmann::json> CoordinatorApi::Query(const std::string& kind, const std:
 
 Result<std::string> CoordinatorApi::Trigger(const std::string& name,
                                             const std::map<std::string, std::string>& params) {
-  auto found = Query("pipeline", name, 0);
+  auto found = [&]() -> Result<nlohmann::json> {
+    auto link = Link();
+    if (!link.ok()) return link.status();
+    return Forget((*link)->Query("pipeline", name, "full", 20));
+  }();
   if (!found.ok()) return found.status();
   const nlohmann::json& snapshot = (*found)["snapshot"];
   auto spec = dsl::PipelineFromJson(snapshot);

@@ -65,7 +65,7 @@ Status Node::StartCoordinator() {
           unstated - 1);
     }
   }
-  if (!config_.alert_rules.empty()) {
+  {  // always: a pipeline's own `alerts:` need it even when the node has no rules
     alerts::NotifierOptions no;
     no.rules = config_.alert_rules;
     no.fold_window = config_.alert_fold_window;

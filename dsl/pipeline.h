@@ -88,6 +88,9 @@ struct TaskSpec {
   std::string precheck;         // shell command run before a requeued attempt
   std::map<std::string, std::string> env;
   std::string foreach;  // upstream task whose output lines fan this task out
+  // Environment variable name -> secret reference (dsl/secret_ref.h); the
+  // worker resolves the values at launch. Only references are stored.
+  std::map<std::string, std::string> secrets;
 
   bool operator==(const TaskSpec&) const = default;
 };

@@ -56,6 +56,7 @@ namespace apollo11::dsl {
   X("precheck", precheck, Text, std::nullopt, kValue, kWire)                       \
   X("env", env, EnvMap, std::nullopt, kValue, kWire)                               \
   X("foreach", foreach, Text, std::nullopt, kValue, kLocal)                        \
+  X("secrets", secrets, SecretMap, std::nullopt, kValue, kWire)                    \
   X("extends", extends, Extends, std::nullopt, kNone, kLocal)
 
 // Expands `code` only for the given snapshot or wire tag (token pasting on

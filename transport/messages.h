@@ -22,7 +22,9 @@ namespace apollo11::transport {
 // 3: TaskPayload.inputs carries parameters and upstream outputs (no longer in
 // env) and TaskPayload.refusal; a worker of version 2 would run tasks
 // without them, so it is refused.
-inline constexpr uint32_t kProtocolVersion = 3;
+// 4 (ops): TaskPayload.secrets, the references a worker resolves at launch; a
+// worker of version 3 would run tasks without their secrets.
+inline constexpr uint32_t kProtocolVersion = 4;
 // The first version whose ResultMsg has today's layout (see DecodeStoredResult).
 inline constexpr uint32_t kResultLayoutSince = 1;
 
@@ -104,9 +106,11 @@ struct TaskPayload {
   // worker link; the worker reports the attempt failed with this reason,
   // not retryable, and runs nothing.
   std::string refusal;
+  // Variable name -> secret reference (dsl/secret_ref.h); never a value.
+  std::map<std::string, std::string> secrets;
   bool operator==(const TaskPayload&) const = default;
   MSGPACK_DEFINE(type, command, workdir, script, args, url, method, headers, body, expect_status,
-                 env, timeout_ms, kill_grace_ms, precheck, run_precheck, inputs, refusal);
+                 env, timeout_ms, kill_grace_ms, precheck, run_precheck, inputs, refusal, secrets);
 };
 
 // W→D: join or rejoin, listing the executions the worker still holds.
