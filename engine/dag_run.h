@@ -56,7 +56,7 @@ struct DagRunOptions {
   // jitter, retry_stagger, domain of the pipeline, stagger_key + "." + task
   // id) added (engine/retry.h); 0 = none. The scheduler passes the run id.
   double retry_stagger = 0.0;
-  std::string stagger_key;
+  std::string stagger_key{};
 };
 
 class DagRun {
