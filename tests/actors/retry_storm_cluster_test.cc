@@ -78,8 +78,22 @@ TEST_CASE("500 tasks failing at once retry under the --max-retrying cap, spread 
   INFO(submitted.out << submitted.err);
   REQUIRE(submitted.exit_code == 0);
   const std::string run_id = submitted.out.substr(0, submitted.out.find('\n'));
-  // The database comes back after 4 s.
-  std::this_thread::sleep_for(std::chrono::seconds(4));
+  // While the storm lasts, `explain` says why a queued retry waits.
+  std::string explained;
+  const bool queued_seen = WaitFor(
+      [&] {
+        for (int i = kTasks - 1; i >= kTasks - 20; --i) {
+          explained = Cli(coord, {"explain", run_id, "t" + std::to_string(i)}).out;
+          if (explained.find("waits for a retry slot") != std::string::npos) return true;
+        }
+        return false;
+      },
+      3000);
+  INFO(explained);
+  CHECK(queued_seen);
+  CHECK_THAT(explained, Catch::Contains("retries already wait with a timer (--max-retrying 50)"));
+  // The database comes back 4 s after the submission.
+  std::this_thread::sleep_for(std::chrono::seconds(3));
   dir.Write("db-up", "");
   std::string state;
   REQUIRE(WaitFor(
