@@ -306,7 +306,8 @@ struct WorkersSnapshot {
 // without tasks, cheap to poll), kHistory (id = run or execution), kRuns
 // (limit), kWorkers, kExplain (id = run, arg = task), kExecution (id =
 // execution: its record and history), kPipelines (those seen in recent
-// runs), kPipeline (id = name: its newest snapshot), kHealth (is the
+// runs), kPipeline (id = name: its newest snapshot; tasks' env values are
+// replaced by their names unless arg = "full", which Trigger asks), kHealth (is the
 // scheduler serving, is the journal writable), kTraceLog (id = execution:
 // the coordinator's log lines about it, in data).
 //

@@ -11,6 +11,7 @@
 #include "common/log_event.h"
 #include "common/log_scan.h"
 #include "common/utf8.h"
+#include "dsl/pipeline_json.h"
 #include "storage/records.h"
 
 namespace apollo11::actors {
@@ -242,11 +243,12 @@ QueryReply QueryService::AnswerPipeline(const Query& q, const QueryContext&) con
   if (!snapshot->has_value()) {
     return Fail(Status::NotFound("no snapshot " + run->pipeline_hash + " of pipeline " + q.id));
   }
-  QueryReply reply =
-      Json({{"name", q.id}, {"hash", run->pipeline_hash}, {"last_run_id", run->run_id}});
-  if (FirstInvalidUtf8(**snapshot) == std::string_view::npos) {
+  const bool full = q.arg == "full";
+  if (full && FirstInvalidUtf8(**snapshot) == std::string_view::npos) {
     // Splice the stored canonical JSON in as it is: no parse of a snapshot
     // that may be megabytes.
+    QueryReply reply =
+        Json({{"name", q.id}, {"hash", run->pipeline_hash}, {"last_run_id", run->run_id}});
     reply.json.pop_back();
     reply.json += ",\"snapshot\":" + **snapshot + "}";
     return reply;
@@ -255,6 +257,7 @@ QueryReply QueryService::AnswerPipeline(const Query& q, const QueryContext&) con
   if (doc.is_discarded()) {
     return Fail(Status::Corrupt("snapshot " + run->pipeline_hash + " is not JSON"));
   }
+  if (!full) dsl::HideEnvValues(&doc);
   return Json({{"name", q.id},
                {"hash", run->pipeline_hash},
                {"last_run_id", run->run_id},

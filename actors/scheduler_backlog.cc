@@ -58,6 +58,9 @@ Result<std::string> SchedulerCore::Explain(const std::string& run_id, const std:
   backlog.in_flight = in_flight_;
   backlog.max_backlog = options_.max_backlog;
   backlog.resume_fraction = options_.resume_fraction;
+  backlog.retrying = retry_gate_.waiting();
+  backlog.max_retrying = retry_gate_.max_retrying();
+  backlog.retry_queue_position = retry_gate_.QueuePosition(run_id, task);
   return ExplainTask(run, task, backlog, workers);
 }
 

@@ -59,7 +59,8 @@ SchedulerCore::SchedulerCore(storage::RunStore* store, const Clock* clock, Sched
       clock_(clock),
       options_(options),
       dispatch_(options.kill_grace, options.output_env_cap),
-      slow_(options.slow_min, options.slow_factor) {
+      slow_(options.slow_min, options.slow_factor),
+      retry_gate_(options.max_retrying) {
   if (!options_.metrics) options_.metrics = observability::CoordinatorMetrics::Inert();
   if (!options_.alerts) options_.alerts = alerts::NullSink::Instance();
   if (!options_.random) {
@@ -351,18 +352,14 @@ void SchedulerCore::Apply(SchedulerRun& run, engine::Effects& effects, const std
   for (int task : effects.dispatch) {
     staged_.enqueue.execs.push_back(dispatch_.Build(run, task, now));
   }
-  for (const auto& [task, due] : effects.retry_timers) {
-    // Journaled as wall time (it survives a restart); waited for on the
-    // steady clock.
-    run.execs[task].next_retry_at = due;
-    timers_.Arm(SteadyOf(due), {Timer::Kind::kRetry, run.run_id, task, 0});
-  }
+  for (const auto& [task, due] : effects.retry_timers) GateRetry(run, task, due, now);
   for (int task : effects.kill) {
     staged_.cancels.execs.push_back({run.execs[task].exec_id, run.dag->attempt(task)});
     if (run.spec().tasks[task].timeout) {
       staged_.unwatch.execs.push_back({run.execs[task].exec_id, run.dag->attempt(task)});
     }
   }
+  StartQueuedRetries(now);
 }
 
 void SchedulerCore::ApplyTransition(SchedulerRun& run, engine::TaskTransition& t,
@@ -393,6 +390,7 @@ void SchedulerCore::ApplyTransition(SchedulerRun& run, engine::TaskTransition& t
 
   if (InFlight(t.from)) --in_flight_;
   if (InFlight(t.to)) ++in_flight_;
+  if (t.from == TaskState::kRetrying) retry_gate_.Leave(run.run_id, t.task, &retry_starts_);
   if (t.from == TaskState::kRunning) {
     // A slow flag concerns one attempt; it ends with it (history keeps it).
     rec.slow = storage::SlowFlag::kNone;
@@ -443,10 +441,18 @@ void SchedulerCore::FinishIfDone(SchedulerRun& run) {
   f.reason = run.record.reason;
   staged_.finished.push_back(std::move(f));
   run.progress_dirty = true;
-  if ((run.record.status == RunStatus::kFailed || run.record.status == RunStatus::kCanceled)) {
-    StageAlert(run.record.status == RunStatus::kFailed ? alerts::AlertType::kRunFailed
-                                                       : alerts::AlertType::kRunCanceled,
-               run, -1, 0, run.record.reason);
+  switch (run.record.status) {
+    case RunStatus::kFailed:
+      StageAlert(alerts::AlertType::kRunFailed, run, -1, 0, run.record.reason);
+      break;
+    case RunStatus::kCanceled:
+      StageAlert(alerts::AlertType::kRunCanceled, run, -1, 0, run.record.reason);
+      break;
+    case RunStatus::kSuccess:
+      StageAlert(alerts::AlertType::kRunSucceeded, run, -1, 0, run.record.reason);
+      break;
+    default:
+      break;
   }
   LogEvent(spdlog::level::info, "run_finished",
            {{"run_id", run.run_id},
@@ -479,6 +485,7 @@ void SchedulerCore::StageAlert(alerts::AlertType type, const SchedulerRun& run, 
   a.run_id = run.run_id;
   a.ts = clock_->Now();
   a.reason = reason;
+  a.pipeline_rules = run.alert_rules;
   if (task >= 0) {
     const storage::ExecutionRecord& rec = run.execs[task];
     a.task_id = rec.task_id;

@@ -31,6 +31,7 @@
 
 #include "actors/dispatch_builder.h"
 #include "actors/internal_messages.h"
+#include "actors/retry_gate.h"
 #include "actors/scheduler_run.h"
 #include "actors/slow_watch.h"
 #include "actors/timer_queue.h"
@@ -81,7 +82,17 @@ struct SchedulerOptions {
   // Retry jitter and run ids draw from it; null: an entropy-seeded source of
   // the core's own. Must outlive the core; only the core's thread draws.
   engine::RandomSource* random = nullptr;
+  // Retry-storm control (brief 5.3): at most this many executions, across
+  // runs, wait RETRYING with their backoff timer running; a retry beyond it
+  // is queued (journaled with that reason) and its timer starts when a slot
+  // frees, oldest first (RetryGate). 0 = no cap.
+  size_t max_retrying = 100;
+  // Each retry's delay gets a deterministic per-domain offset of up to this
+  // fraction of it (engine::StaggerOffset); 0 = none. Nodes and `apollo11
+  // run` pass kDefaultRetryStagger; unit tests keep exact delays.
+  double retry_stagger = 0.0;
 };
+inline constexpr double kDefaultRetryStagger = 0.5;
 
 // What Recover found and did, for the log line and the API.
 struct RecoveryReport {
@@ -187,6 +198,7 @@ class SchedulerCore {
   uint64_t backlog_events() const { return backlog_events_; }
   uint64_t stale_results() const { return stale_results_; }
   uint64_t slow_flags() const { return slow_flags_; }
+  const RetryGate& retry_gate() const { return retry_gate_; }
 
  private:
   // One entry of the scheduler's timer queue.
@@ -238,6 +250,13 @@ class SchedulerCore {
   // `placed_at` is wall time.
   void WatchSlow(SchedulerRun& run, int task, uint32_t attempt, Micros placed_at);
   void FireRetry(const Timer& timer, Micros wall_now);
+  // A task went RETRYING with its timer due at `due` (wall): arms it when the
+  // retry gate has a slot, else journals that the retry is queued.
+  void GateRetry(SchedulerRun& run, int task, Micros due, Micros now);
+  // Arms the retry timer of `task` for wall time `due` and records it.
+  void ArmRetry(SchedulerRun& run, int task, Micros due);
+  // Starts the timers of the queued retries that got a slot (retry_starts_).
+  void StartQueuedRetries(Micros now);
   void FireSlow(const Timer& timer, Micros steady_now, Micros wall_now);
   // The Steady() reading that corresponds to the wall time `wall` now.
   Micros SteadyOf(Micros wall) const;
@@ -255,6 +274,8 @@ class SchedulerCore {
 
   DispatchBuilder dispatch_;
   SlowWatch slow_;
+  RetryGate retry_gate_;
+  std::vector<RetryGate::Entry> retry_starts_;  // scratch: slots freed this Apply
 
   std::unordered_map<std::string, std::unique_ptr<SchedulerRun>> runs_;
   RunIdGenerator run_ids_;

@@ -8,6 +8,7 @@
 #include <array>
 
 #include "actors/scheduler_core.h"
+#include "alerts/pipeline_alerts.h"
 #include "common/ids.h"
 #include "dsl/pipeline_json.h"
 #include "engine/placement.h"
@@ -42,6 +43,8 @@ Result<std::unique_ptr<SchedulerRun>> SchedulerCore::MakeRun(const std::string& 
   run->graph = std::make_shared<const engine::RunGraph>(std::move(*graph));
   engine::DagRunOptions dag_options;
   dag_options.max_requeues = static_cast<int>(options_.max_requeues);
+  dag_options.retry_stagger = options_.retry_stagger;
+  dag_options.stagger_key = run_id;
   run->dag = std::make_unique<engine::DagRun>(run->graph, dag_options);
   run->metrics = options_.metrics->Pipeline(run->spec().name);
 
@@ -51,6 +54,7 @@ Result<std::unique_ptr<SchedulerRun>> SchedulerCore::MakeRun(const std::string& 
   run->outputs.resize(n);
   run->has_dependents.assign(n, 0);
   run->stderr_tails.resize(n);
+  run->alert_rules = alerts::PipelineAlertRules(run->spec());
   // Placement weighs a worker's load by how long its tasks usually take: the
   // P50 of each task's past successful durations, read once per run here
   // rather than on every dispatch. Without history: the engine's default.

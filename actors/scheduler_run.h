@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "alerts/alert_rule.h"
 #include "common/clock.h"
 #include "dsl/pipeline.h"
 #include "engine/dag_run.h"
@@ -39,6 +40,8 @@ struct SchedulerRun {
   std::vector<uint8_t> has_dependents;
   std::vector<std::string> stderr_tails;  // by task index: of the last failed attempt, for alerts
   observability::PipelineMetrics* metrics = nullptr;  // its pipeline's series; never null
+  // The pipeline's own `alerts:`, attached to each of its alert events.
+  std::shared_ptr<const std::vector<alerts::AlertRule>> alert_rules;
   bool progress_dirty = true;
   bool finished = false;
 

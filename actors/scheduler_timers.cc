@@ -9,6 +9,7 @@
 
 #include "actors/scheduler_core.h"
 #include "common/log_event.h"
+#include "engine/retry.h"
 
 namespace apollo11::actors {
 
@@ -48,6 +49,60 @@ void SchedulerCore::FireRetry(const Timer& timer, Micros wall_now) {
     return;
   }
   Apply(run, effects_, "scheduler");
+}
+
+void SchedulerCore::GateRetry(SchedulerRun& run, int task, Micros due, Micros now) {
+  const Micros delay = std::max<Micros>(due - now, 0);
+  if (retry_gate_.Admit(run.run_id, task, delay)) {
+    ArmRetry(run, task, due);
+    options_.metrics->Retries(retry_gate_.waiting(), retry_gate_.queued());
+    return;
+  }
+  // Queued: no timer yet. Recovery finds next_retry_at 0 and passes the
+  // retry through the gate again.
+  run.execs[task].next_retry_at = 0;
+  (void)run.dag->SetRetryDue(task, 0);
+  options_.metrics->retries_deferred.Inc();
+  options_.metrics->Retries(retry_gate_.waiting(), retry_gate_.queued());
+  const size_t position = retry_gate_.QueuePosition(run.run_id, task).value_or(0);
+  StageNote(run, task,
+            "retry deferred: " + std::to_string(retry_gate_.waiting()) +
+                " retries already wait with a timer (--max-retrying " +
+                std::to_string(retry_gate_.max_retrying()) + "); queued at position " +
+                std::to_string(position) + ", its " + engine::FormatDelay(Millis(delay / 1000)) +
+                " backoff starts when a slot frees",
+            "scheduler");
+}
+
+void SchedulerCore::ArmRetry(SchedulerRun& run, int task, Micros due) {
+  // Journaled as wall time (it survives a restart); waited for on the steady
+  // clock.
+  run.execs[task].next_retry_at = due;
+  run.MarkDirty(task);
+  (void)run.dag->SetRetryDue(task, due);
+  timers_.Arm(SteadyOf(due), {Timer::Kind::kRetry, run.run_id, task, 0});
+}
+
+void SchedulerCore::StartQueuedRetries(Micros now) {
+  // Starting one may free nothing, but a queued entry whose task is gone
+  // (run finished or forgotten) gives its slot straight back.
+  for (size_t i = 0; i < retry_starts_.size(); ++i) {
+    const RetryGate::Entry e = retry_starts_[i];
+    auto it = runs_.find(e.run_id);
+    if (it == runs_.end() || it->second->dag->state(e.task) != TaskState::kRetrying) {
+      retry_gate_.Leave(e.run_id, e.task, &retry_starts_);
+      continue;
+    }
+    SchedulerRun& run = *it->second;
+    const Micros due = now + e.delay;
+    ArmRetry(run, e.task, due);
+    StageNote(run, e.task,
+              "retry slot free: backoff of " + engine::FormatDelay(Millis(e.delay / 1000)) +
+                  " started, due at " + FormatTimestamp(due),
+              "scheduler");
+  }
+  retry_starts_.clear();
+  options_.metrics->Retries(retry_gate_.waiting(), retry_gate_.queued());
 }
 
 void SchedulerCore::WatchSlow(SchedulerRun& run, int task, uint32_t attempt, Micros placed_at) {

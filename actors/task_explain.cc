@@ -64,7 +64,15 @@ std::string ExplainTask(const SchedulerRun& run, int task, const BacklogFacts& b
       text += WaitingForWorker(run.spec().tasks[task], workers);
       break;
     case TaskState::kRetrying:
-      text += "; next attempt at " + FormatTimestamp(run.execs[task].next_retry_at);
+      if (backlog.retry_queue_position) {
+        text += "; queued at position " + std::to_string(*backlog.retry_queue_position) +
+                " because " + std::to_string(backlog.retrying) +
+                " retries already wait with a timer (--max-retrying " +
+                std::to_string(backlog.max_retrying) +
+                "): its backoff starts when one of them comes due";
+      } else {
+        text += "; next attempt at " + FormatTimestamp(run.execs[task].next_retry_at);
+      }
       break;
     case TaskState::kRunning:
       text += Running(run.execs[task]);

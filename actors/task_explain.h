@@ -5,6 +5,7 @@
 // state and the facts passed in.
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include "actors/internal_messages.h"
@@ -18,6 +19,11 @@ struct BacklogFacts {
   size_t in_flight = 0;  // READY + RUNNING across runs
   size_t max_backlog = 0;
   double resume_fraction = 0.8;
+  // Retry-storm cap: retries with a running timer, the cap (0 = none), and
+  // the task's place in the queue of retries waiting for a slot, if queued.
+  size_t retrying = 0;
+  size_t max_retrying = 0;
+  std::optional<size_t> retry_queue_position;
 };
 
 // `task` must be a task index of `run`; `workers` is the dispatcher's view.

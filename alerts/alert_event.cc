@@ -6,8 +6,8 @@ namespace apollo11::alerts {
 
 namespace {
 constexpr std::array<const char*, kAlertTypeCount> kNames = {
-    "retries_exhausted", "timeout",        "run_failed", "run_canceled",
-    "worker_lost",       "backlog_at_cap", "slow_task",  "journal_error"};
+    "retries_exhausted", "timeout",   "run_failed",    "run_canceled", "worker_lost",
+    "backlog_at_cap",    "slow_task", "journal_error", "run_succeeded"};
 }  // namespace
 
 const char* ToString(AlertType type) { return kNames[static_cast<size_t>(type)]; }
@@ -17,6 +17,48 @@ std::optional<AlertType> ParseAlertType(std::string_view name) {
     if (name == kNames[i]) return static_cast<AlertType>(i);
   }
   return std::nullopt;
+}
+
+std::string AlertText(const AlertEvent& e) {
+  std::string what;
+  switch (e.type) {
+    case AlertType::kRetriesExhausted:
+      what = "task " + e.task_id + " failed";
+      break;
+    case AlertType::kTimeout:
+      what = "task " + e.task_id + " timed out";
+      break;
+    case AlertType::kSlowTask:
+      what = "task " + e.task_id + " is slow";
+      break;
+    case AlertType::kRunFailed:
+      what = "run " + e.run_id + " failed";
+      break;
+    case AlertType::kRunCanceled:
+      what = "run " + e.run_id + " was canceled";
+      break;
+    case AlertType::kRunSucceeded:
+      what = "run " + e.run_id + " succeeded";
+      break;
+    case AlertType::kWorkerLost:
+      what = "worker " + e.worker_id + " lost";
+      break;
+    case AlertType::kBacklogAtCap:
+      what = "backlog at its cap";
+      break;
+    case AlertType::kJournalError:
+      what = "journal cannot commit";
+      break;
+  }
+  std::string text = "apollo11: " + what;
+  if (!e.pipeline.empty()) text += " in pipeline " + e.pipeline;
+  if (!e.task_id.empty() && !e.run_id.empty()) text += " (run " + e.run_id + ")";
+  if (!e.reason.empty()) text += ": " + e.reason;
+  if (e.count > 1) {
+    text += " [" + std::to_string(e.count) + " times since " +
+            FormatTimestamp(e.first_ts ? e.first_ts : e.ts) + "]";
+  }
+  return text;
 }
 
 nlohmann::json AlertJson(const AlertEvent& e) {
@@ -32,7 +74,8 @@ nlohmann::json AlertJson(const AlertEvent& e) {
                       {"worker_id", e.worker_id},
                       {"count", e.count},
                       {"ts", FormatTimestamp(e.ts)},
-                      {"first_ts", FormatTimestamp(e.first_ts ? e.first_ts : e.ts)}};
+                      {"first_ts", FormatTimestamp(e.first_ts ? e.first_ts : e.ts)},
+                      {"text", AlertText(e)}};
   // Where to look next: the commands that show the rest of the story.
   nlohmann::json look = nlohmann::json::object();
   if (!e.exec_id.empty()) look["history"] = "apollo11 history " + e.exec_id;

@@ -6,10 +6,12 @@
 // delivered by the Notifier.
 
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/clock.h"
 
@@ -24,13 +26,16 @@ enum class AlertType : uint8_t {
   kBacklogAtCap,      // READY+RUNNING reached max_backlog: promotion paused
   kSlowTask,          // a task runs far longer than it usually does
   kJournalError,      // a journal commit failed (disk full, I/O error)
+  kRunSucceeded,      // a run ended SUCCESS (only rules naming it receive it)
 };
-inline constexpr int kAlertTypeCount = 8;
+inline constexpr int kAlertTypeCount = 9;
 
 // "retries_exhausted", "timeout", ... as written in the config and the JSON.
 const char* ToString(AlertType type);
 // The inverse of ToString; nullopt for an unknown name.
 std::optional<AlertType> ParseAlertType(std::string_view name);
+
+struct AlertRule;
 
 struct AlertEvent {
   AlertType type = AlertType::kRetriesExhausted;
@@ -46,7 +51,14 @@ struct AlertEvent {
   Micros first_ts = 0;  // the first occurrence folded into this one
   uint32_t count = 1;   // occurrences folded into this delivery
   std::string id;       // unique per delivery; set by the Notifier
+  // The `alerts:` the event's pipeline declares (PipelineAlertRules): matched
+  // and delivered like the node's rules, for this event only. Null: none.
+  std::shared_ptr<const std::vector<AlertRule>> pipeline_rules;
 };
+
+// One human line for chat webhooks (the payload's "text"): what happened,
+// where, why, and how often when folded.
+std::string AlertText(const AlertEvent& event);
 
 // The JSON body a webhook receives and a command hook reads on stdin.
 nlohmann::json AlertJson(const AlertEvent& event);

@@ -26,7 +26,8 @@ bool GlobMatch(std::string_view pattern, std::string_view text) {
 }
 
 bool AlertRule::Matches(const AlertEvent& event) const {
-  if (!events.empty() && std::find(events.begin(), events.end(), event.type) == events.end()) {
+  if (events.empty() ? event.type == AlertType::kRunSucceeded
+                     : std::find(events.begin(), events.end(), event.type) == events.end()) {
     return false;
   }
   if (pipelines.empty()) return true;

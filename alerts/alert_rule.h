@@ -21,7 +21,7 @@ struct WebhookTarget {
 
 struct AlertRule {
   std::string name;
-  std::vector<AlertType> events;  // empty: every type
+  std::vector<AlertType> events;  // empty: every type but run_succeeded
   // Glob over the pipeline name (`*` any run of characters, `?` one);
   // empty: any. A rule with a pattern never matches node-wide events, which
   // have no pipeline: `order.*` is the order team's, not the on-call's.

@@ -65,6 +65,9 @@ void Notifier::Stop() {
 void Notifier::Emit(AlertEvent event) {
   bool wanted = false;
   for (const AlertRule& rule : options_.rules) wanted = wanted || rule.Matches(event);
+  if (event.pipeline_rules) {
+    for (const AlertRule& rule : *event.pipeline_rules) wanted = wanted || rule.Matches(event);
+  }
   if (!wanted) return;
   if (event.ts == 0) event.ts = clock_->Now();
   {
@@ -139,13 +142,13 @@ void Notifier::Deliver(AlertEvent& event, Micros final_deadline, std::stop_token
     return std::min(timeout, Millis(std::max<Micros>(1, left / kMicrosPerMilli)));
   };
   std::stop_token abort = final ? std::stop_token{} : stop;
-  for (const AlertRule& rule : options_.rules) {
-    if (!rule.Matches(event)) continue;
+  auto deliver_to = [&](const AlertRule& rule) {
+    if (!rule.Matches(event)) return;
     if (final && clock_->Now() >= final_deadline) {
       ++failed_;
       spdlog::error("alert {} ({}) to rule {} not delivered: the node stopped", event.id,
                     ToString(event.type), rule.name);
-      continue;
+      return;
     }
     if (rule.webhook) {
       WebhookTarget target = *rule.webhook;
@@ -162,6 +165,10 @@ void Notifier::Deliver(AlertEvent& event, Micros final_deadline, std::stop_token
                 return RunCommandHook(rule.command, json, env, cap(rule.command_timeout), abort);
               });
     }
+  };
+  for (const AlertRule& rule : options_.rules) deliver_to(rule);
+  if (event.pipeline_rules) {
+    for (const AlertRule& rule : *event.pipeline_rules) deliver_to(rule);
   }
 }
 

@@ -65,7 +65,11 @@ Result<std::string> CoordinatorApi::Confirm(const std::string& exec_id, bool kil
 
 Result<std::string> CoordinatorApi::Trigger(const std::string& name,
                                             const std::map<std::string, std::string>& params) {
-  auto found = Query("pipeline", name, 0);
+  auto found = [&]() -> Result<nlohmann::json> {
+    auto link = Link();
+    if (!link.ok()) return link.status();
+    return Forget((*link)->Query("pipeline", name, "full", 20));
+  }();
   if (!found.ok()) return found.status();
   const nlohmann::json& snapshot = (*found)["snapshot"];
   auto spec = dsl::PipelineFromJson(snapshot);

@@ -221,7 +221,7 @@ std::optional<Status> Node::ActorFailure() const {
 
 Result<std::unique_ptr<alerts::Notifier>> Node::StartNotifier(
     const std::vector<alerts::AlertRule>& rules) {
-  if (rules.empty()) return std::unique_ptr<alerts::Notifier>();
+  // Started even without rules: a pipeline's own `alerts:` travel on its events.
   alerts::NotifierOptions no;
   no.rules = rules;
   no.fold_window = config_.alert_fold_window;

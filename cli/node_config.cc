@@ -156,6 +156,8 @@ void FillCoordinator(const NodeFlags& f, const Durations& d, NodeConfig* c) {
   cc.worker_endpoint = f.bind;
   cc.client_endpoint = f.api_bind;
   cc.scheduler.max_backlog = f.max_backlog;
+  cc.scheduler.max_retrying = f.max_retrying;
+  cc.scheduler.retry_stagger = actors::kDefaultRetryStagger;
   cc.scheduler.max_requeues = f.max_requeues;
   cc.scheduler.slow_min = d.slow_min;
   cc.reconciler.heartbeat = d.heartbeat;

@@ -36,6 +36,7 @@ struct NodeFlags {
   std::string slow_min = "10s";
   int liveness = 3;
   size_t max_backlog = 1000;
+  size_t max_retrying = 100;  // coordinator: retries waiting with a timer; 0 = no cap
   unsigned max_requeues = 3;
   std::string worker_id;
   std::string drain_timeout = "5m";

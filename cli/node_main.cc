@@ -106,6 +106,9 @@ void AddStartFlags(CLI::App* start, NodeFlags* f) {
       ->add_option("--max-backlog", f->max_backlog,
                    "READY+RUNNING executions before promotion pauses")
       ->check(apollo11::cli::AtLeast(1));
+  start->add_option("--max-retrying", f->max_retrying,
+                    "coordinator: retries waiting with a backoff timer at once; more queue, "
+                    "oldest first (0 = no cap)");
   start->add_option("--max-requeues", f->max_requeues,
                     "coordinator: requeues after worker loss before a task FAILS");
   start->add_option("--retention", f->retention,

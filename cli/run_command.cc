@@ -52,6 +52,7 @@ struct RunFlags {
   bool no_progress = false;  // no progress line, even on a terminal
   unsigned slots = 0;
   size_t max_backlog = 1000;
+  size_t max_retrying = 100;
   std::string heartbeat = "1s";
   int liveness = 3;
   std::string log_level = "warn";
@@ -132,6 +133,8 @@ NodeConfig EmbeddedNodeConfig(const RunFlags& flags, const std::string& state_di
   cc.worker_endpoint = "inproc://a11-" + instance + "-workers";
   cc.client_endpoint = "inproc://a11-" + instance + "-clients";
   cc.scheduler.max_backlog = flags.max_backlog;
+  cc.scheduler.max_retrying = flags.max_retrying;
+  cc.scheduler.retry_stagger = actors::kDefaultRetryStagger;
   cc.reconciler.heartbeat = heartbeat;
   cc.reconciler.liveness = flags.liveness;
   if (!flags.resume.empty()) {
@@ -467,6 +470,8 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--max-backlog", flags->max_backlog,
                   "READY+RUNNING executions before promotion pauses")
       ->check(AtLeast(1));
+  cmd->add_option("--max-retrying", flags->max_retrying,
+                  "retries waiting with a backoff timer at once; more queue (0 = no cap)");
   cmd->add_option("--heartbeat", flags->heartbeat, "heartbeat interval between actors");
   cmd->add_option("--log-level", flags->log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));

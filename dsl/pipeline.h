@@ -93,6 +93,9 @@ struct TaskSpec {
   std::vector<std::string> sql_params;
   // db: the environment variable holding the password (executor/db_password.h).
   std::string db_password_env;
+  // Environment variable name -> secret reference (dsl/secret_ref.h); the
+  // worker resolves the values at launch. Only references are stored.
+  std::map<std::string, std::string> secrets;
 
   bool operator==(const TaskSpec&) const = default;
 };

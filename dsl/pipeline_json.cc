@@ -311,4 +311,16 @@ std::string HashCanonicalJson(std::string_view canonical) {
   return hex;
 }
 
+void HideEnvValues(nlohmann::json* snapshot) {
+  if (!snapshot->is_object() || !snapshot->contains("tasks")) return;
+  nlohmann::json& tasks = (*snapshot)["tasks"];
+  if (!tasks.is_array()) return;
+  for (nlohmann::json& task : tasks) {
+    if (!task.is_object() || !task.contains("env") || !task["env"].is_object()) continue;
+    nlohmann::json names = nlohmann::json::array();
+    for (const auto& [name, value] : task["env"].items()) names.push_back(name);
+    task["env"] = std::move(names);
+  }
+}
+
 }  // namespace apollo11::dsl

@@ -25,6 +25,11 @@ Result<PipelineSpec> PipelineFromJson(const nlohmann::json& j);
 // kCorrupt when it does not decode.
 Result<PipelineSpec> PipelineFromJsonText(std::string_view text);
 
+// Replaces each task's "env" object in a snapshot by the list of its
+// variable names, for answers that must not show env values (the API).
+// Secret references stay: they hold no value.
+void HideEnvValues(nlohmann::json* snapshot);
+
 // ToJson serialised compactly with keys in sorted order: byte-identical for
 // equal specs, so it can be hashed and compared.
 std::string CanonicalJson(const PipelineSpec& spec);

@@ -58,6 +58,7 @@ namespace apollo11::dsl {
   X("foreach", foreach, Text, std::nullopt, kValue, kLocal)                        \
   X("params", sql_params, TextList, TaskType::kDb, kValue, kWire)                  \
   X("password_env", db_password_env, EnvName, TaskType::kDb, kValue, kWire)        \
+  X("secrets", secrets, SecretMap, std::nullopt, kValue, kWire)                    \
   X("extends", extends, Extends, std::nullopt, kNone, kLocal)
 
 // Expands `code` only for the given snapshot or wire tag (token pasting on

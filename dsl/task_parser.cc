@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "dsl/secret_ref.h"
 #include "dsl/suggest.h"
 #include "dsl/task_fields.h"
 
@@ -225,6 +226,22 @@ bool TaskParser::ReadTextMap(const Field& f, std::map<std::string, std::string>*
 
 bool TaskParser::ReadEnvMap(const Field& f, std::map<std::string, std::string>* out) {
   return report_->GetStringMap(f, /*env_names=*/true, out);
+}
+
+bool TaskParser::ReadSecretMap(const Field& f, std::map<std::string, std::string>* out) {
+  bool ok = report_->GetStringMap(f, /*env_names=*/true, out);
+  if (!f.value.IsMap()) return false;
+  for (auto it = f.value.begin(); it != f.value.end(); ++it) {
+    const YAML::Node v = it->second;
+    if (!v.IsScalar() && !v.IsNull()) continue;  // reported by GetStringMap
+    auto ref = ParseSecretRef(v.IsNull() ? "" : v.Scalar());
+    if (!ref.ok()) {
+      report_->Error(f.file, v,
+                     "secret " + Quote(it->first.Scalar()) + ": " + ref.status().message());
+      ok = false;
+    }
+  }
+  return ok;
 }
 
 bool TaskParser::ReadHttpStatuses(const Field& f, std::vector<int>* out) {

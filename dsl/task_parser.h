@@ -55,6 +55,8 @@ class TaskParser {
   bool ReadHttpMethod(const Field& f, std::string* out);
   bool ReadTextMap(const Field& f, std::map<std::string, std::string>* out);
   bool ReadEnvMap(const Field& f, std::map<std::string, std::string>* out);
+  // Variable names to secret references, each checked by ParseSecretRef.
+  bool ReadSecretMap(const Field& f, std::map<std::string, std::string>* out);
   bool ReadHttpStatuses(const Field& f, std::vector<int>* out);
   bool ReadDbUrl(const Field& f, std::string* out);
   bool ReadEnvName(const Field& f, std::string* out);

@@ -291,7 +291,12 @@ Status DagRun::OnResult(int task, uint32_t attempt, AttemptOutcome outcome, int 
 
   if (ShouldRetry(policy, t.retries_used, outcome, exit_code, retryable)) {
     const int retry = t.retries_used + 1;
-    const Millis delay = RetryDelay(*policy, retry, u01);
+    Millis delay = RetryDelay(*policy, retry, u01);
+    if (options_.retry_stagger > 0) {
+      delay +=
+          StaggerOffset(RetryDelay(*policy, retry, 0.5), options_.retry_stagger,
+                        RetryDomain(graph_->spec().name), options_.stagger_key + "." + spec.id);
+    }
     reason += "; retry " + std::to_string(retry) + " of " + std::to_string(policy->max_retries) +
               " in " + FormatDelay(delay);
     APOLLO11_RETURN_IF_ERROR(Transition(task, S::kRetrying, std::move(reason), out));
@@ -333,6 +338,15 @@ Status DagRun::OnRetryDue(int task, Micros, Effects* out) {
   }
   retry_due_[task] = 0;
   out->dispatch.push_back(task);
+  return Status::Ok();
+}
+
+Status DagRun::SetRetryDue(int task, Micros due) {
+  APOLLO11_RETURN_IF_ERROR(CheckIndex(task));
+  if (tasks_[task].state != S::kRetrying) {
+    return Status::NotFound("no retry pending for '" + graph_->id(task) + "'");
+  }
+  retry_due_[task] = due;
   return Status::Ok();
 }
 
@@ -491,10 +505,11 @@ std::string DagRun::Explain(int task) const {
       return id + " is RUNNING attempt " + std::to_string(t.attempt);
     case S::kRetrying: {
       const dsl::TaskSpec& spec = graph_->task(task);
-      return id + " is RETRYING: attempt " + std::to_string(t.attempt) + " failed; retry " +
-             std::to_string(t.retries_used) + " of " +
-             std::to_string(spec.retry ? spec.retry->max_retries : 0) + " due at " +
-             FormatTimestamp(retry_due_[task]);
+      std::string text = id + " is RETRYING: attempt " + std::to_string(t.attempt) +
+                         " failed; retry " + std::to_string(t.retries_used) + " of " +
+                         std::to_string(spec.retry ? spec.retry->max_retries : 0);
+      if (retry_due_[task] == 0) return text + " waits for a retry slot before its backoff starts";
+      return text + " due at " + FormatTimestamp(retry_due_[task]);
     }
     default:
       if (t.attempt == 0) return id + " is " + ToString(t.state) + " (never ran)";

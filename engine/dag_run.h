@@ -52,6 +52,11 @@ struct Effects {
 struct DagRunOptions {
   // Worker losses one task survives; the next loss fails it.
   int max_requeues = 3;
+  // Retry-storm stagger: each retry's delay gets StaggerOffset(delay before
+  // jitter, retry_stagger, domain of the pipeline, stagger_key + "." + task
+  // id) added (engine/retry.h); 0 = none. The scheduler passes the run id.
+  double retry_stagger = 0.0;
+  std::string stagger_key{};
 };
 
 class DagRun {
@@ -89,6 +94,11 @@ class DagRun {
   // budget, so the backlog may overshoot by the retries due in one turn).
   // NotFound if the task is not RETRYING (a stale timer).
   Status OnRetryDue(int task, Micros now, Effects* out);
+
+  // The caller moved a RETRYING task's due time: `due` is when its timer now
+  // fires, 0 while its timer waits for a slot (the coordinator's
+  // --max-retrying cap). Only Explain reads it. NotFound if not RETRYING.
+  Status SetRetryDue(int task, Micros due);
 
   // The worker running `attempt` was lost: RUNNING -> READY with attempt + 1
   // and requeues + 1, without using a retry. Past max_requeues the task ends

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 
 namespace apollo11::engine {
@@ -28,6 +29,34 @@ Millis RetryDelay(const dsl::RetryPolicy& policy, int retry_number, double u01) 
   }
   d = std::clamp(d, 0.0, cap);
   return Millis(static_cast<int64_t>(std::llround(d)));
+}
+
+std::string_view RetryDomain(std::string_view pipeline_name) {
+  return pipeline_name.substr(0, pipeline_name.find('.'));
+}
+
+Millis StaggerOffset(Millis base, double fraction, std::string_view domain, std::string_view key) {
+  if (!(fraction > 0) || base.count() <= 0) return Millis(0);
+  uint64_t h = 14695981039346656037ull;
+  auto mix = [&h](std::string_view s) {
+    for (unsigned char c : s) {
+      h ^= c;
+      h *= 1099511628211ull;
+    }
+  };
+  mix(domain);
+  mix("/");
+  mix(key);
+  // FNV-1a's last bytes barely reach its high bits: finish with SplitMix64's
+  // mixer so names differing in one digit land far apart.
+  h ^= h >> 30;
+  h *= 0xbf58476d1ce4e5b9ull;
+  h ^= h >> 27;
+  h *= 0x94d049bb133111ebull;
+  h ^= h >> 31;
+  const double u = std::ldexp(static_cast<double>(h >> 11), -53);  // [0, 1)
+  const double offset = static_cast<double>(base.count()) * std::min(fraction, 1.0) * u;
+  return Millis(static_cast<int64_t>(std::floor(std::min(offset, kMaxDelayMillis))));
 }
 
 bool ShouldRetry(const dsl::RetryPolicy* policy, int retries_used, AttemptOutcome outcome,

@@ -3,6 +3,8 @@
 // Pure functions; randomness is passed in (a RandomSource sample, see
 // engine/random_source.h) so callers and tests control it.
 
+#include <string_view>
+
 #include "common/duration.h"
 #include "dsl/pipeline.h"
 #include "engine/task_state.h"
@@ -15,6 +17,18 @@ namespace apollo11::engine {
 // d * (1 + jitter * (2*u01 - 1)) where u01 is a uniform sample in [0, 1); the
 // result is never negative and never above the cap.
 Millis RetryDelay(const dsl::RetryPolicy& policy, int retry_number, double u01);
+
+// A pipeline's domain: its name up to the first '.' ("order" for
+// "order.sync"); the whole name when it has no '.'.
+std::string_view RetryDomain(std::string_view pipeline_name);
+
+// The retry-storm stagger (brief 5.3): a deterministic offset added to a
+// retry's delay so retries of one domain failing together do not come due
+// together. offset = floor(base * fraction * h), where base is the retry's
+// delay before jitter, and h in [0, 1) is FNV-1a 64 of "DOMAIN/KEY" passed
+// through the SplitMix64 finalizer, divided by 2^64 (KEY: the run id and task id, "RUN_ID.TASK_ID"). 0 when fraction
+// <= 0.
+Millis StaggerOffset(Millis base, double fraction, std::string_view domain, std::string_view key);
 
 // Whether an attempt that ended with `outcome` gets another attempt. False
 // without a policy (no global default), for successes, once `retries_used`

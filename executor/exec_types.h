@@ -60,6 +60,9 @@ struct ExecRequest {
   Millis kill_grace{2000};
   std::string precheck;  // shell command; run first when run_precheck
   bool run_precheck = false;
+  // Variable name -> secret reference (dsl/secret_ref.h); the executor
+  // resolves them into the task's environment at launch (secret_resolver.h).
+  std::map<std::string, std::string> secrets;
 };
 
 enum class ExecOutcomeKind { kSuccess, kFailed, kTimeout, kCanceled, kAlreadyDone, kRejected };

@@ -21,6 +21,7 @@
 #include "executor/executor_exec.h"
 #include "executor/log_sink.h"
 #include "executor/process_group.h"
+#include "executor/secret_resolver.h"
 #include "executor/task_inputs.h"
 #include "executor/task_output_file.h"
 
@@ -120,6 +121,9 @@ Status Executor::Launch(const ExecRequest& request) {
 
   auto exec = std::make_unique<Exec>();
   exec->req = request;
+  if (auto failed = ResolveSecrets(request.secrets, ProcessEnv(), &exec->req.env)) {
+    return simple(ExecOutcomeKind::kFailed, failed->retryable, std::move(failed->error));
+  }
   exec->started_at = now;
   if (request.timeout.count() > 0) {
     exec->deadline =

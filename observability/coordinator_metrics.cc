@@ -58,6 +58,14 @@ CoordinatorMetrics::CoordinatorMetrics(Registry& r)
                                          "State transitions written to the journal.")),
       stale_results(r.AddCounter("apollo11_stale_results_total",
                                  "Duplicate or stale results acknowledged and ignored.")),
+      retrying(r.AddGauge("apollo11_retrying",
+                          "Executions RETRYING with their backoff timer running (at most "
+                          "--max-retrying).")),
+      retries_queued(r.AddGauge("apollo11_retries_queued",
+                                "Executions RETRYING whose backoff waits for a slot under "
+                                "--max-retrying.")),
+      retries_deferred(r.AddCounter("apollo11_retries_deferred_total",
+                                    "Retries that had to queue for a slot under --max-retrying.")),
       dispatch_latency(r.AddHistogram("apollo11_dispatch_latency_seconds",
                                       "Latency from an execution becoming READY to its DISPATCH "
                                       "being sent to a worker.",

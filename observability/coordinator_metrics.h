@@ -94,6 +94,15 @@ class CoordinatorMetrics {
   Counter& commit_failures;
   Counter& journaled_transitions;
   Counter& stale_results;
+  // Retry-storm control (scheduler): retries whose backoff timer runs, those
+  // queued for a slot under --max-retrying, and how many ever had to queue.
+  Gauge& retrying;
+  Gauge& retries_queued;
+  Counter& retries_deferred;
+  void Retries(size_t waiting, size_t queued) {
+    retrying.Set(static_cast<int64_t>(waiting));
+    retries_queued.Set(static_cast<int64_t>(queued));
+  }
 
   // ---- dispatcher ----
   Histogram& dispatch_latency;  // READY -> DISPATCH sent, seconds

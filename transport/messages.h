@@ -24,7 +24,8 @@ namespace apollo11::transport {
 // without them, so it is refused.
 // 4: ResultMsg.task_output (the task's $APOLLO11_OUTPUT JSON), appended
 // last; TaskPayload carries a db task's db_host, sql, sql_params and
-// db_password_env (appended); a worker of version 3 could not run db tasks.
+// db_password_env, and every task's secrets (references a worker resolves at
+// launch), appended; a worker of version 3 could run neither.
 inline constexpr uint32_t kProtocolVersion = 4;
 // The first version whose ResultMsg has today's layout (see DecodeStoredResult).
 inline constexpr uint32_t kResultLayoutSince = 1;
@@ -112,10 +113,12 @@ struct TaskPayload {
   std::string db_host, sql;
   std::vector<std::string> sql_params;
   std::string db_password_env;
+  // Variable name -> secret reference (dsl/secret_ref.h); never a value.
+  std::map<std::string, std::string> secrets;
   bool operator==(const TaskPayload&) const = default;
   MSGPACK_DEFINE(type, command, workdir, script, args, url, method, headers, body, expect_status,
                  env, timeout_ms, kill_grace_ms, precheck, run_precheck, inputs, refusal, db_host,
-                 sql, sql_params, db_password_env);
+                 sql, sql_params, db_password_env, secrets);
 };
 
 // W→D: join or rejoin, listing the executions the worker still holds.

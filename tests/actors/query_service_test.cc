@@ -258,3 +258,34 @@ TEST_CASE("an answer larger than a client accepts becomes an error naming the li
   CHECK(got.json.empty());
   CHECK(got.error.find("above the client limit of 67108864 bytes") != std::string::npos);
 }
+
+TEST_CASE("the pipeline query shows env names, not values, unless the full snapshot is asked",
+          "[query][secrets]") {
+  testing::ScratchDir dir;
+  auto opened = storage::Journal::Open(dir.path() + "/journal", {});
+  REQUIRE(opened.ok());
+  storage::Journal::Batch batch;
+  storage::RunRecord run;
+  run.run_id = "r1";
+  run.pipeline_name = "shop.load";
+  run.pipeline_hash = "h1";
+  run.status = RunStatus::kSuccess;
+  run.created_at = 1'000'000;
+  batch.PutRun(run);
+  batch.PutPipeline("h1",
+                    R"({"name":"shop.load","tasks":[{"id":"a","env":{"PLAIN":"plain-value-77"},)"
+                    R"("secrets":{"P":"env:TOKEN"}}]})");
+  REQUIRE((*opened)->Commit(batch).ok());
+  QueryService service(opened->get(), "");
+
+  QueryReply shown = service.Answer(Ask(QueryKind::kPipeline, "shop.load"), {});
+  REQUIRE(shown.code == 0);
+  CHECK(shown.json.find("plain-value-77") == std::string::npos);
+  auto doc = nlohmann::json::parse(shown.json);
+  CHECK(doc["snapshot"]["tasks"][0]["env"] == nlohmann::json::array({"PLAIN"}));
+  CHECK(doc["snapshot"]["tasks"][0]["secrets"]["P"] == "env:TOKEN");
+
+  QueryReply full = service.Answer(Ask(QueryKind::kPipeline, "shop.load", "full"), {});
+  REQUIRE(full.code == 0);
+  CHECK(full.json.find("plain-value-77") != std::string::npos);
+}

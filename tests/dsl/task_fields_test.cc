@@ -62,7 +62,7 @@ TEST_CASE("the wire copy carries exactly the fields marked for the worker", "[ds
   struct Wire {
     std::string command, workdir, script, url, method, body, precheck;
     std::vector<std::string> args;
-    std::map<std::string, std::string> headers, env;
+    std::map<std::string, std::string> headers, env, secrets;
     std::vector<int> expect_status;
     std::string db_host, sql, db_password_env;
     std::vector<std::string> sql_params;

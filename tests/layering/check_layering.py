@@ -26,7 +26,7 @@ SOCKET_FREE = [
     "worker_core",
     "worker_protocol", "scheduler_turn", "client_sessions", "query_service",
     "journal_health", "run_views", "dispatch_builder", "slow_watch",
-    "claim_window", "ready_queue", "task_explain", "link_limits",
+    "claim_window", "ready_queue", "task_explain", "link_limits", "retry_gate",
 ]
 
 
