@@ -19,9 +19,14 @@ if ! command -v dpkg-deb >/dev/null || ! command -v cpack >/dev/null; then
   echo "SKIP: dpkg-deb or cpack not found: the .deb cannot be built or checked here"
   exit 77
 fi
-cmake --build "$build" --target apollo11 apollo11-node >/dev/null
-man=0  # the target exists when help2man was found at configure time
-if cmake --build "$build" --target apollo11_man >/dev/null 2>&1; then man=1; fi
+# Packs what is built and never builds: a build under a running test suite
+# would relink binaries other tests are running (cpack's own preinstall
+# build is off, CMAKE_SKIP_INSTALL_ALL_DEPENDENCY).
+for bin in apollo11 apollo11-node; do
+  [[ -x $build/cli/$bin ]] || { echo "FAIL: $build/cli/$bin is not built (cmake --build $build first)"; exit 1; }
+done
+man=0  # built (target apollo11_man, part of all) when help2man was found at configure time
+if ls "$build"/man/*.1.gz >/dev/null 2>&1; then man=1; fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
