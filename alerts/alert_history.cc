@@ -61,10 +61,12 @@ nlohmann::json RecordJson(const AlertRecord& r) {
     ok += d.ok ? 1 : 0;
     deliveries.push_back(std::move(j));
   }
-  const char* delivery = r.deliveries.empty()        ? "none"
-                         : ok == r.deliveries.size() ? "delivered"
-                         : ok == 0                   ? "failed"
-                                                     : "partial";
+  const char* delivery = r.state == AlertRecordState::kFolding      ? "folding"
+                         : r.state == AlertRecordState::kDelivering ? "delivering"
+                         : r.deliveries.empty()                     ? "none"
+                         : ok == r.deliveries.size()                ? "delivered"
+                         : ok == 0                                  ? "failed"
+                                                                    : "partial";
   return {{"id", r.id},
           {"type", ToString(r.type)},
           {"severity", SeverityOf(r.type)},
@@ -87,15 +89,48 @@ AlertHistory::AlertHistory(size_t capacity) : capacity_(std::max<size_t>(1, capa
 
 void AlertHistory::Add(AlertRecord record) {
   std::lock_guard lock(mu_);
+  if (!record.id.empty()) {
+    for (auto it = records_.rbegin(); it != records_.rend(); ++it) {
+      if (it->id == record.id) {
+        *it = std::move(record);
+        return;
+      }
+    }
+  }
   records_.push_back(std::move(record));
   ++recorded_;
   while (records_.size() > capacity_) records_.pop_front();
 }
 
+void AlertHistory::Finish(const std::string& id, std::vector<AlertDelivery> deliveries) {
+  std::lock_guard lock(mu_);
+  for (auto it = records_.rbegin(); it != records_.rend(); ++it) {
+    if (it->id == id) {
+      it->deliveries = std::move(deliveries);
+      it->state = AlertRecordState::kDone;
+      return;
+    }
+  }
+}
+
+void AlertHistory::SetHeld(const void* source, std::vector<AlertRecord> held) {
+  std::lock_guard lock(mu_);
+  if (held.empty()) {
+    held_.erase(source);
+  } else {
+    held_[source] = std::move(held);
+  }
+}
+
 std::vector<AlertRecord> AlertHistory::Recent(size_t limit) const {
   std::lock_guard lock(mu_);
   std::vector<AlertRecord> out;
-  out.reserve(std::min(limit, records_.size()));
+  for (const auto& [source, held] : held_) {
+    for (const AlertRecord& r : held) out.push_back(r);
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const AlertRecord& a, const AlertRecord& b) { return a.ts > b.ts; });
+  if (out.size() > limit) out.resize(limit);
   for (auto it = records_.rbegin(); it != records_.rend() && out.size() < limit; ++it) {
     out.push_back(*it);
   }

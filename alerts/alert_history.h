@@ -1,9 +1,10 @@
 #pragma once
 // AlertHistory: the node's bounded record of the alerts it delivered (after
-// folding), newest last, for GET /api/alerts and the dashboard's overview.
-// Each record keeps the alert's ids, its human text, how many occurrences
-// were folded into it and, per target, whether delivery succeeded and why
-// not. It never holds a task's stderr, an environment value or a target's
+// folding), newest last, plus the ones being delivered and those still held
+// in a notifier's fold window, for GET /api/alerts and the dashboard's
+// overview. Each record keeps the alert's ids, its human text, how many
+// occurrences were folded into it and, per target, whether delivery succeeded
+// and why not. It never holds a task's stderr, an environment value or a target's
 // full URL (webhook URLs often embed tokens): only the rule name and the
 // URL's scheme and host.
 //
@@ -12,6 +13,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -30,8 +32,15 @@ struct AlertDelivery {
   std::string error;  // why it failed (last attempt); empty when ok
 };
 
+enum class AlertRecordState : uint8_t {
+  kFolding,     // held in the fold window: repeats are still being counted
+  kDelivering,  // its targets are being tried
+  kDone,        // every target was tried: see deliveries
+};
+
 struct AlertRecord {
-  std::string id;
+  AlertRecordState state = AlertRecordState::kDone;
+  std::string id;  // empty while folding (the notifier names it at delivery)
   AlertType type = AlertType::kRetriesExhausted;
   std::string pipeline, run_id, task_id, exec_id, worker_id;
   uint32_t attempt = 0;
@@ -52,8 +61,9 @@ AlertRecord RecordOf(const AlertEvent& event);
 // "scheme://host[:port]" of `url`: no user info, path or query.
 std::string RedactUrl(const std::string& url);
 
-// The record as /api/alerts sends it; "delivery" sums the targets up:
-// "delivered", "failed", "partial" or "none".
+// The record as /api/alerts sends it; "delivery" is "folding" or
+// "delivering" until done, then sums the targets up: "delivered", "failed",
+// "partial" or "none".
 nlohmann::json RecordJson(const AlertRecord& record);
 
 class AlertHistory {
@@ -61,9 +71,17 @@ class AlertHistory {
   static constexpr size_t kDefaultCapacity = 200;
   explicit AlertHistory(size_t capacity = kDefaultCapacity);
 
-  // Keeps `record`, forgetting the oldest beyond capacity. Any thread.
+  // Keeps `record`, forgetting the oldest beyond capacity; a record with the
+  // same non-empty id is replaced in place (delivering, then done). Any thread.
   void Add(AlertRecord record);
-  // At most `limit` records, newest first. Any thread.
+  // Sets the deliveries of the record `id` and marks it done; a no-op when it
+  // was forgotten. Any thread.
+  void Finish(const std::string& id, std::vector<AlertDelivery> deliveries);
+  // Replaces what `source` (a notifier) holds in its fold window; an empty
+  // `held` forgets the source. Any thread.
+  void SetHeld(const void* source, std::vector<AlertRecord> held);
+  // At most `limit` records: the held ones (newest first), then the others,
+  // newest first. Any thread.
   std::vector<AlertRecord> Recent(size_t limit) const;
   // {"alerts": [RecordJson...], "capacity": N, "recorded": total ever added}.
   nlohmann::json RecentJson(size_t limit) const;
@@ -73,8 +91,9 @@ class AlertHistory {
  private:
   const size_t capacity_;
   mutable std::mutex mu_;
-  std::deque<AlertRecord> records_;  // guarded by mu_; oldest first
-  uint64_t recorded_ = 0;            // guarded by mu_
+  std::deque<AlertRecord> records_;                       // guarded by mu_; oldest first
+  std::map<const void*, std::vector<AlertRecord>> held_;  // guarded by mu_
+  uint64_t recorded_ = 0;                                 // guarded by mu_
 };
 
 }  // namespace apollo11::alerts

@@ -115,7 +115,9 @@ void Notifier::Run(std::stop_token stop) {
     for (AlertEvent& e : incoming) fold_.Add(std::move(e), now);
     if (stop.stop_requested()) {
       const Micros deadline = now + options_.shutdown_budget.count() * kMicrosPerMilli;
-      for (AlertEvent& e : fold_.TakeAll()) Deliver(e, deadline, stop);
+      std::vector<AlertEvent> rest = fold_.TakeAll();
+      PublishHeld({}, 0);  // each shows as delivering, then done
+      for (AlertEvent& e : rest) Deliver(e, deadline, stop);
       return;
     }
     std::vector<AlertEvent> due = fold_.TakeDue(now);
@@ -124,9 +126,20 @@ void Notifier::Run(std::stop_token stop) {
         for (size_t j = i; j < due.size(); ++j) fold_.Add(std::move(due[j]), now);
         break;
       }
+      PublishHeld(due, i + 1);
       Deliver(due[i], 0, stop);
     }
+    PublishHeld({}, 0);
   }
+}
+
+void Notifier::PublishHeld(const std::vector<AlertEvent>& waiting, size_t from) {
+  if (options_.history == nullptr) return;
+  std::vector<AlertRecord> held;
+  for (const AlertEvent& e : fold_.Held()) held.push_back(RecordOf(e));
+  for (size_t i = from; i < waiting.size(); ++i) held.push_back(RecordOf(waiting[i]));
+  for (AlertRecord& r : held) r.state = AlertRecordState::kFolding;
+  options_.history->SetHeld(this, std::move(held));
 }
 
 void Notifier::Deliver(AlertEvent& event, Micros final_deadline, std::stop_token stop) {
@@ -143,6 +156,10 @@ void Notifier::Deliver(AlertEvent& event, Micros final_deadline, std::stop_token
   };
   std::stop_token abort = final ? std::stop_token{} : stop;
   AlertRecord record = RecordOf(event);
+  if (options_.history != nullptr) {
+    record.state = AlertRecordState::kDelivering;
+    options_.history->Add(record);
+  }
   // The record names a webhook by scheme and host only: its URL may hold a token.
   auto note = [&](std::string target, const Status& s, const std::string& url) {
     std::string error = s.message();
@@ -185,7 +202,7 @@ void Notifier::Deliver(AlertEvent& event, Micros final_deadline, std::stop_token
   if (event.pipeline_rules) {
     for (const AlertRule& rule : *event.pipeline_rules) deliver_to(rule);
   }
-  if (options_.history != nullptr) options_.history->Add(std::move(record));
+  if (options_.history != nullptr) options_.history->Finish(event.id, std::move(record.deliveries));
 }
 
 Status Notifier::Attempt(const AlertEvent& event, const std::string& target, int retries,

@@ -76,6 +76,9 @@ class Notifier final : public Sink {
   // with doubling backoff; returns the last attempt's status.
   Status Attempt(const AlertEvent& event, const std::string& target, int retries, Millis backoff,
                  std::stop_token stop, const std::function<Status()>& attempt);
+  // Tells the history what the fold window holds, plus `waiting` (taken from
+  // it, not yet delivered).
+  void PublishHeld(const std::vector<AlertEvent>& waiting, size_t from);
   // Sleeps `d` unless stop is requested first; false when stopped.
   bool Sleep(std::stop_token stop, Millis d);
 

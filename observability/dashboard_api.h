@@ -5,9 +5,9 @@
 //   GET /api/executions/ID/logs?stream=out|err&attempt=N&offset=K
 //                                          a slice (at most 64 KiB) of captured output
 //   GET /api/executions/ID/trace           the coordinator's log lines about it
-//   GET /api/alerts?limit=N                the alerts delivered recently, newest
-//                                          first (default 50, 1 to 1000 accepted,
-//                                          the node keeps the last 200)
+//   GET /api/alerts?limit=N                the alerts held in the fold window, being
+//                                          delivered, then delivered lately, newest first
+//                                          (default 50, 1 to 1000; 200 are kept)
 // Logs are paged by the `offset` parameter, never by Range (which the server
 // drops). Answers go through the shared QueryCache where they may be shared.
 

@@ -137,3 +137,63 @@ TEST_CASE("the notifier records each folded delivery with every target's outcome
   CHECK(dumped.find("secret-token") == std::string::npos);
   CHECK(dumped.find("\"partial\"") != std::string::npos);
 }
+
+TEST_CASE("an alert held in the fold window is listed as folding, then as delivered",
+          "[alerts][history][notifier]") {
+  AlertReceiver receiver;
+  apollo11::SystemClock clock;
+  AlertHistory history;
+  apollo11::alerts::NotifierOptions options;
+  AlertRule rule;
+  rule.name = "team";
+  rule.webhook = apollo11::alerts::WebhookTarget{receiver.Url(), Millis(2000), 0, Millis(10)};
+  options.rules = {rule};
+  options.fold_window = Millis(60000);
+  options.history = &history;
+  auto notifier = apollo11::alerts::Notifier::Start(&clock, options);
+  REQUIRE(notifier.ok());
+  (*notifier)->Emit(Failure("charge"));
+  (*notifier)->Emit(Failure("charge"));
+  REQUIRE(apollo11::testing::WaitFor(
+      [&] {
+        auto recent = history.Recent(10);
+        return recent.size() == 1 && recent[0].count == 2;
+      },
+      5000));
+  auto j = history.RecentJson(10);
+  CHECK(j["alerts"][0]["delivery"] == "folding");
+  CHECK(j["alerts"][0]["id"] == "");
+  CHECK(j["recorded"] == 0);
+  CHECK(receiver.posts() == 0);
+  (*notifier)->Stop();  // delivers what is held
+  auto recent = history.Recent(10);
+  REQUIRE(recent.size() == 1);
+  CHECK(recent[0].state == apollo11::alerts::AlertRecordState::kDone);
+  CHECK(recent[0].count == 2);
+  REQUIRE(recent[0].deliveries.size() == 1);
+  CHECK(recent[0].deliveries[0].ok);
+  CHECK(history.RecentJson(10)["recorded"] == 1);
+}
+
+TEST_CASE("records held by two notifiers are kept apart and come first", "[alerts][history]") {
+  AlertHistory history(10);
+  history.Add(Numbered(1));
+  AlertRecord held = Numbered(5);
+  held.id.clear();
+  held.state = apollo11::alerts::AlertRecordState::kFolding;
+  int a = 0, b = 0;
+  history.SetHeld(&a, {held});
+  history.SetHeld(&b, {held, held});
+  CHECK(history.Recent(10).size() == 4);
+  CHECK(history.Recent(10)[0].state == apollo11::alerts::AlertRecordState::kFolding);
+  CHECK(history.Recent(10)[3].id == "a1");
+  history.SetHeld(&b, {});
+  CHECK(history.Recent(10).size() == 2);
+  AlertRecord again = Numbered(1);
+  again.count = 7;
+  history.Add(again);  // same id: replaced in place
+  CHECK(history.Recent(10).size() == 2);
+  CHECK(history.Recent(10)[1].count == 7);
+  history.Finish("a1", {{"rule x command", true, ""}});
+  CHECK(history.Recent(10)[1].deliveries.size() == 1);
+}

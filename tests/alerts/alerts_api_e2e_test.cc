@@ -82,7 +82,7 @@ pipeline:
         auto res = Http(node).Get("/api/alerts?limit=5");
         if (!res || res->status != 200) return false;
         got = json::parse(res->body);
-        return !got["alerts"].empty();
+        return !got["alerts"].empty() && got["alerts"][0]["delivery"] == "partial";
       },
       10000));
   INFO(got.dump());

@@ -55,7 +55,8 @@ function where(a: AlertLine): HTMLElement {
 }
 
 function delivery(a: AlertLine): HTMLElement {
-  const label = a.delivery === "none" ? "no target" : a.delivery;
+  const label = a.delivery === "none" ? "no target"
+    : a.delivery === "folding" ? "folding repeats" : a.delivery;
   const cell = h("span", {}, h("span", { class: "delivery " + a.delivery, "data-delivery": a.delivery }, label));
   for (const d of a.deliveries) cell.append(h("div", { class: "muted small" }, targetLine(d)));
   return cell;

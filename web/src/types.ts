@@ -125,7 +125,7 @@ export interface AlertLine {
   ts: string;
   first_ts: string;
   text: string;
-  delivery: "delivered" | "failed" | "partial" | "none";
+  delivery: "folding" | "delivering" | "delivered" | "failed" | "partial" | "none";
   deliveries: AlertDelivery[];
 }
 export interface AlertList {

@@ -160,7 +160,7 @@ pipeline:
         assert.match(await page.textContent(row), /web\.alerting/);
         assert.match(await page.textContent(row), /task broken failed/);
         assert.equal(await page.getAttribute(`${row} a[href="/run/${id}"]`, "href"), "/run/" + id);
-        assert.equal(await page.getAttribute(`${row} [data-delivery]`, "data-delivery"), "delivered");
+        await page.waitForSelector(`${row} [data-delivery="delivered"]`, { timeout: 15000 });
         await page.waitForSelector(`#recent-alerts tr[data-type="run_failed"]`);
         assert.deepEqual(cspErrors, []);
         await shot("overview-alerts");
