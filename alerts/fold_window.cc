@@ -52,6 +52,13 @@ std::vector<AlertEvent> FoldWindow::TakeAll() {
   return TakeDue(latest);
 }
 
+std::vector<AlertEvent> FoldWindow::Held() const {
+  std::vector<AlertEvent> out;
+  out.reserve(groups_.size());
+  for (const auto& [key, group] : groups_) out.push_back(group.event);
+  return out;
+}
+
 Micros FoldWindow::NextDue() const {
   Micros next = 0;
   for (const auto& [key, group] : groups_) {

@@ -25,6 +25,8 @@ class FoldWindow {
   std::vector<AlertEvent> TakeDue(Micros now);
   // Every open group, closed or not (at shutdown).
   std::vector<AlertEvent> TakeAll();
+  // A copy of every open group's folded event, in no particular order.
+  std::vector<AlertEvent> Held() const;
   // When the next group closes; 0 when none is open.
   Micros NextDue() const;
   size_t open() const { return groups_.size(); }

@@ -115,7 +115,9 @@ void Notifier::Run(std::stop_token stop) {
     for (AlertEvent& e : incoming) fold_.Add(std::move(e), now);
     if (stop.stop_requested()) {
       const Micros deadline = now + options_.shutdown_budget.count() * kMicrosPerMilli;
-      for (AlertEvent& e : fold_.TakeAll()) Deliver(e, deadline, stop);
+      std::vector<AlertEvent> rest = fold_.TakeAll();
+      PublishHeld({}, 0);  // each shows as delivering, then done
+      for (AlertEvent& e : rest) Deliver(e, deadline, stop);
       return;
     }
     std::vector<AlertEvent> due = fold_.TakeDue(now);
@@ -124,9 +126,20 @@ void Notifier::Run(std::stop_token stop) {
         for (size_t j = i; j < due.size(); ++j) fold_.Add(std::move(due[j]), now);
         break;
       }
+      PublishHeld(due, i + 1);
       Deliver(due[i], 0, stop);
     }
+    PublishHeld({}, 0);
   }
+}
+
+void Notifier::PublishHeld(const std::vector<AlertEvent>& waiting, size_t from) {
+  if (options_.history == nullptr) return;
+  std::vector<AlertRecord> held;
+  for (const AlertEvent& e : fold_.Held()) held.push_back(RecordOf(e));
+  for (size_t i = from; i < waiting.size(); ++i) held.push_back(RecordOf(waiting[i]));
+  for (AlertRecord& r : held) r.state = AlertRecordState::kFolding;
+  options_.history->SetHeld(this, std::move(held));
 }
 
 void Notifier::Deliver(AlertEvent& event, Micros final_deadline, std::stop_token stop) {
@@ -142,39 +155,59 @@ void Notifier::Deliver(AlertEvent& event, Micros final_deadline, std::stop_token
     return std::min(timeout, Millis(std::max<Micros>(1, left / kMicrosPerMilli)));
   };
   std::stop_token abort = final ? std::stop_token{} : stop;
+  AlertRecord record = RecordOf(event);
+  if (options_.history != nullptr) {
+    record.state = AlertRecordState::kDelivering;
+    options_.history->Add(record);
+  }
+  // The record names a webhook by scheme and host only: its URL may hold a token.
+  auto note = [&](std::string target, const Status& s, const std::string& url) {
+    std::string error = s.message();
+    if (!url.empty()) {
+      for (size_t at = error.find(url); at != std::string::npos; at = error.find(url, at)) {
+        error.replace(at, url.size(), RedactUrl(url));
+      }
+    }
+    record.deliveries.push_back({std::move(target), s.ok(), s.ok() ? "" : std::move(error)});
+  };
   auto deliver_to = [&](const AlertRule& rule) {
     if (!rule.Matches(event)) return;
     if (final && clock_->Now() >= final_deadline) {
       ++failed_;
       spdlog::error("alert {} ({}) to rule {} not delivered: the node stopped", event.id,
                     ToString(event.type), rule.name);
+      note("rule " + rule.name, Status::Io("not delivered: the node stopped"), "");
       return;
     }
     if (rule.webhook) {
       WebhookTarget target = *rule.webhook;
-      Attempt(event, "rule " + rule.name + " webhook " + target.url, final ? 0 : target.retries,
-              target.backoff, stop, [&] {
-                target.timeout = cap(rule.webhook->timeout);
-                return PostWebhook(target, json, abort);
-              });
+      const Status s = Attempt(event, "rule " + rule.name + " webhook " + target.url,
+                               final ? 0 : target.retries, target.backoff, stop, [&] {
+                                 target.timeout = cap(rule.webhook->timeout);
+                                 return PostWebhook(target, json, abort);
+                               });
+      note("rule " + rule.name + " webhook " + RedactUrl(target.url), s, target.url);
     }
     if (!rule.command.empty()) {
       const auto env = HookEnv(event, rule.name);
-      Attempt(event, "rule " + rule.name + " command", final ? 0 : options_.command_retries,
-              options_.command_backoff, stop, [&] {
-                return RunCommandHook(rule.command, json, env, cap(rule.command_timeout), abort);
-              });
+      const Status s = Attempt(
+          event, "rule " + rule.name + " command", final ? 0 : options_.command_retries,
+          options_.command_backoff, stop, [&] {
+            return RunCommandHook(rule.command, json, env, cap(rule.command_timeout), abort);
+          });
+      note("rule " + rule.name + " command", s, "");
     }
   };
   for (const AlertRule& rule : options_.rules) deliver_to(rule);
   if (event.pipeline_rules) {
     for (const AlertRule& rule : *event.pipeline_rules) deliver_to(rule);
   }
+  if (options_.history != nullptr) options_.history->Finish(event.id, std::move(record.deliveries));
 }
 
-void Notifier::Attempt(const AlertEvent& event, const std::string& target, int retries,
-                       Millis backoff, std::stop_token stop,
-                       const std::function<Status()>& attempt) {
+Status Notifier::Attempt(const AlertEvent& event, const std::string& target, int retries,
+                         Millis backoff, std::stop_token stop,
+                         const std::function<Status()>& attempt) {
   Status s;
   for (int i = 0; i <= retries; ++i) {
     if (i > 0) {
@@ -182,7 +215,8 @@ void Notifier::Attempt(const AlertEvent& event, const std::string& target, int r
         ++failed_;
         spdlog::error("alert {} ({}) to {} not delivered: the node stopped during its retries",
                       event.id, ToString(event.type), target);
-        return;
+        return Status::Io(
+            "not delivered: the node stopped during the retries (last: " + s.message() + ")");
       }
       ++retries_;
     }
@@ -192,7 +226,7 @@ void Notifier::Attempt(const AlertEvent& event, const std::string& target, int r
       spdlog::info("alert {} ({}, x{}, exec {}) delivered to {}{}", event.id, ToString(event.type),
                    event.count, event.exec_id.empty() ? "-" : event.exec_id, target,
                    i > 0 ? " after " + std::to_string(i) + " retries" : "");
-      return;
+      return s;
     }
     spdlog::warn("alert {} ({}) to {}: attempt {} of {} failed: {}", event.id, ToString(event.type),
                  target, i + 1, retries + 1, s.message());
@@ -200,6 +234,7 @@ void Notifier::Attempt(const AlertEvent& event, const std::string& target, int r
   ++failed_;
   spdlog::error("alert {} ({}) to {} given up after {} attempts: {}", event.id,
                 ToString(event.type), target, retries + 1, s.message());
+  return s;
 }
 
 bool Notifier::Sleep(std::stop_token stop, Millis d) {

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "alerts/alert_history.h"
 #include "alerts/alert_queue.h"
 #include "alerts/alert_rule.h"
 #include "alerts/fold_window.h"
@@ -33,6 +34,9 @@ struct NotifierOptions {
   // At Stop, what is still queued or folded gets one attempt per target,
   // each cut short to fit in this budget; the rest is logged as undelivered.
   Millis shutdown_budget{2000};
+  // Where each delivered alert and its per-target outcome are recorded; null:
+  // nowhere. Must outlive the notifier (the node owns it across reloads).
+  AlertHistory* history = nullptr;
 };
 
 class Notifier final : public Sink {
@@ -69,9 +73,12 @@ class Notifier final : public Sink {
   // `stop` interrupts.
   void Deliver(AlertEvent& event, Micros final_deadline, std::stop_token stop);
   // Runs `attempt` (given the per-attempt time cap) up to 1 + retries times
-  // with doubling backoff.
-  void Attempt(const AlertEvent& event, const std::string& target, int retries, Millis backoff,
-               std::stop_token stop, const std::function<Status()>& attempt);
+  // with doubling backoff; returns the last attempt's status.
+  Status Attempt(const AlertEvent& event, const std::string& target, int retries, Millis backoff,
+                 std::stop_token stop, const std::function<Status()>& attempt);
+  // Tells the history what the fold window holds, plus `waiting` (taken from
+  // it, not yet delivered).
+  void PublishHeld(const std::vector<AlertEvent>& waiting, size_t from);
   // Sleeps `d` unless stop is requested first; false when stopped.
   bool Sleep(std::stop_token stop, Millis d);
 

@@ -161,6 +161,9 @@ Status Node::StartHttp() {
     api_ = std::make_unique<CoordinatorApi>(coordinator_->client_endpoint(), curve,
                                             curve ? curve->public_z85 : "", Millis(10000));
     ho.backend = api_.get();
+    ho.recent_alerts = [history = &alert_history_](uint32_t limit) {
+      return history->RecentJson(limit);
+    };
     // Ready once the scheduler answers and its last commit succeeded.
     ho.ready = [api = api_.get()](std::string* why) {
       auto health = api->Query("health", "", 0);
@@ -225,6 +228,7 @@ Result<std::unique_ptr<alerts::Notifier>> Node::StartNotifier(
   alerts::NotifierOptions no;
   no.rules = rules;
   no.fold_window = config_.alert_fold_window;
+  no.history = &alert_history_;
   auto notifier = alerts::Notifier::Start(clock_, std::move(no));
   if (!notifier.ok()) return notifier.status();
   spdlog::info("alerts: {} rules, fold window {}", rules.size(), config_.alert_fold_window_text);

@@ -19,6 +19,7 @@
 
 #include "actors/coordinator.h"
 #include "actors/worker_actor.h"
+#include "alerts/alert_history.h"
 #include "alerts/notifier.h"
 #include "cli/coordinator_api.h"
 #include "cli/node_config.h"
@@ -151,6 +152,9 @@ class Node {
   zmq::context_t ctx_;
   std::unique_ptr<storage::StateDirLock> lock_, worker_lock_;
   std::unique_ptr<storage::Journal> journal_;
+  // The alerts delivered lately (GET /api/alerts); outlives every notifier
+  // (a SIGHUP reload swaps them) and the HTTP server.
+  alerts::AlertHistory alert_history_;
   SwappableAlertSink alerts_;         // the coordinator's actors emit into its notifier
   observability::Registry registry_;  // metrics outlive their publishers
   std::unique_ptr<observability::CoordinatorMetrics> coordinator_metrics_;

@@ -12,6 +12,9 @@ namespace {
 constexpr const char* kJson = "application/json";
 const std::string kId = "([A-Za-z0-9_.:@-]{1,256})";
 const std::string kExecId = "([A-Za-z0-9_.:@-]{1,600})";
+// /api/alerts: the API's read rule for limit (1 to 1000), 50 when absent.
+constexpr uint64_t kMaxAlertLimit = 1000;
+constexpr uint64_t kDefaultAlertLimit = 50;
 
 void SendError(httplib::Response& res, int status, const std::string& message) {
   res.status = status;
@@ -71,8 +74,12 @@ void SendCachedJson(const CachedAnswer& answer, const httplib::Request& req,
 }
 
 DashboardApi::DashboardApi(ApiBackend* backend, std::mutex* backend_mu, QueryCache* cache,
-                           nlohmann::json node_info)
-    : backend_(backend), backend_mu_(backend_mu), cache_(cache), node_info_(std::move(node_info)) {}
+                           nlohmann::json node_info, RecentAlerts recent_alerts)
+    : backend_(backend),
+      backend_mu_(backend_mu),
+      cache_(cache),
+      node_info_(std::move(node_info)),
+      recent_alerts_(std::move(recent_alerts)) {}
 
 void DashboardApi::Register(httplib::Server& s) {
   s.Get("/api/node", [this](const httplib::Request&, httplib::Response& res) {
@@ -85,6 +92,8 @@ void DashboardApi::Register(httplib::Server& s) {
         [this](const httplib::Request& req, httplib::Response& res) { Logs(req, res); });
   s.Get("/api/executions/" + kExecId + "/trace",
         [this](const httplib::Request& req, httplib::Response& res) { Trace(req, res); });
+  s.Get("/api/alerts",
+        [this](const httplib::Request& req, httplib::Response& res) { Alerts(req, res); });
 }
 
 void DashboardApi::Graph(const httplib::Request& req, httplib::Response& res) {
@@ -155,6 +164,20 @@ void DashboardApi::Trace(const httplib::Request& req, httplib::Response& res) {
     }
     out["lines"] = std::move(lines);
     return SafeJsonDump(out);
+  });
+  if (!answer.ok()) return SendError(res, HttpStatusOf(answer.status()), answer.status().message());
+  SendCachedJson(**answer, req, res);
+}
+
+void DashboardApi::Alerts(const httplib::Request& req, httplib::Response& res) {
+  uint64_t limit = 0;
+  if (!Number(req, "limit", kMaxAlertLimit, kDefaultAlertLimit, &limit) || limit == 0) {
+    return SendError(res, 400,
+                     "limit must be an integer from 1 to " + std::to_string(kMaxAlertLimit));
+  }
+  auto answer = cache_->Get("alerts:" + std::to_string(limit), [&]() -> Result<std::string> {
+    if (!recent_alerts_) return SafeJsonDump(nlohmann::json{{"alerts", nlohmann::json::array()}});
+    return SafeJsonDump(recent_alerts_(static_cast<uint32_t>(limit)));
   });
   if (!answer.ok()) return SendError(res, HttpStatusOf(answer.status()), answer.status().message());
   SendCachedJson(**answer, req, res);

@@ -252,7 +252,7 @@ void HttpServer::Routes() {
     nlohmann::json info = options_.node_info;
     info["mutations"] = !options_.api_token.empty();
     dashboard_api_ = std::make_unique<DashboardApi>(options_.backend, &backend_mu_, cache_.get(),
-                                                    std::move(info));
+                                                    std::move(info), options_.recent_alerts);
     dashboard_api_->Register(s);
     Dashboard::Register(s);
   }

@@ -63,6 +63,10 @@ struct HttpServerOptions {
   // What GET /api/node answers (role, epoch...); the server adds
   // "mutations" (whether a token is configured).
   nlohmann::json node_info = nlohmann::json::object();
+  // GET /api/alerts: the alerts delivered recently, at most `limit`, newest
+  // first ({"alerts": [...]}); null lists none. Called on HTTP threads, any
+  // number at once; what it reads must outlive the server.
+  std::function<nlohmann::json(uint32_t limit)> recent_alerts;
 };
 
 class HttpServer {

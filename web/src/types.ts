@@ -105,3 +105,31 @@ export interface LogSlice {
   next_offset: number;
   data: string;
 }
+
+// GET /api/alerts: the alerts the node delivered lately, newest first.
+export interface AlertDelivery {
+  target: string;
+  state: "delivered" | "failed";
+  error?: string;
+}
+export interface AlertLine {
+  id: string;
+  type: string;
+  severity: "critical" | "error" | "warning" | "info";
+  pipeline: string;
+  run_id: string;
+  task_id: string;
+  exec_id: string;
+  worker_id: string;
+  count: number;
+  ts: string;
+  first_ts: string;
+  text: string;
+  delivery: "folding" | "delivering" | "delivered" | "failed" | "partial" | "none";
+  deliveries: AlertDelivery[];
+}
+export interface AlertList {
+  alerts: AlertLine[];
+  capacity: number;
+  recorded: number;
+}

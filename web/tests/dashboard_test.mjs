@@ -12,6 +12,7 @@
 import { chromium } from "playwright-core";
 import { spawn } from "node:child_process";
 import fs from "node:fs";
+import http from "node:http";
 import path from "node:path";
 import assert from "node:assert/strict";
 
@@ -103,7 +104,7 @@ async function json(base, p) {
 async function main() {
   const coordinator = startNode("coordinator", [args.perf ? "--role=coordinator" : "--role=all",
     "--slots", "4", "--http-bind", "127.0.0.1:0", "--bind", "tcp://127.0.0.1:0", "--api-bind", "tcp://127.0.0.1:0",
-    "--api-token", TOKEN, "--slow-min", "1s"]);
+    "--api-token", TOKEN, "--slow-min", "1s", "--alert-fold-window", "200ms"]);
   const info = await coordinator.listening();
   if (args.perf) {
     await startNode("w-perf", ["--role=worker", "--connect", info.workers, "--worker-id", "w-perf", "--slots", "40",
@@ -127,6 +128,45 @@ async function main() {
       await page.waitForSelector("#backlog-value");
       assert.match(await page.textContent("#node-info"), /role all · epoch \d+/);
       assert.deepEqual(cspErrors, []);
+    });
+
+    await test("an alert fired by a failing run is listed under Recent alerts", async () => {
+      // A small webhook receiver: the pipeline's own `alerts:` rule posts to it.
+      const posts = [];
+      const receiver = http.createServer((req, res) => {
+        let body = "";
+        req.on("data", (d) => (body += d));
+        req.on("end", () => { posts.push(body); res.end("ok"); });
+      });
+      await new Promise((r) => receiver.listen(0, "127.0.0.1", r));
+      try {
+        const hook = `http://127.0.0.1:${receiver.address().port}/hook`;
+        const file = writePipeline("alerting", `version: "1.0"
+name: web.alerting
+alerts:
+  - events: [task_failed, run_failed]
+    webhook: "${hook}"
+pipeline:
+  - id: broken
+    type: shell
+    command: echo no such table >&2; exit 3
+`);
+        await page.goto(base + "/");
+        await page.waitForSelector("#recent-alerts-body");
+        const id = /r\d{8}T[0-9-]+/.exec(await cli("submit", file, "--coordinator", api, "--json"))[0];
+        await waitFor(() => posts.length >= 2, 15000, "the webhook received the alerts");
+        const row = `#recent-alerts tr[data-type="retries_exhausted"]`;
+        await page.waitForSelector(row, { timeout: 15000 });
+        assert.match(await page.textContent(row), /web\.alerting/);
+        assert.match(await page.textContent(row), /task broken failed/);
+        assert.equal(await page.getAttribute(`${row} a[href="/run/${id}"]`, "href"), "/run/" + id);
+        await page.waitForSelector(`${row} [data-delivery="delivered"]`, { timeout: 15000 });
+        await page.waitForSelector(`#recent-alerts tr[data-type="run_failed"]`);
+        assert.deepEqual(cspErrors, []);
+        await shot("overview-alerts");
+      } finally {
+        receiver.close();
+      }
     });
 
     const live = writePipeline("live", `version: "1.0"

@@ -1,7 +1,9 @@
 // The overview: recent runs, runs by state over time, the brief's four key
-// metrics as live charts, the backlog against its cap, alert signals.
+// metrics as live charts, the backlog against its cap, alert signals and
+// the alerts the node delivered lately.
 
 import uPlot from "uplot";
+import { AlertsPanel } from "../alerts";
 import { getJson, getText } from "../api";
 import { LiveChart } from "../chart";
 import { clear, fmtMs, fmtTime, h, link, stateBadge } from "../dom";
@@ -25,12 +27,14 @@ export function overviewPage(): Page {
   const alerts = h("div", { id: "alerts" });
   const byState = h("div", { id: "runs-by-state", class: "card" }, h("h3", {}, "Runs by state (started per interval)"));
   const recent = h("div", { id: "recent-runs" });
+  const recentAlerts = new AlertsPanel();
   page.root.append(
     h("h1", {}, "Overview"),
     h("div", { class: "grid" }, waiting.root, retry.root, timeouts.root, losses.root,
       h("div", { class: "card", id: "backlog" }, h("h3", {}, "Backlog (READY+RUNNING) against its cap"), backlogText, meter),
       h("div", { class: "card" }, h("h3", {}, "Alerts and warnings"), alerts)),
     byState,
+    h("h2", {}, "Recent alerts"), recentAlerts.root,
     h("h2", {}, "Recent runs"), recent,
   );
 
@@ -57,13 +61,14 @@ export function overviewPage(): Page {
     if (lines.length || !alerts.firstChild) {
       clear(alerts);
       alerts.append(...lines, h("div", { class: "muted" },
-        "Timeouts, heartbeat losses and journal failures seen since this page opened. " +
-        "The alert rules' deliveries are not listed by the API yet."));
+        "Timeouts, heartbeat losses and journal failures seen since this page opened; " +
+        "the alerts delivered are under Recent alerts."));
     }
   }, 2000);
 
   let plot: uPlot | undefined;
   page.poll(async () => {
+    await recentAlerts.refresh();
     const runs = await getJson<RunLine[]>("/api/runs?limit=200");
     clear(recent);
     recent.append(runTable(runs.slice(0, 15)));
