@@ -116,7 +116,7 @@ Result<std::string> SchedulerCore::Submit(SubmitRun submit) {
 }
 
 void SchedulerCore::StageDeadline(SchedulerRun& run, int task, Micros started_at) {
-  const dsl::TaskSpec& spec = run.spec().tasks[task];
+  const dsl::TaskSpec& spec = run.task_spec(task);
   if (!spec.timeout) return;
   Deadline d;
   d.exec_id = run.execs[task].exec_id;
@@ -149,7 +149,7 @@ SchedulerRun* SchedulerCore::FindRunOfExec(const std::string& exec_id, int* task
   if (dot == std::string::npos) return nullptr;
   auto it = runs_.find(exec_id.substr(0, dot));
   if (it == runs_.end()) return nullptr;
-  int index = it->second->graph->Find(exec_id.substr(dot + 1));
+  int index = it->second->FindSlot(exec_id.substr(dot + 1));
   if (index < 0) return nullptr;
   *task = index;
   return it->second.get();
@@ -261,7 +261,7 @@ Status SchedulerCore::ApplyResult(SchedulerRun& run, int task, const ResultFrom&
     // Only failures: a success is in the journal and keeps the hot path quiet.
     LogEvent(spdlog::level::info, "attempt_failed",
              {{"run_id", run.run_id},
-              {"task_id", run.spec().tasks[task].id},
+              {"task_id", run.execs[task].task_id},
               {"exec_id", r.exec_id},
               {"attempt", r.attempt},
               {"worker_id", item.worker_id},
@@ -283,10 +283,10 @@ Status SchedulerCore::ApplyResult(SchedulerRun& run, int task, const ResultFrom&
   if (run.has_dependents[task]) run.outputs[task] = r.output;
   run.stderr_tails[task] = outcome == AttemptOutcome::kSuccess ? "" : r.stderr_tail;
   if (outcome == AttemptOutcome::kSuccess && r.finished_at > r.started_at) {
-    batch_.RecordDuration(run.spec().name + "/" + run.spec().tasks[task].id,
+    batch_.RecordDuration(run.spec().name + "/" + run.task_spec(task).id,
                           r.finished_at - r.started_at);
   }
-  if (run.spec().tasks[task].timeout) staged_.unwatch.execs.push_back({r.exec_id, r.attempt});
+  if (run.task_spec(task).timeout) staged_.unwatch.execs.push_back({r.exec_id, r.attempt});
   Apply(run, effects_, "worker " + item.worker_id, item.worker_id, task);
   return Status::Ok();
 }
@@ -354,9 +354,11 @@ void SchedulerCore::Apply(SchedulerRun& run, engine::Effects& effects, const std
     run.execs[task].next_retry_at = due;
     timers_.Arm(SteadyOf(due), {Timer::Kind::kRetry, run.run_id, task, 0});
   }
+  // Last: an expansion applies effects of its own (its instances' READY).
+  for (int task : effects.expand) ExpandForeach(run, task);
   for (int task : effects.kill) {
     staged_.cancels.execs.push_back({run.execs[task].exec_id, run.dag->attempt(task)});
-    if (run.spec().tasks[task].timeout) {
+    if (run.task_spec(task).timeout) {
       staged_.unwatch.execs.push_back({run.execs[task].exec_id, run.dag->attempt(task)});
     }
   }

@@ -157,6 +157,7 @@ void FillCoordinator(const NodeFlags& f, const Durations& d, NodeConfig* c) {
   cc.client_endpoint = f.api_bind;
   cc.scheduler.max_backlog = f.max_backlog;
   cc.scheduler.max_requeues = f.max_requeues;
+  cc.scheduler.max_foreach_items = f.max_foreach_items;
   cc.scheduler.slow_min = d.slow_min;
   cc.reconciler.heartbeat = d.heartbeat;
   cc.reconciler.liveness = f.liveness;

@@ -37,6 +37,7 @@ struct NodeFlags {
   int liveness = 3;
   size_t max_backlog = 1000;
   unsigned max_requeues = 3;
+  int max_foreach_items = 10000;
   std::string worker_id;
   std::string drain_timeout = "5m";
   std::string containment = "auto";  // worker: auto, cgroup or process-tree

@@ -106,13 +106,6 @@ int LoadPipeline(const std::string& file, const std::vector<std::string>& librar
                    task.where.file.c_str(), task.where.line, task.where.column, task.id.c_str());
       return kExitInvalidInput;
     }
-    if (!task.foreach.empty()) {
-      std::fprintf(stderr,
-                   "%s:%d:%d: error: task '%s' uses foreach; dynamic fan-out validates but this "
-                   "version of Apollo-11 cannot run it yet\n",
-                   task.where.file.c_str(), task.where.line, task.where.column, task.id.c_str());
-      return kExitInvalidInput;
-    }
   }
   submit->pipeline_json = dsl::CanonicalJson(spec);
   submit->pipeline_hash = dsl::HashCanonicalJson(submit->pipeline_json);
