@@ -448,8 +448,9 @@ Status DagRun::Resume(Micros now, Effects* out) {
     APOLLO11_RETURN_IF_ERROR(Evaluate(i, -1, out, &work_));
     APOLLO11_RETURN_IF_ERROR(Drain(out));
   }
+  // READY instances were emitted by ResumeFanouts.
   for (int i = 0; i < slots(); ++i) {
-    const bool foreach = !IsInstance(i) && !graph_->task(i).foreach.empty();
+    const bool foreach = IsInstance(i) || !graph_->task(i).foreach.empty();
     if (tasks_[i].state == S::kReady && !foreach) out->dispatch.push_back(i);
     if (tasks_[i].state == S::kRetrying) {
       out->retry_timers.emplace_back(i, std::max(retry_due_[i], now));

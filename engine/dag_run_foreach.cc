@@ -159,6 +159,7 @@ Status DagRun::ResumeFanouts(Effects* out) {
     for (int i = 0; i < f.count; ++i) {
       const S s = tasks_[f.first + i].state;
       if (s != S::kPending) f.next = i + 1;
+      if (s == S::kReady) out->dispatch.push_back(f.first + i);
       if (IsFinal(s)) ++f.ended;
       if (IsFinal(s) && s != S::kSuccess) ++f.failed;
     }
