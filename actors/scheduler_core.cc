@@ -385,6 +385,10 @@ void SchedulerCore::ApplyTransition(SchedulerRun& run, engine::TaskTransition& t
   // Why it was canceled (by the operator, or because an upstream failed) is
   // the task's error in status: no attempt of it failed.
   if (t.to == TaskState::kCanceled) rec.error = t.reason;
+  // Likewise why a foreach task ended without success (no items, too many,
+  // failed instances): it ran nothing itself.
+  const bool fanout = !run.dag->IsInstance(t.task) && !run.spec().tasks[t.task].foreach.empty();
+  if (fanout && IsFinal(t.to) && t.to != TaskState::kSuccess) rec.error = t.reason;
   tr.reason = std::move(t.reason);
   tr.actor = (cause_task < 0 || t.task == cause_task) ? actor : "scheduler";
   batch_.Append(std::move(tr));

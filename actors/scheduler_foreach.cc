@@ -72,6 +72,7 @@ void SchedulerCore::ExpandForeach(SchedulerRun& run, int task) {
              "{}.{} expanded into {} instances", run.run_id, spec.id, count);
   }
   Apply(run, effects, "scheduler");
+  FinishIfDone(run);  // a foreach task that ended at once may end the run
 }
 
 Status SchedulerCore::RestoreInstances(SchedulerRun& run,
