@@ -8,6 +8,14 @@
 #include "transport/codec.h"
 
 namespace apollo11::actors {
+namespace {
+
+// The id a slot runs as: its task's, or a foreach instance's "ID[i]".
+const std::string& TaskIdOf(const SchedulerRun& run, int task) {
+  return run.dag->IsInstance(task) ? run.execs[task].task_id : run.task_spec(task).id;
+}
+
+}  // namespace
 
 std::string DispatchBuilder::ExpandKey(const std::string& tmpl, const std::string& run_id,
                                        const std::string& task_id,
@@ -55,7 +63,7 @@ QueuedExec DispatchBuilder::Build(const SchedulerRun& run, int task, Micros read
   d.attempt = run.dag->attempt(task);
   d.trace_id = run.trace_id;
   const std::string idempotency_key =
-      ExpandKey(spec.idempotency_key, run.run_id, rec.task_id, run.record.params);
+      ExpandKey(spec.idempotency_key, run.run_id, TaskIdOf(run, task), run.record.params);
   transport::TaskPayload& p = d.task;
   dsl::CopyWireFields(spec, &p);  // the fields the task list marks for the wire
   p.type = static_cast<uint8_t>(spec.type);
@@ -82,7 +90,7 @@ Status DispatchBuilder::ExpandTemplates(const SchedulerRun& run, int task,
   const storage::ExecutionRecord& rec = run.execs[task];
   dsl::TemplateValues values;
   values.run_id = run.run_id;
-  values.task_id = rec.task_id;
+  values.task_id = TaskIdOf(run, task);
   if (run.dag->IsInstance(task)) values.item = &rec.item;
   values.idempotency_key = idempotency_key;
   values.params = &run.record.params;
@@ -108,7 +116,7 @@ void DispatchBuilder::FillEnv(const SchedulerRun& run, int task, const transport
                               const std::string& idempotency_key, transport::TaskPayload* p) const {
   const dsl::TaskSpec& spec = run.task_spec(task);
   p->env["APOLLO11_RUN_ID"] = run.run_id;
-  p->env["APOLLO11_TASK_ID"] = run.execs[task].task_id;
+  p->env["APOLLO11_TASK_ID"] = TaskIdOf(run, task);
   if (run.dag->IsInstance(task)) {
     p->env["APOLLO11_ITEM"] = run.execs[task].item;
     p->env["APOLLO11_ITEM_INDEX"] = std::to_string(run.dag->InstanceIndex(task));

@@ -44,7 +44,7 @@ struct SchedulerRun {
   bool finished = false;
 
   // The spec a slot runs: a task's own, or for a foreach instance its task's.
-  const dsl::TaskSpec& task_spec(int slot) const { return dag->Spec(slot); }
+  const dsl::TaskSpec& task_spec(int slot) const { return graph->task(dag->ParentOf(slot)); }
   // The slot of a task id or a foreach instance id ("ID[3]"); -1 if none.
   int FindSlot(const std::string& task_id) const;
   // Grows every per-slot vector to the DAG's slots; a new instance slot

@@ -56,8 +56,8 @@ namespace apollo11::dsl {
   X("precheck", precheck, Text, std::nullopt, kValue, kWire)                       \
   X("env", env, EnvMap, std::nullopt, kValue, kWire)                               \
   X("foreach", foreach, Foreach, std::nullopt, kValue, kLocal)                     \
-  X("extends", extends, Extends, std::nullopt, kNone, kLocal)                      \
-  X("max_parallel", max_parallel, MaxParallel, std::nullopt, kValue, kLocal)
+  X("max_parallel", max_parallel, MaxParallel, std::nullopt, kValue, kLocal)       \
+  X("extends", extends, Extends, std::nullopt, kNone, kLocal)
 
 // Expands `code` only for the given snapshot or wire tag (token pasting on
 // the tag), so a consumer of the list can skip the fields it does not handle.
