@@ -175,6 +175,11 @@ std::string DagRun::ReadyReason(int task) const {
   int named = 0, more = 0;
   for (const Edge& e : graph_->Upstream(task)) {
     const S s = tasks_[e.task].state;
+    if (!all && EarlyMet(e)) {  // a foreach still running: one instance succeeded
+      if (named++ > 0) reason += ", ";
+      reason += graph_->id(e.task) + " has an instance that succeeded";
+      continue;
+    }
     if (!EdgeMet(e.on, s)) continue;
     if (named == kNamedInReason) {
       if (all) {  // every edge is met: no need to walk a wide join

@@ -230,6 +230,12 @@ class DagRun {
   // its task once all ended.
   Status InstanceEnded(int slot, Effects* out);
   Status FinishFanout(int task, Effects* out);
+  // One instance of `task` succeeded: its dependents with trigger: any that
+  // wait on its success become eligible (the others wait for the task).
+  void QueueEarlyAny(int task);
+  // True when `e`, an edge from a fanout still RUNNING to a trigger: any
+  // dependent, is met early by an instance's success.
+  bool EarlyMet(const Edge& e) const;
   // Resume's part for foreach: re-counts each fanout, re-expands READY
   // foreach tasks and settles finished ones.
   Status ResumeFanouts(Effects* out);

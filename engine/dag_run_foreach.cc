@@ -119,6 +119,7 @@ Status DagRun::InstanceEnded(int slot, Effects* out) {
   ++f.ended;
   if (tasks_[slot].state != S::kSuccess) ++f.failed;
   if (canceled_ || tasks_[task].state != S::kRunning) return Status::Ok();
+  if (tasks_[slot].state == S::kSuccess && f.ended - f.failed == 1) QueueEarlyAny(task);
   PromoteInstances(task, out);
   if (f.ended < f.count) return Status::Ok();
   return FinishFanout(task, out);
@@ -164,10 +165,30 @@ Status DagRun::ResumeFanouts(Effects* out) {
       if (IsFinal(s) && s != S::kSuccess) ++f.failed;
     }
     if (tasks_[task].state != S::kRunning) continue;
+    if (f.ended > f.failed) QueueEarlyAny(task);
     PromoteInstances(task, out);
     if (f.ended == f.count) APOLLO11_RETURN_IF_ERROR(FinishFanout(task, out));
   }
   return Status::Ok();
+}
+
+bool DagRun::EarlyMet(const Edge& e) const {
+  if (e.on != dsl::DependencyCondition::kSuccess || tasks_[e.task].state != S::kRunning) {
+    return false;
+  }
+  auto it = fanout_.find(e.task);
+  return it != fanout_.end() && it->second.ended > it->second.failed;
+}
+
+void DagRun::QueueEarlyAny(int task) {
+  for (const Edge& e : graph_->Dependents(task)) {
+    if (e.on != dsl::DependencyCondition::kSuccess) continue;
+    if (graph_->task(e.task).trigger != dsl::Trigger::kAny) continue;
+    TaskRt& v = tasks_[e.task];
+    if (v.state != S::kPending || v.queued) continue;
+    v.queued = true;
+    ready_queue_.push({graph_->task(e.task).priority, e.task});
+  }
 }
 
 std::string DagRun::ExplainFanout(int task) const {

@@ -169,26 +169,28 @@ TEST_CASE("one failed instance fails its task after the others end", "[dag_run][
   CHECK(h.S("cleanup") == S::kReady);
 }
 
-TEST_CASE("trigger any downstream of a foreach waits for the whole fan-out", "[dag_run][foreach]") {
+TEST_CASE("trigger all waits for every instance, trigger any for the first success",
+          "[dag_run][foreach]") {
   PipelineBuilder b;
-  b.Task("gen")
-      .Task("slow")
-      .Task("work")
-      .Foreach("gen")
-      .Task("use")
-      .After("work")
-      .After("slow")
-      .Any();
+  b.Task("gen").Task("slow").Task("work").Foreach("gen");
+  b.Task("all").After("work").Task("any").After("work").After("slow").Any();
   Harness h(b);
   h.Start();
   REQUIRE(h.Finish("gen", O::kSuccess).ok());
   const int work = h.T("work");
-  REQUIRE(h.run.Expand(work, 2, "gen's output lines", &h.fx).ok());
+  REQUIRE(h.run.Expand(work, 3, "gen's output lines", &h.fx).ok());
   h.Absorb();
-  REQUIRE(h.FinishTask(h.run.InstanceSlot(work, 0), O::kSuccess).ok());
-  CHECK(h.S("use") == S::kPending);
+  REQUIRE(h.FinishTask(h.run.InstanceSlot(work, 0), O::kFailed, 1).ok());
+  CHECK(h.S("any") == S::kPending);  // a failure is not the success it waits on
   REQUIRE(h.FinishTask(h.run.InstanceSlot(work, 1), O::kSuccess).ok());
-  CHECK(h.S("use") == S::kReady);
+  CHECK(h.S("any") == S::kReady);
+  CHECK(h.Reason("any", S::kReady) ==
+        "dependency met (trigger: any): work has an instance that succeeded");
+  CHECK(h.S("all") == S::kPending);
+  REQUIRE(h.FinishTask(h.run.InstanceSlot(work, 2), O::kSuccess).ok());
+  CHECK(h.S("work") == S::kFailed);
+  CHECK(h.S("all") == S::kCanceled);
+  CHECK(h.S("any") == S::kReady);  // already started: the task's end changes nothing
 }
 
 TEST_CASE("cancel kills running instances, not their task", "[dag_run][foreach]") {
