@@ -8,6 +8,14 @@
 #include "transport/codec.h"
 
 namespace apollo11::actors {
+namespace {
+
+// The id a slot runs as: its task's, or a foreach instance's "ID[i]".
+const std::string& TaskIdOf(const SchedulerRun& run, int task) {
+  return run.dag->IsInstance(task) ? run.execs[task].task_id : run.task_spec(task).id;
+}
+
+}  // namespace
 
 std::string DispatchBuilder::ExpandKey(const std::string& tmpl, const std::string& run_id,
                                        const std::string& task_id,
@@ -42,7 +50,7 @@ std::string DispatchBuilder::ExpandKey(const std::string& tmpl, const std::strin
 }
 
 QueuedExec DispatchBuilder::Build(const SchedulerRun& run, int task, Micros ready_at) const {
-  const dsl::TaskSpec& spec = run.spec().tasks[task];
+  const dsl::TaskSpec& spec = run.task_spec(task);
   const storage::ExecutionRecord& rec = run.execs[task];
   QueuedExec q;
   q.group = spec.group;
@@ -55,7 +63,7 @@ QueuedExec DispatchBuilder::Build(const SchedulerRun& run, int task, Micros read
   d.attempt = run.dag->attempt(task);
   d.trace_id = run.trace_id;
   const std::string idempotency_key =
-      ExpandKey(spec.idempotency_key, run.run_id, spec.id, run.record.params);
+      ExpandKey(spec.idempotency_key, run.run_id, TaskIdOf(run, task), run.record.params);
   transport::TaskPayload& p = d.task;
   dsl::CopyWireFields(spec, &p);  // the fields the task list marks for the wire
   p.type = static_cast<uint8_t>(spec.type);
@@ -66,22 +74,24 @@ QueuedExec DispatchBuilder::Build(const SchedulerRun& run, int task, Micros read
     p.env.clear();  // a noop runs nothing: no environment to send
     return q;
   }
-  Status expanded = ExpandTemplates(run, spec, idempotency_key, &p);
+  Status expanded = ExpandTemplates(run, task, idempotency_key, &p);
   if (!expanded.ok()) {
     Refuse(&d, "could not fill in the task's fields: " + expanded.message());
     return q;
   }
-  FillEnv(run, spec, d, idempotency_key, &p);
+  FillEnv(run, task, d, idempotency_key, &p);
   RefuseIfUnsendable(&d);
   return q;
 }
 
-Status DispatchBuilder::ExpandTemplates(const SchedulerRun& run, const dsl::TaskSpec& spec,
+Status DispatchBuilder::ExpandTemplates(const SchedulerRun& run, int task,
                                         const std::string& idempotency_key,
                                         transport::TaskPayload* p) {
+  const storage::ExecutionRecord& rec = run.execs[task];
   dsl::TemplateValues values;
   values.run_id = run.run_id;
-  values.task_id = spec.id;
+  values.task_id = TaskIdOf(run, task);
+  if (run.dag->IsInstance(task)) values.item = &rec.item;
   values.idempotency_key = idempotency_key;
   values.params = &run.record.params;
   values.output = [&run](const std::string& id) -> const std::string* {
@@ -102,11 +112,15 @@ Status DispatchBuilder::ExpandTemplates(const SchedulerRun& run, const dsl::Task
   return status;
 }
 
-void DispatchBuilder::FillEnv(const SchedulerRun& run, const dsl::TaskSpec& spec,
-                              const transport::Dispatch& d, const std::string& idempotency_key,
-                              transport::TaskPayload* p) const {
+void DispatchBuilder::FillEnv(const SchedulerRun& run, int task, const transport::Dispatch& d,
+                              const std::string& idempotency_key, transport::TaskPayload* p) const {
+  const dsl::TaskSpec& spec = run.task_spec(task);
   p->env["APOLLO11_RUN_ID"] = run.run_id;
-  p->env["APOLLO11_TASK_ID"] = spec.id;
+  p->env["APOLLO11_TASK_ID"] = TaskIdOf(run, task);
+  if (run.dag->IsInstance(task)) {
+    p->env["APOLLO11_ITEM"] = run.execs[task].item;
+    p->env["APOLLO11_ITEM_INDEX"] = std::to_string(run.dag->InstanceIndex(task));
+  }
   p->env["APOLLO11_EXECUTION_ID"] = d.exec_id;
   p->env["APOLLO11_ATTEMPT"] = std::to_string(d.attempt);
   p->env["APOLLO11_TRACE_ID"] = d.trace_id;

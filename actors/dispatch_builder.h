@@ -47,11 +47,12 @@ class DispatchBuilder {
   static void RefuseIfUnsendable(transport::Dispatch* d);
 
   // Expands the `${...}` placeholders of p's templated fields
-  // (dsl/templated_fields.h) from the run: its id, params, the task's id and
-  // idempotency key, and upstream outputs as journaled. InvalidInput naming
+  // (dsl/templated_fields.h) from the run: its id, params, the task's (or
+  // foreach instance's) id, idempotency key and item, and upstream outputs as
+  // journaled. `task` is a slot (engine::DagRun::slots). InvalidInput naming
   // the field and placeholder when one cannot be filled (a missing output or
   // path, a line break in a header).
-  static Status ExpandTemplates(const SchedulerRun& run, const dsl::TaskSpec& spec,
+  static Status ExpandTemplates(const SchedulerRun& run, int task,
                                 const std::string& idempotency_key, transport::TaskPayload* p);
 
  private:
@@ -59,9 +60,10 @@ class DispatchBuilder {
   // not retryable, running nothing.
   static void Refuse(transport::Dispatch* d, std::string reason);
 
-  // The APOLLO11_* variables of a task, and for one that runs a process its
-  // inputs: the run's parameters, then its upstreams' outputs.
-  void FillEnv(const SchedulerRun& run, const dsl::TaskSpec& spec, const transport::Dispatch& d,
+  // The APOLLO11_* variables of a task (a foreach instance's also
+  // APOLLO11_ITEM and APOLLO11_ITEM_INDEX), and for one that runs a process
+  // its inputs: the run's parameters, then its upstreams' outputs.
+  void FillEnv(const SchedulerRun& run, int task, const transport::Dispatch& d,
                const std::string& idempotency_key, transport::TaskPayload* p) const;
 
   Millis kill_grace_;

@@ -37,6 +37,7 @@ nlohmann::json RunSummaryJson(const storage::RunRecord& run,
     if (!e.worker_id.empty()) t["worker"] = e.worker_id;
     if (!e.logs_truncated.empty()) t["logs_truncated"] = e.logs_truncated;
     if (!e.task_output.empty()) t["output"] = TaskOutputJson(e.task_output);
+    if (!e.item.empty()) t["item"] = e.item;  // a foreach instance's
     // The worker's clock, in µs: when the process started and was reaped
     // (bench/harness.py measures dependency hops from these).
     if (e.started_at) t["started_at_us"] = e.started_at;
@@ -102,6 +103,7 @@ nlohmann::json ExecutionJson(const storage::ExecutionRecord& e) {
   if (!e.output.empty()) j["output_tail"] = e.output;
   if (!e.logs_truncated.empty()) j["logs_truncated"] = e.logs_truncated;
   if (!e.task_output.empty()) j["output"] = TaskOutputJson(e.task_output);
+  if (!e.item.empty()) j["item"] = e.item;
   return j;
 }
 

@@ -51,7 +51,7 @@ Result<std::string> SchedulerCore::Explain(const std::string& run_id, const std:
   auto it = runs_.find(run_id);
   if (it == runs_.end()) return Status::NotFound("run " + run_id + " is not active");
   const SchedulerRun& run = *it->second;
-  const int task = run.graph->Find(task_id);
+  const int task = run.FindSlot(task_id);
   if (task < 0) return Status::InvalidInput("run " + run_id + " has no task " + task_id);
   BacklogFacts backlog;
   backlog.paused = paused_;

@@ -117,7 +117,7 @@ Result<std::string> SchedulerCore::Submit(SubmitRun submit) {
 }
 
 void SchedulerCore::StageDeadline(SchedulerRun& run, int task, Micros started_at) {
-  const dsl::TaskSpec& spec = run.spec().tasks[task];
+  const dsl::TaskSpec& spec = run.task_spec(task);
   if (!spec.timeout) return;
   Deadline d;
   d.exec_id = run.execs[task].exec_id;
@@ -150,7 +150,7 @@ SchedulerRun* SchedulerCore::FindRunOfExec(const std::string& exec_id, int* task
   if (dot == std::string::npos) return nullptr;
   auto it = runs_.find(exec_id.substr(0, dot));
   if (it == runs_.end()) return nullptr;
-  int index = it->second->graph->Find(exec_id.substr(dot + 1));
+  int index = it->second->FindSlot(exec_id.substr(dot + 1));
   if (index < 0) return nullptr;
   *task = index;
   return it->second.get();
@@ -262,7 +262,7 @@ Status SchedulerCore::ApplyResult(SchedulerRun& run, int task, const ResultFrom&
     // Only failures: a success is in the journal and keeps the hot path quiet.
     LogEvent(spdlog::level::info, "attempt_failed",
              {{"run_id", run.run_id},
-              {"task_id", run.spec().tasks[task].id},
+              {"task_id", run.execs[task].task_id},
               {"exec_id", r.exec_id},
               {"attempt", r.attempt},
               {"worker_id", item.worker_id},
@@ -287,10 +287,10 @@ Status SchedulerCore::ApplyResult(SchedulerRun& run, int task, const ResultFrom&
   if (run.has_dependents[task]) run.outputs[task] = r.output;
   run.stderr_tails[task] = outcome == AttemptOutcome::kSuccess ? "" : r.stderr_tail;
   if (outcome == AttemptOutcome::kSuccess && r.finished_at > r.started_at) {
-    batch_.RecordDuration(run.spec().name + "/" + run.spec().tasks[task].id,
+    batch_.RecordDuration(run.spec().name + "/" + run.task_spec(task).id,
                           r.finished_at - r.started_at);
   }
-  if (run.spec().tasks[task].timeout) staged_.unwatch.execs.push_back({r.exec_id, r.attempt});
+  if (run.task_spec(task).timeout) staged_.unwatch.execs.push_back({r.exec_id, r.attempt});
   Apply(run, effects_, "worker " + item.worker_id, item.worker_id, task);
   return Status::Ok();
 }
@@ -353,9 +353,11 @@ void SchedulerCore::Apply(SchedulerRun& run, engine::Effects& effects, const std
     staged_.enqueue.execs.push_back(dispatch_.Build(run, task, now));
   }
   for (const auto& [task, due] : effects.retry_timers) GateRetry(run, task, due, now);
+  // Last: an expansion applies effects of its own (its instances' READY).
+  for (int task : effects.expand) ExpandForeach(run, task);
   for (int task : effects.kill) {
     staged_.cancels.execs.push_back({run.execs[task].exec_id, run.dag->attempt(task)});
-    if (run.spec().tasks[task].timeout) {
+    if (run.task_spec(task).timeout) {
       staged_.unwatch.execs.push_back({run.execs[task].exec_id, run.dag->attempt(task)});
     }
   }
@@ -383,6 +385,10 @@ void SchedulerCore::ApplyTransition(SchedulerRun& run, engine::TaskTransition& t
   // Why it was canceled (by the operator, or because an upstream failed) is
   // the task's error in status: no attempt of it failed.
   if (t.to == TaskState::kCanceled) rec.error = t.reason;
+  // Likewise why a foreach task ended without success (no items, too many,
+  // failed instances): it ran nothing itself.
+  const bool fanout = !run.dag->IsInstance(t.task) && !run.spec().tasks[t.task].foreach.empty();
+  if (fanout && IsFinal(t.to) && t.to != TaskState::kSuccess) rec.error = t.reason;
   tr.reason = std::move(t.reason);
   tr.actor = (cause_task < 0 || t.task == cause_task) ? actor : "scheduler";
   batch_.Append(std::move(tr));

@@ -54,6 +54,9 @@ struct SchedulerOptions {
   Millis kill_grace{2000};       // SIGTERM -> SIGKILL on the worker
   Millis deadline_slack{2000};   // coordinator-side deadline = timeout + grace + slack
   uint32_t max_requeues = 3;     // requeues after worker loss before FAILED
+  // Items one foreach task may fan out into; more fails the task
+  // (--max-foreach-items).
+  int max_foreach_items = 10000;
   // The tail of an upstream's output passed to a task, per upstream (its
   // $APOLLO11_INPUTS_DIR file): the whole tail a worker reports.
   size_t output_env_cap = 64 * 1024;
@@ -224,6 +227,15 @@ class SchedulerCore {
   Status RecoverRun(const storage::RunRecord& record, Micros now, RecoveryReport* report);
   // Restores the journaled executions of `run` into its DAG.
   Status RestoreExecutions(SchedulerRun& run);
+  // Rebuilds the journaled foreach instances (`instances`: their execution
+  // records) of `run` into its DAG, after its tasks were restored.
+  Status RestoreInstances(SchedulerRun& run, std::vector<storage::ExecutionRecord>* instances);
+  // A foreach task went READY: reads its items, stages its instances'
+  // records and applies the expansion (scheduler_foreach.cc).
+  void ExpandForeach(SchedulerRun& run, int task);
+  // The items of foreach task `task`, at most max_foreach_items + 1;
+  // InvalidInput naming why they cannot be read.
+  Result<std::vector<std::string>> ForeachItemsOf(const SchedulerRun& run, int task) const;
   // Hands a recovered run's RUNNING executions to their workers to claim.
   void StageAdoption(SchedulerRun& run, Micros now, RecoveryReport* report);
   void StageDeadline(SchedulerRun& run, int task, Micros started_at);

@@ -28,13 +28,6 @@ Result<dsl::PipelineSpec> SchedulerCore::SpecFromSnapshot(const std::string& sna
 
 Result<std::unique_ptr<SchedulerRun>> SchedulerCore::MakeRun(const std::string& run_id,
                                                              dsl::PipelineSpec spec) {
-  for (const dsl::TaskSpec& task : spec.tasks) {
-    if (!task.foreach.empty()) {
-      return Status::Unsupported("task '" + task.id +
-                                 "' uses foreach: dynamic fan-out validates but cannot run yet in "
-                                 "this version of Apollo-11");
-    }
-  }
   auto graph = engine::RunGraph::Compile(std::move(spec));
   if (!graph.ok()) return graph.status();
 
@@ -45,6 +38,7 @@ Result<std::unique_ptr<SchedulerRun>> SchedulerCore::MakeRun(const std::string& 
   dag_options.max_requeues = static_cast<int>(options_.max_requeues);
   dag_options.retry_stagger = options_.retry_stagger;
   dag_options.stagger_key = run_id;
+  dag_options.max_foreach_items = options_.max_foreach_items;
   run->dag = std::make_unique<engine::DagRun>(run->graph, dag_options);
   run->metrics = options_.metrics->Pipeline(run->spec().name);
 
@@ -55,6 +49,7 @@ Result<std::unique_ptr<SchedulerRun>> SchedulerCore::MakeRun(const std::string& 
   run->has_dependents.assign(n, 0);
   run->stderr_tails.resize(n);
   run->alert_rules = alerts::PipelineAlertRules(run->spec());
+  run->output_tail_only.assign(n, 0);
   // Placement weighs a worker's load by how long its tasks usually take: the
   // P50 of each task's past successful durations, read once per run here
   // rather than on every dispatch. Without history: the engine's default.
@@ -158,6 +153,12 @@ Status SchedulerCore::RecoverRun(const storage::RunRecord& record, Micros now,
   run->record.status = RunStatus::kRunning;
   APOLLO11_RETURN_IF_ERROR(RestoreExecutions(*run));
 
+  // In flight as journaled: what Resume then moves (foreach instances it
+  // promotes) is counted by Apply as usual.
+  size_t journaled_in_flight = 0;
+  for (const storage::ExecutionRecord& e : run->execs) {
+    if (e.state == TaskState::kReady || e.state == TaskState::kRunning) ++journaled_in_flight;
+  }
   effects_.clear();
   APOLLO11_RETURN_IF_ERROR(run->dag->Resume(now, &effects_));
   SchedulerRun& ref = *run;
@@ -167,10 +168,7 @@ Status SchedulerCore::RecoverRun(const storage::RunRecord& record, Micros now,
   std::array<size_t, kTaskStateCount> by_state{};
   for (const storage::ExecutionRecord& e : ref.execs) ++by_state[static_cast<int>(e.state)];
   options_.metrics->RunRecovered(by_state);
-  // Counted before Apply: Resume only settles PENDING tasks, so the READY
-  // and RUNNING ones it reports were in flight already.
-  in_flight_ +=
-      static_cast<size_t>(ref.dag->count(TaskState::kReady) + ref.dag->count(TaskState::kRunning));
+  in_flight_ += journaled_in_flight;
   const size_t queued_before = staged_.enqueue.execs.size();
   // READY executions go straight back to the dispatcher: none of them was
   // sent before the crash, since a DISPATCH leaves only after its READY ->
@@ -189,8 +187,17 @@ Status SchedulerCore::RecoverRun(const storage::RunRecord& record, Micros now,
 Status SchedulerCore::RestoreExecutions(SchedulerRun& run) {
   auto records = store_->ExecutionsOfRun(run.run_id);
   if (!records.ok()) return records.status();
+  std::vector<storage::ExecutionRecord> instances;
   for (storage::ExecutionRecord& rec : *records) {
     const int task = run.graph->Find(rec.task_id);
+    const size_t open = rec.task_id.rfind('[');
+    if (task < 0 && open != std::string::npos) {
+      const int parent = run.graph->Find(rec.task_id.substr(0, open));
+      if (parent >= 0 && !run.spec().tasks[parent].foreach.empty()) {
+        instances.push_back(std::move(rec));
+        continue;
+      }
+    }
     if (task < 0) continue;  // not in the snapshot: ignore rather than guess
     APOLLO11_RETURN_IF_ERROR(run.dag->Restore(task, rec.state, rec.attempt,
                                               static_cast<int>(rec.retries_used),
@@ -198,17 +205,22 @@ Status SchedulerCore::RestoreExecutions(SchedulerRun& run) {
     if (run.trace_id.empty()) run.trace_id = rec.trace_id;
     // Upstream outputs feed dependents' environments; after a restart only
     // the journaled tail (journal_output_cap) is left of them.
-    if (run.has_dependents[task]) run.outputs[task] = rec.output;
+    if (run.has_dependents[task]) {
+      run.outputs[task] = rec.output;
+      run.output_tail_only[task] = 1;
+    }
     run.execs[task] = std::move(rec);
   }
+  APOLLO11_RETURN_IF_ERROR(RestoreInstances(run, &instances));
   if (run.trace_id.empty()) run.trace_id = NewTraceId();
   return Status::Ok();
 }
 
 void SchedulerCore::StageAdoption(SchedulerRun& run, Micros now, RecoveryReport* report) {
   staged_.adopt.claim_until = clock_->Steady() + options_.claim_window.count() * kMicrosPerMilli;
-  for (int task = 0; task < run.dag->size(); ++task) {
-    if (run.dag->state(task) != TaskState::kRunning) continue;
+  for (int task = 0; task < run.dag->slots(); ++task) {
+    // An expanded foreach task runs nothing itself: its instances are adopted.
+    if (run.dag->state(task) != TaskState::kRunning || run.dag->InstanceCount(task) > 0) continue;
     const storage::ExecutionRecord& rec = run.execs[task];
     staged_.adopt.execs.push_back(
         {rec.exec_id, run.dag->attempt(task), rec.worker_id, run.expected_ms[task]});

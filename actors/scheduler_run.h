@@ -42,8 +42,19 @@ struct SchedulerRun {
   observability::PipelineMetrics* metrics = nullptr;  // its pipeline's series; never null
   // The pipeline's own `alerts:`, attached to each of its alert events.
   std::shared_ptr<const std::vector<alerts::AlertRule>> alert_rules;
+  // By task index: the output above holds only the journaled tail (the run
+  // was recovered), too little to fan a foreach out over its lines.
+  std::vector<uint8_t> output_tail_only;
   bool progress_dirty = true;
   bool finished = false;
+
+  // The spec a slot runs: a task's own, or for a foreach instance its task's.
+  const dsl::TaskSpec& task_spec(int slot) const { return graph->task(dag->ParentOf(slot)); }
+  // The slot of a task id or a foreach instance id ("ID[3]"); -1 if none.
+  int FindSlot(const std::string& task_id) const;
+  // Grows every per-slot vector to the DAG's slots; a new instance slot
+  // takes its task's history.
+  void GrowSlots();
 
   // The execution record of `task` is written with the turn's commit.
   void MarkDirty(int task) {

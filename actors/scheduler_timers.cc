@@ -186,7 +186,7 @@ Result<std::string> SchedulerCore::Confirm(const std::string& exec_id, bool kill
   rec.error = error;
   rec.exit_code = -1;
   staged_.cancels.execs.push_back({exec_id, attempt});
-  if (run->spec().tasks[task].timeout) staged_.unwatch.execs.push_back({exec_id, attempt});
+  if (run->task_spec(task).timeout) staged_.unwatch.execs.push_back({exec_id, attempt});
   Apply(*run, effects_, actor, "", task);
   const TaskState after = run->dag->state(task);
   spdlog::info("exec_id={} attempt={}: {}; now {}", exec_id, attempt, error, ToString(after));

@@ -61,7 +61,7 @@ std::string ExplainTask(const SchedulerRun& run, int task, const BacklogFacts& b
       if (run.dag->IsEligible(task) && backlog.paused) text += HeldByBacklog(backlog);
       break;
     case TaskState::kReady:
-      text += WaitingForWorker(run.spec().tasks[task], workers);
+      text += WaitingForWorker(run.task_spec(task), workers);
       break;
     case TaskState::kRetrying:
       if (backlog.retry_queue_position) {

@@ -159,6 +159,7 @@ void FillCoordinator(const NodeFlags& f, const Durations& d, NodeConfig* c) {
   cc.scheduler.max_retrying = f.max_retrying;
   cc.scheduler.retry_stagger = actors::kDefaultRetryStagger;
   cc.scheduler.max_requeues = f.max_requeues;
+  cc.scheduler.max_foreach_items = f.max_foreach_items;
   cc.scheduler.slow_min = d.slow_min;
   cc.reconciler.heartbeat = d.heartbeat;
   cc.reconciler.liveness = f.liveness;

@@ -38,6 +38,7 @@ struct NodeFlags {
   size_t max_backlog = 1000;
   size_t max_retrying = 100;  // coordinator: retries waiting with a timer; 0 = no cap
   unsigned max_requeues = 3;
+  int max_foreach_items = 10000;
   std::string worker_id;
   std::string drain_timeout = "5m";
   std::string containment = "auto";  // worker: auto, cgroup or process-tree

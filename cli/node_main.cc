@@ -111,6 +111,10 @@ void AddStartFlags(CLI::App* start, NodeFlags* f) {
                     "oldest first (0 = no cap)");
   start->add_option("--max-requeues", f->max_requeues,
                     "coordinator: requeues after worker loss before a task FAILS");
+  start
+      ->add_option("--max-foreach-items", f->max_foreach_items,
+                   "coordinator: items one foreach task may fan out into; more FAILS the task")
+      ->check(apollo11::cli::AtLeast(1));
   start->add_option("--retention", f->retention,
                     "coordinator: remove runs finished longer ago than this (e.g. 30d) with "
                     "their history and local logs; default off");

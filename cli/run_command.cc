@@ -105,15 +105,6 @@ int LoadPipeline(const std::string& file, const std::vector<std::string>& librar
   }
   if (!parsed.ok()) return kExitInvalidInput;
   const dsl::PipelineSpec& spec = *parsed.pipeline;
-  for (const dsl::TaskSpec& task : spec.tasks) {
-    if (!task.foreach.empty()) {
-      StderrPrintf(spdlog::level::err, "error",
-                   "%s:%d:%d: error: task '%s' uses foreach; dynamic fan-out validates but this "
-                   "version of Apollo-11 cannot run it yet\n",
-                   task.where.file.c_str(), task.where.line, task.where.column, task.id.c_str());
-      return kExitInvalidInput;
-    }
-  }
   submit->pipeline_json = dsl::CanonicalJson(spec);
   submit->pipeline_hash = dsl::HashCanonicalJson(submit->pipeline_json);
   submit->params = spec.params;

@@ -163,6 +163,10 @@ void CheckPipeline(const PipelineSpec& spec, const CheckOptions& options,
           "task '" + task.id + "': foreach '" + task.foreach +
               "' must name one of the task's dependencies");
     }
+    if (task.max_parallel > 0 && task.foreach.empty()) {
+      Add(out, Diagnostic::Severity::kError, task.where,
+          "task '" + task.id + "': max_parallel only applies to a task with foreach");
+    }
   }
 
   for (const Cycle& cycle : FindCycles(spec)) {

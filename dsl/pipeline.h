@@ -87,7 +87,12 @@ struct TaskSpec {
   std::string idempotency_key;  // template; empty = "${run_id}.${task_id}"
   std::string precheck;         // shell command run before a requeued attempt
   std::map<std::string, std::string> env;
-  std::string foreach;  // upstream task whose output lines fan this task out
+  std::string foreach;  // upstream task whose output fans this task out
+  // Where foreach's items are: empty = one item per line of the upstream's
+  // stdout; "output" or "output.PATH" = the JSON array at that path of its
+  // $APOLLO11_OUTPUT output. Set by `foreach: {task: T, items: ...}`.
+  std::string foreach_items;
+  int max_parallel = 0;  // foreach instances running at once; 0 = no cap
   // db: values bound in order to $1.. (postgres) or ? (mysql, sqlite), never
   // pasted into the SQL text.
   std::vector<std::string> sql_params;

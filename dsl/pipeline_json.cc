@@ -158,6 +158,7 @@ json TaskJson(const TaskSpec& t, const std::string& source_file) {
   if (t.trigger != kDefault.trigger) j["trigger"] = ToString(t.trigger);
   if (t.retry) j["retry"] = RetryJson(*t.retry);
   if (t.timeout) j["timeout_ms"] = t.timeout->count();
+  if (!t.foreach_items.empty()) j["foreach_items"] = t.foreach_items;
   return j;
 }
 
@@ -184,6 +185,7 @@ TaskSpec TaskFrom(const json& j, const std::string& source_file) {
   if (j.contains("timeout_ms") && !j.at("timeout_ms").is_null()) {
     t.timeout = Millis(NumberFrom<int64_t>(j.at("timeout_ms"), "timeout_ms"));
   }
+  if (j.contains("foreach_items")) Read(j, "foreach_items", &t.foreach_items);
   return t;
 }
 

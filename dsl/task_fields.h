@@ -55,7 +55,8 @@ namespace apollo11::dsl {
   X("idempotency_key", idempotency_key, KeyTemplate, std::nullopt, kValue, kLocal) \
   X("precheck", precheck, Text, std::nullopt, kValue, kWire)                       \
   X("env", env, EnvMap, std::nullopt, kValue, kWire)                               \
-  X("foreach", foreach, Text, std::nullopt, kValue, kLocal)                        \
+  X("foreach", foreach, Foreach, std::nullopt, kValue, kLocal)                     \
+  X("max_parallel", max_parallel, MaxParallel, std::nullopt, kValue, kLocal)       \
   X("params", sql_params, TextList, TaskType::kDb, kValue, kWire)                  \
   X("password_env", db_password_env, EnvName, TaskType::kDb, kValue, kWire)        \
   X("secrets", secrets, SecretMap, std::nullopt, kValue, kWire)                    \

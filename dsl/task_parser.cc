@@ -16,6 +16,7 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::vector<std::string> kDependencyKeys = {"task", "on"};
+const std::vector<std::string> kForeachKeys = {"task", "items"};
 const std::vector<std::string> kTaskTypes = {"shell", "python", "http", "db", "noop"};
 const std::vector<std::string> kHttpMethods = {"GET",    "POST", "PUT",    "PATCH",
                                                "DELETE", "HEAD", "OPTIONS"};
@@ -89,6 +90,7 @@ void TaskParser::Parse(const YAML::Node& node, const std::string& file, Pipeline
       continue;
     }
     reader->second(*this, f, &task);
+    if (f.key == "foreach" && f.value.IsMap()) ReadForeachItems(f, &task.foreach_items);
   }
   if (has_type && task.type == TaskType::kDb) LoadDbScript(&task, by_key);
   if (has_type) RequireTypeFields(task, label, by_key);
@@ -395,6 +397,37 @@ void TaskParser::ReadDependencyEntry(const Field& f, const YAML::Node& n,
     return;
   }
   out->push_back(std::move(d));
+}
+
+bool TaskParser::ReadForeach(const Field& f, std::string* out) {
+  if (!f.value.IsMap()) return report_->GetString(f, out);
+  for (const Field& e : report_->Fields(f.value, f.file, kForeachKeys, "foreach (task, items)")) {
+    if (e.key == "task") return report_->GetString(e, out);
+  }
+  report_->Error(FieldReader::At(f), "foreach needs 'task' (the upstream task to fan out over)");
+  return false;
+}
+
+bool TaskParser::ReadForeachItems(const Field& f, std::string* out) {
+  const YAML::Node items = f.value["items"];
+  if (!items) return false;
+  Field e{"items", items, items, f.file};
+  if (!report_->GetString(e, out)) return false;
+  const std::string& path = *out;
+  const bool ok = path == "output" || (StartsWith(path, "output.") && path.size() > 7 &&
+                                       path.back() != '.' && path.find("..") == std::string::npos);
+  if (!ok) {
+    report_->Error(FieldReader::At(e), "foreach items " + Quote(path) +
+                                           " must be 'output' or 'output.PATH' (a JSON array "
+                                           "in the upstream's $APOLLO11_OUTPUT output)");
+    out->clear();
+    return false;
+  }
+  return true;
+}
+
+bool TaskParser::ReadMaxParallel(const Field& f, int* out) {
+  return report_->GetInt(f, 1, 1'000'000, out);
 }
 
 bool TaskParser::ReadTrigger(const Field& f, Trigger* out) {

@@ -72,6 +72,11 @@ class TaskParser {
   bool ReadPriority(const Field& f, int* out);
   bool ReadKeyTemplate(const Field& f, std::string* out);
   bool ReadExtends(const Field& f, TaskSpec* task);
+  // `foreach: TASK` or `foreach: {task: TASK, items: output[.PATH]}`: the
+  // task id; ReadForeachItems takes the items path of the mapping form.
+  bool ReadForeach(const Field& f, std::string* out);
+  bool ReadForeachItems(const Field& f, std::string* out);
+  bool ReadMaxParallel(const Field& f, int* out);
 
   // Keeps the first of the entries naming the same task and condition (a
   // repeat changes nothing; an aliased list repeated in many tasks must not

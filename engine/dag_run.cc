@@ -54,7 +54,7 @@ DagRun::DagRun(std::shared_ptr<const RunGraph> graph, DagRunOptions options)
 }
 
 Status DagRun::CheckIndex(int task) const {
-  if (task < 0 || task >= graph_->size()) {
+  if (task < 0 || task >= slots()) {
     return Status::InvalidInput("no task with index " + std::to_string(task));
   }
   return Status::Ok();
@@ -64,14 +64,18 @@ Status DagRun::Transition(int task, S to, std::string reason, Effects* out) {
   TaskRt& t = tasks_[task];
   const S from = t.state;
   if (!IsAllowedTransition(from, to)) {
-    return Status::Internal("illegal transition of task '" + graph_->id(task) +
-                            "': " + ToString(from) + " -> " + ToString(to) + " (" + reason + ")");
+    return Status::Internal("illegal transition of task '" + Id(task) + "': " + ToString(from) +
+                            " -> " + ToString(to) + " (" + reason + ")");
   }
   t.state = to;
   --counts_[static_cast<int>(from)];
   ++counts_[static_cast<int>(to)];
-  active_ += static_cast<int>(IsActive(to)) - static_cast<int>(IsActive(from));
   if (IsFinal(to)) ++final_count_;
+  if (IsInstance(task)) {  // its task holds the concurrency slot and the outcome
+    out->transitions.push_back({task, t.attempt, from, to, std::move(reason)});
+    return Status::Ok();
+  }
+  active_ += static_cast<int>(IsActive(to)) - static_cast<int>(IsActive(from));
   if ((to == S::kFailed && !graph_->FailureHandled(task)) ||
       (to == S::kTimeout && !graph_->TimeoutHandled(task))) {
     ++unhandled_failures_;
@@ -171,6 +175,11 @@ std::string DagRun::ReadyReason(int task) const {
   int named = 0, more = 0;
   for (const Edge& e : graph_->Upstream(task)) {
     const S s = tasks_[e.task].state;
+    if (!all && EarlyMet(e)) {  // a foreach still running: one instance succeeded
+      if (named++ > 0) reason += ", ";
+      reason += graph_->id(e.task) + " has an instance that succeeded";
+      continue;
+    }
     if (!EdgeMet(e.on, s)) continue;
     if (named == kNamedInReason) {
       if (all) {  // every edge is met: no need to walk a wide join
@@ -218,6 +227,7 @@ Status DagRun::Drain(Effects* out) {
 }
 
 Status DagRun::Propagate(int task, Effects* out) {
+  if (IsInstance(task)) return InstanceEnded(task, out);
   work_.clear();
   work_.push_back(task);
   return Drain(out);
@@ -239,7 +249,7 @@ int DagRun::PromoteEligible(int budget, Effects* out) {
     if (tasks_[task].state != S::kPending) continue;  // canceled while it waited
     tasks_[task].attempt = 1;
     if (!Transition(task, S::kReady, ReadyReason(task), out).ok()) continue;
-    out->dispatch.push_back(task);
+    (graph_->task(task).foreach.empty() ? out->dispatch : out->expand).push_back(task);
     ++promoted;
   }
   return promoted;
@@ -250,7 +260,7 @@ Status DagRun::OnDispatched(int task, uint32_t attempt, const std::string& worke
   APOLLO11_RETURN_IF_ERROR(CheckIndex(task));
   const TaskRt& t = tasks_[task];
   if (t.state != S::kReady || attempt != t.attempt) {
-    return Status::NotFound("stale dispatch of '" + graph_->id(task) + "' attempt " +
+    return Status::NotFound("stale dispatch of '" + Id(task) + "' attempt " +
                             std::to_string(attempt) + " (current " + std::to_string(t.attempt) +
                             ", " + ToString(t.state) + ")");
   }
@@ -262,10 +272,10 @@ Status DagRun::OnResult(int task, uint32_t attempt, AttemptOutcome outcome, int 
                         Effects* out) {
   APOLLO11_RETURN_IF_ERROR(CheckIndex(task));
   TaskRt& t = tasks_[task];
-  if (t.state != S::kRunning || attempt != t.attempt) {
+  if (t.state != S::kRunning || attempt != t.attempt || IsFanout(task)) {
     return Status::NotFound("stale result for attempt " + std::to_string(attempt) + " (current " +
                             std::to_string(t.attempt) + ", " + ToString(t.state) + ") of '" +
-                            graph_->id(task) + "'");
+                            Id(task) + "'");
   }
   if (outcome == AttemptOutcome::kSuccess || outcome == AttemptOutcome::kAlreadyDone) {
     std::string reason = outcome == AttemptOutcome::kAlreadyDone ? "precheck says already done"
@@ -277,7 +287,7 @@ Status DagRun::OnResult(int task, uint32_t attempt, AttemptOutcome outcome, int 
     return Propagate(task, out);
   }
 
-  const dsl::TaskSpec& spec = graph_->task(task);
+  const dsl::TaskSpec& spec = Spec(task);
   const dsl::RetryPolicy* policy = spec.retry ? &*spec.retry : nullptr;
   const bool timed_out = outcome == AttemptOutcome::kTimeout;
   std::string reason = "attempt " + std::to_string(attempt);
@@ -295,7 +305,7 @@ Status DagRun::OnResult(int task, uint32_t attempt, AttemptOutcome outcome, int 
     if (options_.retry_stagger > 0) {
       delay +=
           StaggerOffset(RetryDelay(*policy, retry, 0.5), options_.retry_stagger,
-                        RetryDomain(graph_->spec().name), options_.stagger_key + "." + spec.id);
+                        RetryDomain(graph_->spec().name), options_.stagger_key + "." + Id(task));
     }
     reason += "; retry " + std::to_string(retry) + " of " + std::to_string(policy->max_retries) +
               " in " + FormatDelay(delay);
@@ -324,10 +334,9 @@ Status DagRun::OnRetryDue(int task, Micros, Effects* out) {
   APOLLO11_RETURN_IF_ERROR(CheckIndex(task));
   TaskRt& t = tasks_[task];
   if (t.state != S::kRetrying) {
-    return Status::NotFound("no retry pending for '" + graph_->id(task) + "' (" +
-                            ToString(t.state) + ")");
+    return Status::NotFound("no retry pending for '" + Id(task) + "' (" + ToString(t.state) + ")");
   }
-  const dsl::TaskSpec& spec = graph_->task(task);
+  const dsl::TaskSpec& spec = Spec(task);
   std::string reason = "retry " + std::to_string(t.retries_used) + " of " +
                        std::to_string(spec.retry ? spec.retry->max_retries : 0) + " due";
   ++t.attempt;
@@ -344,7 +353,7 @@ Status DagRun::OnRetryDue(int task, Micros, Effects* out) {
 Status DagRun::SetRetryDue(int task, Micros due) {
   APOLLO11_RETURN_IF_ERROR(CheckIndex(task));
   if (tasks_[task].state != S::kRetrying) {
-    return Status::NotFound("no retry pending for '" + graph_->id(task) + "'");
+    return Status::NotFound("no retry pending for '" + Id(task) + "'");
   }
   retry_due_[task] = due;
   return Status::Ok();
@@ -353,10 +362,10 @@ Status DagRun::SetRetryDue(int task, Micros due) {
 Status DagRun::OnRequeue(int task, uint32_t attempt, const std::string& reason, Effects* out) {
   APOLLO11_RETURN_IF_ERROR(CheckIndex(task));
   TaskRt& t = tasks_[task];
-  if (t.state != S::kRunning || attempt != t.attempt) {
+  if (t.state != S::kRunning || attempt != t.attempt || IsFanout(task)) {
     return Status::NotFound("stale requeue for attempt " + std::to_string(attempt) + " (current " +
                             std::to_string(t.attempt) + ", " + ToString(t.state) + ") of '" +
-                            graph_->id(task) + "'");
+                            Id(task) + "'");
   }
   const int requeues = t.requeues + 1;
   if (requeues > options_.max_requeues) {
@@ -384,11 +393,12 @@ Status DagRun::OnRequeue(int task, uint32_t attempt, const std::string& reason, 
 void DagRun::Cancel(const std::string& reason, Effects* out) {
   if (Finished()) return;
   canceled_ = true;
-  for (int i = 0; i < graph_->size(); ++i) {
+  for (int i = 0; i < slots(); ++i) {
     const S s = tasks_[i].state;
     if (IsFinal(s)) continue;
     // Every non-final state has an edge to CANCELED; nothing to fail here.
-    if (Transition(i, S::kCanceled, reason, out).ok() && s == S::kRunning) {
+    // An expanded foreach task runs nothing itself: its instances are killed.
+    if (Transition(i, S::kCanceled, reason, out).ok() && s == S::kRunning && !IsFanout(i)) {
       out->kill.push_back(i);
     }
   }
@@ -406,10 +416,10 @@ Status DagRun::Restore(int task, S state, uint32_t attempt, int retries_used, in
   APOLLO11_RETURN_IF_ERROR(CheckIndex(task));
   if (started_) return Status::Internal("Restore after the run started");
   if (retries_used < 0 || retries_used > 65535 || requeues < 0 || requeues > 65535) {
-    return Status::InvalidInput("bad retry/requeue counts for '" + graph_->id(task) + "'");
+    return Status::InvalidInput("bad retry/requeue counts for '" + Id(task) + "'");
   }
   if (IsActive(state) && attempt == 0) {
-    return Status::InvalidInput("task '" + graph_->id(task) + "' is " + ToString(state) +
+    return Status::InvalidInput("task '" + Id(task) + "' is " + ToString(state) +
                                 " with attempt 0");
   }
   TaskRt& t = tasks_[task];
@@ -428,6 +438,10 @@ Status DagRun::Resume(Micros now, Effects* out) {
   std::fill(std::begin(counts_), std::end(counts_), 0);
   final_count_ = active_ = unhandled_failures_ = 0;
   ready_queue_ = {};
+  for (int i = n; i < slots(); ++i) {
+    ++counts_[static_cast<int>(tasks_[i].state)];
+    if (IsFinal(tasks_[i].state)) ++final_count_;
+  }
   for (int i = 0; i < n; ++i) {
     TaskRt& t = tasks_[i];
     ++counts_[static_cast<int>(t.state)];
@@ -446,76 +460,22 @@ Status DagRun::Resume(Micros now, Effects* out) {
       if (EdgeMet(e.on, s)) ++t.met;
     }
   }
+  APOLLO11_RETURN_IF_ERROR(ResumeFanouts(out));
   for (int i = 0; i < n; ++i) {
     if (tasks_[i].state != S::kPending) continue;
     work_.clear();
     APOLLO11_RETURN_IF_ERROR(Evaluate(i, -1, out, &work_));
     APOLLO11_RETURN_IF_ERROR(Drain(out));
   }
-  for (int i = 0; i < n; ++i) {
-    if (tasks_[i].state == S::kReady) out->dispatch.push_back(i);
+  // READY instances were emitted by ResumeFanouts.
+  for (int i = 0; i < slots(); ++i) {
+    const bool foreach = IsInstance(i) || !graph_->task(i).foreach.empty();
+    if (tasks_[i].state == S::kReady && !foreach) out->dispatch.push_back(i);
     if (tasks_[i].state == S::kRetrying) {
       out->retry_timers.emplace_back(i, std::max(retry_due_[i], now));
     }
   }
   return Status::Ok();
-}
-
-std::string DagRun::Explain(int task) const {
-  if (!CheckIndex(task).ok()) return "no such task";
-  const TaskRt& t = tasks_[task];
-  const std::string& id = graph_->id(task);
-  switch (t.state) {
-    case S::kPending: {
-      if (!started_) return id + " is PENDING: the run has not started";
-      if (t.queued) {
-        if (ConcurrencyFull()) {
-          return id + " is eligible, held by the run's concurrency limit (" +
-                 std::to_string(active_) + " of " + std::to_string(graph_->spec().concurrency) +
-                 " active)";
-        }
-        return id + " is eligible, waiting for room in the dispatch backlog";
-      }
-      const int in = graph_->InDegree(task);
-      const bool all = graph_->task(task).trigger == dsl::Trigger::kAll;
-      std::string text =
-          id + " is PENDING: waiting on " +
-          (all ? std::to_string(in - t.met) + " of " + std::to_string(in) + " dependencies: "
-               : "any of " + std::to_string(in) + " dependencies: ");
-      int named = 0, more = 0;
-      for (const Edge& e : graph_->Upstream(task)) {
-        const S s = tasks_[e.task].state;
-        if (IsFinal(s)) continue;
-        if (named == kNamedInReason) {
-          ++more;
-          continue;
-        }
-        if (named++ > 0) text += ", ";
-        text += graph_->id(e.task) + " (" + ToString(s);
-        if (e.on != DependencyCondition::kSuccess)
-          text += std::string(", on: ") + dsl::ToString(e.on);
-        text += ')';
-      }
-      if (more > 0) text += " +" + std::to_string(more) + " more";
-      return text;
-    }
-    case S::kReady:
-      return id + " is READY (attempt " + std::to_string(t.attempt) + "), waiting for a worker";
-    case S::kRunning:
-      return id + " is RUNNING attempt " + std::to_string(t.attempt);
-    case S::kRetrying: {
-      const dsl::TaskSpec& spec = graph_->task(task);
-      std::string text = id + " is RETRYING: attempt " + std::to_string(t.attempt) +
-                         " failed; retry " + std::to_string(t.retries_used) + " of " +
-                         std::to_string(spec.retry ? spec.retry->max_retries : 0);
-      if (retry_due_[task] == 0) return text + " waits for a retry slot before its backoff starts";
-      return text + " due at " + FormatTimestamp(retry_due_[task]);
-    }
-    default:
-      if (t.attempt == 0) return id + " is " + ToString(t.state) + " (never ran)";
-      return id + " is " + ToString(t.state) + " after " + std::to_string(t.attempt) +
-             (t.attempt == 1 ? " attempt" : " attempts");
-  }
 }
 
 }  // namespace apollo11::engine

@@ -13,6 +13,7 @@
 #include <memory>
 #include <queue>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -24,6 +25,8 @@
 namespace apollo11::engine {
 
 // One state change, for the journal. `attempt` is 0 for tasks that never ran.
+// `task` is a slot: a task of the graph, or a foreach instance (see
+// DagRun::IsInstance).
 struct TaskTransition {
   int task = 0;
   uint32_t attempt = 0;
@@ -41,7 +44,11 @@ struct Effects {
   std::vector<int> dispatch;                         // tasks that went READY
   std::vector<std::pair<int, Micros>> retry_timers;  // task, due time
   std::vector<int> kill;                             // running tasks to cancel
+  // foreach tasks that went READY: the caller reads their items and calls
+  // Expand or FailExpansion (in the same turn, before its commit).
+  std::vector<int> expand;
   void clear() {
+    expand.clear();
     transitions.clear();
     dispatch.clear();
     retry_timers.clear();
@@ -57,6 +64,8 @@ struct DagRunOptions {
   // id) added (engine/retry.h); 0 = none. The scheduler passes the run id.
   double retry_stagger = 0.0;
   std::string stagger_key{};
+  // Items one foreach task may expand into; more fails the task.
+  int max_foreach_items = 10000;
 };
 
 class DagRun {
@@ -120,14 +129,47 @@ class DagRun {
   // tasks are left to the reconciler.
   Status Resume(Micros now, Effects* out);
 
-  // True when every task is final.
-  bool Finished() const { return final_count_ == graph_->size(); }
+  // foreach fan-out. A task with foreach goes READY like any other but is
+  // listed in out->expand instead of out->dispatch. Expand gives it `items`
+  // instances (slots ID[0].. appended after the graph's tasks): 0 ends it
+  // SKIPPED, more than max_foreach_items FAILED, otherwise it goes RUNNING
+  // and up to max_parallel instances go READY (out->dispatch). Instances run,
+  // retry, requeue and cancel like tasks, through the same calls with their
+  // slot; the task ends once all of them ended: SUCCESS when all succeeded,
+  // else FAILED naming the failed ones. `source` names the items' origin in
+  // reasons. NotFound unless the task is an unexpanded foreach task READY.
+  Status Expand(int task, int items, const std::string& source, Effects* out);
+  // The items could not be read (`reason`): READY -> FAILED.
+  Status FailExpansion(int task, std::string reason, Effects* out);
+  // Crash recovery: the journaled expansion of `task`, after Restore of the
+  // task and before Restore of its instances' slots and Resume.
+  Status RestoreExpansion(int task, int items);
+
+  // Graph tasks and foreach instances together; slots() >= size().
+  int slots() const { return static_cast<int>(tasks_.size()); }
+  bool IsInstance(int slot) const { return slot >= graph_->size(); }
+  // The graph task of a slot (itself for a task).
+  int ParentOf(int slot) const { return IsInstance(slot) ? parent_[slot - graph_->size()] : slot; }
+  // An instance's item index; -1 for a task.
+  int InstanceIndex(int slot) const;
+  // The slot of instance `i` of `task`, or -1.
+  int InstanceSlot(int task, int i) const;
+  // Instances of an expanded foreach task; 0 otherwise.
+  int InstanceCount(int task) const;
+  // The id of a slot: the task's, or "ID[i]" for an instance.
+  std::string Id(int slot) const;
+  // The spec a slot runs (an instance runs its task's).
+  const dsl::TaskSpec& Spec(int slot) const { return graph_->task(ParentOf(slot)); }
+
+  // True when every task and instance is final.
+  bool Finished() const { return final_count_ == slots(); }
   // The run's outcome once Finished (kRunning before): CANCELED after Cancel;
   // FAILED if a task ended FAILED/TIMEOUT with no handler or any task is
   // CANCELED; else SUCCESS.
   RunStatus Outcome() const;
 
   const RunGraph& graph() const { return *graph_; }
+  // Tasks of the graph (instances not counted: see slots()).
   int size() const { return graph_->size(); }
   TaskState state(int task) const { return tasks_[task].state; }
   // 0 before the first READY; +1 on every retry or requeue.
@@ -184,12 +226,39 @@ class DagRun {
   bool CancelsDownstream(int upstream) const;
   bool ConcurrencyFull() const;
 
+  // An expanded foreach task's instances: slots [first, first + count);
+  // `next` of them were promoted, `ended` are final, `failed` not SUCCESS.
+  struct Fanout {
+    int first = 0, count = 0, next = 0, ended = 0, failed = 0;
+  };
+  bool IsFanout(int task) const { return fanout_.count(task) > 0; }
+  // Appends the instance slots of `task` (PENDING).
+  Fanout& AddInstances(int task, int items);
+  // Moves PENDING instances READY while the task's max_parallel allows.
+  void PromoteInstances(int task, Effects* out);
+  // An instance reached a final state: counts it, starts the next, and ends
+  // its task once all ended.
+  Status InstanceEnded(int slot, Effects* out);
+  Status FinishFanout(int task, Effects* out);
+  // One instance of `task` succeeded: its dependents with trigger: any that
+  // wait on its success become eligible (the others wait for the task).
+  void QueueEarlyAny(int task);
+  // True when `e`, an edge from a fanout still RUNNING to a trigger: any
+  // dependent, is met early by an instance's success.
+  bool EarlyMet(const Edge& e) const;
+  // Resume's part for foreach: re-counts each fanout, re-expands READY
+  // foreach tasks and settles finished ones.
+  Status ResumeFanouts(Effects* out);
+  std::string ExplainFanout(int task) const;
+
   std::shared_ptr<const RunGraph> graph_;
   DagRunOptions options_;
   std::vector<TaskRt> tasks_;
   std::vector<Micros> retry_due_;
   std::priority_queue<QueueKey> ready_queue_;
-  std::vector<int> work_;  // scratch for Propagate
+  std::vector<int> work_;    // scratch for Propagate
+  std::vector<int> parent_;  // by slot - size(): an instance's task
+  std::unordered_map<int, Fanout> fanout_;
   int counts_[kTaskStateCount] = {};
   int final_count_ = 0;
   int active_ = 0;

@@ -11,8 +11,10 @@ constexpr int N = kTaskStateCount;
 // kAllowed[from][to]. Why each edge exists:
 //  PENDING  -> READY (dependencies met), SKIPPED (branch not taken),
 //              CANCELED (upstream failed unhandled, or run canceled)
-//  READY    -> RUNNING (dispatched), CANCELED, FAILED (cannot be placed or
-//              refused by the engine, e.g. an unsupported task type)
+//  READY    -> RUNNING (dispatched, or a foreach task expanded), CANCELED,
+//              FAILED (cannot be placed or refused by the engine, e.g. an
+//              unsupported task type, or foreach items over the cap),
+//              SKIPPED (a foreach task whose list is empty)
 //  RUNNING  -> SUCCESS, FAILED, TIMEOUT (outcome), RETRYING (attempt failed,
 //              retries left), READY (requeued after its worker was lost),
 //              CANCELED (run canceled, task killed)
@@ -26,6 +28,7 @@ constexpr std::array<std::array<bool, N>, N> MakeTable() {
   allow(S::kReady, S::kRunning);
   allow(S::kReady, S::kCanceled);
   allow(S::kReady, S::kFailed);
+  allow(S::kReady, S::kSkipped);
   allow(S::kRunning, S::kSuccess);
   allow(S::kRunning, S::kFailed);
   allow(S::kRunning, S::kTimeout);

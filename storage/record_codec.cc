@@ -131,7 +131,7 @@ Result<TransitionRecord> DecodeTransition(uint64_t seq, std::string_view value) 
 std::string EncodeExecution(const ExecutionRecord& r) {
   msgpack::sbuffer buf(128 + r.output.size() + r.error.size() + r.task_output.size());
   Packer pk(buf);
-  pk.pack_array(23);
+  pk.pack_array(24);
   pk.pack(kExecutionFormat);
   pk.pack(r.run_id);
   pk.pack(r.task_id);
@@ -155,6 +155,7 @@ std::string EncodeExecution(const ExecutionRecord& r) {
   pk.pack(r.flagged_at);
   pk.pack(r.logs_truncated);  // appended: older records decode with it empty
   pk.pack(r.task_output);     // appended likewise
+  pk.pack(r.item);            // appended likewise
   return Take(buf);
 }
 
@@ -184,6 +185,7 @@ Result<ExecutionRecord> DecodeExecution(std::string_view exec_id, std::string_vi
     f.Next(r.flagged_at);
     f.Next(r.logs_truncated);
     f.Next(r.task_output);
+    f.Next(r.item);
   });
   if (!s.ok()) return s;
   return r;

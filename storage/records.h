@@ -78,6 +78,9 @@ struct ExecutionRecord {
   // The JSON result of the attempt that succeeded ($APOLLO11_OUTPUT, a db
   // task's rows), written with the SUCCESS transition; empty = none.
   std::string task_output;
+  // A foreach instance's item (its task_id is "ID[i]"), written with the
+  // expansion; empty for a task.
+  std::string item;
 };
 
 // One run of a pipeline snapshot (`pipeline_hash` names the immutable spec).

@@ -58,6 +58,13 @@ class PipelineBuilder {
     spec_.tasks.back().retry = p;
     return *this;
   }
+  // Fans the last task out over `up` (also made a dependency).
+  PipelineBuilder& Foreach(const std::string& up, int max_parallel = 0) {
+    After(up);
+    spec_.tasks.back().foreach = up;
+    spec_.tasks.back().max_parallel = max_parallel;
+    return *this;
+  }
   PipelineBuilder& Concurrency(int c) {
     spec_.concurrency = c;
     return *this;
@@ -136,9 +143,12 @@ class Harness {
     return s;
   }
   void Absorb() {
+    if (shadow.size() < static_cast<size_t>(run.slots())) {
+      shadow.resize(static_cast<size_t>(run.slots()), TaskState::kPending);
+    }
     for (const TaskTransition& t : fx.transitions) {
-      INFO(run.graph().id(t.task) << ": " << ToString(t.from) << " -> " << ToString(t.to) << " ("
-                                  << t.reason << ")");
+      INFO(run.Id(t.task) << ": " << ToString(t.from) << " -> " << ToString(t.to) << " ("
+                          << t.reason << ")");
       CHECK(IsAllowedTransition(t.from, t.to));
       CHECK(t.from == shadow[t.task]);
       CHECK_FALSE(t.reason.empty());
@@ -148,6 +158,7 @@ class Harness {
     for (int task : fx.dispatch) dispatched.push_back(task);
     for (auto& timer : fx.retry_timers) timers.push_back(timer);
     for (int task : fx.kill) killed.push_back(task);
+    for (int task : fx.expand) expand.push_back(task);
     fx.clear();
   }
   // Reports success for everything until nothing is READY.
@@ -171,6 +182,7 @@ class Harness {
   std::vector<int> dispatched;
   std::vector<std::pair<int, Micros>> timers;
   std::vector<int> killed;
+  std::vector<int> expand;  // foreach tasks listed for expansion
 };
 
 }  // namespace apollo11::engine::testing

@@ -13,11 +13,11 @@ using S = apollo11::TaskState;
 
 TEST_CASE("the transition table allows exactly the documented edges", "[task_state]") {
   const std::set<std::pair<S, S>> allowed = {
-      {S::kPending, S::kReady},    {S::kPending, S::kSkipped},   {S::kPending, S::kCanceled},
-      {S::kReady, S::kRunning},    {S::kReady, S::kCanceled},    {S::kReady, S::kFailed},
-      {S::kRunning, S::kSuccess},  {S::kRunning, S::kFailed},    {S::kRunning, S::kTimeout},
-      {S::kRunning, S::kRetrying}, {S::kRunning, S::kReady},     {S::kRunning, S::kCanceled},
-      {S::kRetrying, S::kReady},   {S::kRetrying, S::kCanceled},
+      {S::kPending, S::kReady},    {S::kPending, S::kSkipped},  {S::kPending, S::kCanceled},
+      {S::kReady, S::kSkipped},    {S::kReady, S::kRunning},    {S::kReady, S::kCanceled},
+      {S::kReady, S::kFailed},     {S::kRunning, S::kSuccess},  {S::kRunning, S::kFailed},
+      {S::kRunning, S::kTimeout},  {S::kRunning, S::kRetrying}, {S::kRunning, S::kReady},
+      {S::kRunning, S::kCanceled}, {S::kRetrying, S::kReady},   {S::kRetrying, S::kCanceled},
   };
   for (int f = 0; f < kTaskStateCount; ++f) {
     for (int t = 0; t < kTaskStateCount; ++t) {
