@@ -73,7 +73,10 @@ pipeline:
           return false;
         }
         victim = s["tasks"]["long_a"].value("worker", "");
-        return !victim.empty();
+        // RUNNING is journaled before the process starts: wait for its
+        // `touch`, or the kill can land first and the precheck rightly says
+        // "not done" (seen under load).
+        return !victim.empty() && dir.Exists("started_long_a.1");
       },
       10000));
   NodeProc& dead = victim == "w1" ? w1 : w2;
