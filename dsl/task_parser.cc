@@ -3,10 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 
-#include "dsl/secret_ref.h"
 #include "dsl/suggest.h"
 #include "dsl/task_fields.h"
 
@@ -16,7 +13,6 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::vector<std::string> kDependencyKeys = {"task", "on"};
-const std::vector<std::string> kForeachKeys = {"task", "items"};
 const std::vector<std::string> kTaskTypes = {"shell", "python", "http", "db", "noop"};
 const std::vector<std::string> kHttpMethods = {"GET",    "POST", "PUT",    "PATCH",
                                                "DELETE", "HEAD", "OPTIONS"};
@@ -230,84 +226,8 @@ bool TaskParser::ReadEnvMap(const Field& f, std::map<std::string, std::string>* 
   return report_->GetStringMap(f, /*env_names=*/true, out);
 }
 
-bool TaskParser::ReadSecretMap(const Field& f, std::map<std::string, std::string>* out) {
-  bool ok = report_->GetStringMap(f, /*env_names=*/true, out);
-  if (!f.value.IsMap()) return false;
-  for (auto it = f.value.begin(); it != f.value.end(); ++it) {
-    const YAML::Node v = it->second;
-    if (!v.IsScalar() && !v.IsNull()) continue;  // reported by GetStringMap
-    auto ref = ParseSecretRef(v.IsNull() ? "" : v.Scalar());
-    if (!ref.ok()) {
-      report_->Error(f.file, v,
-                     "secret " + Quote(it->first.Scalar()) + ": " + ref.status().message());
-      ok = false;
-    }
-  }
-  return ok;
-}
-
 bool TaskParser::ReadHttpStatuses(const Field& f, std::vector<int>* out) {
   return report_->GetIntList(f, 100, 599, out);
-}
-
-bool TaskParser::ReadDbUrl(const Field& f, std::string* out) {
-  if (!report_->GetString(f, out)) return false;
-  for (const char* scheme : {"postgres://", "postgresql://", "mysql://", "mariadb://"}) {
-    if (!StartsWith(*out, scheme) || out->size() <= std::strlen(scheme)) continue;
-    const std::string rest = out->substr(std::strlen(scheme));
-    const std::string authority = rest.substr(0, rest.find('/'));
-    const size_t at = authority.rfind('@');
-    if (at != std::string::npos && authority.substr(0, at).find(':') != std::string::npos) {
-      report_->Error(FieldReader::At(f),
-                     "'host' must not hold a password (credentials never sit in the pipeline); "
-                     "name the variable that holds it with 'password_env:'");
-      return false;
-    }
-    return true;
-  }
-  if (StartsWith(*out, "sqlite:///") && out->size() > std::strlen("sqlite:///")) return true;
-  report_->Error(FieldReader::At(f),
-                 "'host' must be a URL postgres://..., mysql://..., mariadb://... or "
-                 "sqlite:///PATH, found " +
-                     Quote(*out));
-  return false;
-}
-
-bool TaskParser::ReadEnvName(const Field& f, std::string* out) {
-  if (!report_->GetString(f, out)) return false;
-  if (IsEnvName(*out)) return true;
-  report_->Error(FieldReader::At(f),
-                 Quote(f.key) + " must name an environment variable, found " + Quote(*out));
-  return false;
-}
-
-void TaskParser::LoadDbScript(TaskSpec* task, const std::map<std::string, const Field*>& by_key) {
-  auto script = by_key.find("script");
-  if (script == by_key.end() || task->script.empty()) return;
-  if (by_key.count("sql") > 0) {
-    report_->Error(FieldReader::KeyAt(*script->second),
-                   "a db task takes 'sql' or 'script', not both");
-    return;
-  }
-  constexpr size_t kMaxSqlScriptBytes = size_t{1} << 20;
-  std::error_code ec;
-  const auto size = fs::file_size(task->script, ec);
-  std::ifstream in(task->script, std::ios::binary);
-  if (ec || !in) {
-    report_->Error(FieldReader::At(*script->second), "cannot read " + Quote(task->script));
-    return;
-  }
-  if (size > kMaxSqlScriptBytes) {
-    report_->Error(FieldReader::At(*script->second),
-                   "SQL script " + Quote(task->script) + " is " + std::to_string(size) +
-                       " bytes; the limit is " + std::to_string(kMaxSqlScriptBytes));
-    return;
-  }
-  task->sql.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  if (task->sql.empty()) {
-    report_->Error(FieldReader::At(*script->second),
-                   "SQL script " + Quote(task->script) + " is empty");
-  }
 }
 
 bool TaskParser::ReadDependsOn(const Field& f, std::vector<Dependency>* out) {
@@ -397,37 +317,6 @@ void TaskParser::ReadDependencyEntry(const Field& f, const YAML::Node& n,
     return;
   }
   out->push_back(std::move(d));
-}
-
-bool TaskParser::ReadForeach(const Field& f, std::string* out) {
-  if (!f.value.IsMap()) return report_->GetString(f, out);
-  for (const Field& e : report_->Fields(f.value, f.file, kForeachKeys, "foreach (task, items)")) {
-    if (e.key == "task") return report_->GetString(e, out);
-  }
-  report_->Error(FieldReader::At(f), "foreach needs 'task' (the upstream task to fan out over)");
-  return false;
-}
-
-bool TaskParser::ReadForeachItems(const Field& f, std::string* out) {
-  const YAML::Node items = f.value["items"];
-  if (!items) return false;
-  Field e{"items", items, items, f.file};
-  if (!report_->GetString(e, out)) return false;
-  const std::string& path = *out;
-  const bool ok = path == "output" || (StartsWith(path, "output.") && path.size() > 7 &&
-                                       path.back() != '.' && path.find("..") == std::string::npos);
-  if (!ok) {
-    report_->Error(FieldReader::At(e), "foreach items " + Quote(path) +
-                                           " must be 'output' or 'output.PATH' (a JSON array "
-                                           "in the upstream's $APOLLO11_OUTPUT output)");
-    out->clear();
-    return false;
-  }
-  return true;
-}
-
-bool TaskParser::ReadMaxParallel(const Field& f, int* out) {
-  return report_->GetInt(f, 1, 1'000'000, out);
 }
 
 bool TaskParser::ReadTrigger(const Field& f, Trigger* out) {
