@@ -1,0 +1,83 @@
+// SchedulerCore: what a turn stages for the other actors and the journal
+// (progress, alerts, the dispatcher's enqueue, the outbox flush). Split from
+// scheduler_core.cc by concern, as scheduler_timers.cc is.
+
+#include "actors/scheduler_core.h"
+
+namespace apollo11::actors {
+
+void SchedulerCore::StageProgress(bool force) {
+  const Micros now = clock_->Steady();
+  if (!force && now - last_progress_ < options_.progress_interval.count() * kMicrosPerMilli) return;
+  last_progress_ = now;
+  for (auto& [id, run] : runs_) {
+    if (!run->progress_dirty) continue;
+    run->progress_dirty = false;
+    RunProgress p;
+    p.run_id = id;
+    for (int s = 0; s < kTaskStateCount; ++s) {
+      p.counts.push_back(static_cast<uint32_t>(run->dag->count(static_cast<TaskState>(s))));
+    }
+    staged_.progress.push_back(std::move(p));
+  }
+}
+
+void SchedulerCore::StageAlert(alerts::AlertType type, const SchedulerRun& run, int task,
+                               uint32_t attempt, const std::string& reason) {
+  alerts::AlertEvent a;
+  a.type = type;
+  a.pipeline = run.spec().name;
+  a.run_id = run.run_id;
+  a.ts = clock_->Now();
+  a.reason = reason;
+  a.pipeline_rules = run.alert_rules;
+  if (task >= 0) {
+    const storage::ExecutionRecord& rec = run.execs[task];
+    a.task_id = rec.task_id;
+    a.exec_id = rec.exec_id;
+    a.attempt = attempt;
+    a.worker_id = rec.worker_id;
+    a.stderr_tail = run.stderr_tails[task];
+  }
+  staged_alerts_.push_back(std::move(a));
+}
+
+void SchedulerCore::TakeEnqueue(Enqueue* out) {
+  out->execs.clear();
+  if (commit_failing_) return;
+  Promote();
+  std::swap(out->execs, staged_.enqueue.execs);
+}
+
+Status SchedulerCore::Flush(SchedulerOutbox* out) {
+  // While commits fail (disk full) nothing new is promoted: what is staged
+  // waits, and memory does not fill with work that cannot be journaled.
+  if (!commit_failing_) Promote();
+  for (auto& [id, run] : runs_) {
+    for (int task : run->dirty_list) {
+      batch_.PutExecution(run->execs[task]);
+      run->exec_dirty[task] = 0;
+    }
+    run->dirty_list.clear();
+  }
+  StageProgress(!staged_.finished.empty());
+  options_.metrics->Backlog(in_flight_, paused_);
+  if (!batch_.empty()) {
+    const Micros begin = clock_->Steady();
+    const size_t transitions = batch_.transitions();
+    Status s = store_->Commit(batch_);
+    commit_failing_ = !s.ok();
+    options_.metrics->Committed(s.ok(), transitions, clock_->Steady() - begin);
+    if (!s.ok()) return s;  // staged messages stay staged; the batch is retried
+  }
+  std::swap(*out, staged_);
+  staged_.Clear();
+  staged_acks_.clear();
+  for (alerts::AlertEvent& a : staged_alerts_) options_.alerts->Emit(std::move(a));
+  staged_alerts_.clear();
+  // Finished runs leave memory once their end is durable.
+  for (const RunFinished& f : out->finished) runs_.erase(f.run_id);
+  return Status::Ok();
+}
+
+}  // namespace apollo11::actors
