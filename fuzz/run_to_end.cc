@@ -34,6 +34,18 @@ void DriveRunToEnd(std::shared_ptr<const engine::RunGraph> graph) {
   std::deque<int> ready;
   std::vector<std::pair<int, Micros>> timers;  // task, due
   auto absorb = [&] {
+    // A foreach task that went READY is expanded at once, as the scheduler
+    // does, into 0..3 instances (0: SKIPPED), or its items "cannot be read".
+    while (!fx.expand.empty()) {
+      std::vector<int> expand;
+      expand.swap(fx.expand);
+      for (int task : expand) {
+        const uint64_t h = Hash(run.Id(task), 0);
+        const Status s = h % 8 == 7 ? run.FailExpansion(task, "fuzz: items unreadable", &fx)
+                                    : run.Expand(task, static_cast<int>(h % 4), "fuzz", &fx);
+        Require(s.ok(), "a READY foreach task can be expanded");
+      }
+    }
     ready.insert(ready.end(), fx.dispatch.begin(), fx.dispatch.end());
     timers.insert(timers.end(), fx.retry_timers.begin(), fx.retry_timers.end());
     fx.clear();
@@ -43,6 +55,7 @@ void DriveRunToEnd(std::shared_ptr<const engine::RunGraph> graph) {
   for (int event = 0; event < kMaxEvents && !run.Finished(); ++event) {
     run.PromoteEligible(1000, &fx);
     absorb();
+    if (run.Finished()) break;  // a foreach expanded into no items can end the run here
     if (!ready.empty()) {
       const int task = ready.front();
       ready.pop_front();
@@ -51,7 +64,7 @@ void DriveRunToEnd(std::shared_ptr<const engine::RunGraph> graph) {
       Require(run.OnDispatched(task, attempt, "w1", now, &fx).ok(),
               "a READY task's current attempt can be dispatched");
       absorb();
-      const uint64_t h = Hash(graph->id(task), attempt);
+      const uint64_t h = Hash(run.Id(task), attempt);
       const auto outcome = static_cast<AttemptOutcome>(h % 4);
       const int exit_code = outcome == AttemptOutcome::kFailed ? 1 + (h >> 8) % 255 : 0;
       now += 1000;
