@@ -1,6 +1,9 @@
 #include "actors/foreach_items.h"
 
 #include <nlohmann/json.hpp>
+#include <string_view>
+
+#include "dsl/json_path.h"
 
 namespace apollo11::actors {
 
@@ -26,24 +29,11 @@ Result<std::vector<std::string>> ForeachItems::FromJson(const std::string& outpu
   }
   const nlohmann::json doc = nlohmann::json::parse(output_json, nullptr, false);
   if (doc.is_discarded()) return Status::InvalidInput("its output is not JSON");
-  const nlohmann::json* at = &doc;
-  size_t pos = items.find('.');
-  while (pos != std::string::npos) {
-    size_t next = items.find('.', pos + 1);
-    const std::string key =
-        items.substr(pos + 1, next == std::string::npos ? std::string::npos : next - pos - 1);
-    const nlohmann::json* child = nullptr;
-    if (at->is_object() && at->contains(key)) {
-      child = &(*at)[key];
-    } else if (at->is_array() && !key.empty() && key.size() < 10 &&
-               key.find_first_not_of("0123456789") == std::string::npos &&
-               std::stoul(key) < at->size()) {
-      child = &(*at)[std::stoul(key)];
-    }
-    if (child == nullptr) return Status::InvalidInput("its output has no '" + items + "'");
-    at = child;
-    pos = next;
-  }
+  // "output" is the whole output, "output.PATH" the value at PATH in it.
+  const size_t dot = items.find('.');
+  const nlohmann::json* at =
+      dsl::JsonAtPath(doc, dot == std::string::npos ? "" : std::string_view(items).substr(dot + 1));
+  if (at == nullptr) return Status::InvalidInput("its output has no '" + items + "'");
   if (!at->is_array()) {
     return Status::InvalidInput("'" + items + "' of its output is not a JSON array (found " +
                                 std::string(at->type_name()) + ")");

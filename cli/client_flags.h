@@ -37,7 +37,9 @@ enum ClientFlagSet : unsigned {
 
 // The help of the flags whose meaning differs a little between commands.
 struct ClientFlagHelp {
-  const char* state_dir = "local state dir (default $APOLLO11_STATE_DIR, else $XDG_STATE_HOME/apollo11, else ~/.local/state/apollo11)";
+  const char* state_dir =
+      "local state dir (default $APOLLO11_STATE_DIR, else $XDG_STATE_HOME/apollo11, else "
+      "~/.local/state/apollo11)";
   const char* timeout = "seconds to wait for the coordinator's answer";
   const char* json = "print JSON";
 };

@@ -129,7 +129,9 @@ void AddGcCommand(CLI::App& app, int* exit_code) {
   gc->add_option("--older-than", f->older_than, "age, e.g. 30d, 36h (runs finished before now-AGE)")
       ->required();
   ClientFlagHelp help;
-  help.state_dir = "state dir (default $APOLLO11_STATE_DIR, else $XDG_STATE_HOME/apollo11, else ~/.local/state/apollo11)";
+  help.state_dir =
+      "state dir (default $APOLLO11_STATE_DIR, else $XDG_STATE_HOME/apollo11, else "
+      "~/.local/state/apollo11)";
   AddClientFlags(gc, f.get(), kStateDirFlag, help);
   gc->add_flag("--dry-run", f->dry_run, "only count what would be removed");
   AddClientFlags(gc, f.get(), kJsonFlag, help);

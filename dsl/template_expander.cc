@@ -3,6 +3,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "dsl/json_path.h"
+
 namespace apollo11::dsl {
 
 namespace {
@@ -61,31 +63,6 @@ Status ParseName(std::string_view name, TemplateRef* ref) {
   return Status::Ok();
 }
 
-// `value` at dotted `path` (object keys; array indexes as numbers).
-const nlohmann::json* Walk(const nlohmann::json& value, const std::string& path) {
-  const nlohmann::json* at = &value;
-  size_t pos = 0;
-  while (pos < path.size()) {
-    size_t dot = path.find('.', pos);
-    if (dot == std::string::npos) dot = path.size();
-    const std::string key = path.substr(pos, dot - pos);
-    if (at->is_object()) {
-      auto it = at->find(key);
-      if (it == at->end()) return nullptr;
-      at = &*it;
-    } else if (at->is_array() && !key.empty() &&
-               key.find_first_not_of("0123456789") == std::string::npos && key.size() < 10) {
-      const size_t i = std::stoul(key);
-      if (i >= at->size()) return nullptr;
-      at = &(*at)[i];
-    } else {
-      return nullptr;
-    }
-    pos = dot + 1;
-  }
-  return at;
-}
-
 // A placeholder's value: its text, and for an output its JSON value.
 struct Value {
   std::string text;
@@ -118,7 +95,7 @@ Result<Value> Resolve(const TemplateRef& ref, std::string_view name, const Templ
   }
   nlohmann::json doc = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) return Malformed(name, "task '" + ref.name + "' output is not JSON");
-  const nlohmann::json* at = Walk(doc, ref.path);
+  const nlohmann::json* at = JsonAtPath(doc, ref.path);
   if (at == nullptr) {
     return Malformed(name, "task '" + ref.name + "' output has no '" + ref.path + "'");
   }

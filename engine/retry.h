@@ -26,8 +26,8 @@ std::string_view RetryDomain(std::string_view pipeline_name);
 // retry's delay so retries of one domain failing together do not come due
 // together. offset = floor(base * fraction * h), where base is the retry's
 // delay before jitter, and h in [0, 1) is FNV-1a 64 of "DOMAIN/KEY" passed
-// through the SplitMix64 finalizer, divided by 2^64 (KEY: the run id and task id, "RUN_ID.TASK_ID"). 0 when fraction
-// <= 0.
+// through the SplitMix64 finalizer, divided by 2^64 (KEY: the run id and
+// task id, "RUN_ID.TASK_ID"). 0 when fraction <= 0.
 Millis StaggerOffset(Millis base, double fraction, std::string_view domain, std::string_view key);
 
 // Whether an attempt that ended with `outcome` gets another attempt. False

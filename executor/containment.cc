@@ -25,7 +25,8 @@ constexpr size_t kMaxEnviron = 8 << 20;
 
 // The APOLLO11_CONTAINMENT_TOKEN value in the environment `pid` started with.
 std::string EnvToken(pid_t pid) {
-  std::optional<std::string> read = ReadSmallFile("/proc/" + std::to_string(pid) + "/environ", kMaxEnviron);
+  std::optional<std::string> read =
+      ReadSmallFile("/proc/" + std::to_string(pid) + "/environ", kMaxEnviron);
   if (!read.has_value()) return "";
   const std::string& env = *read;
   const std::string key = std::string(kTokenVar) + "=";

@@ -7,7 +7,6 @@
 
 #include <libpq-fe.h>
 
-#include <mutex>
 #include <string>
 #include <vector>
 

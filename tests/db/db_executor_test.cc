@@ -318,8 +318,7 @@ TEST_CASE("the idempotency key bound as a param lets a unique index stop a dupli
                     "UNIQUE, total int)"))
               .kind == ExecOutcomeKind::kSuccess);
   const std::string my_insert = "INSERT INTO orders VALUES (?, ?)";
-  CHECK(RunOne(Db(my, my_insert, {"run-42.store", "10"})).kind ==
-        ExecOutcomeKind::kSuccess);
+  CHECK(RunOne(Db(my, my_insert, {"run-42.store", "10"})).kind == ExecOutcomeKind::kSuccess);
   ExecOutcome dup = RunOne(Db(my, my_insert, {"run-42.store", "10"}));
   CHECK(dup.kind == ExecOutcomeKind::kFailed);
   CHECK_FALSE(dup.retryable);

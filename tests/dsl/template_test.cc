@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 
+#include "dsl/json_path.h"
 #include "dsl/parser.h"
 #include "dsl/template_expander.h"
 #include "tests/dsl/dsl_test_util.h"
@@ -190,3 +191,23 @@ TEST_CASE("odd placeholders are refused or left alone, never misread", "[dsl][te
     CHECK(refs.empty());
   }
 }
+
+namespace apollo11::dsl {
+namespace {
+
+TEST_CASE("an output path names keys and array indexes, and a bad one is nullptr, never a throw",
+          "[dsl][template]") {
+  const nlohmann::json doc = nlohmann::json::parse(R"({"rows":[{"id":"a"},{"id":"b"}],"0":7})");
+  REQUIRE(JsonAtPath(doc, "") == &doc);
+  REQUIRE(JsonAtPath(doc, "rows.1.id") != nullptr);
+  CHECK(*JsonAtPath(doc, "rows.1.id") == "b");
+  CHECK(*JsonAtPath(doc, "0") == 7);  // an object's key, even a number
+  CHECK(JsonAtPath(doc, "rows.2") == nullptr);
+  CHECK(JsonAtPath(doc, "rows.99999999999999999999") == nullptr);
+  CHECK(JsonAtPath(doc, "rows.-1") == nullptr);
+  CHECK(JsonAtPath(doc, "rows.0.id.x") == nullptr);
+  CHECK(JsonAtPath(doc, "missing") == nullptr);
+}
+
+}  // namespace
+}  // namespace apollo11::dsl
