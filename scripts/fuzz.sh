@@ -27,7 +27,9 @@ if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
 echo "== fuzz build ($build)"
+# Line tables only: reports keep file:line at less compile time (scripts/test.sh).
 CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -gline-tables-only -DNDEBUG" \
   -DAPOLLO11_FUZZ=ON -DAPOLLO11_BUILD_TESTS=OFF -DAPOLLO11_WERROR=ON "${launcher[@]}" >/dev/null
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]/#/fuzz_}"
 

@@ -14,6 +14,14 @@ launcher=()  # ccache when installed, as scripts/fuzz.sh does
 if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
+# Line tables only (-g1): stack traces and sanitizer reports keep file:line,
+# and compiling takes about 30% less CPU than with full debug info (measured
+# on dsl/pipeline_json.cc: 13.9 s at -O2 -g, 9.6 s at -O2 -g1), which is most
+# of this script's time on a cold cache. The ASan build is optimised a little
+# (-O1, as the ASan documentation recommends) so its tests run faster; it
+# compiles in the same time as -O0 -g.
+release_flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG")
+asan_flags=(-DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1")
 build() {  # build DIR [cmake args...]
   local dir=$1; shift
   cmake -S . -B "$dir" -G Ninja -DAPOLLO11_WERROR=ON "${launcher[@]}" "$@" >/dev/null
@@ -23,11 +31,11 @@ build() {  # build DIR [cmake args...]
 echo "== release build and tests"
 # With the benchmarks, so bench/ compiles under -Werror and the harness smoke
 # test covers the recovery row (it needs apollo11_journal_tool).
-build build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAPOLLO11_BUILD_BENCH=ON
+build build "${release_flags[@]}" -DAPOLLO11_BUILD_BENCH=ON
 ctest --test-dir build --output-on-failure -j "$jobs" --timeout 600
 
 echo "== sanitizer build (ASan+UBSan) and tests"
-build build-asan -DCMAKE_BUILD_TYPE=Debug -DAPOLLO11_SANITIZE=ON
+build build-asan "${asan_flags[@]}" -DAPOLLO11_SANITIZE=ON
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j "$jobs" --timeout 900
 
@@ -36,11 +44,12 @@ echo "== ThreadSanitizer build of the in-process actor and transport tests"
 # tests/CMakeLists.txt): the multi-process tests are covered by the two builds
 # above, and TSan on every executable would double the CI time. In this
 # build only those are built, so `-L unit` runs exactly them.
-cmake -S . -B build-tsan -G Ninja -DAPOLLO11_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+cmake -S . -B build-tsan -G Ninja -DAPOLLO11_WERROR=ON "${release_flags[@]}" \
   -DAPOLLO11_TSAN=ON "${launcher[@]}" >/dev/null
 cmake --build build-tsan -j "$jobs" --target apollo11_tsan_tests
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan.supp" \
   ctest --test-dir build-tsan -L unit --output-on-failure -j "$jobs" --timeout 900
 
 echo "== fuzzing: each libFuzzer target for 60 s from its seed corpus"
-bash scripts/fuzz.sh 60
+# One target per core at a time: nothing else runs in this stage.
+FUZZ_JOBS=${FUZZ_JOBS:-$jobs} bash scripts/fuzz.sh 60
