@@ -18,7 +18,8 @@ namespace {
 
 // Stores `record` (encoded) for `exec_id` with the seqs it had plus `added`.
 // `record` empty: keep the stored record's bytes. MDB_NOTFOUND when there is
-// no stored record to keep.
+// no readable stored record to keep. A damaged stored value is replaced by a
+// new record (its seqs are lost with it), never a reason to refuse the commit.
 int PutWithSeqs(MDB_txn* txn, MDB_dbi dbi, const std::string& exec_id, std::string_view record,
                 const std::vector<uint64_t>& added) {
   MDB_val k = Val(exec_id), old;
@@ -26,7 +27,10 @@ int PutWithSeqs(MDB_txn* txn, MDB_dbi dbi, const std::string& exec_id, std::stri
   std::string_view stored;
   int rc = mdb_get(txn, dbi, &k, &old);
   if (rc == 0) {
-    if (!codec::SplitExecutionValue(View(old), &stored, &seqs).ok()) return MDB_CORRUPTED;
+    if (!codec::SplitExecutionValue(View(old), &stored, &seqs).ok()) {
+      if (record.empty()) return MDB_NOTFOUND;
+      seqs.clear();
+    }
   } else if (rc != MDB_NOTFOUND || record.empty()) {
     return rc;
   }

@@ -129,6 +129,46 @@ TEST_CASE("transitions of an execution that has no record stay in its history", 
   CHECK(a->at(2).seq == 3);
 }
 
+TEST_CASE("a damaged execution value is replaced by the next record, commits go on", "[storage]") {
+  TempDir tmp;
+  {
+    auto journal = OpenOrDie(tmp.path());
+    Journal::Batch batch;
+    batch.Append(MakeTransition("r1", "a", TaskState::kPending, TaskState::kReady));
+    batch.PutExecution(Exec("r1", "a", TaskState::kReady));
+    REQUIRE(journal->Commit(batch).ok());
+  }
+  {  // what a bad sector or a foreign writer might leave
+    MDB_env* env = nullptr;
+    REQUIRE(mdb_env_create(&env) == 0);
+    mdb_env_set_maxdbs(env, 16);
+    REQUIRE(mdb_env_open(env, tmp.path().c_str(), 0, 0644) == 0);
+    MDB_txn* txn = nullptr;
+    REQUIRE(mdb_txn_begin(env, nullptr, 0, &txn) == 0);
+    MDB_dbi dbi;
+    REQUIRE(mdb_dbi_open(txn, "executions", 0, &dbi) == 0);
+    std::string key = "r1.a", value = "\xc1\xc1garbage";
+    MDB_val k{key.size(), key.data()}, v{value.size(), value.data()};
+    REQUIRE(mdb_put(txn, dbi, &k, &v, 0) == 0);
+    REQUIRE(mdb_txn_commit(txn) == 0);
+    mdb_env_close(env);
+  }
+  auto journal = OpenOrDie(tmp.path());
+  auto damaged = journal->HistoryOfExecution("r1.a");
+  CHECK(damaged.status().code() == StatusCode::kCorrupt);
+  Journal::Batch batch;
+  batch.Append(MakeTransition("r1", "a", TaskState::kReady, TaskState::kRunning));
+  batch.PutExecution(Exec("r1", "a", TaskState::kRunning));
+  REQUIRE(journal->Commit(batch).ok());
+  auto history = journal->HistoryOfExecution("r1.a");
+  REQUIRE(history.ok());
+  REQUIRE(history->size() == 1);
+  CHECK(history->front().seq == 2);
+  auto rec = journal->GetExecution("r1.a");
+  REQUIRE(rec.ok());
+  CHECK((*rec)->state == TaskState::kRunning);
+}
+
 TEST_CASE("a journal written by the schema 1 build opens, keeps its history and continues",
           "[storage]") {
   // Written by `apollo11 run pipeline.yaml` (fixture dir) at 14a199a, then
