@@ -18,7 +18,8 @@ Dask; (4) scaling 1k/10k/100k(/1M) noop, embedded and cluster: wall, tasks/s,
 peak RSS; (5) hop latency on a 1,000-task chain, from the execution records
 (worker end of a task -> worker start of the next); (6) coordinator restart
 after kill -9 on a seeded state dir of 1M transitions; (7) idle footprint of
-apollo11-node --role=all.
+apollo11-node --role=all; (8) write amplification of the embedded noop DAG:
+device bytes, write_bytes and durable syncs per task (write_amp.py).
 
 Only the standard library: ninja, Dask (dask_run.py under a Python that can
 import `distributed`), /usr/bin/time and apollo11 are run as commands.
@@ -42,6 +43,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import gen_dag  # noqa: E402
 import time_recovery  # noqa: E402
+import write_amp  # noqa: E402
 
 # Slots per worker in the 4-worker throughput row (see run_dag_section).
 THROUGHPUT_SLOTS = 16
@@ -696,6 +698,20 @@ def run_idle(b, seconds):
         shutil.rmtree(state, ignore_errors=True)
 
 
+def run_write_amp(b, cfg):
+    """Section 8 (issue 18): bytes and syncs per task of the embedded noop
+    DAG of section 1 (see write_amp.py)."""
+    d = os.path.join(b.work, "wa-noop")
+    gen_dag.generate(d, cfg["dag_tasks"], depth=cfg["depth"], kind="noop", seed=1)
+    try:
+        return write_amp.measure(b.a.apollo11, b.work, os.path.join(d, "pipeline.yaml"),
+                                 cfg["dag_tasks"], cfg["slots"], min(cfg["runs"], 3),
+                                 b.a.timeout)
+    except (RuntimeError, OSError, subprocess.SubprocessError) as e:
+        log("write amplification failed: %s" % e)
+        return {"error": str(e)}
+
+
 # ---------------------------------------------------------------- report
 
 def build_table(b, cfg, dag, scaling, skipped_1m, lat, recovery, idle):
@@ -935,7 +951,10 @@ def main(argv):
         log("section 7: idle footprint")
         idle = run_idle(b, cfg["idle"])
 
+        log("section 8: write amplification, %d-task noop DAG" % cfg["dag_tasks"])
+        wa = run_write_amp(b, cfg)
         rows = build_table(b, cfg, dag, scaling, skipped_1m, lat, recovery, idle)
+        rows += write_amp.table_rows(wa, S)
         versions = []
         try:
             versions.append(subprocess.run([a.apollo11, "--version"], stdout=subprocess.PIPE,
@@ -972,7 +991,8 @@ def main(argv):
                                   "p99": percentile(h, 99), "errors": e}
                               for m, (h, e) in lat.items()},
                "recovery": recovery[0],
-               "idle": idle[0]}
+               "idle": idle[0],
+               "write_amp": wa}
         with open(os.path.join(a.out, "results.json"), "w") as f:
             json.dump(raw, f, indent=2)
         print(md)

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "fuzz/fuzz_check.h"
 #include "storage/record_codec.h"
@@ -41,6 +42,16 @@ void DecodeRecords(std::string_view value) {
   CheckRecord(
       value, [](std::string_view v) { return codec::DecodeRun("r1", v); },
       [](const storage::RunRecord& r) { return codec::EncodeRun(r); });
+  std::string_view record;
+  std::vector<uint64_t> seqs;
+  if (codec::SplitExecutionValue(value, &record, &seqs).ok()) {
+    const std::string again = codec::EncodeExecutionValue(record, seqs);
+    std::string_view record2;
+    std::vector<uint64_t> seqs2;
+    Require(codec::SplitExecutionValue(again, &record2, &seqs2).ok(),
+            "an execution value we encoded splits");
+    Require(record2 == record && seqs2 == seqs, "an execution value splits as it was built");
+  }
 }
 
 }  // namespace

@@ -28,6 +28,7 @@ TEST_PACKAGES+=(postgresql mariadb-server)  # db tasks against real servers (par
 # Peers and tools the benchmark harness (bench/harness.py) runs: Dask
 # distributed, hyperfine, ninja, GNU time (peak RSS).
 BENCH_PACKAGES=(python3-distributed hyperfine ninja-build time)
+BENCH_PACKAGES+=(strace)  # journal (issue 18): syncs and pages written per task, harness section 8
 
 want=("${BUILD_PACKAGES[@]}")
 # web (issue 17): node and npm bundle the dashboard at build time. A machine

@@ -170,15 +170,8 @@ int Journal::WriteBatch(MDB_txn* txn, const Batch& batch, uint64_t first_seq,
     if ((rc = mdb_put(txn, e.transitions, &k, &v, MDB_APPEND)) != 0) return rc;
     MDB_val run = Val(t.run_id), seq_val = Val(key);
     if ((rc = mdb_put(txn, e.run_index, &run, &seq_val, MDB_APPENDDUP)) != 0) return rc;
-    const std::string exec_id = t.exec_id.empty() ? MakeExecId(t.run_id, t.task_id) : t.exec_id;
-    MDB_val exec = Val(exec_id);
-    if ((rc = mdb_put(txn, e.exec_index, &exec, &seq_val, MDB_APPENDDUP)) != 0) return rc;
   }
-  for (const ExecutionRecord& x : batch.execution_records()) {
-    const std::string value = codec::EncodeExecution(x);
-    MDB_val k = Val(x.exec_id), v = Val(value);
-    if ((rc = mdb_put(txn, e.executions, &k, &v, 0)) != 0) return rc;
-  }
+  if ((rc = WriteExecutions(txn, batch, first_seq)) != 0) return rc;
   for (const RunRecord& r : batch.created_run_records()) {
     if ((rc = WriteRun(txn, r, /*create=*/true)) != 0) {
       if (rc == MDB_KEYEXIST) *refused_run = r.run_id;
@@ -290,10 +283,6 @@ Result<std::vector<TransitionRecord>> Journal::HistoryByIndex(unsigned dbi,
 
 Result<std::vector<TransitionRecord>> Journal::HistoryOfRun(const std::string& run_id) {
   return HistoryByIndex(env_->run_index, run_id);
-}
-
-Result<std::vector<TransitionRecord>> Journal::HistoryOfExecution(const std::string& exec_id) {
-  return HistoryByIndex(env_->exec_index, exec_id);
 }
 
 Result<std::optional<RunRecord>> Journal::GetRun(const std::string& run_id) {

@@ -48,7 +48,10 @@ struct JournalOptions {
 class Journal final : public RunStore {
  public:
   // The schema this build writes; Open refuses a journal with a newer one.
-  static constexpr uint32_t kSchemaVersion = 1;
+  // 2: an execution's transition seqs are kept in its value (exec_index only
+  // for older records); a journal of schema 1 is raised to 2 when opened for
+  // writing, with nothing to convert.
+  static constexpr uint32_t kSchemaVersion = 2;
 
   // Opens (creating `dir` and the journal unless read_only) the journal in
   // `dir` and clears stale reader slots left by dead processes (logged, and
@@ -152,6 +155,10 @@ class Journal final : public RunStore {
   // Writes `batch` in `txn`; an LMDB error code, MDB_KEYEXIST with
   // `*refused_run` set when a created run's id is stored already.
   int WriteBatch(MDB_txn* txn, const Batch& batch, uint64_t first_seq, std::string* refused_run);
+  // Writes the batch's execution records, each with the seqs of its
+  // transitions (this batch's appended to those stored), and indexes in
+  // exec_index only the transitions of an execution that has no record.
+  int WriteExecutions(MDB_txn* txn, const Batch& batch, uint64_t first_seq);
   // Writes one run record and its indexes; `create`: MDB_KEYEXIST rather
   // than replace a stored record.
   int WriteRun(MDB_txn* txn, const RunRecord& r, bool create);

@@ -161,6 +161,15 @@ Status Journal::OpenEnv() {
                                  std::to_string(kSchemaVersion) +
                                  " this build understands; use a newer apollo11");
     }
+    if (found < kSchemaVersion && !options_.read_only) {
+      // 1 -> 2 converts nothing (older execution values keep their history in
+      // exec_index, which is still read); the number stops an older build from
+      // writing execution values without their seqs.
+      std::string version;
+      PutU64(version, kSchemaVersion);
+      MDB_val nv = Val(version);
+      rc = mdb_put(txn, e.meta, &k, &nv, 0);
+    }
   } else if (rc == MDB_NOTFOUND) {
     rc = 0;  // read-only on a journal whose creator has not committed yet
   }

@@ -282,7 +282,7 @@ Result<Journal::GcReport> Journal::GcDryRun(Micros finished_before) {
         irc = mdb_cursor_count(index.get(), &count);
         if (irc != 0) return Error(irc, "count a run's transitions");
         report.transitions += count;
-        report.index_entries += 2 * count;  // run_index and exec_index
+        report.index_entries += count;  // run_index
       } else if (irc != MDB_NOTFOUND) {
         return Error(irc, "scan the run index");
       }
@@ -291,6 +291,16 @@ Result<Journal::GcReport> Journal::GcDryRun(Micros finished_before) {
     int xrc = ExecutionsOf(txn.get(), e.executions, run_id, SIZE_MAX, &execs);
     if (xrc != 0) return Error(xrc, "scan executions");
     report.executions += execs.size();
+    for (const std::string& exec_id : execs) {
+      Cursor index;  // exec_index: entries of execution values older than schema 2
+      int irc = index.Open(txn.get(), e.exec_index);
+      if (irc != 0) return Error(irc, "open a cursor");
+      MDB_val ek = Val(exec_id), ev;
+      if (index.Get(&ek, &ev, MDB_SET_KEY) != 0) continue;
+      size_t count = 0;
+      if ((irc = mdb_cursor_count(index.get(), &count)) != 0) return Error(irc, "count an index");
+      report.index_entries += count;
+    }
   }
   if (rc != 0 && rc != MDB_NOTFOUND) return Error(rc, "scan runs");
   // Pipelines of those runs that no other run references.

@@ -16,6 +16,8 @@ using Packer = msgpack::packer<msgpack::sbuffer>;
 // Our own values are small; the limits only stop a corrupt header from
 // allocating gigabytes (array, map, str, bin, ext, depth).
 const msgpack::unpack_limit kLimits(64, 100000, 64u << 20, 64u << 20, 1024, 4);
+// An execution's seq list: one flat array of uints.
+const msgpack::unpack_limit kSeqLimits(1u << 20, 1, 1, 1, 1, 2);
 
 // Reads the elements of a record array in order; missing trailing fields keep
 // their defaults. Throws msgpack::type_error on a type mismatch.
@@ -225,6 +227,35 @@ Result<RunRecord> DecodeRun(std::string_view run_id, std::string_view value) {
   });
   if (!s.ok()) return s;
   return r;
+}
+
+std::string EncodeExecutionValue(std::string_view record, const std::vector<uint64_t>& seqs) {
+  msgpack::sbuffer buf(record.size() + 8 + 5 * seqs.size());
+  buf.write(record.data(), record.size());
+  Packer pk(buf);
+  pk.pack_array(static_cast<uint32_t>(seqs.size()));
+  for (uint64_t seq : seqs) pk.pack(seq);
+  return Take(buf);
+}
+
+Status SplitExecutionValue(std::string_view value, std::string_view* record,
+                           std::vector<uint64_t>* seqs) {
+  seqs->clear();
+  try {
+    size_t off = 0;
+    msgpack::object_handle first =
+        msgpack::unpack(value.data(), value.size(), off, nullptr, nullptr, kLimits);
+    *record = value.substr(0, off);
+    if (off == value.size()) return Status::Ok();
+    size_t end = off;
+    msgpack::object_handle rest =
+        msgpack::unpack(value.data(), value.size(), end, nullptr, nullptr, kSeqLimits);
+    if (end != value.size()) return Status::Corrupt("execution value has trailing bytes");
+    rest.get().convert(*seqs);
+    return Status::Ok();
+  } catch (const std::exception& e) {
+    return Status::Corrupt(std::string("execution value does not decode: ") + e.what());
+  }
 }
 
 std::string EncodeSeqKey(uint64_t seq) {

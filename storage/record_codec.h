@@ -7,6 +7,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/status.h"
 #include "storage/records.h"
@@ -24,6 +25,16 @@ std::string EncodeRun(const RunRecord& r);
 Result<TransitionRecord> DecodeTransition(uint64_t seq, std::string_view value);
 Result<ExecutionRecord> DecodeExecution(std::string_view exec_id, std::string_view value);
 Result<RunRecord> DecodeRun(std::string_view run_id, std::string_view value);
+
+// A stored execution value (schema 2): the record, then the seqs of the
+// execution's transitions as a second msgpack value (an array of uints), so
+// its history needs no index entry of its own. Values written before schema 2
+// hold the record alone; their history is in the exec_index table.
+std::string EncodeExecutionValue(std::string_view record, const std::vector<uint64_t>& seqs);
+// Splits a stored execution value into the bytes of its record and its seqs
+// (empty for a value without them). Corrupt when either part does not decode.
+Status SplitExecutionValue(std::string_view value, std::string_view* record,
+                           std::vector<uint64_t>* seqs);
 
 // Big-endian u64, so byte order is numeric order (LMDB compares with memcmp).
 std::string EncodeSeqKey(uint64_t seq);

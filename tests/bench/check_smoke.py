@@ -39,9 +39,12 @@ def main(argv):
         return fail("no table header in results.md", md)
     rows = [l for l in md.splitlines() if re.match(r"^\| [0-9]", l)]
     sections = {l.split("|")[1].strip() for l in rows}
-    for s in ["1", "2", "3", "4", "5", "6", "7"]:
+    for s in ["1", "2", "3", "4", "5", "6", "7", "8"]:
         if s not in sections:
             return fail("section %s has no row" % s, md)
+    wa = [l for l in rows if l.startswith("| 8 ") and "write_bytes per task" in l]
+    if not wa or not re.search(r"\| \d+\.\d KiB \|", wa[0]):
+        return fail("the write amplification row has no write_bytes figure", md)
     first = rows[0]
     if not re.search(r"\d+\.\d{3} s .*tasks/s", first):
         return fail("the embedded noop row has no wall time and tasks/s: " + first)

@@ -139,3 +139,38 @@ TEST_CASE("a task output round-trips and an older execution record decodes witho
 }
 
 }  // namespace apollo11::storage
+
+namespace apollo11::storage {
+namespace {
+
+TEST_CASE("an execution value carries its seqs after the record, and older values have none",
+          "[storage][codec]") {
+  ExecutionRecord x;
+  x.exec_id = "r1.a";
+  x.run_id = "r1";
+  x.task_id = "a";
+  x.state = TaskState::kRunning;
+  const std::string record = codec::EncodeExecution(x);
+  std::string_view part;
+  std::vector<uint64_t> seqs;
+  REQUIRE(codec::SplitExecutionValue(record, &part, &seqs).ok());  // schema 1: record alone
+  CHECK(part == record);
+  CHECK(seqs.empty());
+
+  const std::vector<uint64_t> kept = {1, 7, 300, 70000, 5000000000ull};
+  const std::string value = codec::EncodeExecutionValue(record, kept);
+  REQUIRE(codec::SplitExecutionValue(value, &part, &seqs).ok());
+  CHECK(part == record);
+  CHECK(seqs == kept);
+  auto decoded = codec::DecodeExecution("r1.a", value);  // readers ignore the seqs
+  REQUIRE(decoded.ok());
+  CHECK(decoded->state == TaskState::kRunning);
+
+  CHECK(codec::SplitExecutionValue(value + "x", &part, &seqs).code() == StatusCode::kCorrupt);
+  CHECK(codec::SplitExecutionValue(record + "\xa1z", &part, &seqs).code() == StatusCode::kCorrupt);
+  CHECK(codec::SplitExecutionValue(value.substr(0, value.size() - 1), &part, &seqs).code() ==
+        StatusCode::kCorrupt);
+}
+
+}  // namespace
+}  // namespace apollo11::storage
