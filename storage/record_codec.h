@@ -25,6 +25,16 @@ Result<TransitionRecord> DecodeTransition(uint64_t seq, std::string_view value);
 Result<ExecutionRecord> DecodeExecution(std::string_view exec_id, std::string_view value);
 Result<RunRecord> DecodeRun(std::string_view run_id, std::string_view value);
 
+// registry: the values of the registry table; the key-derived fields (name,
+// version, key) are not encoded and are passed to the decoders.
+std::string EncodePipelineVersion(const PipelineVersionRecord& r);
+Result<PipelineVersionRecord> DecodePipelineVersion(std::string_view name, uint32_t version,
+                                                    std::string_view value);
+std::string EncodePipelineState(const PipelineStateRecord& r);
+Result<PipelineStateRecord> DecodePipelineState(std::string_view name, std::string_view value);
+std::string EncodeTriggerKey(const TriggerKeyRecord& r);
+Result<TriggerKeyRecord> DecodeTriggerKey(std::string_view value);
+
 // Big-endian u64, so byte order is numeric order (LMDB compares with memcmp).
 std::string EncodeSeqKey(uint64_t seq);
 uint64_t DecodeSeqKey(std::string_view key);  // key must be 8 bytes
