@@ -15,6 +15,10 @@ void ClientSessions::Confirmed(const std::string& identity, ConfirmReply reply) 
   confirmed_.emplace_back(identity, std::move(reply));
 }
 
+void ClientSessions::Registered(const std::string& identity, RegistryReply reply) {
+  registered_.emplace_back(identity, std::move(reply));
+}
+
 void ClientSessions::OnCommitted(const std::vector<RunProgress>& progress,
                                  const std::vector<RunFinished>& finished) {
   for (const auto& [identity, reply] : accepted_) {
@@ -25,6 +29,10 @@ void ClientSessions::OnCommitted(const std::vector<RunProgress>& progress,
     Reply(identity, InternalType::kConfirmReply, reply);
   }
   confirmed_.clear();
+  for (const auto& [identity, reply] : registered_) {
+    Reply(identity, InternalType::kRegistryReply, reply);
+  }
+  registered_.clear();
   for (const RunProgress& p : progress) {
     auto sub = subscribers_.find(p.run_id);
     if (sub != subscribers_.end()) Reply(sub->second, InternalType::kRunProgress, p);

@@ -66,6 +66,9 @@ class ClientSessions {
   void Accepted(const std::string& identity, const std::string& run_id);
   // An operator's decision, answered once the next commit succeeds.
   void Confirmed(const std::string& identity, ConfirmReply reply);
+  // registry: a registry change or trigger, answered once the next commit
+  // succeeds.
+  void Registered(const std::string& identity, RegistryReply reply);
   // The commit succeeded: releases every held reply, then the progress and
   // ends of runs to their subscribers.
   void OnCommitted(const std::vector<RunProgress>& progress,
@@ -85,7 +88,7 @@ class ClientSessions {
   // The frames produced since the last call, in order.
   std::vector<ClientFrame> TakeFrames() { return std::exchange(frames_, {}); }
 
-  size_t held_replies() const { return accepted_.size() + confirmed_.size(); }
+  size_t held_replies() const { return accepted_.size() + confirmed_.size() + registered_.size(); }
   size_t pending_logs() const { return pending_logs_.size(); }
   size_t subscribers() const { return subscribers_.size(); }
 
@@ -99,6 +102,7 @@ class ClientSessions {
   std::map<std::string, std::string> subscribers_;  // run id -> client identity
   std::vector<std::pair<std::string, SubmitReply>> accepted_;
   std::vector<std::pair<std::string, ConfirmReply>> confirmed_;
+  std::vector<std::pair<std::string, RegistryReply>> registered_;
   std::map<uint64_t, PendingLog> pending_logs_;  // by request id
   uint64_t next_log_request_ = 1;
   std::vector<ClientFrame> frames_;

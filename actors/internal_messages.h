@@ -65,6 +65,8 @@ enum class InternalType : uint16_t {
   kQueryReply,
   kConfirmExec,  // the operator's answer to a slow flag: kill or keep
   kConfirmReply,
+  kRegistry,       // registry: pipelines add/rm, pause/unpause, trigger
+  kRegistryReply,  // registry
 };
 
 // One READY execution and everything a worker needs to run it.
@@ -328,17 +330,25 @@ enum class QueryKind : uint8_t {
   kHealth,
   kLogs,
   kTraceLog,
+  kPipelineVersions,  // registry: id = name: its registered versions and state
 };
-inline constexpr uint8_t kQueryKindLast = static_cast<uint8_t>(QueryKind::kTraceLog);
+inline constexpr uint8_t kQueryKindLast = static_cast<uint8_t>(QueryKind::kPipelineVersions);
 
 // The kinds by name, as the CLI and the HTTP API spell them.
 inline constexpr std::pair<const char*, QueryKind> kQueryKindNames[] = {
-    {"status", QueryKind::kStatus},       {"run", QueryKind::kRun},
-    {"history", QueryKind::kHistory},     {"runs", QueryKind::kRuns},
-    {"workers", QueryKind::kWorkers},     {"explain", QueryKind::kExplain},
-    {"execution", QueryKind::kExecution}, {"pipelines", QueryKind::kPipelines},
-    {"pipeline", QueryKind::kPipeline},   {"health", QueryKind::kHealth},
-    {"logs", QueryKind::kLogs},           {"trace_log", QueryKind::kTraceLog},
+    {"status", QueryKind::kStatus},
+    {"run", QueryKind::kRun},
+    {"history", QueryKind::kHistory},
+    {"runs", QueryKind::kRuns},
+    {"workers", QueryKind::kWorkers},
+    {"explain", QueryKind::kExplain},
+    {"execution", QueryKind::kExecution},
+    {"pipelines", QueryKind::kPipelines},
+    {"pipeline", QueryKind::kPipeline},
+    {"health", QueryKind::kHealth},
+    {"logs", QueryKind::kLogs},
+    {"trace_log", QueryKind::kTraceLog},
+    {"pipeline_versions", QueryKind::kPipelineVersions},  // registry
 };
 // The kind named `name`; InvalidInput when there is none.
 inline Result<QueryKind> ParseQueryKind(std::string_view name) {
@@ -412,6 +422,40 @@ struct ConfirmReply {
   std::string error;
   std::string text;
   MSGPACK_DEFINE(code, error, text);
+};
+
+// registry: what a RegistryRequest asks.
+enum class RegistryOp : uint8_t {
+  kAdd = 1,  // register pipeline_json (hash pipeline_hash) as the next version of `name`
+  kReject,   // `name`'s new version failed validation (`errors`): alert, change nothing
+  kRemove,   // no version of `name` active any more
+  kPause,    // no new scheduled or triggered runs of `name`
+  kUnpause,
+  kTrigger,  // start a run of name@ref with `params`, idempotent on `key`
+};
+inline constexpr uint8_t kRegistryOpLast = static_cast<uint8_t>(RegistryOp::kTrigger);
+
+// registry: a change to the pipeline registry, or a trigger. Answered with a
+// RegistryReply once the change is journaled (a refusal at once).
+struct RegistryRequest {
+  uint16_t version = kClientProtocolVersion;
+  uint8_t op = 0;  // RegistryOp; checked by the scheduler
+  std::string name;
+  std::string ref;                            // kTrigger: the version ("" = active)
+  std::string pipeline_json, pipeline_hash;   // kAdd
+  std::string errors;                         // kReject: the positioned errors
+  std::map<std::string, std::string> params;  // kTrigger
+  std::string key;                            // kTrigger: idempotency key ("" = none)
+  std::string actor;                          // "cli", "http": for the record and the log
+  MSGPACK_DEFINE(version, op, name, ref, pipeline_json, pipeline_hash, errors, params, key, actor);
+};
+// `json`: kAdd {name, version, hash, label, unchanged}; kTrigger {run_id,
+// name, version, existing}; the others {name, active, paused}.
+struct RegistryReply {
+  uint8_t code = 0;  // StatusCode
+  std::string error;
+  std::string json;
+  MSGPACK_DEFINE(code, error, json);
 };
 
 }  // namespace apollo11::actors

@@ -87,6 +87,7 @@ const std::array<QueryService::Handler, kQueryKindLast + 1> QueryService::kHandl
   at(QueryKind::kHealth) = &QueryService::AnswerHealth;
   at(QueryKind::kLogs) = &QueryService::AnswerLogs;
   at(QueryKind::kTraceLog) = &QueryService::AnswerTraceLog;
+  at(QueryKind::kPipelineVersions) = &QueryService::AnswerPipelineVersions;  // registry
   return h;
 }();
 
@@ -218,13 +219,24 @@ QueryReply QueryService::AnswerPipelines(const Query&, const QueryContext&) cons
     }
     out[it->second]["runs"] = out[it->second]["runs"].get<int>() + 1;
   }
+  Status registered = AddRegistered(&out);
+  if (!registered.ok()) return Fail(registered);
   return Json(out);
+}
+
+QueryReply QueryService::AnswerPipelineVersions(const Query& q, const QueryContext&) const {
+  auto doc = PipelineVersionsJson(q.id);
+  if (!doc.ok()) return Fail(doc.status());
+  return Json(*doc);
 }
 
 // The newest snapshot of pipeline `id`, for triggering a run of it. A
 // pipeline is usually found among the newest few runs: widen the look back
 // only when needed (this runs on the scheduler's thread).
 QueryReply QueryService::AnswerPipeline(const Query& q, const QueryContext&) const {
+  auto registered = RegisteredPipeline(q);
+  if (!registered.ok()) return Fail(registered.status());
+  if (registered->has_value()) return Json(**registered);
   std::optional<storage::RunRecord> run;
   for (size_t window = 100; !run && window <= kPipelineFindWindow; window *= 10) {
     auto runs = journal_->ListRuns(window);

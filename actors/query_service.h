@@ -71,6 +71,15 @@ class QueryService {
   QueryReply AnswerLogs(const Query& q, const QueryContext& ctx) const;
   QueryReply AnswerTraceLog(const Query& q, const QueryContext& ctx) const;
   Result<LogFetchPlan> PlanLogFetchOrThrow(const Query& q) const;
+  // registry (query_registry.cc): adds the registered pipelines' versions
+  // and pause state to a kPipelines answer.
+  Status AddRegistered(nlohmann::json* pipelines) const;
+  // registry: the snapshot of registered NAME[@VERSION] with its version;
+  // nullopt when NAME (without @) is not registered.
+  Result<std::optional<nlohmann::json>> RegisteredPipeline(const Query& q) const;
+  // registry: the versions of `name`; NotFound when not registered.
+  Result<nlohmann::json> PipelineVersionsJson(const std::string& name) const;
+  QueryReply AnswerPipelineVersions(const Query& q, const QueryContext& ctx) const;
 
   // Handlers indexed by QueryKind (entry 0 is unused).
   static const std::array<Handler, kQueryKindLast + 1> kHandlers;

@@ -60,6 +60,8 @@ nlohmann::json RunSummaryJson(const storage::RunRecord& run,
     doc["duration_ms"] = (run.finished_at - run.started_at) / kMicrosPerMilli;
   }
   if (!run.reason.empty()) doc["reason"] = run.reason;
+  if (run.pipeline_version) doc["pipeline_version"] = run.pipeline_version;  // registry
+  if (!run.params.empty()) doc["params"] = run.params;
   return doc;
 }
 
@@ -83,6 +85,7 @@ nlohmann::json RunLineJson(const storage::RunRecord& r) {
                       {"tasks", r.task_count},
                       {"created_at", FormatTimestamp(r.created_at)}};
   if (r.finished_at) j["duration_ms"] = (r.finished_at - r.started_at) / kMicrosPerMilli;
+  if (r.pipeline_version) j["pipeline_version"] = r.pipeline_version;  // registry
   return j;
 }
 

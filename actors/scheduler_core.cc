@@ -58,9 +58,11 @@ SchedulerCore::SchedulerCore(storage::RunStore* store, const Clock* clock, Sched
     : store_(store),
       clock_(clock),
       options_(options),
+      registry_(store),
       dispatch_(options.kill_grace, options.output_env_cap),
       slow_(options.slow_min, options.slow_factor),
       retry_gate_(options.max_retrying) {
+  registry_.set_require_domain_prefix(options.require_domain_prefix);
   if (!options_.metrics) options_.metrics = observability::CoordinatorMetrics::Inert();
   if (!options_.alerts) options_.alerts = alerts::NullSink::Instance();
   if (!options_.random) {
@@ -75,14 +77,30 @@ SchedulerCore::~SchedulerCore() = default;
 Result<std::string> SchedulerCore::Submit(SubmitRun submit) {
   auto spec = SpecFromSnapshot(submit.pipeline_json, "submitted pipeline");
   if (!spec.ok()) return spec.status();
+  // A submitted file whose snapshot is a registered version runs pinned to it.
+  uint32_t version = 0;
+  if (auto state = registry_.State(spec->name); state.ok() && state->has_value()) {
+    auto v = registry_.Resolve(spec->name, submit.pipeline_hash);
+    if (v.ok()) version = v->version;
+  }
+  return StartRun(std::move(submit), std::move(*spec), version);
+}
+
+Result<std::string> SchedulerCore::StartRun(SubmitRun submit, dsl::PipelineSpec spec,
+                                            uint32_t version) {
   Status params = dsl::CheckParamLimits(submit.params);
   if (!params.ok()) return params;
+  if (options_.require_domain_prefix && spec.name.find('.') == std::string::npos) {
+    return Status::InvalidInput("pipeline name '" + spec.name +
+                                "' has no domain prefix (DOMAIN.NAME): this coordinator runs "
+                                "with --require-domain-prefix");
+  }
 
   const Micros now = clock_->Now();
   auto new_id = NewRunId(now);
   if (!new_id.ok()) return new_id.status();
   const std::string run_id = std::move(new_id).value();
-  auto made = MakeRun(run_id, std::move(*spec));
+  auto made = MakeRun(run_id, std::move(spec));
   if (!made.ok()) return made.status();
   std::unique_ptr<SchedulerRun> run = std::move(*made);
   run->trace_id = NewTraceId();
@@ -95,6 +113,7 @@ Result<std::string> SchedulerCore::Submit(SubmitRun submit) {
   run->record.started_at = now;
   run->record.task_count = static_cast<uint32_t>(n);
   run->record.params = submit.params;
+  run->record.pipeline_version = version;
   for (size_t i = 0; i < n; ++i) {
     run->execs[i].trace_id = run->trace_id;
     run->exec_dirty[i] = 1;

@@ -22,6 +22,7 @@
 //
 // Single-threaded: the scheduler actor's thread calls everything.
 
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
@@ -31,6 +32,7 @@
 
 #include "actors/dispatch_builder.h"
 #include "actors/internal_messages.h"
+#include "actors/pipeline_registry.h"
 #include "actors/retry_gate.h"
 #include "actors/scheduler_run.h"
 #include "actors/slow_watch.h"
@@ -94,6 +96,30 @@ struct SchedulerOptions {
   // fraction of it (engine::StaggerOffset); 0 = none. Nodes and `apollo11
   // run` pass kDefaultRetryStagger; unit tests keep exact delays.
   double retry_stagger = 0.0;
+  // registry: refuse pipelines (registered or submitted) whose name has no
+  // domain prefix (--require-domain-prefix).
+  bool require_domain_prefix = false;
+};
+
+// registry: a request to start a run of a registered pipeline, NAME@VERSION
+// (StartPinned). Schedules, backfill and rerun start their runs through it.
+struct StartRequest {
+  std::string name;
+  std::string version;  // "" = the active one; "N", "N-HASH" or a hash prefix
+  // Overrides of the declared params: undeclared or ill-typed ones are
+  // refused (dsl::ResolveParams).
+  std::map<std::string, std::string> params;
+  // "" = none. A key already seen for `name` starts nothing and answers the
+  // run it started (stored with the run in one commit, so it survives a
+  // crash). Schedules use "schedule:<time>", backfill likewise.
+  std::string trigger_key;
+  std::string actor = "trigger";  // who asked, for the log line
+  bool ignore_pause = false;      // true only for operator-driven reruns
+};
+struct StartResult {
+  std::string run_id;
+  uint32_t version = 0;
+  bool existing = false;  // the trigger key had started run_id already
 };
 inline constexpr double kDefaultRetryStagger = 0.5;
 
@@ -145,6 +171,22 @@ class SchedulerCore {
   // the submission by value: its snapshot (megabytes for a large pipeline)
   // moves on into the journal batch instead of being copied.
   Result<std::string> Submit(SubmitRun submit);
+  // registry: starts a run of NAME@VERSION with `request`'s params, pinned
+  // to that version, or answers the run its trigger key started. Staged like
+  // Submit (the caller's Flush commits run, snapshot and key together).
+  // NotFound: no such pipeline or version; Busy: the pipeline is paused;
+  // InvalidInput: a removed pipeline without a version, bad params.
+  Result<StartResult> StartPinned(const StartRequest& request);
+  // registry: the pipeline registry (add, pause, rm, reads). Changes it
+  // stages are committed by the next Flush.
+  PipelineRegistry& registry() { return registry_; }
+  // registry: applies a client's registry request (add, reject, rm, pause,
+  // unpause, trigger) and returns the reply's JSON; what it changes is
+  // staged for the next Flush. A kReject stages the pipeline_rejected alert
+  // and returns InvalidInput carrying the errors.
+  Result<std::string> ApplyRegistry(const RegistryRequest& request);
+  // registry: raises `pipeline_rejected` for `name` after the next commit.
+  void StagePipelineRejected(const std::string& name, const std::string& errors);
   // Cancels a run: every task not yet final becomes CANCELED; running ones
   // are killed on their workers.
   Status Cancel(const std::string& run_id, const std::string& reason, const std::string& actor);
@@ -222,6 +264,9 @@ class SchedulerCore {
   // The in-memory context of a run over a validated pipeline, every task
   // PENDING (Submit) or about to be restored (Recover).
   Result<std::unique_ptr<SchedulerRun>> MakeRun(const std::string& run_id, dsl::PipelineSpec spec);
+  // Starts a run of a validated snapshot; `version` = the registered version
+  // it is pinned to (0 = none).
+  Result<std::string> StartRun(SubmitRun submit, dsl::PipelineSpec spec, uint32_t version);
   // Reads each task's duration P50 (placement weight, slow threshold).
   void LoadHistory(SchedulerRun& run);
   Status RecoverRun(const storage::RunRecord& record, Micros now, RecoveryReport* report);
@@ -282,6 +327,7 @@ class SchedulerCore {
   storage::RunStore* store_;
   const Clock* clock_;
   SchedulerOptions options_;
+  PipelineRegistry registry_;
   std::unique_ptr<engine::RandomSource> own_random_;  // when options.random is null
 
   DispatchBuilder dispatch_;

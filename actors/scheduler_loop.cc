@@ -42,7 +42,7 @@ class SchedulerLoop {
     InternalType type;
     ClientHandler handle;
   };
-  static const std::array<ClientRoute, 4> kClientRoutes;
+  static const std::array<ClientRoute, 5> kClientRoutes;
   static const std::array<Route<SchedulerLoop>, 6> kDispatcherRoutes;
   static const std::array<Route<SchedulerLoop>, 1> kReconcilerRoutes;
 
@@ -60,6 +60,7 @@ class SchedulerLoop {
   void OnQuery(const std::string& identity, Envelope& env);
   void OnConfirm(const std::string& identity, Envelope& env);
   void OnCancel(const std::string& identity, Envelope& env);
+  void OnRegistry(const std::string& identity, Envelope& env);  // registry
   // From the dispatcher.
   void OnPlaced(Placed m) { turn_.OnPlaced(m); }
   void OnStarted(StartedBatch m) { core_.OnStarted(m); }
@@ -92,8 +93,9 @@ class SchedulerLoop {
   std::string scratch_;
 };
 
-const std::array<SchedulerLoop::ClientRoute, 4> SchedulerLoop::kClientRoutes = {{
+const std::array<SchedulerLoop::ClientRoute, 5> SchedulerLoop::kClientRoutes = {{
     {InternalType::kSubmitRun, &SchedulerLoop::OnSubmit},
+    {InternalType::kRegistry, &SchedulerLoop::OnRegistry},
     {InternalType::kQuery, &SchedulerLoop::OnQuery},
     {InternalType::kConfirmExec, &SchedulerLoop::OnConfirm},
     {InternalType::kCancelRun, &SchedulerLoop::OnCancel},
@@ -224,12 +226,15 @@ bool SchedulerLoop::Permitted(const std::string& identity, const transport::Peer
   if (!p_.curve) return true;  // no keys, no roles: loopback or --insecure
   const auto t = static_cast<InternalType>(type);
   const bool mutating = t == InternalType::kCancelRun || t == InternalType::kConfirmExec;
-  const bool allowed = t == InternalType::kQuery       ? transport::MayQuery(peer.roles)
-                       : t == InternalType::kSubmitRun ? transport::MaySubmit(peer.roles)
-                                                       : transport::MayChangeRuns(peer.roles);
+  const bool allowed = t == InternalType::kQuery ? transport::MayQuery(peer.roles)
+                       : t == InternalType::kSubmitRun || t == InternalType::kRegistry
+                           ? transport::MaySubmit(peer.roles)
+                           : transport::MayChangeRuns(peer.roles);
   if (allowed) return true;
   const char* what = t == InternalType::kQuery       ? "ask queries (role reader, client or admin)"
                      : t == InternalType::kSubmitRun ? "submit runs (role client or admin)"
+                     : t == InternalType::kRegistry
+                         ? "register or trigger pipelines (role client or admin)"
                      : mutating ? "cancel runs or confirm slow tasks (role admin)"
                                 : "do this";
   const std::string why = "key " + peer.key +
@@ -250,6 +255,9 @@ bool SchedulerLoop::Permitted(const std::string& identity, const transport::Peer
       break;
     case InternalType::kConfirmExec:
       sessions_.Reply(identity, InternalType::kConfirmReply, ConfirmReply{code, why, ""});
+      break;
+    case InternalType::kRegistry:
+      sessions_.Reply(identity, InternalType::kRegistryReply, RegistryReply{code, why, ""});
       break;
     default:
       // A cancel has no reply of its own: the client follows it with a
@@ -293,6 +301,9 @@ void SchedulerLoop::RefuseVersion(const std::string& identity, const Envelope& e
       } else {
         sessions_.Reply(identity, InternalType::kConfirmReply, ConfirmReply{code, why, ""});
       }
+      break;
+    case InternalType::kRegistry:
+      sessions_.Reply(identity, InternalType::kRegistryReply, RegistryReply{code, why, ""});
       break;
     default:
       break;  // a cancel has no reply
@@ -402,6 +413,33 @@ void SchedulerLoop::OnCancel(const std::string&, Envelope& env) {
   }
   Status c = core_.Cancel(cancel->run_id, cancel->reason, "user");
   if (!c.ok()) spdlog::warn("cancel of {}: {}", cancel->run_id, c.message());
+}
+
+void SchedulerLoop::OnRegistry(const std::string& identity, Envelope& env) {
+  RegistryReply reply;
+  auto request = transport::BodyAs<RegistryRequest>(env);
+  if (!request.ok()) {
+    reply.code = static_cast<uint8_t>(StatusCode::kInvalidInput);
+    reply.error = "malformed registry request: " + request.status().message();
+    return sessions_.Reply(identity, InternalType::kRegistryReply, reply);
+  }
+  const auto op = static_cast<RegistryOp>(request->op);
+  if (health_.failing() && op != RegistryOp::kReject) {
+    reply.code = static_cast<uint8_t>(StatusCode::kFull);
+    reply.error =
+        "registry changes and triggers are refused while the coordinator cannot write "
+        "its journal: " +
+        health_.Summary(p_.clock->Steady());
+    return sessions_.Reply(identity, InternalType::kRegistryReply, reply);
+  }
+  auto done = core_.ApplyRegistry(*request);
+  if (!done.ok()) {
+    reply.code = ReplyCode(done.status());
+    reply.error = done.status().message();
+    return sessions_.Reply(identity, InternalType::kRegistryReply, reply);
+  }
+  reply.json = std::move(*done);
+  sessions_.Registered(identity, std::move(reply));  // answered once journaled
 }
 
 void SchedulerLoop::OnWorkersSnapshot(WorkersSnapshot m) {

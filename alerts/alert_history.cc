@@ -12,6 +12,7 @@ const char* SeverityOf(AlertType type) {
     case AlertType::kTimeout:
     case AlertType::kRunFailed:
     case AlertType::kWorkerLost:
+    case AlertType::kPipelineRejected:
       return "error";
     case AlertType::kSlowTask:
     case AlertType::kBacklogAtCap:

@@ -42,5 +42,9 @@ void AddKeygenCommand(CLI::App& app, int* exit_code);
 void AddLogsCommand(CLI::App& app, int* exit_code);
 // trace: one timeline of an execution from the journal and the nodes' logs.
 void AddTraceCommand(CLI::App& app, int* exit_code);
+// registry: pipelines [list|add|show|versions|diff|rm].
+void AddPipelinesCommand(CLI::App& app, int* exit_code);
+// registry: trigger, pause, unpause.
+void AddTriggerCommands(CLI::App& app, int* exit_code);
 
 }  // namespace apollo11::cli

@@ -1,6 +1,8 @@
 #include "cli/coordinator_api.h"
 
+#include "cli/pipeline_registration.h"
 #include "common/json_dump.h"
+#include "dsl/parser.h"
 #include "dsl/pipeline_json.h"
 
 namespace apollo11::cli {
@@ -65,31 +67,38 @@ Result<std::string> CoordinatorApi::Confirm(const std::string& exec_id, bool kil
 
 Result<std::string> CoordinatorApi::Trigger(const std::string& name,
                                             const std::map<std::string, std::string>& params) {
-  auto found = [&]() -> Result<nlohmann::json> {
-    auto link = Link();
-    if (!link.ok()) return link.status();
-    return Forget((*link)->Query("pipeline", name, "full", 20));
-  }();
-  if (!found.ok()) return found.status();
-  const nlohmann::json& snapshot = (*found)["snapshot"];
-  auto spec = dsl::PipelineFromJson(snapshot);
-  if (!spec.ok()) return spec.status();
-  actors::SubmitRun submit;
-  submit.pipeline_json = SafeJsonDump(snapshot);
-  submit.pipeline_hash = (*found)["hash"].get<std::string>();
-  submit.params = spec->params;  // the declared defaults, overridden below
-  for (const auto& [key, value] : params) {
-    if (!spec->params.count(key)) {
-      std::string declared;
-      for (const auto& [k, v] : spec->params) declared += (declared.empty() ? "" : ", ") + k;
-      return Status::InvalidInput("pipeline " + name + " declares no param '" + key +
-                                  "' (declared: " + (declared.empty() ? "none" : declared) + ")");
-    }
-    submit.params[key] = value;
-  }
+  TriggerSpec t;
+  t.name = name;
+  t.params = params;
+  auto run = TriggerRun(t);
+  if (!run.ok()) return run.status();
+  return run->value("run_id", "");
+}
+
+Result<nlohmann::json> CoordinatorApi::TriggerRun(const TriggerSpec& t) {
+  actors::RegistryRequest r;
+  r.op = static_cast<uint8_t>(actors::RegistryOp::kTrigger);
+  r.name = t.name;
+  r.ref = t.version;
+  r.key = t.key;
+  r.params = t.params;
+  r.actor = "http";
   auto link = Link();
   if (!link.ok()) return link.status();
-  return Forget((*link)->Submit(submit));
+  return Forget((*link)->Registry(r));
+}
+
+Result<nlohmann::json> CoordinatorApi::Register(const std::string& yaml, const std::string& path) {
+  dsl::ParseResult parsed = dsl::ParsePipelineText(yaml, path);
+  actors::RegistryRequest r = RegistrationOf(parsed, yaml, path, "http");
+  auto link = Link();
+  if (!link.ok()) return link.status();
+  auto reply = Forget((*link)->Registry(r));
+  if (!parsed.ok()) {
+    return Status::InvalidInput("the pipeline was rejected; the active version (if any) stays:\n" +
+                                r.errors);
+  }
+  return reply;
 }
 
 Status CoordinatorApi::Cancel(const std::string& run_id, const std::string& reason) {

@@ -18,6 +18,7 @@
 #include "common/duration.h"
 #include "common/json_dump.h"
 #include "dsl/diagnostic.h"
+#include "dsl/param_values.h"
 #include "dsl/parser.h"
 #include "dsl/pipeline_json.h"
 #include "storage/journal.h"
@@ -29,6 +30,7 @@ namespace {
 struct InspectFlags : ClientFlags {
   std::string id, arg, file;
   std::vector<std::string> library_dirs;  // submit: where imports may also resolve
+  std::vector<std::string> params;        // submit: -p key=value (registry)
   bool wait = false;
   size_t limit = 20;
 };
@@ -136,10 +138,14 @@ int Print(const nlohmann::json& doc, bool json, const std::string& kind) {
                             ? std::to_string(r["duration_ms"].get<int64_t>() / 1000.0) + "s"
                             : "running";
       const bool orphaned = r.value("orphaned", false);
-      std::printf("%-28s %-24s %-9s %6d %10s  %s\n", Str(r, "run_id").c_str(),
-                  Str(r, "pipeline").c_str(), (Str(r, "state") + (orphaned ? "*" : "")).c_str(),
-                  r.value("tasks", 0), orphaned ? "orphaned" : dur.c_str(),
-                  Str(r, "created_at").c_str());
+      // registry: a run pinned to a registered version shows it as NAME@N.
+      const std::string pipeline =
+          Str(r, "pipeline") + (r.contains("pipeline_version")
+                                    ? "@" + std::to_string(r.value("pipeline_version", 0))
+                                    : "");
+      std::printf("%-28s %-24s %-9s %6d %10s  %s\n", Str(r, "run_id").c_str(), pipeline.c_str(),
+                  (Str(r, "state") + (orphaned ? "*" : "")).c_str(), r.value("tasks", 0),
+                  orphaned ? "orphaned" : dur.c_str(), Str(r, "created_at").c_str());
     }
     for (const auto& r : doc) {
       if (!r.value("orphaned", false)) continue;
@@ -215,6 +221,13 @@ int Submit(const InspectFlags& f) {
     std::fprintf(stderr, "%s\n", dsl::FormatDiagnostic(d).c_str());
   }
   if (!parsed.ok()) return kExitInvalidInput;
+  std::map<std::string, std::string> given;
+  for (const std::string& arg : f.params) {
+    Status s = dsl::ParseParamArg(arg, &given);
+    if (!s.ok()) return Fail("submit", s);
+  }
+  auto params = dsl::ResolveParams(parsed.pipeline->name, parsed.pipeline->params, given);
+  if (!params.ok()) return Fail("submit", params.status());
   const std::string endpoint = f.Endpoint();
   if (endpoint.empty()) {
     return Fail("submit", Status::InvalidInput("pass --coordinator ENDPOINT or set "
@@ -225,7 +238,7 @@ int Submit(const InspectFlags& f) {
   actors::SubmitRun submit;
   submit.pipeline_json = dsl::CanonicalJson(*parsed.pipeline);
   submit.pipeline_hash = dsl::HashCanonicalJson(submit.pipeline_json);
-  submit.params = parsed.pipeline->params;
+  submit.params = std::move(*params);
   if (!f.wait) {
     auto run_id = (*remote)->Submit(std::move(submit));
     if (!run_id.ok()) return Fail("submit", run_id.status());
@@ -319,6 +332,9 @@ void AddInspectCommands(CLI::App& app, int* exit_code) {
   CLI::App* sub = app.add_subcommand("submit", "submit a pipeline run to a coordinator");
   sub->add_option("file", submit->file, "pipeline YAML file")->required();
   sub->add_flag("--wait", submit->wait, "wait until the run ends; exit with its outcome");
+  sub->add_option("-p,--param", submit->params,
+                  "a declared param: key=value (repeatable; undeclared or ill-typed are refused)")
+      ->allow_extra_args(false);
   AddLibraryOption(sub, &submit->library_dirs);
   CommonFlags(sub, submit.get(), false);
   sub->callback([submit, exit_code] { *exit_code = Submit(*submit); });

@@ -160,6 +160,7 @@ void FillCoordinator(const NodeFlags& f, const Durations& d, NodeConfig* c) {
   cc.scheduler.retry_stagger = actors::kDefaultRetryStagger;
   cc.scheduler.max_requeues = f.max_requeues;
   cc.scheduler.max_foreach_items = f.max_foreach_items;
+  cc.scheduler.require_domain_prefix = f.require_domain_prefix;  // registry
   cc.scheduler.slow_min = d.slow_min;
   cc.reconciler.heartbeat = d.heartbeat;
   cc.reconciler.liveness = f.liveness;

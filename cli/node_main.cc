@@ -140,6 +140,9 @@ void AddStartFlags(CLI::App* start, NodeFlags* f) {
   start->add_option("--authorized-keys", f->authorized_keys,
                     "coordinator: file of public keys allowed to connect");
   start->add_option("--server-key", f->server_key, "worker: the coordinator's public key file");
+  start->add_flag("--require-domain-prefix", f->require_domain_prefix,
+                  "coordinator: refuse pipelines (registered or submitted) whose name has no "
+                  "domain prefix (DOMAIN.NAME)");
   start->add_flag("--insecure", f->insecure,
                   "allow binding non-loopback addresses without CURVE (or HTTP without a token)");
   start->add_option("--http-bind", f->http_bind,

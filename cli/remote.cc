@@ -191,6 +191,22 @@ Result<std::string> RemoteCoordinator::Confirm(const std::string& exec_id, bool 
   return reply->text;
 }
 
+Result<nlohmann::json> RemoteCoordinator::Registry(const actors::RegistryRequest& request) {
+  std::string frame;
+  transport::Encode(static_cast<uint16_t>(actors::InternalType::kRegistry), request, &frame);
+  auto raw = Ask(frame, static_cast<uint16_t>(actors::InternalType::kRegistryReply));
+  if (!raw.ok()) return raw.status();
+  auto env = transport::DecodeEnvelope(raw->data(), raw->size(), actors::ClientLimits());
+  if (!env.ok()) return env.status();
+  auto reply = transport::BodyAs<actors::RegistryReply>(*env);
+  if (!reply.ok()) return reply.status();
+  Status refused = actors::ReplyStatus(reply->code, reply->error);
+  if (!refused.ok()) return refused;
+  auto doc = nlohmann::json::parse(reply->json, nullptr, false);
+  if (doc.is_discarded()) return Status::Corrupt("the coordinator's registry reply is not JSON");
+  return doc;
+}
+
 Result<actors::QueryReply> RemoteCoordinator::AskQuery(const actors::Query& q) {
   std::string frame;
   transport::Encode(static_cast<uint16_t>(actors::InternalType::kQuery), q, &frame);

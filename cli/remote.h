@@ -80,6 +80,9 @@ class RemoteCoordinator {
   // coordinator stops answering or the run is unknown.
   Status Follow(const std::string& run_id, const FollowHooks& hooks);
   Status Cancel(const std::string& run_id, const std::string& reason);
+  // registry: a registry change or trigger; returns the reply's JSON once it
+  // is journaled, or the coordinator's refusal with its StatusCode.
+  Result<nlohmann::json> Registry(const actors::RegistryRequest& request);
   // Kills or keeps an execution flagged slow; returns what was done, once it
   // is journaled. NotFound / InvalidInput: the coordinator refused it.
   Result<std::string> Confirm(const std::string& exec_id, bool kill);

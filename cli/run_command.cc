@@ -32,6 +32,7 @@
 #include "common/stderr_line.h"
 #include "common/terminate_handler.h"
 #include "dsl/diagnostic.h"
+#include "dsl/param_values.h"
 #include "dsl/parser.h"
 #include "dsl/pipeline_json.h"
 #include "storage/journal.h"
@@ -58,6 +59,7 @@ struct RunFlags {
   std::string log_level = "warn";
   std::string log_format;  // json, text; empty: text on a terminal, else json
   std::vector<std::string> library_dirs;
+  std::vector<std::string> params;  // registry: -p key=value
 };
 
 const char* kStateOrder[] = {"PENDING", "READY",   "RUNNING", "RETRYING", "SUCCESS",
@@ -93,7 +95,8 @@ std::vector<uint32_t> CountsFromJournal(storage::Journal& journal, const std::st
 // coordinator builds its own from the snapshot, so the two are never in
 // memory at once. kExitOk, or the exit code of the refusal.
 int LoadPipeline(const std::string& file, const std::vector<std::string>& library_dirs, bool quiet,
-                 actors::SubmitRun* submit, size_t* task_count) {
+                 const std::vector<std::string>& param_args, actors::SubmitRun* submit,
+                 size_t* task_count) {
   dsl::ParseOptions options;
   options.library_dirs = library_dirs;
   dsl::ParseResult parsed = dsl::LoadPipelineFile(file, options);
@@ -105,9 +108,16 @@ int LoadPipeline(const std::string& file, const std::vector<std::string>& librar
   }
   if (!parsed.ok()) return kExitInvalidInput;
   const dsl::PipelineSpec& spec = *parsed.pipeline;
+  std::map<std::string, std::string> given;
+  for (const std::string& arg : param_args) {
+    Status s = dsl::ParseParamArg(arg, &given);
+    if (!s.ok()) return FailCommand("run", s);
+  }
+  auto params = dsl::ResolveParams(spec.name, spec.params, given);
+  if (!params.ok()) return FailCommand("run", params.status());
   submit->pipeline_json = dsl::CanonicalJson(spec);
   submit->pipeline_hash = dsl::HashCanonicalJson(submit->pipeline_json);
-  submit->params = spec.params;
+  submit->params = std::move(*params);
   *task_count = spec.tasks.size();
   return kExitOk;
 }
@@ -398,7 +408,8 @@ int Run(const RunFlags& flags) {
   actors::SubmitRun submit;
   size_t tasks = 0;
   if (!resume) {
-    if (int code = LoadPipeline(flags.file, flags.library_dirs, flags.quiet, &submit, &tasks);
+    if (int code = LoadPipeline(flags.file, flags.library_dirs, flags.quiet, flags.params, &submit,
+                                &tasks);
         code != kExitOk)
       return code;
   }
@@ -446,6 +457,9 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand("run", "run a pipeline on this machine (embedded mode)");
   cmd->add_option("file", flags->file, "pipeline YAML file");
   AddLibraryOption(cmd, &flags->library_dirs);
+  cmd->add_option("-p,--param", flags->params,
+                  "a declared param: key=value (repeatable; undeclared or ill-typed are refused)")
+      ->allow_extra_args(false);
   cmd->add_option("--resume", flags->resume,
                   "continue run RUN_ID that an interrupted process left unfinished");
   cmd->add_option("--state-dir", flags->state_dir,

@@ -28,6 +28,30 @@ class ApiBackend {
   // InvalidInput). Returns the run id.
   virtual Result<std::string> Trigger(const std::string& name,
                                       const std::map<std::string, std::string>& params) = 0;
+  // registry: a trigger of a registered pipeline: NAME@version ("" = the
+  // active one), params over the declared defaults, and an idempotency key
+  // ("" = none; the same key twice answers the first run). Returns {run_id,
+  // version, existing}. By default, Trigger of the name (no version or key).
+  struct TriggerSpec {
+    std::string name, version, key;
+    std::map<std::string, std::string> params;
+  };
+  virtual Result<nlohmann::json> TriggerRun(const TriggerSpec& t) {
+    if (!t.version.empty() || !t.key.empty()) {
+      return Status::Unsupported("versions and idempotency keys are not served by this backend");
+    }
+    auto run_id = Trigger(t.name, t.params);
+    if (!run_id.ok()) return run_id.status();
+    return nlohmann::json{{"run_id", *run_id}};
+  }
+  // registry: registers the pipeline YAML `yaml` (named `path` in its
+  // diagnostics) as a new version. Returns {name, version, label,
+  // unchanged}; InvalidInput with the positioned errors when it does not
+  // validate (the coordinator then raises pipeline_rejected).
+  virtual Result<nlohmann::json> Register(const std::string& yaml, const std::string& path) {
+    (void)yaml, (void)path;
+    return Status::Unsupported("the pipeline registry is not served by this backend");
+  }
   // Cancels an active run. NotFound when the run is unknown.
   virtual Status Cancel(const std::string& run_id, const std::string& reason) = 0;
   // Answers a slow-task flag on `exec_id`: kill the execution or keep it

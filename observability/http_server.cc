@@ -314,26 +314,52 @@ void HttpServer::ApiRoutes() {
     }
     return true;
   };
+  // registry: a pipeline YAML in the body becomes its next version.
+  Route(s, "POST", "/api/pipelines",
+        [this, authorized](const httplib::Request& req, httplib::Response& res) {
+          if (!authorized(req, res)) return;
+          if (req.body.empty()) return SendError(res, 400, "the body must be a pipeline's YAML");
+          Result<nlohmann::json> added = Status::Internal("unanswered");
+          {
+            std::lock_guard lock(backend_mu_);
+            // Imports resolve nowhere: the body is the whole pipeline.
+            added =
+                options_.backend->Register(req.body, "/nonexistent/apollo11-http/pipeline.yaml");
+          }
+          if (!added.ok())
+            return SendError(res, HttpStatusOf(added.status()), added.status().message());
+          cache_->Clear();
+          spdlog::info("http: pipeline {} registered by {}", SafeJsonDump((*added)["label"]),
+                       req.remote_addr);
+          SendJson(res, added->value("unchanged", false) ? 200 : 201, *added);
+        });
   Route(s, "POST", "/api/pipelines/" + id + "/runs",
         [this, authorized](const httplib::Request& req, httplib::Response& res) {
           if (!authorized(req, res)) return;
-          std::map<std::string, std::string> params;
+          ApiBackend::TriggerSpec trigger;
+          trigger.name = req.matches[1];
+          trigger.key = req.get_header_value("Idempotency-Key");
           if (!req.body.empty()) {
             auto body = nlohmann::json::parse(req.body, nullptr, false);
             if (body.is_discarded() || !body.is_object()) {
               return SendError(res, 400, "body must be a JSON object: {\"params\": {...}}");
             }
             for (const auto& [key, value] : body.items()) {
-              if (key != "params") return SendError(res, 400, "unknown body field '" + key + "'");
+              if (key == "params") continue;
+              if ((key == "idempotency_key" || key == "version") && value.is_string()) {
+                (key == "version" ? trigger.version : trigger.key) = value.get<std::string>();
+                continue;
+              }
+              return SendError(res, 400, "unknown body field '" + key + "'");
             }
             if (body.contains("params")) {
               const auto& p = body["params"];
               if (!p.is_object()) return SendError(res, 400, "params must be a JSON object");
               for (const auto& [name, value] : p.items()) {
                 if (value.is_string()) {
-                  params[name] = value.get<std::string>();
+                  trigger.params[name] = value.get<std::string>();
                 } else if (value.is_number() || value.is_boolean()) {
-                  params[name] = SafeJsonDump(value);
+                  trigger.params[name] = SafeJsonDump(value);
                 } else {
                   return SendError(res, 400,
                                    "param '" + name + "' must be a string, number or boolean");
@@ -341,17 +367,21 @@ void HttpServer::ApiRoutes() {
               }
             }
           }
-          Result<std::string> run_id = Status::Internal("unanswered");
+          Result<nlohmann::json> run = Status::Internal("unanswered");
           {
             std::lock_guard lock(backend_mu_);
-            run_id = options_.backend->Trigger(req.matches[1], params);
+            run = options_.backend->TriggerRun(trigger);
           }
-          if (!run_id.ok())
-            return SendError(res, HttpStatusOf(run_id.status()), run_id.status().message());
+          if (!run.ok()) {
+            // A paused pipeline is a conflict with its state, not an outage.
+            const int status =
+                run.status().code() == StatusCode::kBusy ? 409 : HttpStatusOf(run.status());
+            return SendError(res, status, run.status().message());
+          }
           cache_->Clear();
-          spdlog::info("http: run {} of {} triggered by {}", *run_id, std::string(req.matches[1]),
-                       req.remote_addr);
-          SendJson(res, 201, nlohmann::json{{"run_id", *run_id}});
+          spdlog::info("http: run {} of {} triggered by {}", SafeJsonDump((*run)["run_id"]),
+                       trigger.name, req.remote_addr);
+          SendJson(res, run->value("existing", false) ? 200 : 201, *run);
         });
   Route(s, "POST", "/api/executions/([A-Za-z0-9_.:@-]{1,600})/confirm",
         [this, authorized](const httplib::Request& req, httplib::Response& res) {

@@ -52,6 +52,19 @@ class FaultyRunStore final : public RunStore {
   Result<std::optional<Micros>> DurationP50(const std::string& stats_key) override {
     return base_->DurationP50(stats_key);
   }
+  Result<std::vector<PipelineStateRecord>> ListPipelineStates() override {
+    return base_->ListPipelineStates();
+  }
+  Result<std::optional<PipelineStateRecord>> GetPipelineState(const std::string& name) override {
+    return base_->GetPipelineState(name);
+  }
+  Result<std::vector<PipelineVersionRecord>> PipelineVersions(const std::string& name) override {
+    return base_->PipelineVersions(name);
+  }
+  Result<std::optional<std::string>> RunOfTriggerKey(const std::string& name,
+                                                     const std::string& key) override {
+    return base_->RunOfTriggerKey(name, key);
+  }
   Result<uint64_t> BumpEpoch() override { return base_->BumpEpoch(); }
   Result<uint64_t> Epoch() override { return base_->Epoch(); }
 

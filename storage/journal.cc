@@ -206,7 +206,7 @@ int Journal::WriteBatch(MDB_txn* txn, const Batch& batch, uint64_t first_seq,
     MDB_val v = Val(value);
     if ((rc = mdb_put(txn, e.stats, &k, &v, 0)) != 0) return rc;
   }
-  return 0;
+  return WriteRegistry(txn, batch);
 }
 
 Status Journal::Commit(Batch& batch) {

@@ -98,6 +98,13 @@ class Journal final : public RunStore {
   // Runs whose status is not final, for recovery; ordered by run id.
   Result<std::vector<RunRecord>> UnfinishedRuns() override;
 
+  // registry: see RunStore (journal_registry.cc).
+  Result<std::vector<PipelineStateRecord>> ListPipelineStates() override;
+  Result<std::optional<PipelineStateRecord>> GetPipelineState(const std::string& name) override;
+  Result<std::vector<PipelineVersionRecord>> PipelineVersions(const std::string& name) override;
+  Result<std::optional<std::string>> RunOfTriggerKey(const std::string& name,
+                                                     const std::string& key) override;
+
   // Increments and durably stores the coordinator epoch, returning the new
   // value (1 on a fresh journal). Writer thread only.
   Result<uint64_t> BumpEpoch() override;
@@ -162,6 +169,11 @@ class Journal final : public RunStore {
   // Writes one run record and its indexes; `create`: MDB_KEYEXIST rather
   // than replace a stored record.
   int WriteRun(MDB_txn* txn, const RunRecord& r, bool create);
+  // registry: writes the batch's versions, states and trigger keys.
+  int WriteRegistry(MDB_txn* txn, const Batch& batch);
+  // registry: removes from `hashes` the snapshots a registered version names
+  // (retention never deletes those).
+  int KeepRegisteredHashes(MDB_txn* txn, std::set<std::string>* hashes);
   Status GrowMap();
   Status AdoptMapSize() const;
   Status Error(int rc, const std::string& what) const;

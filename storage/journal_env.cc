@@ -121,6 +121,7 @@ Status Journal::OpenEnv() {
     const char* name;
     MDB_dbi* dbi;
     unsigned flags;
+    bool* missing = nullptr;  // set when absent from a read-only journal
   };
   const Db dbs[] = {
       {"transitions", &e.transitions, 0},
@@ -133,9 +134,14 @@ Status Journal::OpenEnv() {
       {"pipelines", &e.pipelines, 0},
       {"stats", &e.stats, 0},
       {"meta", &e.meta, 0},
+      {"registry", &e.registry, 0, &e.registry_missing},
   };
   for (const Db& db : dbs) {
     rc = mdb_dbi_open(txn, db.name, db.flags | (options_.read_only ? 0 : MDB_CREATE), db.dbi);
+    if (rc == MDB_NOTFOUND && options_.read_only && db.missing != nullptr) {
+      *db.missing = true;
+      continue;
+    }
     if (rc != 0) {
       mdb_txn_abort(txn);
       if (rc == MDB_NOTFOUND) {

@@ -192,6 +192,7 @@ int Journal::GcRemoveUnreferencedPipelines(MDB_txn* txn, const std::set<std::str
     }
     if (rc != 0 && rc != MDB_NOTFOUND) return rc;
   }
+  if (int rc = KeepRegisteredHashes(txn, &unreferenced); rc != 0) return rc;
   for (const std::string& hash : unreferenced) {
     MDB_val k = Val(hash);
     int rc = mdb_del(txn, env_->pipelines, &k, nullptr);

@@ -49,6 +49,9 @@ struct Journal::Env {
   MDB_dbi pipelines = 0;     // hash -> canonical JSON, immutable
   MDB_dbi stats = 0;         // stats key -> last durations
   MDB_dbi meta = 0;          // schema_version, epoch
+  MDB_dbi registry = 0;      // registry: versions, states, trigger keys
+  // registry: a read-only journal written before the table existed.
+  bool registry_missing = false;
 
   ~Env() {
     if (env != nullptr) mdb_env_close(env);

@@ -49,6 +49,13 @@ Status MemoryRunStore::Commit(RunBatch& batch) {
     kept.push_back(duration);
     if (kept.size() > kDurationsKept) kept.erase(kept.begin());
   }
+  for (const PipelineVersionRecord& r : batch.pipeline_versions()) {
+    versions_.emplace(std::make_pair(r.name, r.version), r);
+  }
+  for (const PipelineStateRecord& r : batch.pipeline_states()) states_[r.name] = r;
+  for (const TriggerKeyRecord& r : batch.trigger_keys()) {
+    trigger_keys_.emplace(std::make_pair(r.name, r.key), r.run_id);
+  }
   ++commits_;
   batch.Clear();
   return Status::Ok();
@@ -126,6 +133,36 @@ Result<std::optional<Micros>> MemoryRunStore::DurationP50(const std::string& sta
   const size_t n = d.size();
   Micros p50 = n % 2 == 1 ? d[n / 2] : d[n / 2 - 1] + (d[n / 2] - d[n / 2 - 1]) / 2;
   return std::optional<Micros>(p50);
+}
+
+Result<std::vector<PipelineStateRecord>> MemoryRunStore::ListPipelineStates() {
+  std::vector<PipelineStateRecord> out;
+  for (const auto& [name, state] : states_) out.push_back(state);
+  return out;
+}
+
+Result<std::optional<PipelineStateRecord>> MemoryRunStore::GetPipelineState(
+    const std::string& name) {
+  auto it = states_.find(name);
+  if (it == states_.end()) return std::optional<PipelineStateRecord>();
+  return std::optional<PipelineStateRecord>(it->second);
+}
+
+Result<std::vector<PipelineVersionRecord>> MemoryRunStore::PipelineVersions(
+    const std::string& name) {
+  std::vector<PipelineVersionRecord> out;
+  for (auto it = versions_.lower_bound({name, 0}); it != versions_.end() && it->first.first == name;
+       ++it) {
+    out.push_back(it->second);
+  }
+  return out;
+}
+
+Result<std::optional<std::string>> MemoryRunStore::RunOfTriggerKey(const std::string& name,
+                                                                   const std::string& key) {
+  auto it = trigger_keys_.find({name, key});
+  if (it == trigger_keys_.end()) return std::optional<std::string>();
+  return std::optional<std::string>(it->second);
 }
 
 }  // namespace apollo11::storage

@@ -34,6 +34,11 @@ class MemoryRunStore final : public RunStore {
   Result<std::optional<ExecutionRecord>> GetExecution(const std::string& exec_id) override;
   Result<std::optional<std::string>> GetPipeline(const std::string& hash) override;
   Result<std::optional<Micros>> DurationP50(const std::string& stats_key) override;
+  Result<std::vector<PipelineStateRecord>> ListPipelineStates() override;
+  Result<std::optional<PipelineStateRecord>> GetPipelineState(const std::string& name) override;
+  Result<std::vector<PipelineVersionRecord>> PipelineVersions(const std::string& name) override;
+  Result<std::optional<std::string>> RunOfTriggerKey(const std::string& name,
+                                                     const std::string& key) override;
   Result<uint64_t> BumpEpoch() override { return ++epoch_; }
   Result<uint64_t> Epoch() override { return epoch_; }
 
@@ -48,6 +53,10 @@ class MemoryRunStore final : public RunStore {
   std::map<std::string, RunRecord> runs_;              // by run id
   std::map<std::string, std::string> pipelines_;       // by hash
   std::map<std::string, std::vector<Micros>> durations_;
+  // registry
+  std::map<std::pair<std::string, uint32_t>, PipelineVersionRecord> versions_;
+  std::map<std::string, PipelineStateRecord> states_;
+  std::map<std::pair<std::string, std::string>, std::string> trigger_keys_;  // -> run id
   std::string last_created_;
   uint64_t last_seq_ = 0;
   uint64_t epoch_ = 0;

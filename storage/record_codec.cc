@@ -10,6 +10,7 @@ namespace {
 constexpr uint8_t kTransitionFormat = 1;
 constexpr uint8_t kExecutionFormat = 1;
 constexpr uint8_t kRunFormat = 1;
+constexpr uint8_t kRegistryFormat = 1;
 
 using Packer = msgpack::packer<msgpack::sbuffer>;
 
@@ -196,7 +197,7 @@ Result<ExecutionRecord> DecodeExecution(std::string_view exec_id, std::string_vi
 std::string EncodeRun(const RunRecord& r) {
   msgpack::sbuffer buf(128);
   Packer pk(buf);
-  pk.pack_array(11);
+  pk.pack_array(12);
   pk.pack(kRunFormat);
   pk.pack(r.pipeline_name);
   pk.pack(r.pipeline_hash);
@@ -208,6 +209,7 @@ std::string EncodeRun(const RunRecord& r) {
   pk.pack(r.reason);
   pk.pack(r.params);
   pk.pack_nil();  // reserved
+  pk.pack(r.pipeline_version);
   return Take(buf);
 }
 
@@ -224,6 +226,80 @@ Result<RunRecord> DecodeRun(std::string_view run_id, std::string_view value) {
     f.Next(r.task_count);
     f.Next(r.reason);
     f.Next(r.params);
+    f.Skip();  // reserved
+    f.Next(r.pipeline_version);
+  });
+  if (!s.ok()) return s;
+  return r;
+}
+
+std::string EncodePipelineVersion(const PipelineVersionRecord& r) {
+  msgpack::sbuffer buf(64);
+  Packer pk(buf);
+  pk.pack_array(4);
+  pk.pack(kRegistryFormat);
+  pk.pack(r.hash);
+  pk.pack(r.added_at);
+  pk.pack(r.added_by);
+  return Take(buf);
+}
+
+Result<PipelineVersionRecord> DecodePipelineVersion(std::string_view name, uint32_t version,
+                                                    std::string_view value) {
+  PipelineVersionRecord r;
+  r.name = std::string(name);
+  r.version = version;
+  Status s = DecodeArray("pipeline version", value, kRegistryFormat, [&](FieldReader& f) {
+    f.Next(r.hash);
+    f.Next(r.added_at);
+    f.Next(r.added_by);
+  });
+  if (!s.ok()) return s;
+  return r;
+}
+
+std::string EncodePipelineState(const PipelineStateRecord& r) {
+  msgpack::sbuffer buf(64);
+  Packer pk(buf);
+  pk.pack_array(6);
+  pk.pack(kRegistryFormat);
+  pk.pack(r.active);
+  pk.pack(r.latest);
+  pk.pack(r.paused);
+  pk.pack(r.changed_at);
+  pk.pack(r.paused_by);
+  return Take(buf);
+}
+
+Result<PipelineStateRecord> DecodePipelineState(std::string_view name, std::string_view value) {
+  PipelineStateRecord r;
+  r.name = std::string(name);
+  Status s = DecodeArray("pipeline state", value, kRegistryFormat, [&](FieldReader& f) {
+    f.Next(r.active);
+    f.Next(r.latest);
+    f.Next(r.paused);
+    f.Next(r.changed_at);
+    f.Next(r.paused_by);
+  });
+  if (!s.ok()) return s;
+  return r;
+}
+
+std::string EncodeTriggerKey(const TriggerKeyRecord& r) {
+  msgpack::sbuffer buf(48);
+  Packer pk(buf);
+  pk.pack_array(3);
+  pk.pack(kRegistryFormat);
+  pk.pack(r.run_id);
+  pk.pack(r.at);
+  return Take(buf);
+}
+
+Result<TriggerKeyRecord> DecodeTriggerKey(std::string_view value) {
+  TriggerKeyRecord r;
+  Status s = DecodeArray("trigger key", value, kRegistryFormat, [&](FieldReader& f) {
+    f.Next(r.run_id);
+    f.Next(r.at);
   });
   if (!s.ok()) return s;
   return r;

@@ -35,6 +35,15 @@ std::string EncodeExecutionValue(std::string_view record, const std::vector<uint
 // (empty for a value without them). Corrupt when either part does not decode.
 Status SplitExecutionValue(std::string_view value, std::string_view* record,
                            std::vector<uint64_t>* seqs);
+// registry: the values of the registry table; the key-derived fields (name,
+// version, key) are not encoded and are passed to the decoders.
+std::string EncodePipelineVersion(const PipelineVersionRecord& r);
+Result<PipelineVersionRecord> DecodePipelineVersion(std::string_view name, uint32_t version,
+                                                    std::string_view value);
+std::string EncodePipelineState(const PipelineStateRecord& r);
+Result<PipelineStateRecord> DecodePipelineState(std::string_view name, std::string_view value);
+std::string EncodeTriggerKey(const TriggerKeyRecord& r);
+Result<TriggerKeyRecord> DecodeTriggerKey(std::string_view value);
 
 // Big-endian u64, so byte order is numeric order (LMDB compares with memcmp).
 std::string EncodeSeqKey(uint64_t seq);

@@ -91,6 +91,35 @@ struct RunRecord {
   uint32_t task_count = 0;
   std::string reason;  // why it ended
   std::map<std::string, std::string> params;
+  // registry: the registered version (NAME@VERSION) the run is pinned to; 0
+  // for a run of a pipeline submitted as a file, not from the registry.
+  uint32_t pipeline_version = 0;
+};
+
+// registry: one registered version of a pipeline, NAME@VERSION, its snapshot
+// stored by `hash` in the pipeline snapshots. Immutable once stored.
+struct PipelineVersionRecord {
+  std::string name;
+  uint32_t version = 0;  // 1, 2, ... per name; never reused, also after rm
+  std::string hash;      // content hash of the resolved snapshot
+  Micros added_at = 0;
+  std::string added_by;  // "cli", "http", ...
+};
+
+// registry: where one registered pipeline name stands.
+struct PipelineStateRecord {
+  std::string name;
+  uint32_t active = 0;  // the version new runs use by default; 0 = removed
+  uint32_t latest = 0;  // the highest version ever assigned
+  bool paused = false;  // no new scheduled or triggered runs while set
+  Micros changed_at = 0;
+  std::string paused_by;  // who paused it (empty when not paused)
+};
+
+// registry: the run an idempotency (trigger) key of a pipeline started.
+struct TriggerKeyRecord {
+  std::string name, key, run_id;
+  Micros at = 0;
 };
 
 }  // namespace apollo11::storage

@@ -34,9 +34,18 @@ class RunBatch {
   void RecordDuration(const std::string& stats_key, Micros duration) {
     durations_.emplace_back(stats_key, duration);
   }
+  // registry: stores a version of a registered pipeline; immutable, so
+  // ignored when (r.name, r.version) is present.
+  void PutPipelineVersion(const PipelineVersionRecord& r) { versions_.push_back(r); }
+  // registry: replaces the state of pipeline r.name.
+  void PutPipelineState(const PipelineStateRecord& r) { states_.push_back(r); }
+  // registry: records that key r.key of pipeline r.name started run r.run_id;
+  // a key stored already keeps its first run.
+  void PutTriggerKey(const TriggerKeyRecord& r) { trigger_keys_.push_back(r); }
   bool empty() const {
     return transitions_.empty() && executions_.empty() && runs_.empty() && created_runs_.empty() &&
-           pipelines_.empty() && durations_.empty();
+           pipelines_.empty() && durations_.empty() && versions_.empty() && states_.empty() &&
+           trigger_keys_.empty();
   }
   size_t transitions() const { return transitions_.size(); }
   // Forgets everything appended (a store's Commit does this after success).
@@ -47,6 +56,9 @@ class RunBatch {
     created_runs_.clear();
     pipelines_.clear();
     durations_.clear();
+    versions_.clear();
+    states_.clear();
+    trigger_keys_.clear();
   }
 
   // What was appended, in order, for the stores that write it.
@@ -60,6 +72,9 @@ class RunBatch {
   }
   // (stats key, duration) pairs.
   const std::vector<std::pair<std::string, Micros>>& duration_samples() const { return durations_; }
+  const std::vector<PipelineVersionRecord>& pipeline_versions() const { return versions_; }
+  const std::vector<PipelineStateRecord>& pipeline_states() const { return states_; }
+  const std::vector<TriggerKeyRecord>& trigger_keys() const { return trigger_keys_; }
 
  private:
   std::vector<TransitionRecord> transitions_;
@@ -68,6 +83,9 @@ class RunBatch {
   std::vector<RunRecord> created_runs_;
   std::vector<std::pair<std::string, std::string>> pipelines_;
   std::vector<std::pair<std::string, Micros>> durations_;
+  std::vector<PipelineVersionRecord> versions_;
+  std::vector<PipelineStateRecord> states_;
+  std::vector<TriggerKeyRecord> trigger_keys_;
 };
 
 }  // namespace apollo11::storage

@@ -58,6 +58,18 @@ class RunStore {
   // two middle ones for an even count); nullopt without history.
   virtual Result<std::optional<Micros>> DurationP50(const std::string& stats_key) = 0;
 
+  // registry: the state of every registered pipeline name (removed ones
+  // too, with active = 0), ordered by name.
+  virtual Result<std::vector<PipelineStateRecord>> ListPipelineStates() = 0;
+  // registry: the state of pipeline `name`; nullopt when never registered.
+  virtual Result<std::optional<PipelineStateRecord>> GetPipelineState(const std::string& name) = 0;
+  // registry: the versions of pipeline `name`, oldest first (empty when none).
+  virtual Result<std::vector<PipelineVersionRecord>> PipelineVersions(const std::string& name) = 0;
+  // registry: the run that trigger key `key` of pipeline `name` started;
+  // nullopt when the key is unknown.
+  virtual Result<std::optional<std::string>> RunOfTriggerKey(const std::string& name,
+                                                             const std::string& key) = 0;
+
   // Increments and durably stores the coordinator epoch, returning the new
   // value (1 on a fresh store). Writer thread only.
   virtual Result<uint64_t> BumpEpoch() = 0;

@@ -18,10 +18,14 @@ _apollo11() {
   if [[ ${cmd##*/} == apollo11-node ]]; then
     subs="start"
   else
-    subs="validate run history runs status submit cancel workers explain confirm keygen logs gc trace"
+    subs="validate run history runs status submit cancel workers explain confirm keygen logs gc trace pipelines trigger pause unpause"
   fi
   if [[ $COMP_CWORD -eq 1 ]]; then
     COMPREPLY=($(compgen -W "$subs --help --version" -- "$cur"))
+    return
+  fi
+  if [[ $sub == pipelines && $COMP_CWORD -eq 2 && $cur != -* ]]; then
+    COMPREPLY=($(compgen -W "list add show versions diff rm" -- "$cur"))
     return
   fi
   case $prev in

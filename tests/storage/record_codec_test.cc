@@ -173,4 +173,30 @@ TEST_CASE("an execution value carries its seqs after the record, and older value
 }
 
 }  // namespace
+
+TEST_CASE("a run record written before pipeline_version decodes as unpinned",
+          "[storage][codec][registry]") {
+  RunRecord r;
+  r.pipeline_name = "etl.daily";
+  r.pipeline_version = 3;
+  r.params = {{"day", "2026-01-01"}};
+  auto back = codec::DecodeRun("r1", codec::EncodeRun(r));
+  REQUIRE(back.ok());
+  CHECK(back->pipeline_version == 3);
+
+  // The 11-field layout written before pipeline_version existed.
+  std::string full = codec::EncodeRun(r);
+  msgpack::object_handle h = msgpack::unpack(full.data(), full.size());
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> pk(buf);
+  const msgpack::object_array& a = h.get().via.array;
+  pk.pack_array(11);
+  for (uint32_t i = 0; i < 11; ++i) pk.pack(a.ptr[i]);
+  auto old = codec::DecodeRun("r1", std::string(buf.data(), buf.size()));
+  REQUIRE(old.ok());
+  CHECK(old->pipeline_name == "etl.daily");
+  CHECK(old->params.at("day") == "2026-01-01");
+  CHECK(old->pipeline_version == 0);
+}
+
 }  // namespace apollo11::storage

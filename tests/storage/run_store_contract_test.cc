@@ -185,6 +185,98 @@ TEST_CASE("the in-memory store keeps the RunStore contract", "[storage][run_stor
   CheckContract(store);
 }
 
+// registry: versions, states and trigger keys read back the same from both
+// stores; a version and a trigger key keep their first value.
+void CheckRegistryContract(RunStore& store) {
+  CHECK(store.ListPipelineStates()->empty());
+  CHECK_FALSE(store.GetPipelineState("etl.daily")->has_value());
+  CHECK(store.PipelineVersions("etl.daily")->empty());
+  CHECK_FALSE(store.RunOfTriggerKey("etl.daily", "k1")->has_value());
+
+  RunBatch batch;
+  for (uint32_t v : {2u, 1u}) {
+    PipelineVersionRecord r{"etl.daily", v, "sha256:h" + std::to_string(v), 10 * v, "cli"};
+    batch.PutPipelineVersion(r);
+  }
+  batch.PutPipelineVersion({"etl", 1, "sha256:other", 5, "http"});
+  batch.PutPipelineState({"etl.daily", 2, 2, false, 20, ""});
+  batch.PutPipelineState({"etl", 1, 1, true, 30, "user"});
+  batch.PutTriggerKey({"etl.daily", "k1", "run-1", 40});
+  REQUIRE(store.Commit(batch).ok());
+  CHECK(batch.empty());
+  CHECK(store.last_seq() == 0);  // registry entries are not transitions
+
+  auto versions = store.PipelineVersions("etl.daily");
+  REQUIRE(versions.ok());
+  REQUIRE(versions->size() == 2);
+  CHECK((*versions)[0].version == 1);
+  CHECK((*versions)[1].version == 2);
+  CHECK((*versions)[1].hash == "sha256:h2");
+  CHECK((*versions)[1].added_at == 20);
+  CHECK((*versions)[1].added_by == "cli");
+  CHECK(store.PipelineVersions("etl")->size() == 1);
+  CHECK(store.PipelineVersions("et")->empty());
+
+  auto states = store.ListPipelineStates();
+  REQUIRE(states.ok());
+  REQUIRE(states->size() == 2);
+  CHECK((*states)[0].name == "etl");
+  CHECK((*states)[0].paused);
+  CHECK((*states)[0].paused_by == "user");
+  CHECK((*states)[1].name == "etl.daily");
+  CHECK((*states)[1].active == 2);
+
+  batch.PutPipelineVersion({"etl.daily", 1, "sha256:changed", 99, "x"});
+  batch.PutTriggerKey({"etl.daily", "k1", "run-2", 50});
+  batch.PutTriggerKey({"etl", "k1", "run-3", 50});
+  batch.PutPipelineState({"etl.daily", 0, 2, true, 60, "ops"});
+  REQUIRE(store.Commit(batch).ok());
+  CHECK((*store.PipelineVersions("etl.daily"))[0].hash == "sha256:h1");
+  CHECK(**store.RunOfTriggerKey("etl.daily", "k1") == "run-1");
+  CHECK(**store.RunOfTriggerKey("etl", "k1") == "run-3");
+  auto state = store.GetPipelineState("etl.daily");
+  REQUIRE(state.ok());
+  REQUIRE(state->has_value());
+  CHECK((*state)->active == 0);
+  CHECK((*state)->latest == 2);
+  CHECK((*state)->paused);
+  CHECK((*state)->changed_at == 60);
+}
+
+TEST_CASE("the journal keeps the registry contract, also after a reopen",
+          "[storage][run_store][registry]") {
+  testing::TempDir tmp;
+  {
+    auto journal = Journal::Open(tmp.path(), {});
+    REQUIRE(journal.ok());
+    CheckRegistryContract(**journal);
+  }
+  auto reopened = Journal::Open(tmp.path(), {});
+  REQUIRE(reopened.ok());
+  CHECK((*reopened)->PipelineVersions("etl.daily")->size() == 2);
+  CHECK(**(*reopened)->RunOfTriggerKey("etl.daily", "k1") == "run-1");
+}
+
+TEST_CASE("the in-memory store keeps the registry contract", "[storage][run_store][registry]") {
+  MemoryRunStore store;
+  CheckRegistryContract(store);
+  MemoryRunStore base;
+  FaultyRunStore faulty(&base);
+  CheckRegistryContract(faulty);
+}
+
+TEST_CASE("a run record keeps its pinned pipeline version", "[storage][run_store][registry]") {
+  testing::TempDir tmp;
+  auto journal = Journal::Open(tmp.path(), {});
+  REQUIRE(journal.ok());
+  RunRecord r = Run("r1", RunStatus::kRunning, 1);
+  r.pipeline_version = 7;
+  RunBatch batch;
+  batch.CreateRun(r);
+  REQUIRE((*journal)->Commit(batch).ok());
+  CHECK((*(*journal)->GetRun("r1"))->pipeline_version == 7);
+}
+
 TEST_CASE("an injected commit failure applies nothing and keeps the batch",
           "[storage][run_store]") {
   MemoryRunStore memory;

@@ -1,0 +1,119 @@
+// registry: `apollo11 trigger NAME[@VERSION] -p k=v ... [--idempotency-key K]
+// [--wait]` and `apollo11 pause|unpause NAME`, against a coordinator's
+// pipeline registry.
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "cli/client_flags.h"
+#include "cli/command.h"
+#include "common/json_dump.h"
+#include "dsl/param_values.h"
+
+namespace apollo11::cli {
+namespace {
+
+struct TriggerFlags : ClientFlags {
+  std::string target;  // NAME or NAME@VERSION
+  std::vector<std::string> params;
+  std::string key;
+  bool wait = false;
+};
+
+Result<std::unique_ptr<RemoteCoordinator>> Remote(const ClientFlags& f) {
+  if (f.Endpoint().empty()) {
+    return Status::InvalidInput(
+        "the pipeline registry lives on a coordinator: pass --coordinator ENDPOINT or set "
+        "APOLLO11_COORDINATOR");
+  }
+  return f.Connect();
+}
+
+int Trigger(const TriggerFlags& f) {
+  actors::RegistryRequest r;
+  r.op = static_cast<uint8_t>(actors::RegistryOp::kTrigger);
+  const size_t at = f.target.find('@');
+  r.name = f.target.substr(0, at);
+  if (at != std::string::npos) r.ref = f.target.substr(at + 1);
+  r.key = f.key;
+  r.actor = "cli";
+  for (const std::string& p : f.params) {
+    Status parsed = dsl::ParseParamArg(p, &r.params);
+    if (!parsed.ok()) return FailCommand("trigger", parsed);
+  }
+  auto remote = Remote(f);
+  if (!remote.ok()) return FailCommand("trigger", remote.status());
+  auto reply = (*remote)->Registry(r);
+  if (!reply.ok()) return FailCommand("trigger", reply.status());
+  const std::string run_id = reply->value("run_id", "");
+  if (f.json && !f.wait) {
+    std::printf("%s\n", SafeJsonDump(*reply, 2).c_str());
+  } else {
+    std::printf("%s\n", run_id.c_str());
+  }
+  std::fflush(stdout);
+  if (reply->value("existing", false)) {
+    std::fprintf(stderr, "apollo11 trigger: key %s started %s already; no new run\n", f.key.c_str(),
+                 run_id.c_str());
+  }
+  if (!f.wait) return kExitOk;
+  FollowHooks hooks;
+  hooks.quiet_poll = std::chrono::milliseconds(200);
+  Status followed = (*remote)->Follow(run_id, hooks);
+  if (!followed.ok()) return FailCommand("trigger", followed);
+  auto run = (*remote)->Query("run", run_id);
+  if (!run.ok()) return FailCommand("trigger", run.status());
+  if (f.json) std::printf("%s\n", SafeJsonDump(*run, 2).c_str());
+  return run->value("state", "") == "SUCCESS" ? kExitOk : kExitRunFailed;
+}
+
+int Pause(const ClientFlags& f, const std::string& name, bool pause) {
+  const char* cmd = pause ? "pause" : "unpause";
+  actors::RegistryRequest r;
+  r.op = static_cast<uint8_t>(pause ? actors::RegistryOp::kPause : actors::RegistryOp::kUnpause);
+  r.name = name;
+  r.actor = "cli";
+  auto remote = Remote(f);
+  if (!remote.ok()) return FailCommand(cmd, remote.status());
+  auto reply = (*remote)->Registry(r);
+  if (!reply.ok()) return FailCommand(cmd, reply.status());
+  if (f.json) {
+    std::printf("%s\n", SafeJsonDump(*reply, 2).c_str());
+  } else if (pause) {
+    std::printf("pipeline %s paused: no new scheduled or triggered runs; running ones go on\n",
+                name.c_str());
+  } else {
+    std::printf("pipeline %s unpaused\n", name.c_str());
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddTriggerCommands(CLI::App& app, int* exit_code) {
+  auto f = std::make_shared<TriggerFlags>();
+  CLI::App* t = app.add_subcommand("trigger", "start a run of a registered pipeline");
+  t->add_option("pipeline", f->target, "NAME, or NAME@VERSION (N, N-HASH or a hash prefix)")
+      ->required();
+  t->add_option("-p,--param", f->params, "a declared param: key=value (repeatable)")
+      ->allow_extra_args(false);
+  t->add_option("--idempotency-key", f->key,
+                "the same key twice starts one run and answers its id both times");
+  t->add_flag("--wait", f->wait, "wait until the run ends; exit with its outcome");
+  AddClientFlags(t, f.get(), kRemoteFlags | kJsonFlag);
+  t->callback([f, exit_code] { *exit_code = Trigger(*f); });
+
+  for (bool pause : {true, false}) {
+    auto pf = std::make_shared<ClientFlags>();
+    auto name = std::make_shared<std::string>();
+    CLI::App* p = app.add_subcommand(
+        pause ? "pause" : "unpause",
+        pause ? "stop new scheduled and triggered runs of a pipeline (running ones go on)"
+              : "let a paused pipeline start runs again");
+    p->add_option("name", *name, "pipeline name")->required();
+    AddClientFlags(p, pf.get(), kRemoteFlags | kJsonFlag);
+    p->callback([pf, name, pause, exit_code] { *exit_code = Pause(*pf, *name, pause); });
+  }
+}
+
+}  // namespace apollo11::cli
