@@ -103,6 +103,8 @@ int HttpStatusOf(const Status& s) {
       return 404;
     case StatusCode::kPermissionDenied:
       return 403;
+    case StatusCode::kNotLeader:
+      return 421;
     case StatusCode::kInvalidInput:
     case StatusCode::kUnsupported:
       return 400;
