@@ -22,7 +22,7 @@ TEST_CASE("other replies and odd endpoints are not taken for a leader", "[ha]") 
   CHECK_FALSE(ParseNotLeader("not the leader").has_value());
   CHECK(ParseNotLeader("not the leader; the leader is tcp://a b") ==
         std::optional<std::string>(""));
-  CHECK(ParseNotLeader(std::string("not the leader; the leader is tcp://a\x01", 32)) ==
+  CHECK(ParseNotLeader(std::string("not the leader; the leader is tcp://a\x01")) ==
         std::optional<std::string>(""));
   CHECK(ParseNotLeader("not the leader; the leader is  tcp://h:1 \n") ==
         std::optional<std::string>("tcp://h:1"));
