@@ -6,8 +6,9 @@ namespace apollo11::alerts {
 
 namespace {
 constexpr std::array<const char*, kAlertTypeCount> kNames = {
-    "retries_exhausted", "timeout",   "run_failed",    "run_canceled", "worker_lost",
-    "backlog_at_cap",    "slow_task", "journal_error", "run_succeeded"};
+    "retries_exhausted", "timeout",   "run_failed",    "run_canceled",  "worker_lost",
+    "backlog_at_cap",    "slow_task", "journal_error", "run_succeeded", "leadership_changed",
+    "lease_lost"};
 }  // namespace
 
 const char* ToString(AlertType type) { return kNames[static_cast<size_t>(type)]; }
@@ -48,6 +49,12 @@ std::string AlertText(const AlertEvent& e) {
       break;
     case AlertType::kJournalError:
       what = "journal cannot commit";
+      break;
+    case AlertType::kLeadershipChanged:
+      what = "coordinator leadership changed";
+      break;
+    case AlertType::kLeaseLost:
+      what = "coordinator lost its leader lease";
       break;
   }
   std::string text = "apollo11: " + what;

@@ -42,5 +42,7 @@ void AddKeygenCommand(CLI::App& app, int* exit_code);
 void AddLogsCommand(CLI::App& app, int* exit_code);
 // trace: one timeline of an execution from the journal and the nodes' logs.
 void AddTraceCommand(CLI::App& app, int* exit_code);
+// election: cluster (HA role, leader, epoch) and `cluster resign`.
+void AddClusterCommand(CLI::App& app, int* exit_code);
 
 }  // namespace apollo11::cli

@@ -2,6 +2,8 @@
 
 #include <curl/curl.h>
 
+#include <algorithm>
+#include <chrono>
 #include <memory>
 
 #include "ha/etcd_codec.h"
@@ -35,7 +37,17 @@ Result<std::string> EtcdClient::Post(const std::string& path, const std::string&
                                      Millis timeout, bool wait_is_answer) {
   std::string failures;
   const size_t n = options_.endpoints.size();
+  // One budget for the whole call, however many endpoints it tries: the
+  // elector must get an answer (or none) before its lease deadline.
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (size_t tried = 0; tried < n; ++tried) {
+    const auto left =
+        std::chrono::duration_cast<Millis>(deadline - std::chrono::steady_clock::now());
+    if (left.count() < 20) {
+      if (!failures.empty()) failures += "; ";
+      failures += "no time left for " + std::to_string(n - tried) + " more";
+      break;
+    }
     const size_t index = (current_ + tried) % n;
     const std::string url = options_.endpoints[index] + path;
     std::unique_ptr<CURL, EasyDeleter> easy(curl_easy_init());
@@ -55,8 +67,8 @@ Result<std::string> EtcdClient::Post(const std::string& path, const std::string&
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, error);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
-                     static_cast<long>(options_.connect_timeout.count()));
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout.count()));
+                     static_cast<long>(std::min(options_.connect_timeout, left).count()));
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(left.count()));
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
     const CURLcode rc = curl_easy_perform(e);
     if (rc == CURLE_OK) {

@@ -17,7 +17,7 @@ namespace apollo11::ha {
 struct EtcdClientOptions {
   std::vector<std::string> endpoints;  // http://host:port, at least one
   Millis connect_timeout{500};         // per endpoint
-  Millis request_timeout{1500};        // per call on one endpoint (campaign: its wait)
+  Millis request_timeout{1500};  // per call, all endpoints tried included (campaign: its wait)
 };
 
 class EtcdClient final : public EtcdPort {

@@ -12,14 +12,16 @@ constexpr Micros kMinWait = 200 * kMicrosPerMilli, kMaxWait = 2 * kMicrosPerSeco
 }  // namespace
 
 std::string EncodeMember(const Member& m) {
-  return nlohmann::json{
-      {"name", m.name}, {"worker", m.worker_endpoint}, {"client", m.client_endpoint}}
+  return nlohmann::json{{"name", m.name},
+                        {"worker", m.worker_endpoint},
+                        {"client", m.client_endpoint},
+                        {"replication", m.replication_endpoint}}
       .dump();
 }
 
 Member DecodeMember(const std::string& value) {
   auto doc = nlohmann::json::parse(value, nullptr, /*allow_exceptions=*/false);
-  Member m{"?", "", ""};
+  Member m{"?", "", "", ""};
   if (!doc.is_object()) return m;
   auto str = [&](const char* k) {
     auto it = doc.find(k);
@@ -28,6 +30,7 @@ Member DecodeMember(const std::string& value) {
   m.name = str("name").empty() ? "?" : str("name");
   m.worker_endpoint = str("worker");
   m.client_endpoint = str("client");
+  m.replication_endpoint = str("replication");
   return m;
 }
 

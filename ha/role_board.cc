@@ -12,7 +12,14 @@ RoleBoard::RoleBoard(const Clock* clock, Member self) : clock_(clock) {
 
 RoleState RoleBoard::Current() const {
   std::lock_guard lock(mu_);
-  return state_;
+  RoleState s = state_;
+  if (s.role == Role::kLeader && !MayAct()) {
+    // Past its deadline a leader is no leader, even before the elector's
+    // thread (maybe blocked in an etcd call) has said so.
+    s.role = Role::kStandby;
+    s.leader = Member{};
+  }
+  return s;
 }
 
 bool RoleBoard::MayAct() const { return leading_.load() && clock_->Steady() < act_until_.load(); }
@@ -47,6 +54,7 @@ void RoleBoard::Publish(Role role, uint64_t epoch, Member leader, Micros act_unt
     next.leader = std::move(leader);
     if (role == Role::kLeader) act_until_.store(act_until);
     leading_.store(role == Role::kLeader);
+    epoch_.store(epoch);
     if (next == state_) return;
     state_ = next;
     now = state_;

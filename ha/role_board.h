@@ -35,6 +35,10 @@ class RoleBoard final : public RoleView {
   void SetActUntil(Micros act_until) { act_until_.store(act_until); }
   // Leadership changes seen (apollo11_ha_failovers_total).
   uint64_t failovers() const { return failovers_.load(); }
+  // Lock-free reads for metrics scrapes: the role (leader only while MayAct)
+  // and the epoch last published.
+  Role role() const { return MayAct() ? Role::kLeader : Role::kStandby; }
+  uint64_t epoch() const { return epoch_.load(); }
 
  private:
   const Clock* clock_;
@@ -47,6 +51,7 @@ class RoleBoard final : public RoleView {
   std::atomic<bool> leading_{false};
   std::atomic<Micros> act_until_{0};
   std::atomic<uint64_t> failovers_{0};
+  std::atomic<uint64_t> epoch_{0};
 };
 
 }  // namespace apollo11::ha

@@ -25,6 +25,9 @@ struct Member {
   std::string name;             // --ha-name
   std::string worker_endpoint;  // where workers connect (first --ha-advertise)
   std::string client_endpoint;  // where clients connect (second --ha-advertise)
+  // Where standbys fetch the journal from (third --ha-advertise; replication
+  // part); empty when not advertised.
+  std::string replication_endpoint;
   bool operator==(const Member&) const = default;
 };
 
@@ -48,7 +51,8 @@ struct RoleState {
 class RoleView {
  public:
   virtual ~RoleView() = default;
-  // A consistent copy of the current state. Any thread.
+  // A consistent copy of the current state. Any thread. Never says leader
+  // once MayAct() is false (the leader's deadline passed).
   virtual RoleState Current() const = 0;
   // True only while this node leads AND its lease is still surely valid by
   // its own steady clock (lease start + TTL - safety margin). Check it right

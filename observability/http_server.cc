@@ -231,8 +231,11 @@ void HttpServer::Routes() {
   Route(s, "GET", "/metrics", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(options_.registry->WriteText(), kPromText);
   });
-  Route(s, "GET", "/healthz", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content("ok\n", "text/plain");
+  Route(s, "GET", "/healthz", [this](const httplib::Request&, httplib::Response& res) {
+    if (!options_.health) return res.set_content("ok\n", "text/plain");
+    nlohmann::json body = options_.health();
+    body["status"] = "ok";
+    SendJson(res, 200, body);
   });
   Route(s, "GET", "/readyz", [this](const httplib::Request&, httplib::Response& res) {
     std::string why;
@@ -380,6 +383,20 @@ void HttpServer::ApiRoutes() {
                                   {"action", action},
                                   {"answer", *answer}});
         });
+  if (options_.cluster) {
+    Route(s, "GET", "/api/cluster", [this](const httplib::Request&, httplib::Response& res) {
+      SendJson(res, 200, options_.cluster());
+    });
+  }
+  if (options_.resign) {
+    Route(s, "POST", "/api/cluster/resign",
+          [this, authorized](const httplib::Request& req, httplib::Response& res) {
+            if (!authorized(req, res)) return;
+            Status s = options_.resign();
+            if (!s.ok()) return SendError(res, HttpStatusOf(s), s.message());
+            SendJson(res, 202, nlohmann::json{{"resign", "requested"}});
+          });
+  }
   Route(s, "POST", "/api/runs/" + id + "/cancel",
         [this, authorized](const httplib::Request& req, httplib::Response& res) {
           if (!authorized(req, res)) return;

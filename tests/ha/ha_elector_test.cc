@@ -16,7 +16,7 @@ namespace {
 // One coordinator's elector, board and journal epoch, stepped by the Sim.
 struct Node {
   Node(FakeEtcd* etcd, const FakeClock* clock, const std::string& name, int64_t ttl = 2)
-      : board(clock, Member{name, "tcp://" + name + ":1", "tcp://" + name + ":2"}),
+      : board(clock, Member{name, "tcp://" + name + ":1", "tcp://" + name + ":2", ""}),
         elector(etcd, clock, &board, ElectorOptions{"test/election", ttl, Millis(0)},
                 ElectorEvents{[this](uint64_t e) {
                                 if (e <= journal_epoch) {

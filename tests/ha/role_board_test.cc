@@ -9,14 +9,14 @@ using ha::Role;
 
 TEST_CASE("a role board starts standby and tells listeners of each change", "[ha]") {
   FakeClock clock;
-  ha::RoleBoard board(&clock, Member{"c1", "tcp://a:1", "tcp://a:2"});
+  ha::RoleBoard board(&clock, Member{"c1", "tcp://a:1", "tcp://a:2", ""});
   CHECK(board.Current().role == Role::kStandby);
   CHECK_FALSE(board.MayAct());
   std::vector<ha::RoleState> seen;
   board.Subscribe([&](const ha::RoleState& s) { seen.push_back(s); });
 
-  board.Publish(Role::kStandby, 5, Member{"c2", "tcp://b:1", "tcp://b:2"}, 0);
-  board.Publish(Role::kStandby, 5, Member{"c2", "tcp://b:1", "tcp://b:2"}, 0);  // no change
+  board.Publish(Role::kStandby, 5, Member{"c2", "tcp://b:1", "tcp://b:2", ""}, 0);
+  board.Publish(Role::kStandby, 5, Member{"c2", "tcp://b:1", "tcp://b:2", ""}, 0);  // no change
   REQUIRE(seen.size() == 1);
   CHECK(seen[0].leader.client_endpoint == "tcp://b:2");
   CHECK(board.failovers() == 0);
@@ -32,7 +32,7 @@ TEST_CASE("a role board starts standby and tells listeners of each change", "[ha
 
 TEST_CASE("a leader may act only until its steady deadline", "[ha]") {
   FakeClock clock;
-  ha::RoleBoard board(&clock, Member{"c1", "tcp://a:1", "tcp://a:2"});
+  ha::RoleBoard board(&clock, Member{"c1", "tcp://a:1", "tcp://a:2", ""});
   board.Publish(Role::kLeader, 3, board.Current().self, clock.Steady() + 1000);
   CHECK(board.MayAct());
   clock.Advance(1000);
@@ -45,11 +45,11 @@ TEST_CASE("a leader may act only until its steady deadline", "[ha]") {
 
 TEST_CASE("an unsubscribed listener is not called", "[ha]") {
   FakeClock clock;
-  ha::RoleBoard board(&clock, Member{"c1", "", ""});
+  ha::RoleBoard board(&clock, Member{"c1", "", "", ""});
   int calls = 0;
   const uint64_t id = board.Subscribe([&](const ha::RoleState&) { ++calls; });
-  board.Publish(Role::kStandby, 1, Member{"c2", "", ""}, 0);
+  board.Publish(Role::kStandby, 1, Member{"c2", "", "", ""}, 0);
   board.Unsubscribe(id);
-  board.Publish(Role::kStandby, 2, Member{"c3", "", ""}, 0);
+  board.Publish(Role::kStandby, 2, Member{"c3", "", "", ""}, 0);
   CHECK(calls == 1);
 }
