@@ -162,6 +162,13 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options)
   std::unique_ptr<HttpServer> s(new HttpServer());
   s->options_ = std::move(options);
   s->server_ = std::make_unique<GuardedHttpServer>(s->options_.limits);
+  if (s->options_.health) {
+    s->server_->SetHealthBody([health = s->options_.health] {
+      nlohmann::json body = health();
+      body["status"] = "ok";
+      return SafeJsonDump(body);
+    });
+  }
   s->server_->set_payload_max_length(kMaxBody);
   // httplib's default sets SO_REUSEPORT, which lets a second node bind the
   // same port and silently share the scrapes. SO_REUSEADDR only: a busy port

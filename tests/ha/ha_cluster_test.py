@@ -71,7 +71,10 @@ class Coordinator:
         status, body = self.get("/healthz")
         if status != 200:
             return None
-        return json.loads(body)
+        try:
+            return json.loads(body)
+        except ValueError:
+            return None
 
     def role(self):
         h = self.health()
@@ -115,7 +118,8 @@ def check(cond, what):
 def case_elect(bin_dir, cs):
     leader = wait_for("one leader", lambda: one_leader(cs), 20)
     standby = next(c for c in cs if c is not leader)
-    h = standby.health()
+    h = wait_for("the standby to learn the leader",
+                 lambda: (lambda h: h if h and h.get("leader") else None)(standby.health()), 5)
     check(h["leader"] == leader.name and h["leader_api"] == leader.api,
           "the standby names the leader and its client endpoint")
     check(standby.get("/readyz")[0] == 503, "/readyz is 503 on the standby")
@@ -163,9 +167,11 @@ def case_sigstop(bin_dir, cs):
     check(new_epoch > old_epoch, "the standby leads in a newer epoch")
     time.sleep(TTL)
     leader.proc.send_signal(signal.SIGCONT)
-    wait_for("the old leader to stand down", lambda: leader.role() == "standby", 5)
-    h = leader.health()
-    check(h["leader"] == standby.name, "the old leader names the new one")
+    wait_for("the old leader to stand down", lambda: leader.role() == "standby", 1)
+    check(True, "the old leader stands down at once on SIGCONT")
+    wait_for("the old leader to name the new one",
+             lambda: (leader.health() or {}).get("leader") == standby.name, 5)
+    check(True, "the old leader names the new one")
     log = open(os.path.join(os.path.dirname(leader.state), leader.name + ".stderr")).read()
     check("lost the leader lease" in log, "the old leader logged the lost lease")
     check("apollo11_ha_role 0" in leader.get("/metrics")[1], "and reports role 0")
