@@ -174,7 +174,6 @@ TEST_CASE("a non-loopback bind needs CURVE keys or --insecure", "[cli][node][sec
   FakeNodeEnv env;
   NodeFlags f;
   f.bind = "tcp://0.0.0.0:7011";
-  f.insecure = true;
   CHECK(Refusal(f, env) ==
         "refusing to bind a non-loopback address (tcp://0.0.0.0:7011, tcp://127.0.0.1:7012) "
         "without CURVE keys; pass --insecure to accept unauthenticated peers on a trusted "
@@ -319,6 +318,7 @@ TEST_CASE("HA flags: off by default, resolved with their defaults, each refusal 
   CHECK(Refusal(f, env).rfind("--ha-advertise tcp://c1:7011: want tcp://HOST:WORKER_PORT", 0) == 0);
   f.ha_advertise.clear();
   f.bind = "tcp://0.0.0.0:7011";
+  f.insecure = true;
   CHECK(Refusal(f, env).rfind(
             "--ha-advertise tcp://HOST:WORKER_PORT,tcp://HOST:CLIENT_PORT is needed", 0) == 0);
   f.ha_advertise = "tcp://c1:7011,tcp://c1:7012";
