@@ -33,6 +33,7 @@ Result<std::unique_ptr<Coordinator>> Coordinator::Start(zmq::context_t& ctx,
   config.scheduler.metrics = config.metrics;
   config.reconciler.metrics = config.metrics;
   config.scheduler.alerts = config.alerts;
+  if (config.standby) config.retention = RetentionOptions{};  // the leader's journal rules
   const std::string prefix = "a11-" + config.instance + "-";
   auto sched_disp = Link(ctx, prefix + "sched-disp");
   if (!sched_disp.ok()) return sched_disp.status();
@@ -56,6 +57,8 @@ Result<std::unique_ptr<Coordinator>> Coordinator::Start(zmq::context_t& ctx,
   sp.log_file = config.log_file;
   sp.health_interval = config.health_interval;
   sp.test_fault = config.test_fault;
+  sp.ha = config.ha;
+  sp.standby = config.standby;
   auto scheduler = transport::Actor::Start(
       ctx, "scheduler", c->supervisor_->Supervise("scheduler", [sp](transport::ActorPipe& pipe) {
         return RunSchedulerLoop(pipe, sp);
@@ -69,6 +72,8 @@ Result<std::unique_ptr<Coordinator>> Coordinator::Start(zmq::context_t& ctx,
   dp.options.epoch = config.epoch;
   dp.options.metrics = config.metrics;
   dp.options.alerts = config.alerts;
+  dp.options.ha = config.ha;
+  dp.options.standby = config.standby;
   dp.heartbeat = config.reconciler.heartbeat;
   dp.reconcile_interval = config.reconcile_interval;
   dp.worker_endpoint = config.worker_endpoint;

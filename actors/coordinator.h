@@ -20,6 +20,7 @@
 #include "actors/scheduler_core.h"
 #include "alerts/sink.h"
 #include "common/clock.h"
+#include "ha/role_view.h"
 #include "storage/journal.h"
 #include "transport/actor.h"
 #include "transport/security.h"
@@ -55,6 +56,15 @@ struct CoordinatorConfig {
   // makes the scheduler's query handler throw, so a test sees a dying actor
   // take its node down. Empty: no fault.
   std::string test_fault;
+  // election: the HA role of an --ha-etcd node (null: no HA, lead as today).
+  // Must outlive the coordinator. With `standby` the coordinator recovers
+  // and schedules nothing, takes no worker and answers only read-only
+  // queries (from the journal); every other client request and every
+  // worker HELLO gets "not the leader; the leader is ENDPOINT"
+  // (ha/not_leader.h). As leader, frames leave for workers only while
+  // ha->MayAct().
+  const ha::RoleView* ha = nullptr;
+  bool standby = false;
 };
 
 class Coordinator {

@@ -26,6 +26,7 @@
 #include "common/clock.h"
 #include "common/log_limiter.h"
 #include "engine/placement.h"
+#include "ha/role_view.h"
 #include "observability/coordinator_metrics.h"
 #include "transport/codec.h"
 #include "transport/key_roles.h"
@@ -67,6 +68,11 @@ struct DispatcherOptions {
   std::function<bool(const std::string& route)> connected;
   observability::CoordinatorMetrics* metrics = nullptr;  // optional; must outlive the core
   alerts::Sink* alerts = nullptr;  // gets worker_lost; null: no alerts; outlives the core
+  // election: CoordinatorConfig::ha and ::standby. A standby refuses every
+  // HELLO with "not the leader; the leader is WORKER_ENDPOINT" and drops
+  // other worker frames.
+  const ha::RoleView* ha = nullptr;
+  bool standby = false;
 };
 
 // Everything one step produced. `to_workers` frames are already encoded.

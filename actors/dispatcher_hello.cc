@@ -10,6 +10,7 @@
 
 #include "actors/dispatcher_core.h"
 #include "common/log_event.h"
+#include "ha/not_leader.h"
 
 namespace apollo11::actors {
 bool IsValidWorkerId(const std::string& id) {
@@ -27,6 +28,15 @@ DispatcherCore::Worker* DispatcherCore::WorkerAt(const std::string& route) {
 bool DispatcherCore::Admitted(const Frame& f, DispatcherOutput* out) {
   using observability::WorkerRefusal;
   const bool hello = f.envelope.type == transport::ToWire(transport::MsgType::kHello);
+  if (options_.standby) {
+    // Every frame, not only HELLO: a worker still heartbeating a coordinator
+    // that stood down learns where to go.
+    ++dropped_frames_;
+    const std::string leader = options_.ha ? options_.ha->Current().leader.worker_endpoint : "";
+    Send(f.identity, transport::MsgType::kRefused, transport::Refused{ha::NotLeaderReply(leader)},
+         out);
+    return false;
+  }
   if (options_.require_worker_role && !transport::MayWork(f.peer.roles)) {
     const std::string why = "key " + f.peer.key + " may not act as a worker (its roles: " +
                             (f.peer.roles ? transport::FormatRoles(f.peer.roles) : "none") +

@@ -180,6 +180,15 @@ void DispatcherLoop::PublishSnapshot() {
 }
 
 void DispatcherLoop::SendOut() {
+  // election: a leader whose lease may have expired sends workers nothing
+  // (its node is about to stand down); what it placed is RUNNING in its
+  // journal and the next leader's claim window sorts it out.
+  const ha::RoleView* ha = p_.options.ha;
+  if (ha != nullptr && !p_.options.standby && !ha->MayAct() && !out_.to_workers.empty()) {
+    spdlog::warn("dispatcher: {} frames to workers not sent: the HA lease may have expired",
+                 out_.to_workers.size());
+    out_.to_workers.clear();
+  }
   // Frames to workers. A peer that is gone fails the send (ROUTER_MANDATORY)
   // and is handed to the core, which may produce more frames: loop.
   for (size_t i = 0; i < out_.to_workers.size(); ++i) {

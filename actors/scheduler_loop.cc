@@ -13,6 +13,7 @@
 #include "actors/query_service.h"
 #include "actors/scheduler_turn.h"
 #include "common/log_limiter.h"
+#include "ha/not_leader.h"
 
 namespace apollo11::actors {
 namespace {
@@ -54,6 +55,11 @@ class SchedulerLoop {
   // (key_roles.h); else answers it with a refusal and returns false.
   bool Permitted(const std::string& identity, const transport::PeerAuth& peer, uint16_t type);
   void RefuseVersion(const std::string& identity, const Envelope& env, uint64_t version);
+  // The reply a refused request of type `t` waits for, with `code` and `why`.
+  void ReplyRefusal(const std::string& identity, InternalType t, StatusCode code,
+                    const std::string& why);
+  // election: a standby's answer to anything but a query.
+  void RefuseNotLeader(const std::string& identity, InternalType t);
 
   // Client requests.
   void OnSubmit(const std::string& identity, Envelope& env);
@@ -127,7 +133,8 @@ Status SchedulerLoop::Start(transport::ActorPipe& pipe) {
   // Recovery before serving: what it stages reaches the dispatcher before
   // the dispatcher starts taking workers' HELLOs (it is started after this
   // actor is ready and reads our messages first).
-  *p_.recovery = core_.Recover();
+  // A standby recovers when it leads (the node starts it anew).
+  if (!p_.standby) *p_.recovery = core_.Recover();
   const RecoveryReport& r = *p_.recovery;
   if (r.runs > 0 || r.failed_runs > 0) {
     spdlog::info(
@@ -216,6 +223,8 @@ void SchedulerLoop::OnClientFrame(const std::string& identity, const transport::
     const uint64_t version = ClientRequestVersion(env_);
     if (version != kClientProtocolVersion) return RefuseVersion(identity, env_, version);
     if (!Permitted(identity, peer, env_.type)) return;
+    if (p_.standby && route.type != InternalType::kQuery)
+      return RefuseNotLeader(identity, route.type);
     return (this->*route.handle)(identity, env_);
   }
   spdlog::warn("scheduler: dropped a client message of unknown type {}", env_.type);
@@ -248,7 +257,13 @@ bool SchedulerLoop::Permitted(const std::string& identity, const transport::Peer
     spdlog::warn("scheduler: refused a client request: {}{}", why,
                  suppressed ? " (" + std::to_string(suppressed) + " more not logged)" : "");
   }
-  const auto code = static_cast<uint8_t>(StatusCode::kPermissionDenied);
+  ReplyRefusal(identity, t, StatusCode::kPermissionDenied, why);
+  return false;
+}
+
+void SchedulerLoop::ReplyRefusal(const std::string& identity, InternalType t, StatusCode status,
+                                 const std::string& why) {
+  const auto code = static_cast<uint8_t>(status);
   switch (t) {
     case InternalType::kSubmitRun:
       sessions_.Reply(identity, InternalType::kSubmitReply, SubmitReply{code, why, ""});
@@ -265,7 +280,11 @@ bool SchedulerLoop::Permitted(const std::string& identity, const transport::Peer
       sessions_.Reply(identity, InternalType::kQueryReply, QueryReply{code, why, "", "", ""});
       break;
   }
-  return false;
+}
+
+void SchedulerLoop::RefuseNotLeader(const std::string& identity, InternalType t) {
+  const std::string leader = p_.ha ? p_.ha->Current().leader.client_endpoint : "";
+  ReplyRefusal(identity, t, StatusCode::kNotLeader, ha::NotLeaderReply(leader));
 }
 
 // A client of another protocol version is told so in the reply it waits

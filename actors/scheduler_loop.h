@@ -12,6 +12,7 @@
 #include "actors/retention.h"
 #include "actors/scheduler_core.h"
 #include "common/clock.h"
+#include "ha/role_view.h"
 #include "storage/journal.h"
 #include "transport/actor.h"
 #include "transport/security.h"
@@ -31,7 +32,9 @@ struct SchedulerLoopParams {
   RetentionOptions retention;
   std::string log_file;  // for the trace_log query; empty: none
   Millis health_interval{60000};
-  std::string test_fault;  // CoordinatorConfig::test_fault
+  std::string test_fault;            // CoordinatorConfig::test_fault
+  const ha::RoleView* ha = nullptr;  // CoordinatorConfig::ha
+  bool standby = false;              // CoordinatorConfig::standby
 };
 
 // Binds the client endpoint, recovers from the journal, signals ready and

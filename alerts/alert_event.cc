@@ -7,7 +7,8 @@ namespace apollo11::alerts {
 namespace {
 constexpr std::array<const char*, kAlertTypeCount> kNames = {
     "retries_exhausted", "timeout",   "run_failed",    "run_canceled",  "worker_lost",
-    "backlog_at_cap",    "slow_task", "journal_error", "run_succeeded", "pipeline_rejected"};
+    "backlog_at_cap",    "slow_task", "journal_error", "run_succeeded", "leadership_changed",
+    "lease_lost",        "pipeline_rejected"};
 }  // namespace
 
 const char* ToString(AlertType type) { return kNames[static_cast<size_t>(type)]; }
@@ -51,6 +52,12 @@ std::string AlertText(const AlertEvent& e) {
       break;
     case AlertType::kPipelineRejected:
       what = "a new version was rejected";
+      break;
+    case AlertType::kLeadershipChanged:
+      what = "coordinator leadership changed";
+      break;
+    case AlertType::kLeaseLost:
+      what = "coordinator lost its leader lease";
       break;
   }
   std::string text = "apollo11: " + what;

@@ -17,7 +17,10 @@ const char* SeverityOf(AlertType type) {
     case AlertType::kSlowTask:
     case AlertType::kBacklogAtCap:
     case AlertType::kRunCanceled:
+    case AlertType::kLeadershipChanged:
       return "warning";
+    case AlertType::kLeaseLost:
+      return "error";
     case AlertType::kRunSucceeded:
       return "info";
   }

@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   apollo11::cli::AddTraceCommand(app, &exit_code);
   apollo11::cli::AddPipelinesCommand(app, &exit_code);  // registry
   apollo11::cli::AddTriggerCommands(app, &exit_code);   // registry
+  apollo11::cli::AddClusterCommand(app, &exit_code);
   if (auto code = apollo11::cli::CheckSubcommand(app, argc, argv)) return *code;
   try {
     app.parse(argc, argv);

@@ -46,5 +46,7 @@ void AddTraceCommand(CLI::App& app, int* exit_code);
 void AddPipelinesCommand(CLI::App& app, int* exit_code);
 // registry: trigger, pause, unpause.
 void AddTriggerCommands(CLI::App& app, int* exit_code);
+// election: cluster (HA role, leader, epoch) and `cluster resign`.
+void AddClusterCommand(CLI::App& app, int* exit_code);
 
 }  // namespace apollo11::cli

@@ -11,6 +11,7 @@
 #include "cli/state_dir.h"
 #include "cli/version.h"
 #include "executor/task_inputs.h"
+#include "ha/not_leader.h"
 #include "observability/process_metrics.h"
 
 namespace apollo11::cli {
@@ -62,7 +63,8 @@ Status Node::StartActors() {
 }
 
 Status Node::StartCoordinator() {
-  auto epoch = journal_->BumpEpoch();
+  // election: with HA the epoch is a term's, journaled when it is won.
+  auto epoch = config_.ha.enabled() ? journal_->Epoch() : journal_->BumpEpoch();
   if (!epoch.ok()) return Fail(NodeStage::kEpoch, epoch.status());
   epoch_ = *epoch;
   if (!config_.authorized.empty()) {
@@ -84,17 +86,12 @@ Status Node::StartCoordinator() {
   auto notifier = StartNotifier(config_.alert_rules);
   if (!notifier.ok()) return Fail(NodeStage::kNotifier, notifier.status());
   alerts_.Swap(std::move(*notifier));
-  actors::CoordinatorConfig cc = config_.coordinator_config;
-  cc.alerts = &alerts_;
-  if (cc.instance.empty()) cc.instance = "node" + std::to_string(::getpid());
-  cc.epoch = epoch_;
   if (config_.http_bind != "off") {  // nobody could read them otherwise
     coordinator_metrics_ = std::make_unique<observability::CoordinatorMetrics>(registry_);
-    cc.metrics = coordinator_metrics_.get();
   }
-  auto coordinator = actors::Coordinator::Start(ctx_, journal_.get(), clock_, std::move(cc));
-  if (!coordinator.ok()) return Fail(NodeStage::kCoordinator, coordinator.status());
-  coordinator_ = std::move(*coordinator);
+  if (config_.ha.enabled()) StartHa();
+  Status started = StartCoordinatorActors(config_.ha.enabled(), epoch_);
+  if (!started.ok()) return Fail(NodeStage::kCoordinator, started);
   if (config_.coordinator_config.retention.older_than.count() > 0) {
     spdlog::info("retention: runs finished more than {} ago are removed every {}",
                  config_.retention_text, config_.retention_interval_text);
@@ -108,6 +105,21 @@ Status Node::StartCoordinator() {
   listening_["recovery_ms"] = static_cast<double>(rec.elapsed_us) / 1000.0;
   spdlog::info("coordinator epoch {} serving workers on {} and clients on {}", epoch_,
                coordinator_->worker_endpoint(), coordinator_->client_endpoint());
+  return Status::Ok();
+}
+
+Status Node::StartCoordinatorActors(bool standby, uint64_t epoch) {
+  actors::CoordinatorConfig cc = config_.coordinator_config;
+  cc.alerts = &alerts_;
+  if (cc.instance.empty()) cc.instance = "node" + std::to_string(::getpid());
+  cc.epoch = epoch;
+  cc.metrics = coordinator_metrics_.get();
+  cc.ha = ha_board_.get();
+  cc.standby = standby;
+  auto coordinator = actors::Coordinator::Start(ctx_, journal_.get(), clock_, std::move(cc));
+  if (!coordinator.ok()) return coordinator.status();
+  coordinator_ = std::move(*coordinator);
+  coordinator_standby_ = standby;
   return Status::Ok();
 }
 
@@ -156,6 +168,25 @@ Status Node::StartHttp() {
   ho.api_token = config_.api_token;
   ho.registry = &registry_;
   ho.node_info = {{"role", config_.role}, {"epoch", epoch_}};
+  if (ha_board_) {
+    const ha::RoleBoard* board = ha_board_.get();
+    ho.health = [board] {
+      const ha::RoleState s = board->Current();
+      return nlohmann::json{{"role", ha::RoleName(s.role)},
+                            {"epoch", s.epoch},
+                            {"leader", s.leader.name},
+                            {"leader_api", s.leader.client_endpoint}};
+    };
+    ho.cluster = [this] { return ClusterJson(); };
+    ho.resign = [this, board] {
+      if (board->role() != ha::Role::kLeader) {
+        return Status::Error(StatusCode::kNotLeader,
+                             ha::NotLeaderReply(board->Current().leader.client_endpoint));
+      }
+      ResignLeadership();
+      return Status::Ok();
+    };
+  }
   if (coordinator_) {
     const auto& curve = config_.coordinator_config.curve;
     api_ = std::make_unique<CoordinatorApi>(coordinator_->client_endpoint(), curve,
@@ -164,8 +195,13 @@ Status Node::StartHttp() {
     ho.recent_alerts = [history = &alert_history_](uint32_t limit) {
       return history->RecentJson(limit);
     };
-    // Ready once the scheduler answers and its last commit succeeded.
-    ho.ready = [api = api_.get()](std::string* why) {
+    // Ready once the scheduler answers and its last commit succeeded (and,
+    // with HA, while this coordinator leads).
+    ho.ready = [api = api_.get(), board = ha_board_.get()](std::string* why) {
+      if (board != nullptr && board->role() != ha::Role::kLeader) {
+        *why = "standby: " + ha::NotLeaderReply(board->Current().leader.client_endpoint);
+        return false;
+      }
       auto health = api->Query("health", "", 0);
       if (!health.ok()) {
         *why = health.status().message();
@@ -206,6 +242,7 @@ std::optional<Status> Node::WorkerFailure() const {
 }
 
 std::optional<Status> Node::ActorFailure() const {
+  if (ha_failure_) return ha_failure_;
   if (std::optional<Status> failure = CoordinatorFailure()) return failure;
   if (std::optional<Status> failure = WorkerFailure()) return failure;
   // Without its ZAP handler a CURVE server admits any key; without its HTTP
@@ -236,6 +273,7 @@ Result<std::unique_ptr<alerts::Notifier>> Node::StartNotifier(
 }
 
 int Node::Run(const sigset_t& signals, Millis poll, const RunHooks& hooks) {
+  if (elector_thread_) poll = std::min(poll, Millis(50));  // follow role changes promptly
   const timespec wait{static_cast<time_t>(poll.count() / 1000),
                       static_cast<long>((poll.count() % 1000) * 1000000)};
   for (;;) {
@@ -259,6 +297,7 @@ int Node::Run(const sigset_t& signals, Millis poll, const RunHooks& hooks) {
       Stop(/*drain=*/true);
       return kExitOk;
     }
+    SyncHaRole();
     if (std::optional<Status> failure = ActorFailure()) {
       spdlog::error("an actor died: {}; stopping the node", failure->ToString());
       if (hooks.stopping) hooks.stopping();
@@ -327,6 +366,9 @@ void Node::Stop(bool drain) {
     }
     worker_.reset();
   }
+  // election: hand leadership over first; the board then says standby and
+  // the coordinator sends workers nothing more.
+  if (elector_thread_) elector_thread_->Stop();
   if (coordinator_) coordinator_->Stop();
   coordinator_.reset();
   alerts_.Swap(nullptr);  // after its producers; delivers what is still folded

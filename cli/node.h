@@ -25,6 +25,10 @@
 #include "cli/node_config.h"
 #include "cli/swappable_alert_sink.h"
 #include "common/clock.h"
+#include "ha/elector_thread.h"
+#include "ha/etcd_client.h"
+#include "ha/ha_elector.h"
+#include "ha/role_board.h"
 #include "observability/coordinator_metrics.h"
 #include "observability/http_server.h"
 #include "observability/metrics_registry.h"
@@ -48,6 +52,7 @@ enum class NodeStage {
   kWorkerLock,   // the worker's own dir is locked by another process
   kWorker,       // the worker actor does not start
   kHttp,         // the HTTP server does not bind
+  kHa,           // election: the term or the coordinator of a new role does not start
 };
 
 class Node {
@@ -124,10 +129,29 @@ class Node {
   // The "listening" line: role, pid, endpoints, epoch, recovery, worker id,
   // HTTP address, as far as they apply.
   const nlohmann::json& listening() const { return listening_; }
+  // election: the node's HA role (null without --ha-etcd). Lives as long as
+  // the node.
+  const ha::RoleView* ha_role() const { return ha_board_.get(); }
+  // election: asks this leader to hand leadership over (no-op on a standby
+  // or without HA). Any thread.
+  void ResignLeadership();
+  // election: /api/cluster's document: this node's role, the leader, the
+  // epoch, and the coordinators known (replication lag fields null until
+  // replication fills them).
+  nlohmann::json ClusterJson() const;
 
  private:
   Status Fail(NodeStage stage, Status status);
   Status StartCoordinator();
+  // Starts the coordinator's actors in `standby` mode or as leader in `epoch`.
+  Status StartCoordinatorActors(bool standby, uint64_t epoch);
+  // election (cli/node_ha.cc): starts the board, the etcd client and the
+  // elector thread.
+  void StartHa();
+  // election: when the board's role differs from the running coordinator's,
+  // restarts the coordinator in the new role (a new leader recovers from the
+  // journal exactly as a restart does). A failure is kept for ActorFailure.
+  void SyncHaRole();
   Status StartWorker();
   Status StartHttp();
   // Starts a notifier for `rules` (null for none) and logs it.
@@ -147,6 +171,8 @@ class Node {
   uint64_t epoch_ = 0;
   nlohmann::json listening_;
   std::vector<FailureSource> failure_sources_;
+  std::optional<Status> ha_failure_;  // election: a role switch that failed
+  bool coordinator_standby_ = false;  // the mode the coordinator runs in
   // Members in destruction order, last first: what is declared later uses
   // what is declared before it.
   zmq::context_t ctx_;
@@ -160,6 +186,12 @@ class Node {
   std::unique_ptr<observability::CoordinatorMetrics> coordinator_metrics_;
   std::unique_ptr<observability::WorkerMetrics> worker_metrics_;
   std::unique_ptr<transport::ZapHandler> zap_;  // after the CURVE servers it guards
+  // election: the role board outlives the coordinator reading it; the
+  // elector thread is stopped first (Stop), then the elector, the client.
+  std::unique_ptr<ha::RoleBoard> ha_board_;
+  std::unique_ptr<ha::EtcdClient> etcd_;
+  std::unique_ptr<ha::HaElector> elector_;
+  std::unique_ptr<ha::ElectorThread> elector_thread_;
   std::unique_ptr<actors::Coordinator> coordinator_;
   std::unique_ptr<actors::WorkerActor> worker_;
   // The HTTP server and its API client go first: they call the coordinator.

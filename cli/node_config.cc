@@ -254,6 +254,9 @@ Result<NodeConfig> ResolveNodeConfig(const NodeFlags& flags, NodeEnv& env) {
   }
   APOLLO11_RETURN_IF_ERROR(ResolveCurve(flags, env, &c));
   APOLLO11_RETURN_IF_ERROR(ResolveHttp(flags, env, &c));
+  auto ha = ResolveHaConfig(flags, env);
+  if (!ha.ok()) return ha.status();
+  c.ha = std::move(*ha);
   c.alert_rules = flags.alert_rules;
   c.alert_fold_window = d->fold_window;
   c.drain_timeout = d->drain_timeout;

@@ -10,6 +10,7 @@
 #include "actors/coordinator.h"
 #include "actors/worker_actor.h"
 #include "alerts/alert_config.h"
+#include "cli/ha_config.h"
 #include "cli/logging_setup.h"
 #include "cli/node_env.h"
 #include "common/duration.h"
@@ -58,6 +59,11 @@ struct NodeFlags {
   std::string api_token_file;
   std::string alert_fold_window = "60s";
   std::vector<alerts::AlertRule> alert_rules;  // the config's `alerts:` list
+  // election (cli/ha_config.h): etcd endpoints (comma-separated), this
+  // coordinator's name, its advertised worker and client endpoints, the
+  // lease TTL.
+  std::string ha_etcd, ha_name, ha_advertise, ha_lease = "5s";
+  std::string ha_election = "apollo11/coordinators";  // the etcd election (one per cluster)
 };
 
 inline constexpr const char* kDefaultCoordinatorHttp = "127.0.0.1:8011";
@@ -92,6 +98,7 @@ struct NodeConfig {
   Millis drain_timeout{300000};  // how long a stop waits for the worker to drain
   // The flags' spelling of durations, for log lines.
   std::string drain_timeout_text, retention_text, retention_interval_text, alert_fold_window_text;
+  HaConfig ha;  // election: off unless --ha-etcd
 };
 
 // Where the node's log lines go: stderr as `flags` say, and the JSON copy

@@ -153,6 +153,21 @@ void AddStartFlags(CLI::App* start, NodeFlags* f) {
   start->add_option("--api-token-file", f->api_token_file, "file holding the API token");
   start->add_option("--alert-fold-window", f->alert_fold_window,
                     "coordinator: repeats of an alert within it are delivered once, with a count");
+  start->add_option("--ha-etcd", f->ha_etcd,
+                    "coordinator: etcd client URLs (http://H:2379,...): elect one leader among "
+                    "the coordinators (docs/ha.md); default: no HA");
+  start->add_option("--ha-name", f->ha_name,
+                    "coordinator: this coordinator's name in the "
+                    "election (default: the host name)");
+  start->add_option("--ha-advertise", f->ha_advertise,
+                    "coordinator: tcp://HOST:WORKER_PORT,tcp://HOST:CLIENT_PORT that standbys "
+                    "name while this one leads (default: --bind,--api-bind)");
+  start->add_option("--ha-election", f->ha_election,
+                    "coordinator: the etcd election name; coordinators of one cluster share it "
+                    "(default apollo11/coordinators)");
+  start->add_option("--ha-lease", f->ha_lease,
+                    "coordinator: the leader's etcd lease TTL (default 5s); it stands down "
+                    "before the lease can expire");
 }
 
 // What SIGHUP reloads: the config file's alert rules and the flags'

@@ -24,6 +24,8 @@ const char* StatusCodeName(StatusCode code) {
       return "internal error";
     case StatusCode::kPermissionDenied:
       return "permission denied";
+    case StatusCode::kNotLeader:
+      return "not the leader";
   }
   return "unknown";
 }

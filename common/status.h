@@ -25,6 +25,7 @@ enum class StatusCode {
   kUnsupported,       // valid but not available in this build or mode
   kInternal,          // a bug: an invariant did not hold
   kPermissionDenied,  // the caller's key role does not allow it (key_roles.h)
+  kNotLeader,         // election: a standby coordinator; the message names the leader (ha/not_leader.h)
 };
 
 const char* StatusCodeName(StatusCode code);

@@ -345,7 +345,13 @@ void GuardedHttpServer::ReadLoop(std::stop_token stop) {
         keep.push_back(std::move(conns[i]));
       } else if (step == Step::kComplete && IsHealthCheck(c.head.text)) {
         // Answered here, so it never waits for a worker, however busy.
-        Linger(c, kHealthy);
+        if (health_body_) {
+          const std::string body = health_body_();
+          Linger(c, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+                        std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body);
+        } else {
+          Linger(c, kHealthy);
+        }
         keep.push_back(std::move(conns[i]));
       } else if (step == Step::kComplete) {
         std::shared_ptr<Conn> done(std::move(conns[i]));

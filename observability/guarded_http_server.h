@@ -17,6 +17,7 @@
 
 #include <httplib.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -32,6 +33,10 @@ class GuardedHttpServer : public httplib::Server {
  public:
   explicit GuardedHttpServer(const HttpLimits& limits);
   ~GuardedHttpServer() override;
+
+  // election: the JSON body GET /healthz answers (called on the reader
+  // thread; must not block); unset: "ok". Set before Start.
+  void SetHealthBody(std::function<std::string()> body) { health_body_ = std::move(body); }
 
   // Starts the reader thread and the workers; false (errno set) when the
   // wake-up pipe cannot be made.
@@ -67,6 +72,7 @@ class GuardedHttpServer : public httplib::Server {
   bool Admit(const std::string& ip);
 
   const HttpLimits limits_;
+  std::function<std::string()> health_body_;
   int wake_[2] = {-1, -1};  // pipe: a new connection or stop
   std::unique_ptr<httplib::ThreadPool> workers_;
   std::jthread reader_;

@@ -103,6 +103,8 @@ int HttpStatusOf(const Status& s) {
       return 404;
     case StatusCode::kPermissionDenied:
       return 403;
+    case StatusCode::kNotLeader:
+      return 421;
     case StatusCode::kInvalidInput:
     case StatusCode::kUnsupported:
       return 400;
@@ -160,6 +162,13 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options)
   std::unique_ptr<HttpServer> s(new HttpServer());
   s->options_ = std::move(options);
   s->server_ = std::make_unique<GuardedHttpServer>(s->options_.limits);
+  if (s->options_.health) {
+    s->server_->SetHealthBody([health = s->options_.health] {
+      nlohmann::json body = health();
+      body["status"] = "ok";
+      return SafeJsonDump(body);
+    });
+  }
   s->server_->set_payload_max_length(kMaxBody);
   // httplib's default sets SO_REUSEPORT, which lets a second node bind the
   // same port and silently share the scrapes. SO_REUSEADDR only: a busy port
@@ -229,8 +238,11 @@ void HttpServer::Routes() {
   Route(s, "GET", "/metrics", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(options_.registry->WriteText(), kPromText);
   });
-  Route(s, "GET", "/healthz", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content("ok\n", "text/plain");
+  Route(s, "GET", "/healthz", [this](const httplib::Request&, httplib::Response& res) {
+    if (!options_.health) return res.set_content("ok\n", "text/plain");
+    nlohmann::json body = options_.health();
+    body["status"] = "ok";
+    SendJson(res, 200, body);
   });
   Route(s, "GET", "/readyz", [this](const httplib::Request&, httplib::Response& res) {
     std::string why;
@@ -408,6 +420,20 @@ void HttpServer::ApiRoutes() {
                                   {"action", action},
                                   {"answer", *answer}});
         });
+  if (options_.cluster) {
+    Route(s, "GET", "/api/cluster", [this](const httplib::Request&, httplib::Response& res) {
+      SendJson(res, 200, options_.cluster());
+    });
+  }
+  if (options_.resign) {
+    Route(s, "POST", "/api/cluster/resign",
+          [this, authorized](const httplib::Request& req, httplib::Response& res) {
+            if (!authorized(req, res)) return;
+            Status s = options_.resign();
+            if (!s.ok()) return SendError(res, HttpStatusOf(s), s.message());
+            SendJson(res, 202, nlohmann::json{{"resign", "requested"}});
+          });
+  }
   Route(s, "POST", "/api/runs/" + id + "/cancel",
         [this, authorized](const httplib::Request& req, httplib::Response& res) {
           if (!authorized(req, res)) return;

@@ -67,6 +67,13 @@ struct HttpServerOptions {
   // first ({"alerts": [...]}); null lists none. Called on HTTP threads, any
   // number at once; what it reads must outlive the server.
   std::function<nlohmann::json(uint32_t limit)> recent_alerts;
+  // election (HA coordinators; null otherwise). `health`: /healthz answers
+  // {"status":"ok", ...health()} (role, epoch, leader) instead of "ok".
+  // `cluster`: GET /api/cluster. `resign`: POST /api/cluster/resign (bearer
+  // token) asks the leader to hand over. Called on HTTP threads.
+  std::function<nlohmann::json()> health;
+  std::function<nlohmann::json()> cluster;
+  std::function<Status()> resign;
 };
 
 class HttpServer {

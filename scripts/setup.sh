@@ -24,6 +24,7 @@ TEST_PACKAGES+=(prometheus util-linux)
 # web (issue 17): the dashboard's browser tests drive Debian's chromium.
 TEST_PACKAGES+=(chromium)
 TEST_PACKAGES+=(postgresql mariadb-server)  # db tasks against real servers (part db)
+TEST_PACKAGES+=(etcd-server etcd-client)  # HA election tests against a real etcd (part election)
 
 # Peers and tools the benchmark harness (bench/harness.py) runs: Dask
 # distributed, hyperfine, ninja, GNU time (peak RSS).

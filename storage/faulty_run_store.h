@@ -67,6 +67,7 @@ class FaultyRunStore final : public RunStore {
   }
   Result<uint64_t> BumpEpoch() override { return base_->BumpEpoch(); }
   Result<uint64_t> Epoch() override { return base_->Epoch(); }
+  Result<uint64_t> BeginTerm(uint64_t epoch) override { return base_->BeginTerm(epoch); }
 
  private:
   RunStore* base_;

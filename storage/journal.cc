@@ -424,6 +424,23 @@ Result<uint64_t> Journal::BumpEpoch() {
   return epoch;
 }
 
+Result<uint64_t> Journal::BeginTerm(uint64_t epoch) {
+  uint64_t stored = 0;
+  APOLLO11_RETURN_IF_ERROR(RunWrite("journal the term", [&](MDB_txn* txn) {
+    MDB_val k = Val(kEpochKey), v;
+    int rc = mdb_get(txn, env_->meta, &k, &v);
+    if (rc != 0 && rc != MDB_NOTFOUND) return rc;
+    stored = rc == 0 && v.mv_size == 8 ? GetU64(View(v)) : 0;
+    if (epoch <= stored) return 0;
+    std::string value;
+    PutU64(value, epoch);
+    MDB_val nv = Val(value);
+    return mdb_put(txn, env_->meta, &k, &nv, 0);
+  }));
+  if (epoch <= stored) return TermNotAbove(epoch, stored);
+  return epoch;
+}
+
 Result<uint64_t> Journal::Epoch() {
   ReadTxn txn(*this);
   APOLLO11_RETURN_IF_ERROR(txn.Begin());

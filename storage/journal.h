@@ -110,6 +110,8 @@ class Journal final : public RunStore {
   Result<uint64_t> BumpEpoch() override;
   // The current epoch (0 before the first BumpEpoch).
   Result<uint64_t> Epoch() override;
+  // Stores `epoch` if above the current one (see RunStore::BeginTerm).
+  Result<uint64_t> BeginTerm(uint64_t epoch) override;
 
   // Retention. Removes runs that are final (SUCCESS, FAILED, CANCELED) and
   // finished before `finished_before`, with their transitions, execution

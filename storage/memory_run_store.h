@@ -41,6 +41,10 @@ class MemoryRunStore final : public RunStore {
                                                      const std::string& key) override;
   Result<uint64_t> BumpEpoch() override { return ++epoch_; }
   Result<uint64_t> Epoch() override { return epoch_; }
+  Result<uint64_t> BeginTerm(uint64_t epoch) override {
+    if (epoch <= epoch_) return TermNotAbove(epoch, epoch_);
+    return epoch_ = epoch;
+  }
 
   // Every transition committed so far, in seq order (index i has seq i + 1).
   const std::vector<TransitionRecord>& transitions() const { return transitions_; }

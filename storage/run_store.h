@@ -75,6 +75,18 @@ class RunStore {
   virtual Result<uint64_t> BumpEpoch() = 0;
   // The current epoch (0 before the first BumpEpoch).
   virtual Result<uint64_t> Epoch() = 0;
+  // election: journals an HA term: stores `epoch` (an etcd create_revision)
+  // as the coordinator epoch when it is above the stored one and returns it;
+  // InvalidInput ("epoch N is not above the journal's epoch M") and no
+  // change otherwise, so a term never reuses or goes below an earlier
+  // epoch. Writer thread only (or with the writer idle).
+  virtual Result<uint64_t> BeginTerm(uint64_t epoch) = 0;
 };
+
+// BeginTerm's refusal of an epoch that is not above the stored one.
+inline Status TermNotAbove(uint64_t epoch, uint64_t stored) {
+  return Status::InvalidInput("epoch " + std::to_string(epoch) +
+                              " is not above the journal's epoch " + std::to_string(stored));
+}
 
 }  // namespace apollo11::storage

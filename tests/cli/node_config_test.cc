@@ -279,5 +279,55 @@ TEST_CASE("a worker id or slot count the coordinator would refuse is refused at 
   CHECK(ResolveNodeConfig(f, env).ok());
 }
 
+TEST_CASE("HA flags: off by default, resolved with their defaults, each refusal worded",
+          "[cli][node][ha]") {
+  FakeNodeEnv env;
+  NodeFlags f;
+  f.role = "coordinator";
+  auto plain = ResolveNodeConfig(f, env);
+  REQUIRE(plain.ok());
+  CHECK_FALSE(plain->ha.enabled());
+
+  f.ha_name = "c1";
+  CHECK(Refusal(f, env).rfind(
+            "--ha-name, --ha-advertise, --ha-lease and --ha-election need --ha-etcd", 0) == 0);
+  f.ha_etcd = "http://e1:2379, http://e2:2379,";
+  auto c = ResolveNodeConfig(f, env);
+  REQUIRE(c.ok());
+  CHECK(c->ha.etcd == std::vector<std::string>{"http://e1:2379", "http://e2:2379"});
+  CHECK(c->ha.self.name == "c1");
+  CHECK(c->ha.self.worker_endpoint == "tcp://127.0.0.1:7011");  // --bind
+  CHECK(c->ha.self.client_endpoint == "tcp://127.0.0.1:7012");  // --api-bind
+  CHECK(c->ha.lease_ttl_s == 5);
+  CHECK(c->ha.election == "apollo11/coordinators");
+  f.ha_name.clear();
+  CHECK(ResolveNodeConfig(f, env)->ha.self.name == "box");  // the host name
+
+  f.ha_lease = "1500ms";
+  CHECK(ResolveNodeConfig(f, env)->ha.lease_ttl_s == 2);  // whole seconds, rounded up
+  f.ha_lease = "500ms";
+  CHECK(Refusal(f, env) == "--ha-lease 500ms: want 1s to 10m");
+  f.ha_lease = "soon";
+  CHECK(Refusal(f, env).rfind("--ha-lease: ", 0) == 0);
+  f.ha_lease = "5s";
+
+  f.ha_etcd = "e1:2379";
+  CHECK(Refusal(f, env) == "--ha-etcd e1:2379: want http://HOST:PORT (etcd's client URL)");
+  f.ha_etcd = "http://e1:2379";
+  f.ha_advertise = "tcp://c1:7011";
+  CHECK(Refusal(f, env).rfind("--ha-advertise tcp://c1:7011: want tcp://HOST:WORKER_PORT", 0) == 0);
+  f.ha_advertise.clear();
+  f.bind = "tcp://0.0.0.0:7011";
+  f.insecure = true;
+  CHECK(Refusal(f, env).rfind(
+            "--ha-advertise tcp://HOST:WORKER_PORT,tcp://HOST:CLIENT_PORT is needed", 0) == 0);
+  f.ha_advertise = "tcp://c1:7011,tcp://c1:7012";
+  REQUIRE(ResolveNodeConfig(f, env).ok());
+  CHECK(ResolveNodeConfig(f, env)->ha.self.client_endpoint == "tcp://c1:7012");
+
+  f.role = "all";
+  CHECK(Refusal(f, env).rfind("--ha-etcd needs --role=coordinator", 0) == 0);
+}
+
 }  // namespace
 }  // namespace apollo11::cli

@@ -19,6 +19,8 @@ FORBIDDEN = {
     "engine": ("actors/", "transport/", "storage/"),
     "dsl": ("actors/", "transport/", "storage/"),
     "storage": ("actors/",),
+    # election: the HA role, elector and etcd client are socket-free
+    "ha": ("actors/", "transport/", "storage/", "zmq"),
 }
 # Socket-free by contract: a test drives each without a socket.
 SOCKET_FREE = [

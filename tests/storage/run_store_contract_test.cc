@@ -110,6 +110,16 @@ void CheckContract(RunStore& store) {
   CHECK(*store.BumpEpoch() == 1);
   CHECK(*store.BumpEpoch() == 2);
   CHECK(*store.Epoch() == 2);
+
+  // election: an HA term's epoch must be above every earlier one.
+  auto term = store.BeginTerm(40);
+  REQUIRE(term.ok());
+  CHECK(*term == 40);
+  CHECK(*store.Epoch() == 40);
+  CHECK(store.BeginTerm(40).status().code() == StatusCode::kInvalidInput);
+  CHECK(store.BeginTerm(7).status().code() == StatusCode::kInvalidInput);
+  CHECK(*store.Epoch() == 40);
+  CHECK(*store.BumpEpoch() == 41);
 }
 
 // A created run is never overwritten by another run with the same id: the

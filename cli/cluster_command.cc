@@ -1,0 +1,112 @@
+// election: `apollo11 cluster [--http HOST:PORT] [--json]`: the HA view of a
+// coordinator (its role, the leader, the epoch, the coordinators known) from
+// its GET /api/cluster; `apollo11 cluster resign --api-token T`: asks the
+// leader to hand leadership over (POST /api/cluster/resign), for upgrades.
+// Through the node's HTTP API: the election lives in the node, not in the
+// scheduler the client protocol talks to.
+
+#include <httplib.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+#include "cli/command.h"
+#include "cli/exit_codes.h"
+#include "observability/http_server.h"
+
+namespace apollo11::cli {
+namespace {
+
+struct ClusterFlags {
+  std::string http = "127.0.0.1:8011";
+  std::string token;
+  bool json = false;
+};
+
+int Fail(const std::string& message, int code) {
+  std::fprintf(stderr, "apollo11 cluster: %s\n", message.c_str());
+  return code;
+}
+
+std::string Name(const nlohmann::json& member) {
+  if (!member.is_object()) return "unknown";
+  return member.value("name", "?") + " (workers " + member.value("workers", "?") + ", clients " +
+         member.value("clients", "?") + ")";
+}
+
+int Show(const ClusterFlags& f) {
+  auto hp = observability::ParseHttpBind(f.http);
+  if (!hp.ok()) return Fail("--http " + f.http + ": " + hp.status().message(), kExitInvalidInput);
+  httplib::Client client(hp->host, hp->port);
+  client.set_connection_timeout(5);
+  client.set_read_timeout(10);
+  auto res = client.Get("/api/cluster");
+  if (!res) return Fail("no answer from http://" + f.http, kExitInternal);
+  auto doc = nlohmann::json::parse(res->body, nullptr, false);
+  if (res->status != 200 || !doc.is_object()) {
+    return Fail("HTTP " + std::to_string(res->status) + ": " + res->body, kExitInternal);
+  }
+  if (f.json) {
+    std::printf("%s\n", doc.dump(2).c_str());
+    return kExitOk;
+  }
+  if (!doc.value("ha", false)) {
+    std::printf("no HA: a single coordinator, epoch %llu\n",
+                static_cast<unsigned long long>(doc.value("epoch", 0ull)));
+    return kExitOk;
+  }
+  std::printf("this node: %s, %s\n", Name(doc["self"]).c_str(), doc.value("role", "?").c_str());
+  std::printf("leader:    %s\n", Name(doc["leader"]).c_str());
+  std::printf("epoch:     %llu\n", static_cast<unsigned long long>(doc.value("epoch", 0ull)));
+  std::printf("failovers: %llu seen\n",
+              static_cast<unsigned long long>(doc.value("failovers", 0ull)));
+  return kExitOk;
+}
+
+int Resign(const ClusterFlags& f) {
+  auto hp = observability::ParseHttpBind(f.http);
+  if (!hp.ok()) return Fail("--http " + f.http + ": " + hp.status().message(), kExitInvalidInput);
+  std::string token = f.token;
+  if (token.empty()) {
+    const char* env = std::getenv("APOLLO11_API_TOKEN");
+    if (env != nullptr) token = env;
+  }
+  if (token.empty())
+    return Fail("resign needs --api-token (or $APOLLO11_API_TOKEN)", kExitInvalidInput);
+  httplib::Client client(hp->host, hp->port);
+  client.set_connection_timeout(5);
+  client.set_read_timeout(10);
+  auto res = client.Post("/api/cluster/resign", {{"Authorization", "Bearer " + token}}, "",
+                         "application/json");
+  if (!res) return Fail("no answer from http://" + f.http, kExitInternal);
+  if (res->status != 202) {
+    auto doc = nlohmann::json::parse(res->body, nullptr, false);
+    const std::string why =
+        doc.is_object() && doc.contains("error") ? doc["error"].dump() : res->body;
+    return Fail("resign refused (HTTP " + std::to_string(res->status) + "): " + why,
+                res->status == 421 || res->status == 400 ? kExitInvalidInput : kExitInternal);
+  }
+  std::printf("resign requested: a standby takes over within one campaign round\n");
+  return kExitOk;
+}
+
+}  // namespace
+
+void AddClusterCommand(CLI::App& app, int* exit_code) {
+  auto flags = std::make_shared<ClusterFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "cluster", "HA: this coordinator's role, the leader and the epoch (from its HTTP API)");
+  cmd->add_option("--http", flags->http, "the coordinator's --http-bind HOST:PORT");
+  cmd->add_flag("--json", flags->json, "print /api/cluster's JSON");
+  CLI::App* resign = cmd->add_subcommand("resign", "ask the leader to hand leadership over");
+  resign->add_option("--api-token", flags->token, "the node's API token (or $APOLLO11_API_TOKEN)");
+  cmd->callback([cmd, resign, flags, exit_code] {
+    if (resign->parsed()) return;
+    (void)cmd;
+    *exit_code = Show(*flags);
+  });
+  resign->callback([flags, exit_code] { *exit_code = Resign(*flags); });
+}
+
+}  // namespace apollo11::cli

@@ -1,0 +1,86 @@
+#include "cli/ha_config.h"
+
+#include "cli/node_config.h"
+#include "common/duration.h"
+
+namespace apollo11::cli {
+namespace {
+
+bool StartsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+bool Wildcard(const std::string& endpoint) {
+  return endpoint.find("://*") != std::string::npos ||
+         endpoint.find("://0.0.0.0") != std::string::npos ||
+         endpoint.find("://[::]") != std::string::npos;
+}
+
+}  // namespace
+
+std::vector<std::string> SplitList(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    std::string item = text.substr(start, end - start);
+    const size_t b = item.find_first_not_of(" \t"), e = item.find_last_not_of(" \t");
+    if (b != std::string::npos) out.push_back(item.substr(b, e - b + 1));
+    start = end + 1;
+  }
+  return out;
+}
+
+Result<HaConfig> ResolveHaConfig(const NodeFlags& f, NodeEnv& env) {
+  HaConfig c;
+  c.etcd = SplitList(f.ha_etcd);
+  if (c.etcd.empty()) {
+    if (!f.ha_name.empty() || !f.ha_advertise.empty() || f.ha_lease != "5s" ||
+        f.ha_election != HaConfig().election) {
+      return Status::InvalidInput(
+          "--ha-name, --ha-advertise, --ha-lease and --ha-election need --ha-etcd (the etcd "
+          "endpoints of the election)");
+    }
+    return c;
+  }
+  if (f.role != "coordinator") {
+    return Status::InvalidInput(
+        "--ha-etcd needs --role=coordinator (workers follow the leader "
+        "through --connect with a list of coordinators)");
+  }
+  for (const std::string& e : c.etcd) {
+    if (!StartsWith(e, "http://") && !StartsWith(e, "https://")) {
+      return Status::InvalidInput("--ha-etcd " + e + ": want http://HOST:PORT (etcd's client URL)");
+    }
+  }
+  std::vector<std::string> advertise = SplitList(f.ha_advertise);
+  if (advertise.empty()) {
+    if (Wildcard(f.bind) || Wildcard(f.api_bind)) {
+      return Status::InvalidInput(
+          "--ha-advertise tcp://HOST:WORKER_PORT,tcp://HOST:CLIENT_PORT is needed when --bind or "
+          "--api-bind is a wildcard address: standbys name it to workers and clients");
+    }
+    advertise = {f.bind, f.api_bind};
+  }
+  bool tcp = advertise.size() == 2 || advertise.size() == 3;
+  for (const std::string& a : advertise) tcp = tcp && StartsWith(a, "tcp://");
+  if (!tcp) {
+    return Status::InvalidInput(
+        "--ha-advertise " + f.ha_advertise +
+        ": want tcp://HOST:WORKER_PORT,tcp://HOST:CLIENT_PORT[,tcp://HOST:REPLICATION_PORT]");
+  }
+  auto lease = ParseDuration(f.ha_lease);
+  if (!lease.ok()) return Status::InvalidInput("--ha-lease: " + lease.status().message());
+  if (*lease < Millis(1000) || *lease > Millis(600000)) {
+    return Status::InvalidInput("--ha-lease " + f.ha_lease + ": want 1s to 10m");
+  }
+  c.lease_ttl_s = (lease->count() + 999) / 1000;
+  if (f.ha_election.empty() || f.ha_election.size() > 200) {
+    return Status::InvalidInput("--ha-election: want a name of 1 to 200 bytes");
+  }
+  c.election = f.ha_election;
+  c.self = ha::Member{f.ha_name.empty() ? env.Hostname() : f.ha_name, advertise[0], advertise[1],
+                      advertise.size() == 3 ? advertise[2] : ""};
+  return c;
+}
+
+}  // namespace apollo11::cli

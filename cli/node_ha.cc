@@ -1,0 +1,137 @@
+// election: the Node's HA side. The elector thread publishes the role into
+// the board; the node's thread (Run) restarts the coordinator in the new role
+// (SyncHaRole): a standby coordinator recovers and schedules nothing, a new
+// leader's coordinator recovers from the journal exactly as a restarted one.
+#include <spdlog/spdlog.h>
+
+#include <thread>
+
+#include "cli/node.h"
+
+namespace apollo11::cli {
+namespace {
+
+// How long a role switch retries binding the endpoints the previous
+// coordinator just closed.
+constexpr int kBindAttempts = 40;
+constexpr Millis kBindRetry{50};
+
+}  // namespace
+
+void Node::StartHa() {
+  const HaConfig& h = config_.ha;
+  ha_board_ = std::make_unique<ha::RoleBoard>(clock_, h.self);
+  etcd_ =
+      std::make_unique<ha::EtcdClient>(ha::EtcdClientOptions{h.etcd, Millis(500), Millis(1500)});
+  ha::ElectorEvents events;
+  events.begin_term = [journal = journal_.get()](uint64_t epoch) {
+    auto term = journal->BeginTerm(epoch);
+    return term.ok() ? Status::Ok() : term.status();
+  };
+  events.lease_lost = [this](const std::string& why) {
+    spdlog::error("HA: lost the leader lease, standing down: {}", why);
+    alerts::AlertEvent e;
+    e.type = alerts::AlertType::kLeaseLost;
+    e.reason = why;
+    e.ts = clock_->Now();
+    alerts_.Emit(std::move(e));
+  };
+  events.etcd_error = [last = std::string()](const Status& s) mutable {
+    if (s.message() == last) return;  // one line per distinct trouble
+    last = s.message();
+    spdlog::warn("HA: {}", s.message());
+  };
+  elector_ = std::make_unique<ha::HaElector>(
+      etcd_.get(), clock_, ha_board_.get(),
+      ha::ElectorOptions{h.election, h.lease_ttl_s, Millis(0)}, std::move(events));
+  ha_board_->Subscribe([this](const ha::RoleState& s) {
+    spdlog::info("HA: role {} epoch {} leader {} ({})", ha::RoleName(s.role), s.epoch,
+                 s.leader.name.empty() ? "unknown" : s.leader.name, s.leader.client_endpoint);
+  });
+  const ha::RoleBoard* board = ha_board_.get();
+  registry_.AddComputedGauge("apollo11_ha_role", "1 while this coordinator leads, 0 on a standby",
+                             [board] { return board->role() == ha::Role::kLeader ? 1.0 : 0.0; });
+  registry_.AddComputedGauge("apollo11_ha_epoch",
+                             "the epoch of the current leader term (etcd create_revision)",
+                             [board] { return static_cast<double>(board->epoch()); });
+  registry_.AddComputedCounter("apollo11_ha_failovers_total",
+                               "leadership changes this coordinator has seen",
+                               [board] { return static_cast<double>(board->failovers()); });
+  spdlog::info("HA: campaigning as {} (workers tcp {}, clients {}) in etcd {} with a {} s lease",
+               h.self.name, h.self.worker_endpoint, h.self.client_endpoint, h.etcd.front(),
+               h.lease_ttl_s);
+  elector_thread_ = std::make_unique<ha::ElectorThread>(elector_.get(), clock_);
+}
+
+void Node::SyncHaRole() {
+  if (!ha_board_ || !coordinator_ || ha_failure_) return;
+  const ha::RoleState s = ha_board_->Current();
+  const bool standby = s.role != ha::Role::kLeader;
+  if (standby == coordinator_standby_ && (standby || s.epoch == epoch_)) return;
+  spdlog::warn("HA: {} in epoch {}: restarting the coordinator as {}",
+               standby ? "standing down" : "elected leader", s.epoch, ha::RoleName(s.role));
+  alerts::AlertEvent e;
+  e.type = alerts::AlertType::kLeadershipChanged;
+  e.reason = config_.ha.self.name + (standby ? " stood down" : " leads") + " in epoch " +
+             std::to_string(s.epoch);
+  e.ts = clock_->Now();
+  alerts_.Emit(std::move(e));
+  coordinator_->Stop();
+  coordinator_.reset();
+  Status started = Status::Ok();
+  for (int i = 0; i < kBindAttempts; ++i) {
+    started = StartCoordinatorActors(standby, standby ? epoch_ : s.epoch);
+    if (started.ok()) break;
+    std::this_thread::sleep_for(kBindRetry);
+  }
+  if (!started.ok()) {
+    ha_failure_ = Status::Internal("HA: the coordinator did not restart as " +
+                                   std::string(ha::RoleName(s.role)) + ": " + started.message());
+    return;
+  }
+  if (!standby) {
+    epoch_ = s.epoch;
+    const actors::RecoveryReport& rec = coordinator_->recovery();
+    spdlog::info("HA: leading in epoch {}: recovered {} unfinished runs ({} RUNNING to claim)",
+                 epoch_, rec.runs, rec.running);
+  }
+}
+
+void Node::ResignLeadership() {
+  if (elector_thread_) elector_thread_->Resign();
+}
+
+nlohmann::json Node::ClusterJson() const {
+  nlohmann::json out = {{"ha", ha_board_ != nullptr}};
+  if (!ha_board_) {
+    out["role"] = "leader";
+    out["epoch"] = epoch_;
+    return out;
+  }
+  const ha::RoleState s = ha_board_->Current();
+  auto member = [](const ha::Member& m) {
+    return nlohmann::json{{"name", m.name},
+                          {"workers", m.worker_endpoint},
+                          {"clients", m.client_endpoint},
+                          // replication fills these for standbys
+                          {"replication_lag_seq", nullptr},
+                          {"replication_lag_ms", nullptr}};
+  };
+  out["self"] = member(s.self);
+  out["role"] = ha::RoleName(s.role);
+  out["epoch"] = s.epoch;
+  out["leader"] = s.leader.name.empty() ? nlohmann::json(nullptr) : member(s.leader);
+  out["failovers"] = ha_board_->failovers();
+  out["terms_won"] = s.terms_won;
+  out["etcd"] = config_.ha.etcd;
+  nlohmann::json coordinators = nlohmann::json::array({member(s.self)});
+  coordinators[0]["role"] = ha::RoleName(s.role);
+  if (!s.leader.name.empty() && s.leader.name != s.self.name) {
+    coordinators.push_back(member(s.leader));
+    coordinators[1]["role"] = "leader";
+  }
+  out["coordinators"] = coordinators;
+  return out;
+}
+
+}  // namespace apollo11::cli

@@ -1,0 +1,133 @@
+#include "ha/etcd_client.h"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+
+#include "ha/etcd_codec.h"
+
+namespace apollo11::ha {
+namespace {
+
+constexpr size_t kMaxBody = 1 << 20;  // etcd's answers here are small
+
+size_t Collect(char* data, size_t size, size_t n, void* user) {
+  auto* out = static_cast<std::string*>(user);
+  if (out->size() + size * n > kMaxBody) return 0;  // aborts the transfer
+  out->append(data, size * n);
+  return size * n;
+}
+
+struct EasyDeleter {
+  void operator()(CURL* e) const { curl_easy_cleanup(e); }
+};
+struct ListDeleter {
+  void operator()(curl_slist* l) const { curl_slist_free_all(l); }
+};
+
+}  // namespace
+
+EtcdClient::EtcdClient(EtcdClientOptions options) : options_(std::move(options)) {
+  if (options_.endpoints.empty()) options_.endpoints.push_back("http://127.0.0.1:2379");
+}
+
+Result<std::string> EtcdClient::Post(const std::string& path, const std::string& body,
+                                     Millis timeout, bool wait_is_answer) {
+  std::string failures;
+  const size_t n = options_.endpoints.size();
+  // One budget for the whole call, however many endpoints it tries: the
+  // elector must get an answer (or none) before its lease deadline.
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (size_t tried = 0; tried < n; ++tried) {
+    const auto left =
+        std::chrono::duration_cast<Millis>(deadline - std::chrono::steady_clock::now());
+    if (left.count() < 20) {
+      if (!failures.empty()) failures += "; ";
+      failures += "no time left for " + std::to_string(n - tried) + " more";
+      break;
+    }
+    const size_t index = (current_ + tried) % n;
+    const std::string url = options_.endpoints[index] + path;
+    std::unique_ptr<CURL, EasyDeleter> easy(curl_easy_init());
+    if (!easy) return Status::Internal("etcd: curl_easy_init failed");
+    std::unique_ptr<curl_slist, ListDeleter> headers(
+        curl_slist_append(nullptr, "Content-Type: application/json"));
+    std::string answer;
+    char error[CURL_ERROR_SIZE] = {0};
+    CURL* e = easy.get();
+    curl_easy_setopt(e, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(e, CURLOPT_POST, 1L);
+    curl_easy_setopt(e, CURLOPT_POSTFIELDS, body.c_str());
+    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers.get());
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Collect);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, &answer);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, error);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+                     static_cast<long>(std::min(options_.connect_timeout, left).count()));
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(left.count()));
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    const CURLcode rc = curl_easy_perform(e);
+    if (rc == CURLE_OK) {
+      current_ = index;
+      return answer;
+    }
+    if (rc == CURLE_OPERATION_TIMEDOUT && wait_is_answer) {
+      curl_off_t connected = 0;
+      curl_easy_getinfo(e, CURLINFO_CONNECT_TIME_T, &connected);
+      if (connected > 0) {
+        current_ = index;
+        return Status::Busy("etcd: no answer within " + std::to_string(timeout.count()) + " ms");
+      }
+    }
+    if (!failures.empty()) failures += "; ";
+    failures += options_.endpoints[index] + ": " + (error[0] ? error : curl_easy_strerror(rc));
+  }
+  current_ = (current_ + 1) % n;
+  return Status::Io("etcd unreachable (" + failures + ")");
+}
+
+Result<EtcdLease> EtcdClient::GrantLease(int64_t ttl_s) {
+  auto body = Post("/v3/lease/grant", GrantRequest(ttl_s), options_.request_timeout);
+  if (!body.ok()) return body.status();
+  return DecodeGrant(*body);
+}
+
+Result<EtcdLease> EtcdClient::KeepAlive(int64_t lease) {
+  auto body = Post("/v3/lease/keepalive", LeaseIdRequest(lease), options_.request_timeout);
+  if (!body.ok()) return body.status();
+  return DecodeKeepAlive(*body);
+}
+
+Status EtcdClient::Revoke(int64_t lease) {
+  auto body = Post("/v3/lease/revoke", LeaseIdRequest(lease), options_.request_timeout);
+  if (!body.ok()) return body.status();
+  return DecodeEmpty(*body);
+}
+
+Result<EtcdLeaderKey> EtcdClient::Campaign(std::string_view election, int64_t lease,
+                                           std::string_view value, Millis wait) {
+  auto body = Post("/v3/election/campaign", CampaignRequest(election, lease, value), wait,
+                   /*wait_is_answer=*/true);
+  if (!body.ok()) return body.status();
+  return DecodeCampaign(*body);
+}
+
+Result<std::optional<EtcdLeader>> EtcdClient::Leader(std::string_view election) {
+  auto body = Post("/v3/election/leader", LeaderRequest(election), options_.request_timeout);
+  if (!body.ok()) return body.status();
+  auto leader = DecodeLeader(*body);
+  if (leader.ok() && leader->has_value()) (*leader)->key.name = std::string(election);
+  return leader;
+}
+
+Status EtcdClient::Resign(const EtcdLeaderKey& leader) {
+  auto body = Post("/v3/election/resign", ResignRequest(leader), options_.request_timeout);
+  if (!body.ok()) return body.status();
+  return DecodeEmpty(*body);
+}
+
+}  // namespace apollo11::ha

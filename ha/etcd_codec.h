@@ -1,0 +1,37 @@
+#pragma once
+// The etcd v3 JSON gateway's request bodies and the decoding of its answers
+// (keys and values base64, 64-bit integers as JSON strings). Pure functions;
+// a decoder never throws and never trusts its input: anything that is not
+// the expected shape is a kCorrupt Status naming what was wrong, an error
+// object etcd sent ({"error","code","message"}) is kIo with its message.
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+#include "ha/etcd_port.h"
+
+namespace apollo11::ha {
+
+std::string Base64Encode(std::string_view raw);
+// nullopt when `text` is not canonical-enough base64 (padding optional).
+std::optional<std::string> Base64Decode(std::string_view text);
+
+std::string GrantRequest(int64_t ttl_s);
+std::string LeaseIdRequest(int64_t lease);  // keepalive and revoke
+std::string CampaignRequest(std::string_view election, int64_t lease, std::string_view value);
+std::string LeaderRequest(std::string_view election);
+std::string ResignRequest(const EtcdLeaderKey& leader);
+
+Result<EtcdLease> DecodeGrant(std::string_view body);
+// The first keepalive answer of a (possibly streamed) body; ttl_s 0 when
+// etcd no longer knows the lease.
+Result<EtcdLease> DecodeKeepAlive(std::string_view body);
+Result<EtcdLeaderKey> DecodeCampaign(std::string_view body);
+// nullopt when etcd says nobody leads.
+Result<std::optional<EtcdLeader>> DecodeLeader(std::string_view body);
+// Ok for any well-formed answer that is not an error object.
+Status DecodeEmpty(std::string_view body);
+
+}  // namespace apollo11::ha

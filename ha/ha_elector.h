@@ -1,0 +1,105 @@
+#pragma once
+// The HA role state machine: campaign for the election in etcd, lead while
+// the lease lives, step down by this node's own steady clock before the
+// lease could have expired, resign on request. Socket-free and clock-
+// injected: etcd is the EtcdPort, time the Clock, and the outcome is
+// published into a RoleBoard. One Step() at a time, on one thread (the
+// ElectorThread in production, the test itself in tests).
+//
+// Safety: a leader may act (RoleBoard::MayAct) only until
+//   (send time of the last successful keepalive) + TTL - margin,
+// and etcd's lease cannot expire before (its receipt of that keepalive) +
+// TTL, which is later. So by the time another coordinator can win, this one
+// has stopped acting, even if it was paused (SIGSTOP) and has not run since.
+// Epoch: the election key's create_revision, which etcd only grows; a term
+// is journaled (begin_term) before the board says leader, and a revision
+// that is not above every epoch the journal used is refused: the elector
+// resigns that key and campaigns again for a newer one.
+
+#include <atomic>
+#include <functional>
+#include <string>
+
+#include "common/clock.h"
+#include "ha/etcd_port.h"
+#include "ha/role_board.h"
+
+namespace apollo11::ha {
+
+struct ElectorOptions {
+  std::string election = "apollo11/coordinators";  // the etcd election name
+  int64_t lease_ttl_s = 5;                         // --ha-lease (etcd may grant more)
+  // Stop acting this long before the lease could expire; 0: max(TTL / 4, 300 ms).
+  Millis margin{0};
+};
+
+// What the elector tells its owner besides the board. Called on the
+// elector's thread; each may be empty.
+struct ElectorEvents {
+  // Journal the term (RunStore::BeginTerm); an error refuses the epoch.
+  std::function<Status(uint64_t epoch)> begin_term;
+  // This leader stopped leading without resigning (why: lease expired,
+  // keepalive failed too long, etcd dropped the lease, another leader).
+  std::function<void(const std::string& why)> lease_lost;
+  // A step failed to talk to etcd (rate-limit logs yourself).
+  std::function<void(const Status& error)> etcd_error;
+};
+
+// The election value a coordinator campaigns with, and back; a value that
+// does not decode gives a Member named "?" (never throws).
+std::string EncodeMember(const Member& m);
+Member DecodeMember(const std::string& value);
+
+class HaElector {
+ public:
+  // `etcd`, `clock` and `board` must outlive the elector; board->Current()
+  // .self is this node.
+  HaElector(EtcdPort* etcd, const Clock* clock, RoleBoard* board, ElectorOptions options,
+            ElectorEvents events);
+
+  // Does what is due now (keepalive, step down, campaign once, resign) and
+  // returns the Clock::Steady() time at which to call it again. May block in
+  // etcd calls up to their timeouts (a campaign up to its wait).
+  Micros Step();
+  // Asks the leader to hand over at its next Step (no-op on a standby).
+  // Any thread.
+  void RequestResign() { resign_requested_.store(true); }
+  // On shutdown: resigns if leading and revokes the lease (best effort).
+  void Shutdown();
+
+  bool leading() const { return leading_; }
+  Micros act_until() const { return act_until_; }
+  int64_t lease() const { return lease_; }
+
+ private:
+  Micros LeaderStep(Micros now);
+  Micros StandbyStep(Micros now);
+  void Win(const EtcdLeaderKey& key);
+  void StepDown(const std::string& why);
+  void Resign();
+  // Publishes standby with the current leader as etcd reports it (unknown on
+  // an error).
+  void ObserveLeader();
+  Micros TtlMicros() const { return ttl_s_ * kMicrosPerSecond; }
+  Micros Margin() const;
+  void Error(const Status& s);
+
+  EtcdPort* etcd_;
+  const Clock* clock_;
+  RoleBoard* board_;
+  ElectorOptions options_;
+  ElectorEvents events_;
+  std::string value_;  // EncodeMember(self)
+
+  int64_t lease_ = 0;  // 0: none held
+  int64_t ttl_s_ = 0;  // as granted
+  bool leading_ = false;
+  EtcdLeaderKey key_;          // while leading
+  Micros act_until_ = 0;       // while leading (steady)
+  Micros next_keepalive_ = 0;  // steady
+  Micros hold_until_ = 0;      // after a resign: do not campaign before (steady)
+  uint64_t last_epoch_ = 0;    // the newest leader epoch seen
+  std::atomic<bool> resign_requested_{false};
+};
+
+}  // namespace apollo11::ha

@@ -1,0 +1,243 @@
+#!/usr/bin/env python3
+"""Multi-process HA tests against the real 3-member etcd of the etcd_cluster
+fixture: two `apollo11-node --role=coordinator --ha-etcd` processes.
+
+  ha_cluster_test.py APOLLO11_BIN_DIR ETCD_STATE CASE
+
+CASE: elect (two coordinators elect one leader; the standby answers
+read-only queries and refuses a submit with "not the leader; the leader is
+ENDPOINT"), kill9 (the standby leads within 2 x TTL of a kill -9), sigstop
+(a leader paused past its lease steps down on SIGCONT and never acts in its
+old epoch), quorum (etcd quorum paused: the leader steps down within its
+lease; back: a leader again), resign (POST /api/cluster/resign hands over).
+"""
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+TTL = 2  # --ha-lease, seconds
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def read_state(path):
+    out = {}
+    with open(path) as f:
+        for line in f:
+            k, _, v = line.strip().partition("=")
+            out[k] = v.strip('"')
+    return out
+
+
+class Coordinator:
+    def __init__(self, bin_dir, etcd, root, name, election):
+        self.name = name
+        self.workers = f"tcp://127.0.0.1:{free_port()}"
+        self.api = f"tcp://127.0.0.1:{free_port()}"
+        self.http = f"127.0.0.1:{free_port()}"
+        self.state = os.path.join(root, name)
+        self.log = open(os.path.join(root, name + ".stderr"), "w")
+        env = dict(os.environ, APOLLO11_HA_LEASE=f"{TTL}s")
+        self.proc = subprocess.Popen(
+            [os.path.join(bin_dir, "apollo11-node"), "start", "--role=coordinator",
+             "--state-dir", self.state, "--bind", self.workers, "--api-bind", self.api,
+             "--http-bind", self.http, "--heartbeat", "100ms", "--log-format", "json",
+             "--api-token", "0123456789abcdef-token",
+             "--ha-etcd", etcd, "--ha-name", name, "--ha-election", election],
+            stdout=subprocess.DEVNULL, stderr=self.log, env=env)
+
+    def get(self, path, timeout=1.0):
+        try:
+            with urllib.request.urlopen(f"http://{self.http}{path}", timeout=timeout) as r:
+                return r.status, r.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.read().decode()
+        except OSError:
+            return None, ""
+
+    def health(self):
+        status, body = self.get("/healthz")
+        if status != 200:
+            return None
+        try:
+            return json.loads(body)
+        except ValueError:
+            return None
+
+    def role(self):
+        h = self.health()
+        return h["role"] if h else None
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGCONT)
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+def wait_for(what, check, timeout):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = check()
+        if got:
+            return got
+        time.sleep(0.05)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+def one_leader(cs):
+    roles = [c.role() for c in cs]
+    if roles.count("leader") == 1 and roles.count("standby") == len(cs) - 1:
+        return next(c for c in cs if c.role() == "leader")
+    return None
+
+
+def check(cond, what):
+    if not cond:
+        raise AssertionError(what)
+    print("ok:", what)
+
+
+def case_elect(bin_dir, cs):
+    leader = wait_for("one leader", lambda: one_leader(cs), 20)
+    standby = next(c for c in cs if c is not leader)
+    h = wait_for("the standby to learn the leader",
+                 lambda: (lambda h: h if h and h.get("leader") else None)(standby.health()), 5)
+    check(h["leader"] == leader.name and h["leader_api"] == leader.api,
+          "the standby names the leader and its client endpoint")
+    check(standby.get("/readyz")[0] == 503, "/readyz is 503 on the standby")
+    check(wait_for("leader ready", lambda: leader.get("/readyz")[0] == 200, 10),
+          "/readyz is 200 on the leader")
+    cluster = json.loads(standby.get("/api/cluster")[1])
+    check(cluster["role"] == "standby" and cluster["leader"]["name"] == leader.name,
+          "/api/cluster on the standby says who leads")
+    metrics = standby.get("/metrics")[1]
+    check("apollo11_ha_role 0" in metrics and "apollo11_ha_epoch" in metrics,
+          "the standby's metrics say role 0 and the epoch")
+    check("apollo11_ha_role 1" in leader.get("/metrics")[1], "the leader's metrics say role 1")
+    apollo11 = os.path.join(bin_dir, "apollo11")
+    runs = subprocess.run([apollo11, "runs", "--coordinator", standby.api],
+                          capture_output=True, text=True, timeout=30)
+    check(runs.returncode == 0, "a standby answers read-only queries (runs): " + runs.stderr)
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+        f.write('version: "1.0"\nname: demo.ha_elect\npipeline:\n  - id: a\n    type: noop\n')
+    sub = subprocess.run([apollo11, "submit", "--coordinator", standby.api, f.name],
+                         capture_output=True, text=True, timeout=30)
+    check(sub.returncode != 0 and
+          f"not the leader; the leader is {leader.api}" in sub.stdout + sub.stderr,
+          "a standby refuses a submit naming the leader: " + sub.stderr.strip())
+
+
+def case_kill9(bin_dir, cs):
+    leader = wait_for("one leader", lambda: one_leader(cs), 20)
+    standby = next(c for c in cs if c is not leader)
+    epoch = leader.health()["epoch"]
+    killed = time.monotonic()
+    leader.proc.kill()
+    wait_for("the standby to lead", lambda: standby.role() == "leader", 4 * TTL)
+    took = time.monotonic() - killed
+    check(took <= 2 * TTL, f"the standby leads {took:.2f}s after kill -9 (<= 2 x TTL)")
+    check(standby.health()["epoch"] > epoch, "in a newer epoch")
+
+
+def case_sigstop(bin_dir, cs):
+    leader = wait_for("one leader", lambda: one_leader(cs), 20)
+    standby = next(c for c in cs if c is not leader)
+    old_epoch = leader.health()["epoch"]
+    leader.proc.send_signal(signal.SIGSTOP)
+    wait_for("the standby to lead", lambda: standby.role() == "leader", 4 * TTL)
+    new_epoch = standby.health()["epoch"]
+    check(new_epoch > old_epoch, "the standby leads in a newer epoch")
+    time.sleep(TTL)
+    leader.proc.send_signal(signal.SIGCONT)
+    wait_for("the old leader to stand down", lambda: leader.role() == "standby", 1)
+    check(True, "the old leader stands down at once on SIGCONT")
+    wait_for("the old leader to name the new one",
+             lambda: (leader.health() or {}).get("leader") == standby.name, 5)
+    check(True, "the old leader names the new one")
+    log = open(os.path.join(os.path.dirname(leader.state), leader.name + ".stderr")).read()
+    check("lost the leader lease" in log, "the old leader logged the lost lease")
+    check("apollo11_ha_role 0" in leader.get("/metrics")[1], "and reports role 0")
+    check(one_leader(cs) is standby, "exactly one leader afterwards")
+
+
+def case_quorum(bin_dir, cs, etcd_pids):
+    leader = wait_for("one leader", lambda: one_leader(cs), 20)
+    # Pause two of the three members: no quorum, no lease renewal.
+    paused = etcd_pids[1:]
+    for pid in paused:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        cut = time.monotonic()
+        wait_for("the leader to stand down", lambda: leader.role() == "standby", 2 * TTL)
+        took = time.monotonic() - cut
+        check(took <= TTL + 0.5, f"the leader stood down {took:.2f}s after losing quorum (<= TTL)")
+        time.sleep(1)
+        check(all(c.role() == "standby" for c in cs), "nobody leads without a quorum")
+    finally:
+        for pid in paused:
+            os.kill(pid, signal.SIGCONT)
+    wait_for("a leader again", lambda: one_leader(cs), 30)
+    check(True, "a leader is elected once etcd has its quorum back")
+
+
+def case_resign(bin_dir, cs):
+    leader = wait_for("one leader", lambda: one_leader(cs), 20)
+    standby = next(c for c in cs if c is not leader)
+    req = urllib.request.Request(f"http://{leader.http}/api/cluster/resign", method="POST",
+                                 headers={"Authorization": "Bearer 0123456789abcdef-token"})
+    with urllib.request.urlopen(req, timeout=5) as r:
+        check(r.status == 202, "resign accepted")
+    wait_for("the standby to lead", lambda: standby.role() == "leader", 3 * TTL)
+    wait_for("the old leader to be standby", lambda: leader.role() == "standby", 3 * TTL)
+    check(one_leader(cs) is standby, "leadership handed over")
+
+
+def main():
+    bin_dir, state_file, case = sys.argv[1], sys.argv[2], sys.argv[3]
+    state = read_state(state_file)
+    etcd = state["ETCD_ENDPOINTS"]
+    etcd_pids = [int(p) for p in state["ETCD_PIDS"].split()]
+    root = tempfile.mkdtemp(prefix="apollo11-ha-")
+    election = f"apollo11-test/{case}-{os.getpid()}"
+    cs = []
+    try:
+        cs = [Coordinator(bin_dir, etcd, root, n, election) for n in ("c1", "c2")]
+        # Each case gets its own election name: cases may run one after another.
+        if case == "quorum":
+            case_quorum(bin_dir, cs, etcd_pids)
+        else:
+            {"elect": case_elect, "kill9": case_kill9, "sigstop": case_sigstop,
+             "resign": case_resign}[case](bin_dir, cs)
+    except AssertionError as e:
+        print("FAILED:", e)
+        for c in cs:
+            c.log.flush()
+            print(f"--- {c.name} stderr (last lines)")
+            print("".join(open(os.path.join(root, c.name + ".stderr")).readlines()[-15:]))
+        return 1
+    finally:
+        for c in cs:
+            c.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
