@@ -118,6 +118,7 @@ void WorkerCore::SendCredit(uint32_t n) {
 
 void WorkerCore::Hello() {
   ++hellos_;
+  hello_deferred_ = false;
   transport::Hello hello;
   hello.worker_id = options_.worker_id;
   hello.group = options_.group;
@@ -512,7 +513,10 @@ bool WorkerCore::Tick() {
   }
   if (!heard_since_hello_ && now - last_hello_ >= interval) {
     // No answer to HELLO yet (sent before the coordinator was listening, or
-    // lost): say it again rather than wait for the liveness timeout.
+    // lost): say it again rather than wait for the liveness timeout; with
+    // several coordinators, to the next one (a live one answers at once).
+    if (!hello_deferred_) FollowNext();
+    hello_deferred_ = false;
     Hello();
     return false;
   }

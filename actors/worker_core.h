@@ -125,8 +125,9 @@ class WorkerCore {
   // the leader and names `leader` ("" unknown): follow it (HELLO at once, or
   // after a heartbeat when no other coordinator is named).
   void FollowLeader(const std::string& leader);
-  // The current coordinator is silent past the liveness timeout: the next
-  // one becomes current (several coordinators only).
+  // The current coordinator is silent past the liveness timeout, or did not
+  // answer a HELLO within a heartbeat: the next one becomes current (several
+  // coordinators only).
   void FollowNext();
   // A coordinator that was not current spoke in the newest epoch and the
   // frame was handled: it is current now; introduce ourselves unless the
@@ -173,6 +174,9 @@ class WorkerCore {
   CoordinatorFollower follower_;
   size_t frame_from_ = 0;  // the sender of the frame OnFrame is handling
   uint64_t hellos_ = 0;    // Hello() calls so far
+  // FollowLeader moved on without saying HELLO: Tick says it a heartbeat
+  // later to that coordinator rather than passing it over.
+  bool hello_deferred_ = false;
 };
 
 }  // namespace apollo11::actors

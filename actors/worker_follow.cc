@@ -30,6 +30,7 @@ void WorkerCore::FollowLeader(const std::string& leader) {
   last_hello_ = now;
   last_heard_ = now;
   heard_since_hello_ = false;
+  hello_deferred_ = true;
 }
 
 void WorkerCore::FollowNext() {

@@ -265,3 +265,22 @@ TEST_CASE("CoordinatorFollower: a leader named that is not in the list reads as 
   none.OnSilent();
   CHECK(none.current() == 0);
 }
+
+TEST_CASE("a HELLO nobody answers within a heartbeat is said to the next coordinator",
+          "[follow]") {
+  Follow f;  // said HELLO to A, which is down
+  f.clock.Advance(100 * kMicrosPerMilli);
+  CHECK_FALSE(f.core->Tick());
+  CHECK(f.core->coordinators().current() == kB);
+  CHECK(Follow::Count(f.Sent(), MsgType::kHello) == 1);
+  f.clock.Advance(100 * kMicrosPerMilli);
+  f.core->Tick();
+  CHECK(f.core->coordinators().current() == kC);
+  f.Feed(kC, Frame(MsgType::kHeartbeat, Beat(3)));  // C answers: it stays there
+  for (int i = 0; i < 2; ++i) {
+    f.clock.Advance(100 * kMicrosPerMilli);
+    f.core->Tick();
+    f.Feed(kC, Frame(MsgType::kHeartbeat, Beat(3)));
+  }
+  CHECK(f.core->coordinators().current() == kC);
+}
