@@ -12,6 +12,7 @@
 #include "actors/actor_loop.h"
 #include "actors/orphan_guard.h"
 #include "common/log_event.h"
+#include "transport/coordinator_endpoints.h"
 
 namespace apollo11::actors {
 namespace {
@@ -30,7 +31,7 @@ std::string ProcessRoute(const std::string& worker_id) {
 }
 
 Result<zmq::socket_t> Dial(zmq::context_t& ctx, const WorkerConfig& config,
-                           const std::string& route) {
+                           const std::string& route, const std::string& endpoint) {
   zmq::socket_t dealer(ctx, zmq::socket_type::dealer);
   transport::SocketOptions options;
   options.immediate = true;
@@ -39,7 +40,7 @@ Result<zmq::socket_t> Dial(zmq::context_t& ctx, const WorkerConfig& config,
     APOLLO11_RETURN_IF_ERROR(
         transport::ConfigureCurveClient(dealer, *config.curve, config.server_public));
   }
-  APOLLO11_RETURN_IF_ERROR(transport::Connect(dealer, config.coordinator_endpoint));
+  APOLLO11_RETURN_IF_ERROR(transport::Connect(dealer, endpoint));
   return dealer;
 }
 
@@ -103,9 +104,14 @@ class WorkerLoop {
   Status Open() {
     SetLogNode(config_.worker.worker_id);  // log lines name the worker, also in a role=all node
     config_.worker.coordinator_endpoint = config_.coordinator_endpoint;
-    auto dialed = Dial(*ctx_, config_, route_);
-    if (!dialed.ok()) return dialed.status();
-    dealer_ = std::move(*dialed);
+    // One connection to each coordinator; frames go to the leader only.
+    auto endpoints = transport::ParseEndpointList(config_.coordinator_endpoint, "--connect");
+    if (!endpoints.ok()) return endpoints.status();
+    for (const std::string& endpoint : *endpoints) {
+      auto dialed = Dial(*ctx_, config_, route_, endpoint);
+      if (!dialed.ok()) return dialed.status();
+      dealers_.push_back(std::move(*dialed));
+    }
     if (!config_.outbox_dir.empty()) {
       auto opened = storage::Outbox::Open(config_.outbox_dir);
       if (!opened.ok()) return opened.status();
@@ -136,8 +142,12 @@ class WorkerLoop {
   Status Wait(bool* term) {
     items_.clear();
     items_.push_back(pipe_.PollItem());
-    items_.push_back({dealer_.handle(), 0,
-                      static_cast<short>(ZMQ_POLLIN | (hello_unsent_ ? ZMQ_POLLOUT : 0)), 0});
+    const size_t current = core_->coordinators().current();
+    for (size_t i = 0; i < dealers_.size(); ++i) {
+      const bool out = hello_unsent_ && i == current;
+      items_.push_back(
+          {dealers_[i].handle(), 0, static_cast<short>(ZMQ_POLLIN | (out ? ZMQ_POLLOUT : 0)), 0});
+    }
     executor_->AppendPollItems(&items_);
     // The core's and the executor's timers run on the steady clock.
     milliseconds wait = UntilMs(clock_->Steady(), core_->NextTick(), milliseconds(1000));
@@ -158,18 +168,23 @@ class WorkerLoop {
     // connect, even to a coordinator in this process), sends fail and the
     // frames are dropped. A HELLO dropped that way is said again as soon as
     // the dealer becomes writable, rather than a heartbeat later.
-    if (hello_unsent_ && (items_[1].revents & ZMQ_POLLOUT) != 0) {
+    if (hello_unsent_ && (items_[1 + core_->coordinators().current()].revents & ZMQ_POLLOUT) != 0) {
       hello_unsent_ = false;
       core_->Hello();
       Flush();
     }
-    for (int i = 0; i < kMaxFramesPerTurn; ++i) {
-      auto msg = transport::Recv(dealer_, /*dontwait=*/true);
-      if (!msg.ok()) {
-        if (transport::IsContextTerminated(msg.status())) return ContextTerminated();
-        break;
+    for (size_t from = 0; from < dealers_.size(); ++from) {
+      for (int i = 0; i < kMaxFramesPerTurn; ++i) {
+        auto msg = transport::Recv(dealers_[from], /*dontwait=*/true);
+        if (!msg.ok()) {
+          if (transport::IsContextTerminated(msg.status())) return ContextTerminated();
+          break;
+        }
+        core_->OnFrame(msg->data(), msg->size(), from);
       }
-      core_->OnFrame(msg->data(), msg->size());
+      // What the frames asked for goes to the coordinator that is current
+      // now, before the next connection's frames may change it.
+      Flush();
     }
     finished_.clear();
     executor_->Process(clock_->Steady(), &finished_);
@@ -183,28 +198,33 @@ class WorkerLoop {
     return Status::Ok();
   }
 
-  // The coordinator went quiet: a fresh socket (a new connection, not
+  // The coordinator went quiet (the core moved on to the next one, if
+  // any): a fresh socket to the one now current (a new connection, not
   // libzmq's silent reconnect) and HELLO again. Tasks keep running.
   void Reconnect() {
-    spdlog::warn("worker {}: coordinator at {} silent for {} heartbeats; reconnecting",
-                 config_.worker.worker_id, config_.coordinator_endpoint, config_.worker.liveness);
-    auto again = Dial(*ctx_, config_, route_);
-    if (again.ok()) dealer_ = std::move(*again);
+    const size_t current = core_->coordinators().current();
+    const std::string& endpoint = core_->coordinators().current_endpoint();
+    spdlog::warn("worker {}: coordinator silent for {} heartbeats; reconnecting to {}",
+                 config_.worker.worker_id, config_.worker.liveness, endpoint);
+    auto again = Dial(*ctx_, config_, route_, endpoint);
+    if (again.ok()) dealers_[current] = std::move(*again);
     core_->Hello();
   }
 
+  zmq::socket_t& Current() { return dealers_[core_->coordinators().current()]; }
+
   void ReportDrained() {
     core_->Bye();
-    SendQueued(dealer_, *core_);
+    SendQueued(Current(), *core_);
     // Give BYE a moment to leave when the socket closes (LINGER is 0
     // everywhere else so that shutdown never hangs).
-    dealer_.set(zmq::sockopt::linger, 500);
+    Current().set(zmq::sockopt::linger, 500);
     (void)pipe_.Send(static_cast<uint16_t>(InternalType::kDrain), transport::Bye{});
     drained_reported_ = true;
   }
 
   void Flush() {
-    if (!SendQueued(dealer_, *core_) && core_->awaiting_hello_reply()) hello_unsent_ = true;
+    if (!SendQueued(Current(), *core_) && core_->awaiting_hello_reply()) hello_unsent_ = true;
   }
 
   transport::ActorPipe& pipe_;
@@ -212,7 +232,7 @@ class WorkerLoop {
   const Clock* clock_;
   WorkerConfig config_;
   const std::string route_ = ProcessRoute(config_.worker.worker_id);
-  zmq::socket_t dealer_;
+  std::vector<zmq::socket_t> dealers_;  // one per --connect endpoint, in its order
   std::unique_ptr<storage::Outbox> outbox_;
   std::unique_ptr<OrphanGuard> orphans_;
   std::unique_ptr<executor::Executor> executor_;

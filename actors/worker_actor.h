@@ -1,5 +1,6 @@
 #pragma once
-// A worker actor: one thread with a DEALER to the coordinator's dispatcher and
+// A worker actor: one thread with a DEALER to each coordinator's dispatcher
+// (it talks to the leader among them: CoordinatorFollower) and
 // an Executor running tasks as child processes. Reconnects with a fresh socket
 // when the coordinator goes quiet, keeping its tasks running and its results
 // until they are acknowledged.
@@ -19,6 +20,8 @@
 namespace apollo11::actors {
 
 struct WorkerConfig {
+  // The coordinators' worker endpoints, comma-separated (one, or each of an
+  // HA set: the worker follows the leader among them).
   std::string coordinator_endpoint;
   WorkerOptions worker;
   executor::ExecutorOptions executor;

@@ -8,6 +8,8 @@
 #include "common/wire_limits.h"
 #include "dsl/pipeline.h"
 #include "dsl/task_fields.h"
+#include "ha/not_leader.h"
+#include "transport/coordinator_endpoints.h"
 
 namespace apollo11::actors {
 namespace {
@@ -30,6 +32,12 @@ transport::Outcome ToWire(executor::ExecOutcomeKind kind) {
   return transport::Outcome::kFailed;
 }
 
+std::vector<std::string> CoordinatorList(const std::string& text) {
+  auto list = transport::ParseEndpointList(text, "--connect");
+  if (list.ok()) return std::move(*list);
+  return {text};
+}
+
 }  // namespace
 
 WorkerCore::WorkerCore(executor::TaskRunner* runner, const Clock* clock, WorkerOptions options,
@@ -38,7 +46,8 @@ WorkerCore::WorkerCore(executor::TaskRunner* runner, const Clock* clock, WorkerO
       clock_(clock),
       store_(outbox),
       node_log_(node_log),
-      options_(std::move(options)) {
+      options_(std::move(options)),
+      follower_(CoordinatorList(options_.coordinator_endpoint)) {
   last_heard_ = clock_->Steady();
   last_heartbeat_ = last_heard_;
   last_frame_ = last_heard_;
@@ -108,6 +117,8 @@ void WorkerCore::SendCredit(uint32_t n) {
 }
 
 void WorkerCore::Hello() {
+  ++hellos_;
+  hello_deferred_ = false;
   transport::Hello hello;
   hello.worker_id = options_.worker_id;
   hello.group = options_.group;
@@ -131,7 +142,7 @@ void WorkerCore::Hello() {
   heard_since_hello_ = false;
 }
 
-void WorkerCore::OnFrame(const void* data, size_t size) {
+void WorkerCore::OnFrame(const void* data, size_t size, size_t from) {
   auto envelope = transport::DecodeEnvelope(data, size);
   if (!envelope.ok()) {
     ++dropped_frames_;
@@ -139,16 +150,21 @@ void WorkerCore::OnFrame(const void* data, size_t size) {
                  envelope.status().message());
     return;
   }
+  const auto admit = follower_.OnFrame(from, *envelope, epoch_seen_);
+  if (admit == CoordinatorFollower::Admit::kDrop) return;
+  frame_from_ = from;
+  const uint64_t hellos_before = hellos_;
   last_heard_ = clock_->Steady();
   last_frame_ = last_heard_;
   heard_since_hello_ = true;
   if (unreachable_said_) {
     unreachable_said_ = false;
     LogEvent(spdlog::level::info, "coordinator_connected",
-             {{"endpoint", options_.coordinator_endpoint}},
+             {{"endpoint", follower_.current_endpoint()}},
              "worker {}: connected to the coordinator at {}", options_.worker_id,
-             options_.coordinator_endpoint);
+             follower_.current_endpoint());
   }
+
   // What a coordinator may send a worker, one handler each; a handler
   // returns false when the body does not decode.
   using Handler = bool (WorkerCore::*)(const transport::Envelope&);
@@ -161,11 +177,14 @@ void WorkerCore::OnFrame(const void* data, size_t size) {
       {transport::MsgType::kLogRequest, &WorkerCore::OnLogRequestFrame},
       {transport::MsgType::kRefused, &WorkerCore::OnRefusedFrame},
   };
+  bool handled = false;
   for (const auto& [type, handler] : kHandlers) {
     if (envelope->type != static_cast<uint16_t>(type)) continue;
-    if ((this->*handler)(*envelope)) return;
+    handled = (this->*handler)(*envelope);
     break;
   }
+  if (admit == CoordinatorFollower::Admit::kSwitchAndDeliver) Followed(hellos_before);
+  if (handled) return;
   ++dropped_frames_;
   spdlog::warn("worker {}: dropped an unexpected or unreadable {} frame", options_.worker_id,
                transport::MsgTypeName(envelope->type));
@@ -174,6 +193,10 @@ void WorkerCore::OnFrame(const void* data, size_t size) {
 bool WorkerCore::OnRefusedFrame(const transport::Envelope& envelope) {
   auto refused = transport::BodyAs<transport::Refused>(envelope);
   if (!refused.ok()) return false;
+  if (auto leader = ha::ParseNotLeader(refused->reason)) {
+    FollowLeader(*leader);
+    return true;
+  }
   refusal_ = refused->reason.empty() ? "no reason given" : refused->reason.substr(0, 1024);
   LogEvent(spdlog::level::err, "worker_refused", {{"reason", refusal_}},
            "worker {}: the coordinator refused it: {}", options_.worker_id, refusal_);
@@ -471,10 +494,10 @@ void WorkerCore::WarnIfUnreachable(Micros now, bool reconnecting) {
   if (reconnecting) return;  // the reconnect line says it
   const double silent_s = static_cast<double>(now - last_frame_) / 1e6;
   LogEvent(spdlog::level::warn, "coordinator_unreachable",
-           {{"endpoint", options_.coordinator_endpoint}, {"silent_s", silent_s}},
+           {{"endpoint", follower_.current_endpoint()}, {"silent_s", silent_s}},
            "worker {}: no answer from the coordinator at {} for {:.1f}s ({} heartbeats); is a "
            "coordinator running there, and is that its worker endpoint (--bind)? Still trying",
-           options_.worker_id, options_.coordinator_endpoint, silent_s, options_.liveness);
+           options_.worker_id, follower_.current_endpoint(), silent_s, options_.liveness);
 }
 
 bool WorkerCore::Tick() {
@@ -490,7 +513,10 @@ bool WorkerCore::Tick() {
   }
   if (!heard_since_hello_ && now - last_hello_ >= interval) {
     // No answer to HELLO yet (sent before the coordinator was listening, or
-    // lost): say it again rather than wait for the liveness timeout.
+    // lost): say it again rather than wait for the liveness timeout; with
+    // several coordinators, to the next one (a live one answers at once).
+    if (!hello_deferred_) FollowNext();
+    hello_deferred_ = false;
     Hello();
     return false;
   }
@@ -501,7 +527,9 @@ bool WorkerCore::Tick() {
       entry.last_sent = now;
     }
   }
-  return now - last_heard_ > interval * options_.liveness;
+  const bool silent = now - last_heard_ > interval * options_.liveness;
+  if (silent) FollowNext();
+  return silent;
 }
 
 Micros WorkerCore::NextTick() const {

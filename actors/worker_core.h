@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/coordinator_follower.h"
 #include "actors/node_log_reader.h"
 #include "common/clock.h"
 #include "common/duration.h"
@@ -41,7 +42,9 @@ struct WorkerOptions {
   // Test hook (fault injection): drop this many DISPATCH messages as if the
   // network lost them. Set from $APOLLO11_TEST_DROP_DISPATCH by apollo11-node.
   int drop_dispatches = 0;
-  // The --connect endpoint, named in the lines that say the coordinator
+  // The --connect endpoints, comma-separated (transport::ParseEndpointList;
+  // an unreadable list is taken as one endpoint): the coordinators the
+  // worker follows (CoordinatorFollower), named in the lines that say one
   // cannot be reached and, after them, that it was.
   std::string coordinator_endpoint;
   observability::WorkerMetrics* metrics = nullptr;  // optional; must outlive the core
@@ -64,8 +67,13 @@ class WorkerCore {
   // (Re)introduces the worker: HELLO with the executions it holds, then
   // CREDIT for its free slots. Call after (re)connecting.
   void Hello();
-  // A frame from the coordinator. Garbage is counted and dropped.
-  void OnFrame(const void* data, size_t size);
+  // A frame from coordinator `from` (an index into the --connect list).
+  // Garbage is counted and dropped; what a coordinator other than the
+  // current one sends is filtered by CoordinatorFollower::OnFrame.
+  void OnFrame(const void* data, size_t size, size_t from = 0);
+  // The coordinators (the --connect list) and the one every frame in
+  // outbox() is for: the leader as far as the worker knows.
+  const CoordinatorFollower& coordinators() const { return follower_; }
   // Attempts the runner finished.
   void OnFinished(std::vector<executor::ExecOutcome>& finished);
   // Periodic work: heartbeat, resend unacknowledged results. Returns true
@@ -113,6 +121,18 @@ class WorkerCore {
   bool OnProbeFrame(const transport::Envelope& envelope);
   bool OnLogRequestFrame(const transport::Envelope& envelope);
   bool OnRefusedFrame(const transport::Envelope& envelope);
+  // worker_follow.cc: the sender of the frame being handled says it is not
+  // the leader and names `leader` ("" unknown): follow it (HELLO at once, or
+  // after a heartbeat when no other coordinator is named).
+  void FollowLeader(const std::string& leader);
+  // The current coordinator is silent past the liveness timeout, or did not
+  // answer a HELLO within a heartbeat: the next one becomes current (several
+  // coordinators only).
+  void FollowNext();
+  // A coordinator that was not current spoke in the newest epoch and the
+  // frame was handled: it is current now; introduce ourselves unless the
+  // frame's handler did (Hello() was called `hellos_before` times before).
+  void Followed(uint64_t hellos_before);
   void OnDispatch(transport::Dispatch&& d);
   // Finishes an attempt that never started (refused by the coordinator, or
   // the runner could not launch it): a REJECTED result with `error`.
@@ -151,6 +171,12 @@ class WorkerCore {
   uint64_t dropped_frames_ = 0;
   std::string refusal_;
   Micros next_health_ = 0;  // 0: not yet started
+  CoordinatorFollower follower_;
+  size_t frame_from_ = 0;  // the sender of the frame OnFrame is handling
+  uint64_t hellos_ = 0;    // Hello() calls so far
+  // FollowLeader moved on without saying HELLO: Tick says it a heartbeat
+  // later to that coordinator rather than passing it over.
+  bool hello_deferred_ = false;
 };
 
 }  // namespace apollo11::actors

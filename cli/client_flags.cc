@@ -1,6 +1,7 @@
 #include "cli/client_flags.h"
 
 #include "cli/usage_errors.h"
+#include "transport/coordinator_endpoints.h"
 
 namespace apollo11::cli {
 
@@ -8,12 +9,10 @@ std::string ClientFlags::Endpoint() const { return CoordinatorEndpoint(coordinat
 
 Result<std::unique_ptr<RemoteCoordinator>> ClientFlags::Connect() const {
   const std::string endpoint = Endpoint();
-  if (endpoint.find("://") == std::string::npos) {
-    // ZeroMQ's "Invalid argument" does not say what is wrong with it.
-    const char* from = coordinator.empty() ? "$APOLLO11_COORDINATOR" : "--coordinator";
-    return Status::InvalidInput(std::string(from) + " '" + endpoint +
-                                "' names no transport; did you mean 'tcp://" + endpoint + "'?");
-  }
+  // ZeroMQ's "Invalid argument" does not say what is wrong with a list.
+  auto endpoints = transport::ParseEndpointList(
+      endpoint, coordinator.empty() ? "$APOLLO11_COORDINATOR" : "--coordinator");
+  if (!endpoints.ok()) return endpoints.status();
   return RemoteCoordinator::Connect(
       endpoint, key, server_key, std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000)));
 }
@@ -22,7 +21,8 @@ void AddClientFlags(CLI::App* cmd, ClientFlags* flags, unsigned which, const Cli
   if (which & kStateDirFlag) cmd->add_option("--state-dir", flags->state_dir, help.state_dir);
   if (which & kRemoteFlags) {
     cmd->add_option("--coordinator", flags->coordinator,
-                    "a running coordinator's client endpoint (default $APOLLO11_COORDINATOR)");
+                    "a running coordinator's client endpoint, or a comma-separated list of an HA "
+                    "set's (default $APOLLO11_COORDINATOR)");
     cmd->add_option("--key", flags->key, "your CURVE key pair file (default $APOLLO11_KEY)");
     cmd->add_option("--server-key", flags->server_key,
                     "the coordinator's CURVE public key file (default $APOLLO11_SERVER_KEY)");

@@ -8,6 +8,7 @@
 #include "actors/dispatcher_core.h"
 #include "cli/state_dir.h"
 #include "observability/http_server.h"
+#include "transport/coordinator_endpoints.h"
 #include "transport/security.h"
 
 namespace apollo11::cli {
@@ -242,6 +243,10 @@ Result<NodeConfig> ResolveNodeConfig(const NodeFlags& flags, NodeEnv& env) {
   if (c.worker) {
     FillWorker(flags, *d, env, &c);
     APOLLO11_RETURN_IF_ERROR(CheckWorkerHello(c.worker_config.worker));
+    if (!c.coordinator) {  // role=all follows its own coordinator
+      auto endpoints = transport::ParseEndpointList(flags.connect, "--connect");
+      if (!endpoints.ok()) return endpoints.status();
+    }
   }
   using executor::ContainmentMode;
   if (flags.containment == "cgroup") {

@@ -11,6 +11,7 @@
 #include "actors/actor_loop.h"
 #include "engine/task_state.h"
 #include "transport/codec.h"
+#include "transport/coordinator_endpoints.h"
 #include "transport/security.h"
 #include "transport/sockets.h"
 
@@ -52,20 +53,14 @@ Result<std::unique_ptr<RemoteCoordinator>> RemoteCoordinator::ConnectWithKeys(
     const std::string& endpoint, const std::optional<transport::CurveKeyPair>& curve,
     const std::string& server_public, std::chrono::milliseconds timeout, zmq::context_t* ctx) {
   std::unique_ptr<RemoteCoordinator> r(new RemoteCoordinator());
-  r->endpoint_ = endpoint;
+  auto endpoints = transport::ParseEndpointList(endpoint, "the coordinator endpoint");
+  if (!endpoints.ok()) return endpoints.status();
+  r->endpoints_ = std::move(*endpoints);
   r->timeout_ = timeout;
-  r->socket_ = std::make_unique<zmq::socket_t>(ctx ? *ctx : r->ctx_, zmq::socket_type::dealer);
-  transport::SocketOptions options;
-  options.immediate = false;  // queue the request until the connection is up
-  options.max_msg_size = static_cast<int64_t>(actors::ClientLimits().max_frame);
-  APOLLO11_RETURN_IF_ERROR(transport::ConfigureDealer(
-      *r->socket_, "cli-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand()),
-      options));
-  if (curve) {
-    APOLLO11_RETURN_IF_ERROR(transport::ConfigureCurveClient(*r->socket_, *curve, server_public));
-    APOLLO11_RETURN_IF_ERROR(r->WatchHandshakes(ctx ? *ctx : r->ctx_));
-  }
-  APOLLO11_RETURN_IF_ERROR(transport::Connect(*r->socket_, endpoint));
+  r->curve_ = curve;
+  r->server_public_ = server_public;
+  r->ext_ctx_ = ctx;
+  APOLLO11_RETURN_IF_ERROR(r->Dial(0));
   return r;
 }
 
@@ -76,9 +71,13 @@ RemoteCoordinator::~RemoteCoordinator() {
 
 Status RemoteCoordinator::WatchHandshakes(zmq::context_t& ctx) {
   char name[64];
-  std::snprintf(name, sizeof(name), "inproc://apollo11-cli-monitor-%p", static_cast<void*>(this));
+  std::snprintf(name, sizeof(name), "inproc://apollo11-cli-monitor-%p-%zu",
+                static_cast<void*>(this), ++dials_);
+  // With several coordinators, whether a connection came up at all (Ask
+  // passes over one that does not).
   const int events = ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
-                     ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
+                     ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
+                     (endpoints_.size() > 1 ? ZMQ_EVENT_CONNECTED : 0);
   if (zmq_socket_monitor(socket_->handle(), name, events) != 0) {
     return Status::Io(std::string("cannot watch the connection: ") + zmq_strerror(zmq_errno()));
   }
@@ -105,6 +104,10 @@ Status RemoteCoordinator::Refusal() {
       if (!monitor_->recv(rest, zmq::recv_flags::dontwait)) break;
       event = std::move(rest);
     }
+    if (id == ZMQ_EVENT_CONNECTED) {
+      connected_ = true;
+      continue;
+    }
     if (id == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) {
       return Status::PermissionDenied(
           "refused by the coordinator's authentication at " + endpoint_ +
@@ -117,16 +120,12 @@ Status RemoteCoordinator::Refusal() {
   }
 }
 
-Result<std::string> RemoteCoordinator::Ask(const std::string& frame, uint16_t reply_type) {
-  APOLLO11_RETURN_IF_ERROR(transport::Send(*socket_, frame, /*dontwait=*/false));
-  return Await(reply_type);
-}
-
 Result<std::string> RemoteCoordinator::Await(uint16_t reply_type) {
   zmq::pollitem_t items[] = {{socket_->handle(), 0, ZMQ_POLLIN, 0},
                              {monitor_ ? monitor_->handle() : nullptr, 0, ZMQ_POLLIN, 0}};
   const size_t watched = monitor_ ? 2 : 1;
-  auto deadline = std::chrono::steady_clock::now() + timeout_;
+  const auto start = std::chrono::steady_clock::now();
+  auto deadline = start + timeout_;
   transport::Envelope env;
   while (std::chrono::steady_clock::now() < deadline) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -136,6 +135,12 @@ Result<std::string> RemoteCoordinator::Await(uint16_t reply_type) {
     if (!polled.ok()) return polled.status();
     if (waiting_) waiting_();
     APOLLO11_RETURN_IF_ERROR(Refusal());
+    if (!connected_ && endpoints_.size() > 1 &&
+        std::chrono::steady_clock::now() - start >= ConnectWindow()) {
+      unreachable_ = true;  // Ask tries the next coordinator
+      return Status::Io("no connection to the coordinator at " + endpoint_ + " within " +
+                        std::to_string(ConnectWindow().count()) + " ms");
+    }
     if ((items[0].revents & ZMQ_POLLIN) == 0) continue;
     auto msg = transport::Recv(*socket_, /*dontwait=*/true);
     if (!msg.ok()) continue;
@@ -152,9 +157,15 @@ Result<std::string> RemoteCoordinator::Submit(actors::SubmitRun submit) {
   std::string frame;
   transport::Encode(static_cast<uint16_t>(actors::InternalType::kSubmitRun), submit, &frame);
   submit = actors::SubmitRun{};  // the snapshot is in the frame now
-  APOLLO11_RETURN_IF_ERROR(transport::Send(*socket_, frame, /*dontwait=*/false));
-  std::string().swap(frame);  // and the coordinator's once sent
-  auto raw = Await(static_cast<uint16_t>(actors::InternalType::kSubmitReply));
+  const auto reply_type = static_cast<uint16_t>(actors::InternalType::kSubmitReply);
+  Result<std::string> raw = std::string();
+  if (endpoints_.size() > 1) {
+    raw = Ask(frame, reply_type);  // kept until a leader took it
+  } else {
+    APOLLO11_RETURN_IF_ERROR(transport::Send(*socket_, frame, /*dontwait=*/false));
+    std::string().swap(frame);  // and the coordinator's once sent
+    raw = Await(reply_type);
+  }
   if (!raw.ok()) return raw.status();
   auto env = transport::DecodeEnvelope(raw->data(), raw->size(), actors::ClientLimits());
   if (!env.ok()) return env.status();
@@ -166,6 +177,11 @@ Result<std::string> RemoteCoordinator::Submit(actors::SubmitRun submit) {
 }
 
 Status RemoteCoordinator::Cancel(const std::string& run_id, const std::string& reason) {
+  if (endpoints_.size() > 1) {
+    // A cancel has no reply of its own: find a coordinator that answers first.
+    auto reachable = Query("status", run_id);
+    if (!reachable.ok()) return reachable.status();
+  }
   std::string frame;
   transport::Encode(static_cast<uint16_t>(actors::InternalType::kCancelRun),
                     actors::CancelRun{run_id, reason}, &frame);

@@ -1,7 +1,9 @@
 #pragma once
 // The CLI's link to a running coordinator's client endpoint (--coordinator,
 // else $APOLLO11_COORDINATOR): submit runs, cancel them, and ask read-only
-// questions. Each call waits for its answer up to a timeout.
+// questions. Each call waits for its answer up to a timeout. The endpoint
+// may be a comma-separated list of an HA set's coordinators: the link tries
+// them in turn and follows "not the leader; the leader is X" (Ask).
 
 #include <chrono>
 #include <functional>
@@ -110,8 +112,18 @@ class RemoteCoordinator {
  private:
   RemoteCoordinator() = default;
   Result<actors::QueryReply> AskQuery(const actors::Query& q);
-  // Sends `frame` and returns the first reply of `reply_type`.
+  // remote_leader.cc: a fresh socket (and handshake monitor) to
+  // endpoints_[i], which becomes current.
+  Status Dial(size_t i);
+  // Sends `frame` and returns the first reply of `reply_type`. A reply
+  // whose error says "not the leader; the leader is X" is followed (the
+  // frame is sent to X, also when X is not in the list), and with several
+  // endpoints one that cannot be connected to within ConnectWindow() is
+  // passed over for the next; at most two rounds of the list.
   Result<std::string> Ask(const std::string& frame, uint16_t reply_type);
+  // How long Await waits for a connection before Ask tries the next
+  // endpoint (several endpoints only): min(timeout, 1 s).
+  std::chrono::milliseconds ConnectWindow() const;
   // Returns the first message of `reply_type` within the timeout; others
   // are dropped. Calls `waiting_` (when set) about every 100 ms. Fails at
   // once when the coordinator refuses the CURVE handshake (see Refusal).
@@ -124,6 +136,14 @@ class RemoteCoordinator {
   Status Refusal();
 
   zmq::context_t ctx_;
+  zmq::context_t* ext_ctx_ = nullptr;   // ConnectWithKeys' `ctx`, else null (ctx_)
+  std::vector<std::string> endpoints_;  // the comma-separated list, in its order
+  size_t current_ = 0;                  // endpoints_[current_] is endpoint_
+  size_t dials_ = 0;                    // names each socket's monitor
+  std::optional<transport::CurveKeyPair> curve_;
+  std::string server_public_;
+  bool connected_ = false;    // the monitor saw the current socket connect
+  bool unreachable_ = false;  // the last Await gave up for want of a connection
   std::unique_ptr<zmq::socket_t> socket_;
   std::unique_ptr<zmq::socket_t> monitor_;  // handshake events of socket_; null without CURVE
   std::string endpoint_;

@@ -12,6 +12,9 @@
 //      (and each execution's transitions chain: one's `to` is the next `from`);
 //   5. nothing is left RUNNING or PENDING.
 //
+// The follow mode (HA, issue 14) moves the coordinator between two endpoints
+// at each of its restarts; workers and the CLI are given both.
+//
 // CI runs one round with a dozen kills. By hand, for a long run:
 //   APOLLO11_CHAOS_ROUNDS=20 APOLLO11_CHAOS_KILLS=12 ./tests/actors/chaos_test
 // (APOLLO11_CHAOS_SEED fixes the random choices.) The totals are printed.
@@ -113,8 +116,12 @@ struct Totals {
   int kills = 0, coordinator_kills = 0, worker_kills = 0, requeued_reruns = 0, retries = 0;
 };
 
-// One round: a fresh cluster, two runs of the pipeline, `kills` kills.
-void ChaosRound(unsigned seed, int kills, Totals* totals) {
+// One round: a fresh cluster, two runs of the pipeline, `kills` kills. With
+// `follow`, the coordinator comes back on the other of two endpoint pairs
+// each time (its journal with it, as a standby holding the replicated
+// journal takes over), and workers and the CLI are given both: they must
+// follow it.
+void ChaosRound(unsigned seed, int kills, Totals* totals, bool follow = false) {
   ScratchDir dir;
   std::mt19937 rng(seed);
   std::filesystem::create_directories(dir.path() + "/marks");
@@ -130,6 +137,9 @@ void ChaosRound(unsigned seed, int kills, Totals* totals) {
   REQUIRE(expected.is_object());
 
   const std::string workers = Endpoint(FreeTcpPort()), api = Endpoint(FreeTcpPort());
+  const std::string workers_b = Endpoint(FreeTcpPort()), api_b = Endpoint(FreeTcpPort());
+  NodeProc coordinators;  // what the CLI is given: --coordinator LIST
+  coordinators.listening["api"] = follow ? api + "," + api_b : api;
   std::vector<NodeProc> procs(4);
   std::vector<std::string> names = {"coord", "w1", "w2", "w3"};
   std::vector<int> generation(4, 0);
@@ -138,12 +148,13 @@ void ChaosRound(unsigned seed, int kills, Totals* totals) {
     if (i == 0) {
       // Kills here come ten times faster than any real failure rate: a task
       // may lose its worker more often than the default cap of 3 allows.
-      procs[0] = StartNode(
-          dir, out,
-          {"--role", "coordinator", "--bind", workers, "--api-bind", api, "--max-requeues", "50"},
-          "coord");
+      const bool b = follow && generation[i] % 2 == 0;
+      procs[0] = StartNode(dir, out,
+                           {"--role", "coordinator", "--bind", b ? workers_b : workers,
+                            "--api-bind", b ? api_b : api, "--max-requeues", "50"},
+                           "coord");
     } else {
-      procs[i] = StartWorkerAt(dir, workers, names[i], 3, out);
+      procs[i] = StartWorkerAt(dir, follow ? workers + "," + workers_b : workers, names[i], 3, out);
     }
   };
   for (int i = 0; i < 4; ++i) start(i);
@@ -155,7 +166,7 @@ void ChaosRound(unsigned seed, int kills, Totals* totals) {
                 ChaosPipeline("test.chaos", dir.path() + "/ledger", dir.path() + "/marks", seed));
   std::vector<std::string> run_ids;
   for (int r = 0; r < 2; ++r) {
-    CmdResult sub = Cli(procs[0], {"submit", file});
+    CmdResult sub = Cli(coordinators, {"submit", file});
     INFO(sub.err);
     REQUIRE(sub.exit_code == 0);
     run_ids.push_back(sub.out.substr(0, sub.out.find('\n')));
@@ -175,7 +186,7 @@ void ChaosRound(unsigned seed, int kills, Totals* totals) {
 
   // Every run ends, as it does without faults.
   for (const std::string& run_id : run_ids) {
-    CmdResult st = Cli(procs[0], {"status", run_id, "--wait", "--json", "--timeout", "120"});
+    CmdResult st = Cli(coordinators, {"status", run_id, "--wait", "--json", "--timeout", "120"});
     auto summary = ParseJson(st.out);
     INFO(run_id << " " << st.err);
     REQUIRE(summary.is_object());
@@ -183,7 +194,7 @@ void ChaosRound(unsigned seed, int kills, Totals* totals) {
     for (auto& [task, t] : expected["tasks"].items()) {
       if (summary["tasks"][task]["state"] == t["state"]) continue;
       // Say why, with the execution's whole history.
-      INFO(Cli(procs[0], {"history", run_id + "." + task}).out);
+      INFO(Cli(coordinators, {"history", run_id + "." + task}).out);
       CHECK(summary["tasks"][task]["state"] == t["state"]);
     }
   }
@@ -294,6 +305,26 @@ TEST_CASE(
   std::printf(
       "chaos: %d rounds, seed %u: %d kills (%d coordinator, %d worker); %d retries; %d attempts "
       "rerun after a requeue\n",
+      rounds, seed, totals.kills, totals.coordinator_kills, totals.worker_kills, totals.retries,
+      totals.requeued_reruns);
+}
+
+TEST_CASE(
+    "chaos (follow): workers and the CLI follow a coordinator that comes back elsewhere, losing "
+    "nothing and running nothing twice",
+    "[chaos][recovery][follow]") {
+  const int rounds = EnvInt("APOLLO11_CHAOS_ROUNDS", 1);
+  const int kills = EnvInt("APOLLO11_CHAOS_KILLS", 12);
+  const unsigned seed = static_cast<unsigned>(
+      EnvInt("APOLLO11_CHAOS_SEED", static_cast<int>(std::random_device{}())));
+  Totals totals;
+  for (int r = 0; r < rounds; ++r) {
+    INFO("round " << r << " seed " << seed + r);
+    ChaosRound(seed + static_cast<unsigned>(r), kills, &totals, /*follow=*/true);
+  }
+  std::printf(
+      "chaos (follow): %d rounds, seed %u: %d kills (%d coordinator, %d worker); %d retries; %d "
+      "attempts rerun after a requeue\n",
       rounds, seed, totals.kills, totals.coordinator_kills, totals.worker_kills, totals.retries,
       totals.requeued_reruns);
 }

@@ -1,0 +1,89 @@
+// RemoteCoordinator: which coordinator of an HA set the CLI talks to (issue
+// 14). It tries the --coordinator list in turn and follows "not the leader;
+// the leader is X".
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <msgpack.hpp>
+
+#include "actors/link_limits.h"
+#include "cli/remote.h"
+#include "ha/not_leader.h"
+#include "transport/codec.h"
+#include "transport/coordinator_endpoints.h"
+#include "transport/sockets.h"
+
+namespace apollo11::cli {
+namespace {
+
+// The leader a reply's error names when it is a "not the leader" refusal
+// (every client reply begins with its code and error); nullopt otherwise.
+std::optional<std::string> LeaderNamed(const std::string& raw) {
+  auto env = transport::DecodeEnvelope(raw.data(), raw.size(), actors::ClientLimits());
+  if (!env.ok()) return std::nullopt;
+  const msgpack::object& body = env->body;
+  if (body.type != msgpack::type::ARRAY || body.via.array.size < 2) return std::nullopt;
+  const msgpack::object& error = body.via.array.ptr[1];
+  if (error.type != msgpack::type::STR) return std::nullopt;
+  return ha::ParseNotLeader(std::string_view(error.via.str.ptr, error.via.str.size));
+}
+
+}  // namespace
+
+Status RemoteCoordinator::Dial(size_t i) {
+  if (monitor_) monitor_->close();
+  if (socket_) socket_->close();
+  monitor_.reset();
+  current_ = i;
+  endpoint_ = endpoints_[i];
+  connected_ = false;
+  zmq::context_t& ctx = ext_ctx_ ? *ext_ctx_ : ctx_;
+  socket_ = std::make_unique<zmq::socket_t>(ctx, zmq::socket_type::dealer);
+  transport::SocketOptions options;
+  options.immediate = false;  // queue the request until the connection is up
+  options.max_msg_size = static_cast<int64_t>(actors::ClientLimits().max_frame);
+  APOLLO11_RETURN_IF_ERROR(transport::ConfigureDealer(
+      *socket_, "cli-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand()), options));
+  if (curve_) {
+    APOLLO11_RETURN_IF_ERROR(transport::ConfigureCurveClient(*socket_, *curve_, server_public_));
+  }
+  if (curve_ || endpoints_.size() > 1) APOLLO11_RETURN_IF_ERROR(WatchHandshakes(ctx));
+  return transport::Connect(*socket_, endpoint_);
+}
+
+std::chrono::milliseconds RemoteCoordinator::ConnectWindow() const {
+  return std::min(timeout_, std::chrono::milliseconds(1000));
+}
+
+Result<std::string> RemoteCoordinator::Ask(const std::string& frame, uint16_t reply_type) {
+  const size_t attempts = 2 * std::max<size_t>(endpoints_.size(), 1);
+  for (size_t attempt = 1;; ++attempt) {
+    APOLLO11_RETURN_IF_ERROR(transport::Send(*socket_, frame, /*dontwait=*/false));
+    unreachable_ = false;
+    auto reply = Await(reply_type);
+    if (attempt >= attempts) return reply;
+    if (!reply.ok()) {
+      if (!unreachable_) return reply;
+      APOLLO11_RETURN_IF_ERROR(Dial((current_ + 1) % endpoints_.size()));
+      continue;
+    }
+    const std::optional<std::string> leader = LeaderNamed(*reply);
+    if (!leader) return reply;
+    auto known = std::find(endpoints_.begin(), endpoints_.end(), *leader);
+    if (leader->empty() || *leader == endpoint_) {
+      if (endpoints_.size() == 1) return reply;  // nobody else to ask
+      APOLLO11_RETURN_IF_ERROR(Dial((current_ + 1) % endpoints_.size()));
+    } else if (known != endpoints_.end()) {
+      APOLLO11_RETURN_IF_ERROR(Dial(static_cast<size_t>(known - endpoints_.begin())));
+    } else if (endpoints_.size() < transport::kMaxCoordinatorEndpoints) {
+      endpoints_.push_back(*leader);  // the leader's advertised endpoint
+      APOLLO11_RETURN_IF_ERROR(Dial(endpoints_.size() - 1));
+    } else {
+      return reply;
+    }
+  }
+}
+
+}  // namespace apollo11::cli

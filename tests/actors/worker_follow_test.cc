@@ -1,0 +1,286 @@
+// A worker among several coordinators (HA, issue 14), socket-free: which one
+// it talks to (the leader), how it follows a standby's "not the leader"
+// refusal or a silent leader to the next, what it resends to a new leader,
+// and that the epoch fence holds across coordinators.
+
+#include <catch2/catch.hpp>
+
+#include "actors/coordinator_follower.h"
+#include "actors/worker_core.h"
+#include "ha/not_leader.h"
+#include "tests/executor/fake_task_runner.h"
+#include "transport/coordinator_endpoints.h"
+
+using namespace apollo11;          // NOLINT: test file
+using namespace apollo11::actors;  // NOLINT: test file
+using transport::MsgType;
+
+namespace {
+
+constexpr size_t kA = 0, kB = 1, kC = 2;
+
+std::string Frame(MsgType type, const auto& body) { return transport::EncodeToString(type, body); }
+
+transport::Dispatch ShellDispatch(const std::string& exec_id, uint64_t epoch) {
+  transport::Dispatch d;
+  d.exec_id = exec_id;
+  d.attempt = 1;
+  d.epoch = epoch;
+  d.task.type = static_cast<uint8_t>(dsl::TaskType::kShell);
+  return d;
+}
+
+transport::Heartbeat Beat(uint64_t epoch, bool registered = true) {
+  transport::Heartbeat hb;
+  hb.epoch = epoch;
+  hb.registered = registered;
+  return hb;
+}
+
+transport::Refused NotLeader(const std::string& leader) {
+  return transport::Refused{ha::NotLeaderReply(leader)};
+}
+
+struct Follow {
+  FakeClock clock;
+  testing::FakeTaskRunner runner;
+  std::unique_ptr<WorkerCore> core;
+
+  explicit Follow(const std::string& endpoints = "tcp://a:1,tcp://b:1,tcp://c:1") {
+    WorkerOptions options;
+    options.worker_id = "w1";
+    options.slots = 2;
+    options.heartbeat = Millis(100);
+    options.liveness = 3;
+    options.coordinator_endpoint = endpoints;
+    core = std::make_unique<WorkerCore>(&runner, &clock, options);
+    core->Hello();
+    core->outbox().clear();
+  }
+  void Feed(size_t from, const std::string& frame) {
+    core->OnFrame(frame.data(), frame.size(), from);
+  }
+  // The frames queued for the current coordinator, which are then cleared.
+  std::vector<std::pair<MsgType, std::string>> Sent() {
+    std::vector<std::pair<MsgType, std::string>> out;
+    for (const std::string& f : core->outbox()) {
+      auto env = transport::DecodeEnvelope(f.data(), f.size());
+      REQUIRE(env.ok());
+      out.emplace_back(static_cast<MsgType>(env->type), f);
+    }
+    core->outbox().clear();
+    return out;
+  }
+  static size_t Count(const std::vector<std::pair<MsgType, std::string>>& sent, MsgType t) {
+    size_t n = 0;
+    for (const auto& [type, frame] : sent) n += type == t ? 1 : 0;
+    return n;
+  }
+  static transport::Hello HelloIn(const std::vector<std::pair<MsgType, std::string>>& sent) {
+    for (const auto& [type, frame] : sent) {
+      if (type != MsgType::kHello) continue;
+      auto env = transport::DecodeEnvelope(frame.data(), frame.size());
+      auto hello = transport::BodyAs<transport::Hello>(*env);
+      REQUIRE(hello.ok());
+      return *hello;
+    }
+    FAIL("no HELLO sent");
+    return {};
+  }
+  void FinishAll() {
+    auto done = runner.Take();
+    if (!done.empty()) core->OnFinished(done);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("endpoint lists: commas separate, and malformed lists are refused clearly", "[follow]") {
+  auto two = transport::ParseEndpointList("tcp://a:7011,tcp://b:7011", "--connect");
+  REQUIRE(two.ok());
+  CHECK(*two == std::vector<std::string>{"tcp://a:7011", "tcp://b:7011"});
+  CHECK(transport::ParseEndpointList("inproc://x", "--connect")->size() == 1);
+  for (const char* bad : {"", ",", "tcp://a:1,", ",tcp://a:1", "tcp://a:1,,tcp://b:1",
+                          "tcp://a:1, tcp://b:1", "a:1", "tcp://a:1,b:1", "tcp://a:1,tcp://a:1"}) {
+    auto parsed = transport::ParseEndpointList(bad, "--connect");
+    INFO(bad);
+    CHECK(parsed.status().code() == StatusCode::kInvalidInput);
+    CHECK(parsed.status().message().find("--connect") != std::string::npos);
+  }
+  std::string many;
+  for (int i = 0; i <= static_cast<int>(transport::kMaxCoordinatorEndpoints); ++i) {
+    many += (i ? "," : "") + std::string("tcp://h:") + std::to_string(7000 + i);
+  }
+  CHECK_FALSE(transport::ParseEndpointList(many, "--coordinator").ok());
+  CHECK(transport::ParseEndpointList("b:1", "--coordinator")
+            .status()
+            .message()
+            .find("did you mean 'tcp://b:1'") != std::string::npos);
+}
+
+TEST_CASE("a worker says HELLO to the coordinator a standby names as the leader", "[follow]") {
+  Follow f;
+  CHECK(f.core->coordinators().current() == kA);
+  f.Feed(kA, Frame(MsgType::kRefused, NotLeader("tcp://c:1")));
+  CHECK(f.core->refusal().empty());  // not a reason to stop
+  CHECK(f.core->coordinators().current() == kC);
+  auto sent = f.Sent();
+  CHECK(Follow::Count(sent, MsgType::kHello) == 1);
+  CHECK(Follow::Count(sent, MsgType::kCredit) == 1);
+}
+
+TEST_CASE("with no leader named, a worker asks the next coordinator a heartbeat later",
+          "[follow]") {
+  Follow f;
+  f.Feed(kA, Frame(MsgType::kRefused, NotLeader("")));
+  CHECK(f.core->coordinators().current() == kB);
+  CHECK(f.Sent().empty());  // not at once: standbys are not asked in a loop
+  f.clock.Advance(100 * kMicrosPerMilli);
+  CHECK_FALSE(f.core->Tick());
+  CHECK(Follow::Count(f.Sent(), MsgType::kHello) == 1);
+  // A standby naming itself counts as naming nobody.
+  f.Feed(kB, Frame(MsgType::kRefused, NotLeader("tcp://b:1")));
+  CHECK(f.core->coordinators().current() == kC);
+  f.Feed(kC, Frame(MsgType::kRefused, NotLeader("tcp://elsewhere:9")));
+  CHECK(f.core->coordinators().current() == kA);
+}
+
+TEST_CASE(
+    "a silent leader is left for the next, which gets the HELLO inventory and every "
+    "unacknowledged result",
+    "[follow]") {
+  Follow f;
+  f.Feed(kA, Frame(MsgType::kHeartbeat, Beat(4)));
+  f.Feed(kA, Frame(MsgType::kDispatch, ShellDispatch("r.done", 4)));
+  f.Feed(kA, Frame(MsgType::kDispatch, ShellDispatch("r.busy", 4)));
+  REQUIRE(f.runner.Complete("r.done", 1));
+  f.FinishAll();
+  f.Sent();  // the RESULT of r.done, never ACKed: the leader died first
+  bool silent = false;
+  for (int i = 0; i < 5 && !silent; ++i) {
+    f.clock.Advance(100 * kMicrosPerMilli);
+    silent = f.core->Tick();
+  }
+  REQUIRE(silent);
+  CHECK(f.core->coordinators().current() == kB);
+  f.core->Hello();  // what the actor does after a fresh socket
+  auto sent = f.Sent();
+  transport::Hello hello = Follow::HelloIn(sent);
+  REQUIRE(hello.running.size() == 1);
+  CHECK(hello.running[0].exec_id == "r.busy");
+  CHECK(Follow::Count(sent, MsgType::kResult) == 1);
+  // The new leader (epoch 9) ACKs it; the old one's late ACK would have been dropped.
+  f.Feed(kB, Frame(MsgType::kHeartbeat, Beat(9)));
+  f.Sent();
+  CHECK(f.core->unacked_results() == 1);
+  f.Feed(kA, Frame(MsgType::kAck, transport::Ack{"r.done", 1}));
+  CHECK(f.core->unacked_results() == 1);
+  f.Feed(kB, Frame(MsgType::kAck, transport::Ack{"r.done", 1}));
+  CHECK(f.core->unacked_results() == 0);
+}
+
+TEST_CASE("the epoch fence holds across coordinators: an old leader commands nothing", "[follow]") {
+  Follow f;
+  f.Feed(kA, Frame(MsgType::kHeartbeat, Beat(5)));
+  f.Feed(kA, Frame(MsgType::kDispatch, ShellDispatch("r.t1", 5)));
+  REQUIRE(f.runner.IsRunning("r.t1", 1));
+  // A new term on coordinator B speaks: the worker follows it there.
+  f.Feed(kB, Frame(MsgType::kHeartbeat, Beat(8)));
+  CHECK(f.core->coordinators().current() == kB);
+  CHECK(f.core->epoch_seen() == 8);
+  CHECK(Follow::Count(f.Sent(), MsgType::kHello) == 1);
+  // The old leader, paused and resumed, still believes in epoch 5.
+  f.Feed(kA, Frame(MsgType::kDispatch, ShellDispatch("r.t2", 5)));
+  f.Feed(kA, Frame(MsgType::kCancel, transport::Cancel{"r.t1", 1, 5}));
+  f.Feed(kA, Frame(MsgType::kHeartbeat, Beat(5)));
+  CHECK_FALSE(f.runner.IsRunning("r.t2", 1));
+  CHECK(f.runner.launched.size() == 1);
+  CHECK(f.runner.IsRunning("r.t1", 1));
+  CHECK(f.core->coordinators().current() == kB);
+  CHECK(f.core->epoch_seen() == 8);
+  // The new leader's commands are obeyed.
+  f.Feed(kB, Frame(MsgType::kCancel, transport::Cancel{"r.t1", 1, 8}));
+  CHECK_FALSE(f.runner.IsRunning("r.t1", 1));
+}
+
+TEST_CASE(
+    "a DISPATCH of a newer term from another coordinator moves the worker there, after "
+    "the DISPATCH",
+    "[follow]") {
+  Follow f;
+  f.Feed(kA, Frame(MsgType::kHeartbeat, Beat(3)));
+  f.Sent();
+  f.Feed(kC, Frame(MsgType::kDispatch, ShellDispatch("r.t1", 6)));
+  CHECK(f.core->coordinators().current() == kC);
+  CHECK(f.runner.IsRunning("r.t1", 1));
+  auto sent = f.Sent();
+  transport::Hello hello = Follow::HelloIn(sent);
+  REQUIRE(hello.running.size() == 1);  // the DISPATCH is in the new leader's inventory
+  CHECK(hello.running[0].exec_id == "r.t1");
+}
+
+TEST_CASE(
+    "what a coordinator that is not current sends neither counts as its liveness nor "
+    "acts",
+    "[follow]") {
+  Follow f;
+  f.Feed(kA, Frame(MsgType::kHeartbeat, Beat(2)));
+  bool silent = false;
+  for (int i = 0; i < 5 && !silent; ++i) {
+    f.clock.Advance(100 * kMicrosPerMilli);
+    f.Feed(kB, Frame(MsgType::kHeartbeat, Beat(1)));  // an old term: dropped
+    f.Feed(kB, Frame(MsgType::kProbe, transport::Probe{}));
+    silent = f.core->Tick();
+  }
+  CHECK(silent);
+  CHECK(f.core->coordinators().current() == kB);
+}
+
+TEST_CASE(
+    "one coordinator: a standby's refusal is retried there a heartbeat later, never "
+    "fatal",
+    "[follow]") {
+  Follow f("tcp://a:1");
+  f.Feed(kA, Frame(MsgType::kRefused, NotLeader("tcp://b:1")));
+  CHECK(f.core->refusal().empty());
+  CHECK(f.core->coordinators().current() == kA);
+  f.clock.Advance(100 * kMicrosPerMilli);
+  f.core->Tick();
+  CHECK(Follow::Count(f.Sent(), MsgType::kHello) == 1);
+  f.Feed(kA, Frame(MsgType::kRefused, transport::Refused{"worker id w1 is taken"}));
+  CHECK(f.core->refusal() == "worker id w1 is taken");
+}
+
+TEST_CASE("CoordinatorFollower: a leader named that is not in the list reads as unknown",
+          "[follow]") {
+  CoordinatorFollower follower({"tcp://a:1", "tcp://b:1"});
+  CHECK_FALSE(follower.OnNotLeader(0, "tcp://z:1"));
+  CHECK(follower.current() == 1);
+  CHECK(follower.OnNotLeader(1, "tcp://a:1"));
+  CHECK(follower.current() == 0);
+  follower.OnSilent();
+  CHECK(follower.current_endpoint() == "tcp://b:1");
+  CoordinatorFollower none({});
+  CHECK(none.size() == 1);
+  none.OnSilent();
+  CHECK(none.current() == 0);
+}
+
+TEST_CASE("a HELLO nobody answers within a heartbeat is said to the next coordinator",
+          "[follow]") {
+  Follow f;  // said HELLO to A, which is down
+  f.clock.Advance(100 * kMicrosPerMilli);
+  CHECK_FALSE(f.core->Tick());
+  CHECK(f.core->coordinators().current() == kB);
+  CHECK(Follow::Count(f.Sent(), MsgType::kHello) == 1);
+  f.clock.Advance(100 * kMicrosPerMilli);
+  f.core->Tick();
+  CHECK(f.core->coordinators().current() == kC);
+  f.Feed(kC, Frame(MsgType::kHeartbeat, Beat(3)));  // C answers: it stays there
+  for (int i = 0; i < 2; ++i) {
+    f.clock.Advance(100 * kMicrosPerMilli);
+    f.core->Tick();
+    f.Feed(kC, Frame(MsgType::kHeartbeat, Beat(3)));
+  }
+  CHECK(f.core->coordinators().current() == kC);
+}
