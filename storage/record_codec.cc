@@ -194,7 +194,7 @@ Result<ExecutionRecord> DecodeExecution(std::string_view exec_id, std::string_vi
 std::string EncodeRun(const RunRecord& r) {
   msgpack::sbuffer buf(128);
   Packer pk(buf);
-  pk.pack_array(11);
+  pk.pack_array(12);
   pk.pack(kRunFormat);
   pk.pack(r.pipeline_name);
   pk.pack(r.pipeline_hash);
@@ -205,7 +205,8 @@ std::string EncodeRun(const RunRecord& r) {
   pk.pack(r.task_count);
   pk.pack(r.reason);
   pk.pack(r.params);
-  pk.pack_nil();  // reserved
+  pk.pack_nil();        // reserved
+  pk.pack(r.rerun_of);  // appended: older records decode with it empty
   return Take(buf);
 }
 
@@ -222,6 +223,8 @@ Result<RunRecord> DecodeRun(std::string_view run_id, std::string_view value) {
     f.Next(r.task_count);
     f.Next(r.reason);
     f.Next(r.params);
+    f.Skip();  // reserved
+    f.Next(r.rerun_of);
   });
   if (!s.ok()) return s;
   return r;

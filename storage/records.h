@@ -91,6 +91,9 @@ struct RunRecord {
   uint32_t task_count = 0;
   std::string reason;  // why it ended
   std::map<std::string, std::string> params;
+  // The run this one reruns (`apollo11 rerun`); empty for any other run and
+  // in records written before it existed.
+  std::string rerun_of;
 };
 
 }  // namespace apollo11::storage
