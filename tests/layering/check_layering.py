@@ -27,7 +27,7 @@ SOCKET_FREE = [
     "worker_protocol", "scheduler_turn", "client_sessions", "query_service",
     "journal_health", "run_views", "dispatch_builder", "slow_watch",
     "claim_window", "ready_queue", "task_explain", "link_limits", "retry_gate",
-    "scheduler_run", "foreach_items",
+    "scheduler_run", "foreach_items", "scheduler_rerun",
 ]
 
 
