@@ -136,10 +136,12 @@ int Print(const nlohmann::json& doc, bool json, const std::string& kind) {
                             ? std::to_string(r["duration_ms"].get<int64_t>() / 1000.0) + "s"
                             : "running";
       const bool orphaned = r.value("orphaned", false);
-      std::printf("%-28s %-24s %-9s %6d %10s  %s\n", Str(r, "run_id").c_str(),
+      const std::string rerun_of = Str(r, "rerun_of");
+      std::printf("%-28s %-24s %-9s %6d %10s  %s%s\n", Str(r, "run_id").c_str(),
                   Str(r, "pipeline").c_str(), (Str(r, "state") + (orphaned ? "*" : "")).c_str(),
                   r.value("tasks", 0), orphaned ? "orphaned" : dur.c_str(),
-                  Str(r, "created_at").c_str());
+                  Str(r, "created_at").c_str(),
+                  rerun_of.empty() ? "" : ("  rerun of " + rerun_of).c_str());
     }
     for (const auto& r : doc) {
       if (!r.value("orphaned", false)) continue;

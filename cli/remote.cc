@@ -152,8 +152,18 @@ Result<std::string> RemoteCoordinator::Submit(actors::SubmitRun submit) {
   std::string frame;
   transport::Encode(static_cast<uint16_t>(actors::InternalType::kSubmitRun), submit, &frame);
   submit = actors::SubmitRun{};  // the snapshot is in the frame now
+  return StartRun(std::move(frame));
+}
+
+Result<std::string> RemoteCoordinator::Rerun(const actors::RerunRun& rerun) {
+  std::string frame;
+  transport::Encode(static_cast<uint16_t>(actors::InternalType::kRerunRun), rerun, &frame);
+  return StartRun(std::move(frame));
+}
+
+Result<std::string> RemoteCoordinator::StartRun(std::string frame) {
   APOLLO11_RETURN_IF_ERROR(transport::Send(*socket_, frame, /*dontwait=*/false));
-  std::string().swap(frame);  // and the coordinator's once sent
+  std::string().swap(frame);  // the coordinator's once sent
   auto raw = Await(static_cast<uint16_t>(actors::InternalType::kSubmitReply));
   if (!raw.ok()) return raw.status();
   auto env = transport::DecodeEnvelope(raw->data(), raw->size(), actors::ClientLimits());
@@ -257,8 +267,18 @@ Result<std::string> RemoteCoordinator::TraceLog(const std::string& exec_id, nloh
 
 Result<std::string> RemoteCoordinator::SubmitAndFollow(actors::SubmitRun submit,
                                                        const FollowHooks& hooks) {
+  return StartAndFollow([&] { return Submit(std::move(submit)); }, hooks);
+}
+
+Result<std::string> RemoteCoordinator::RerunAndFollow(const actors::RerunRun& rerun,
+                                                      const FollowHooks& hooks) {
+  return StartAndFollow([&] { return Rerun(rerun); }, hooks);
+}
+
+Result<std::string> RemoteCoordinator::StartAndFollow(
+    const std::function<Result<std::string>()>& start, const FollowHooks& hooks) {
   if (hooks.tick) waiting_ = [&hooks] { (void)hooks.tick(""); };
-  auto run_id = Submit(std::move(submit));
+  auto run_id = start();
   waiting_ = nullptr;
   if (!run_id.ok()) return run_id.status();
   if (hooks.accepted) hooks.accepted(*run_id);
