@@ -67,6 +67,7 @@ enum class InternalType : uint16_t {
   kConfirmReply,
   kRegistry,       // registry: pipelines add/rm, pause/unpause, trigger
   kRegistryReply,  // registry
+  kRerunRun,  // rerun: a new run of a finished run's snapshot; answered with kSubmitReply
 };
 
 // One READY execution and everything a worker needs to run it.
@@ -260,6 +261,19 @@ struct SubmitReply {
   std::string error;  // empty on success
   std::string run_id;
   MSGPACK_DEFINE(code, error, run_id);
+};
+// `apollo11 rerun RUN_ID`: a new run of the same snapshot and params as
+// finished run `run_id`, reusing the SUCCESS and outputs of every task not
+// selected (engine/rerun_selection.h: `failed`, else `from_task` and, with
+// `downstream`, what depends on it). Answered with a SubmitReply naming the
+// new run once it is journaled.
+struct RerunRun {
+  uint16_t version = kClientProtocolVersion;
+  std::string run_id;
+  bool failed = true;
+  std::string from_task;
+  bool downstream = false;
+  MSGPACK_DEFINE(version, run_id, failed, from_task, downstream);
 };
 struct CancelRun {
   CancelRun() = default;

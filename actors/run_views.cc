@@ -38,6 +38,11 @@ nlohmann::json RunSummaryJson(const storage::RunRecord& run,
     if (!e.logs_truncated.empty()) t["logs_truncated"] = e.logs_truncated;
     if (!e.task_output.empty()) t["output"] = TaskOutputJson(e.task_output);
     if (!e.item.empty()) t["item"] = e.item;  // a foreach instance's
+    // A rerun's task that never ran in it: only a reused one ends SUCCESS
+    // at attempt 0.
+    if (!run.rerun_of.empty() && e.state == TaskState::kSuccess && e.attempt == 0) {
+      t["reused_from"] = run.rerun_of;
+    }
     // The worker's clock, in µs: when the process started and was reaped
     // (bench/harness.py measures dependency hops from these).
     if (e.started_at) t["started_at_us"] = e.started_at;
@@ -62,6 +67,7 @@ nlohmann::json RunSummaryJson(const storage::RunRecord& run,
   if (!run.reason.empty()) doc["reason"] = run.reason;
   if (run.pipeline_version) doc["pipeline_version"] = run.pipeline_version;  // registry
   if (!run.params.empty()) doc["params"] = run.params;
+  if (!run.rerun_of.empty()) doc["rerun_of"] = run.rerun_of;
   return doc;
 }
 
@@ -86,6 +92,7 @@ nlohmann::json RunLineJson(const storage::RunRecord& r) {
                       {"created_at", FormatTimestamp(r.created_at)}};
   if (r.finished_at) j["duration_ms"] = (r.finished_at - r.started_at) / kMicrosPerMilli;
   if (r.pipeline_version) j["pipeline_version"] = r.pipeline_version;  // registry
+  if (!r.rerun_of.empty()) j["rerun_of"] = r.rerun_of;
   return j;
 }
 

@@ -99,40 +99,46 @@ Result<std::string> SchedulerCore::StartRun(SubmitRun submit, dsl::PipelineSpec 
   const Micros now = clock_->Now();
   auto new_id = NewRunId(now);
   if (!new_id.ok()) return new_id.status();
-  const std::string run_id = std::move(new_id).value();
-  auto made = MakeRun(run_id, std::move(spec));
+  auto made = MakeRun(*new_id, std::move(spec));
   if (!made.ok()) return made.status();
-  std::unique_ptr<SchedulerRun> run = std::move(*made);
+  storage::RunRecord record;
+  record.pipeline_hash = submit.pipeline_hash;
+  record.params = std::move(submit.params);
+  record.pipeline_version = version;
+  batch_.PutPipeline(submit.pipeline_hash, std::move(submit.pipeline_json));
+  SchedulerRun& ref = Register(std::move(*made), std::move(record), now);
+  effects_.clear();
+  ref.dag->Start(now, &effects_);
+  Apply(ref, effects_, "scheduler");
+  FinishIfDone(ref);  // an empty pipeline finishes at once
+  return ref.run_id;
+}
+
+SchedulerRun& SchedulerCore::Register(std::unique_ptr<SchedulerRun> run, storage::RunRecord record,
+                                      Micros now) {
   run->trace_id = NewTraceId();
   const size_t n = run->spec().tasks.size();
+  run->record = std::move(record);
   run->record.run_id = run->run_id;
   run->record.pipeline_name = run->spec().name;
-  run->record.pipeline_hash = submit.pipeline_hash;
   run->record.status = RunStatus::kRunning;
   run->record.created_at = now;
   run->record.started_at = now;
   run->record.task_count = static_cast<uint32_t>(n);
-  run->record.params = submit.params;
-  run->record.pipeline_version = version;
   for (size_t i = 0; i < n; ++i) {
     run->execs[i].trace_id = run->trace_id;
     run->exec_dirty[i] = 1;
     run->dirty_list.push_back(static_cast<int>(i));
   }
-  batch_.PutPipeline(submit.pipeline_hash, std::move(submit.pipeline_json));
   batch_.CreateRun(run->record);
-
   options_.metrics->RunSubmitted(n);
   SchedulerRun& ref = *run;
+  const std::string run_id = run->run_id;
   runs_.emplace(run_id, std::move(run));
   LogEvent(spdlog::level::info, "run_started",
            {{"run_id", run_id}, {"pipeline", ref.spec().name}, {"tasks", n}},
            "run {} of {} started: {} tasks", run_id, ref.spec().name, n);
-  effects_.clear();
-  ref.dag->Start(now, &effects_);
-  Apply(ref, effects_, "scheduler");
-  FinishIfDone(ref);  // an empty pipeline finishes at once
-  return run_id;
+  return ref;
 }
 
 void SchedulerCore::StageDeadline(SchedulerRun& run, int task, Micros started_at) {

@@ -187,6 +187,13 @@ class SchedulerCore {
   Result<std::string> ApplyRegistry(const RegistryRequest& request);
   // registry: raises `pipeline_rejected` for `name` after the next commit.
   void StagePipelineRejected(const std::string& name, const std::string& errors);
+  // `apollo11 rerun`: starts a new run of finished run `rerun.run_id`'s
+  // snapshot and params (record field rerun_of names it) in which every task
+  // engine::SelectReused does not select keeps its SUCCESS and outputs,
+  // journaled PENDING -> SUCCESS "reused from RUN_ID"; the rest run. Returns
+  // the new run's id. NotFound: no such run, snapshot or task; InvalidInput:
+  // the run has not ended, or nothing to rerun (scheduler_rerun.cc).
+  Result<std::string> Rerun(const RerunRun& rerun);
   // Cancels a run: every task not yet final becomes CANCELED; running ones
   // are killed on their workers.
   Status Cancel(const std::string& run_id, const std::string& reason, const std::string& actor);
@@ -267,6 +274,12 @@ class SchedulerCore {
   // Starts a run of a validated snapshot; `version` = the registered version
   // it is pinned to (0 = none).
   Result<std::string> StartRun(SubmitRun submit, dsl::PipelineSpec spec, uint32_t version);
+  // Takes a new run in: fills `record` (the caller sets its hash, params and
+  // rerun_of), stages it and every execution record, and keeps the run.
+  SchedulerRun& Register(std::unique_ptr<SchedulerRun> run, storage::RunRecord record, Micros now);
+  // Rerun: takes the original run's SUCCESS and outputs of `task` (its
+  // execution record `from`) into the new run `run`, before its Start.
+  Status ReuseTask(SchedulerRun& run, int task, const storage::ExecutionRecord& from);
   // Reads each task's duration P50 (placement weight, slow threshold).
   void LoadHistory(SchedulerRun& run);
   Status RecoverRun(const storage::RunRecord& record, Micros now, RecoveryReport* report);

@@ -67,6 +67,11 @@ class SchedulerLoop {
   void OnConfirm(const std::string& identity, Envelope& env);
   void OnCancel(const std::string& identity, Envelope& env);
   void OnRegistry(const std::string& identity, Envelope& env);  // registry
+  void OnRerun(const std::string& identity, Envelope& env);
+  // The reply to a request that starts a run (submit, rerun): refused with
+  // kFull while commits fail (the run could not be journaled), else none
+  // and false.
+  bool RefuseWhileFailing(const std::string& identity);
   // From the dispatcher.
   void OnPlaced(Placed m) { turn_.OnPlaced(m); }
   void OnStarted(StartedBatch m) { core_.OnStarted(m); }
@@ -102,6 +107,7 @@ class SchedulerLoop {
 const std::array<SchedulerLoop::ClientRoute, 5> SchedulerLoop::kClientRoutes = {{
     {InternalType::kSubmitRun, &SchedulerLoop::OnSubmit},
     {InternalType::kRegistry, &SchedulerLoop::OnRegistry},
+    {InternalType::kRerunRun, &SchedulerLoop::OnRerun},
     {InternalType::kQuery, &SchedulerLoop::OnQuery},
     {InternalType::kConfirmExec, &SchedulerLoop::OnConfirm},
     {InternalType::kCancelRun, &SchedulerLoop::OnCancel},
@@ -235,13 +241,15 @@ bool SchedulerLoop::Permitted(const std::string& identity, const transport::Peer
   if (!p_.curve) return true;  // no keys, no roles: loopback or --insecure
   const auto t = static_cast<InternalType>(type);
   const bool mutating = t == InternalType::kCancelRun || t == InternalType::kConfirmExec;
+  // A rerun starts a run: the same roles as a submission.
+  const bool starts_run = t == InternalType::kSubmitRun || t == InternalType::kRerunRun;
   const bool allowed = t == InternalType::kQuery ? transport::MayQuery(peer.roles)
-                       : t == InternalType::kSubmitRun || t == InternalType::kRegistry
+                       : starts_run || t == InternalType::kRegistry
                            ? transport::MaySubmit(peer.roles)
                            : transport::MayChangeRuns(peer.roles);
   if (allowed) return true;
-  const char* what = t == InternalType::kQuery       ? "ask queries (role reader, client or admin)"
-                     : t == InternalType::kSubmitRun ? "submit runs (role client or admin)"
+  const char* what = t == InternalType::kQuery ? "ask queries (role reader, client or admin)"
+                     : starts_run              ? "submit or rerun runs (role client or admin)"
                      : t == InternalType::kRegistry
                          ? "register or trigger pipelines (role client or admin)"
                      : mutating ? "cancel runs or confirm slow tasks (role admin)"
@@ -266,6 +274,7 @@ void SchedulerLoop::ReplyRefusal(const std::string& identity, InternalType t, St
   const auto code = static_cast<uint8_t>(status);
   switch (t) {
     case InternalType::kSubmitRun:
+    case InternalType::kRerunRun:
       sessions_.Reply(identity, InternalType::kSubmitReply, SubmitReply{code, why, ""});
       break;
     case InternalType::kConfirmExec:
@@ -305,6 +314,9 @@ void SchedulerLoop::RefuseVersion(const std::string& identity, const Envelope& e
         sessions_.Reply(identity, InternalType::kSubmitReply, SubmitReply{code, why, ""});
       }
       break;
+    case InternalType::kRerunRun:
+      sessions_.Reply(identity, InternalType::kSubmitReply, SubmitReply{code, why, ""});
+      break;
     case InternalType::kQuery:
       if (version == 1) {
         sessions_.Reply(identity, InternalType::kQueryReply,
@@ -329,15 +341,38 @@ void SchedulerLoop::RefuseVersion(const std::string& identity, const Envelope& e
   }
 }
 
-void SchedulerLoop::OnSubmit(const std::string& identity, Envelope& env) {
+bool SchedulerLoop::RefuseWhileFailing(const std::string& identity) {
+  if (!health_.failing()) return false;
+  // It could not be journaled: refuse it rather than hold it in memory.
   SubmitReply reply;
-  if (health_.failing()) {
-    // It could not be journaled: refuse it rather than hold it in memory.
-    reply.code = static_cast<uint8_t>(StatusCode::kFull);
-    reply.error = "new runs are refused while the coordinator cannot write its journal: " +
-                  health_.Summary(p_.clock->Steady());
+  reply.code = static_cast<uint8_t>(StatusCode::kFull);
+  reply.error = "new runs are refused while the coordinator cannot write its journal: " +
+                health_.Summary(p_.clock->Steady());
+  sessions_.Reply(identity, InternalType::kSubmitReply, reply);
+  return true;
+}
+
+void SchedulerLoop::OnRerun(const std::string& identity, Envelope& env) {
+  if (RefuseWhileFailing(identity)) return;
+  SubmitReply reply;
+  auto rerun = transport::BodyAs<RerunRun>(env);
+  if (!rerun.ok()) {
+    reply.code = static_cast<uint8_t>(StatusCode::kInvalidInput);
+    reply.error = "malformed rerun: " + rerun.status().message();
     return sessions_.Reply(identity, InternalType::kSubmitReply, reply);
   }
+  auto run_id = core_.Rerun(*rerun);
+  if (!run_id.ok()) {
+    reply.code = ReplyCode(run_id.status());
+    reply.error = run_id.status().message();
+    return sessions_.Reply(identity, InternalType::kSubmitReply, reply);
+  }
+  sessions_.Accepted(identity, *run_id);  // answered once journaled, as a submission
+}
+
+void SchedulerLoop::OnSubmit(const std::string& identity, Envelope& env) {
+  if (RefuseWhileFailing(identity)) return;
+  SubmitReply reply;
   if (SubmissionNamesRunId(env.body)) {
     reply.code = static_cast<uint8_t>(StatusCode::kInvalidInput);
     reply.error =

@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   int exit_code = apollo11::cli::kExitOk;
   apollo11::cli::AddValidateCommand(app, &exit_code);
   apollo11::cli::AddRunCommand(app, &exit_code);
+  apollo11::cli::AddRerunCommand(app, &exit_code);
   apollo11::cli::AddInspectCommands(app, &exit_code);
   apollo11::cli::AddKeygenCommand(app, &exit_code);
   apollo11::cli::AddLogsCommand(app, &exit_code);

@@ -29,9 +29,20 @@ void AddLibraryOption(CLI::App* cmd, std::vector<std::string>* dirs);
 
 }  // namespace apollo11::cli
 
+namespace apollo11::actors {
+struct RerunRun;
+}  // namespace apollo11::actors
+
 namespace apollo11::cli {
 
 void AddRunCommand(CLI::App& app, int* exit_code);
+// rerun: a new run of a finished run's snapshot that reuses what succeeded.
+void AddRerunCommand(CLI::App& app, int* exit_code);
+// `apollo11 rerun` without a coordinator: an embedded node on `state_dir`
+// (as `apollo11 run`) starts the rerun and follows it to its end. Returns
+// the exit code (the run's outcome, or why it was refused).
+int RunEmbeddedRerun(const actors::RerunRun& rerun, const std::string& state_dir, bool json,
+                     bool quiet);
 // history, runs, status: read-only views of a state dir's journal.
 void AddInspectCommands(CLI::App& app, int* exit_code);
 // gc: retention by hand (removes finished runs older than --older-than).

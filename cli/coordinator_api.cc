@@ -101,6 +101,18 @@ Result<nlohmann::json> CoordinatorApi::Register(const std::string& yaml, const s
   return reply;
 }
 
+Result<std::string> CoordinatorApi::Rerun(const std::string& run_id, const std::string& from,
+                                          bool downstream) {
+  auto link = Link();
+  if (!link.ok()) return link.status();
+  actors::RerunRun rerun;
+  rerun.run_id = run_id;
+  rerun.failed = from.empty();
+  rerun.from_task = from;
+  rerun.downstream = downstream;
+  return Forget((*link)->Rerun(rerun));
+}
+
 Status CoordinatorApi::Cancel(const std::string& run_id, const std::string& reason) {
   auto link = Link();
   if (!link.ok()) return link.status();

@@ -30,6 +30,8 @@ class CoordinatorApi final : public observability::ApiBackend {
   Result<nlohmann::json> TriggerRun(const TriggerSpec& t) override;
   Result<nlohmann::json> Register(const std::string& yaml, const std::string& path) override;
   Status Cancel(const std::string& run_id, const std::string& reason) override;
+  Result<std::string> Rerun(const std::string& run_id, const std::string& from,
+                            bool downstream) override;
   Result<nlohmann::json> Logs(const std::string& exec_id, const std::string& stream,
                               uint32_t attempt, uint64_t offset, uint32_t max_bytes,
                               std::string* data) override;

@@ -143,9 +143,11 @@ int Print(const nlohmann::json& doc, bool json, const std::string& kind) {
           Str(r, "pipeline") + (r.contains("pipeline_version")
                                     ? "@" + std::to_string(r.value("pipeline_version", 0))
                                     : "");
-      std::printf("%-28s %-24s %-9s %6d %10s  %s\n", Str(r, "run_id").c_str(), pipeline.c_str(),
+      const std::string rerun_of = Str(r, "rerun_of");
+      std::printf("%-28s %-24s %-9s %6d %10s  %s%s\n", Str(r, "run_id").c_str(), pipeline.c_str(),
                   (Str(r, "state") + (orphaned ? "*" : "")).c_str(), r.value("tasks", 0),
-                  orphaned ? "orphaned" : dur.c_str(), Str(r, "created_at").c_str());
+                  orphaned ? "orphaned" : dur.c_str(), Str(r, "created_at").c_str(),
+                  rerun_of.empty() ? "" : ("  rerun of " + rerun_of).c_str());
     }
     for (const auto& r : doc) {
       if (!r.value("orphaned", false)) continue;

@@ -157,13 +157,23 @@ Result<std::string> RemoteCoordinator::Submit(actors::SubmitRun submit) {
   std::string frame;
   transport::Encode(static_cast<uint16_t>(actors::InternalType::kSubmitRun), submit, &frame);
   submit = actors::SubmitRun{};  // the snapshot is in the frame now
+  return StartRun(std::move(frame));
+}
+
+Result<std::string> RemoteCoordinator::Rerun(const actors::RerunRun& rerun) {
+  std::string frame;
+  transport::Encode(static_cast<uint16_t>(actors::InternalType::kRerunRun), rerun, &frame);
+  return StartRun(std::move(frame));
+}
+
+Result<std::string> RemoteCoordinator::StartRun(std::string frame) {
   const auto reply_type = static_cast<uint16_t>(actors::InternalType::kSubmitReply);
   Result<std::string> raw = std::string();
   if (endpoints_.size() > 1) {
     raw = Ask(frame, reply_type);  // kept until a leader took it
   } else {
     APOLLO11_RETURN_IF_ERROR(transport::Send(*socket_, frame, /*dontwait=*/false));
-    std::string().swap(frame);  // and the coordinator's once sent
+    std::string().swap(frame);  // the coordinator's once sent
     raw = Await(reply_type);
   }
   if (!raw.ok()) return raw.status();
@@ -289,8 +299,18 @@ Result<std::string> RemoteCoordinator::TraceLog(const std::string& exec_id, nloh
 
 Result<std::string> RemoteCoordinator::SubmitAndFollow(actors::SubmitRun submit,
                                                        const FollowHooks& hooks) {
+  return StartAndFollow([&] { return Submit(std::move(submit)); }, hooks);
+}
+
+Result<std::string> RemoteCoordinator::RerunAndFollow(const actors::RerunRun& rerun,
+                                                      const FollowHooks& hooks) {
+  return StartAndFollow([&] { return Rerun(rerun); }, hooks);
+}
+
+Result<std::string> RemoteCoordinator::StartAndFollow(
+    const std::function<Result<std::string>()>& start, const FollowHooks& hooks) {
   if (hooks.tick) waiting_ = [&hooks] { (void)hooks.tick(""); };
-  auto run_id = Submit(std::move(submit));
+  auto run_id = start();
   waiting_ = nullptr;
   if (!run_id.ok()) return run_id.status();
   if (hooks.accepted) hooks.accepted(*run_id);

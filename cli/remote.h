@@ -75,6 +75,12 @@ class RemoteCoordinator {
   // Submits a run as Submit does, then follows it (Follow) until it ends.
   // Returns its id; errors are Submit's, then Follow's.
   Result<std::string> SubmitAndFollow(actors::SubmitRun submit, const FollowHooks& hooks);
+  // Starts a rerun of a finished run (actors::RerunRun); returns the new
+  // run's id once journaled. NotFound / InvalidInput: the coordinator
+  // refused it (unknown run or task, run not ended, nothing to rerun).
+  Result<std::string> Rerun(const actors::RerunRun& rerun);
+  // Rerun, then Follow the new run until it ends.
+  Result<std::string> RerunAndFollow(const actors::RerunRun& rerun, const FollowHooks& hooks);
   // Follows run `run_id` until it ends: by the progress the coordinator
   // pushes to the client that submitted it, and by asking for its record
   // after `hooks.quiet_poll` without news. Ok once the run is final (RUN
@@ -112,6 +118,12 @@ class RemoteCoordinator {
  private:
   RemoteCoordinator() = default;
   Result<actors::QueryReply> AskQuery(const actors::Query& q);
+  // Sends a request that starts a run (`frame`) and returns the run id of
+  // its SubmitReply.
+  Result<std::string> StartRun(std::string frame);
+  // Calls `start`, then follows the run it started (hooks as SubmitAndFollow).
+  Result<std::string> StartAndFollow(const std::function<Result<std::string>()>& start,
+                                     const FollowHooks& hooks);
   // remote_leader.cc: a fresh socket (and handshake monitor) to
   // endpoints_[i], which becomes current.
   Status Dial(size_t i);

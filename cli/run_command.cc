@@ -7,6 +7,9 @@
 // `apollo11 run --resume RUN_ID`: the same, for a run an earlier process left
 // unfinished (killed, powered off): the coordinator recovers it from the
 // journal and carries on where it stopped.
+//
+// RunEmbeddedRerun (`apollo11 rerun` without a coordinator): the same, for a
+// rerun of a finished run of the state dir.
 
 #include <malloc.h>
 #include <spdlog/spdlog.h>
@@ -46,7 +49,8 @@ extern "C" void OnInterrupt(int) { g_interrupts.fetch_add(1); }
 
 struct RunFlags {
   std::string file;
-  std::string resume;  // run id to continue instead of a new run of `file`
+  std::string resume;                     // run id to continue instead of a new run of `file`
+  std::optional<actors::RerunRun> rerun;  // a rerun instead of a new run of `file`
   std::string state_dir;
   bool json = false;
   bool quiet = false;        // only the final summary and errors on stderr
@@ -338,14 +342,16 @@ std::string SubmitAndFollow(Node& node, RemoteCoordinator& client, actors::Submi
       run_id = id;
       accepted(id);
     };
-    auto done = client.SubmitAndFollow(std::move(submit), hooks);
+    auto done = flags.rerun ? client.RerunAndFollow(*flags.rerun, hooks)
+                            : client.SubmitAndFollow(std::move(submit), hooks);
     if (!done.ok() && run_id.empty()) {
       if (done.status().code() == StatusCode::kIo) {
         StderrPrintf(spdlog::level::err, "error",
                      "apollo11 run: the scheduler did not answer the submission in 60s\n");
         *code = kExitInternal;
       } else {
-        StderrPrintf(spdlog::level::err, "error", "apollo11 run: the run was refused: %s\n",
+        StderrPrintf(spdlog::level::err, "error", "apollo11 %s: %s\n",
+                     flags.rerun ? "rerun" : "run: the run was refused",
                      done.status().message().c_str());
         *code = kExitInvalidInput;
       }
@@ -400,14 +406,14 @@ int Run(const RunFlags& flags) {
     return kExitInvalidInput;
   }
   const bool resume = !flags.resume.empty();
-  if (resume == !flags.file.empty()) {
+  if (!flags.rerun && resume == !flags.file.empty()) {
     StderrPrintf(spdlog::level::err, "error",
                  "apollo11 run: give a pipeline FILE, or --resume RUN_ID (not both)\n");
     return kExitInvalidInput;
   }
   actors::SubmitRun submit;
   size_t tasks = 0;
-  if (!resume) {
+  if (!resume && !flags.rerun) {
     if (int code = LoadPipeline(flags.file, flags.library_dirs, flags.quiet, flags.params, &submit,
                                 &tasks);
         code != kExitOk)
@@ -428,6 +434,10 @@ int Run(const RunFlags& flags) {
   const std::string state_dir = ResolveStateDir(flags.state_dir);
   Node node(EmbeddedNodeConfig(flags, state_dir, *heartbeat), &clock);
   if (auto code = StartNode(node, flags, log, &tasks)) return *code;
+  if (flags.rerun) {  // the original's task count, for the start line
+    auto original = node.journal()->GetRun(flags.rerun->run_id);
+    if (original.ok() && original->has_value()) tasks = (*original)->task_count;
+  }
   auto client =
       RemoteCoordinator::ConnectWithKeys(node.coordinator()->client_endpoint(), std::nullopt, "",
                                          std::chrono::seconds(60), &node.context());
@@ -451,6 +461,16 @@ int Run(const RunFlags& flags) {
 }
 
 }  // namespace
+
+int RunEmbeddedRerun(const actors::RerunRun& rerun, const std::string& state_dir, bool json,
+                     bool quiet) {
+  RunFlags flags;
+  flags.rerun = rerun;
+  flags.state_dir = state_dir;
+  flags.json = json;
+  flags.quiet = quiet;
+  return Run(flags);
+}
 
 void AddRunCommand(CLI::App& app, int* exit_code) {
   auto flags = std::make_shared<RunFlags>();

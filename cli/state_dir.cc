@@ -54,6 +54,9 @@ void PrintRunSummary(const nlohmann::json& summary, std::FILE* out) {
     std::fprintf(out, " after %.3fs", summary["duration_ms"].get<double>() / 1000);
   }
   if (summary.contains("reason")) std::fprintf(out, "  (%s)", str(summary, "reason").c_str());
+  if (summary.contains("rerun_of")) {
+    std::fprintf(out, "  rerun of %s", str(summary, "rerun_of").c_str());
+  }
   std::fprintf(out, "\n");
   // Every task when there are few; only those that did not succeed when many.
   const nlohmann::json& tasks = summary["tasks"];
@@ -78,7 +81,8 @@ void PrintRunSummary(const nlohmann::json& summary, std::FILE* out) {
                                       : "-";
     std::fprintf(out, "  %-24s %-9s %8d %5s  %-16s %s\n", id.c_str(), state.c_str(),
                  t.value("attempts", 0), exit_code.c_str(), str(t, "worker").c_str(),
-                 str(t, "error").c_str());
+                 t.contains("reused_from") ? ("reused from " + str(t, "reused_from")).c_str()
+                                           : str(t, "error").c_str());
     if (str(t, "slow") == "flagged") {
       std::fprintf(out,
                    "  %-24s SLOW: flagged slow (%s); waiting for `apollo11 confirm %s "

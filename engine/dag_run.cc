@@ -61,19 +61,25 @@ Status DagRun::CheckIndex(int task) const {
 }
 
 Status DagRun::Transition(int task, S to, std::string reason, Effects* out) {
-  TaskRt& t = tasks_[task];
-  const S from = t.state;
+  const S from = tasks_[task].state;
   if (!IsAllowedTransition(from, to)) {
     return Status::Internal("illegal transition of task '" + Id(task) + "': " + ToString(from) +
                             " -> " + ToString(to) + " (" + reason + ")");
   }
+  Record(task, to, std::move(reason), out);
+  return Status::Ok();
+}
+
+void DagRun::Record(int task, S to, std::string reason, Effects* out) {
+  TaskRt& t = tasks_[task];
+  const S from = t.state;
   t.state = to;
   --counts_[static_cast<int>(from)];
   ++counts_[static_cast<int>(to)];
   if (IsFinal(to)) ++final_count_;
   if (IsInstance(task)) {  // its task holds the concurrency slot and the outcome
     out->transitions.push_back({task, t.attempt, from, to, std::move(reason)});
-    return Status::Ok();
+    return;
   }
   active_ += static_cast<int>(IsActive(to)) - static_cast<int>(IsActive(from));
   if ((to == S::kFailed && !graph_->FailureHandled(task)) ||
@@ -81,7 +87,6 @@ Status DagRun::Transition(int task, S to, std::string reason, Effects* out) {
     ++unhandled_failures_;
   }
   out->transitions.push_back({task, t.attempt, from, to, std::move(reason)});
-  return Status::Ok();
 }
 
 bool DagRun::Eligible(int task) const {
@@ -236,9 +241,27 @@ Status DagRun::Propagate(int task, Effects* out) {
 void DagRun::Start(Micros /*now*/, Effects* out) {
   if (started_) return;
   started_ = true;
+  work_.clear();
+  for (int i = 0; i < graph_->size(); ++i) {
+    if (tasks_[i].state == S::kSuccess) work_.push_back(i);  // reused
+  }
+  (void)Drain(out);
   for (int i = 0; i < graph_->size(); ++i) {
     if (graph_->InDegree(i) == 0) (void)Evaluate(i, -1, out, &work_);
   }
+}
+
+Status DagRun::Reuse(int task, std::string reason, Effects* out) {
+  if (started_) return Status::Internal("Reuse after the run started");
+  if (task < 0 || task >= graph_->size()) {
+    return Status::InvalidInput("no task with index " + std::to_string(task));
+  }
+  if (!IsReuseTransition(tasks_[task].state, S::kSuccess)) {
+    return Status::InvalidInput("task '" + Id(task) + "' is " + ToString(tasks_[task].state) +
+                                ", not PENDING: it cannot be reused");
+  }
+  Record(task, S::kSuccess, std::move(reason), out);
+  return Status::Ok();
 }
 
 int DagRun::PromoteEligible(int budget, Effects* out) {

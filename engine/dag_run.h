@@ -73,9 +73,16 @@ class DagRun {
   // A run over `graph` (shared, immutable); every task starts PENDING.
   explicit DagRun(std::shared_ptr<const RunGraph> graph, DagRunOptions options = {});
 
-  // Starts the run: tasks without dependencies become eligible. Nothing goes
-  // READY until PromoteEligible. Call once, and not after Resume.
+  // Starts the run: tasks without dependencies become eligible, and the
+  // dependents of reused tasks are evaluated as after any success. Nothing
+  // goes READY until PromoteEligible. Call once, and not after Resume.
   void Start(Micros now, Effects* out);
+
+  // A rerun, before Start: `task` keeps the SUCCESS it had in the run being
+  // rerun instead of running (PENDING -> SUCCESS with `reason`, attempt 0;
+  // see IsReuseTransition). InvalidInput for a bad index, a foreach instance
+  // or a task not PENDING; Internal after Start or Resume.
+  Status Reuse(int task, std::string reason, Effects* out);
 
   // Moves up to `budget` eligible tasks PENDING -> READY (attempt 1), highest
   // TaskSpec::priority first, then lower task index. Honours the pipeline's
@@ -211,6 +218,8 @@ class DagRun {
   Status CheckIndex(int task) const;
   // Applies one checked transition and records it; Internal if illegal.
   Status Transition(int task, TaskState to, std::string reason, Effects* out);
+  // Applies a transition the caller checked and records it.
+  void Record(int task, TaskState to, std::string reason, Effects* out);
   // `task` reached a final state: update its dependents, promote or settle
   // them, transitively (iteratively: chains can be 100k long).
   Status Propagate(int task, Effects* out);

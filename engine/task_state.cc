@@ -99,4 +99,8 @@ bool IsAllowedTransition(TaskState from, TaskState to) {
   return kAllowed[f][t];
 }
 
+bool IsReuseTransition(TaskState from, TaskState to) {
+  return from == S::kPending && to == S::kSuccess;
+}
+
 }  // namespace apollo11

@@ -41,5 +41,9 @@ bool IsFinal(RunStatus s);
 
 // The transition table. PENDING is the only start state.
 bool IsAllowedTransition(TaskState from, TaskState to);
+// The one edge outside the table: a rerun takes a task's SUCCESS from the run
+// it reruns without running it (PENDING -> SUCCESS, reason "reused from
+// RUN_ID"). Only DagRun::Reuse journals it.
+bool IsReuseTransition(TaskState from, TaskState to);
 
 }  // namespace apollo11

@@ -54,6 +54,15 @@ class ApiBackend {
   }
   // Cancels an active run. NotFound when the run is unknown.
   virtual Status Cancel(const std::string& run_id, const std::string& reason) = 0;
+  // Starts a rerun of finished run `run_id` (as `apollo11 rerun`): `from`
+  // empty reruns what failed, else task `from` and, with `downstream`, what
+  // depends on it. Returns the new run's id. Unsupported unless the backend
+  // implements it.
+  virtual Result<std::string> Rerun(const std::string& run_id, const std::string& from,
+                                    bool downstream) {
+    (void)run_id, (void)from, (void)downstream;
+    return Status::Unsupported("reruns are not served by this backend");
+  }
   // Answers a slow-task flag on `exec_id`: kill the execution or keep it
   // running (as `apollo11 confirm`). Returns the coordinator's sentence.
   // Unsupported unless the backend implements it.

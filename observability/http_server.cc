@@ -434,6 +434,43 @@ void HttpServer::ApiRoutes() {
             SendJson(res, 202, nlohmann::json{{"resign", "requested"}});
           });
   }
+  // Body: {} or {"failed": true} (the default), or {"from": "TASK",
+  // "downstream": true}.
+  Route(s, "POST", "/api/runs/" + id + "/rerun",
+        [this, authorized](const httplib::Request& req, httplib::Response& res) {
+          if (!authorized(req, res)) return;
+          auto body = req.body.empty() ? nlohmann::json::object()
+                                       : nlohmann::json::parse(req.body, nullptr, false);
+          if (body.is_discarded() || !body.is_object()) {
+            return SendError(res, 400,
+                             "body must be a JSON object: {\"failed\": true} or {\"from\": "
+                             "\"TASK\", \"downstream\": true}");
+          }
+          std::string from;
+          bool failed = false, downstream = false;
+          for (const auto& [key, value] : body.items()) {
+            if (key == "from" && value.is_string()) {
+              from = value.get<std::string>();
+            } else if ((key == "failed" || key == "downstream") && value.is_boolean()) {
+              (key == "failed" ? failed : downstream) = value.get<bool>();
+            } else {
+              return SendError(res, 400, "unknown or ill-typed body field '" + key + "'");
+            }
+          }
+          if (failed && !from.empty()) return SendError(res, 400, "give failed or from, not both");
+          if (downstream && from.empty()) return SendError(res, 400, "downstream goes with from");
+          const std::string original = req.matches[1];
+          Result<std::string> run_id = Status::Internal("unanswered");
+          {
+            std::lock_guard lock(backend_mu_);
+            run_id = options_.backend->Rerun(original, from, downstream);
+          }
+          if (!run_id.ok())
+            return SendError(res, HttpStatusOf(run_id.status()), run_id.status().message());
+          cache_->Clear();
+          spdlog::info("http: run {} reruns {}, started by {}", *run_id, original, req.remote_addr);
+          SendJson(res, 201, nlohmann::json{{"run_id", *run_id}, {"rerun_of", original}});
+        });
   Route(s, "POST", "/api/runs/" + id + "/cancel",
         [this, authorized](const httplib::Request& req, httplib::Response& res) {
           if (!authorized(req, res)) return;

@@ -197,7 +197,7 @@ Result<ExecutionRecord> DecodeExecution(std::string_view exec_id, std::string_vi
 std::string EncodeRun(const RunRecord& r) {
   msgpack::sbuffer buf(128);
   Packer pk(buf);
-  pk.pack_array(12);
+  pk.pack_array(13);
   pk.pack(kRunFormat);
   pk.pack(r.pipeline_name);
   pk.pack(r.pipeline_hash);
@@ -210,6 +210,7 @@ std::string EncodeRun(const RunRecord& r) {
   pk.pack(r.params);
   pk.pack_nil();  // reserved
   pk.pack(r.pipeline_version);
+  pk.pack(r.rerun_of);  // appended: older records decode with it empty
   return Take(buf);
 }
 
@@ -228,6 +229,7 @@ Result<RunRecord> DecodeRun(std::string_view run_id, std::string_view value) {
     f.Next(r.params);
     f.Skip();  // reserved
     f.Next(r.pipeline_version);
+    f.Next(r.rerun_of);
   });
   if (!s.ok()) return s;
   return r;

@@ -94,6 +94,9 @@ struct RunRecord {
   // registry: the registered version (NAME@VERSION) the run is pinned to; 0
   // for a run of a pipeline submitted as a file, not from the registry.
   uint32_t pipeline_version = 0;
+  // The run this one reruns (`apollo11 rerun`); empty for any other run and
+  // in records written before it existed.
+  std::string rerun_of;
 };
 
 // registry: one registered version of a pipeline, NAME@VERSION, its snapshot

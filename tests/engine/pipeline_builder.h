@@ -108,6 +108,20 @@ class Harness {
     Absorb();
     Promote();
   }
+  // A rerun's reused task, before Start: checked as the one edge outside the
+  // table (IsReuseTransition), then absorbed like any transition.
+  Status Reuse(const std::string& id, const std::string& reason = "reused from r1") {
+    Status s = run.Reuse(T(id), reason, &fx);
+    for (const TaskTransition& t : fx.transitions) {
+      CHECK(IsReuseTransition(t.from, t.to));
+      CHECK(t.reason == reason);
+      CHECK(t.attempt == 0);
+      shadow[t.task] = t.to;
+      log.push_back(t);
+    }
+    fx.transitions.clear();
+    return s;
+  }
   int Promote(int budget = INT_MAX) {
     int n = run.PromoteEligible(budget, &fx);
     Absorb();

@@ -30,6 +30,7 @@ SOCKET_FREE = [
     "journal_health", "run_views", "dispatch_builder", "slow_watch",
     "claim_window", "ready_queue", "task_explain", "link_limits", "retry_gate",
     "scheduler_run", "foreach_items", "pipeline_registry",
+    "scheduler_rerun",
 ]
 
 

@@ -199,4 +199,31 @@ TEST_CASE("a run record written before pipeline_version decodes as unpinned",
   CHECK(old->pipeline_version == 0);
 }
 
+TEST_CASE("a run record keeps the run it reruns and an older one decodes without it",
+          "[storage][codec][rerun]") {
+  RunRecord r;
+  r.pipeline_name = "etl";
+  r.pipeline_hash = "h1";
+  r.status = RunStatus::kRunning;
+  r.params = {{"day", "2026-12-01"}};
+  r.rerun_of = "20261201-0001-abcd";
+  auto back = codec::DecodeRun("r2", codec::EncodeRun(r));
+  REQUIRE(back.ok());
+  CHECK(back->rerun_of == "20261201-0001-abcd");
+  CHECK(back->params == r.params);
+
+  // The 11-field layout written before rerun_of existed.
+  std::string full = codec::EncodeRun(r);
+  msgpack::object_handle h = msgpack::unpack(full.data(), full.size());
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> pk(buf);
+  const msgpack::object_array& a = h.get().via.array;
+  pk.pack_array(11);
+  for (uint32_t i = 0; i < 11; ++i) pk.pack(a.ptr[i]);
+  auto old = codec::DecodeRun("r2", std::string(buf.data(), buf.size()));
+  REQUIRE(old.ok());
+  CHECK(old->pipeline_hash == "h1");
+  CHECK(old->rerun_of.empty());
+}
+
 }  // namespace apollo11::storage

@@ -36,6 +36,7 @@ export interface RunStatus {
   duration_ms?: number;
   tasks: Record<string, TaskStatus>;
   journal_error?: string;
+  rerun_of?: string;
 }
 export interface Transition {
   seq: number;

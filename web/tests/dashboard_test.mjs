@@ -256,6 +256,12 @@ pipeline:
       await page.click("#login button[type=submit]");
       await page.click("#cancel");
       await page.waitForSelector('#run-head .state[data-state="CANCELED"]', { timeout: 15000 });
+      // Rerun what did not succeed: a new run, linked to this one, opens.
+      await page.click("#rerun-failed");
+      await page.waitForFunction((old) => location.pathname.startsWith("/run/") && !location.pathname.endsWith(old), id);
+      await page.waitForFunction((old) => (document.querySelector("#rerun-of")?.textContent ?? "").includes(old), id);
+      await page.click("#cancel");
+      await page.waitForSelector('#run-head .state[data-state="CANCELED"]', { timeout: 15000 });
       await page.click("#logout");
     });
 

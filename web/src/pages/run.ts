@@ -1,6 +1,6 @@
 // A run: its DAG (live), the Gantt of its attempts, the task table and the
-// actions the API has (cancel; rerun-failed and slow-task answers are
-// CLI-only today and shown as such).
+// actions the API has (cancel, rerun of what did not succeed, slow-task
+// answers).
 
 import { ApiError, getJson, post, token } from "../api";
 import { clear, fmtMs, fmtTime, h, message, stateBadge } from "../dom";
@@ -19,7 +19,7 @@ export function runPage(runId: string): Page {
   const cancel = h("button", { id: "cancel", class: "danger" }, "Cancel run") as HTMLButtonElement;
   const rerun = h("button", {
     id: "rerun-failed", disabled: true,
-    title: "No rerun command exists yet: start a new run with apollo11 submit",
+    title: "A new run of this run's snapshot that reuses what succeeded (apollo11 rerun --failed)",
   }, "Rerun failed tasks") as HTMLButtonElement;
   const slowBox = h("div", { id: "slow-tasks" });
   const graphBox = h("div", { class: "graph-box", id: "graph-box" }, h("p", { class: "muted" }, "Laying out…"));
@@ -41,6 +41,17 @@ export function runPage(runId: string): Page {
     } catch (e) {
       const err = e as ApiError;
       message(msg, `cancel refused (${err.status}): ${err.message}` + (token() ? "" : " — sign in with the node's token"), false);
+    }
+  });
+
+  rerun.addEventListener("click", async () => {
+    if (!confirm("Rerun what did not succeed in run " + runId + "?")) return;
+    try {
+      const started = await post<{ run_id: string }>("/api/runs/" + encodeURIComponent(runId) + "/rerun", { failed: true });
+      navigate("/run/" + encodeURIComponent(started.run_id));
+    } catch (e) {
+      const err = e as ApiError;
+      message(msg, `rerun refused (${err.status}): ${err.message}` + (token() ? "" : " — sign in with the node's token"), false);
     }
   });
 
@@ -80,8 +91,10 @@ export function runPage(runId: string): Page {
     clear(head);
     head.append(h("div", {}, stateBadge(status.state), " ", status.pipeline, ` · ${n} tasks · started `,
       fmtTime(status.created_at), status.duration_ms !== undefined ? " · " + fmtMs(status.duration_ms) : "",
-      status.reason ? " · " + status.reason : ""));
+      status.reason ? " · " + status.reason : "",
+      status.rerun_of ? h("span", { id: "rerun-of" }, " · rerun of ", h("a", { href: "/run/" + encodeURIComponent(status.rerun_of) }, status.rerun_of)) : ""));
     cancel.disabled = finished;
+    rerun.disabled = !finished || status.state === "SUCCESS";
     if (!graph) {
       try {
         graph = await getJson<Graph>("/api/runs/" + encodeURIComponent(runId) + "/graph");
