@@ -43,7 +43,7 @@ class SchedulerLoop {
     InternalType type;
     ClientHandler handle;
   };
-  static const std::array<ClientRoute, 5> kClientRoutes;
+  static const std::array<ClientRoute, 6> kClientRoutes;
   static const std::array<Route<SchedulerLoop>, 6> kDispatcherRoutes;
   static const std::array<Route<SchedulerLoop>, 1> kReconcilerRoutes;
 
@@ -104,7 +104,7 @@ class SchedulerLoop {
   std::string scratch_;
 };
 
-const std::array<SchedulerLoop::ClientRoute, 5> SchedulerLoop::kClientRoutes = {{
+const std::array<SchedulerLoop::ClientRoute, 6> SchedulerLoop::kClientRoutes = {{
     {InternalType::kSubmitRun, &SchedulerLoop::OnSubmit},
     {InternalType::kRegistry, &SchedulerLoop::OnRegistry},
     {InternalType::kRerunRun, &SchedulerLoop::OnRerun},
