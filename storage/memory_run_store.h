@@ -34,6 +34,10 @@ class MemoryRunStore final : public RunStore {
   Result<std::optional<ExecutionRecord>> GetExecution(const std::string& exec_id) override;
   Result<std::optional<std::string>> GetPipeline(const std::string& hash) override;
   Result<std::optional<Micros>> DurationP50(const std::string& stats_key) override;
+  Result<std::vector<ScheduleRecord>> Schedules() override;
+  Result<std::vector<FireRecord>> Fires(const std::string& pipeline, Micros from,
+                                        Micros to) override;
+  Result<std::optional<FireRecord>> LastFire(const std::string& pipeline) override;
   Result<uint64_t> BumpEpoch() override { return ++epoch_; }
   Result<uint64_t> Epoch() override { return epoch_; }
 
@@ -48,6 +52,8 @@ class MemoryRunStore final : public RunStore {
   std::map<std::string, RunRecord> runs_;              // by run id
   std::map<std::string, std::string> pipelines_;       // by hash
   std::map<std::string, std::vector<Micros>> durations_;
+  std::map<std::string, ScheduleRecord> schedules_;  // by pipeline
+  std::map<std::string, FireRecord> fires_;          // by FireKey
   std::string last_created_;
   uint64_t last_seq_ = 0;
   uint64_t epoch_ = 0;

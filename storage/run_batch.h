@@ -10,6 +10,7 @@
 
 #include "common/clock.h"
 #include "storage/records.h"
+#include "storage/schedule_records.h"
 
 namespace apollo11::storage {
 
@@ -34,9 +35,13 @@ class RunBatch {
   void RecordDuration(const std::string& stats_key, Micros duration) {
     durations_.emplace_back(stats_key, duration);
   }
+  // Registers or replaces the schedule of r.pipeline.
+  void PutSchedule(ScheduleRecord r) { schedules_.push_back(std::move(r)); }
+  // Stores or replaces the fire (r.pipeline, r.scheduled_at).
+  void PutFire(FireRecord r) { fires_.push_back(std::move(r)); }
   bool empty() const {
     return transitions_.empty() && executions_.empty() && runs_.empty() && created_runs_.empty() &&
-           pipelines_.empty() && durations_.empty();
+           pipelines_.empty() && durations_.empty() && schedules_.empty() && fires_.empty();
   }
   size_t transitions() const { return transitions_.size(); }
   // Forgets everything appended (a store's Commit does this after success).
@@ -47,6 +52,8 @@ class RunBatch {
     created_runs_.clear();
     pipelines_.clear();
     durations_.clear();
+    schedules_.clear();
+    fires_.clear();
   }
 
   // What was appended, in order, for the stores that write it.
@@ -60,6 +67,8 @@ class RunBatch {
   }
   // (stats key, duration) pairs.
   const std::vector<std::pair<std::string, Micros>>& duration_samples() const { return durations_; }
+  const std::vector<ScheduleRecord>& schedule_records() const { return schedules_; }
+  const std::vector<FireRecord>& fire_records() const { return fires_; }
 
  private:
   std::vector<TransitionRecord> transitions_;
@@ -68,6 +77,8 @@ class RunBatch {
   std::vector<RunRecord> created_runs_;
   std::vector<std::pair<std::string, std::string>> pipelines_;
   std::vector<std::pair<std::string, Micros>> durations_;
+  std::vector<ScheduleRecord> schedules_;
+  std::vector<FireRecord> fires_;
 };
 
 }  // namespace apollo11::storage

@@ -58,6 +58,14 @@ class RunStore {
   // two middle ones for an even count); nullopt without history.
   virtual Result<std::optional<Micros>> DurationP50(const std::string& stats_key) = 0;
 
+  // Every registered schedule (RunBatch::PutSchedule), by pipeline name.
+  virtual Result<std::vector<ScheduleRecord>> Schedules() = 0;
+  // The fires of `pipeline` with from <= scheduled_at <= to, oldest first.
+  virtual Result<std::vector<FireRecord>> Fires(const std::string& pipeline, Micros from,
+                                                Micros to) = 0;
+  // The fire of `pipeline` with the latest scheduled time, if any.
+  virtual Result<std::optional<FireRecord>> LastFire(const std::string& pipeline) = 0;
+
   // Increments and durably stores the coordinator epoch, returning the new
   // value (1 on a fresh store). Writer thread only.
   virtual Result<uint64_t> BumpEpoch() = 0;
