@@ -145,6 +145,10 @@ class SchedulerCore {
   // the submission by value: its snapshot (megabytes for a large pipeline)
   // moves on into the journal batch instead of being copied.
   Result<std::string> Submit(SubmitRun submit);
+  // Stages a schedule's fire or schedule record in this turn's batch, so it
+  // is committed with the run it starts (sched; CoreFireStarter).
+  void StageFire(storage::FireRecord fire) { batch_.PutFire(std::move(fire)); }
+  void StageSchedule(storage::ScheduleRecord s) { batch_.PutSchedule(std::move(s)); }
   // Cancels a run: every task not yet final becomes CANCELED; running ones
   // are killed on their workers.
   Status Cancel(const std::string& run_id, const std::string& reason, const std::string& actor);
