@@ -194,6 +194,10 @@ class SchedulerCore {
   // the new run's id. NotFound: no such run, snapshot or task; InvalidInput:
   // the run has not ended, or nothing to rerun (scheduler_rerun.cc).
   Result<std::string> Rerun(const RerunRun& rerun);
+  // Stages a schedule's fire or schedule record in this turn's batch, so it
+  // is committed with the run it starts (sched; CoreFireStarter).
+  void StageFire(storage::FireRecord fire) { batch_.PutFire(std::move(fire)); }
+  void StageSchedule(storage::ScheduleRecord s) { batch_.PutSchedule(std::move(s)); }
   // Cancels a run: every task not yet final becomes CANCELED; running ones
   // are killed on their workers.
   Status Cancel(const std::string& run_id, const std::string& reason, const std::string& actor);

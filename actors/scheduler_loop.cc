@@ -3,17 +3,21 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <csignal>
 #include <stdexcept>
 #include <tuple>
 
 #include "actors/actor_loop.h"
 #include "actors/client_sessions.h"
 #include "actors/coordinator_health.h"
+#include "actors/core_fire_starter.h"
 #include "actors/journal_health.h"
 #include "actors/query_service.h"
+#include "actors/schedule_core.h"
 #include "actors/scheduler_turn.h"
 #include "common/log_limiter.h"
 #include "ha/not_leader.h"
+#include "dsl/pipeline_json.h"
 
 namespace apollo11::actors {
 namespace {
@@ -33,6 +37,8 @@ class SchedulerLoop {
         retention_(p_.journal, p_.retention),
         queries_(p_.journal, p_.log_file),
         turn_(&core_, &health_, &sessions_, p_.options.alerts),
+        starter_(&core_),
+        schedule_(p_.journal, p_.clock, &starter_),
         queue_health_(p_.options.max_backlog, p_.health_interval) {}
 
   Status Run(transport::ActorPipe& pipe);
@@ -82,6 +88,13 @@ class SchedulerLoop {
   // From the reconciler.
   void OnDeadlineExceeded(DeadlineExceeded m) { core_.OnDeadlineExceeded(m); }
 
+  // Registers the schedule of a submitted pipeline that has one; `run_id`
+  // is the run the submission started.
+  void RegisterSchedule(const std::string& snapshot, const std::string& hash,
+                        const std::string& run_id);
+  // Fires what is due; $APOLLO11_TEST_FAULT=sched-before-commit kills the
+  // process once a fire's run is staged and not yet committed.
+  void TickSchedules();
   // Place before commit (waiting up to kPlaceBeforeCommitWait), commit,
   // send what the commit released. False when the commit failed.
   bool Flush(Micros now, bool place_early);
@@ -96,6 +109,8 @@ class SchedulerLoop {
   ClientSessions sessions_;
   QueryService queries_;
   SchedulerTurn turn_;
+  CoreFireStarter starter_;
+  ScheduleCore schedule_;
   CoordinatorHealth queue_health_;
   WorkersSnapshot workers_;  // refreshed by the dispatcher every heartbeat
   InternalFrames frames_;
@@ -149,6 +164,8 @@ Status SchedulerLoop::Start(transport::ActorPipe& pipe) {
         r.runs, r.tasks, r.running, r.ready, r.retrying, r.failed_runs,
         static_cast<double>(r.elapsed_us) / 1000.0);
   }
+  Status loaded = schedule_.Load();
+  if (!loaded.ok()) spdlog::error("schedules not loaded: {}", loaded.message());
   // The dispatcher starts after this actor is ready: nothing would answer an
   // early placement yet.
   Flush(p_.clock->Now(), /*place_early=*/false);
@@ -161,6 +178,11 @@ Micros SchedulerLoop::NextWake() const {
   const Micros steady = p_.clock->Steady(), wall = p_.clock->Now();
   const Micros timer = core_.NextTimer();
   Micros wake = timer == 0 ? 0 : steady + std::max<Micros>(timer - wall, 0);
+  const Micros fire = schedule_.NextWake();
+  if (fire != 0) {
+    const Micros at = steady + std::max<Micros>(fire - wall, 0);
+    if (wake == 0 || at < wake) wake = at;
+  }
   for (Micros other : {health_.retry_at(), health_.failing() ? 0 : retention_.NextDue(),
                        sessions_.NextDeadline()}) {
     if (other && (wake == 0 || other < wake)) wake = other;
@@ -196,6 +218,7 @@ Status SchedulerLoop::Run(transport::ActorPipe& pipe) {
       return ContextTerminated();
     }
     core_.OnTimers();
+    if (!health_.failing()) TickSchedules();
     const Micros now = p_.clock->Now(), steady = p_.clock->Steady();
     sessions_.ExpireLogs(steady);
     if (health_.RetryDue(steady) && Flush(now, /*place_early=*/true)) {
@@ -381,6 +404,10 @@ void SchedulerLoop::OnSubmit(const std::string& identity, Envelope& env) {
     return sessions_.Reply(identity, InternalType::kSubmitReply, reply);
   }
   auto submit = transport::BodyAs<SubmitRun>(env);
+  std::string scheduled;  // the snapshot, when the pipeline has a schedule
+  if (submit.ok() && submit->pipeline_json.find("\"schedule\":\"\"") == std::string::npos) {
+    scheduled = submit->pipeline_json;
+  }
   // The decoded frame holds a copy of the snapshot in the envelope's zone:
   // let it go before the run is built.
   env.body = msgpack::object();
@@ -390,12 +417,14 @@ void SchedulerLoop::OnSubmit(const std::string& identity, Envelope& env) {
     reply.error = "malformed submission: " + submit.status().message();
     return sessions_.Reply(identity, InternalType::kSubmitReply, reply);
   }
+  const std::string hash = submit->pipeline_hash;
   auto run_id = core_.Submit(std::move(*submit));
   if (!run_id.ok()) {
     reply.code = ReplyCode(run_id.status());
     reply.error = run_id.status().message();
     return sessions_.Reply(identity, InternalType::kSubmitReply, reply);
   }
+  if (!scheduled.empty()) RegisterSchedule(scheduled, hash, *run_id);
   // Answered once the run is in the journal: a client that asks about it
   // right away must find it, and a run id handed out survives a crash.
   sessions_.Accepted(identity, *run_id);
@@ -514,9 +543,38 @@ bool SchedulerLoop::Flush(Micros now, bool place_early) {
       if (!polled.ok() || !DrainDispatcher()) break;
     }
   }
+  const bool fired = starter_.TakeStarted();
   const bool committed = turn_.Commit(now, p_.clock->Steady(), &frames_);
+  if (committed && fired && p_.test_fault == "sched-after-commit") {
+    spdlog::warn("test fault: killed after a fire's commit, before its run was dispatched");
+    std::raise(SIGKILL);
+  }
+  for (const std::string& run_id : turn_.TakeFinishedRuns()) schedule_.OnRunFinished(run_id);
   SendOut();
   return committed;
+}
+
+void SchedulerLoop::RegisterSchedule(const std::string& snapshot, const std::string& hash,
+                                     const std::string& run_id) {
+  auto spec = dsl::PipelineFromJsonText(snapshot);
+  if (!spec.ok() || spec->schedule.empty()) return;
+  schedule_.OnRunStarted(spec->name, run_id);
+  Status s = schedule_.Register(snapshot, hash, *spec);
+  if (!s.ok()) {
+    spdlog::error("schedule of {} not registered: {}", spec->name, s.message());
+    return;
+  }
+  spdlog::info("schedule of {} registered: '{}' in {}", spec->name, spec->schedule,
+               spec->timezone.empty() ? "UTC" : spec->timezone);
+}
+
+void SchedulerLoop::TickSchedules() {
+  const Micros wake = schedule_.NextWake();
+  if (wake == 0 || wake > p_.clock->Now()) return;
+  if (schedule_.Tick() > 0 && p_.test_fault == "sched-before-commit") {
+    spdlog::warn("test fault: killed after a fire was staged, before its commit");
+    std::raise(SIGKILL);
+  }
 }
 
 void SchedulerLoop::SendOut() {

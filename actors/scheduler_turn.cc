@@ -79,6 +79,7 @@ bool SchedulerTurn::Commit(Micros wall_now, Micros steady_now, InternalFrames* o
     Add(&out->to_dispatcher, InternalType::kPausePlacement, PausePlacement{false, ""});
   }
   sessions_->OnCommitted(staged_.progress, staged_.finished);
+  for (const RunFinished& f : staged_.finished) finished_runs_.push_back(f.run_id);
   if (!staged_.enqueue.execs.empty()) {
     AddEnqueue(&out->to_dispatcher, &staged_.enqueue, EnqueueBudget());
   }

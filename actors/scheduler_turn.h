@@ -75,6 +75,8 @@ class SchedulerTurn {
   // The budget Commit and BeginEarlyPlacement use: a quarter of the
   // internal link's frame limit (the dispatcher drops a larger frame).
   static size_t EnqueueBudget() { return InternalLimits().max_frame / 4; }
+  // The ids of the runs that ended in the commits since the last call.
+  std::vector<std::string> TakeFinishedRuns() { return std::move(finished_runs_); }
 
  private:
   template <class T>
@@ -88,6 +90,7 @@ class SchedulerTurn {
   Enqueue early_;
   uint64_t early_ticket_ = 0;   // the newest early placement's ticket
   uint64_t placed_ticket_ = 0;  // the newest ticket the dispatcher answered
+  std::vector<std::string> finished_runs_;
 };
 
 }  // namespace apollo11::actors

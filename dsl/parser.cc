@@ -7,6 +7,7 @@
 #include <map>
 #include <tuple>
 
+#include "common/time_zone.h"
 #include "dsl/checker.h"
 #include "dsl/cron.h"
 #include "dsl/field_reader.h"
@@ -26,8 +27,9 @@ using internal::Quote;
 using internal::StartsWith;
 
 const std::vector<std::string> kPipelineKeys = {
-    "version",     "name",     "imports", "pipeline",     "params",
-    "concurrency", "schedule", "alerts",  "retry_policy", "templates"};
+    "version",     "name",     "imports",        "pipeline",     "params",
+    "concurrency", "schedule", "alerts",         "retry_policy", "templates",
+    "timezone",    "catchup",  "catchup_window", "overlap",      "max_active_runs"};
 const std::vector<std::string> kAlertKeys = {"events", "webhook", "command"};
 const std::vector<std::string> kAlertEvents = {"task_failed",  "task_timeout", "retries_exhausted",
                                                "slow_task",    "run_failed",   "run_canceled",
@@ -150,12 +152,7 @@ class Parser {
     }
     params_ = spec->params;
     if (const Field* f = find("concurrency")) report_.GetInt(*f, 0, 1'000'000, &spec->concurrency);
-    if (const Field* f = find("schedule")) {
-      if (report_.GetString(*f, &spec->schedule)) {
-        Status s = ValidateCron(spec->schedule);
-        if (!s.ok()) report_.Error(FieldReader::At(*f), s.message());
-      }
-    }
+    ParseSchedule(find, spec);
     if (const Field* f = find("alerts")) ParseAlerts(*f, spec);
 
     const Field* pipeline = find("pipeline");
@@ -175,6 +172,50 @@ class Parser {
     }
     internal::TaskParser tasks(&report_, &library_, base_dir_, &params_);
     for (const YAML::Node& task : pipeline->value) tasks.Parse(task, file, spec);
+  }
+
+  // schedule: and the keys that say how it fires (sched).
+  template <typename Find>
+  void ParseSchedule(const Find& find, PipelineSpec* spec) {
+    if (const Field* f = find("schedule")) {
+      if (report_.GetString(*f, &spec->schedule)) {
+        Status s = ValidateCron(spec->schedule);
+        if (!s.ok()) report_.Error(FieldReader::At(*f), s.message());
+      }
+    }
+    for (const char* key :
+         {"timezone", "catchup", "catchup_window", "overlap", "max_active_runs"}) {
+      const Field* f = find(key);
+      if (f != nullptr && spec->schedule.empty()) {
+        report_.Error(FieldReader::KeyAt(*f),
+                      std::string("'") + key + "' is only meaningful with a 'schedule'");
+      }
+    }
+    if (const Field* f = find("timezone")) {
+      if (report_.GetString(*f, &spec->timezone)) {
+        auto zone = TimeZone::Load(spec->timezone);
+        if (!zone.ok()) report_.Error(FieldReader::At(*f), zone.status().message());
+      }
+    }
+    if (const Field* f = find("catchup")) {
+      report_.GetChoice(*f, {"none", "latest", "all"}, &spec->catchup);
+    }
+    if (const Field* f = find("catchup_window")) {
+      if (report_.GetDuration(*f, &spec->catchup_window) && spec->catchup_window.count() <= 0) {
+        report_.Error(FieldReader::At(*f), "'catchup_window' must be longer than 0s");
+      }
+    }
+    if (const Field* f = find("overlap")) {
+      report_.GetChoice(*f, {"skip", "queue", "allow"}, &spec->overlap);
+    }
+    if (const Field* f = find("max_active_runs")) {
+      report_.GetInt(*f, 1, 10000, &spec->max_active_runs);
+      if (spec->overlap == "allow") {
+        report_.Error(FieldReader::KeyAt(*f),
+                      "'max_active_runs' does not apply with overlap: allow (every fire starts a "
+                      "run); use overlap: queue or skip");
+      }
+    }
   }
 
   void NameWithoutDomain(const SourceLocation& where, const std::string& what) {

@@ -122,6 +122,13 @@ struct PipelineSpec {
   std::map<std::string, std::string> params;
   int concurrency = 0;   // max tasks running at once in one run; 0 = unlimited
   std::string schedule;  // cron text, validated; empty = none
+  // How the schedule fires (sched; docs/dsl.md "Schedules"). Only with a
+  // schedule; the defaults otherwise.
+  std::string timezone;                     // IANA zone name; empty = UTC
+  std::string catchup = "latest";           // none | latest | all
+  Millis catchup_window{24 * 3600 * 1000};  // how far back catch-up looks
+  std::string overlap = "skip";             // skip | queue | allow
+  int max_active_runs = 1;                  // runs of the schedule at once
   std::vector<AlertRule> alerts;
 
   // The task with `id`, or nullptr.

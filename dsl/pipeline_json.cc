@@ -196,10 +196,17 @@ json RootJson(const PipelineSpec& spec, json tasks) {
   for (const AlertRule& a : spec.alerts) {
     alerts.push_back(json{{"events", a.events}, {"webhook", a.webhook}, {"command", a.command}});
   }
-  return json{{"version", spec.version},         {"name", spec.name},
-              {"source_file", spec.source_file}, {"tasks", std::move(tasks)},
-              {"params", spec.params},           {"concurrency", spec.concurrency},
-              {"schedule", spec.schedule},       {"alerts", alerts}};
+  json root{{"version", spec.version},   {"name", spec.name},     {"source_file", spec.source_file},
+            {"tasks", std::move(tasks)}, {"params", spec.params}, {"concurrency", spec.concurrency},
+            {"schedule", spec.schedule}, {"alerts", alerts}};
+  if (!spec.schedule.empty()) {  // sched: absent otherwise, so older hashes hold
+    root["timezone"] = spec.timezone;
+    root["catchup"] = spec.catchup;
+    root["catchup_window_ms"] = spec.catchup_window.count();
+    root["overlap"] = spec.overlap;
+    root["max_active_runs"] = spec.max_active_runs;
+  }
+  return root;
 }
 
 }  // namespace
@@ -220,6 +227,13 @@ Result<PipelineSpec> PipelineFromJson(const nlohmann::json& j) {
     Read(j, "params", &spec.params);
     Read(j, "concurrency", &spec.concurrency);
     Read(j, "schedule", &spec.schedule);
+    Read(j, "timezone", &spec.timezone);
+    Read(j, "catchup", &spec.catchup);
+    int64_t window_ms = spec.catchup_window.count();
+    Read(j, "catchup_window_ms", &window_ms);
+    spec.catchup_window = Millis(window_ms);
+    Read(j, "overlap", &spec.overlap);
+    Read(j, "max_active_runs", &spec.max_active_runs);
     if (j.contains("alerts")) {
       for (const json& a : j.at("alerts")) {
         AlertRule rule;

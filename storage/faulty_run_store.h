@@ -46,6 +46,14 @@ class FaultyRunStore final : public RunStore {
   Result<std::optional<ExecutionRecord>> GetExecution(const std::string& exec_id) override {
     return base_->GetExecution(exec_id);
   }
+  Result<std::vector<ScheduleRecord>> Schedules() override { return base_->Schedules(); }
+  Result<std::vector<FireRecord>> Fires(const std::string& pipeline, Micros from,
+                                        Micros to) override {
+    return base_->Fires(pipeline, from, to);
+  }
+  Result<std::optional<FireRecord>> LastFire(const std::string& pipeline) override {
+    return base_->LastFire(pipeline);
+  }
   Result<std::optional<std::string>> GetPipeline(const std::string& hash) override {
     return base_->GetPipeline(hash);
   }

@@ -190,6 +190,16 @@ int Journal::WriteBatch(MDB_txn* txn, const Batch& batch, uint64_t first_seq,
     rc = mdb_put(txn, e.pipelines, &k, &v, MDB_NOOVERWRITE);
     if (rc != 0 && rc != MDB_KEYEXIST) return rc;
   }
+  for (const ScheduleRecord& r : batch.schedule_records()) {
+    const std::string value = EncodeSchedule(r);
+    MDB_val k = Val(r.pipeline), v = Val(value);
+    if ((rc = mdb_put(txn, e.schedules, &k, &v, 0)) != 0) return rc;
+  }
+  for (const FireRecord& r : batch.fire_records()) {
+    const std::string key = FireKey(r.pipeline, r.scheduled_at), value = EncodeFire(r);
+    MDB_val k = Val(key), v = Val(value);
+    if ((rc = mdb_put(txn, e.fires, &k, &v, 0)) != 0) return rc;
+  }
   for (const auto& [stats_key, duration] : batch.duration_samples()) {
     MDB_val k = Val(stats_key), old;
     std::vector<Micros> kept;

@@ -92,6 +92,11 @@ class Journal final : public RunStore {
   Result<std::vector<ExecutionRecord>> ExecutionsOfRun(const std::string& run_id) override;
   Result<std::optional<ExecutionRecord>> GetExecution(const std::string& exec_id) override;
   Result<std::optional<std::string>> GetPipeline(const std::string& hash) override;
+  Result<std::vector<ScheduleRecord>> Schedules() override;
+  Result<std::vector<FireRecord>> Fires(const std::string& pipeline, Micros from,
+                                        Micros to) override;
+  Result<std::optional<FireRecord>> LastFire(const std::string& pipeline) override;
+
   // The median of the last 64 durations recorded for `stats_key` (mean of the
   // two middle ones for an even count); nullopt without history.
   Result<std::optional<Micros>> DurationP50(const std::string& stats_key) override;

@@ -151,6 +151,18 @@ Status Journal::OpenEnv() {
       return Error(rc, std::string("open database ") + db.name);
     }
   }
+  // sched: tables newer than the journal format; a read-only open of an
+  // older journal finds none and reads them as empty (dbi 0).
+  for (MDB_dbi* dbi : {&e.schedules, &e.fires}) {
+    const char* name = dbi == &e.schedules ? "schedules" : "fires";
+    rc = mdb_dbi_open(txn, name, options_.read_only ? 0 : MDB_CREATE, dbi);
+    if (rc == MDB_NOTFOUND && options_.read_only) {
+      *dbi = 0;
+    } else if (rc != 0) {
+      mdb_txn_abort(txn);
+      return Error(rc, std::string("open database ") + name);
+    }
+  }
   MDB_val k = Val(kSchemaKey), v;
   rc = mdb_get(txn, e.meta, &k, &v);
   if (rc == MDB_NOTFOUND && !options_.read_only) {

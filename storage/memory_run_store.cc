@@ -43,6 +43,8 @@ Status MemoryRunStore::Commit(RunBatch& batch) {
     last_created_ = r.run_id;
   }
   for (const RunRecord& r : batch.run_records()) runs_[r.run_id] = r;
+  for (const ScheduleRecord& r : batch.schedule_records()) schedules_[r.pipeline] = r;
+  for (const FireRecord& r : batch.fire_records()) fires_[FireKey(r.pipeline, r.scheduled_at)] = r;
   for (const auto& [hash, json] : batch.pipeline_snapshots()) pipelines_.emplace(hash, json);
   for (const auto& [key, duration] : batch.duration_samples()) {
     std::vector<Micros>& kept = durations_[key];
@@ -152,6 +154,17 @@ Result<std::vector<PipelineVersionRecord>> MemoryRunStore::PipelineVersions(
     const std::string& name) {
   std::vector<PipelineVersionRecord> out;
   for (auto it = versions_.lower_bound({name, 0}); it != versions_.end() && it->first.first == name;
+Result<std::vector<ScheduleRecord>> MemoryRunStore::Schedules() {
+  std::vector<ScheduleRecord> out;
+  for (const auto& [name, r] : schedules_) out.push_back(r);
+  return out;
+}
+
+Result<std::vector<FireRecord>> MemoryRunStore::Fires(const std::string& pipeline, Micros from,
+                                                      Micros to) {
+  std::vector<FireRecord> out;
+  for (auto it = fires_.lower_bound(FireKey(pipeline, from));
+       it != fires_.end() && it->second.pipeline == pipeline && it->second.scheduled_at <= to;
        ++it) {
     out.push_back(it->second);
   }
@@ -163,6 +176,12 @@ Result<std::optional<std::string>> MemoryRunStore::RunOfTriggerKey(const std::st
   auto it = trigger_keys_.find({name, key});
   if (it == trigger_keys_.end()) return std::optional<std::string>();
   return std::optional<std::string>(it->second);
+Result<std::optional<FireRecord>> MemoryRunStore::LastFire(const std::string& pipeline) {
+  auto it = fires_.upper_bound(FireKey(pipeline, INT64_MAX));
+  if (it == fires_.begin()) return std::optional<FireRecord>();
+  --it;
+  if (it->second.pipeline != pipeline) return std::optional<FireRecord>();
+  return std::optional<FireRecord>(it->second);
 }
 
 }  // namespace apollo11::storage

@@ -39,6 +39,10 @@ class MemoryRunStore final : public RunStore {
   Result<std::vector<PipelineVersionRecord>> PipelineVersions(const std::string& name) override;
   Result<std::optional<std::string>> RunOfTriggerKey(const std::string& name,
                                                      const std::string& key) override;
+  Result<std::vector<ScheduleRecord>> Schedules() override;
+  Result<std::vector<FireRecord>> Fires(const std::string& pipeline, Micros from,
+                                        Micros to) override;
+  Result<std::optional<FireRecord>> LastFire(const std::string& pipeline) override;
   Result<uint64_t> BumpEpoch() override { return ++epoch_; }
   Result<uint64_t> Epoch() override { return epoch_; }
   Result<uint64_t> BeginTerm(uint64_t epoch) override {
@@ -61,6 +65,8 @@ class MemoryRunStore final : public RunStore {
   std::map<std::pair<std::string, uint32_t>, PipelineVersionRecord> versions_;
   std::map<std::string, PipelineStateRecord> states_;
   std::map<std::pair<std::string, std::string>, std::string> trigger_keys_;  // -> run id
+  std::map<std::string, ScheduleRecord> schedules_;  // by pipeline
+  std::map<std::string, FireRecord> fires_;          // by FireKey
   std::string last_created_;
   uint64_t last_seq_ = 0;
   uint64_t epoch_ = 0;

@@ -10,6 +10,7 @@
 
 #include "common/clock.h"
 #include "storage/records.h"
+#include "storage/schedule_records.h"
 
 namespace apollo11::storage {
 
@@ -42,10 +43,14 @@ class RunBatch {
   // registry: records that key r.key of pipeline r.name started run r.run_id;
   // a key stored already keeps its first run.
   void PutTriggerKey(const TriggerKeyRecord& r) { trigger_keys_.push_back(r); }
+  // Registers or replaces the schedule of r.pipeline.
+  void PutSchedule(ScheduleRecord r) { schedules_.push_back(std::move(r)); }
+  // Stores or replaces the fire (r.pipeline, r.scheduled_at).
+  void PutFire(FireRecord r) { fires_.push_back(std::move(r)); }
   bool empty() const {
     return transitions_.empty() && executions_.empty() && runs_.empty() && created_runs_.empty() &&
            pipelines_.empty() && durations_.empty() && versions_.empty() && states_.empty() &&
-           trigger_keys_.empty();
+           trigger_keys_.empty() && schedules_.empty() && fires_.empty();
   }
   size_t transitions() const { return transitions_.size(); }
   // Forgets everything appended (a store's Commit does this after success).
@@ -59,6 +64,8 @@ class RunBatch {
     versions_.clear();
     states_.clear();
     trigger_keys_.clear();
+    schedules_.clear();
+    fires_.clear();
   }
 
   // What was appended, in order, for the stores that write it.
@@ -75,6 +82,8 @@ class RunBatch {
   const std::vector<PipelineVersionRecord>& pipeline_versions() const { return versions_; }
   const std::vector<PipelineStateRecord>& pipeline_states() const { return states_; }
   const std::vector<TriggerKeyRecord>& trigger_keys() const { return trigger_keys_; }
+  const std::vector<ScheduleRecord>& schedule_records() const { return schedules_; }
+  const std::vector<FireRecord>& fire_records() const { return fires_; }
 
  private:
   std::vector<TransitionRecord> transitions_;
@@ -86,6 +95,8 @@ class RunBatch {
   std::vector<PipelineVersionRecord> versions_;
   std::vector<PipelineStateRecord> states_;
   std::vector<TriggerKeyRecord> trigger_keys_;
+  std::vector<ScheduleRecord> schedules_;
+  std::vector<FireRecord> fires_;
 };
 
 }  // namespace apollo11::storage

@@ -69,6 +69,13 @@ class RunStore {
   // nullopt when the key is unknown.
   virtual Result<std::optional<std::string>> RunOfTriggerKey(const std::string& name,
                                                              const std::string& key) = 0;
+  // Every registered schedule (RunBatch::PutSchedule), by pipeline name.
+  virtual Result<std::vector<ScheduleRecord>> Schedules() = 0;
+  // The fires of `pipeline` with from <= scheduled_at <= to, oldest first.
+  virtual Result<std::vector<FireRecord>> Fires(const std::string& pipeline, Micros from,
+                                                Micros to) = 0;
+  // The fire of `pipeline` with the latest scheduled time, if any.
+  virtual Result<std::optional<FireRecord>> LastFire(const std::string& pipeline) = 0;
 
   // Increments and durably stores the coordinator epoch, returning the new
   // value (1 on a fresh store). Writer thread only.

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "dsl/dag.h"
+#include "dsl/pipeline_json.h"
 #include "dsl_test_util.h"
 
 using apollo11::Millis;
@@ -320,6 +321,37 @@ TEST_CASE("cron schedules are checked", "[dsl]") {
   CHECK(
       Parse("version: \"1.0\"\nname: a.b\nschedule: \"@daily\"\npipeline: [{id: a, type: noop}]\n")
           .ok());
+}
+
+TEST_CASE("schedule policy keys are checked with their positions", "[dsl][sched]") {
+  const std::string head = "version: \"1.0\"\nname: a.b\n";
+  const std::string tail = "pipeline: [{id: a, type: noop}]\n";
+  const std::string cron = "schedule: \"*/5 * * * * *\"\n";
+  ExpectErrorAt(Parse(head + cron + "timezone: Mars/Olympus\n" + tail), "unknown time zone", 4, 11);
+  ExpectErrorAt(Parse(head + cron + "catchup: some\n" + tail), "'catchup'", 4, 10);
+  ExpectErrorAt(Parse(head + cron + "catchup_window: soon\n" + tail), "bad duration", 4, 17);
+  ExpectErrorAt(Parse(head + cron + "overlap: maybe\n" + tail), "'overlap'", 4, 10);
+  ExpectErrorAt(Parse(head + cron + "max_active_runs: 0\n" + tail), "max_active_runs", 4, 18);
+  ExpectErrorAt(Parse(head + cron + "overlap: allow\nmax_active_runs: 2\n" + tail),
+                "does not apply with overlap: allow", 5, 1);
+  ExpectErrorAt(Parse(head + "timezone: UTC\n" + tail), "only meaningful with a 'schedule'", 3, 1);
+  ParseResult ok = Parse(head + cron +
+                         "timezone: Europe/Berlin\ncatchup: all\ncatchup_window: 2h\noverlap: "
+                         "queue\nmax_active_runs: 3\n" +
+                         tail);
+  INFO(Dump(ok));
+  REQUIRE(ok.ok());
+  CHECK(ok.pipeline->timezone == "Europe/Berlin");
+  CHECK(ok.pipeline->catchup == "all");
+  CHECK(ok.pipeline->catchup_window == Millis(2 * 3600 * 1000));
+  CHECK(ok.pipeline->overlap == "queue");
+  CHECK(ok.pipeline->max_active_runs == 3);
+  auto back = apollo11::dsl::PipelineFromJson(apollo11::dsl::ToJson(*ok.pipeline));
+  REQUIRE(back.ok());
+  CHECK(*back == *ok.pipeline);
+  ParseResult plain = Parse(head + tail);
+  REQUIRE(plain.ok());
+  CHECK_FALSE(apollo11::dsl::ToJson(*plain.pipeline).contains("catchup"));
 }
 
 TEST_CASE("imports resolve relative to the importing file, nested", "[dsl][imports]") {

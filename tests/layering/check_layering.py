@@ -24,7 +24,7 @@ FORBIDDEN = {
 }
 # Socket-free by contract: a test drives each without a socket.
 SOCKET_FREE = [
-    "scheduler_core", "dispatcher_core", "dispatcher_frames", "dispatcher_hello", "reconciler_core",
+    "scheduler_core", "schedule_core", "core_fire_starter", "dispatcher_core", "dispatcher_frames", "dispatcher_hello", "reconciler_core",
     "worker_core", "worker_follow", "coordinator_follower",
     "worker_protocol", "scheduler_turn", "client_sessions", "query_service",
     "journal_health", "run_views", "dispatch_builder", "slow_watch",

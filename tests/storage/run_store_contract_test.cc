@@ -318,3 +318,72 @@ TEST_CASE("an injected commit failure applies nothing and keeps the batch",
 
 }  // namespace
 }  // namespace apollo11::storage
+
+namespace apollo11::storage {
+namespace {
+
+FireRecord Fire(const std::string& pipeline, Micros at, FireState state) {
+  FireRecord f;
+  f.pipeline = pipeline;
+  f.scheduled_at = at;
+  f.state = state;
+  f.run_id = state == FireState::kStarted ? pipeline + "-run" : "";
+  f.origin = "schedule";
+  return f;
+}
+
+// Schedules and fires (sched): stored, replaced, listed by time.
+void CheckScheduleContract(RunStore& store) {
+  CHECK(store.Schedules()->empty());
+  CHECK_FALSE(store.LastFire("a.p")->has_value());
+  RunBatch batch;
+  batch.PutSchedule(ScheduleRecord{"a.p", "h1", "{}", 5});
+  batch.PutSchedule(ScheduleRecord{"a.o", "h2", "{}", 6});
+  batch.PutFire(Fire("a.p", -10, FireState::kSkipped));
+  batch.PutFire(Fire("a.p", 20, FireState::kQueued));
+  batch.PutFire(Fire("a.p", 300, FireState::kStarted));
+  batch.PutFire(Fire("a.o", 1, FireState::kStarted));
+  batch.PutFire(Fire("a.pp", 1000, FireState::kStarted));
+  REQUIRE(store.Commit(batch).ok());
+  RunBatch replace;
+  replace.PutSchedule(ScheduleRecord{"a.p", "h3", "{\"x\":1}", 7});
+  replace.PutFire(Fire("a.p", 20, FireState::kStarted));
+  REQUIRE(store.Commit(replace).ok());
+
+  auto schedules = store.Schedules();
+  REQUIRE(schedules.ok());
+  REQUIRE(schedules->size() == 2);
+  CHECK((*schedules)[0] == ScheduleRecord{"a.o", "h2", "{}", 6});
+  CHECK((*schedules)[1] == ScheduleRecord{"a.p", "h3", "{\"x\":1}", 7});
+  auto fires = store.Fires("a.p", -100, 1000);
+  REQUIRE(fires.ok());
+  REQUIRE(fires->size() == 3);
+  CHECK((*fires)[0] == Fire("a.p", -10, FireState::kSkipped));
+  CHECK((*fires)[1] == Fire("a.p", 20, FireState::kStarted));
+  CHECK((*fires)[2].scheduled_at == 300);
+  CHECK(store.Fires("a.p", 0, 299)->size() == 1);
+  CHECK(**store.LastFire("a.p") == Fire("a.p", 300, FireState::kStarted));
+  CHECK((*store.LastFire("a.pp"))->scheduled_at == 1000);
+  CHECK_FALSE(store.LastFire("a")->has_value());
+}
+
+TEST_CASE("schedules and fires are kept by the journal and the in-memory store",
+          "[storage][run_store]") {
+  MemoryRunStore memory;
+  CheckScheduleContract(memory);
+  testing::TempDir tmp;
+  {
+    auto journal = Journal::Open(tmp.path(), {});
+    REQUIRE(journal.ok());
+    CheckScheduleContract(**journal);
+  }
+  auto reopened = Journal::Open(tmp.path(), {});
+  REQUIRE(reopened.ok());
+  CHECK((*(*reopened)->LastFire("a.p"))->scheduled_at == 300);
+  MemoryRunStore base;
+  FaultyRunStore faulty(&base);
+  CheckScheduleContract(faulty);
+}
+
+}  // namespace
+}  // namespace apollo11::storage

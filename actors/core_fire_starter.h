@@ -1,0 +1,28 @@
+#pragma once
+// The FireStarter of a coordinator until the registry's start-a-run seam
+// exists: starts a fired run through SchedulerCore::Submit (today's submit
+// path) and stages the fire and schedule records in the core's batch, so a
+// fire and the run it starts are committed together by the turn's Flush.
+
+#include "actors/fire_starter.h"
+#include "actors/scheduler_core.h"
+
+namespace apollo11::actors {
+
+class CoreFireStarter final : public FireStarter {
+ public:
+  // `core` must outlive this.
+  explicit CoreFireStarter(SchedulerCore* core) : core_(core) {}
+  Result<std::string> StartFiredRun(const storage::ScheduleRecord& schedule,
+                                    storage::FireRecord fire) override;
+  void StageFire(storage::FireRecord fire) override;
+  void StageSchedule(storage::ScheduleRecord schedule) override;
+  // Whether a run was started since the last call (for the test fault hooks).
+  bool TakeStarted();
+
+ private:
+  SchedulerCore* core_;
+  bool started_ = false;
+};
+
+}  // namespace apollo11::actors

@@ -1,0 +1,28 @@
+#pragma once
+// The seam between the schedule logic and whatever starts runs: today the
+// scheduler's own submit path (SchedulerLoop), later the registry's "start a
+// run of NAME@V with params and a key" call. Whatever implements it stages
+// the fire record in the same commit as the run it starts, so "fire
+// journaled" and "run created" are one atomic step.
+
+#include <string>
+
+#include "common/status.h"
+#include "storage/schedule_records.h"
+
+namespace apollo11::actors {
+
+class FireStarter {
+ public:
+  virtual ~FireStarter() = default;
+  // Starts a run of `schedule`'s snapshot for `fire` and stages `fire`, its
+  // run_id set, in the same commit. Returns the run id.
+  virtual Result<std::string> StartFiredRun(const storage::ScheduleRecord& schedule,
+                                            storage::FireRecord fire) = 0;
+  // Stages a fire record that starts nothing (skipped or queued).
+  virtual void StageFire(storage::FireRecord fire) = 0;
+  // Stages a schedule record (registered or replaced).
+  virtual void StageSchedule(storage::ScheduleRecord schedule) = 0;
+};
+
+}  // namespace apollo11::actors
