@@ -154,6 +154,19 @@ Result<std::vector<PipelineVersionRecord>> MemoryRunStore::PipelineVersions(
     const std::string& name) {
   std::vector<PipelineVersionRecord> out;
   for (auto it = versions_.lower_bound({name, 0}); it != versions_.end() && it->first.first == name;
+       ++it) {
+    out.push_back(it->second);
+  }
+  return out;
+}
+
+Result<std::optional<std::string>> MemoryRunStore::RunOfTriggerKey(const std::string& name,
+                                                                   const std::string& key) {
+  auto it = trigger_keys_.find({name, key});
+  if (it == trigger_keys_.end()) return std::optional<std::string>();
+  return std::optional<std::string>(it->second);
+}
+
 Result<std::vector<ScheduleRecord>> MemoryRunStore::Schedules() {
   std::vector<ScheduleRecord> out;
   for (const auto& [name, r] : schedules_) out.push_back(r);
@@ -171,11 +184,6 @@ Result<std::vector<FireRecord>> MemoryRunStore::Fires(const std::string& pipelin
   return out;
 }
 
-Result<std::optional<std::string>> MemoryRunStore::RunOfTriggerKey(const std::string& name,
-                                                                   const std::string& key) {
-  auto it = trigger_keys_.find({name, key});
-  if (it == trigger_keys_.end()) return std::optional<std::string>();
-  return std::optional<std::string>(it->second);
 Result<std::optional<FireRecord>> MemoryRunStore::LastFire(const std::string& pipeline) {
   auto it = fires_.upper_bound(FireKey(pipeline, INT64_MAX));
   if (it == fires_.begin()) return std::optional<FireRecord>();

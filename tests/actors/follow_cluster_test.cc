@@ -13,6 +13,7 @@
 #include <zmq.hpp>
 
 #include "actors/internal_messages.h"
+#include "actors/link_limits.h"
 #include "ha/not_leader.h"
 #include "tests/actors/cli_harness.h"
 #include "tests/actors/cluster_harness.h"
@@ -23,6 +24,7 @@
 using namespace apollo11::testing;  // NOLINT: test file
 namespace actors = apollo11::actors;
 namespace transport = apollo11::transport;
+namespace ha = apollo11::ha;
 
 namespace {
 
