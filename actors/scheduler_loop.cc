@@ -272,7 +272,7 @@ bool SchedulerLoop::Permitted(const std::string& identity, const transport::Peer
                            : transport::MayChangeRuns(peer.roles);
   if (allowed) return true;
   const char* what = t == InternalType::kQuery ? "ask queries (role reader, client or admin)"
-                     : starts_run              ? "submit or rerun runs (role client or admin)"
+                     : starts_run              ? "submit runs or reruns (role client or admin)"
                      : t == InternalType::kRegistry
                          ? "register or trigger pipelines (role client or admin)"
                      : mutating ? "cancel runs or confirm slow tasks (role admin)"

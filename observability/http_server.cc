@@ -65,6 +65,22 @@ void Route(httplib::Server& s, const char* method, const std::string& pattern,
   s.Patch(pattern, refuse);
 }
 
+// Route for a path that answers both GET and POST (httplib takes the first
+// handler registered for a method and path, so the two must be registered
+// together: two Route calls would refuse one of them).
+void RouteGetPost(httplib::Server& s, const std::string& pattern, httplib::Server::Handler get,
+                  httplib::Server::Handler post) {
+  auto refuse = [](const httplib::Request& req, httplib::Response& res) {
+    res.set_header("Allow", "GET, POST");
+    SendError(res, 405, req.method + " is not allowed here; use GET or POST");
+  };
+  s.Get(pattern, std::move(get));
+  s.Post(pattern, std::move(post));
+  s.Put(pattern, refuse);
+  s.Delete(pattern, refuse);
+  s.Patch(pattern, refuse);
+}
+
 // Why binding host:port fails, found by trying it (httplib says only that it
 // failed): a name that does not resolve, or bind(2)'s errno.
 std::string WhyCannotBind(const std::string& host, int port) {
@@ -308,7 +324,6 @@ void HttpServer::ApiRoutes() {
   Route(s, "GET", "/api/runs/" + id + "/history", query("history", 1));
   Route(s, "GET", "/api/executions/" + id, query("execution", 1));
   Route(s, "GET", "/api/workers", query("workers", 0));
-  Route(s, "GET", "/api/pipelines", query("pipelines", 0));
 
   // Mutating calls: 403 when no token is configured, 401 without the right one.
   auto authorized = [this](const httplib::Request& req, httplib::Response& res) {
@@ -326,25 +341,27 @@ void HttpServer::ApiRoutes() {
     }
     return true;
   };
-  // registry: a pipeline YAML in the body becomes its next version.
-  Route(s, "POST", "/api/pipelines",
-        [this, authorized](const httplib::Request& req, httplib::Response& res) {
-          if (!authorized(req, res)) return;
-          if (req.body.empty()) return SendError(res, 400, "the body must be a pipeline's YAML");
-          Result<nlohmann::json> added = Status::Internal("unanswered");
-          {
-            std::lock_guard lock(backend_mu_);
-            // Imports resolve nowhere: the body is the whole pipeline.
-            added =
-                options_.backend->Register(req.body, "/nonexistent/apollo11-http/pipeline.yaml");
-          }
-          if (!added.ok())
-            return SendError(res, HttpStatusOf(added.status()), added.status().message());
-          cache_->Clear();
-          spdlog::info("http: pipeline {} registered by {}", SafeJsonDump((*added)["label"]),
-                       req.remote_addr);
-          SendJson(res, added->value("unchanged", false) ? 200 : 201, *added);
-        });
+  // GET lists the pipelines; POST (registry): a pipeline YAML in the body
+  // becomes its next version.
+  RouteGetPost(s, "/api/pipelines", query("pipelines", 0),
+               [this, authorized](const httplib::Request& req, httplib::Response& res) {
+                 if (!authorized(req, res)) return;
+                 if (req.body.empty())
+                   return SendError(res, 400, "the body must be a pipeline's YAML");
+                 Result<nlohmann::json> added = Status::Internal("unanswered");
+                 {
+                   std::lock_guard lock(backend_mu_);
+                   // Imports resolve nowhere: the body is the whole pipeline.
+                   added = options_.backend->Register(req.body,
+                                                      "/nonexistent/apollo11-http/pipeline.yaml");
+                 }
+                 if (!added.ok())
+                   return SendError(res, HttpStatusOf(added.status()), added.status().message());
+                 cache_->Clear();
+                 spdlog::info("http: pipeline {} registered by {}", SafeJsonDump((*added)["label"]),
+                              req.remote_addr);
+                 SendJson(res, added->value("unchanged", false) ? 200 : 201, *added);
+               });
   Route(s, "POST", "/api/pipelines/" + id + "/runs",
         [this, authorized](const httplib::Request& req, httplib::Response& res) {
           if (!authorized(req, res)) return;
