@@ -196,7 +196,7 @@ pipeline:
   REQUIRE(done.exit_code == 0);
   auto status = ParseJson(done.out);
   CHECK(status["state"] == "SUCCESS");
-  CHECK(status["tasks"]["slow"]["attempt"] == 1);
+  CHECK(status["tasks"]["slow"]["attempts"] == 1);
   CHECK(LedgerLines(dir, "slow.") == 1);
   CHECK(LedgerLines(dir, "after.1") == 1);
   CHECK(dir.Read("w1.err").find("coordinator_silent") != std::string::npos);

@@ -79,7 +79,8 @@ TEST_CASE("the registry on a real node: versions, a rejected cycle, idempotent t
           "[registry][e2e]") {
   ScratchDir dir;
   AlertReceiver hook;
-  dir.Write("node.yaml", "alerts:\n  - name: all\n    webhook: \"" + hook.Url() + "\"\n");
+  dir.Write("node.yaml", "alert-fold-window: 200ms\nalerts:\n  - name: all\n    webhook: \"" +
+                             hook.Url() + "\"\n");
   dir.Write("v1.yaml", Pipeline("echo one"));
   dir.Write("v2.yaml", Pipeline("echo two"));
   dir.Write("cycle.yaml", kCycle);
