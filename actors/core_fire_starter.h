@@ -1,8 +1,10 @@
 #pragma once
-// The FireStarter of a coordinator until the registry's start-a-run seam
-// exists: starts a fired run through SchedulerCore::Submit (today's submit
-// path) and stages the fire and schedule records in the core's batch, so a
-// fire and the run it starts are committed together by the turn's Flush.
+// The FireStarter of a coordinator: a fire of a registered pipeline starts
+// a run of the schedule's version through SchedulerCore::StartPinned, keyed
+// "schedule:<time>" (refused while the pipeline is paused); a schedule that
+// came with `submit` starts its snapshot through SchedulerCore::Submit.
+// Either way the fire record is staged in the core's batch, so a fire and
+// the run it starts are committed together by the turn's Flush.
 
 #include "actors/fire_starter.h"
 #include "actors/scheduler_core.h"

@@ -1,7 +1,6 @@
 #pragma once
-// The seam between the schedule logic and whatever starts runs: today the
-// scheduler's own submit path (SchedulerLoop), later the registry's "start a
-// run of NAME@V with params and a key" call. Whatever implements it stages
+// The seam between the schedule logic and whatever starts runs (the
+// scheduler's, CoreFireStarter; a fake in the unit tests). Whatever implements it stages
 // the fire record in the same commit as the run it starts, so "fire
 // journaled" and "run created" are one atomic step.
 

@@ -446,8 +446,9 @@ enum class RegistryOp : uint8_t {
   kPause,    // no new scheduled or triggered runs of `name`
   kUnpause,
   kTrigger,  // start a run of name@ref with `params`, idempotent on `key`
+  kBackfill,  // one fire of `name`'s schedule per scheduled time in [from, to]
 };
-inline constexpr uint8_t kRegistryOpLast = static_cast<uint8_t>(RegistryOp::kTrigger);
+inline constexpr uint8_t kRegistryOpLast = static_cast<uint8_t>(RegistryOp::kBackfill);
 
 // registry: a change to the pipeline registry, or a trigger. Answered with a
 // RegistryReply once the change is journaled (a refusal at once).
@@ -461,10 +462,15 @@ struct RegistryRequest {
   std::map<std::string, std::string> params;  // kTrigger
   std::string key;                            // kTrigger: idempotency key ("" = none)
   std::string actor;                          // "cli", "http": for the record and the log
-  MSGPACK_DEFINE(version, op, name, ref, pipeline_json, pipeline_hash, errors, params, key, actor);
+  int64_t from = 0, to = 0;                   // kBackfill: wall Micros, inclusive
+  int32_t max_active = 0;                     // kBackfill: 0 = the schedule's max_active_runs
+  // Appended fields: a request of an older client decodes with them zero.
+  MSGPACK_DEFINE(version, op, name, ref, pipeline_json, pipeline_hash, errors, params, key, actor,
+                 from, to, max_active);
 };
 // `json`: kAdd {name, version, hash, label, unchanged}; kTrigger {run_id,
-// name, version, existing}; the others {name, active, paused}.
+// name, version, existing}; kBackfill {name, queued}; the others {name,
+// active, paused}.
 struct RegistryReply {
   uint8_t code = 0;  // StatusCode
   std::string error;

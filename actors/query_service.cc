@@ -21,6 +21,8 @@ namespace {
 // indexes runs by time, not by pipeline name.
 constexpr size_t kPipelineListWindow = 1000;
 constexpr size_t kPipelineFindWindow = 10000;
+// sched: how many of its newest fires `pipelines show NAME` lists.
+constexpr size_t kShownFires = 20;
 // A trace_log reply keeps the newest lines up to this size.
 constexpr size_t kMaxTraceReply = 4u << 20;
 
@@ -202,7 +204,7 @@ QueryReply QueryService::AnswerExecution(const Query& q, const QueryContext&) co
 }
 
 // Every pipeline seen in the newest runs, with its newest snapshot.
-QueryReply QueryService::AnswerPipelines(const Query&, const QueryContext&) const {
+QueryReply QueryService::AnswerPipelines(const Query&, const QueryContext& ctx) const {
   auto runs = journal_->ListRuns(kPipelineListWindow);
   if (!runs.ok()) return Fail(runs.status());
   nlohmann::json out = nlohmann::json::array();
@@ -221,6 +223,7 @@ QueryReply QueryService::AnswerPipelines(const Query&, const QueryContext&) cons
   }
   Status registered = AddRegistered(&out);
   if (!registered.ok()) return Fail(registered);
+  AddSchedules(ctx, &out);
   return Json(out);
 }
 
@@ -236,7 +239,13 @@ QueryReply QueryService::AnswerPipelineVersions(const Query& q, const QueryConte
 QueryReply QueryService::AnswerPipeline(const Query& q, const QueryContext&) const {
   auto registered = RegisteredPipeline(q);
   if (!registered.ok()) return Fail(registered.status());
-  if (registered->has_value()) return Json(**registered);
+  if (registered->has_value()) {
+    nlohmann::json& out = **registered;
+    auto fires = RecentFires(out.value("name", ""), kShownFires);
+    if (!fires.ok()) return Fail(fires.status());
+    if (!fires->empty()) out["fires"] = std::move(*fires);
+    return Json(out);
+  }
   std::optional<storage::RunRecord> run;
   for (size_t window = 100; !run && window <= kPipelineFindWindow; window *= 10) {
     auto runs = journal_->ListRuns(window);

@@ -12,6 +12,7 @@
 
 #include "actors/internal_messages.h"
 #include "actors/journal_health.h"
+#include "actors/schedule_core.h"
 #include "actors/scheduler_core.h"
 #include "common/clock.h"
 #include "storage/journal.h"
@@ -24,6 +25,7 @@ struct QueryContext {
   const SchedulerCore* core = nullptr;
   const WorkersSnapshot* workers = nullptr;  // the dispatcher's latest
   const JournalHealth* health = nullptr;
+  const ScheduleCore* schedules = nullptr;  // sched: next fire times (null: none shown)
   Micros now = 0;  // Clock::Steady(), as JournalHealth takes it
 };
 
@@ -74,6 +76,10 @@ class QueryService {
   // registry (query_registry.cc): adds the registered pipelines' versions
   // and pause state to a kPipelines answer.
   Status AddRegistered(nlohmann::json* pipelines) const;
+  // sched: each schedule's cron, zone and next and last fire (query_schedules.cc).
+  static void AddSchedules(const QueryContext& ctx, nlohmann::json* pipelines);
+  // sched: the newest fires (at most `limit`) of pipeline `name`, newest first.
+  Result<nlohmann::json> RecentFires(const std::string& name, size_t limit) const;
   // registry: the snapshot of registered NAME[@VERSION] with its version;
   // nullopt when NAME (without @) is not registered.
   Result<std::optional<nlohmann::json>> RegisteredPipeline(const Query& q) const;

@@ -111,6 +111,25 @@ Status ScheduleCore::Register(const std::string& snapshot, const std::string& ha
   return Status::Ok();
 }
 
+bool ScheduleCore::Fires(const std::string& pipeline, const std::string& hash) const {
+  auto it = entries_.find(pipeline);
+  return it != entries_.end() && it->second->record.pipeline_hash == hash;
+}
+
+void ScheduleCore::Unregister(const std::string& pipeline, const std::string& why) {
+  auto it = entries_.find(pipeline);
+  if (it == entries_.end()) return;
+  const Micros now = clock_->Now();
+  for (FireRecord fire : it->second->queue) {
+    fire.state = FireState::kSkipped;
+    fire.decided_at = now;
+    fire.reason = "the schedule was removed: " + why;
+    starter_->StageFire(std::move(fire));
+  }
+  starter_->StageSchedule(ScheduleRecord{pipeline, "", "", now});
+  entries_.erase(it);
+}
+
 size_t ScheduleCore::Tick() {
   const Micros now = clock_->Now();
   size_t started = 0;
@@ -182,8 +201,11 @@ bool ScheduleCore::Start(Entry& e, FireRecord fire, Micros now) {
   fire.reason.clear();
   auto run_id = starter_->StartFiredRun(e.record, fire);
   if (!run_id.ok()) {
-    spdlog::error("schedule of {}: the fire at {} started no run: {}", e.record.pipeline,
-                  fire.scheduled_at, run_id.status().message());
+    // A paused pipeline (Busy) is the operator's choice, not a fault.
+    const auto level = run_id.status().code() == StatusCode::kBusy ? spdlog::level::info
+                                                                   : spdlog::level::err;
+    spdlog::log(level, "schedule of {}: the fire at {} started no run: {}", e.record.pipeline,
+                FormatTimestamp(fire.scheduled_at), run_id.status().message());
     fire.state = FireState::kSkipped;
     fire.reason = "the run could not start: " + run_id.status().message();
     starter_->StageFire(std::move(fire));

@@ -64,6 +64,13 @@ class ScheduleCore {
   // `schedule:`; it fires from now on (never for times before `now`).
   Status Register(const std::string& snapshot, const std::string& hash,
                   const dsl::PipelineSpec& spec);
+  // Whether `pipeline` has a schedule firing the snapshot `hash`.
+  bool Fires(const std::string& pipeline, const std::string& hash) const;
+  bool Has(const std::string& pipeline) const { return entries_.count(pipeline) > 0; }
+  // Removes the schedule of `pipeline` (journaled): nothing fires any more,
+  // and its queued fires are journaled as skipped for `why`. Its fire
+  // records stay. No schedule: nothing happens.
+  void Unregister(const std::string& pipeline, const std::string& why);
   // Decides every fire due at the clock's now. Returns how many runs started.
   size_t Tick();
   // The wall time at which Tick next has work, or 0 when none.

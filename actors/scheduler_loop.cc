@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <tuple>
 
+#include <nlohmann/json.hpp>
+
 #include "actors/actor_loop.h"
 #include "actors/client_sessions.h"
 #include "actors/coordinator_health.h"
@@ -95,6 +97,11 @@ class SchedulerLoop {
   // Fires what is due; $APOLLO11_TEST_FAULT=sched-before-commit kills the
   // process once a fire's run is staged and not yet committed.
   void TickSchedules();
+  // registry: a backfill request, answered from the schedules.
+  Result<std::string> Backfill(const RegistryRequest& r);
+  // registry: after version `reply` of r.name was added, its schedule (if
+  // any) replaces the pipeline's, and a version without one removes it.
+  void FollowRegisteredSchedule(const RegistryRequest& r, const std::string& reply);
   // Place before commit (waiting up to kPlaceBeforeCommitWait), commit,
   // send what the commit released. False when the commit failed.
   bool Flush(Micros now, bool place_early);
@@ -178,7 +185,7 @@ Micros SchedulerLoop::NextWake() const {
   const Micros steady = p_.clock->Steady(), wall = p_.clock->Now();
   const Micros timer = core_.NextTimer();
   Micros wake = timer == 0 ? 0 : steady + std::max<Micros>(timer - wall, 0);
-  const Micros fire = schedule_.NextWake();
+  const Micros fire = p_.standby ? 0 : schedule_.NextWake();
   if (fire != 0) {
     const Micros at = steady + std::max<Micros>(fire - wall, 0);
     if (wake == 0 || at < wake) wake = at;
@@ -218,7 +225,8 @@ Status SchedulerLoop::Run(transport::ActorPipe& pipe) {
       return ContextTerminated();
     }
     core_.OnTimers();
-    if (!health_.failing()) TickSchedules();
+    // A standby fires nothing: its leader does (and journals the fires).
+    if (!health_.failing() && !p_.standby) TickSchedules();
     const Micros now = p_.clock->Now(), steady = p_.clock->Steady();
     sessions_.ExpireLogs(steady);
     if (health_.RetryDue(steady) && Flush(now, /*place_early=*/true)) {
@@ -454,7 +462,7 @@ void SchedulerLoop::OnQuery(const std::string& identity, Envelope& env) {
     return sessions_.Reply(identity, InternalType::kQueryReply, reply);
   }
   if (query->kind != QueryKind::kLogs) {
-    QueryContext ctx{&core_, &workers_, &health_, p_.clock->Steady()};
+    QueryContext ctx{&core_, &workers_, &health_, &schedule_, p_.clock->Steady()};
     return sessions_.Reply(identity, InternalType::kQueryReply, queries_.Answer(*query, ctx));
   }
   // Answered when the worker that holds the file replies.
@@ -515,14 +523,47 @@ void SchedulerLoop::OnRegistry(const std::string& identity, Envelope& env) {
         health_.Summary(p_.clock->Steady());
     return sessions_.Reply(identity, InternalType::kRegistryReply, reply);
   }
-  auto done = core_.ApplyRegistry(*request);
+  auto done = op == RegistryOp::kBackfill ? Backfill(*request) : core_.ApplyRegistry(*request);
   if (!done.ok()) {
     reply.code = ReplyCode(done.status());
     reply.error = done.status().message();
     return sessions_.Reply(identity, InternalType::kRegistryReply, reply);
   }
+  if (op == RegistryOp::kAdd) FollowRegisteredSchedule(*request, *done);
+  if (op == RegistryOp::kRemove) schedule_.Unregister(request->name, "the pipeline was removed");
   reply.json = std::move(*done);
   sessions_.Registered(identity, std::move(reply));  // answered once journaled
+}
+
+Result<std::string> SchedulerLoop::Backfill(const RegistryRequest& r) {
+  auto queued = schedule_.Backfill(r.name, r.from, r.to, r.max_active);
+  if (!queued.ok()) return queued.status();
+  spdlog::info("backfill of {} from {} to {} by {}: {} scheduled time(s) queued", r.name,
+               FormatTimestamp(r.from), FormatTimestamp(r.to), r.actor.substr(0, 64), *queued);
+  return nlohmann::json{{"name", r.name}, {"queued", *queued}}.dump();
+}
+
+void SchedulerLoop::FollowRegisteredSchedule(const RegistryRequest& r, const std::string& reply) {
+  auto added = nlohmann::json::parse(reply, nullptr, false);
+  auto spec = dsl::PipelineFromJsonText(r.pipeline_json);
+  if (added.is_discarded() || !spec.ok()) return;  // ApplyRegistry parsed both already
+  const std::string hash = added.value("hash", "");
+  const std::string label = added.value("label", "");
+  if (spec->schedule.empty()) {
+    if (schedule_.Has(r.name)) {
+      schedule_.Unregister(r.name, "version " + label + " has no schedule");
+      spdlog::info("schedule of {} removed: version {} has none", r.name, label);
+    }
+    return;
+  }
+  if (schedule_.Fires(r.name, hash)) return;  // the same version again
+  Status s = schedule_.Register(r.pipeline_json, hash, *spec);
+  if (!s.ok()) {
+    spdlog::error("schedule of {}@{} not registered: {}", r.name, label, s.message());
+    return;
+  }
+  spdlog::info("schedule of {}@{} registered: '{}' in {}", r.name, label, spec->schedule,
+               spec->timezone.empty() ? "UTC" : spec->timezone);
 }
 
 void SchedulerLoop::OnWorkersSnapshot(WorkersSnapshot m) {

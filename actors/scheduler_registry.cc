@@ -137,6 +137,9 @@ Result<std::string> SchedulerCore::ApplyRegistry(const RegistryRequest& r) {
                             {"existing", started->existing}}
           .dump();
     }
+    case RegistryOp::kBackfill:
+      // The scheduler loop answers it from its schedules (ScheduleCore).
+      return Status::Unsupported("a backfill is not a registry change");
   }
   return Status::InvalidInput("unknown registry operation " + std::to_string(r.op));
 }

@@ -88,6 +88,28 @@ Result<nlohmann::json> CoordinatorApi::TriggerRun(const TriggerSpec& t) {
   return Forget((*link)->Registry(r));
 }
 
+Result<nlohmann::json> CoordinatorApi::ChangeRegistry(const RegistryChange& c) {
+  actors::RegistryRequest r;
+  using actors::RegistryOp;
+  const RegistryOp op = c.op == "pause"     ? RegistryOp::kPause
+                        : c.op == "unpause" ? RegistryOp::kUnpause
+                        : c.op == "backfill"
+                            ? RegistryOp::kBackfill
+                            : static_cast<RegistryOp>(0);
+  if (op == static_cast<RegistryOp>(0)) {
+    return Status::InvalidInput("unknown registry change '" + c.op + "'");
+  }
+  r.op = static_cast<uint8_t>(op);
+  r.name = c.name;
+  r.from = c.from;
+  r.to = c.to;
+  r.max_active = c.max_active;
+  r.actor = "http";
+  auto link = Link();
+  if (!link.ok()) return link.status();
+  return Forget((*link)->Registry(r));
+}
+
 Result<nlohmann::json> CoordinatorApi::Register(const std::string& yaml, const std::string& path) {
   dsl::ParseResult parsed = dsl::ParsePipelineText(yaml, path);
   actors::RegistryRequest r = RegistrationOf(parsed, yaml, path, "http");

@@ -89,16 +89,24 @@ int List(const PipelinesFlags& f) {
     std::printf("%s\n", SafeJsonDump(doc, 2).c_str());
     return kExitOk;
   }
-  std::printf("%-28s %-26s %-8s %5s  %s\n", "PIPELINE", "VERSION", "STATE", "RUNS", "LAST RUN");
+  std::printf("%-28s %-26s %-8s %5s  %-24s %-24s %s\n", "PIPELINE", "VERSION", "STATE", "RUNS",
+              "NEXT FIRE", "LAST FIRE", "LAST RUN");
   for (const auto& p : doc) {
     std::string state = !p.value("registered", false) ? "-"
                         : p.value("removed", false)   ? "removed"
                         : p.value("paused", false)    ? "paused"
                                                       : "active";
     std::string version = p.contains("label") ? Str(p, "label") : "(not registered)";
-    std::printf("%-28s %-26s %-8s %5d  %s %s\n", Str(p, "name").c_str(), version.c_str(),
-                state.c_str(), p.value("runs", 0), Str(p, "last_run_id").c_str(),
-                Str(p, "last_run_state").c_str());
+    std::string next = "-", last = "-";
+    if (p.contains("schedule") && p["schedule"].is_object()) {
+      next = Str(p["schedule"], "next_fire");
+      last = Str(p["schedule"], "last_fire");
+      if (next.empty()) next = "(none)";
+      if (last.empty()) last = "(none yet)";
+    }
+    std::printf("%-28s %-26s %-8s %5d  %-24s %-24s %s %s\n", Str(p, "name").c_str(),
+                version.c_str(), state.c_str(), p.value("runs", 0), next.c_str(), last.c_str(),
+                Str(p, "last_run_id").c_str(), Str(p, "last_run_state").c_str());
   }
   return kExitOk;
 }

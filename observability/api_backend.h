@@ -52,6 +52,19 @@ class ApiBackend {
     (void)yaml, (void)path;
     return Status::Unsupported("the pipeline registry is not served by this backend");
   }
+  // registry and sched: "pause" or "unpause" pipeline `name`, or "backfill"
+  // its schedule: one fire per scheduled time in [from, to] (wall Micros),
+  // `max_active` at once (0: the schedule's max_active_runs). Returns the
+  // coordinator's answer ({name, active, paused} or {name, queued}).
+  struct RegistryChange {
+    std::string op, name;
+    Micros from = 0, to = 0;
+    int max_active = 0;
+  };
+  virtual Result<nlohmann::json> ChangeRegistry(const RegistryChange& c) {
+    (void)c;
+    return Status::Unsupported("pause and backfill are not served by this backend");
+  }
   // Cancels an active run. NotFound when the run is unknown.
   virtual Status Cancel(const std::string& run_id, const std::string& reason) = 0;
   // Starts a rerun of finished run `run_id` (as `apollo11 rerun`): `from`

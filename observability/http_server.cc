@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "common/json_dump.h"
+#include "common/timestamp_parse.h"
 #include "observability/dashboard.h"
 #include "observability/dashboard_api.h"
 #include "observability/guarded_http_server.h"
@@ -109,6 +110,27 @@ std::string WhyCannotBind(const std::string& host, int port) {
   }
   ::freeaddrinfo(found);
   return why;
+}
+
+// The fields of a backfill request's body, into `change`.
+Status ReadBackfillBody(const nlohmann::json& body, ApiBackend::RegistryChange* change) {
+  for (const auto& [key, value] : body.items()) {
+    if ((key == "from" || key == "to") && value.is_string()) {
+      auto t = ParseTimestamp(value.get<std::string>());
+      if (!t.ok()) return t.status();
+      (key == "from" ? change->from : change->to) = *t;
+    } else if (key == "max_active" && value.is_number_integer() && value.get<int64_t>() >= 1 &&
+               value.get<int64_t>() <= 1000) {
+      change->max_active = value.get<int>();
+    } else {
+      return Status::InvalidInput("unknown or ill-typed body field '" + key +
+                                  "' (from and to are timestamps, max_active 1 to 1000)");
+    }
+  }
+  if (!body.contains("from") || !body.contains("to")) {
+    return Status::InvalidInput("a backfill needs from and to");
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -411,6 +433,33 @@ void HttpServer::ApiRoutes() {
           spdlog::info("http: run {} of {} triggered by {}", SafeJsonDump((*run)["run_id"]),
                        trigger.name, req.remote_addr);
           SendJson(res, run->value("existing", false) ? 200 : 201, *run);
+        });
+  // Pause, unpause (no body) and backfill ({"from": T1, "to": T2,
+  // "max_active": N}, times as `apollo11 backfill` takes them).
+  Route(s, "POST", "/api/pipelines/" + id + "/(pause|unpause|backfill)",
+        [this, authorized](const httplib::Request& req, httplib::Response& res) {
+          if (!authorized(req, res)) return;
+          ApiBackend::RegistryChange change{req.matches[2], req.matches[1]};
+          if (change.op == "backfill") {
+            auto body = nlohmann::json::parse(req.body, nullptr, false);
+            if (body.is_discarded() || !body.is_object()) {
+              return SendError(res, 400,
+                               "body must be a JSON object: {\"from\": \"2026-11-01\", "
+                               "\"to\": \"2026-11-02T00:00:00Z\", \"max_active\": 2}");
+            }
+            Status read = ReadBackfillBody(body, &change);
+            if (!read.ok()) return SendError(res, 400, read.message());
+          }
+          Result<nlohmann::json> done = Status::Internal("unanswered");
+          {
+            std::lock_guard lock(backend_mu_);
+            done = options_.backend->ChangeRegistry(change);
+          }
+          if (!done.ok())
+            return SendError(res, HttpStatusOf(done.status()), done.status().message());
+          cache_->Clear();
+          spdlog::info("http: {} of pipeline {} by {}", change.op, change.name, req.remote_addr);
+          SendJson(res, 200, *done);
         });
   Route(s, "POST", "/api/executions/([A-Za-z0-9_.:@-]{1,600})/confirm",
         [this, authorized](const httplib::Request& req, httplib::Response& res) {

@@ -191,8 +191,14 @@ int Journal::WriteBatch(MDB_txn* txn, const Batch& batch, uint64_t first_seq,
     if (rc != 0 && rc != MDB_KEYEXIST) return rc;
   }
   for (const ScheduleRecord& r : batch.schedule_records()) {
+    MDB_val k = Val(r.pipeline);
+    if (r.snapshot.empty()) {  // a removal
+      rc = mdb_del(txn, e.schedules, &k, nullptr);
+      if (rc != 0 && rc != MDB_NOTFOUND) return rc;
+      continue;
+    }
     const std::string value = EncodeSchedule(r);
-    MDB_val k = Val(r.pipeline), v = Val(value);
+    MDB_val v = Val(value);
     if ((rc = mdb_put(txn, e.schedules, &k, &v, 0)) != 0) return rc;
   }
   for (const FireRecord& r : batch.fire_records()) {

@@ -43,7 +43,13 @@ Status MemoryRunStore::Commit(RunBatch& batch) {
     last_created_ = r.run_id;
   }
   for (const RunRecord& r : batch.run_records()) runs_[r.run_id] = r;
-  for (const ScheduleRecord& r : batch.schedule_records()) schedules_[r.pipeline] = r;
+  for (const ScheduleRecord& r : batch.schedule_records()) {
+    if (r.snapshot.empty()) {
+      schedules_.erase(r.pipeline);
+    } else {
+      schedules_[r.pipeline] = r;
+    }
+  }
   for (const FireRecord& r : batch.fire_records()) fires_[FireKey(r.pipeline, r.scheduled_at)] = r;
   for (const auto& [hash, json] : batch.pipeline_snapshots()) pipelines_.emplace(hash, json);
   for (const auto& [key, duration] : batch.duration_samples()) {

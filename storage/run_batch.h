@@ -43,7 +43,8 @@ class RunBatch {
   // registry: records that key r.key of pipeline r.name started run r.run_id;
   // a key stored already keeps its first run.
   void PutTriggerKey(const TriggerKeyRecord& r) { trigger_keys_.push_back(r); }
-  // Registers or replaces the schedule of r.pipeline.
+  // Registers or replaces the schedule of r.pipeline; a record with an empty
+  // snapshot removes it (its fire records stay).
   void PutSchedule(ScheduleRecord r) { schedules_.push_back(std::move(r)); }
   // Stores or replaces the fire (r.pipeline, r.scheduled_at).
   void PutFire(FireRecord r) { fires_.push_back(std::move(r)); }

@@ -91,7 +91,7 @@ TEST_CASE("a task's non-UTF-8 output is answered with replacement characters, ne
   WorkersSnapshot workers;
   workers.workers.push_back({"w\xff", "g", 1, 1, 0, 0, 0, {"l\xfe"}, 0, 0});
   QueryService service(j.journal.get(), "");
-  QueryContext ctx{&core, &workers, nullptr, clock.Now()};
+  QueryContext ctx{&core, &workers, nullptr, nullptr, clock.Now()};
   const Query queries[] = {Ask(QueryKind::kStatus, "r1"),
                            Ask(QueryKind::kRun, "r1"),
                            Ask(QueryKind::kHistory, "r1"),
@@ -119,7 +119,7 @@ TEST_CASE("query refusals carry their status code", "[query]") {
   SchedulerCore core(j.journal.get(), &clock, {});
   WorkersSnapshot workers;
   QueryService service(j.journal.get(), "");
-  QueryContext ctx{&core, &workers, nullptr, clock.Now()};
+  QueryContext ctx{&core, &workers, nullptr, nullptr, clock.Now()};
 
   QueryReply missing = service.Answer(Ask(QueryKind::kStatus, "nope"), ctx);
   CHECK(ReplyStatus(missing.code, missing.error).code() == StatusCode::kNotFound);
@@ -226,7 +226,7 @@ TEST_CASE("a refusal quotes at most 512 bytes of what the client sent", "[query]
   SchedulerCore core(j.journal.get(), &clock, {});
   WorkersSnapshot workers;
   QueryService service(j.journal.get(), "");
-  QueryContext ctx{&core, &workers, nullptr, clock.Now()};
+  QueryContext ctx{&core, &workers, nullptr, nullptr, clock.Now()};
   const std::string huge(1 << 20, 'x');
   for (const Query& q : {Ask(QueryKind::kStatus, huge), Ask(QueryKind::kExplain, "r1", huge),
                          Ask(QueryKind::kExecution, huge + ".t")}) {
