@@ -22,7 +22,7 @@ namespace {
 constexpr size_t kPipelineListWindow = 1000;
 constexpr size_t kPipelineFindWindow = 10000;
 // sched: how many of its newest fires `pipelines show NAME` lists.
-constexpr size_t kShownFires = 20;
+constexpr size_t kShownFires = 20, kMaxShownFires = 1000;
 // A trace_log reply keeps the newest lines up to this size.
 constexpr size_t kMaxTraceReply = 4u << 20;
 
@@ -241,7 +241,8 @@ QueryReply QueryService::AnswerPipeline(const Query& q, const QueryContext&) con
   if (!registered.ok()) return Fail(registered.status());
   if (registered->has_value()) {
     nlohmann::json& out = **registered;
-    auto fires = RecentFires(out.value("name", ""), kShownFires);
+    const size_t shown = q.limit == 0 ? kShownFires : std::min<size_t>(q.limit, kMaxShownFires);
+    auto fires = RecentFires(out.value("name", ""), shown);
     if (!fires.ok()) return Fail(fires.status());
     if (!fires->empty()) out["fires"] = std::move(*fires);
     return Json(out);

@@ -19,6 +19,7 @@ struct PipelinesFlags : ClientFlags {
   std::vector<std::string> files;
   std::vector<std::string> library_dirs;
   std::string name, v1, v2;
+  uint32_t fires = 20;  // show: the newest fires listed
 };
 
 std::string Str(const nlohmann::json& j, const char* key) {
@@ -73,10 +74,10 @@ int Add(const PipelinesFlags& f) {
 }
 
 int Query(const PipelinesFlags& f, const char* cmd, const std::string& kind, const std::string& id,
-          nlohmann::json* out) {
+          nlohmann::json* out, uint32_t limit = 1000) {
   auto remote = Remote(f);
   if (!remote.ok()) return FailCommand(cmd, remote.status());
-  auto doc = (*remote)->Query(kind, id, "", 1000);
+  auto doc = (*remote)->Query(kind, id, "", limit);
   if (!doc.ok()) return FailCommand(cmd, doc.status());
   *out = std::move(*doc);
   return kExitOk;
@@ -113,7 +114,7 @@ int List(const PipelinesFlags& f) {
 
 int Show(const PipelinesFlags& f) {
   nlohmann::json doc;
-  if (int code = Query(f, "pipelines show", "pipeline", f.name, &doc); code != kExitOk) {
+  if (int code = Query(f, "pipelines show", "pipeline", f.name, &doc, f.fires); code != kExitOk) {
     return code;
   }
   std::printf("%s\n", SafeJsonDump(doc, 2).c_str());
@@ -223,6 +224,8 @@ void AddPipelinesCommand(CLI::App& app, int* exit_code) {
   add->callback([f, exit_code] { *exit_code = Add(*f); });
   CLI::App* show = p->add_subcommand("show", "the snapshot of NAME[@VERSION]");
   show->add_option("name", f->name, "NAME or NAME@VERSION")->required();
+  show->add_option("--fires", f->fires, "how many of the schedule's newest fires to list")
+      ->check(CLI::Range(1, 1000));
   show->callback([f, exit_code] { *exit_code = Show(*f); });
   CLI::App* versions = p->add_subcommand("versions", "the versions of a pipeline");
   versions->add_option("name", f->name, "pipeline name")->required();

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "common/clock.h"
 #include "common/status.h"
 
 namespace apollo11::observability {

@@ -263,4 +263,32 @@ TEST_CASE("backfill starts one run per scheduled time, idempotent with the sched
   CHECK(f.core->Backfill("t.other", kT0, kT0, 1).status().code() == StatusCode::kNotFound);
 }
 
+TEST_CASE("a removed schedule fires nothing more, its queue skipped, across a restart",
+          "[schedule]") {
+  Fixture f;
+  f.Register("queue");
+  f.clock.Set(kT0 + kMinute);
+  CHECK(f.Tick() == 1);
+  f.clock.Set(kT0 + 2 * kMinute);
+  CHECK(f.Tick() == 0);  // queued behind the running one
+  REQUIRE(f.Fires().back().state == FireState::kQueued);
+  CHECK(f.core->Fires("t.sched", "h"));
+  CHECK_FALSE(f.core->Fires("t.sched", "other"));
+  f.core->Unregister("t.sched", "the pipeline was removed");
+  f.starter.Commit();
+  CHECK_FALSE(f.core->Has("t.sched"));
+  CHECK(f.store.Schedules()->empty());
+  CHECK(f.Fires().back().state == FireState::kSkipped);
+  CHECK(f.Fires().back().reason.find("the pipeline was removed") != std::string::npos);
+  CHECK(f.core->NextWake() == 0);
+  f.FinishAll();
+  f.Restart();
+  f.clock.Set(kT0 + 5 * kMinute);
+  CHECK(f.Tick() == 0);
+  CHECK(f.Fires().size() == 2);
+  f.core->Unregister("t.sched", "again");  // no schedule: nothing happens
+  f.starter.Commit();
+  CHECK(f.Fires().size() == 2);
+}
+
 }  // namespace apollo11::actors

@@ -178,6 +178,23 @@ TEST_CASE("the registry on a real node: versions, a rejected cycle, idempotent t
   REQUIRE(refused_http);
   CHECK(refused_http->status == 409);
   REQUIRE(Cli(node, {"unpause", "demo.reg"}).exit_code == 0);
+  // Pause and unpause over HTTP too.
+  auto paused_http = http->Post("/api/pipelines/demo.reg/pause", "", "application/json");
+  REQUIRE(paused_http);
+  INFO(paused_http->body);
+  CHECK(paused_http->status == 200);
+  CHECK(json::parse(paused_http->body)["paused"] == true);
+  CHECK(http->Post("/api/pipelines/demo.reg/runs", "{}", "application/json")->status == 409);
+  auto unpaused_http = http->Post("/api/pipelines/demo.reg/unpause", "", "application/json");
+  REQUIRE(unpaused_http);
+  CHECK(unpaused_http->status == 200);
+  CHECK(json::parse(unpaused_http->body)["paused"] == false);
+  // demo.reg has no schedule: nothing to backfill.
+  auto no_schedule = http->Post("/api/pipelines/demo.reg/backfill",
+                                R"({"from": "2026-11-01", "to": "2026-11-02"})", "application/json");
+  REQUIRE(no_schedule);
+  CHECK(no_schedule->status == 404);
+  CHECK(no_schedule->body.find("has no schedule") != std::string::npos);
   auto started = http->Post("/api/pipelines/demo.reg/runs",
                             R"({"params": {"limit": 7}, "version": "2"})", "application/json");
   REQUIRE(started);

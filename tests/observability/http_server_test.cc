@@ -51,6 +51,12 @@ class FakeBackend final : public ApiBackend {
     canceled = run_id;
     return Status::Ok();
   }
+  Result<nlohmann::json> ChangeRegistry(const RegistryChange& c) override {
+    changes.push_back(c);
+    if (c.name == "unscheduled.pipe") return Status::NotFound("pipeline has no schedule");
+    return nlohmann::json{{"name", c.name}, {"op", c.op}};
+  }
+  std::vector<RegistryChange> changes;
   std::vector<std::string> queries;
   std::string triggered, canceled;
   std::map<std::string, std::string> last_params;
@@ -206,6 +212,47 @@ TEST_CASE("a trigger with a malformed body is 400 and reaches nobody", "[http]")
   }
   CHECK(s.backend.triggered.empty());
   CHECK(s.client->Post("/api/pipelines/unknown.pipe/runs", Bearer(kToken), "", "application/json")
+            ->status == 404);
+}
+
+TEST_CASE("pause, unpause and backfill reach the backend; a bad backfill body is 400",
+          "[http][schedule]") {
+  Server s(kToken);
+  for (const char* op : {"pause", "unpause"}) {
+    auto res = s.client->Post(std::string("/api/pipelines/demo.x/") + op, Bearer(kToken), "",
+                              "application/json");
+    REQUIRE(res);
+    CHECK(res->status == 200);
+    CHECK(nlohmann::json::parse(res->body)["op"] == op);
+  }
+  CHECK(s.client->Post("/api/pipelines/demo.x/pause", "", "application/json")->status == 401);
+  auto filled = s.client->Post(
+      "/api/pipelines/demo.x/backfill", Bearer(kToken),
+      R"({"from": "2026-11-01", "to": "2026-11-01T01:00:00+01:00", "max_active": 3})",
+      "application/json");
+  REQUIRE(filled);
+  CHECK(filled->status == 200);
+  REQUIRE(s.backend.changes.size() == 3);
+  const auto& b = s.backend.changes.back();
+  CHECK(b.op == "backfill");
+  CHECK(b.name == "demo.x");
+  CHECK(b.from == 1793491200LL * kMicrosPerSecond);  // 2026-11-01T00:00:00Z
+  CHECK(b.to == b.from);
+  CHECK(b.max_active == 3);
+  for (const char* body :
+       {"", "[]", R"({"from": "2026-11-01"})", R"({"from": "yesterday", "to": "2026-11-01"})",
+        R"({"from": "2026-11-01", "to": "2026-11-02", "max_active": 0})",
+        R"({"from": "2026-11-01", "to": "2026-11-02", "extra": 1})"}) {
+    INFO(body);
+    auto res =
+        s.client->Post("/api/pipelines/demo.x/backfill", Bearer(kToken), body, "application/json");
+    REQUIRE(res);
+    CHECK(res->status == 400);
+  }
+  CHECK(s.backend.changes.size() == 3);
+  CHECK(s.client
+            ->Post("/api/pipelines/unscheduled.pipe/backfill", Bearer(kToken),
+                   R"({"from": "2026-11-01", "to": "2026-11-02"})", "application/json")
             ->status == 404);
 }
 
