@@ -77,6 +77,20 @@ class Journal final : public RunStore {
   // The seq of the last committed transition (0 when none). Any thread; for a
   // read_only journal it reads the current value from disk.
   uint64_t last_seq() const override;
+  // Any thread; for a read_only journal, the value when it was opened.
+  uint64_t last_batch() const override { return last_batch_.load(); }
+  // See RunStore; also refused (Unsupported) on a read_only journal.
+  Status ApplyReplicated(uint64_t batch_no, uint64_t first_seq, Batch& batch) override;
+
+  // Writes a consistent, compacted copy of the journal as one read
+  // transaction sees it (mdb_env_copy2) to `dir`/data.mdb (`dir` is created;
+  // it must hold no data.mdb), and returns the position it holds: the copy
+  // opened as a journal has these last_batch() and last_seq(). Any thread;
+  // commits go on meanwhile.
+  struct CopyPosition {
+    uint64_t batch = 0, seq = 0;
+  };
+  Result<CopyPosition> CopyTo(const std::string& dir) const;
 
   // Transitions of one run / one execution, oldest first (by seq).
   Result<std::vector<TransitionRecord>> HistoryOfRun(const std::string& run_id) override;
@@ -160,6 +174,9 @@ class Journal final : public RunStore {
   Status Error(int rc, const std::string& what) const;
   Result<std::vector<TransitionRecord>> HistoryByIndex(unsigned dbi, const std::string& key);
   Result<uint64_t> ReadLastSeq() const;
+  Result<uint64_t> ReadBatchCount() const;
+  // Commit with the given numbering (Commit's and ApplyReplicated's body).
+  Status WriteNumbered(uint64_t batch_no, uint64_t first_seq, Batch& batch);
   struct GcStep;
   int GcDeleteStep(MDB_txn* txn, Micros finished_before, size_t budget, GcStep* step);
   int GcRemoveUnreferencedPipelines(MDB_txn* txn, const std::set<std::string>& candidates,
@@ -174,6 +191,7 @@ class Journal final : public RunStore {
   // requires that no transaction of this process is open then).
   mutable std::shared_mutex resize_mu_;
   std::atomic<uint64_t> last_seq_{0};
+  std::atomic<uint64_t> last_batch_{0};
   int stale_readers_cleared_ = 0;
   std::atomic<uint64_t> map_growths_{0};
   std::atomic<uint64_t> map_full_at_commit_{0};

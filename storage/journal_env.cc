@@ -173,6 +173,9 @@ Status Journal::OpenEnv() {
   Result<uint64_t> seq = ReadLastSeq();
   if (!seq.ok()) return seq.status();
   last_seq_ = *seq;
+  Result<uint64_t> batches = ReadBatchCount();
+  if (!batches.ok()) return batches.status();
+  last_batch_ = *batches;
   return Status::Ok();
 }
 
