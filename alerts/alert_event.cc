@@ -6,8 +6,8 @@ namespace apollo11::alerts {
 
 namespace {
 constexpr std::array<const char*, kAlertTypeCount> kNames = {
-    "retries_exhausted", "timeout",   "run_failed",    "run_canceled", "worker_lost",
-    "backlog_at_cap",    "slow_task", "journal_error", "run_succeeded"};
+    "retries_exhausted", "timeout",   "run_failed",    "run_canceled",  "worker_lost",
+    "backlog_at_cap",    "slow_task", "journal_error", "run_succeeded", "standby_lagging"};
 }  // namespace
 
 const char* ToString(AlertType type) { return kNames[static_cast<size_t>(type)]; }
@@ -48,6 +48,9 @@ std::string AlertText(const AlertEvent& e) {
       break;
     case AlertType::kJournalError:
       what = "journal cannot commit";
+      break;
+    case AlertType::kStandbyLagging:
+      what = "standby " + e.worker_id + " is lagging";
       break;
   }
   std::string text = "apollo11: " + what;

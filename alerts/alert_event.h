@@ -27,8 +27,9 @@ enum class AlertType : uint8_t {
   kSlowTask,          // a task runs far longer than it usually does
   kJournalError,      // a journal commit failed (disk full, I/O error)
   kRunSucceeded,      // a run ended SUCCESS (only rules naming it receive it)
+  kStandbyLagging,    // replication: a standby missed --replication-timeout  // replication
 };
-inline constexpr int kAlertTypeCount = 9;
+inline constexpr int kAlertTypeCount = 10;
 
 // "retries_exhausted", "timeout", ... as written in the config and the JSON.
 const char* ToString(AlertType type);

@@ -16,6 +16,7 @@ const char* SeverityOf(AlertType type) {
     case AlertType::kSlowTask:
     case AlertType::kBacklogAtCap:
     case AlertType::kRunCanceled:
+    case AlertType::kStandbyLagging:
       return "warning";
     case AlertType::kRunSucceeded:
       return "info";

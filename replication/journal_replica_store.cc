@@ -1,29 +1,13 @@
 #include "replication/journal_replica_store.h"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <utility>
+#include <string>
 
 namespace apollo11::replication {
-namespace {
-
-Status SyncPath(const std::string& path, int flags) {
-  int fd = ::open(path.c_str(), flags);
-  if (fd < 0) return Status::Io("open " + path + ": " + std::strerror(errno));
-  int rc = ::fsync(fd);
-  ::close(fd);
-  if (rc != 0) return Status::Io("fsync " + path + ": " + std::strerror(errno));
-  return Status::Ok();
-}
-
-}  // namespace
-
-JournalReplicaStore::JournalReplicaStore(std::string dir, std::unique_ptr<storage::Journal> journal)
-    : dir_(std::move(dir)), journal_(std::move(journal)) {}
 
 JournalReplicaStore::~JournalReplicaStore() {
   if (copy_ != nullptr) std::fclose(copy_);
@@ -32,6 +16,7 @@ JournalReplicaStore::~JournalReplicaStore() {
 Status JournalReplicaStore::BeginCopy(uint64_t size) {
   (void)size;
   if (copy_ != nullptr) std::fclose(copy_);
+  copy_ = nullptr;
   std::error_code ec;
   std::filesystem::remove_all(CopyDir(), ec);
   std::filesystem::create_directories(CopyDir(), ec);
@@ -61,23 +46,15 @@ Status JournalReplicaStore::InstallCopy() {
     storage::JournalOptions check;
     check.read_only = true;
     auto opened = storage::Journal::Open(CopyDir(), check);
-    if (!opened.ok()) return opened.status();
+    if (!opened.ok()) return opened.status();  // a bad copy: the journal is untouched
   }
-  journal_.reset();
+  Status installed = journal_->InstallCopy(copied);
   std::error_code ec;
-  std::filesystem::create_directories(dir_, ec);
-  if (::rename(copied.c_str(), (dir_ + "/data.mdb").c_str()) != 0) {
-    Status failed = Status::Io("install " + copied + ": " + std::strerror(errno));
-    auto reopened = storage::Journal::Open(dir_, {});
-    if (reopened.ok()) journal_ = std::move(*reopened);
-    return failed;
-  }
-  APOLLO11_RETURN_IF_ERROR(SyncPath(dir_, O_RDONLY | O_DIRECTORY));
   std::filesystem::remove_all(CopyDir(), ec);
-  auto reopened = storage::Journal::Open(dir_, {});
-  if (!reopened.ok()) return reopened.status();
-  journal_ = std::move(*reopened);
-  return Status::Ok();
+  // A failure past the check may have left the journal closed: apply nothing
+  // more (the node reports it; a restart opens whichever data file is there).
+  if (!installed.ok()) usable_ = false;
+  return installed;
 }
 
 }  // namespace apollo11::replication

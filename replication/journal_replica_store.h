@@ -1,12 +1,12 @@
 #pragma once
-// The standby's LMDB journal for replication: applies to the Journal it owns,
-// and installs a copy from the leader by writing it beside the journal
-// (DIR.copy/data.mdb), checking it opens as a journal, then renaming it over
-// DIR/data.mdb (atomic) and reopening. A crash part-way leaves either the old
-// journal or the new one, whole. One thread (the standby's replication actor).
+// The standby's LMDB journal for replication: applies to a Journal it does
+// not own, and installs a copy from the leader by writing it beside the
+// journal (DIR.copy/data.mdb) and handing it to Journal::InstallCopy (checked,
+// renamed over DIR/data.mdb, reopened in place: other threads' pointers to
+// the journal stay valid). A crash part-way leaves the old journal or the new
+// one, whole. One thread (the standby's replication actor).
 
 #include <cstdio>
-#include <memory>
 #include <string>
 
 #include "replication/replica_store.h"
@@ -16,23 +16,22 @@ namespace apollo11::replication {
 
 class JournalReplicaStore final : public ReplicaStore {
  public:
-  // `dir` is the journal's directory; `journal` is open on it (may be null:
-  // the next installed copy opens it).
-  JournalReplicaStore(std::string dir, std::unique_ptr<storage::Journal> journal);
+  // `journal` must outlive this object.
+  explicit JournalReplicaStore(storage::Journal* journal) : journal_(journal) {}
   ~JournalReplicaStore() override;
+  JournalReplicaStore(const JournalReplicaStore&) = delete;
+  JournalReplicaStore& operator=(const JournalReplicaStore&) = delete;
 
-  storage::RunStore* store() override { return journal_.get(); }
+  storage::RunStore* store() override { return usable_ ? journal_ : nullptr; }
   Status BeginCopy(uint64_t size) override;
   Status AppendCopy(std::string_view bytes) override;
   Status InstallCopy() override;
-  // Hands the journal over (on promotion); the store is empty afterwards.
-  std::unique_ptr<storage::Journal> Release() { return std::move(journal_); }
 
  private:
-  std::string CopyDir() const { return dir_ + ".copy"; }
+  std::string CopyDir() const { return journal_->dir() + ".copy"; }
 
-  const std::string dir_;
-  std::unique_ptr<storage::Journal> journal_;
+  storage::Journal* journal_;
+  bool usable_ = true;  // false after an install failed past the swap
   std::FILE* copy_ = nullptr;
 };
 

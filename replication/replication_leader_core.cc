@@ -92,6 +92,17 @@ void ReplicationLeaderCore::OnHello(StandbyView& s, const ReplicationFrame& f, O
   Pump(s, out);
 }
 
+std::string ReplicationLeaderCore::HeartbeatFrame() const {
+  ReplicationFrame f;
+  f.type = FrameType::kHeartbeat;
+  f.epoch = epoch_;
+  f.sender = options_.name;
+  f.batch = last_batch_;
+  f.seq = last_seq_;
+  f.committed_at = window_.empty() ? 0 : window_.back().committed_at;
+  return EncodeFrame(f);
+}
+
 std::string ReplicationLeaderCore::CopyBeginFrame(uint64_t size) const {
   ReplicationFrame f;
   f.type = FrameType::kCopyBegin;

@@ -78,12 +78,18 @@ class ReplicationLeaderCore {
   std::string CopyChunkFrame(uint64_t offset, std::string_view bytes) const;
   std::string CopyEndFrame(uint64_t size, uint32_t crc) const;
 
+  // A kHeartbeat with the leader's position (standbys measure their lag
+  // and notice a silent leader with it).
+  std::string HeartbeatFrame() const;
+
   // The highest batch some standby holds durably (0 when none).
   uint64_t best_acked_batch() const;
   uint64_t last_batch() const { return last_batch_; }
   uint64_t last_seq() const { return last_seq_; }
   // Commit time of batch `batch_no` if still in the window, else 0.
   Micros CommittedAt(uint64_t batch_no) const;
+  // Commit time of the oldest batch in the window, 0 when empty.
+  Micros OldestCommittedAt() const { return window_.empty() ? 0 : window_.front().committed_at; }
   const std::map<std::string, StandbyView>& standbys() const { return standbys_; }
   const Refused& refused() const { return refused_; }
   uint64_t epoch() const { return epoch_; }

@@ -46,6 +46,11 @@ void ReplicationStandbyCore::OnFrame(std::string_view bytes, Micros wall_now,
     ++counters_.refused_epoch;
     return;
   }
+  if (f.type == FrameType::kBatch && Crc32(f.payload) != f.checksum) {
+    ++counters_.refused_checksum;  // before it may change anything, the epoch included
+    out->push_back(Frame(FrameType::kResync, options_.credit, "bad checksum"));
+    return;
+  }
   if (f.epoch > epoch_) {  // a new leader (or our first frame): start from our position
     const bool first = epoch_ == 0;
     epoch_ = f.epoch;
@@ -75,11 +80,6 @@ void ReplicationStandbyCore::OnFrame(std::string_view bytes, Micros wall_now,
 void ReplicationStandbyCore::OnBatch(const ReplicationFrame& f, std::vector<std::string>* out) {
   if (copying_) {
     ++counters_.refused_order;
-    return;
-  }
-  if (Crc32(f.payload) != f.checksum) {
-    ++counters_.refused_checksum;
-    out->push_back(Frame(FrameType::kResync, options_.credit, "bad checksum"));
     return;
   }
   storage::RunStore* store = replica_->store();

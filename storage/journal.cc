@@ -218,7 +218,11 @@ int Journal::WriteBatch(MDB_txn* txn, const Batch& batch, uint64_t first_seq,
 
 Status Journal::Commit(Batch& batch) {
   if (batch.empty()) return Status::Ok();
-  return WriteNumbered(last_batch_.load() + 1, last_seq_.load() + 1, batch);
+  const uint64_t batch_no = last_batch_.load() + 1, first_seq = last_seq_.load() + 1;
+  APOLLO11_RETURN_IF_ERROR(WriteNumbered(batch_no, first_seq, batch));
+  if (observer_ != nullptr) observer_->OnCommitted(batch_no, first_seq, batch);
+  batch.Clear();
+  return Status::Ok();
 }
 
 Status Journal::WriteNumbered(uint64_t batch_no, uint64_t first_seq, Batch& batch) {
@@ -238,7 +242,6 @@ Status Journal::WriteNumbered(uint64_t batch_no, uint64_t first_seq, Batch& batc
   APOLLO11_RETURN_IF_ERROR(written);
   last_seq_ = first_seq + batch.transitions() - 1;
   last_batch_ = batch_no;
-  batch.Clear();
   return Status::Ok();
 }
 

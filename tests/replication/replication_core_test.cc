@@ -190,7 +190,7 @@ TEST_CASE("a new standby installs a journal copy and then takes the stream", "[r
 
   auto standby_journal = storage::Journal::Open(dir.path() + "/standby", {});
   REQUIRE(standby_journal.ok());
-  JournalReplicaStore replica(dir.path() + "/standby", std::move(*standby_journal));
+  JournalReplicaStore replica(standby_journal->get());
   ReplicationStandbyCore s({"s1", "c1", 16}, &replica);
   std::vector<std::string> replies;
   leader.OnFrame("s1", s.Hello(), 0, &out);
@@ -232,7 +232,7 @@ TEST_CASE("a copy with a bad checksum is never installed", "[replication]") {
   storage::testing::TempDir dir;
   auto standby_journal = storage::Journal::Open(dir.path() + "/standby", {});
   REQUIRE(standby_journal.ok());
-  JournalReplicaStore replica(dir.path() + "/standby", std::move(*standby_journal));
+  JournalReplicaStore replica(standby_journal->get());
   ReplicationStandbyCore s({"s1", "c1", 16}, &replica);
   ReplicationLeaderCore leader({"c1", {}, 16}, 5, 0, 0);
   std::vector<std::string> replies;

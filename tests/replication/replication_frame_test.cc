@@ -4,6 +4,8 @@
 #include "replication/replication_frame.h"
 
 #include <catch2/catch.hpp>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "storage/batch_codec.h"
@@ -84,6 +86,23 @@ TEST_CASE("a run batch round-trips through the batch encoding", "[replication][s
   CHECK(back->pipeline_snapshots()[0].second == "{}");
   CHECK(back->duration_samples()[0].second == 77);
   CHECK(storage::codec::DecodeBatch("nope").status().code() == StatusCode::kCorrupt);
+}
+
+TEST_CASE("the fuzz seeds of the replication frame decoder are frames", "[replication]") {
+  const std::string dir = std::string(APOLLO11_SOURCE_DIR) + "/fuzz/corpus/replication_frame/";
+  for (const char* name : {"batch.bin", "hello.bin", "chunk.bin"}) {
+    INFO(name);
+    std::ifstream in(dir + name, std::ios::binary);
+    REQUIRE(in);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto f = DecodeFrame(bytes);
+    REQUIRE(f.ok());
+    CHECK(EncodeFrame(*f) == bytes);
+    if (f->type == FrameType::kBatch) {
+      CHECK(Crc32(f->payload) == f->checksum);
+      CHECK(storage::codec::DecodeBatch(f->payload).ok());
+    }
+  }
 }
 
 }  // namespace
