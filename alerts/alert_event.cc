@@ -50,7 +50,7 @@ std::string AlertText(const AlertEvent& e) {
       what = "journal cannot commit";
       break;
     case AlertType::kStandbyLagging:
-      what = "standby " + e.worker_id + " is lagging";
+      what = "replication: no standby is in sync";
       break;
   }
   std::string text = "apollo11: " + what;

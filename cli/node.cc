@@ -55,7 +55,11 @@ Status Node::OpenState() {
 
 Status Node::StartActors() {
   APOLLO11_RETURN_IF_ERROR(OpenState());
-  if (config_.coordinator) APOLLO11_RETURN_IF_ERROR(StartCoordinator());
+  if (config_.coordinator && !config_.replication.follow.empty()) {
+    APOLLO11_RETURN_IF_ERROR(StartStandby());
+  } else if (config_.coordinator) {
+    APOLLO11_RETURN_IF_ERROR(StartCoordinator());
+  }
   if (config_.worker) APOLLO11_RETURN_IF_ERROR(StartWorker());
   if (config_.http_bind != "off") APOLLO11_RETURN_IF_ERROR(StartHttp());
   return Status::Ok();
@@ -88,6 +92,7 @@ Status Node::StartCoordinator() {
   cc.alerts = &alerts_;
   if (cc.instance.empty()) cc.instance = "node" + std::to_string(::getpid());
   cc.epoch = epoch_;
+  APOLLO11_RETURN_IF_ERROR(StartReplicationLeader());
   if (config_.http_bind != "off") {  // nobody could read them otherwise
     coordinator_metrics_ = std::make_unique<observability::CoordinatorMetrics>(registry_);
     cc.metrics = coordinator_metrics_.get();
@@ -151,6 +156,7 @@ Status Node::StartWorker() {
 Status Node::StartHttp() {
   AddBuildInfo(registry_);
   observability::AddProcessMetrics(registry_);
+  AddReplicationMetrics();
   observability::HttpServerOptions ho;
   ho.bind = config_.http_bind;
   ho.api_token = config_.api_token;
@@ -329,6 +335,7 @@ void Node::Stop(bool drain) {
   }
   if (coordinator_) coordinator_->Stop();
   coordinator_.reset();
+  StopReplication();      // after the coordinator that commits through it
   alerts_.Swap(nullptr);  // after its producers; delivers what is still folded
   zap_.reset();           // after the CURVE servers it protects are closed
 }
