@@ -132,7 +132,7 @@ TEST_CASE("a standby stopped during 1,000 commits catches up with the same histo
   CHECK(PositionOf(dir.path() + "/standby").batch == before);
 
   standby = StartStandby(dir, leader.listening["replication"], "standby2");
-  REQUIRE(WaitFor([&] { return CaughtUp(dir); }, 20000));
+  REQUIRE(WaitFor([&] { return CaughtUp(dir); }, 60000));
   CHECK(dir.Read("standby2.err").find("journal copy") == std::string::npos);  // streamed
   CheckSameHistories(dir);
 }
