@@ -8,7 +8,7 @@ namespace {
 constexpr std::array<const char*, kAlertTypeCount> kNames = {
     "retries_exhausted", "timeout",   "run_failed",    "run_canceled",  "worker_lost",
     "backlog_at_cap",    "slow_task", "journal_error", "run_succeeded", "leadership_changed",
-    "lease_lost",        "pipeline_rejected"};
+    "lease_lost",        "pipeline_rejected", "standby_lagging"};
 }  // namespace
 
 const char* ToString(AlertType type) { return kNames[static_cast<size_t>(type)]; }
@@ -58,6 +58,9 @@ std::string AlertText(const AlertEvent& e) {
       break;
     case AlertType::kLeaseLost:
       what = "coordinator lost its leader lease";
+      break;
+    case AlertType::kStandbyLagging:
+      what = "replication: no standby is in sync";
       break;
   }
   std::string text = "apollo11: " + what;

@@ -30,8 +30,9 @@ enum class AlertType : uint8_t {
   kLeadershipChanged,  // election: this coordinator became leader or stood down
   kLeaseLost,          // election: the leader could not renew its etcd lease and stood down
   kPipelineRejected,   // registry: a new version was refused; the previous one stays active
+  kStandbyLagging,     // replication: a standby missed --replication-timeout
 };
-inline constexpr int kAlertTypeCount = 12;
+inline constexpr int kAlertTypeCount = 13;
 
 // "retries_exhausted", "timeout", ... as written in the config and the JSON.
 const char* ToString(AlertType type);

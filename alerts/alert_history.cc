@@ -18,6 +18,7 @@ const char* SeverityOf(AlertType type) {
     case AlertType::kBacklogAtCap:
     case AlertType::kRunCanceled:
     case AlertType::kLeadershipChanged:
+    case AlertType::kStandbyLagging:
       return "warning";
     case AlertType::kLeaseLost:
       return "error";

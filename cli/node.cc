@@ -56,7 +56,11 @@ Status Node::OpenState() {
 
 Status Node::StartActors() {
   APOLLO11_RETURN_IF_ERROR(OpenState());
-  if (config_.coordinator) APOLLO11_RETURN_IF_ERROR(StartCoordinator());
+  if (config_.coordinator && !config_.replication.follow.empty()) {
+    APOLLO11_RETURN_IF_ERROR(StartStandby());
+  } else if (config_.coordinator) {
+    APOLLO11_RETURN_IF_ERROR(StartCoordinator());
+  }
   if (config_.worker) APOLLO11_RETURN_IF_ERROR(StartWorker());
   if (config_.http_bind != "off") APOLLO11_RETURN_IF_ERROR(StartHttp());
   return Status::Ok();
@@ -86,6 +90,9 @@ Status Node::StartCoordinator() {
   auto notifier = StartNotifier(config_.alert_rules);
   if (!notifier.ok()) return Fail(NodeStage::kNotifier, notifier.status());
   alerts_.Swap(std::move(*notifier));
+  // Static replication (not with --ha-etcd, refused in the config): the
+  // leader's actor observes the commits of the coordinator started next.
+  APOLLO11_RETURN_IF_ERROR(StartReplicationLeader());
   if (config_.http_bind != "off") {  // nobody could read them otherwise
     coordinator_metrics_ = std::make_unique<observability::CoordinatorMetrics>(registry_);
   }
@@ -163,6 +170,7 @@ Status Node::StartWorker() {
 Status Node::StartHttp() {
   AddBuildInfo(registry_);
   observability::AddProcessMetrics(registry_);
+  AddReplicationMetrics();
   observability::HttpServerOptions ho;
   ho.bind = config_.http_bind;
   ho.api_token = config_.api_token;
@@ -371,6 +379,7 @@ void Node::Stop(bool drain) {
   if (elector_thread_) elector_thread_->Stop();
   if (coordinator_) coordinator_->Stop();
   coordinator_.reset();
+  StopReplication();      // after the coordinator that commits through it
   alerts_.Swap(nullptr);  // after its producers; delivers what is still folded
   zap_.reset();           // after the CURVE servers it protects are closed
 }

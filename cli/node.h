@@ -33,6 +33,9 @@
 #include "observability/http_server.h"
 #include "observability/metrics_registry.h"
 #include "observability/worker_metrics.h"
+#include "replication/replication_leader.h"
+#include "replication/replication_standby.h"
+#include "replication/replication_status.h"
 #include "storage/journal.h"
 #include "storage/state_dir_lock.h"
 #include "transport/zap_handler.h"
@@ -53,6 +56,7 @@ enum class NodeStage {
   kWorker,       // the worker actor does not start
   kHttp,         // the HTTP server does not bind
   kHa,           // election: the term or the coordinator of a new role does not start
+  kReplication,  // the replication link does not bind or connect
 };
 
 class Node {
@@ -125,6 +129,9 @@ class Node {
   // inproc:// endpoint connects in it. Lives as long as the node.
   zmq::context_t& context() { return ctx_; }
   uint64_t epoch() const { return epoch_; }
+  // Replication as this node sees it (role "" without replication): for
+  // `apollo11 cluster`, /api/cluster and logs. Any thread while it runs.
+  replication::ReplicationStatus replication_status() const;
   const NodeConfig& config() const { return config_; }
   // The "listening" line: role, pid, endpoints, epoch, recovery, worker id,
   // HTTP address, as far as they apply.
@@ -154,6 +161,13 @@ class Node {
   void SyncHaRole();
   Status StartWorker();
   Status StartHttp();
+  // cli/node_replication.cc: a leader's replication actor (before the
+  // coordinator, which commits through it), a static standby's (instead
+  // of a coordinator), their metrics, and stopping them.
+  Status StartReplicationLeader();
+  Status StartStandby();
+  void AddReplicationMetrics();
+  void StopReplication();
   // Starts a notifier for `rules` (null for none) and logs it.
   Result<std::unique_ptr<alerts::Notifier>> StartNotifier(
       const std::vector<alerts::AlertRule>& rules);
@@ -192,6 +206,9 @@ class Node {
   std::unique_ptr<ha::EtcdClient> etcd_;
   std::unique_ptr<ha::HaElector> elector_;
   std::unique_ptr<ha::ElectorThread> elector_thread_;
+  // The journal's commit observer: outlives the coordinator that commits.
+  std::unique_ptr<replication::ReplicationLeader> replication_leader_;
+  std::unique_ptr<replication::ReplicationStandby> replication_standby_;
   std::unique_ptr<actors::Coordinator> coordinator_;
   std::unique_ptr<actors::WorkerActor> worker_;
   // The HTTP server and its API client go first: they call the coordinator.

@@ -205,6 +205,55 @@ Status CheckWorkerHello(const actors::WorkerOptions& w) {
   return Status::Ok();
 }
 
+// --replication*: a leader binds, a static standby follows.
+Status ResolveReplication(const NodeFlags& f, NodeEnv& env, NodeConfig* c) {
+  ReplicationSettings& r = c->replication;
+  r.bind = f.replication_bind;
+  r.follow = f.replication_follow;
+  r.peers = f.replication_peers;
+  r.name = f.replication_name.empty() ? DefaultWorkerId(c->state_dir, env) : f.replication_name;
+  const bool on = !r.bind.empty() || !r.follow.empty();
+  if (!on) {
+    if (!f.replication.empty() || !f.replication_timeout.empty() || !f.replication_peers.empty()) {
+      return Status::InvalidInput(
+          "--replication, --replication-timeout and --replication-peers need "
+          "--replication-bind (a leader) or --replication-follow (a standby)");
+    }
+    return Status::Ok();
+  }
+  if (!c->coordinator) {
+    return Status::InvalidInput("replication is for coordinators: not with --role worker");
+  }
+  if (!r.bind.empty() && !r.follow.empty()) {
+    return Status::InvalidInput(
+        "--replication-bind and --replication-follow: a node either leads (bind) or follows a "
+        "static leader (follow), not both");
+  }
+  if (!r.follow.empty() && c->worker) {
+    return Status::InvalidInput(
+        "--replication-follow: a standby runs no scheduler for a worker of its own; use "
+        "--role coordinator");
+  }
+  if (f.replication != "" && f.replication != "sync" && f.replication != "async") {
+    return Status::InvalidInput("--replication " + f.replication + ": expected sync or async");
+  }
+  r.sync = f.replication != "async";
+  if (!f.replication_timeout.empty()) {
+    auto timeout = ParseDuration(f.replication_timeout);
+    if (!timeout.ok() || timeout->count() <= 0) {
+      return Status::InvalidInput("--replication-timeout " + f.replication_timeout +
+                                  ": want a positive duration such as 1s or 500ms");
+    }
+    r.timeout = *timeout;
+  }
+  if (!r.bind.empty() && !f.insecure && !transport::IsLoopbackEndpoint(r.bind)) {
+    return Status::InvalidInput("--replication-bind " + r.bind +
+                                ": the replication link has no CURVE yet; bind a loopback or "
+                                "private address and pass --insecure");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::string DefaultWorkerId(const std::string& state_dir, NodeEnv& env) {
@@ -262,6 +311,14 @@ Result<NodeConfig> ResolveNodeConfig(const NodeFlags& flags, NodeEnv& env) {
   auto ha = ResolveHaConfig(flags, env);
   if (!ha.ok()) return ha.status();
   c.ha = std::move(*ha);
+  APOLLO11_RETURN_IF_ERROR(ResolveReplication(flags, env, &c));
+  if (c.ha.enabled() && (!c.replication.bind.empty() || !c.replication.follow.empty())) {
+    // Until a role change moves the replication link with it (docs/ha.md).
+    return Status::InvalidInput(
+        "--replication-bind and --replication-follow do not work with --ha-etcd yet: an "
+        "elected coordinator does not move its replication link when its role changes; use "
+        "static replication without --ha-etcd, or --ha-etcd without replication");
+  }
   c.alert_rules = flags.alert_rules;
   c.alert_fold_window = d->fold_window;
   c.drain_timeout = d->drain_timeout;

@@ -64,9 +64,28 @@ struct NodeFlags {
   // lease TTL.
   std::string ha_etcd, ha_name, ha_advertise, ha_lease = "5s";
   std::string ha_election = "apollo11/coordinators";  // the etcd election (one per cluster)
+  // Journal replication (docs/ha.md, "Replication").
+  std::string replication;                     // sync or async; "": sync when replicating
+  std::string replication_timeout;             // "": 1s
+  std::string replication_bind;                // leader: where standbys connect
+  std::string replication_follow;              // standby: the leader's replication endpoint
+  std::string replication_name;                // "": the default worker id
+  std::vector<std::string> replication_peers;  // admitted names; none: any
 };
 
 inline constexpr const char* kDefaultCoordinatorHttp = "127.0.0.1:8011";
+
+// Journal replication as resolved: a leader binds, a standby follows.
+struct ReplicationSettings {
+  std::string bind;    // leader: where standbys connect; empty: not a leader
+  std::string follow;  // standby: the leader's replication endpoint; empty: not a standby
+  std::string name;    // this node on the link (a standby's routing id)
+  // Leader: the standby names admitted; standby: its leader's name (the
+  // first). Empty admits any.
+  std::vector<std::string> peers;
+  bool sync = true;
+  Millis timeout{1000};
+};
 
 // Everything a Node needs to start. The pointers of `coordinator`
 // (metrics, alerts), its epoch and instance, and a role=all worker's
@@ -96,6 +115,7 @@ struct NodeConfig {
   std::vector<alerts::AlertRule> alert_rules;  // none: no notifier
   Millis alert_fold_window{60000};
   Millis drain_timeout{300000};  // how long a stop waits for the worker to drain
+  ReplicationSettings replication;
   // The flags' spelling of durations, for log lines.
   std::string drain_timeout_text, retention_text, retention_interval_text, alert_fold_window_text;
   HaConfig ha;  // election: off unless --ha-etcd
@@ -117,7 +137,11 @@ std::string DefaultWorkerId(const std::string& state_dir, NodeEnv& env);
 // CURVE on a coordinator without --authorized-keys (or an unreadable one),
 // CURVE on a worker without --server-key (or an unreadable one), a
 // non-loopback bind without keys or --insecure, a bad API token, a bad
-// --http-bind, non-loopback HTTP without a token or --insecure.
+// --http-bind, non-loopback HTTP without a token or --insecure, a bad
+// --replication or --replication-timeout, replication settings on a
+// worker-only node or without --replication-bind/--replication-follow,
+// both of those at once, a non-loopback --replication-bind without
+// --insecure (the link has no CURVE yet).
 Result<NodeConfig> ResolveNodeConfig(const NodeFlags& flags, NodeEnv& env);
 
 }  // namespace apollo11::cli

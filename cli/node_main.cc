@@ -76,6 +76,27 @@ void PrintStartError(NodeStage stage, const Status& s) {
                          bare ? s.message().c_str() : s.ToString().c_str());
 }
 
+// Journal replication (docs/ha.md, "Replication").
+void AddReplicationOptions(CLI::App* start, NodeFlags* f) {
+  start
+      ->add_option("--replication", f->replication,
+                   "sync: release a turn's effects once a standby has its batch (default); "
+                   "async: at the local commit")
+      ->check(CLI::IsMember({"sync", "async"}));
+  start->add_option("--replication-timeout", f->replication_timeout,
+                    "sync: how long a commit waits for a standby before marking it lagging (1s)");
+  start->add_option("--replication-bind", f->replication_bind,
+                    "leader: endpoint standbys connect to for the journal stream");
+  start->add_option("--replication-follow", f->replication_follow,
+                    "standby: the leader's --replication-bind endpoint (a static standby)");
+  start->add_option("--replication-name", f->replication_name,
+                    "this node's name on the replication link (default: the worker id)");
+  start
+      ->add_option("--replication-peers", f->replication_peers,
+                   "names accepted on the link (leader: its standbys; standby: its leader)")
+      ->delimiter(',');
+}
+
 // The flags of `start`, stored in `*f`.
 void AddStartFlags(CLI::App* start, NodeFlags* f) {
   start->add_option("--role", f->role, "coordinator, worker or all (one box); required")
@@ -168,6 +189,7 @@ void AddStartFlags(CLI::App* start, NodeFlags* f) {
   start->add_option("--ha-lease", f->ha_lease,
                     "coordinator: the leader's etcd lease TTL (default 5s); it stands down "
                     "before the lease can expire");
+  AddReplicationOptions(start, f);
 }
 
 // What SIGHUP reloads: the config file's alert rules and the flags'

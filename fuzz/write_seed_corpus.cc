@@ -17,6 +17,8 @@
 #include "dsl/parser.h"
 #include "dsl/pipeline_json.h"
 #include "fuzz/dispatcher_frames.h"
+#include "replication/replication_frame.h"
+#include "storage/batch_codec.h"
 #include "storage/record_codec.h"
 #include "transport/codec.h"
 
@@ -237,6 +239,40 @@ bool WritePipelineJson(const fs::path& source, const fs::path& yaml_dir, const f
   return !first->empty();
 }
 
+// Replication frames: a batch carrying a small batch, a hello and a copy chunk.
+bool WriteReplicationFrames(const fs::path& dir) {
+  storage::RunBatch batch;
+  storage::TransitionRecord t;
+  t.run_id = "r1";
+  t.task_id = "greet";
+  t.to = TaskState::kReady;
+  batch.Append(t);
+  storage::RunRecord r;
+  r.run_id = "r1";
+  r.pipeline_name = "hello";
+  batch.CreateRun(r);
+  batch.RecordDuration("hello/greet", 1000);
+  replication::ReplicationFrame f;
+  f.type = replication::FrameType::kBatch;
+  f.epoch = 3;
+  f.sender = "c1";
+  f.batch = 1;
+  f.seq = 1;
+  f.payload = storage::codec::EncodeBatch(batch);
+  f.checksum = replication::Crc32(f.payload);
+  replication::ReplicationFrame hello;
+  hello.sender = "s1";
+  hello.credit = 64;
+  replication::ReplicationFrame chunk;
+  chunk.type = replication::FrameType::kCopyChunk;
+  chunk.sender = "c1";
+  chunk.payload = "journal bytes";
+  chunk.checksum = replication::Crc32(chunk.payload);
+  return WriteFile(dir / "batch.bin", replication::EncodeFrame(f)) &&
+         WriteFile(dir / "hello.bin", replication::EncodeFrame(hello)) &&
+         WriteFile(dir / "chunk.bin", replication::EncodeFrame(chunk));
+}
+
 }  // namespace
 }  // namespace apollo11::fuzz
 
@@ -254,7 +290,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   for (const char* sub :
-       {"pipeline_json", "transport_decode", "journal_record", "dispatcher_frames"}) {
+       {"pipeline_json", "transport_decode", "journal_record", "dispatcher_frames",
+        "replication_frame"}) {
     fs::create_directories(corpus / sub);
   }
   std::string pipeline_json;
@@ -262,7 +299,8 @@ int main(int argc, char** argv) {
                                               corpus / "pipeline_json", &pipeline_json) &&
             apollo11::fuzz::WriteFrames(corpus / "transport_decode", pipeline_json) &&
             apollo11::fuzz::WriteRecords(corpus / "journal_record") &&
-            apollo11::fuzz::WriteDispatcherPrograms(corpus / "dispatcher_frames");
+            apollo11::fuzz::WriteDispatcherPrograms(corpus / "dispatcher_frames") &&
+            apollo11::fuzz::WriteReplicationFrames(corpus / "replication_frame");
   if (!ok) std::fprintf(stderr, "failed to write the seed corpus\n");
   return ok ? 0 : 1;
 }

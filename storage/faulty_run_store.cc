@@ -23,4 +23,12 @@ Status FaultyRunStore::Commit(RunBatch& batch) {
   return error_;
 }
 
+Status FaultyRunStore::ApplyReplicated(uint64_t batch_no, uint64_t first_seq, RunBatch& batch) {
+  if (failures_left_ == 0 || batch.empty())
+    return base_->ApplyReplicated(batch_no, first_seq, batch);
+  if (failures_left_ > 0) --failures_left_;
+  ++failed_commits_;
+  return error_;
+}
+
 }  // namespace apollo11::storage

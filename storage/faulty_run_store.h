@@ -28,6 +28,9 @@ class FaultyRunStore final : public RunStore {
 
   Status Commit(RunBatch& batch) override;
   uint64_t last_seq() const override { return base_->last_seq(); }
+  uint64_t last_batch() const override { return base_->last_batch(); }
+  // Fails like Commit while commits are failing.
+  Status ApplyReplicated(uint64_t batch_no, uint64_t first_seq, RunBatch& batch) override;
   Result<std::vector<TransitionRecord>> HistoryOfRun(const std::string& run_id) override {
     return base_->HistoryOfRun(run_id);
   }

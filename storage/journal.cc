@@ -227,10 +227,21 @@ int Journal::WriteBatch(MDB_txn* txn, const Batch& batch, uint64_t first_seq,
 
 Status Journal::Commit(Batch& batch) {
   if (batch.empty()) return Status::Ok();
-  const uint64_t first_seq = last_seq_.load() + 1;
+  const uint64_t batch_no = last_batch_.load() + 1, first_seq = last_seq_.load() + 1;
+  APOLLO11_RETURN_IF_ERROR(WriteNumbered(batch_no, first_seq, batch));
+  if (observer_ != nullptr) observer_->OnCommitted(batch_no, first_seq, batch);
+  batch.Clear();
+  return Status::Ok();
+}
+
+Status Journal::WriteNumbered(uint64_t batch_no, uint64_t first_seq, Batch& batch) {
   std::string refused_run;
+  const std::string batch_value = codec::EncodeSeqKey(batch_no);
   Status written = RunWrite("commit a batch", [&](MDB_txn* txn) {
-    return WriteBatch(txn, batch, first_seq, &refused_run);
+    int rc = WriteBatch(txn, batch, first_seq, &refused_run);
+    if (rc != 0) return rc;
+    MDB_val k = Val(kBatchCountKey), v = Val(batch_value);
+    return mdb_put(txn, env_->meta, &k, &v, 0);
   });
   if (!written.ok() && !refused_run.empty()) {
     return Status::InvalidInput("journal " + dir_ + ": a new run " + refused_run +
@@ -239,7 +250,7 @@ Status Journal::Commit(Batch& batch) {
   }
   APOLLO11_RETURN_IF_ERROR(written);
   last_seq_ = first_seq + batch.transitions() - 1;
-  batch.Clear();
+  last_batch_ = batch_no;
   return Status::Ok();
 }
 

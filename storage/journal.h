@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "storage/commit_observer.h"
 #include "storage/records.h"
 #include "storage/run_batch.h"
 #include "storage/run_store.h"
@@ -80,6 +81,30 @@ class Journal final : public RunStore {
   // The seq of the last committed transition (0 when none). Any thread; for a
   // read_only journal it reads the current value from disk.
   uint64_t last_seq() const override;
+  // Sees every batch Commit stores from now on (not ApplyReplicated's), on
+  // the writer thread, before Commit returns; null: none. Set it while no
+  // Commit runs; `observer` must outlive its registration.
+  void SetCommitObserver(CommitObserver* observer) { observer_ = observer; }
+  // Any thread; for a read_only journal, the value when it was opened.
+  uint64_t last_batch() const override { return last_batch_.load(); }
+  // See RunStore; also refused (Unsupported) on a read_only journal.
+  Status ApplyReplicated(uint64_t batch_no, uint64_t first_seq, Batch& batch) override;
+
+  // Writes a consistent, compacted copy of the journal as one read
+  // transaction sees it (mdb_env_copy2) to `dir`/data.mdb (`dir` is created;
+  // it must hold no data.mdb), and returns the position it holds: the copy
+  // opened as a journal has these last_batch() and last_seq(). Any thread;
+  // commits go on meanwhile.
+  struct CopyPosition {
+    uint64_t batch = 0, seq = 0;
+  };
+  Result<CopyPosition> CopyTo(const std::string& dir) const;
+  // Replaces this journal's data with `data_file` (a CopyTo result, checked
+  // to open as a journal; renamed over data.mdb, atomic on disk) and reopens
+  // it in place: the object, and pointers to it, stay valid; readers wait
+  // meanwhile. On an error after the swap began the journal is unusable
+  // (Io) and the process should exit. Writer thread only; not read_only.
+  Status InstallCopy(const std::string& data_file);
 
   // Transitions of one run / one execution, oldest first (by seq).
   Result<std::vector<TransitionRecord>> HistoryOfRun(const std::string& run_id) override;
@@ -161,7 +186,13 @@ class Journal final : public RunStore {
   struct Env;  // LMDB handles
   class ReadTxn;
   Journal(std::string dir, const JournalOptions& options);
+  // OpenHandles, then ReadPositions.
   Status OpenEnv();
+  // Opens the environment and its databases (no transaction of this process
+  // may be open on the previous one).
+  Status OpenHandles();
+  // Reads last_seq_ and last_batch_ from disk.
+  Status ReadPositions();
   // Runs `body` in a write transaction and commits it, growing the map and
   // retrying the whole transaction on MDB_MAP_FULL. `body` returns an LMDB or
   // errno code; on any error the transaction is aborted.
@@ -186,6 +217,10 @@ class Journal final : public RunStore {
   Status Error(int rc, const std::string& what) const;
   Result<std::vector<TransitionRecord>> HistoryByIndex(unsigned dbi, const std::string& key);
   Result<uint64_t> ReadLastSeq() const;
+  Result<uint64_t> ReadBatchCount() const;
+  // Commit with the given numbering (Commit's and ApplyReplicated's body);
+  // leaves `batch` as it was.
+  Status WriteNumbered(uint64_t batch_no, uint64_t first_seq, Batch& batch);
   struct GcStep;
   int GcDeleteStep(MDB_txn* txn, Micros finished_before, size_t budget, GcStep* step);
   int GcRemoveUnreferencedPipelines(MDB_txn* txn, const std::set<std::string>& candidates,
@@ -200,6 +235,8 @@ class Journal final : public RunStore {
   // requires that no transaction of this process is open then).
   mutable std::shared_mutex resize_mu_;
   std::atomic<uint64_t> last_seq_{0};
+  std::atomic<uint64_t> last_batch_{0};
+  CommitObserver* observer_ = nullptr;
   int stale_readers_cleared_ = 0;
   std::atomic<uint64_t> map_growths_{0};
   std::atomic<uint64_t> map_full_at_commit_{0};

@@ -88,6 +88,21 @@ Result<std::unique_ptr<Journal>> Journal::Open(const std::string& dir,
 }
 
 Status Journal::OpenEnv() {
+  APOLLO11_RETURN_IF_ERROR(OpenHandles());
+  return ReadPositions();
+}
+
+Status Journal::ReadPositions() {
+  Result<uint64_t> seq = ReadLastSeq();
+  if (!seq.ok()) return seq.status();
+  last_seq_ = *seq;
+  Result<uint64_t> batches = ReadBatchCount();
+  if (!batches.ok()) return batches.status();
+  last_batch_ = *batches;
+  return Status::Ok();
+}
+
+Status Journal::OpenHandles() {
   Env& e = *env_;
   int rc = mdb_env_create(&e.env);
   if (rc != 0) return Error(rc, "create environment");
@@ -197,9 +212,6 @@ Status Journal::OpenEnv() {
   }
   rc = mdb_txn_commit(txn);  // also makes the dbi handles usable by every txn
   if (rc != 0) return Error(rc, "commit the opening transaction");
-  Result<uint64_t> seq = ReadLastSeq();
-  if (!seq.ok()) return seq.status();
-  last_seq_ = *seq;
   return Status::Ok();
 }
 

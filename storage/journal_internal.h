@@ -37,6 +37,10 @@ inline constexpr const char* kSeqFloorKey = "seq_floor";
 // keep increasing after a restart even when retention removed that run.
 inline constexpr const char* kLastRunIdKey = "last_run_id";
 
+// meta key: how many batches were committed or applied (big-endian u64),
+// the replication position (RunStore::last_batch).
+inline constexpr const char* kBatchCountKey = "batch_count";
+
 struct Journal::Env {
   MDB_env* env = nullptr;
   MDB_dbi transitions = 0;   // be64 seq -> transition

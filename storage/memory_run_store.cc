@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <string>
 
 #include "common/ids.h"
 
@@ -67,6 +68,16 @@ Status MemoryRunStore::Commit(RunBatch& batch) {
   ++commits_;
   batch.Clear();
   return Status::Ok();
+}
+
+Status MemoryRunStore::ApplyReplicated(uint64_t batch_no, uint64_t first_seq, RunBatch& batch) {
+  if (batch.empty()) return Status::InvalidInput("an empty replicated batch");
+  if (batch_no != commits_ + 1 || first_seq != last_seq_ + 1) {
+    return Status::InvalidInput("replicated batch " + std::to_string(batch_no) + " at seq " +
+                                std::to_string(first_seq) + " does not follow batch " +
+                                std::to_string(commits_) + " at seq " + std::to_string(last_seq_));
+  }
+  return Commit(batch);
 }
 
 Result<std::vector<TransitionRecord>> MemoryRunStore::HistoryOfRun(const std::string& run_id) {

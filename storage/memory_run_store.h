@@ -23,6 +23,8 @@ class MemoryRunStore final : public RunStore {
   // is stored already (nothing applied), as the journal; never Full.
   Status Commit(RunBatch& batch) override;
   uint64_t last_seq() const override { return last_seq_; }
+  uint64_t last_batch() const override { return commits_; }
+  Status ApplyReplicated(uint64_t batch_no, uint64_t first_seq, RunBatch& batch) override;
 
   Result<std::vector<TransitionRecord>> HistoryOfRun(const std::string& run_id) override;
   Result<std::vector<TransitionRecord>> HistoryOfExecution(const std::string& exec_id) override;
@@ -52,7 +54,7 @@ class MemoryRunStore final : public RunStore {
 
   // Every transition committed so far, in seq order (index i has seq i + 1).
   const std::vector<TransitionRecord>& transitions() const { return transitions_; }
-  // Successful commits so far.
+  // Successful commits (and applied replicated batches) so far.
   uint64_t commits() const { return commits_; }
 
  private:

@@ -38,6 +38,19 @@ class RunStore {
   // The seq of the last committed transition (0 when none).
   virtual uint64_t last_seq() const = 0;
 
+  // Replication. The number of non-empty batches committed or applied so far
+  // (0 on a fresh store): the replication position, which unlike last_seq
+  // also advances for a batch without transitions.
+  virtual uint64_t last_batch() const = 0;
+  // Applies batch number `batch_no` that a leader committed with its
+  // transitions numbered from `first_seq`: atomically, with those same seq
+  // numbers (so the store equals the leader's), and clears `batch` on
+  // success. Refused with InvalidInput, nothing applied, unless batch_no ==
+  // last_batch() + 1 and first_seq == last_seq() + 1 (a gap, a replay or a
+  // store that diverged); other errors as Commit. Writer thread only; a store
+  // that applies replicated batches is not committed to by a scheduler.
+  virtual Status ApplyReplicated(uint64_t batch_no, uint64_t first_seq, RunBatch& batch) = 0;
+
   // Transitions of one run / one execution, oldest first (by seq).
   virtual Result<std::vector<TransitionRecord>> HistoryOfRun(const std::string& run_id) = 0;
   virtual Result<std::vector<TransitionRecord>> HistoryOfExecution(const std::string& exec_id) = 0;

@@ -329,5 +329,71 @@ TEST_CASE("HA flags: off by default, resolved with their defaults, each refusal 
   CHECK(Refusal(f, env).rfind("--ha-etcd needs --role=coordinator", 0) == 0);
 }
 
+TEST_CASE("replication settings resolve for a leader and a static standby", "[cli][node]") {
+  FakeNodeEnv env;
+  NodeFlags leader;
+  leader.role = "coordinator";
+  leader.replication_bind = "tcp://127.0.0.1:7013";
+  leader.replication_peers = {"s1", "s2"};
+  auto c = ResolveNodeConfig(leader, env);
+  REQUIRE(c.ok());
+  CHECK(c->replication.bind == "tcp://127.0.0.1:7013");
+  CHECK(c->replication.sync);  // the default when replicating
+  CHECK(c->replication.timeout == Millis(1000));
+  CHECK(c->replication.name == "box-" + c->replication.name.substr(4));
+  leader.replication = "async";
+  leader.replication_timeout = "250ms";
+  leader.replication_name = "c1";
+  c = ResolveNodeConfig(leader, env);
+  REQUIRE(c.ok());
+  CHECK_FALSE(c->replication.sync);
+  CHECK(c->replication.timeout == Millis(250));
+  CHECK(c->replication.name == "c1");
+
+  NodeFlags standby;
+  standby.role = "coordinator";
+  standby.replication_follow = "tcp://127.0.0.1:7013";
+  c = ResolveNodeConfig(standby, env);
+  REQUIRE(c.ok());
+  CHECK(c->replication.follow == "tcp://127.0.0.1:7013");
+  CHECK(c->replication.bind.empty());
+  // Without replication nothing is set.
+  c = ResolveNodeConfig(NodeFlags{}, env);
+  REQUIRE(c.ok());
+  CHECK(c->replication.bind.empty());
+  CHECK(c->replication.follow.empty());
+}
+
+TEST_CASE("replication settings that could not work are refused", "[cli][node]") {
+  FakeNodeEnv env;
+  NodeFlags f;
+  f.replication = "sync";
+  CHECK(Refusal(f, env).find("need --replication-bind") != std::string::npos);
+  f = NodeFlags{};
+  f.role = "coordinator";
+  f.replication_bind = "tcp://127.0.0.1:7013";
+  f.replication_timeout = "0s";
+  CHECK(Refusal(f, env).find("--replication-timeout 0s") != std::string::npos);
+  f.replication_timeout = "soon";
+  CHECK(Refusal(f, env).find("--replication-timeout soon") != std::string::npos);
+  f.replication_timeout = "";
+  f.replication = "maybe";
+  CHECK(Refusal(f, env).find("expected sync or async") != std::string::npos);
+  f.replication = "";
+  f.replication_follow = "tcp://127.0.0.1:7014";
+  CHECK(Refusal(f, env).find("not both") != std::string::npos);
+  f.replication_bind = "";
+  f.role = "all";
+  CHECK(Refusal(f, env).find("--role coordinator") != std::string::npos);
+  f.role = "worker";
+  CHECK(Refusal(f, env).find("not with --role worker") != std::string::npos);
+  f = NodeFlags{};
+  f.role = "coordinator";
+  f.replication_bind = "tcp://10.0.0.5:7013";
+  CHECK(Refusal(f, env).find("no CURVE yet") != std::string::npos);
+  f.insecure = true;
+  CHECK(ResolveNodeConfig(f, env).ok());
+}
+
 }  // namespace
 }  // namespace apollo11::cli

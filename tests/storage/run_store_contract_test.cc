@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "storage/faulty_run_store.h"
 #include "storage/journal.h"
@@ -314,6 +315,141 @@ TEST_CASE("an injected commit failure applies nothing and keeps the batch",
   store.Heal();
   REQUIRE(store.Commit(batch).ok());
   CHECK(store.last_seq() == 2);
+}
+
+// Commits three batches on `leader` (the second without transitions) and
+// ships each to `replica` with ApplyReplicated, checking the refusals on the
+// way: the replica ends equal to the leader.
+void CheckReplicatedApply(RunStore& leader, RunStore& replica) {
+  std::vector<RunBatch> shipped(3);
+  std::vector<uint64_t> first_seqs;
+  shipped[0].Append(Tr("r1", "a", TaskState::kReady));
+  shipped[0].Append(Tr("r1", "b", TaskState::kReady));
+  shipped[0].CreateRun(Run("r1", RunStatus::kRunning, 10));
+  shipped[1].PutRun(Run("r1", RunStatus::kRunning, 10));
+  shipped[1].RecordDuration("p/a", 5);
+  shipped[2].Append(Tr("r1", "a", TaskState::kSuccess));
+  shipped[2].PutRun(Run("r1", RunStatus::kSuccess, 10));
+  for (RunBatch& b : shipped) {
+    first_seqs.push_back(leader.last_seq() + 1);
+    RunBatch copy = b;
+    REQUIRE(leader.Commit(copy).ok());
+  }
+  CHECK(leader.last_batch() == 3);
+  CHECK(leader.last_seq() == 3);
+
+  // Batch 2 before batch 1: a gap, refused, nothing applied, batch kept.
+  RunBatch second = shipped[1];
+  CHECK(replica.ApplyReplicated(2, first_seqs[1], second).code() == StatusCode::kInvalidInput);
+  CHECK_FALSE(second.empty());
+  CHECK(replica.last_batch() == 0);
+  CHECK_FALSE(replica.GetRun("r1")->has_value());
+  // A first seq that does not follow the replica's: refused.
+  RunBatch first = shipped[0];
+  CHECK(replica.ApplyReplicated(1, 7, first).code() == StatusCode::kInvalidInput);
+  CHECK(replica.last_seq() == 0);
+  for (size_t i = 0; i < shipped.size(); ++i) {
+    RunBatch b = shipped[i];
+    REQUIRE(replica.ApplyReplicated(i + 1, first_seqs[i], b).ok());
+    CHECK(b.empty());
+  }
+  // A replay of an applied batch: refused.
+  RunBatch replay = shipped[2];
+  CHECK(replica.ApplyReplicated(3, first_seqs[2], replay).code() == StatusCode::kInvalidInput);
+  CHECK(replica.last_batch() == 3);
+  CHECK(replica.last_seq() == 3);
+  auto mine = leader.HistoryOfRun("r1");
+  auto theirs = replica.HistoryOfRun("r1");
+  REQUIRE(mine.ok());
+  REQUIRE(theirs.ok());
+  REQUIRE(mine->size() == theirs->size());
+  for (size_t i = 0; i < mine->size(); ++i) {
+    CHECK((*mine)[i].seq == (*theirs)[i].seq);
+    CHECK((*mine)[i].exec_id == (*theirs)[i].exec_id);
+    CHECK((*mine)[i].to == (*theirs)[i].to);
+  }
+  CHECK((*replica.GetRun("r1"))->status == RunStatus::kSuccess);
+  CHECK(*replica.LastCreatedRunId() == "r1");
+  CHECK(**replica.DurationP50("p/a") == 5);
+  // The replica, once promoted, numbers its own commits after the leader's.
+  RunBatch own;
+  own.Append(Tr("r1", "c", TaskState::kReady));
+  REQUIRE(replica.Commit(own).ok());
+  CHECK(replica.last_seq() == 4);
+  CHECK(replica.last_batch() == 4);
+}
+
+TEST_CASE("a replicated batch is applied by the journal with the leader's numbering",
+          "[storage][run_store][replication]") {
+  testing::TempDir a, b;
+  {
+    auto leader = Journal::Open(a.path(), {});
+    auto replica = Journal::Open(b.path(), {});
+    REQUIRE(leader.ok());
+    REQUIRE(replica.ok());
+    CheckReplicatedApply(**leader, **replica);
+  }
+  // The batch count survives a reopen.
+  auto reopened = Journal::Open(b.path(), {});
+  REQUIRE(reopened.ok());
+  CHECK((*reopened)->last_batch() == 4);
+  CHECK((*reopened)->last_seq() == 4);
+}
+
+TEST_CASE("a replicated batch is applied by the in-memory store with the leader's numbering",
+          "[storage][run_store][replication]") {
+  MemoryRunStore leader, replica;
+  CheckReplicatedApply(leader, replica);
+}
+
+TEST_CASE("the journal and the in-memory store replicate to each other",
+          "[storage][run_store][replication]") {
+  testing::TempDir a;
+  auto journal = Journal::Open(a.path(), {});
+  REQUIRE(journal.ok());
+  MemoryRunStore memory;
+  CheckReplicatedApply(**journal, memory);
+}
+
+TEST_CASE("an injected failure refuses a replicated batch and keeps it",
+          "[storage][run_store][replication]") {
+  MemoryRunStore memory;
+  FaultyRunStore store(&memory);
+  store.FailNextCommits(1);
+  RunBatch batch;
+  batch.Append(Tr("r1", "a", TaskState::kReady));
+  CHECK(store.ApplyReplicated(1, 1, batch).code() == StatusCode::kFull);
+  CHECK(batch.transitions() == 1);
+  CHECK(store.last_batch() == 0);
+  REQUIRE(store.ApplyReplicated(1, 1, batch).ok());
+  CHECK(store.last_batch() == 1);
+  CHECK(store.last_seq() == 1);
+}
+
+TEST_CASE("a journal copy holds a consistent position and takes the stream after it",
+          "[storage][run_store][replication]") {
+  testing::TempDir a, b;
+  auto leader = Journal::Open(a.path(), {});
+  REQUIRE(leader.ok());
+  RunBatch batch;
+  batch.Append(Tr("r1", "a", TaskState::kReady));
+  batch.CreateRun(Run("r1", RunStatus::kRunning, 10));
+  REQUIRE((*leader)->Commit(batch).ok());
+  batch.PutRun(Run("r1", RunStatus::kRunning, 10));
+  REQUIRE((*leader)->Commit(batch).ok());
+  auto position = (*leader)->CopyTo(b.path() + "/copy");
+  REQUIRE(position.ok());
+  CHECK(position->batch == 2);
+  CHECK(position->seq == 1);
+  auto copy = Journal::Open(b.path() + "/copy", {});
+  REQUIRE(copy.ok());
+  CHECK((*copy)->last_batch() == 2);
+  CHECK((*copy)->GetRun("r1")->has_value());
+  batch.Append(Tr("r1", "a", TaskState::kSuccess));
+  RunBatch shipped = batch;
+  REQUIRE((*leader)->Commit(batch).ok());
+  REQUIRE((*copy)->ApplyReplicated(3, 2, shipped).ok());
+  CHECK((*copy)->HistoryOfRun("r1")->size() == 2);
 }
 
 }  // namespace

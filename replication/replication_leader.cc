@@ -1,0 +1,273 @@
+#include "replication/replication_leader.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <utility>
+
+#include "storage/batch_codec.h"
+#include "transport/sockets.h"
+
+namespace apollo11::replication {
+namespace {
+
+constexpr auto kTick = std::chrono::milliseconds(200);
+constexpr size_t kHeader = 32;  // batch_no, first_seq, transitions, committed_at
+
+void PutU64(std::string& out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+uint64_t GetU64(const char* p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(p[i]);
+  return v;
+}
+
+transport::SocketOptions LinkOptions() {
+  transport::SocketOptions o;
+  o.max_msg_size = int64_t{256} << 20;  // a large turn's batch, a copy chunk
+  return o;
+}
+
+}  // namespace
+
+ReplicationLeader::ReplicationLeader(storage::Journal* journal, const Clock* clock,
+                                     ReplicationLeaderConfig config)
+    : journal_(journal), clock_(clock), config_(std::move(config)) {}
+
+Result<std::unique_ptr<ReplicationLeader>> ReplicationLeader::Start(
+    zmq::context_t& ctx, storage::Journal* journal, const Clock* clock,
+    ReplicationLeaderConfig config) {
+  std::unique_ptr<ReplicationLeader> leader(
+      new ReplicationLeader(journal, clock, std::move(config)));
+  leader->feed_name_ =
+      "replication-feed-" + std::to_string(reinterpret_cast<uintptr_t>(leader.get()));
+  auto pair = transport::MakeInprocPair(ctx, leader->feed_name_);
+  if (!pair.ok()) return pair.status();
+  leader->feed_in_ = std::move(pair->first);
+  leader->feed_out_ = std::move(pair->second);
+  {
+    std::lock_guard lock(leader->mu_);
+    leader->status_.role = "leader";
+    leader->status_.mode = leader->config_.sync ? "sync" : "async";
+    leader->status_.epoch = leader->config_.epoch;
+    leader->status_.last_batch = journal->last_batch();
+    leader->status_.last_seq = journal->last_seq();
+    leader->committed_ = journal->last_batch();
+  }
+  ReplicationLeader* self = leader.get();
+  auto actor = transport::Actor::Start(
+      ctx, "replication", [self, &ctx](transport::ActorPipe& pipe) { self->Body(pipe, ctx); });
+  if (!actor.ok()) return actor.status();
+  leader->actor_ = std::move(*actor);
+  return leader;
+}
+
+ReplicationLeader::~ReplicationLeader() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  acked_cv_.notify_all();
+  if (actor_) (void)actor_->Stop(std::chrono::seconds(10));
+}
+
+void ReplicationLeader::OnCommitted(uint64_t batch_no, uint64_t first_seq,
+                                    const storage::RunBatch& batch) {
+  std::string frame;
+  frame.reserve(kHeader + 256);
+  PutU64(frame, batch_no);
+  PutU64(frame, first_seq);
+  PutU64(frame, batch.transitions());
+  PutU64(frame, static_cast<uint64_t>(clock_->Now()));
+  frame += storage::codec::EncodeBatch(batch);
+  {
+    std::lock_guard lock(mu_);
+    committed_ = batch_no;
+  }
+  Status sent = transport::Send(feed_out_, frame, /*dontwait=*/true);
+  if (!sent.ok())
+    spdlog::warn("replication: batch {} not handed over: {}", batch_no, sent.message());
+  if (!config_.sync || lagging_.load()) return;
+  std::unique_lock lock(mu_);
+  const bool acked = acked_cv_.wait_for(lock, config_.timeout,
+                                        [&] { return best_acked_ >= batch_no || stopping_; });
+  if (acked || stopping_) return;
+  lagging_ = true;
+  status_.lagging = true;
+  lock.unlock();
+  const std::string reason = "no standby acknowledged batch " + std::to_string(batch_no) +
+                             " within " + std::to_string(config_.timeout.count()) +
+                             " ms; releasing at the local commit until one catches up";
+  spdlog::warn("replication: {}", reason);
+  if (config_.alerts != nullptr) {
+    alerts::AlertEvent e;
+    e.type = alerts::AlertType::kStandbyLagging;
+    e.reason = reason;
+    e.ts = clock_->Now();
+    config_.alerts->Emit(std::move(e));
+  }
+}
+
+ReplicationStatus ReplicationLeader::Snapshot() const {
+  std::lock_guard lock(mu_);
+  return status_;
+}
+
+void ReplicationLeader::Body(transport::ActorPipe& pipe, zmq::context_t& ctx) {
+  zmq::socket_t router(ctx, zmq::socket_type::router);
+  Status configured = transport::ConfigureRouter(router, LinkOptions());
+  if (!configured.ok()) return pipe.SignalReady(configured);
+  auto bound = transport::Bind(router, config_.bind);
+  if (!bound.ok()) {
+    return pipe.SignalReady(
+        Status::Error(bound.status().code(),
+                      "replication bind " + config_.bind + ": " + bound.status().message()));
+  }
+  endpoint_ = *bound;
+  pipe.SignalReady(Status::Ok());
+  Serve(pipe, router);
+}
+
+void ReplicationLeader::Serve(transport::ActorPipe& pipe, zmq::socket_t& router) {
+  LeaderOptions options;
+  options.name = config_.name;
+  options.standbys = config_.standbys;
+  options.window_batches = config_.window_batches;
+  ReplicationLeaderCore core(options, config_.epoch, journal_->last_batch(), journal_->last_seq());
+  Micros next_heartbeat = 0;
+  for (;;) {
+    std::array<zmq::pollitem_t, 3> items = {pipe.PollItem(),
+                                            zmq::pollitem_t{router.handle(), 0, ZMQ_POLLIN, 0},
+                                            zmq::pollitem_t{feed_in_.handle(), 0, ZMQ_POLLIN, 0}};
+    if (!transport::Poll(items, kTick).ok()) return;
+    if (items[0].revents & ZMQ_POLLIN) {
+      auto cmd = pipe.Recv();
+      if (!cmd.ok() || pipe.IsTerm(*cmd)) return;
+    }
+    ReplicationLeaderCore::Output out;
+    for (;;) {  // committed batches, in order
+      auto msg = transport::Recv(feed_in_, /*dontwait=*/true);
+      if (!msg.ok()) break;
+      if (msg->size() < kHeader) continue;
+      const char* p = static_cast<const char*>(msg->data());
+      core.OnCommitted(GetU64(p), GetU64(p + 8), GetU64(p + 16),
+                       std::string(p + kHeader, msg->size() - kHeader),
+                       static_cast<Micros>(GetU64(p + 24)), &out);
+    }
+    for (;;) {
+      auto msg = transport::RecvFrom(router, /*dontwait=*/true);
+      if (!msg.ok()) break;
+      core.OnFrame(msg->identity, msg->payload.to_string_view(), clock_->Steady(), &out);
+    }
+    const Micros now = clock_->Steady();
+    if (now >= next_heartbeat) {
+      next_heartbeat = now + std::chrono::duration_cast<std::chrono::microseconds>(kTick).count();
+      for (const auto& [name, s] : core.standbys()) {
+        out.frames.emplace_back(name, core.HeartbeatFrame());
+      }
+    }
+    Deliver(router, core, out);
+    Publish(core);
+  }
+}
+
+void ReplicationLeader::Deliver(zmq::socket_t& router, ReplicationLeaderCore& core,
+                                ReplicationLeaderCore::Output& out) {
+  // A frame that cannot go (peer gone, queue full) is dropped: the standby
+  // finds the gap and asks to resync.
+  for (const auto& [peer, frame] : out.frames) (void)transport::SendTo(router, peer, frame);
+  for (const std::string& peer : out.copies) SendCopy(router, core, peer);
+}
+
+void ReplicationLeader::SendCopy(zmq::socket_t& router, ReplicationLeaderCore& core,
+                                 const std::string& peer) {
+  const std::string dir = journal_->dir() + ".send-copy";
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  auto position = journal_->CopyTo(dir);
+  if (!position.ok()) {
+    spdlog::warn("replication: cannot copy the journal for standby {}: {}", peer,
+                 position.status().message());
+    return;
+  }
+  const std::string file = dir + "/data.mdb";
+  const uint64_t size = std::filesystem::file_size(file, ec);
+  std::FILE* f = std::fopen(file.c_str(), "rb");
+  if (f == nullptr || ec) {
+    if (f != nullptr) std::fclose(f);
+    spdlog::warn("replication: cannot read the journal copy {}", file);
+    return;
+  }
+  bool ok = transport::SendTo(router, peer, core.CopyBeginFrame(size), false).ok();
+  std::string chunk(config_.copy_chunk, '\0');
+  uint64_t offset = 0;
+  uint32_t crc = 0;
+  while (ok) {
+    const size_t n = std::fread(chunk.data(), 1, chunk.size(), f);
+    if (n == 0) break;
+    const std::string_view bytes(chunk.data(), n);
+    crc = Crc32(bytes, crc);
+    ok = transport::SendTo(router, peer, core.CopyChunkFrame(offset, bytes), false).ok();
+    offset += n;
+  }
+  std::fclose(f);
+  std::filesystem::remove_all(dir, ec);
+  if (ok && offset == size) {
+    ok = transport::SendTo(router, peer, core.CopyEndFrame(size, crc), false).ok();
+  }
+  {
+    std::lock_guard lock(mu_);
+    ++status_.copies;
+  }
+  spdlog::info("replication: sent standby {} a journal copy of {} bytes at batch {} seq {}{}", peer,
+               size, position->batch, position->seq, ok ? "" : " (interrupted)");
+}
+
+void ReplicationLeader::Publish(const ReplicationLeaderCore& core) {
+  const Micros now = clock_->Now();
+  uint64_t worst_seq = 0;
+  double worst_seconds = 0;
+  std::vector<StandbyStatus> standbys;
+  for (const auto& [name, s] : core.standbys()) {
+    StandbyStatus st;
+    st.name = name;
+    st.acked_batch = s.acked_batch;
+    st.acked_seq = s.acked_seq;
+    st.copying = s.copying;
+    st.lag_seq = core.last_seq() > s.acked_seq ? core.last_seq() - s.acked_seq : 0;
+    if (s.acked_batch < core.last_batch()) {
+      Micros oldest = core.CommittedAt(s.acked_batch + 1);
+      if (oldest == 0) oldest = core.OldestCommittedAt();
+      st.lag_seconds = oldest > 0 && now > oldest ? (now - oldest) / 1e6 : 0;
+    }
+    worst_seq = std::max(worst_seq, st.lag_seq);
+    worst_seconds = std::max(worst_seconds, st.lag_seconds);
+    standbys.push_back(std::move(st));
+  }
+  worst_lag_seq_ = worst_seq;
+  worst_lag_ms_ = static_cast<uint64_t>(worst_seconds * 1000);
+  refused_ = core.refused().unknown_peer + core.refused().corrupt + core.refused().stale_epoch;
+  bool caught_up = false;
+  {
+    std::lock_guard lock(mu_);
+    best_acked_ = core.best_acked_batch();
+    status_.last_batch = core.last_batch();
+    status_.last_seq = core.last_seq();
+    status_.standbys = std::move(standbys);
+    status_.refused = refused_.load();
+    if (lagging_.load() && best_acked_ >= committed_) {
+      lagging_ = false;
+      status_.lagging = false;
+      caught_up = true;
+    }
+  }
+  acked_cv_.notify_all();
+  if (caught_up) spdlog::info("replication: a standby caught up; sync release resumes");
+}
+
+}  // namespace apollo11::replication

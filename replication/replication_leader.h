@@ -1,0 +1,96 @@
+#pragma once
+// The leader's replication actor: one thread that owns a ROUTER socket on
+// --replication-bind (its own socket pair, apart from the worker and client
+// ports) and a ReplicationLeaderCore. The journal's writer thread hands it
+// each committed batch through OnCommitted (a CommitObserver); in sync mode
+// OnCommitted returns only once a standby acknowledged the batch durably, or
+// after the timeout, when the leader is marked lagging (log, alert,
+// apollo11_replication_lagging) and releases at the local commit until a
+// standby catches up again.
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <zmq.hpp>
+
+#include "alerts/sink.h"
+#include "common/clock.h"
+#include "common/duration.h"
+#include "common/status.h"
+#include "replication/replication_leader_core.h"
+#include "replication/replication_status.h"
+#include "storage/commit_observer.h"
+#include "storage/journal.h"
+#include "transport/actor.h"
+
+namespace apollo11::replication {
+
+struct ReplicationLeaderConfig {
+  std::string bind = "tcp://127.0.0.1:0";
+  std::string name = "leader";     // the sender of its frames
+  std::set<std::string> standbys;  // admitted names; empty admits any
+  bool sync = true;
+  Millis timeout{1000};
+  size_t window_batches = 4096;
+  size_t copy_chunk = 1 << 20;
+  uint64_t epoch = 0;
+  alerts::Sink* alerts = nullptr;  // may be null
+};
+
+class ReplicationLeader final : public storage::CommitObserver {
+ public:
+  // Binds, then serves standbys. `journal`, `clock` and `ctx` must outlive
+  // it. Register it with journal->SetCommitObserver only after Start.
+  static Result<std::unique_ptr<ReplicationLeader>> Start(zmq::context_t& ctx,
+                                                          storage::Journal* journal,
+                                                          const Clock* clock,
+                                                          ReplicationLeaderConfig config);
+  ~ReplicationLeader() override;
+  ReplicationLeader(const ReplicationLeader&) = delete;
+  ReplicationLeader& operator=(const ReplicationLeader&) = delete;
+
+  // The journal's writer thread only (see storage::CommitObserver).
+  void OnCommitted(uint64_t batch_no, uint64_t first_seq, const storage::RunBatch& batch) override;
+
+  // The endpoint bound (port 0 resolved).
+  const std::string& endpoint() const { return endpoint_; }
+  // A copy of the current state. Any thread.
+  ReplicationStatus Snapshot() const;
+  // Cheap reads for /metrics (any thread).
+  uint64_t worst_lag_seq() const { return worst_lag_seq_.load(); }
+  double worst_lag_seconds() const { return worst_lag_ms_.load() / 1000.0; }
+  bool lagging() const { return lagging_.load(); }
+  uint64_t refused() const { return refused_.load(); }
+
+ private:
+  ReplicationLeader(storage::Journal* journal, const Clock* clock, ReplicationLeaderConfig config);
+  void Body(transport::ActorPipe& pipe, zmq::context_t& ctx);
+  void Serve(transport::ActorPipe& pipe, zmq::socket_t& router);
+  void Deliver(zmq::socket_t& router, ReplicationLeaderCore& core,
+               ReplicationLeaderCore::Output& out);
+  void SendCopy(zmq::socket_t& router, ReplicationLeaderCore& core, const std::string& peer);
+  void Publish(const ReplicationLeaderCore& core);
+
+  storage::Journal* journal_;
+  const Clock* clock_;
+  const ReplicationLeaderConfig config_;
+  std::string endpoint_;
+  std::string feed_name_;
+  zmq::socket_t feed_out_;  // the writer thread's end
+  zmq::socket_t feed_in_;   // the actor's end
+  std::unique_ptr<transport::Actor> actor_;
+
+  mutable std::mutex mu_;
+  std::condition_variable acked_cv_;
+  uint64_t best_acked_ = 0;   // guarded by mu_
+  uint64_t committed_ = 0;    // guarded by mu_: the last batch handed over
+  bool stopping_ = false;     // guarded by mu_
+  ReplicationStatus status_;  // guarded by mu_
+  std::atomic<bool> lagging_{false};
+  std::atomic<uint64_t> worst_lag_seq_{0}, worst_lag_ms_{0}, refused_{0};
+};
+
+}  // namespace apollo11::replication

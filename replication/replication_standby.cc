@@ -1,0 +1,123 @@
+#include "replication/replication_standby.h"
+
+#include <spdlog/spdlog.h>
+
+#include <array>
+#include <utility>
+#include <vector>
+
+#include "transport/sockets.h"
+
+namespace apollo11::replication {
+namespace {
+
+constexpr auto kTick = std::chrono::milliseconds(200);
+
+}  // namespace
+
+ReplicationStandby::ReplicationStandby(storage::Journal* journal, const Clock* clock,
+                                       ReplicationStandbyConfig config)
+    : journal_(journal), clock_(clock), config_(std::move(config)), replica_(journal) {}
+
+Result<std::unique_ptr<ReplicationStandby>> ReplicationStandby::Start(
+    zmq::context_t& ctx, storage::Journal* journal, const Clock* clock,
+    ReplicationStandbyConfig config) {
+  std::unique_ptr<ReplicationStandby> standby(
+      new ReplicationStandby(journal, clock, std::move(config)));
+  {
+    std::lock_guard lock(standby->mu_);
+    standby->status_.role = "standby";
+    standby->status_.last_batch = journal->last_batch();
+    standby->status_.last_seq = journal->last_seq();
+  }
+  ReplicationStandby* self = standby.get();
+  auto actor = transport::Actor::Start(
+      ctx, "replica", [self, &ctx](transport::ActorPipe& pipe) { self->Body(pipe, ctx); });
+  if (!actor.ok()) return actor.status();
+  standby->actor_ = std::move(*actor);
+  return standby;
+}
+
+ReplicationStandby::~ReplicationStandby() { Stop(); }
+
+void ReplicationStandby::Stop() {
+  if (actor_) (void)actor_->Stop(std::chrono::seconds(10));
+  actor_.reset();
+}
+
+ReplicationStatus ReplicationStandby::Snapshot() const {
+  std::lock_guard lock(mu_);
+  return status_;
+}
+
+void ReplicationStandby::Body(transport::ActorPipe& pipe, zmq::context_t& ctx) {
+  zmq::socket_t dealer(ctx, zmq::socket_type::dealer);
+  transport::SocketOptions options;
+  options.max_msg_size = int64_t{256} << 20;
+  Status configured = transport::ConfigureDealer(dealer, config_.name, options);
+  if (configured.ok()) configured = transport::Connect(dealer, config_.leader_endpoint);
+  if (!configured.ok()) {
+    return pipe.SignalReady(Status::Error(
+        configured.code(),
+        "replication connect " + config_.leader_endpoint + ": " + configured.message()));
+  }
+  pipe.SignalReady(Status::Ok());
+  StandbyOptions core_options;
+  core_options.name = config_.name;
+  core_options.leader = config_.leader_name;
+  core_options.credit = config_.credit;
+  ReplicationStandbyCore core(core_options, &replica_);
+  const Micros idle = config_.idle_hello.count() * 1000;
+  Micros last_heard = clock_->Steady() - idle;  // say hello at once
+  uint64_t copies = 0;
+  for (;;) {
+    std::array<zmq::pollitem_t, 2> items = {pipe.PollItem(),
+                                            zmq::pollitem_t{dealer.handle(), 0, ZMQ_POLLIN, 0}};
+    if (!transport::Poll(items, kTick).ok()) return;
+    if (items[0].revents & ZMQ_POLLIN) {
+      auto cmd = pipe.Recv();
+      if (!cmd.ok() || pipe.IsTerm(*cmd)) return;
+    }
+    std::vector<std::string> replies;
+    for (;;) {
+      auto msg = transport::Recv(dealer, /*dontwait=*/true);
+      if (!msg.ok()) break;
+      core.OnFrame(msg->to_string_view(), clock_->Now(), &replies);
+      last_heard = clock_->Steady();
+    }
+    if (clock_->Steady() - last_heard >= idle) {
+      replies.push_back(core.Hello());
+      last_heard = clock_->Steady();
+    }
+    for (const std::string& r : replies) (void)transport::Send(dealer, r, /*dontwait=*/true);
+    if (core.counters().copies_installed != copies) {
+      copies = core.counters().copies_installed;
+      spdlog::info("replication: installed a journal copy from the leader at batch {} seq {}",
+                   journal_->last_batch(), journal_->last_seq());
+    }
+    Publish(core);
+  }
+}
+
+void ReplicationStandby::Publish(const ReplicationStandbyCore& core) {
+  const uint64_t seq = journal_->last_seq();
+  const uint64_t lag = core.leader_seq() > seq ? core.leader_seq() - seq : 0;
+  const Micros now = clock_->Now();
+  const double seconds =
+      lag > 0 && core.applied_committed_at() > 0 && now > core.applied_committed_at()
+          ? (now - core.applied_committed_at()) / 1e6
+          : 0;
+  lag_seq_ = lag;
+  lag_ms_ = static_cast<uint64_t>(seconds * 1000);
+  refused_ = core.counters().refused();
+  std::lock_guard lock(mu_);
+  status_.epoch = core.epoch();
+  status_.last_batch = journal_->last_batch();
+  status_.last_seq = seq;
+  status_.lag_seq = lag;
+  status_.lag_seconds = seconds;
+  status_.refused = core.counters().refused();
+  status_.copies = core.counters().copies_installed;
+}
+
+}  // namespace apollo11::replication

@@ -1,0 +1,71 @@
+#pragma once
+// The standby's replication actor: one thread that owns a DEALER connected
+// to the leader's --replication-bind endpoint, a ReplicationStandbyCore and
+// (through a JournalReplicaStore) the only writes to this node's journal. It
+// says kHello on start and whenever it heard nothing for `idle_hello` (a
+// leader that restarted does not know it yet). Readers of the journal (the
+// CLI, a coordinator answering read-only queries) may run meanwhile.
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <zmq.hpp>
+
+#include "common/clock.h"
+#include "common/duration.h"
+#include "common/status.h"
+#include "replication/journal_replica_store.h"
+#include "replication/replication_standby_core.h"
+#include "replication/replication_status.h"
+#include "storage/journal.h"
+#include "transport/actor.h"
+
+namespace apollo11::replication {
+
+struct ReplicationStandbyConfig {
+  std::string leader_endpoint;  // the leader's --replication-bind
+  std::string leader_name;      // expected sender of frames; empty accepts any
+  std::string name;             // this standby's name (its routing id)
+  uint64_t credit = 64;
+  Millis idle_hello{1000};
+};
+
+class ReplicationStandby {
+ public:
+  // Connects and starts applying. `journal`, `clock` and `ctx` must outlive
+  // it; nothing else may write to the journal until Stop.
+  static Result<std::unique_ptr<ReplicationStandby>> Start(zmq::context_t& ctx,
+                                                           storage::Journal* journal,
+                                                           const Clock* clock,
+                                                           ReplicationStandbyConfig config);
+  ~ReplicationStandby();
+  ReplicationStandby(const ReplicationStandby&) = delete;
+  ReplicationStandby& operator=(const ReplicationStandby&) = delete;
+
+  // Stops applying and joins the thread (promotion: the node then recovers
+  // from the journal as a restarted coordinator). Idempotent.
+  void Stop();
+  // A copy of the current state. Any thread.
+  ReplicationStatus Snapshot() const;
+  uint64_t lag_seq() const { return lag_seq_.load(); }
+  double lag_seconds() const { return lag_ms_.load() / 1000.0; }
+  uint64_t refused() const { return refused_.load(); }
+
+ private:
+  ReplicationStandby(storage::Journal* journal, const Clock* clock,
+                     ReplicationStandbyConfig config);
+  void Body(transport::ActorPipe& pipe, zmq::context_t& ctx);
+  void Publish(const ReplicationStandbyCore& core);
+
+  storage::Journal* journal_;
+  const Clock* clock_;
+  const ReplicationStandbyConfig config_;
+  JournalReplicaStore replica_;
+  std::unique_ptr<transport::Actor> actor_;
+  mutable std::mutex mu_;
+  ReplicationStatus status_;  // guarded by mu_
+  std::atomic<uint64_t> lag_seq_{0}, lag_ms_{0}, refused_{0};
+};
+
+}  // namespace apollo11::replication
