@@ -78,7 +78,7 @@ void DispatcherCore::DropReservation(const std::string& exec_id) {
   if (w != workers_.end()) {
     Finish(w->second, exec_id);
     // The worker never got it: its slot is free again.
-    if (w->second.credits + w->second.running.size() < w->second.slots) ++w->second.credits;
+    if (w->second.credits + w->second.running.size() < w->second.capacity()) ++w->second.credits;
   }
 }
 
