@@ -22,7 +22,13 @@ Result<std::string> CoreFireStarter::StartFiredRun(const storage::ScheduleRecord
     // with; refused (Busy) while the pipeline is paused.
     StartRequest start;
     start.name = schedule.pipeline;
-    start.version = schedule.pipeline_hash;
+    // Two versions may hold the same content (1, 2, then 1's again as 3):
+    // the active one when it is the schedule's, else the hash resolves (or
+    // says why not, in the skipped fire's reason).
+    auto active = core_->registry().Resolve(schedule.pipeline, "");
+    start.version = active.ok() && active->hash == schedule.pipeline_hash
+                        ? std::to_string(active->version)
+                        : schedule.pipeline_hash;
     start.trigger_key = FireKeyOf(fire);
     start.actor = fire.origin;
     auto started = core_->StartPinned(start);

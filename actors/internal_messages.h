@@ -67,7 +67,7 @@ enum class InternalType : uint16_t {
   kConfirmReply,
   kRegistry,       // registry: pipelines add/rm, pause/unpause, trigger
   kRegistryReply,  // registry
-  kRerunRun,  // rerun: a new run of a finished run's snapshot; answered with kSubmitReply
+  kRerunRun,       // rerun: a new run of a finished run's snapshot; answered with kSubmitReply
 };
 
 // One READY execution and everything a worker needs to run it.
@@ -445,7 +445,7 @@ enum class RegistryOp : uint8_t {
   kRemove,   // no version of `name` active any more
   kPause,    // no new scheduled or triggered runs of `name`
   kUnpause,
-  kTrigger,  // start a run of name@ref with `params`, idempotent on `key`
+  kTrigger,   // start a run of name@ref with `params`, idempotent on `key`
   kBackfill,  // one fire of `name`'s schedule per scheduled time in [from, to]
 };
 inline constexpr uint8_t kRegistryOpLast = static_cast<uint8_t>(RegistryOp::kBackfill);

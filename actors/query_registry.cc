@@ -18,19 +18,20 @@ nlohmann::json VersionJson(const storage::PipelineVersionRecord& v, uint32_t act
 
 }  // namespace
 
+nlohmann::json& QueryService::EntryOf(nlohmann::json* pipelines, const std::string& name) {
+  for (auto& p : *pipelines) {
+    if (p.value("name", "") == name) return p;
+  }
+  pipelines->push_back({{"name", name}, {"runs", 0}});
+  return pipelines->back();
+}
+
 Status QueryService::AddRegistered(nlohmann::json* pipelines) const {
   PipelineRegistry registry(journal_);
   auto states = registry.States();
   if (!states.ok()) return states.status();
   for (const auto& s : *states) {
-    nlohmann::json* entry = nullptr;
-    for (auto& p : *pipelines) {
-      if (p.value("name", "") == s.name) entry = &p;
-    }
-    if (entry == nullptr) {
-      pipelines->push_back({{"name", s.name}, {"runs", 0}});
-      entry = &pipelines->back();
-    }
+    nlohmann::json* entry = &EntryOf(pipelines, s.name);
     (*entry)["registered"] = true;
     (*entry)["active_version"] = s.active;
     (*entry)["latest_version"] = s.latest;

@@ -13,14 +13,7 @@ namespace apollo11::actors {
 void QueryService::AddSchedules(const QueryContext& ctx, nlohmann::json* pipelines) {
   if (ctx.schedules == nullptr) return;
   for (const ScheduleView& v : ctx.schedules->Views()) {
-    nlohmann::json* entry = nullptr;
-    for (auto& p : *pipelines) {
-      if (p.value("name", "") == v.pipeline) entry = &p;
-    }
-    if (entry == nullptr) {
-      pipelines->push_back({{"name", v.pipeline}, {"runs", 0}});
-      entry = &pipelines->back();
-    }
+    nlohmann::json* entry = &EntryOf(pipelines, v.pipeline);
     nlohmann::json s = {{"cron", v.cron},
                         {"timezone", v.timezone},
                         {"active_runs", v.active},

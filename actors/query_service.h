@@ -26,7 +26,7 @@ struct QueryContext {
   const WorkersSnapshot* workers = nullptr;  // the dispatcher's latest
   const JournalHealth* health = nullptr;
   const ScheduleCore* schedules = nullptr;  // sched: next fire times (null: none shown)
-  Micros now = 0;  // Clock::Steady(), as JournalHealth takes it
+  Micros now = 0;                           // Clock::Steady(), as JournalHealth takes it
 };
 
 // Where a kLogs query must go: the worker that ran the attempt, and the
@@ -76,6 +76,8 @@ class QueryService {
   // registry (query_registry.cc): adds the registered pipelines' versions
   // and pause state to a kPipelines answer.
   Status AddRegistered(nlohmann::json* pipelines) const;
+  // The entry of pipeline `name` in a pipelines answer, appended if absent.
+  static nlohmann::json& EntryOf(nlohmann::json* pipelines, const std::string& name);
   // sched: each schedule's cron, zone and next and last fire (query_schedules.cc).
   static void AddSchedules(const QueryContext& ctx, nlohmann::json* pipelines);
   // sched: the newest fires (at most `limit`) of pipeline `name`, newest first.

@@ -4,10 +4,9 @@
 
 #include <algorithm>
 #include <csignal>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <tuple>
-
-#include <nlohmann/json.hpp>
 
 #include "actors/actor_loop.h"
 #include "actors/client_sessions.h"
@@ -18,8 +17,8 @@
 #include "actors/schedule_core.h"
 #include "actors/scheduler_turn.h"
 #include "common/log_limiter.h"
-#include "ha/not_leader.h"
 #include "dsl/pipeline_json.h"
+#include "ha/not_leader.h"
 
 namespace apollo11::actors {
 namespace {

@@ -82,6 +82,10 @@ Result<nlohmann::json> CoordinatorApi::TriggerRun(const TriggerSpec& t) {
   r.ref = t.version;
   r.key = t.key;
   r.params = t.params;
+  return SendRegistry(std::move(r));
+}
+
+Result<nlohmann::json> CoordinatorApi::SendRegistry(actors::RegistryRequest r) {
   r.actor = "http";
   auto link = Link();
   if (!link.ok()) return link.status();
@@ -91,11 +95,10 @@ Result<nlohmann::json> CoordinatorApi::TriggerRun(const TriggerSpec& t) {
 Result<nlohmann::json> CoordinatorApi::ChangeRegistry(const RegistryChange& c) {
   actors::RegistryRequest r;
   using actors::RegistryOp;
-  const RegistryOp op = c.op == "pause"     ? RegistryOp::kPause
-                        : c.op == "unpause" ? RegistryOp::kUnpause
-                        : c.op == "backfill"
-                            ? RegistryOp::kBackfill
-                            : static_cast<RegistryOp>(0);
+  const RegistryOp op = c.op == "pause"      ? RegistryOp::kPause
+                        : c.op == "unpause"  ? RegistryOp::kUnpause
+                        : c.op == "backfill" ? RegistryOp::kBackfill
+                                             : static_cast<RegistryOp>(0);
   if (op == static_cast<RegistryOp>(0)) {
     return Status::InvalidInput("unknown registry change '" + c.op + "'");
   }
@@ -104,10 +107,7 @@ Result<nlohmann::json> CoordinatorApi::ChangeRegistry(const RegistryChange& c) {
   r.from = c.from;
   r.to = c.to;
   r.max_active = c.max_active;
-  r.actor = "http";
-  auto link = Link();
-  if (!link.ok()) return link.status();
-  return Forget((*link)->Registry(r));
+  return SendRegistry(std::move(r));
 }
 
 Result<nlohmann::json> CoordinatorApi::Register(const std::string& yaml, const std::string& path) {

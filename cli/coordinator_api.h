@@ -43,6 +43,8 @@ class CoordinatorApi final : public observability::ApiBackend {
   // The link, (re)connected on demand: after a timeout the old socket may
   // still receive the late answer, so it is dropped rather than reused.
   Result<RemoteCoordinator*> Link();
+  // Sends `r` (its actor set to "http") and returns the coordinator's JSON.
+  Result<nlohmann::json> SendRegistry(actors::RegistryRequest r);
   template <class T>
   T Forget(T result);
 

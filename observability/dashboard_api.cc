@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/json_dump.h"
+#include "observability/http_routing.h"
 #include "observability/http_server.h"
 
 namespace apollo11::observability {
@@ -15,11 +16,6 @@ const std::string kExecId = "([A-Za-z0-9_.:@-]{1,600})";
 // /api/alerts: the API's read rule for limit (1 to 1000), 50 when absent.
 constexpr uint64_t kMaxAlertLimit = 1000;
 constexpr uint64_t kDefaultAlertLimit = 50;
-
-void SendError(httplib::Response& res, int status, const std::string& message) {
-  res.status = status;
-  res.set_content(SafeJsonDump(nlohmann::json{{"error", message}}), kJson);
-}
 
 // A non-negative decimal parameter, `fallback` when absent; false when bad.
 bool Number(const httplib::Request& req, const char* name, uint64_t max, uint64_t fallback,

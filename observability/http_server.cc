@@ -14,30 +14,19 @@
 #include <cstring>
 
 #include "common/json_dump.h"
-#include "common/timestamp_parse.h"
 #include "observability/dashboard.h"
 #include "observability/dashboard_api.h"
 #include "observability/guarded_http_server.h"
+#include "observability/http_routing.h"
 #include "observability/query_cache.h"
 
 namespace apollo11::observability {
 namespace {
 
-constexpr const char* kJson = "application/json";
 constexpr const char* kPromText = "text/plain; version=0.0.4; charset=utf-8";
 constexpr size_t kMaxBody = 1 << 20;  // a trigger's params; nothing bigger is ever posted
 // The most runs one GET /api/runs returns (as the coordinator's own cap).
 constexpr uint32_t kMaxLimit = 1000;
-
-void SendJson(httplib::Response& res, int status, const nlohmann::json& body) {
-  res.status = status;
-  // Answers carry task-, peer- and file-derived text: never throw on it.
-  res.set_content(SafeJsonDump(body), kJson);
-}
-
-void SendError(httplib::Response& res, int status, const std::string& message) {
-  SendJson(res, status, nlohmann::json{{"error", message}});
-}
 
 // Compares without an early exit, so the time taken says nothing about how
 // much of a guessed token was right.
@@ -47,39 +36,6 @@ bool SameToken(const std::string& a, const std::string& b) {
     diff |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
   }
   return diff == 0;
-}
-
-// Registers `handler` for `method` on `pattern` and a 405 naming the allowed
-// method for the other methods, so a wrong method is told so, not 404.
-void Route(httplib::Server& s, const char* method, const std::string& pattern,
-           httplib::Server::Handler handler) {
-  auto refuse = [allowed = std::string(method)](const httplib::Request& req,
-                                                httplib::Response& res) {
-    res.set_header("Allow", allowed);
-    SendError(res, 405, req.method + " is not allowed here; use " + allowed);
-  };
-  const std::string m = method;
-  m == "GET" ? s.Get(pattern, handler) : s.Get(pattern, refuse);
-  m == "POST" ? s.Post(pattern, handler) : s.Post(pattern, refuse);
-  s.Put(pattern, refuse);
-  s.Delete(pattern, refuse);
-  s.Patch(pattern, refuse);
-}
-
-// Route for a path that answers both GET and POST (httplib takes the first
-// handler registered for a method and path, so the two must be registered
-// together: two Route calls would refuse one of them).
-void RouteGetPost(httplib::Server& s, const std::string& pattern, httplib::Server::Handler get,
-                  httplib::Server::Handler post) {
-  auto refuse = [](const httplib::Request& req, httplib::Response& res) {
-    res.set_header("Allow", "GET, POST");
-    SendError(res, 405, req.method + " is not allowed here; use GET or POST");
-  };
-  s.Get(pattern, std::move(get));
-  s.Post(pattern, std::move(post));
-  s.Put(pattern, refuse);
-  s.Delete(pattern, refuse);
-  s.Patch(pattern, refuse);
 }
 
 // Why binding host:port fails, found by trying it (httplib says only that it
@@ -110,27 +66,6 @@ std::string WhyCannotBind(const std::string& host, int port) {
   }
   ::freeaddrinfo(found);
   return why;
-}
-
-// The fields of a backfill request's body, into `change`.
-Status ReadBackfillBody(const nlohmann::json& body, ApiBackend::RegistryChange* change) {
-  for (const auto& [key, value] : body.items()) {
-    if ((key == "from" || key == "to") && value.is_string()) {
-      auto t = ParseTimestamp(value.get<std::string>());
-      if (!t.ok()) return t.status();
-      (key == "from" ? change->from : change->to) = *t;
-    } else if (key == "max_active" && value.is_number_integer() && value.get<int64_t>() >= 1 &&
-               value.get<int64_t>() <= 1000) {
-      change->max_active = value.get<int>();
-    } else {
-      return Status::InvalidInput("unknown or ill-typed body field '" + key +
-                                  "' (from and to are timestamps, max_active 1 to 1000)");
-    }
-  }
-  if (!body.contains("from") || !body.contains("to")) {
-    return Status::InvalidInput("a backfill needs from and to");
-  }
-  return Status::Ok();
 }
 
 }  // namespace
@@ -308,256 +243,66 @@ void HttpServer::Routes() {
   }
 }
 
+// A read-only query; `id_group` is the regex group holding the id (0: none).
+std::function<void(const httplib::Request&, httplib::Response&)> HttpServer::QueryRoute(
+    const char* kind, int id_group) {
+  return [this, kind, id_group](const httplib::Request& req, httplib::Response& res) {
+    std::string id = id_group > 0 ? std::string(req.matches[id_group]) : "";
+    uint32_t limit = 0;
+    if (req.has_param("limit")) {
+      const std::string v = req.get_param_value("limit");
+      const long n = std::strtol(v.c_str(), nullptr, 10);
+      if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos || n < 1 ||
+          n > kMaxLimit) {
+        return SendError(res, 400,
+                         "limit must be an integer from 1 to " + std::to_string(kMaxLimit));
+      }
+      limit = static_cast<uint32_t>(n);
+    }
+    const std::string key = std::string(kind) + ":" + id + ":" + std::to_string(limit);
+    auto answer = cache_->Get(key, [&]() -> Result<std::string> {
+      Result<nlohmann::json> doc = Status::Internal("unanswered");
+      {
+        std::lock_guard lock(backend_mu_);
+        doc = options_.backend->Query(kind, id, limit);
+      }
+      if (!doc.ok()) return doc.status();
+      return SafeJsonDump(*doc);
+    });
+    if (!answer.ok())
+      return SendError(res, HttpStatusOf(answer.status()), answer.status().message());
+    SendCachedJson(**answer, req, res);
+  };
+}
+
+// Mutating calls: 403 when no token is configured, 401 without the right one.
+bool HttpServer::Authorized(const httplib::Request& req, httplib::Response& res) const {
+  if (options_.api_token.empty()) {
+    SendError(res, 403, "mutating API calls are disabled: the node has no --api-token");
+    return false;
+  }
+  const std::string header = req.get_header_value("Authorization");
+  const std::string prefix = "Bearer ";
+  if (header.rfind(prefix, 0) != 0 ||
+      !SameToken(header.substr(prefix.size()), options_.api_token)) {
+    res.set_header("WWW-Authenticate", "Bearer realm=\"apollo11\"");
+    SendError(res, 401, "a valid bearer token is required (Authorization: Bearer TOKEN)");
+    return false;
+  }
+  return true;
+}
+
 void HttpServer::ApiRoutes() {
   httplib::Server& s = *server_;
-  // A read-only query; `id_group` is the regex group holding the id (0: none).
-  auto query = [this](const char* kind, int id_group) {
-    return [this, kind, id_group](const httplib::Request& req, httplib::Response& res) {
-      std::string id = id_group > 0 ? std::string(req.matches[id_group]) : "";
-      uint32_t limit = 0;
-      if (req.has_param("limit")) {
-        const std::string v = req.get_param_value("limit");
-        const long n = std::strtol(v.c_str(), nullptr, 10);
-        if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos || n < 1 ||
-            n > kMaxLimit) {
-          return SendError(res, 400,
-                           "limit must be an integer from 1 to " + std::to_string(kMaxLimit));
-        }
-        limit = static_cast<uint32_t>(n);
-      }
-      const std::string key = std::string(kind) + ":" + id + ":" + std::to_string(limit);
-      auto answer = cache_->Get(key, [&]() -> Result<std::string> {
-        Result<nlohmann::json> doc = Status::Internal("unanswered");
-        {
-          std::lock_guard lock(backend_mu_);
-          doc = options_.backend->Query(kind, id, limit);
-        }
-        if (!doc.ok()) return doc.status();
-        return SafeJsonDump(*doc);
-      });
-      if (!answer.ok())
-        return SendError(res, HttpStatusOf(answer.status()), answer.status().message());
-      SendCachedJson(**answer, req, res);
-    };
-  };
   const std::string id = "([A-Za-z0-9_.:@-]{1,256})";
-  Route(s, "GET", "/api/runs", query("runs", 0));
-  Route(s, "GET", "/api/runs/" + id, query("status", 1));
-  Route(s, "GET", "/api/runs/" + id + "/history", query("history", 1));
-  Route(s, "GET", "/api/executions/" + id, query("execution", 1));
-  Route(s, "GET", "/api/workers", query("workers", 0));
+  Route(s, "GET", "/api/runs", QueryRoute("runs", 0));
+  Route(s, "GET", "/api/runs/" + id, QueryRoute("status", 1));
+  Route(s, "GET", "/api/runs/" + id + "/history", QueryRoute("history", 1));
+  Route(s, "GET", "/api/executions/" + id, QueryRoute("execution", 1));
+  Route(s, "GET", "/api/workers", QueryRoute("workers", 0));
 
-  // Mutating calls: 403 when no token is configured, 401 without the right one.
-  auto authorized = [this](const httplib::Request& req, httplib::Response& res) {
-    if (options_.api_token.empty()) {
-      SendError(res, 403, "mutating API calls are disabled: the node has no --api-token");
-      return false;
-    }
-    const std::string header = req.get_header_value("Authorization");
-    const std::string prefix = "Bearer ";
-    if (header.rfind(prefix, 0) != 0 ||
-        !SameToken(header.substr(prefix.size()), options_.api_token)) {
-      res.set_header("WWW-Authenticate", "Bearer realm=\"apollo11\"");
-      SendError(res, 401, "a valid bearer token is required (Authorization: Bearer TOKEN)");
-      return false;
-    }
-    return true;
-  };
-  // GET lists the pipelines; POST (registry): a pipeline YAML in the body
-  // becomes its next version.
-  RouteGetPost(s, "/api/pipelines", query("pipelines", 0),
-               [this, authorized](const httplib::Request& req, httplib::Response& res) {
-                 if (!authorized(req, res)) return;
-                 if (req.body.empty())
-                   return SendError(res, 400, "the body must be a pipeline's YAML");
-                 Result<nlohmann::json> added = Status::Internal("unanswered");
-                 {
-                   std::lock_guard lock(backend_mu_);
-                   // Imports resolve nowhere: the body is the whole pipeline.
-                   added = options_.backend->Register(req.body,
-                                                      "/nonexistent/apollo11-http/pipeline.yaml");
-                 }
-                 if (!added.ok())
-                   return SendError(res, HttpStatusOf(added.status()), added.status().message());
-                 cache_->Clear();
-                 spdlog::info("http: pipeline {} registered by {}", SafeJsonDump((*added)["label"]),
-                              req.remote_addr);
-                 SendJson(res, added->value("unchanged", false) ? 200 : 201, *added);
-               });
-  Route(s, "POST", "/api/pipelines/" + id + "/runs",
-        [this, authorized](const httplib::Request& req, httplib::Response& res) {
-          if (!authorized(req, res)) return;
-          ApiBackend::TriggerSpec trigger;
-          trigger.name = req.matches[1];
-          trigger.key = req.get_header_value("Idempotency-Key");
-          if (!req.body.empty()) {
-            auto body = nlohmann::json::parse(req.body, nullptr, false);
-            if (body.is_discarded() || !body.is_object()) {
-              return SendError(res, 400, "body must be a JSON object: {\"params\": {...}}");
-            }
-            for (const auto& [key, value] : body.items()) {
-              if (key == "params") continue;
-              if ((key == "idempotency_key" || key == "version") && value.is_string()) {
-                (key == "version" ? trigger.version : trigger.key) = value.get<std::string>();
-                continue;
-              }
-              return SendError(res, 400, "unknown body field '" + key + "'");
-            }
-            if (body.contains("params")) {
-              const auto& p = body["params"];
-              if (!p.is_object()) return SendError(res, 400, "params must be a JSON object");
-              for (const auto& [name, value] : p.items()) {
-                if (value.is_string()) {
-                  trigger.params[name] = value.get<std::string>();
-                } else if (value.is_number() || value.is_boolean()) {
-                  trigger.params[name] = SafeJsonDump(value);
-                } else {
-                  return SendError(res, 400,
-                                   "param '" + name + "' must be a string, number or boolean");
-                }
-              }
-            }
-          }
-          Result<nlohmann::json> run = Status::Internal("unanswered");
-          {
-            std::lock_guard lock(backend_mu_);
-            run = options_.backend->TriggerRun(trigger);
-          }
-          if (!run.ok()) {
-            // A paused pipeline is a conflict with its state, not an outage.
-            const int status =
-                run.status().code() == StatusCode::kBusy ? 409 : HttpStatusOf(run.status());
-            return SendError(res, status, run.status().message());
-          }
-          cache_->Clear();
-          spdlog::info("http: run {} of {} triggered by {}", SafeJsonDump((*run)["run_id"]),
-                       trigger.name, req.remote_addr);
-          SendJson(res, run->value("existing", false) ? 200 : 201, *run);
-        });
-  // Pause, unpause (no body) and backfill ({"from": T1, "to": T2,
-  // "max_active": N}, times as `apollo11 backfill` takes them).
-  Route(s, "POST", "/api/pipelines/" + id + "/(pause|unpause|backfill)",
-        [this, authorized](const httplib::Request& req, httplib::Response& res) {
-          if (!authorized(req, res)) return;
-          ApiBackend::RegistryChange change{req.matches[2], req.matches[1]};
-          if (change.op == "backfill") {
-            auto body = nlohmann::json::parse(req.body, nullptr, false);
-            if (body.is_discarded() || !body.is_object()) {
-              return SendError(res, 400,
-                               "body must be a JSON object: {\"from\": \"2026-11-01\", "
-                               "\"to\": \"2026-11-02T00:00:00Z\", \"max_active\": 2}");
-            }
-            Status read = ReadBackfillBody(body, &change);
-            if (!read.ok()) return SendError(res, 400, read.message());
-          }
-          Result<nlohmann::json> done = Status::Internal("unanswered");
-          {
-            std::lock_guard lock(backend_mu_);
-            done = options_.backend->ChangeRegistry(change);
-          }
-          if (!done.ok())
-            return SendError(res, HttpStatusOf(done.status()), done.status().message());
-          cache_->Clear();
-          spdlog::info("http: {} of pipeline {} by {}", change.op, change.name, req.remote_addr);
-          SendJson(res, 200, *done);
-        });
-  Route(s, "POST", "/api/executions/([A-Za-z0-9_.:@-]{1,600})/confirm",
-        [this, authorized](const httplib::Request& req, httplib::Response& res) {
-          if (!authorized(req, res)) return;
-          auto body = nlohmann::json::parse(req.body, nullptr, false);
-          const std::string action =
-              body.is_object() && body.contains("action") && body["action"].is_string()
-                  ? body["action"].get<std::string>()
-                  : "";
-          if (action != "kill" && action != "keep") {
-            return SendError(res, 400,
-                             "body must be {\"action\": \"kill\"} or {\"action\": \"keep\"}");
-          }
-          Result<std::string> answer = Status::Internal("unanswered");
-          {
-            std::lock_guard lock(backend_mu_);
-            answer = options_.backend->Confirm(req.matches[1], action == "kill");
-          }
-          if (!answer.ok())
-            return SendError(res, HttpStatusOf(answer.status()), answer.status().message());
-          cache_->Clear();
-          SendJson(res, 202,
-                   nlohmann::json{{"exec_id", std::string(req.matches[1])},
-                                  {"action", action},
-                                  {"answer", *answer}});
-        });
-  if (options_.cluster) {
-    Route(s, "GET", "/api/cluster", [this](const httplib::Request&, httplib::Response& res) {
-      SendJson(res, 200, options_.cluster());
-    });
-  }
-  if (options_.resign) {
-    Route(s, "POST", "/api/cluster/resign",
-          [this, authorized](const httplib::Request& req, httplib::Response& res) {
-            if (!authorized(req, res)) return;
-            Status s = options_.resign();
-            if (!s.ok()) return SendError(res, HttpStatusOf(s), s.message());
-            SendJson(res, 202, nlohmann::json{{"resign", "requested"}});
-          });
-  }
-  // Body: {} or {"failed": true} (the default), or {"from": "TASK",
-  // "downstream": true}.
-  Route(s, "POST", "/api/runs/" + id + "/rerun",
-        [this, authorized](const httplib::Request& req, httplib::Response& res) {
-          if (!authorized(req, res)) return;
-          auto body = req.body.empty() ? nlohmann::json::object()
-                                       : nlohmann::json::parse(req.body, nullptr, false);
-          if (body.is_discarded() || !body.is_object()) {
-            return SendError(res, 400,
-                             "body must be a JSON object: {\"failed\": true} or {\"from\": "
-                             "\"TASK\", \"downstream\": true}");
-          }
-          std::string from;
-          bool failed = false, downstream = false;
-          for (const auto& [key, value] : body.items()) {
-            if (key == "from" && value.is_string()) {
-              from = value.get<std::string>();
-            } else if ((key == "failed" || key == "downstream") && value.is_boolean()) {
-              (key == "failed" ? failed : downstream) = value.get<bool>();
-            } else {
-              return SendError(res, 400, "unknown or ill-typed body field '" + key + "'");
-            }
-          }
-          if (failed && !from.empty()) return SendError(res, 400, "give failed or from, not both");
-          if (downstream && from.empty()) return SendError(res, 400, "downstream goes with from");
-          const std::string original = req.matches[1];
-          Result<std::string> run_id = Status::Internal("unanswered");
-          {
-            std::lock_guard lock(backend_mu_);
-            run_id = options_.backend->Rerun(original, from, downstream);
-          }
-          if (!run_id.ok())
-            return SendError(res, HttpStatusOf(run_id.status()), run_id.status().message());
-          cache_->Clear();
-          spdlog::info("http: run {} reruns {}, started by {}", *run_id, original, req.remote_addr);
-          SendJson(res, 201, nlohmann::json{{"run_id", *run_id}, {"rerun_of", original}});
-        });
-  Route(s, "POST", "/api/runs/" + id + "/cancel",
-        [this, authorized](const httplib::Request& req, httplib::Response& res) {
-          if (!authorized(req, res)) return;
-          const std::string run_id = req.matches[1];
-          Status c;
-          {
-            std::lock_guard lock(backend_mu_);
-            auto run = options_.backend->Query("status", run_id, 0);
-            if (!run.ok())
-              return SendError(res, HttpStatusOf(run.status()), run.status().message());
-            const std::string state = run->value("state", "");
-            if (state == "SUCCESS" || state == "FAILED" || state == "CANCELED") {
-              return SendError(res, 409, "run " + run_id + " already finished: " + state);
-            }
-            c = options_.backend->Cancel(run_id,
-                                         "canceled through the HTTP API from " + req.remote_addr);
-          }
-          if (!c.ok()) return SendError(res, HttpStatusOf(c), c.message());
-          cache_->Clear();
-          SendJson(res, 202, nlohmann::json{{"run_id", run_id}, {"cancel", "requested"}});
-        });
+  RegistryRoutes(s, id);
+  RunRoutes(s, id);
 }
 
 }  // namespace apollo11::observability

@@ -24,6 +24,12 @@
 #include "observability/http_limits.h"
 #include "observability/metrics_registry.h"
 
+namespace httplib {
+class Server;
+struct Request;
+struct Response;
+}  // namespace httplib
+
 namespace apollo11::observability {
 
 class GuardedHttpServer;
@@ -90,7 +96,18 @@ class HttpServer {
  private:
   HttpServer() = default;
   void Routes();
+  // The JSON API: read-only queries (ApiRoutes), the registry's calls
+  // (http_registry_routes.cc) and the runs' (http_run_routes.cc).
   void ApiRoutes();
+  void RegistryRoutes(httplib::Server& s, const std::string& id);
+  void RunRoutes(httplib::Server& s, const std::string& id);
+  // A handler answering the read-only query `kind` through the cache, its
+  // id in regex group `id_group` (0: none).
+  std::function<void(const httplib::Request&, httplib::Response&)> QueryRoute(const char* kind,
+                                                                              int id_group);
+  // Whether a mutating call carries the token; if not, answers it (403 when
+  // no token is configured, 401 otherwise).
+  bool Authorized(const httplib::Request& req, httplib::Response& res) const;
 
   HttpServerOptions options_;
   std::unique_ptr<GuardedHttpServer> server_;

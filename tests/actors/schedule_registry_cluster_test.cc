@@ -25,14 +25,17 @@ namespace {
 using namespace std::chrono_literals;
 
 std::string EverySecond(const std::string& name, const std::string& extra = "") {
-  return "version: \"1.0\"\nname: " + name +
-         "\nschedule: \"* * * * * *\"\noverlap: allow\n" + extra +
-         "pipeline:\n  - {id: a, type: noop}\n";
+  return "version: \"1.0\"\nname: " + name + "\nschedule: \"* * * * * *\"\noverlap: allow\n" +
+         extra + "pipeline:\n  - {id: a, type: noop}\n";
 }
 
 std::vector<std::string> NodeArgs(const std::string& state) {
-  return {"--role",     "all",       "--state-dir", state,  "--bind",      "tcp://127.0.0.1:0",
-          "--api-bind", "tcp://127.0.0.1:0", "--slots", "4", "--worker-id", "w1"};
+  return {"--role",      "all",
+          "--state-dir", state,
+          "--bind",      "tcp://127.0.0.1:0",
+          "--api-bind",  "tcp://127.0.0.1:0",
+          "--slots",     "4",
+          "--worker-id", "w1"};
 }
 
 // The runs of `pipeline` the node lists, by run id.
@@ -125,9 +128,9 @@ TEST_CASE("a registered schedule fires pinned runs, pauses, backfills and shows 
 
   SECTION("backfill runs each past time once, with the schedule's fires") {
     const Micros now = NowSeconds();
-    CmdResult filled = node.Cli({"backfill", "t.reg", "--from", Stamp(now - 120 * kMicrosPerSecond),
-                                 "--to", Stamp(now - 115 * kMicrosPerSecond), "--max-active", "2",
-                                 "--json"});
+    CmdResult filled =
+        node.Cli({"backfill", "t.reg", "--from", Stamp(now - 120 * kMicrosPerSecond), "--to",
+                  Stamp(now - 115 * kMicrosPerSecond), "--max-active", "2", "--json"});
     INFO(filled.out << filled.err);
     REQUIRE(filled.exit_code == 0);
     CHECK(ParseJson(filled.out).value("queued", 0) == 6);
@@ -144,8 +147,8 @@ TEST_CASE("a registered schedule fires pinned runs, pauses, backfills and shows 
           return started == 6;
         },
         15000));
-    CmdResult future = node.Cli({"backfill", "t.reg", "--from", Stamp(now), "--to",
-                                 Stamp(now + 3600 * kMicrosPerSecond)});
+    CmdResult future = node.Cli(
+        {"backfill", "t.reg", "--from", Stamp(now), "--to", Stamp(now + 3600 * kMicrosPerSecond)});
     CHECK(future.exit_code != 0);
     CHECK(future.err.find("in the future") != std::string::npos);
     CmdResult garbage = node.Cli({"backfill", "t.reg", "--from", "yesterday", "--to", "today"});
@@ -180,8 +183,8 @@ TEST_CASE("a registered schedule fires pinned runs, pauses, backfills and shows 
 // when it came after.
 TEST_CASE("a kill -9 between a fire's journaling and its run runs that time once",
           "[schedule][registry][cluster][chaos]") {
-  const std::string fault = GENERATE(std::string("sched-before-commit"),
-                                     std::string("sched-after-commit"));
+  const std::string fault =
+      GENERATE(std::string("sched-before-commit"), std::string("sched-after-commit"));
   INFO(fault);
   ScratchDir dir;
   const std::string state = dir.path() + "/state";

@@ -190,8 +190,9 @@ TEST_CASE("the registry on a real node: versions, a rejected cycle, idempotent t
   CHECK(unpaused_http->status == 200);
   CHECK(json::parse(unpaused_http->body)["paused"] == false);
   // demo.reg has no schedule: nothing to backfill.
-  auto no_schedule = http->Post("/api/pipelines/demo.reg/backfill",
-                                R"({"from": "2026-11-01", "to": "2026-11-02"})", "application/json");
+  auto no_schedule =
+      http->Post("/api/pipelines/demo.reg/backfill",
+                 R"({"from": "2026-11-01", "to": "2026-11-02"})", "application/json");
   REQUIRE(no_schedule);
   CHECK(no_schedule->status == 404);
   CHECK(no_schedule->body.find("has no schedule") != std::string::npos);

@@ -215,7 +215,7 @@ TEST_CASE("a trigger with a malformed body is 400 and reaches nobody", "[http]")
             ->status == 404);
 }
 
-TEST_CASE("pause, unpause and backfill reach the backend; a bad backfill body is 400",
+TEST_CASE("pause, unpause and backfill reach the backend, and a bad backfill body is 400",
           "[http][schedule]") {
   Server s(kToken);
   for (const char* op : {"pause", "unpause"}) {
@@ -236,7 +236,7 @@ TEST_CASE("pause, unpause and backfill reach the backend; a bad backfill body is
   const auto& b = s.backend.changes.back();
   CHECK(b.op == "backfill");
   CHECK(b.name == "demo.x");
-  CHECK(b.from == 1793491200LL * kMicrosPerSecond);  // 2026-11-01T00:00:00Z
+  CHECK(b.from == 1793491200LL * apollo11::kMicrosPerSecond);  // 2026-11-01T00:00:00Z
   CHECK(b.to == b.from);
   CHECK(b.max_active == 3);
   for (const char* body :

@@ -1,0 +1,141 @@
+// The registry's part of the HTTP API (HttpServer::RegistryRoutes):
+// registering a pipeline, triggering a run of one, pausing, unpausing and
+// backfilling its schedule. Every call here mutates: each needs the token.
+
+#include <httplib.h>
+#include <spdlog/spdlog.h>
+
+#include "common/json_dump.h"
+#include "common/timestamp_parse.h"
+#include "observability/http_routing.h"
+#include "observability/http_server.h"
+#include "observability/query_cache.h"
+
+namespace apollo11::observability {
+namespace {
+
+// The fields of a backfill request's body, into `change`.
+Status ReadBackfillBody(const nlohmann::json& body, ApiBackend::RegistryChange* change) {
+  for (const auto& [key, value] : body.items()) {
+    if ((key == "from" || key == "to") && value.is_string()) {
+      auto t = ParseTimestamp(value.get<std::string>());
+      if (!t.ok()) return t.status();
+      (key == "from" ? change->from : change->to) = *t;
+    } else if (key == "max_active" && value.is_number_integer() && value.get<int64_t>() >= 1 &&
+               value.get<int64_t>() <= 1000) {
+      change->max_active = value.get<int>();
+    } else {
+      return Status::InvalidInput("unknown or ill-typed body field '" + key +
+                                  "' (from and to are timestamps, max_active 1 to 1000)");
+    }
+  }
+  if (!body.contains("from") || !body.contains("to")) {
+    return Status::InvalidInput("a backfill needs from and to");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+void HttpServer::RegistryRoutes(httplib::Server& s, const std::string& id) {
+  // GET lists the pipelines; POST (registry): a pipeline YAML in the body
+  // becomes its next version.
+  RouteGetPost(s, "/api/pipelines", QueryRoute("pipelines", 0),
+               [this](const httplib::Request& req, httplib::Response& res) {
+                 if (!Authorized(req, res)) return;
+                 if (req.body.empty())
+                   return SendError(res, 400, "the body must be a pipeline's YAML");
+                 Result<nlohmann::json> added = Status::Internal("unanswered");
+                 {
+                   std::lock_guard lock(backend_mu_);
+                   // Imports resolve nowhere: the body is the whole pipeline.
+                   added = options_.backend->Register(req.body,
+                                                      "/nonexistent/apollo11-http/pipeline.yaml");
+                 }
+                 if (!added.ok())
+                   return SendError(res, HttpStatusOf(added.status()), added.status().message());
+                 cache_->Clear();
+                 spdlog::info("http: pipeline {} registered by {}", SafeJsonDump((*added)["label"]),
+                              req.remote_addr);
+                 SendJson(res, added->value("unchanged", false) ? 200 : 201, *added);
+               });
+  Route(s, "POST", "/api/pipelines/" + id + "/runs",
+        [this](const httplib::Request& req, httplib::Response& res) {
+          if (!Authorized(req, res)) return;
+          ApiBackend::TriggerSpec trigger;
+          trigger.name = req.matches[1];
+          trigger.key = req.get_header_value("Idempotency-Key");
+          if (!req.body.empty()) {
+            auto body = nlohmann::json::parse(req.body, nullptr, false);
+            if (body.is_discarded() || !body.is_object()) {
+              return SendError(res, 400, "body must be a JSON object: {\"params\": {...}}");
+            }
+            for (const auto& [key, value] : body.items()) {
+              if (key == "params") continue;
+              if ((key == "idempotency_key" || key == "version") && value.is_string()) {
+                (key == "version" ? trigger.version : trigger.key) = value.get<std::string>();
+                continue;
+              }
+              return SendError(res, 400, "unknown body field '" + key + "'");
+            }
+            if (body.contains("params")) {
+              const auto& p = body["params"];
+              if (!p.is_object()) return SendError(res, 400, "params must be a JSON object");
+              for (const auto& [name, value] : p.items()) {
+                if (value.is_string()) {
+                  trigger.params[name] = value.get<std::string>();
+                } else if (value.is_number() || value.is_boolean()) {
+                  trigger.params[name] = SafeJsonDump(value);
+                } else {
+                  return SendError(res, 400,
+                                   "param '" + name + "' must be a string, number or boolean");
+                }
+              }
+            }
+          }
+          Result<nlohmann::json> run = Status::Internal("unanswered");
+          {
+            std::lock_guard lock(backend_mu_);
+            run = options_.backend->TriggerRun(trigger);
+          }
+          if (!run.ok()) {
+            // A paused pipeline is a conflict with its state, not an outage.
+            const int status =
+                run.status().code() == StatusCode::kBusy ? 409 : HttpStatusOf(run.status());
+            return SendError(res, status, run.status().message());
+          }
+          cache_->Clear();
+          spdlog::info("http: run {} of {} triggered by {}", SafeJsonDump((*run)["run_id"]),
+                       trigger.name, req.remote_addr);
+          SendJson(res, run->value("existing", false) ? 200 : 201, *run);
+        });
+  // Pause, unpause (no body) and backfill ({"from": T1, "to": T2,
+  // "max_active": N}, times as `apollo11 backfill` takes them).
+  Route(s, "POST", "/api/pipelines/" + id + "/(pause|unpause|backfill)",
+        [this](const httplib::Request& req, httplib::Response& res) {
+          if (!Authorized(req, res)) return;
+          ApiBackend::RegistryChange change{req.matches[2], req.matches[1]};
+          if (change.op == "backfill") {
+            auto body = nlohmann::json::parse(req.body, nullptr, false);
+            if (body.is_discarded() || !body.is_object()) {
+              return SendError(res, 400,
+                               "body must be a JSON object: {\"from\": \"2026-11-01\", "
+                               "\"to\": \"2026-11-02T00:00:00Z\", \"max_active\": 2}");
+            }
+            Status read = ReadBackfillBody(body, &change);
+            if (!read.ok()) return SendError(res, 400, read.message());
+          }
+          Result<nlohmann::json> done = Status::Internal("unanswered");
+          {
+            std::lock_guard lock(backend_mu_);
+            done = options_.backend->ChangeRegistry(change);
+          }
+          if (!done.ok())
+            return SendError(res, HttpStatusOf(done.status()), done.status().message());
+          cache_->Clear();
+          spdlog::info("http: {} of pipeline {} by {}", change.op, change.name, req.remote_addr);
+          SendJson(res, 200, *done);
+        });
+}
+
+}  // namespace apollo11::observability

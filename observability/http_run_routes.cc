@@ -1,0 +1,115 @@
+// The runs' part of the HTTP API (HttpServer::RunRoutes): answering a slow
+// task, rerunning and canceling a run, and the HA cluster view and resign.
+// Every POST here needs the token.
+
+#include <httplib.h>
+#include <spdlog/spdlog.h>
+
+#include "common/json_dump.h"
+#include "observability/http_routing.h"
+#include "observability/http_server.h"
+#include "observability/query_cache.h"
+
+namespace apollo11::observability {
+
+void HttpServer::RunRoutes(httplib::Server& s, const std::string& id) {
+  Route(s, "POST", "/api/executions/([A-Za-z0-9_.:@-]{1,600})/confirm",
+        [this](const httplib::Request& req, httplib::Response& res) {
+          if (!Authorized(req, res)) return;
+          auto body = nlohmann::json::parse(req.body, nullptr, false);
+          const std::string action =
+              body.is_object() && body.contains("action") && body["action"].is_string()
+                  ? body["action"].get<std::string>()
+                  : "";
+          if (action != "kill" && action != "keep") {
+            return SendError(res, 400,
+                             "body must be {\"action\": \"kill\"} or {\"action\": \"keep\"}");
+          }
+          Result<std::string> answer = Status::Internal("unanswered");
+          {
+            std::lock_guard lock(backend_mu_);
+            answer = options_.backend->Confirm(req.matches[1], action == "kill");
+          }
+          if (!answer.ok())
+            return SendError(res, HttpStatusOf(answer.status()), answer.status().message());
+          cache_->Clear();
+          SendJson(res, 202,
+                   nlohmann::json{{"exec_id", std::string(req.matches[1])},
+                                  {"action", action},
+                                  {"answer", *answer}});
+        });
+  if (options_.cluster) {
+    Route(s, "GET", "/api/cluster", [this](const httplib::Request&, httplib::Response& res) {
+      SendJson(res, 200, options_.cluster());
+    });
+  }
+  if (options_.resign) {
+    Route(s, "POST", "/api/cluster/resign",
+          [this](const httplib::Request& req, httplib::Response& res) {
+            if (!Authorized(req, res)) return;
+            Status s = options_.resign();
+            if (!s.ok()) return SendError(res, HttpStatusOf(s), s.message());
+            SendJson(res, 202, nlohmann::json{{"resign", "requested"}});
+          });
+  }
+  // Body: {} or {"failed": true} (the default), or {"from": "TASK",
+  // "downstream": true}.
+  Route(s, "POST", "/api/runs/" + id + "/rerun",
+        [this](const httplib::Request& req, httplib::Response& res) {
+          if (!Authorized(req, res)) return;
+          auto body = req.body.empty() ? nlohmann::json::object()
+                                       : nlohmann::json::parse(req.body, nullptr, false);
+          if (body.is_discarded() || !body.is_object()) {
+            return SendError(res, 400,
+                             "body must be a JSON object: {\"failed\": true} or {\"from\": "
+                             "\"TASK\", \"downstream\": true}");
+          }
+          std::string from;
+          bool failed = false, downstream = false;
+          for (const auto& [key, value] : body.items()) {
+            if (key == "from" && value.is_string()) {
+              from = value.get<std::string>();
+            } else if ((key == "failed" || key == "downstream") && value.is_boolean()) {
+              (key == "failed" ? failed : downstream) = value.get<bool>();
+            } else {
+              return SendError(res, 400, "unknown or ill-typed body field '" + key + "'");
+            }
+          }
+          if (failed && !from.empty()) return SendError(res, 400, "give failed or from, not both");
+          if (downstream && from.empty()) return SendError(res, 400, "downstream goes with from");
+          const std::string original = req.matches[1];
+          Result<std::string> run_id = Status::Internal("unanswered");
+          {
+            std::lock_guard lock(backend_mu_);
+            run_id = options_.backend->Rerun(original, from, downstream);
+          }
+          if (!run_id.ok())
+            return SendError(res, HttpStatusOf(run_id.status()), run_id.status().message());
+          cache_->Clear();
+          spdlog::info("http: run {} reruns {}, started by {}", *run_id, original, req.remote_addr);
+          SendJson(res, 201, nlohmann::json{{"run_id", *run_id}, {"rerun_of", original}});
+        });
+  Route(s, "POST", "/api/runs/" + id + "/cancel",
+        [this](const httplib::Request& req, httplib::Response& res) {
+          if (!Authorized(req, res)) return;
+          const std::string run_id = req.matches[1];
+          Status c;
+          {
+            std::lock_guard lock(backend_mu_);
+            auto run = options_.backend->Query("status", run_id, 0);
+            if (!run.ok())
+              return SendError(res, HttpStatusOf(run.status()), run.status().message());
+            const std::string state = run->value("state", "");
+            if (state == "SUCCESS" || state == "FAILED" || state == "CANCELED") {
+              return SendError(res, 409, "run " + run_id + " already finished: " + state);
+            }
+            c = options_.backend->Cancel(run_id,
+                                         "canceled through the HTTP API from " + req.remote_addr);
+          }
+          if (!c.ok()) return SendError(res, HttpStatusOf(c), c.message());
+          cache_->Clear();
+          SendJson(res, 202, nlohmann::json{{"run_id", run_id}, {"cancel", "requested"}});
+        });
+}
+
+}  // namespace apollo11::observability
