@@ -299,7 +299,9 @@ void DispatcherCore::PublishGauges() {
   for (const auto& [id, w] : workers_) {
     (w.running.empty() ? idle : busy) += 1;
     slots += w.slots;
-    free += w.credits;
+    // Slots holding no execution (credit also counts the worker's queue,
+    // --prefetch, so it can exceed its slots).
+    free += w.slots > w.running.size() ? w.slots - w.running.size() : 0;
   }
   m->tasks_waiting.Set(static_cast<int64_t>(ready_.size()));
   m->workers_idle.Set(idle);
