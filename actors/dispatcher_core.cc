@@ -78,7 +78,7 @@ void DispatcherCore::DropReservation(const std::string& exec_id) {
   if (w != workers_.end()) {
     Finish(w->second, exec_id);
     // The worker never got it: its slot is free again.
-    if (w->second.credits + w->second.running.size() < w->second.slots) ++w->second.credits;
+    if (w->second.credits + w->second.running.size() < w->second.capacity()) ++w->second.credits;
   }
 }
 
@@ -299,7 +299,9 @@ void DispatcherCore::PublishGauges() {
   for (const auto& [id, w] : workers_) {
     (w.running.empty() ? idle : busy) += 1;
     slots += w.slots;
-    free += w.credits;
+    // Slots holding no execution (credit also counts the worker's queue,
+    // --prefetch, so it can exceed its slots).
+    free += w.slots > w.running.size() ? w.slots - w.running.size() : 0;
   }
   m->tasks_waiting.Set(static_cast<int64_t>(ready_.size()));
   m->workers_idle.Set(idle);

@@ -36,6 +36,9 @@ namespace apollo11::actors {
 // The most slots one worker may offer, and the most workers registered at
 // once: a HELLO beyond either is refused.
 inline constexpr uint32_t kMaxWorkerSlots = 4096;
+// The most executions one worker may queue beyond its slots (HELLO's
+// prefetch); a larger offer is cut to this.
+inline constexpr uint32_t kMaxWorkerPrefetch = 1024;
 inline constexpr size_t kMaxWorkers = 10000;
 // Peer-supplied text the coordinator keeps (journal, alerts, `workers`) is
 // cut to these many bytes: a RESULT's error and stderr tail, a HELLO's group
@@ -183,7 +186,11 @@ class DispatcherCore {
     std::string route;  // its connection's ROUTER identity (ID/NONCE, or ID for an old worker)
     std::string key;    // its CURVE key; "" without CURVE
     uint32_t slots = 0, credits = 0;
-    std::unordered_map<std::string, uint32_t> running;  // exec_id -> attempt
+    uint32_t prefetch = 0;  // executions it queues beyond its slots
+    // What it may hold at once, running or queued: credit never exceeds
+    // this minus what it holds.
+    uint32_t capacity() const { return slots + prefetch; }
+    std::unordered_map<std::string, uint32_t> running;  // exec_id -> attempt (running or queued)
     std::unordered_map<std::string, int64_t> expected;  // exec_id -> expected ms
     std::unordered_set<std::string> rejoined;  // probed after a HELLO that did not list them
     Micros last_seen = 0;                      // wall clock, shown to users

@@ -192,9 +192,10 @@ bool DispatcherCore::OnCredit(const Frame& f) {
   auto credit = transport::BodyAs<transport::Credit>(f.envelope);
   if (!credit.ok()) return false;
   Worker& w = *f.worker;
-  // Never more credit than free slots: a confused worker cannot flood us.
+  // Never more credit than free capacity (slots + prefetch): a confused
+  // worker cannot flood us.
   uint32_t busy = static_cast<uint32_t>(w.running.size());
-  uint32_t free = w.slots > busy ? w.slots - busy : 0;
+  uint32_t free = w.capacity() > busy ? w.capacity() - busy : 0;
   w.credits = std::min(free, w.credits + credit->credits);
   return true;
 }
@@ -254,7 +255,7 @@ bool DispatcherCore::OnProbeReply(const Frame& f, DispatcherOutput* out) {
     (after_rejoin ? restarted : lost).execs.push_back({st.exec_id, st.attempt});
     Finish(w, st.exec_id);
     // The slot it was sent to is free after all.
-    if (w.credits + w.running.size() < w.slots) ++w.credits;
+    if (w.credits + w.running.size() < w.capacity()) ++w.credits;
   }
   for (WorkerGone* gone : {&restarted, &lost}) {
     if (gone->execs.empty()) continue;

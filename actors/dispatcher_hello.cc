@@ -162,6 +162,7 @@ bool DispatcherCore::OnHello(const Frame& f, DispatcherOutput* out) {
   const Micros now = clock_->Now();
   w->group = hello->group.empty() ? "default" : hello->group;
   w->slots = hello->slots;
+  w->prefetch = std::min(hello->prefetch, kMaxWorkerPrefetch);
   w->labels = hello->labels;
   std::sort(w->labels.begin(), w->labels.end());
   w->labels.erase(std::unique(w->labels.begin(), w->labels.end()), w->labels.end());

@@ -201,10 +201,10 @@ void SchedulerCore::OnPlaced(const Placed& placed) {
     staged_.release.execs.push_back({ref.exec_id, ref.attempt});
     storage::ExecutionRecord& rec = run->execs[task];
     rec.worker_id = ref.worker_id;
-    rec.started_at = placed.at;
+    // Held by the worker, maybe queued there: its timeout and slow check
+    // count from its STARTED (OnStarted), not from here.
+    rec.started_at = 0;
     Apply(*run, effects_, "dispatcher", ref.worker_id, task);
-    StageDeadline(*run, task, placed.at);
-    WatchSlow(*run, task, ref.attempt, placed.at);
   }
 }
 
@@ -213,9 +213,15 @@ void SchedulerCore::OnStarted(const StartedBatch& batch) {
     int task = -1;
     SchedulerRun* run = FindRunOfExec(item.started.exec_id, &task);
     if (run == nullptr || run->dag->attempt(task) != item.started.attempt) continue;
+    if (run->dag->state(task) != TaskState::kRunning) continue;
     storage::ExecutionRecord& rec = run->execs[task];
-    rec.started_at = item.started.started_at;
+    const bool first = rec.started_at == 0;
+    // A start stamped ahead of our wall clock counts from now.
+    rec.started_at = std::min<Micros>(item.started.started_at, clock_->Now());
     run->MarkDirty(task);
+    if (!first) continue;  // a duplicate STARTED arms nothing again
+    StageDeadline(*run, task, rec.started_at);
+    WatchSlow(*run, task, item.started.attempt, rec.started_at);
   }
 }
 

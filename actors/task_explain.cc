@@ -40,7 +40,11 @@ std::string WaitingForWorker(const dsl::TaskSpec& spec, const WorkersSnapshot& w
 }
 
 std::string Running(const storage::ExecutionRecord& rec) {
-  std::string text = "; on worker " + rec.worker_id + " since " + FormatTimestamp(rec.started_at);
+  // Placed but not started: queued on the worker behind its busy slots (or
+  // its STARTED is still on the way).
+  std::string text = rec.started_at == 0 ? "; queued on worker " + rec.worker_id
+                                         : "; on worker " + rec.worker_id + " since " +
+                                               FormatTimestamp(rec.started_at);
   if (rec.slow == storage::SlowFlag::kFlagged) {
     text += "; flagged slow and waiting for confirmation (" + rec.slow_reason +
             "): apollo11 confirm " + rec.exec_id + " --kill|--keep";

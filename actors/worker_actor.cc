@@ -189,6 +189,7 @@ class WorkerLoop {
     finished_.clear();
     executor_->Process(clock_->Steady(), &finished_);
     if (!finished_.empty()) core_->OnFinished(finished_);
+    core_->EndTurn();
     if (core_->Tick()) Reconnect();
     Flush();
     if (!core_->refusal().empty()) {

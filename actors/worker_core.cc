@@ -47,6 +47,7 @@ WorkerCore::WorkerCore(executor::TaskRunner* runner, const Clock* clock, WorkerO
       store_(outbox),
       node_log_(node_log),
       options_(std::move(options)),
+      run_slots_(options_.slots),
       follower_(CoordinatorList(options_.coordinator_endpoint)) {
   last_heard_ = clock_->Steady();
   last_heartbeat_ = last_heard_;
@@ -110,6 +111,9 @@ void WorkerCore::Send(transport::MsgType type, const T& body) {
   transport::Encode(static_cast<uint16_t>(type), body, &frame);
   outbox_.push_back(std::move(frame));
 }
+// Used by worker_core_queue.cc too.
+template void WorkerCore::Send(transport::MsgType, const transport::Started&);
+template void WorkerCore::Send(transport::MsgType, const transport::ResultMsg&);
 
 void WorkerCore::SendCredit(uint32_t n) {
   if (n == 0) return;
@@ -124,12 +128,14 @@ void WorkerCore::Hello() {
   hello.group = options_.group;
   hello.slots = options_.slots;
   hello.labels = options_.labels;
+  hello.prefetch = options_.prefetch;
   for (const auto& [key, entry] : entries_) {
     if (!entry.finished) hello.running.push_back({key.first, key.second});
   }
   Send(transport::MsgType::kHello, hello);
-  const uint32_t busy = static_cast<uint32_t>(runner_->running());
-  SendCredit(options_.slots > busy ? options_.slots - busy : 0);
+  const uint32_t capacity = options_.slots + options_.prefetch;
+  const uint32_t held = Held();
+  SendCredit(capacity > held ? capacity - held : 0);
   // Results the previous coordinator (or connection) never acknowledged.
   const Micros now = clock_->Steady();
   for (auto& [key, entry] : entries_) {
@@ -184,7 +190,10 @@ void WorkerCore::OnFrame(const void* data, size_t size, size_t from) {
     break;
   }
   if (admit == CoordinatorFollower::Admit::kSwitchAndDeliver) Followed(hellos_before);
-  if (handled) return;
+  if (handled) {
+    StartQueued();  // held while the coordinator was silent: heard again
+    return;
+  }
   ++dropped_frames_;
   spdlog::warn("worker {}: dropped an unexpected or unreadable {} frame", options_.worker_id,
                transport::MsgTypeName(envelope->type));
@@ -224,7 +233,8 @@ bool WorkerCore::OnDispatchFrame(const transport::Envelope& envelope) {
 bool WorkerCore::OnCancelFrame(const transport::Envelope& envelope) {
   auto c = transport::BodyAs<transport::Cancel>(envelope);
   if (!c.ok()) return false;
-  if (c->epoch >= epoch_seen_) runner_->Cancel(c->exec_id, c->attempt);
+  if (c->epoch < epoch_seen_) return true;
+  if (!CancelQueued({c->exec_id, c->attempt})) runner_->Cancel(c->exec_id, c->attempt);
   return true;
 }
 
@@ -233,19 +243,25 @@ bool WorkerCore::OnAckFrame(const transport::Envelope& envelope) {
   if (!a.ok()) return false;
   auto it = entries_.find({a->exec_id, a->attempt});
   if (it == entries_.end() || !it->second.finished) return true;
-  if (store_ != nullptr) {
-    Status s = store_->Erase(OutboxKey(it->first));
-    if (!s.ok()) spdlog::warn("worker {}: outbox: {}", options_.worker_id, s.message());
-  }
+  if (store_ != nullptr) acked_.push_back(OutboxKey(it->first));
   entries_.erase(it);
   return true;
+}
+
+void WorkerCore::EndTurn() {
+  if (acked_.empty()) return;
+  Status s = store_->Erase(acked_);
+  if (!s.ok()) spdlog::warn("worker {}: outbox: {}", options_.worker_id, s.message());
+  acked_.clear();
 }
 
 bool WorkerCore::OnHeartbeatFrame(const transport::Envelope& envelope) {
   auto hb = transport::BodyAs<transport::Heartbeat>(envelope);
   if (!hb.ok()) return false;
   if (!hb->registered) {
-    // The coordinator does not know us: our HELLO never arrived.
+    // The coordinator does not know us: our HELLO never arrived, or it
+    // declared us lost and requeued what we held.
+    DropQueued("the coordinator does not know this worker");
     epoch_seen_ = std::max(epoch_seen_, hb->epoch);
     Hello();
     return true;
@@ -331,81 +347,6 @@ void WorkerCore::OnLogRequest(const transport::LogRequest& request) {
   Send(transport::MsgType::kLogReply, reply);
 }
 
-void WorkerCore::OnDispatch(transport::Dispatch&& d) {
-  if (options_.drop_dispatches > 0) {
-    --options_.drop_dispatches;
-    spdlog::warn("worker {}: test hook dropped DISPATCH of {} attempt {}", options_.worker_id,
-                 d.exec_id, d.attempt);
-    return;
-  }
-  Key key{d.exec_id, d.attempt};
-  auto existing = entries_.find(key);
-  if (existing != entries_.end()) {
-    // At-least-once delivery: a duplicate changes nothing, but a finished
-    // one's result is worth resending.
-    if (existing->second.finished) {
-      Send(transport::MsgType::kResult, existing->second.result);
-      existing->second.last_sent = clock_->Steady();
-    }
-    return;
-  }
-  const transport::TaskPayload& p = d.task;
-  if (!p.refusal.empty()) {
-    FinishUnstarted(key, p.refusal, /*retryable=*/false);
-    return;
-  }
-  executor::ExecRequest req;
-  req.exec_id = d.exec_id;
-  req.attempt = d.attempt;
-  dsl::CopyWireFields(p, &req);
-  req.type = static_cast<dsl::TaskType>(p.type);
-  req.timeout = Millis(p.timeout_ms);
-  req.kill_grace = Millis(p.kill_grace_ms);
-  req.run_precheck = p.run_precheck;
-  req.inputs.reserve(p.inputs.size());
-  for (const transport::TaskInput& in : p.inputs) {
-    req.inputs.push_back({in.kind == static_cast<uint8_t>(transport::InputKind::kOutput)
-                              ? executor::TaskInput::Kind::kOutput
-                              : executor::TaskInput::Kind::kParam,
-                          in.name, in.value});
-  }
-
-  const Micros now = clock_->Now();
-  const Micros launch_start = clock_->Steady();
-  entries_[key] = Entry{};
-  Status s = runner_->Launch(req);
-  options_.metrics->Launched(s.ok(), clock_->Steady() - launch_start, runner_->running());
-  if (!s.ok()) {
-    FinishUnstarted(key, "worker " + options_.worker_id + " could not start it: " + s.message(),
-                    /*retryable=*/true);
-    return;
-  }
-  if (p.type != static_cast<uint8_t>(dsl::TaskType::kNoop)) {
-    entries_[key].log_events = true;
-    LogEvent(spdlog::level::info, "started",
-             {{"exec_id", d.exec_id}, {"attempt", d.attempt}, {"trace_id", d.trace_id}},
-             "{} attempt {} started", d.exec_id, d.attempt);
-    transport::Started started{d.exec_id, d.attempt, now};
-    Send(transport::MsgType::kStarted, started);
-  }
-}
-
-void WorkerCore::FinishUnstarted(const Key& key, std::string error, bool retryable) {
-  const Micros now = clock_->Now();
-  Entry& e = entries_[key];
-  e.finished = true;
-  e.result.exec_id = key.first;
-  e.result.attempt = key.second;
-  e.result.outcome = static_cast<uint8_t>(transport::Outcome::kRejected);
-  e.result.exit_code = -1;
-  e.result.retryable = retryable;
-  e.result.error = std::move(error);
-  e.result.started_at = now;
-  e.result.finished_at = now;
-  Report({key});
-  SendCredit(1);
-}
-
 void WorkerCore::OnFinished(std::vector<executor::ExecOutcome>& finished) {
   uint32_t freed = 0;
   std::vector<Key> done;
@@ -430,6 +371,8 @@ void WorkerCore::OnFinished(std::vector<executor::ExecOutcome>& finished) {
     if (e.log_events) LogFinished(e.result);
     ++freed;
   }
+  // The next task starts before anything is reported or stored.
+  StartQueued();
   Report(done);
   options_.metrics->Finished(freed, runner_->running());
   SendCredit(freed);
@@ -479,6 +422,7 @@ void WorkerCore::LogHealth(Micros now) {
   LogEvent(spdlog::level::info, "health",
            {{"worker_id", options_.worker_id},
             {"running", runner_->running()},
+            {"queued", queue_.size()},
             {"slots", options_.slots},
             {"unacked_results", unacked_results()},
             {"coordinator_silent_s", silent_s}},
@@ -527,9 +471,10 @@ bool WorkerCore::Tick() {
       entry.last_sent = now;
     }
   }
-  const bool silent = now - last_heard_ > interval * options_.liveness;
-  if (silent) FollowNext();
-  return silent;
+  if (now - last_heard_ <= interval * options_.liveness) return false;
+  DropQueued("the coordinator was silent for " + std::to_string(options_.liveness) + " heartbeats");
+  FollowNext();
+  return true;
 }
 
 Micros WorkerCore::NextTick() const {
@@ -544,7 +489,9 @@ Micros WorkerCore::NextTick() const {
 void WorkerCore::StartDrain() {
   if (draining_) return;
   draining_ = true;
+  // No more credit; what is queued still runs (run_slots_ is kept).
   options_.slots = 0;
+  options_.prefetch = 0;
   options_.metrics->slots.Set(0);
   Hello();
 }

@@ -6,8 +6,15 @@
 //
 // Delivery: DISPATCH is deduplicated by (exec_id, attempt), so a duplicate is
 // harmless; commands from an epoch older than the newest seen are refused.
+//
+// Queue: the worker grants credit for slots + prefetch executions. One that
+// arrives while every slot is busy waits in a local FIFO and starts the
+// moment a slot frees (no round trip to the coordinator). A queued execution
+// is held (listed in HELLO, "holds it" to a PROBE); STARTED is sent when it
+// really starts; CANCEL removes it without starting it (a CANCELED result).
 // Single-threaded: the worker actor's thread calls everything.
 
+#include <deque>
 #include <map>
 #include <string>
 #include <vector>
@@ -25,10 +32,21 @@
 
 namespace apollo11::actors {
 
+// The prefetch a worker with `slots` slots uses unless told otherwise
+// (--prefetch): 2 x slots, at least 4, at most 256 (measured in
+// docs/PERFORMANCE.md, "Worker-side queues").
+inline uint32_t DefaultPrefetch(uint32_t slots) {
+  const uint32_t twice = slots > 128 ? 256 : 2 * slots;
+  return twice < 4 ? 4 : twice;
+}
+
 struct WorkerOptions {
   std::string worker_id;
   std::string group = "default";
   uint32_t slots = 1;
+  // Executions held beyond `slots`, queued until a slot frees; the credit
+  // granted is slots + prefetch.
+  uint32_t prefetch = 0;
   std::vector<std::string> labels;
   Millis heartbeat{10000};
   int liveness = 3;
@@ -76,6 +94,11 @@ class WorkerCore {
   const CoordinatorFollower& coordinators() const { return follower_; }
   // Attempts the runner finished.
   void OnFinished(std::vector<executor::ExecOutcome>& finished);
+  // Writes what this turn batched: the outbox erasures of the results ACKed
+  // since the last call, in one transaction. Call once per turn, after the
+  // frames were read (until then an ACKed result would only be resent after
+  // a restart, which the coordinator ignores).
+  void EndTurn();
   // Periodic work: heartbeat, resend unacknowledged results. Returns true
   // when the coordinator has been silent for `liveness` heartbeats (measured
   // on Clock::Steady, so a wall-clock step moves none of this): the caller
@@ -93,6 +116,8 @@ class WorkerCore {
 
   size_t unacked_results() const;
   size_t running() const { return runner_->running(); }
+  // Executions held but not started: waiting for a slot.
+  size_t queued() const { return queue_.size(); }
   uint64_t dropped_frames() const { return dropped_frames_; }
   uint64_t epoch_seen() const { return epoch_seen_; }
   // True from Hello() until the coordinator is first heard after it.
@@ -109,6 +134,12 @@ class WorkerCore {
     bool log_events = false;  // not a noop: its start and end are logged
   };
   using Key = std::pair<std::string, uint32_t>;
+  // A DISPATCH waiting for a slot.
+  struct Queued {
+    Key key;
+    executor::ExecRequest request;
+    std::string trace_id;
+  };
 
   template <class T>
   void Send(transport::MsgType type, const T& body);
@@ -134,6 +165,23 @@ class WorkerCore {
   // frame's handler did (Hello() was called `hellos_before` times before).
   void Followed(uint64_t hellos_before);
   void OnDispatch(transport::Dispatch&& d);
+  // Starts `request` on the runner now (the entry for `key` exists, not
+  // finished): STARTED for anything but a noop, or a REJECTED result when
+  // the runner refuses it.
+  void Launch(const Key& key, const executor::ExecRequest& request, const std::string& trace_id);
+  // Starts queued executions while a slot is free, oldest first; none while
+  // the coordinator has been silent for liveness - 1 heartbeats (at least
+  // one): it may be about to declare this worker lost and requeue them.
+  void StartQueued();
+  // Forgets every queued execution without running it or reporting it: the
+  // coordinator declared this worker lost (or is about to), so it requeues
+  // them, or hands them back when the next HELLO does not list them.
+  void DropQueued(const std::string& why);
+  // Removes a queued (not started) execution: a CANCELED result, its credit
+  // back. False when it is not queued.
+  bool CancelQueued(const Key& key);
+  // Executions held and not finished: running or queued.
+  uint32_t Held() const;
   // Finishes an attempt that never started (refused by the coordinator, or
   // the runner could not launch it): a REJECTED result with `error`.
   void FinishUnstarted(const Key& key, std::string error, bool retryable);
@@ -156,7 +204,10 @@ class WorkerCore {
   const NodeLogReader* node_log_;
   WorkerOptions options_;
   std::vector<std::string> outbox_;
-  std::map<Key, Entry> entries_;  // running or finished-but-unacknowledged
+  std::map<Key, Entry> entries_;    // queued, running or finished-but-unacknowledged
+  std::deque<Queued> queue_;        // held, waiting for a slot, oldest first
+  std::vector<std::string> acked_;  // outbox keys of ACKed results, erased by EndTurn
+  uint32_t run_slots_;  // slots tasks run in (unlike options_.slots, kept while draining)
   uint64_t epoch_seen_ = 0;
   // Steady-clock times (liveness, heartbeat and resend timers).
   Micros last_heard_ = 0;

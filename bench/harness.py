@@ -885,6 +885,9 @@ def main(argv):
                    help="a tmpfs for the extra latency row without fsync cost ('' to skip)")
     p.add_argument("--idle-seconds", type=int, help="idle footprint window (default 60)")
     p.add_argument("--timeout", type=int, default=300, help="per-command timeout, seconds")
+    p.add_argument("--skip", default="",
+                   help="comma-separated sections to leave out: scaling, recovery, idle "
+                        "(for a shorter run of rows 1-3 and 5)")
     p.add_argument("--out", default=os.path.join(HERE, "out"), help="where results.md goes")
     a = p.parse_args(argv)
 
@@ -939,17 +942,28 @@ def main(argv):
         R, S = cfg["runs"], cfg["slots"]
         log("sections 1-3: %d-task DAG, %d rounds" % (cfg["dag_tasks"], R))
         dag = run_dag_section(b, R, cfg["dag_tasks"], cfg["depth"], S, with_dask, with_ninja)
-        log("section 4: scaling %s" % cfg["scaling"])
-        scaling, skipped_1m = run_scaling(b, R, cfg["scaling"], cfg["depth"], S, cfg["try_1m"])
-        if not cfg["try_1m"]:
-            skipped_1m = "skipped (--smoke/--quick/--no-1m)" if not a.smoke else None
+        skip = set(x for x in a.skip.split(",") if x)
+        if "scaling" in skip:
+            scaling, skipped_1m = {}, "skipped (--skip scaling)"
+        else:
+            log("section 4: scaling %s" % cfg["scaling"])
+            scaling, skipped_1m = run_scaling(b, R, cfg["scaling"], cfg["depth"], S,
+                                              cfg["try_1m"])
+            if not cfg["try_1m"]:
+                skipped_1m = "skipped (--smoke/--quick/--no-1m)" if not a.smoke else None
         log("section 5: chain of %d" % cfg["chain"])
         cfg["disk_sync_us"] = disk_sync_us(a.work)
         lat = run_latency(b, R, cfg["chain"], S)
-        log("section 6: recovery, %d transitions" % cfg["recovery"][0])
-        recovery = run_recovery(b, R, *cfg["recovery"])
-        log("section 7: idle footprint")
-        idle = run_idle(b, cfg["idle"])
+        if "recovery" in skip:
+            recovery = (None, "skipped (--skip recovery)")
+        else:
+            log("section 6: recovery, %d transitions" % cfg["recovery"][0])
+            recovery = run_recovery(b, R, *cfg["recovery"])
+        if "idle" in skip:
+            idle = (None, "skipped (--skip idle)")
+        else:
+            log("section 7: idle footprint")
+            idle = run_idle(b, cfg["idle"])
 
         log("section 8: write amplification, %d-task noop DAG" % cfg["dag_tasks"])
         wa = run_write_amp(b, cfg)
@@ -1003,7 +1017,7 @@ def main(argv):
             failed.append("cluster noop")
         failed += ["scaling %s %d" % k for k, v in scaling.items() if not v.ok and k[1] <= 10000]
         failed += ["latency " + m for m, (h, _) in lat.items() if not h]
-        if b.cluster_ok and b.journal_tool and not recovery[0]:
+        if b.cluster_ok and b.journal_tool and not recovery[0] and "recovery" not in skip:
             failed.append("recovery")
         if failed:
             log("FAILED: no figure for %s" % ", ".join(failed))

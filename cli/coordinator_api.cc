@@ -97,6 +97,7 @@ Result<nlohmann::json> CoordinatorApi::ChangeRegistry(const RegistryChange& c) {
   using actors::RegistryOp;
   const RegistryOp op = c.op == "pause"      ? RegistryOp::kPause
                         : c.op == "unpause"  ? RegistryOp::kUnpause
+                        : c.op == "remove"   ? RegistryOp::kRemove
                         : c.op == "backfill" ? RegistryOp::kBackfill
                                              : static_cast<RegistryOp>(0);
   if (op == static_cast<RegistryOp>(0)) {

@@ -61,12 +61,18 @@ Result<HaConfig> ResolveHaConfig(const NodeFlags& f, NodeEnv& env) {
     }
     advertise = {f.bind, f.api_bind};
   }
-  bool tcp = advertise.size() == 2 || advertise.size() == 3;
-  for (const std::string& a : advertise) tcp = tcp && StartsWith(a, "tcp://");
-  if (!tcp) {
+  if (advertise.size() == 3) {
+    // Accepted only once something reads it (docs/ha.md, "Not yet").
     return Status::InvalidInput(
         "--ha-advertise " + f.ha_advertise +
-        ": want tcp://HOST:WORKER_PORT,tcp://HOST:CLIENT_PORT[,tcp://HOST:REPLICATION_PORT]");
+        ": a third (replication) endpoint is not used yet: elected coordinators do not "
+        "replicate their journal yet; give tcp://HOST:WORKER_PORT,tcp://HOST:CLIENT_PORT");
+  }
+  bool tcp = advertise.size() == 2;
+  for (const std::string& a : advertise) tcp = tcp && StartsWith(a, "tcp://");
+  if (!tcp) {
+    return Status::InvalidInput("--ha-advertise " + f.ha_advertise +
+                                ": want tcp://HOST:WORKER_PORT,tcp://HOST:CLIENT_PORT");
   }
   auto lease = ParseDuration(f.ha_lease);
   if (!lease.ok()) return Status::InvalidInput("--ha-lease: " + lease.status().message());
@@ -79,7 +85,7 @@ Result<HaConfig> ResolveHaConfig(const NodeFlags& f, NodeEnv& env) {
   }
   c.election = f.ha_election;
   c.self = ha::Member{f.ha_name.empty() ? env.Hostname() : f.ha_name, advertise[0], advertise[1],
-                      advertise.size() == 3 ? advertise[2] : ""};
+                      ""};
   return c;
 }
 

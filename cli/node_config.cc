@@ -181,6 +181,8 @@ void FillWorker(const NodeFlags& f, const Durations& d, NodeEnv& env, NodeConfig
   wc.worker.health_interval = d.health;
   wc.worker.group = f.group;
   wc.worker.slots = f.slots ? f.slots : std::max(1u, env.Cores());
+  wc.worker.prefetch =
+      f.prefetch < 0 ? actors::DefaultPrefetch(wc.worker.slots) : static_cast<uint32_t>(f.prefetch);
   wc.worker.labels = f.labels;
   wc.worker.heartbeat = d.heartbeat;
   wc.worker.liveness = f.liveness;
@@ -201,6 +203,10 @@ Status CheckWorkerHello(const actors::WorkerOptions& w) {
   if (w.slots > actors::kMaxWorkerSlots) {
     return Status::InvalidInput("--slots " + std::to_string(w.slots) + ": at most " +
                                 std::to_string(actors::kMaxWorkerSlots));
+  }
+  if (w.prefetch > actors::kMaxWorkerPrefetch) {
+    return Status::InvalidInput("--prefetch " + std::to_string(w.prefetch) + ": at most " +
+                                std::to_string(actors::kMaxWorkerPrefetch));
   }
   return Status::Ok();
 }

@@ -60,6 +60,9 @@ void Node::StartHa() {
   spdlog::info("HA: campaigning as {} (workers tcp {}, clients {}) in etcd {} with a {} s lease",
                h.self.name, h.self.worker_endpoint, h.self.client_endpoint, h.etcd.front(),
                h.lease_ttl_s);
+  spdlog::warn(
+      "HA: the journal is not replicated between coordinators yet: a standby that takes over "
+      "knows only the runs in its own journal (docs/ha.md, \"Not yet\")");
   elector_thread_ = std::make_unique<ha::ElectorThread>(elector_.get(), clock_);
 }
 

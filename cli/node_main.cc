@@ -26,6 +26,7 @@
 #include <cstdio>
 #include <string>
 
+#include "actors/dispatcher_core.h"
 #include "alerts/alert_config.h"
 #include "cli/exit_codes.h"
 #include "cli/logging_setup.h"
@@ -114,6 +115,11 @@ void AddStartFlags(CLI::App* start, NodeFlags* f) {
   start->add_option("--connect", f->connect, "worker: the coordinator's worker endpoint");
   start->add_option("--group", f->group, "worker group");
   start->add_option("--slots", f->slots, "worker: tasks run at once (0: the number of cores)");
+  start
+      ->add_option("--prefetch", f->prefetch,
+                   "worker: executions queued beyond its slots, started as slots free "
+                   "(-1: 2 x slots, at least 4, at most 256)")
+      ->check(CLI::Range(-1, static_cast<int>(apollo11::actors::kMaxWorkerPrefetch)));
   start->add_option("--labels", f->labels, "worker labels")->delimiter(',');
   start->add_option("--heartbeat", f->heartbeat, "heartbeat interval");
   start->add_option("--reconcile-interval", f->reconcile_interval,

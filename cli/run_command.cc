@@ -22,6 +22,7 @@
 #include <optional>
 #include <thread>
 
+#include "actors/dispatcher_core.h"
 #include "actors/internal_messages.h"
 #include "cli/command.h"
 #include "cli/logging_setup.h"
@@ -56,6 +57,7 @@ struct RunFlags {
   bool quiet = false;        // only the final summary and errors on stderr
   bool no_progress = false;  // no progress line, even on a terminal
   unsigned slots = 0;
+  int prefetch = -1;  // -1: actors::DefaultPrefetch(slots)
   size_t max_backlog = 1000;
   size_t max_retrying = 100;
   std::string heartbeat = "1s";
@@ -154,6 +156,8 @@ NodeConfig EmbeddedNodeConfig(const RunFlags& flags, const std::string& state_di
   wc.worker.worker_id = "local";
   wc.outbox_dir = state_dir + "/worker-local/outbox";
   wc.worker.slots = flags.slots ? flags.slots : std::max(1u, std::thread::hardware_concurrency());
+  wc.worker.prefetch = flags.prefetch < 0 ? actors::DefaultPrefetch(wc.worker.slots)
+                                          : static_cast<uint32_t>(flags.prefetch);
   wc.worker.heartbeat = heartbeat;
   wc.worker.liveness = flags.liveness;
   wc.executor.log_dir = LogDir(state_dir);
@@ -492,6 +496,10 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
                 "no progress line (it is drawn only when stderr is a terminal)");
   cmd->add_option("--slots", flags->slots, "tasks run at once (0: the number of cores)")
       ->check(AtLeast(0));
+  cmd->add_option("--prefetch", flags->prefetch,
+                  "executions queued beyond --slots, started as slots free (-1: 2 x slots, at "
+                  "least 4, at most 256)")
+      ->check(CLI::Range(-1, static_cast<int>(actors::kMaxWorkerPrefetch)));
   cmd->add_option("--max-backlog", flags->max_backlog,
                   "READY+RUNNING executions before promotion pauses")
       ->check(AtLeast(1));

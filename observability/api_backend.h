@@ -53,7 +53,7 @@ class ApiBackend {
     (void)yaml, (void)path;
     return Status::Unsupported("the pipeline registry is not served by this backend");
   }
-  // registry and sched: "pause" or "unpause" pipeline `name`, or "backfill"
+  // registry and sched: "pause", "unpause" or "remove" pipeline `name`, or "backfill"
   // its schedule: one fire per scheduled time in [from, to] (wall Micros),
   // `max_active` at once (0: the schedule's max_active_runs). Returns the
   // coordinator's answer ({name, active, paused} or {name, queued}).

@@ -1,6 +1,7 @@
 // The registry's part of the HTTP API (HttpServer::RegistryRoutes):
-// registering a pipeline, triggering a run of one, pausing, unpausing and
-// backfilling its schedule. Every call here mutates: each needs the token.
+// registering a pipeline, reading a version and its fires, triggering a
+// run, pausing, unpausing, removing and backfilling its schedule. Every POST
+// here needs the token.
 
 #include <httplib.h>
 #include <spdlog/spdlog.h>
@@ -109,9 +110,14 @@ void HttpServer::RegistryRoutes(httplib::Server& s, const std::string& id) {
                        trigger.name, req.remote_addr);
           SendJson(res, run->value("existing", false) ? 200 : 201, *run);
         });
-  // Pause, unpause (no body) and backfill ({"from": T1, "to": T2,
-  // "max_active": N}, times as `apollo11 backfill` takes them).
-  Route(s, "POST", "/api/pipelines/" + id + "/(pause|unpause|backfill)",
+  // A version's snapshot with the newest fires (?limit=N of them, default
+  // 20), as `apollo11 pipelines show`; the versions, as `pipelines versions`.
+  Route(s, "GET", "/api/pipelines/" + id, QueryRoute("pipeline", 1));
+  Route(s, "GET", "/api/pipelines/" + id + "/versions", QueryRoute("pipeline_versions", 1));
+  // Pause, unpause, remove (no body; remove as `apollo11 pipelines rm`) and
+  // backfill ({"from": T1, "to": T2, "max_active": N}, times as `apollo11
+  // backfill` takes them).
+  Route(s, "POST", "/api/pipelines/" + id + "/(pause|unpause|remove|backfill)",
         [this](const httplib::Request& req, httplib::Response& res) {
           if (!Authorized(req, res)) return;
           ApiBackend::RegistryChange change{req.matches[2], req.matches[1]};

@@ -21,7 +21,8 @@ fi
 bash scripts/setup.sh --with-tests
 
 build=${FUZZ_BUILD_DIR:-$root/build-fuzz}
-targets=(transport_decode dsl_parser pipeline_json journal_record dispatcher_frames replication_frame)
+targets=(transport_decode dsl_parser pipeline_json journal_record dispatcher_frames etcd_codec
+  replication_frame)
 launcher=()
 if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)

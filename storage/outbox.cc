@@ -147,17 +147,26 @@ Status Outbox::PutInto(unsigned dbi, const std::vector<std::pair<std::string, st
   }
 }
 
-Status Outbox::Erase(const std::string& key) { return EraseFrom(env_->dbi, key, "erase a result"); }
+Status Outbox::Erase(const std::string& key) {
+  return EraseFrom(env_->dbi, {key}, "erase a result");
+}
 
-Status Outbox::EraseFrom(unsigned dbi, const std::string& key, const char* what) {
+Status Outbox::Erase(const std::vector<std::string>& keys) {
+  if (keys.empty()) return Status::Ok();
+  return EraseFrom(env_->dbi, keys, "erase results");
+}
+
+Status Outbox::EraseFrom(unsigned dbi, const std::vector<std::string>& keys, const char* what) {
   MDB_txn* txn = nullptr;
   int rc = mdb_txn_begin(env_->env, nullptr, 0, &txn);
   if (rc != 0) return LmdbError(rc, "begin");
-  MDB_val k = Val(key);
-  rc = mdb_del(txn, dbi, &k, nullptr);
-  if (rc != 0 && rc != MDB_NOTFOUND) {
-    mdb_txn_abort(txn);
-    return LmdbError(rc, what);
+  for (const std::string& key : keys) {
+    MDB_val k = Val(key);
+    rc = mdb_del(txn, dbi, &k, nullptr);
+    if (rc != 0 && rc != MDB_NOTFOUND) {
+      mdb_txn_abort(txn);
+      return LmdbError(rc, what);
+    }
   }
   rc = mdb_txn_commit(txn);
   if (rc != 0) return LmdbError(rc, "commit");
@@ -203,7 +212,7 @@ Status Outbox::PutChild(const ChildGroup& child) {
 }
 
 Status Outbox::EraseChild(int32_t pgid) {
-  return EraseFrom(env_->children, ChildKey(pgid), "forget a child process group");
+  return EraseFrom(env_->children, {ChildKey(pgid)}, "forget a child process group");
 }
 
 Result<std::vector<ChildGroup>> Outbox::LoadChildren() const {

@@ -47,6 +47,8 @@ class Outbox {
   Status Put(const std::vector<std::pair<std::string, std::string>>& items);
   // Removes one key; a missing key is not an error.
   Status Erase(const std::string& key);
+  // Removes every key in one transaction; missing keys are not an error.
+  Status Erase(const std::vector<std::string>& keys);
   // Every stored value, in key order.
   Result<std::vector<std::pair<std::string, std::string>>> LoadAll() const;
   // How many results are stored (child groups are not counted).
@@ -66,7 +68,7 @@ class Outbox {
   // `dbi` is an MDB_dbi (unsigned int), kept out of this header with lmdb.h.
   Status PutInto(unsigned dbi, const std::vector<std::pair<std::string, std::string>>& items,
                  const char* what);
-  Status EraseFrom(unsigned dbi, const std::string& key, const char* what);
+  Status EraseFrom(unsigned dbi, const std::vector<std::string>& keys, const char* what);
   std::unique_ptr<Env> env_;
 };
 

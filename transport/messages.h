@@ -131,8 +131,11 @@ struct Hello {
   std::vector<std::string> labels;
   std::vector<ExecRef> running;
   std::string worker_id;
+  // Executions it queues beyond its slots (credit = slots + prefetch); 0 from
+  // a worker that predates queues.
+  uint32_t prefetch = 0;
   bool operator==(const Hello&) const = default;
-  MSGPACK_DEFINE(group, slots, labels, running, worker_id);
+  MSGPACK_DEFINE(group, slots, labels, running, worker_id, prefetch);
 };
 
 // D→W: the coordinator refuses this worker (its id is taken by a live worker,

@@ -64,6 +64,17 @@ QueuedExec Exec(const std::string& id, const std::string& group = "default", int
   return q;
 }
 
+// The worker's STARTED of each execution (its timeout and slow check count
+// from it, not from the placement).
+StartedBatch StartedOf(const std::vector<transport::ExecRef>& refs, Micros at,
+                       const std::string& worker = "w1") {
+  StartedBatch b;
+  for (const transport::ExecRef& ref : refs) {
+    b.items.push_back({worker, transport::Started{ref.exec_id, ref.attempt, at}});
+  }
+  return b;
+}
+
 struct SchedulerFixture {
   testing::ScratchDir dir;
   FakeClock clock;
@@ -461,6 +472,9 @@ TEST_CASE("a coordinator-side deadline times out a silent execution and kills it
   const std::string id = *run_id + ".slow";
   f.core->OnPlaced({{{"w1", id, 1}}, f.clock.Now()});
   f.Flush();
+  CHECK(f.out.watch.deadlines.empty());  // queued on the worker: no clock yet
+  f.core->OnStarted(StartedOf({{id, 1}}, f.clock.Now()));
+  f.Flush();
   REQUIRE(f.out.watch.deadlines.size() == 1);
   f.core->OnDeadlineExceeded({{f.out.watch.deadlines[0]}});
   f.Flush();
@@ -822,6 +836,10 @@ struct SlowFixture : SchedulerFixture {
     }
     core->OnPlaced(placed);
     Flush();
+    std::vector<transport::ExecRef> started;
+    for (const WorkerExecRef& ref : placed.placed) started.push_back({ref.exec_id, ref.attempt});
+    core->OnStarted(StartedOf(started, clock.Now()));
+    Flush();
     return *run_id;
   }
   void Tick(Micros delta) {
@@ -967,6 +985,7 @@ TEST_CASE("confirm --kill fails the flagged attempt with the operator's reason, 
   REQUIRE(f.out.enqueue.execs.size() == 1);
   CHECK(f.out.enqueue.execs[0].dispatch.attempt == 2);
   f.core->OnPlaced({{{"w1", id, 2}}, f.clock.Now()});
+  f.core->OnStarted(StartedOf({{id, 2}}, f.clock.Now()));
   f.Flush();
   f.Tick(1100 * kMicrosPerMilli);
   REQUIRE(f.Exec(id).slow == storage::SlowFlag::kFlagged);

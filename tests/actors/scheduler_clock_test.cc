@@ -74,6 +74,10 @@ struct ClockFixture {
     REQUIRE(out.enqueue.execs.size() == 1);
     exec_id = out.enqueue.execs[0].dispatch.exec_id;
     core->OnPlaced({{{"w1", exec_id, 1}}, clock.Now()});
+    // Its STARTED: the slow check counts from it, not from the placement.
+    StartedBatch started;
+    started.items.push_back({"w1", transport::Started{exec_id, 1, clock.Now()}});
+    core->OnStarted(started);
     Flush();
     return exec_id;
   }

@@ -75,7 +75,10 @@ struct WorkerFixture {
     options.slots = 2;
     core = std::make_unique<WorkerCore>(executor.get(), &clock, options, outbox.get());
   }
-  void Feed(const std::string& frame) { core->OnFrame(frame.data(), frame.size()); }
+  void Feed(const std::string& frame) {
+    core->OnFrame(frame.data(), frame.size());
+    core->EndTurn();
+  }
   void Finish() {
     std::vector<executor::ExecOutcome> finished;
     executor->Process(clock.Steady(), &finished);

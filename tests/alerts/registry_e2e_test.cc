@@ -211,4 +211,24 @@ TEST_CASE("the registry on a real node: versions, a rejected cycle, idempotent t
   auto bad = http->Post("/api/pipelines", kCycle, "application/yaml");
   REQUIRE(bad);
   CHECK(bad->status == 400);
+
+  // Read back over HTTP (a version, the versions), then remove the pipeline.
+  auto shown = http->Get("/api/pipelines/demo.reg@2");
+  REQUIRE(shown);
+  INFO(shown->body);
+  CHECK(shown->status == 200);
+  CHECK(json::parse(shown->body)["version"] == 2);
+  CHECK(json::parse(shown->body).contains("snapshot"));
+  auto versions = http->Get("/api/pipelines/demo.reg/versions");
+  REQUIRE(versions);
+  CHECK(versions->status == 200);
+  CHECK(json::parse(versions->body)["versions"].size() == 3);
+  CHECK(http->Get("/api/pipelines/demo.reg@9")->status == 404);
+  auto removed = http->Post("/api/pipelines/demo.reg/remove", "", "application/json");
+  REQUIRE(removed);
+  CHECK(removed->status == 200);
+  CHECK(json::parse(removed->body)["active"] == 0);
+  auto after = http->Post("/api/pipelines/demo.reg/runs", "{}", "application/json");
+  REQUIRE(after);
+  CHECK(after->status >= 400);
 }

@@ -324,6 +324,10 @@ TEST_CASE("HA flags: off by default, resolved with their defaults, each refusal 
   f.ha_advertise = "tcp://c1:7011,tcp://c1:7012";
   REQUIRE(ResolveNodeConfig(f, env).ok());
   CHECK(ResolveNodeConfig(f, env)->ha.self.client_endpoint == "tcp://c1:7012");
+  f.ha_advertise = "tcp://c1:7011,tcp://c1:7012,tcp://c1:7013";  // replication: not yet
+  CHECK(Refusal(f, env).find("a third (replication) endpoint is not used yet") !=
+        std::string::npos);
+  f.ha_advertise = "tcp://c1:7011,tcp://c1:7012";
 
   f.role = "all";
   CHECK(Refusal(f, env).rfind("--ha-etcd needs --role=coordinator", 0) == 0);

@@ -418,3 +418,91 @@ TEST_CASE("a wall-clock step back while the journal fails does not delay the nex
   CHECK(sim.Execution(a)->state == TaskState::kSuccess);
   CHECK(sim.finished_runs().at(run) == RunStatus::kSuccess);
 }
+
+TEST_CASE(
+    "with prefetch, one commit places a worker's queue and a freed slot starts the next "
+    "without a round trip",
+    "[sim][queue]") {
+  Simulation sim;
+  SimWorker& w1 = sim.AddWorker("w1", /*slots=*/1, /*prefetch=*/3);
+  const std::string run =
+      sim.Submit({Task("a"), Task("b"), Task("c"), Task("d"), Task("e"), Task("f")});
+  sim.RunUntilIdle();
+  // Four held by w1 (one running, three queued), each RUNNING on w1 in the
+  // store before its DISPATCH left (the simulator checks that on delivery).
+  CHECK(sim.dispatches().size() == 4);
+  CHECK(w1.runner.running() == 1);
+  CHECK(w1.core->queued() == 3);
+  int running_on_w1 = 0;
+  for (const char* t : {"a", "b", "c", "d", "e", "f"}) {
+    auto rec = sim.Execution(run + "." + t);
+    if (rec && rec->state == TaskState::kRunning && rec->worker_id == "w1") ++running_on_w1;
+  }
+  CHECK(running_on_w1 == 4);
+
+  // A slot frees: the next queued one starts in the same worker turn, before
+  // the coordinator has even seen the result.
+  const std::string first = w1.runner.launched.at(0).exec_id;
+  w1.runner.Complete(first, 1);
+  sim.WorkerTurn("w1");
+  CHECK(w1.runner.running() == 1);
+  CHECK(w1.runner.launched.size() == 2);
+  CHECK(w1.core->queued() == 2);
+
+  // Everything finishes, one at a time.
+  for (int guard = 0; guard < 20 && sim.finished_runs().count(run) == 0; ++guard) {
+    sim.RunUntilIdle();
+    for (const auto& req : std::vector<executor::ExecRequest>(w1.runner.launched)) {
+      if (w1.runner.IsRunning(req.exec_id, req.attempt)) sim.Finish("w1", req.exec_id);
+    }
+  }
+  sim.RunUntilIdle();
+  CHECK(sim.finished_runs().at(run) == RunStatus::kSuccess);
+  CHECK(w1.runner.launched.size() == 6);  // each once
+}
+
+TEST_CASE("a lost worker's queued executions are requeued with its running one and run once",
+          "[sim][queue]") {
+  Simulation sim;
+  SimWorker& w1 = sim.AddWorker("w1", /*slots=*/1, /*prefetch=*/2);
+  const std::string run = sim.Submit({Task("a"), Task("b"), Task("c")});
+  sim.RunUntilIdle();
+  REQUIRE(w1.core->queued() == 2);
+  w1.partitioned = true;  // silent from now on
+  sim.AdvanceBy(Millis(600), Millis(100));
+  SimWorker& w2 = sim.AddWorker("w2", /*slots=*/3);
+  sim.RunUntilIdle();
+  for (const char* t : {"a", "b", "c"}) {
+    const std::string id = run + "." + t;
+    auto rec = sim.Execution(id);
+    REQUIRE(rec.has_value());
+    CHECK(rec->state == TaskState::kRunning);
+    CHECK(rec->worker_id == "w2");
+    CHECK(rec->attempt == 2);
+    sim.Finish("w2", id);
+  }
+  sim.RunUntilIdle();
+  CHECK(sim.finished_runs().at(run) == RunStatus::kSuccess);
+  CHECK(w1.runner.launched.size() == 1);  // the queued two never started on w1
+  CHECK(w2.runner.launched.size() == 3);
+}
+
+TEST_CASE("results that arrive together are journaled in one commit with what they release",
+          "[sim][queue][group-commit]") {
+  Simulation sim;
+  SimWorker& w1 = sim.AddWorker("w1", /*slots=*/4, /*prefetch=*/4);
+  const std::string run =
+      sim.Submit({Task("a"), Task("b"), Task("c"), Task("d"), Task("e", {"a", "b", "c", "d"})});
+  sim.RunUntilIdle();
+  REQUIRE(w1.runner.running() == 4);
+  for (const char* t : {"a", "b", "c", "d"}) REQUIRE(w1.runner.Complete(run + "." + t, 1));
+  sim.WorkerTurn("w1");  // four RESULTs
+  sim.DispatcherTurn();  // one batch to the scheduler
+  const uint64_t before = sim.commits();
+  sim.SchedulerTurn();  // four SUCCESS, e READY and placed: one commit
+  CHECK(sim.commits() == before + 1);
+  for (const char* t : {"a", "b", "c", "d"}) {
+    CHECK(sim.Execution(run + "." + t)->state == TaskState::kSuccess);
+  }
+  CHECK(sim.Execution(run + ".e")->state == TaskState::kRunning);
+}

@@ -98,12 +98,15 @@ void Simulation::RestartCoordinator() {
   StartCoordinator();
 }
 
-SimWorker& Simulation::AddWorker(const std::string& id, uint32_t slots) {
+uint64_t Simulation::commits() const { return memory_->commits(); }
+
+SimWorker& Simulation::AddWorker(const std::string& id, uint32_t slots, uint32_t prefetch) {
   auto w = std::make_unique<SimWorker>();
   w->id = id;
   actors::WorkerOptions wo;
   wo.worker_id = id;
   wo.slots = slots;
+  wo.prefetch = prefetch;
   wo.heartbeat = options_.heartbeat;
   wo.liveness = options_.liveness;
   wo.result_resend = options_.heartbeat;
@@ -189,6 +192,7 @@ void Simulation::WorkerTurn(const std::string& id) {
   }
   std::vector<executor::ExecOutcome> finished = w.runner.Take();
   if (!finished.empty()) w.core->OnFinished(finished);
+  w.core->EndTurn();
   if (w.core->Tick()) w.core->Hello();  // coordinator silent: a fresh connection
   for (std::string& frame : w.core->outbox()) {
     if (!w.partitioned) disp_from_workers_.emplace_back(id, std::move(frame));

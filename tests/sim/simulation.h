@@ -77,8 +77,9 @@ class Simulation {
   explicit Simulation(SimOptions options = {});
   ~Simulation();
 
-  // A worker joins: it says HELLO and grants credit for its slots.
-  SimWorker& AddWorker(const std::string& id, uint32_t slots = 1);
+  // A worker joins: it says HELLO and grants credit for its slots and its
+  // prefetch (executions it queues beyond them).
+  SimWorker& AddWorker(const std::string& id, uint32_t slots = 1, uint32_t prefetch = 0);
   SimWorker& worker(const std::string& id) { return *workers_.at(id); }
 
   // Client `client` sends a SubmitRun of `tasks` (shell tasks by default),
@@ -125,6 +126,8 @@ class Simulation {
   // Scheduler commits that failed, and ACK frames delivered to workers.
   size_t failed_commits() const { return failed_commits_; }
   size_t acks_delivered() const { return acks_delivered_; }
+  // Successful commits of the store (the current coordinator's and earlier ones).
+  uint64_t commits() const;
   // Runs submitted here whose end is durable, by run id: their RunStatus.
   std::map<std::string, RunStatus> finished_runs();
   // Every frame the scheduler sent to a client, in order.

@@ -74,3 +74,16 @@ TEST_CASE("child process groups are kept beside the results and survive a reopen
   CHECK((*children)[1].attempt == 2u);
   CHECK((*children)[1].kill_grace_ms == 1500);
 }
+
+TEST_CASE("the outbox erases many acknowledged results in one call", "[outbox]") {
+  apollo11::storage::testing::TempDir dir;
+  auto box = Outbox::Open(dir.path() + "/outbox");
+  REQUIRE(box.ok());
+  REQUIRE((*box)->Put({{"r.a\n1", "a"}, {"r.b\n1", "b"}, {"r.c\n1", "c"}}).ok());
+  REQUIRE((*box)->Erase(std::vector<std::string>{"r.a\n1", "never-there", "r.c\n1"}).ok());
+  REQUIRE((*box)->Erase(std::vector<std::string>{}).ok());
+  auto all = (*box)->LoadAll();
+  REQUIRE(all.ok());
+  REQUIRE(all->size() == 1);
+  CHECK((*all)[0].first == "r.b\n1");
+}
