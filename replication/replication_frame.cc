@@ -8,8 +8,8 @@
 namespace apollo11::replication {
 namespace {
 
-constexpr uint8_t kFrameFormat = 1;
-constexpr uint32_t kFields = 11;
+constexpr uint8_t kFrameFormat = 2;  // 2: batch_epoch added
+constexpr uint32_t kFields = 12;
 // A frame is one batch or one copy chunk: the limits stop a forged header
 // from allocating more (array, map, str, bin, ext, depth).
 const msgpack::unpack_limit kLimits(16, 0, 1u << 16, 64u << 20, 0, 2);
@@ -49,6 +49,7 @@ std::string EncodeFrame(const ReplicationFrame& f) {
   p.pack(f.checksum);
   p.pack_bin(static_cast<uint32_t>(f.payload.size()));
   p.pack_bin_body(f.payload.data(), static_cast<uint32_t>(f.payload.size()));
+  p.pack(f.batch_epoch);
   return std::string(buf.data(), buf.size());
 }
 
@@ -60,7 +61,7 @@ Result<ReplicationFrame> DecodeFrame(std::string_view bytes) {
     if (offset != bytes.size()) return Status::Corrupt("replication frame has trailing bytes");
     const msgpack::object& o = handle.get();
     if (o.type != msgpack::type::ARRAY || o.via.array.size < kFields) {
-      return Status::Corrupt("replication frame is not an array of 11 fields");
+      return Status::Corrupt("replication frame is not an array of 12 fields");
     }
     const msgpack::object* v = o.via.array.ptr;
     if (v[0].as<uint8_t>() != kFrameFormat) {
@@ -82,6 +83,7 @@ Result<ReplicationFrame> DecodeFrame(std::string_view bytes) {
     f.checksum = v[9].as<uint32_t>();
     if (v[10].type != msgpack::type::BIN) return Status::Corrupt("replication frame payload");
     f.payload.assign(v[10].via.bin.ptr, v[10].via.bin.size);
+    f.batch_epoch = v[11].as<uint64_t>();
     return f;
   } catch (const std::exception& e) {
     return Status::Corrupt(std::string("replication frame does not decode: ") + e.what());

@@ -37,6 +37,11 @@ struct ReplicationFrame {
   uint64_t offset = 0;      // kCopyChunk: byte offset; kCopyBegin/kCopyEnd: total size
   uint32_t checksum = 0;  // CRC-32 of payload (kBatch, kCopyChunk) or of the whole copy (kCopyEnd)
   std::string payload;    // kBatch: storage::codec::EncodeBatch; kCopyChunk: bytes; kResync: reason
+  // kHello, kAck, kResync: the epoch the standby's last batch was committed
+  // in (RunStore::last_batch_epoch); kHeartbeat: the leader's. With `batch`
+  // it names a position exactly: equal (batch, batch_epoch) on two journals
+  // means the same batches, equal numbers alone do not after a failover.
+  uint64_t batch_epoch = 0;
 };
 
 // CRC-32 (IEEE) of `data`, continuing from `crc` (0 to start).

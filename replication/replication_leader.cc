@@ -129,16 +129,21 @@ void ReplicationLeader::Body(transport::ActorPipe& pipe, zmq::context_t& ctx) {
                       "replication bind " + config_.bind + ": " + bound.status().message()));
   }
   endpoint_ = *bound;
+  // Before the node's coordinator can commit: every later batch reaches the
+  // core through the feed.
+  const ReplicationLeaderCore::Position start{journal_->last_batch(), journal_->last_seq(),
+                                              journal_->last_batch_epoch()};
   pipe.SignalReady(Status::Ok());
-  Serve(pipe, router);
+  Serve(pipe, router, start);
 }
 
-void ReplicationLeader::Serve(transport::ActorPipe& pipe, zmq::socket_t& router) {
+void ReplicationLeader::Serve(transport::ActorPipe& pipe, zmq::socket_t& router,
+                              const ReplicationLeaderCore::Position& start) {
   LeaderOptions options;
   options.name = config_.name;
   options.standbys = config_.standbys;
   options.window_batches = config_.window_batches;
-  ReplicationLeaderCore core(options, config_.epoch, journal_->last_batch(), journal_->last_seq());
+  ReplicationLeaderCore core(options, config_.epoch, start);
   Micros next_heartbeat = 0;
   for (;;) {
     std::array<zmq::pollitem_t, 3> items = {pipe.PollItem(),

@@ -68,7 +68,8 @@ class ReplicationLeader final : public storage::CommitObserver {
  private:
   ReplicationLeader(storage::Journal* journal, const Clock* clock, ReplicationLeaderConfig config);
   void Body(transport::ActorPipe& pipe, zmq::context_t& ctx);
-  void Serve(transport::ActorPipe& pipe, zmq::socket_t& router);
+  void Serve(transport::ActorPipe& pipe, zmq::socket_t& router,
+             const ReplicationLeaderCore::Position& start);
   void Deliver(zmq::socket_t& router, ReplicationLeaderCore& core,
                ReplicationLeaderCore::Output& out);
   void SendCopy(zmq::socket_t& router, ReplicationLeaderCore& core, const std::string& peer);

@@ -4,9 +4,12 @@
 
 namespace apollo11::replication {
 
-ReplicationLeaderCore::ReplicationLeaderCore(LeaderOptions options, uint64_t epoch,
-                                             uint64_t last_batch, uint64_t last_seq)
-    : options_(std::move(options)), epoch_(epoch), last_batch_(last_batch), last_seq_(last_seq) {}
+ReplicationLeaderCore::ReplicationLeaderCore(LeaderOptions options, uint64_t epoch, Position start)
+    : options_(std::move(options)),
+      epoch_(epoch),
+      start_(start),
+      last_batch_(start.batch),
+      last_seq_(start.seq) {}
 
 void ReplicationLeaderCore::OnCommitted(uint64_t batch_no, uint64_t first_seq, uint64_t transitions,
                                         const std::string& encoded, Micros committed_at,
@@ -80,9 +83,9 @@ void ReplicationLeaderCore::OnHello(StandbyView& s, const ReplicationFrame& f, O
   s.acked_batch = f.batch;
   s.acked_seq = f.seq;
   s.copying = false;
-  uint64_t expected_seq = 0;
-  const bool known = f.batch <= last_batch_ && SeqAfter(f.batch, &expected_seq);
-  if (!known || expected_seq != f.seq) {
+  Position expected;
+  const bool known = f.batch <= last_batch_ && PositionAfter(f.batch, &expected);
+  if (!known || expected.seq != f.seq || expected.batch_epoch != f.batch_epoch) {
     s.sent_batch = f.batch;
     s.copying = true;
     out->copies.push_back(s.name);
@@ -99,6 +102,7 @@ std::string ReplicationLeaderCore::HeartbeatFrame() const {
   f.sender = options_.name;
   f.batch = last_batch_;
   f.seq = last_seq_;
+  f.batch_epoch = LastBatchEpoch();
   f.committed_at = window_.empty() ? 0 : window_.back().committed_at;
   return EncodeFrame(f);
 }
@@ -133,18 +137,26 @@ std::string ReplicationLeaderCore::CopyEndFrame(uint64_t size, uint32_t crc) con
   return EncodeFrame(f);
 }
 
-bool ReplicationLeaderCore::SeqAfter(uint64_t batch_no, uint64_t* seq) const {
+uint64_t ReplicationLeaderCore::LastBatchEpoch() const {
+  return last_batch_ > start_.batch ? epoch_ : start_.batch_epoch;
+}
+
+bool ReplicationLeaderCore::PositionAfter(uint64_t batch_no, Position* at) const {
+  at->batch = batch_no;
+  // Batches after the start were committed in this term; the start batch
+  // in whichever term its journal says.
+  at->batch_epoch = batch_no > start_.batch ? epoch_ : start_.batch_epoch;
   if (batch_no == last_batch_) {
-    *seq = last_seq_;
+    at->seq = last_seq_;
     return true;
   }
+  if (batch_no < start_.batch) return false;  // before this term: unknown
   if (window_.empty() || batch_no + 1 < window_.front().batch) return false;
   if (batch_no + 1 == window_.front().batch) {
-    *seq = window_.front().first_seq - 1;
+    at->seq = window_.front().first_seq - 1;
     return true;
   }
-  const Kept& k = window_[batch_no - window_.front().batch];
-  *seq = k.end_seq;
+  at->seq = window_[batch_no - window_.front().batch].end_seq;
   return true;
 }
 

@@ -5,9 +5,12 @@
 // actor feeds it committed batches and frames from the socket and sends what
 // it returns; tests drive it with fakes.
 //
-// Protocol: a standby says kHello with its position (last batch and seq
-// held) and its credit. When the next batch is still in the window and the
-// position matches it, the leader streams from there, one batch per credit;
+// Protocol: a standby says kHello with its position (last batch, its epoch
+// and the last seq held) and its credit. When the next batch is still in the
+// window and the position matches the leader's at that batch (same seq, same
+// batch epoch: a standby that led an older term and committed batches no one
+// received has the numbers but not the epoch), the leader streams from
+// there, one batch per credit;
 // each kAck returns credit and advances the standby's durable position.
 // Otherwise (new, too far behind, or a position the leader never had) the
 // standby is sent a journal copy first (the actor makes it; see
@@ -59,9 +62,12 @@ class ReplicationLeaderCore {
     uint64_t unknown_peer = 0, corrupt = 0, stale_epoch = 0;
   };
 
-  // `last_batch`/`last_seq`: the leader's journal position at start.
-  ReplicationLeaderCore(LeaderOptions options, uint64_t epoch, uint64_t last_batch,
-                        uint64_t last_seq);
+  // The leader's journal position when it starts leading.
+  struct Position {
+    uint64_t batch = 0, seq = 0, batch_epoch = 0;
+  };
+  // `epoch`: this term's; every batch OnCommitted is committed in it.
+  ReplicationLeaderCore(LeaderOptions options, uint64_t epoch, Position start);
 
   // A batch the leader committed: number, first seq, transitions in it, its
   // EncodeBatch bytes and commit time. Kept in the window and sent to every
@@ -104,11 +110,14 @@ class ReplicationLeaderCore {
   void OnHello(StandbyView& s, const ReplicationFrame& f, Output* out);
   // Sends window batches after s.sent_batch while s has credit.
   void Pump(StandbyView& s, Output* out);
-  // The seq after batch `batch_no` per the window; false when not known.
-  bool SeqAfter(uint64_t batch_no, uint64_t* seq) const;
+  // The leader's position after batch `batch_no` (its last seq and its
+  // epoch); false when not known (before the start, or out of the window).
+  bool PositionAfter(uint64_t batch_no, Position* at) const;
+  uint64_t LastBatchEpoch() const;
 
   const LeaderOptions options_;
   const uint64_t epoch_;
+  const Position start_;
   uint64_t last_batch_, last_seq_;
   std::deque<Kept> window_;
   std::map<std::string, StandbyView> standbys_;

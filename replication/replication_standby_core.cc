@@ -18,10 +18,19 @@ std::string ReplicationStandbyCore::Frame(FrameType type, uint64_t credit, std::
   if (storage::RunStore* store = replica_->store()) {
     f.batch = store->last_batch();
     f.seq = store->last_seq();
+    f.batch_epoch = store->last_batch_epoch();
   }
   f.credit = credit;
   f.payload = std::move(reason);
   return EncodeFrame(f);
+}
+
+uint64_t ReplicationStandbyCore::OwnTerm() {
+  storage::RunStore* store = replica_->store();
+  if (store == nullptr) return 0;
+  Result<uint64_t> epoch = store->Epoch();
+  // A journal that cannot say its epoch applies nothing.
+  return epoch.ok() ? *epoch : UINT64_MAX;
 }
 
 std::string ReplicationStandbyCore::Hello() {
@@ -42,7 +51,7 @@ void ReplicationStandbyCore::OnFrame(std::string_view bytes, Micros wall_now,
     ++counters_.refused_peer;
     return;
   }
-  if (f.epoch < epoch_) {
+  if (f.epoch < epoch_ || f.epoch < OwnTerm()) {
     ++counters_.refused_epoch;
     return;
   }
@@ -102,7 +111,7 @@ void ReplicationStandbyCore::OnBatch(const ReplicationFrame& f, std::vector<std:
     out->push_back(Frame(FrameType::kResync, options_.credit, "undecodable batch"));
     return;
   }
-  Status applied = store->ApplyReplicated(f.batch, f.seq, *batch);
+  Status applied = store->ApplyReplicated(f.batch, f.seq, f.epoch, *batch);
   if (!applied.ok()) {
     ++counters_.apply_errors;
     out->push_back(Frame(FrameType::kResync, options_.credit, applied.message()));

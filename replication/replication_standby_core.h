@@ -6,7 +6,11 @@
 // older epoch, that does not decode, with a bad checksum, or a batch that is
 // not the next one. A refusal that leaves it behind asks the leader to
 // resync from its position; a torn or bad copy is dropped and asked again.
-// Nothing refused is ever applied.
+// Nothing refused is ever applied. Nor is anything from a leader whose
+// epoch is below the store's own Epoch(): once this coordinator has begun a
+// term of its own (it won an election; RunStore::BeginTerm, on another
+// thread), the old leader's frames are refused even before the replication
+// actor is stopped.
 //
 // Not thread-safe: one thread (the standby's replication actor) calls
 // everything, and is the only writer of the store.
@@ -56,6 +60,8 @@ class ReplicationStandbyCore {
 
  private:
   std::string Frame(FrameType type, uint64_t credit, std::string reason = "");
+  // The store's own epoch (UINT64_MAX when it cannot be read).
+  uint64_t OwnTerm();
   void OnBatch(const ReplicationFrame& f, std::vector<std::string>* out);
   void OnCopyFrame(const ReplicationFrame& f, std::vector<std::string>* out);
 

@@ -23,9 +23,10 @@ Status FaultyRunStore::Commit(RunBatch& batch) {
   return error_;
 }
 
-Status FaultyRunStore::ApplyReplicated(uint64_t batch_no, uint64_t first_seq, RunBatch& batch) {
+Status FaultyRunStore::ApplyReplicated(uint64_t batch_no, uint64_t first_seq, uint64_t epoch,
+                                      RunBatch& batch) {
   if (failures_left_ == 0 || batch.empty())
-    return base_->ApplyReplicated(batch_no, first_seq, batch);
+    return base_->ApplyReplicated(batch_no, first_seq, epoch, batch);
   if (failures_left_ > 0) --failures_left_;
   ++failed_commits_;
   return error_;

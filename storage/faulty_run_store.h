@@ -30,7 +30,9 @@ class FaultyRunStore final : public RunStore {
   uint64_t last_seq() const override { return base_->last_seq(); }
   uint64_t last_batch() const override { return base_->last_batch(); }
   // Fails like Commit while commits are failing.
-  Status ApplyReplicated(uint64_t batch_no, uint64_t first_seq, RunBatch& batch) override;
+  uint64_t last_batch_epoch() const override { return base_->last_batch_epoch(); }
+  Status ApplyReplicated(uint64_t batch_no, uint64_t first_seq, uint64_t epoch,
+                         RunBatch& batch) override;
   Result<std::vector<TransitionRecord>> HistoryOfRun(const std::string& run_id) override {
     return base_->HistoryOfRun(run_id);
   }

@@ -19,7 +19,6 @@ namespace apollo11::storage {
 namespace {
 
 constexpr size_t kDurationsKept = 64;
-constexpr const char* kEpochKey = "epoch";
 
 // Durations kept per stats key: up to 64 little-endian int64, oldest first.
 std::vector<Micros> DecodeDurations(std::string_view v) {
@@ -228,15 +227,18 @@ int Journal::WriteBatch(MDB_txn* txn, const Batch& batch, uint64_t first_seq,
 Status Journal::Commit(Batch& batch) {
   if (batch.empty()) return Status::Ok();
   const uint64_t batch_no = last_batch_.load() + 1, first_seq = last_seq_.load() + 1;
-  APOLLO11_RETURN_IF_ERROR(WriteNumbered(batch_no, first_seq, batch));
+  APOLLO11_RETURN_IF_ERROR(WriteNumbered(batch_no, first_seq, epoch_.load(), batch));
   if (observer_ != nullptr) observer_->OnCommitted(batch_no, first_seq, batch);
   batch.Clear();
   return Status::Ok();
 }
 
-Status Journal::WriteNumbered(uint64_t batch_no, uint64_t first_seq, Batch& batch) {
+Status Journal::WriteNumbered(uint64_t batch_no, uint64_t first_seq, uint64_t epoch,
+                              Batch& batch) {
   std::string refused_run;
-  const std::string batch_value = codec::EncodeSeqKey(batch_no);
+  // The batch count and the epoch the batch was committed in (journals
+  // written before replication stored the count alone: epoch 0).
+  const std::string batch_value = codec::EncodeSeqKey(batch_no) + codec::EncodeSeqKey(epoch);
   Status written = RunWrite("commit a batch", [&](MDB_txn* txn) {
     int rc = WriteBatch(txn, batch, first_seq, &refused_run);
     if (rc != 0) return rc;
@@ -251,6 +253,7 @@ Status Journal::WriteNumbered(uint64_t batch_no, uint64_t first_seq, Batch& batc
   APOLLO11_RETURN_IF_ERROR(written);
   last_seq_ = first_seq + batch.transitions() - 1;
   last_batch_ = batch_no;
+  batch_epoch_ = epoch;
   return Status::Ok();
 }
 
@@ -437,6 +440,7 @@ Result<std::vector<RunRecord>> Journal::UnfinishedRuns() {
 }
 
 Result<uint64_t> Journal::BumpEpoch() {
+  std::lock_guard term(term_mu_);
   uint64_t epoch = 0;
   APOLLO11_RETURN_IF_ERROR(RunWrite("bump the epoch", [&](MDB_txn* txn) {
     MDB_val k = Val(kEpochKey), v;
@@ -448,10 +452,12 @@ Result<uint64_t> Journal::BumpEpoch() {
     MDB_val nv = Val(value);
     return mdb_put(txn, env_->meta, &k, &nv, 0);
   }));
+  epoch_ = epoch;
   return epoch;
 }
 
 Result<uint64_t> Journal::BeginTerm(uint64_t epoch) {
+  std::lock_guard term(term_mu_);
   uint64_t stored = 0;
   APOLLO11_RETURN_IF_ERROR(RunWrite("journal the term", [&](MDB_txn* txn) {
     MDB_val k = Val(kEpochKey), v;
@@ -465,10 +471,13 @@ Result<uint64_t> Journal::BeginTerm(uint64_t epoch) {
     return mdb_put(txn, env_->meta, &k, &nv, 0);
   }));
   if (epoch <= stored) return TermNotAbove(epoch, stored);
+  epoch_ = epoch;
   return epoch;
 }
 
-Result<uint64_t> Journal::Epoch() {
+Result<uint64_t> Journal::Epoch() { return ReadEpoch(); }
+
+Result<uint64_t> Journal::ReadEpoch() const {
   ReadTxn txn(*this);
   APOLLO11_RETURN_IF_ERROR(txn.Begin());
   auto found = txn.Find(env_->meta, kEpochKey);

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <shared_mutex>
@@ -87,8 +88,10 @@ class Journal final : public RunStore {
   void SetCommitObserver(CommitObserver* observer) { observer_ = observer; }
   // Any thread; for a read_only journal, the value when it was opened.
   uint64_t last_batch() const override { return last_batch_.load(); }
+  uint64_t last_batch_epoch() const override { return batch_epoch_.load(); }
   // See RunStore; also refused (Unsupported) on a read_only journal.
-  Status ApplyReplicated(uint64_t batch_no, uint64_t first_seq, Batch& batch) override;
+  Status ApplyReplicated(uint64_t batch_no, uint64_t first_seq, uint64_t epoch,
+                         Batch& batch) override;
 
   // Writes a consistent, compacted copy of the journal as one read
   // transaction sees it (mdb_env_copy2) to `dir`/data.mdb (`dir` is created;
@@ -96,13 +99,15 @@ class Journal final : public RunStore {
   // opened as a journal has these last_batch() and last_seq(). Any thread;
   // commits go on meanwhile.
   struct CopyPosition {
-    uint64_t batch = 0, seq = 0;
+    uint64_t batch = 0, seq = 0, batch_epoch = 0;
   };
   Result<CopyPosition> CopyTo(const std::string& dir) const;
   // Replaces this journal's data with `data_file` (a CopyTo result, checked
   // to open as a journal; renamed over data.mdb, atomic on disk) and reopens
   // it in place: the object, and pointers to it, stay valid; readers wait
-  // meanwhile. On an error after the swap began the journal is unusable
+  // meanwhile. The journal keeps the higher of its own Epoch() and the
+  // copy's, so a term begun meanwhile (BeginTerm on another thread) is not
+  // undone by the copy. On an error after the swap began the journal is unusable
   // (Io) and the process should exit. Writer thread only; not read_only.
   Status InstallCopy(const std::string& data_file);
 
@@ -217,10 +222,13 @@ class Journal final : public RunStore {
   Status Error(int rc, const std::string& what) const;
   Result<std::vector<TransitionRecord>> HistoryByIndex(unsigned dbi, const std::string& key);
   Result<uint64_t> ReadLastSeq() const;
-  Result<uint64_t> ReadBatchCount() const;
-  // Commit with the given numbering (Commit's and ApplyReplicated's body);
-  // leaves `batch` as it was.
-  Status WriteNumbered(uint64_t batch_no, uint64_t first_seq, Batch& batch);
+  // The batch count and the epoch of the last batch.
+  Result<std::pair<uint64_t, uint64_t>> ReadBatchCount() const;
+  // Commit with the given numbering and batch epoch (Commit's and
+  // ApplyReplicated's body); leaves `batch` as it was.
+  Status WriteNumbered(uint64_t batch_no, uint64_t first_seq, uint64_t epoch, Batch& batch);
+  // The stored epoch (meta kEpochKey), 0 when none.
+  Result<uint64_t> ReadEpoch() const;
   struct GcStep;
   int GcDeleteStep(MDB_txn* txn, Micros finished_before, size_t budget, GcStep* step);
   int GcRemoveUnreferencedPipelines(MDB_txn* txn, const std::set<std::string>& candidates,
@@ -236,6 +244,11 @@ class Journal final : public RunStore {
   mutable std::shared_mutex resize_mu_;
   std::atomic<uint64_t> last_seq_{0};
   std::atomic<uint64_t> last_batch_{0};
+  std::atomic<uint64_t> batch_epoch_{0};  // last_batch_epoch()
+  std::atomic<uint64_t> epoch_{0};        // Epoch(), cached for Commit
+  // Held by BumpEpoch, BeginTerm and InstallCopy: a term begun on the
+  // elector's thread is never lost under a copy installed on another.
+  std::mutex term_mu_;
   CommitObserver* observer_ = nullptr;
   int stale_readers_cleared_ = 0;
   std::atomic<uint64_t> map_growths_{0};

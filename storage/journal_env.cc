@@ -96,9 +96,13 @@ Status Journal::ReadPositions() {
   Result<uint64_t> seq = ReadLastSeq();
   if (!seq.ok()) return seq.status();
   last_seq_ = *seq;
-  Result<uint64_t> batches = ReadBatchCount();
+  auto batches = ReadBatchCount();
   if (!batches.ok()) return batches.status();
-  last_batch_ = *batches;
+  last_batch_ = batches->first;
+  batch_epoch_ = batches->second;
+  Result<uint64_t> epoch = ReadEpoch();
+  if (!epoch.ok()) return epoch.status();
+  epoch_ = *epoch;
   return Status::Ok();
 }
 

@@ -38,8 +38,12 @@ inline constexpr const char* kSeqFloorKey = "seq_floor";
 inline constexpr const char* kLastRunIdKey = "last_run_id";
 
 // meta key: how many batches were committed or applied (big-endian u64),
-// the replication position (RunStore::last_batch).
+// the replication position (RunStore::last_batch), then the epoch the last
+// one was committed in (big-endian u64, RunStore::last_batch_epoch; absent in
+// journals written before it).
 inline constexpr const char* kBatchCountKey = "batch_count";
+// meta key: the coordinator epoch (little-endian u64; BumpEpoch, BeginTerm).
+inline constexpr const char* kEpochKey = "epoch";
 
 struct Journal::Env {
   MDB_env* env = nullptr;

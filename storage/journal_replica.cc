@@ -19,7 +19,8 @@
 
 namespace apollo11::storage {
 
-Status Journal::ApplyReplicated(uint64_t batch_no, uint64_t first_seq, Batch& batch) {
+Status Journal::ApplyReplicated(uint64_t batch_no, uint64_t first_seq, uint64_t epoch,
+                                Batch& batch) {
   if (options_.read_only) {
     return Status::Unsupported("journal " + dir_ + " is open read-only");
   }
@@ -31,18 +32,24 @@ Status Journal::ApplyReplicated(uint64_t batch_no, uint64_t first_seq, Batch& ba
                                 " does not follow batch " + std::to_string(batches) + " at seq " +
                                 std::to_string(seq) + "; nothing was written");
   }
-  APOLLO11_RETURN_IF_ERROR(WriteNumbered(batch_no, first_seq, batch));
+  APOLLO11_RETURN_IF_ERROR(WriteNumbered(batch_no, first_seq, epoch, batch));
   batch.Clear();
   return Status::Ok();
 }
 
-Result<uint64_t> Journal::ReadBatchCount() const {
+Result<std::pair<uint64_t, uint64_t>> Journal::ReadBatchCount() const {
   ReadTxn txn(*this);
   APOLLO11_RETURN_IF_ERROR(txn.Begin());
   auto found = txn.Find(env_->meta, kBatchCountKey);
   if (!found.ok()) return found.status();
-  if (!found->has_value() || (*found)->size() != 8) return uint64_t{0};
-  return codec::DecodeSeqKey(**found);
+  if (!found->has_value()) return std::pair<uint64_t, uint64_t>{0, 0};
+  const std::string_view value = **found;
+  if (value.size() != 8 && value.size() != 16) {
+    return Status::Corrupt("journal " + dir_ + ": the batch count has " +
+                           std::to_string(value.size()) + " bytes, not 8 or 16");
+  }
+  const uint64_t epoch = value.size() == 16 ? codec::DecodeSeqKey(value.substr(8)) : 0;
+  return std::pair<uint64_t, uint64_t>{codec::DecodeSeqKey(value.substr(0, 8)), epoch};
 }
 
 Result<Journal::CopyPosition> Journal::CopyTo(const std::string& dir) const {
@@ -58,7 +65,7 @@ Result<Journal::CopyPosition> Journal::CopyTo(const std::string& dir) const {
   options.read_only = true;
   auto copy = Journal::Open(dir, options);
   if (!copy.ok()) return copy.status();
-  return CopyPosition{(*copy)->last_batch(), (*copy)->last_seq()};
+  return CopyPosition{(*copy)->last_batch(), (*copy)->last_seq(), (*copy)->last_batch_epoch()};
 }
 
 Status Journal::InstallCopy(const std::string& data_file) {
@@ -66,6 +73,8 @@ Status Journal::InstallCopy(const std::string& data_file) {
     return Status::Unsupported("journal " + dir_ + " is open read-only");
   }
   const std::string copy_dir = std::filesystem::path(data_file).parent_path().string();
+  std::lock_guard term(term_mu_);  // no BeginTerm or BumpEpoch meanwhile
+  const uint64_t own_epoch = epoch_.load();
   {
     JournalOptions check;
     check.read_only = true;
@@ -92,7 +101,17 @@ Status Journal::InstallCopy(const std::string& data_file) {
     }
     APOLLO11_RETURN_IF_ERROR(OpenHandles());
   }
-  return ReadPositions();
+  APOLLO11_RETURN_IF_ERROR(ReadPositions());
+  if (epoch_.load() >= own_epoch) return Status::Ok();
+  // The copy comes from an older term than one this journal began: keep ours.
+  std::string value;
+  PutU64(value, own_epoch);
+  APOLLO11_RETURN_IF_ERROR(RunWrite("keep the term's epoch", [&](MDB_txn* txn) {
+    MDB_val k = Val(kEpochKey), v = Val(value);
+    return mdb_put(txn, env_->meta, &k, &v, 0);
+  }));
+  epoch_ = own_epoch;
+  return Status::Ok();
 }
 
 }  // namespace apollo11::storage

@@ -66,18 +66,22 @@ Status MemoryRunStore::Commit(RunBatch& batch) {
     trigger_keys_.emplace(std::make_pair(r.name, r.key), r.run_id);
   }
   ++commits_;
+  batch_epoch_ = epoch_;
   batch.Clear();
   return Status::Ok();
 }
 
-Status MemoryRunStore::ApplyReplicated(uint64_t batch_no, uint64_t first_seq, RunBatch& batch) {
+Status MemoryRunStore::ApplyReplicated(uint64_t batch_no, uint64_t first_seq, uint64_t epoch,
+                                       RunBatch& batch) {
   if (batch.empty()) return Status::InvalidInput("an empty replicated batch");
   if (batch_no != commits_ + 1 || first_seq != last_seq_ + 1) {
     return Status::InvalidInput("replicated batch " + std::to_string(batch_no) + " at seq " +
                                 std::to_string(first_seq) + " does not follow batch " +
                                 std::to_string(commits_) + " at seq " + std::to_string(last_seq_));
   }
-  return Commit(batch);
+  APOLLO11_RETURN_IF_ERROR(Commit(batch));
+  batch_epoch_ = epoch;
+  return Status::Ok();
 }
 
 Result<std::vector<TransitionRecord>> MemoryRunStore::HistoryOfRun(const std::string& run_id) {

@@ -24,7 +24,9 @@ class MemoryRunStore final : public RunStore {
   Status Commit(RunBatch& batch) override;
   uint64_t last_seq() const override { return last_seq_; }
   uint64_t last_batch() const override { return commits_; }
-  Status ApplyReplicated(uint64_t batch_no, uint64_t first_seq, RunBatch& batch) override;
+  uint64_t last_batch_epoch() const override { return batch_epoch_; }
+  Status ApplyReplicated(uint64_t batch_no, uint64_t first_seq, uint64_t epoch,
+                         RunBatch& batch) override;
 
   Result<std::vector<TransitionRecord>> HistoryOfRun(const std::string& run_id) override;
   Result<std::vector<TransitionRecord>> HistoryOfExecution(const std::string& exec_id) override;
@@ -73,6 +75,7 @@ class MemoryRunStore final : public RunStore {
   uint64_t last_seq_ = 0;
   uint64_t epoch_ = 0;
   uint64_t commits_ = 0;
+  uint64_t batch_epoch_ = 0;
 };
 
 }  // namespace apollo11::storage

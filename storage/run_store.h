@@ -42,14 +42,23 @@ class RunStore {
   // (0 on a fresh store): the replication position, which unlike last_seq
   // also advances for a batch without transitions.
   virtual uint64_t last_batch() const = 0;
-  // Applies batch number `batch_no` that a leader committed with its
-  // transitions numbered from `first_seq`: atomically, with those same seq
-  // numbers (so the store equals the leader's), and clears `batch` on
+  // The epoch in which the last batch was committed (by this store's
+  // Commit: the current Epoch(); by ApplyReplicated: the leader's), 0 when
+  // none. Two stores holding the same last_batch() with the same
+  // last_batch_epoch() hold the same batches: a leader numbers each batch
+  // once per term, so a standby that diverged (it led in an older term and
+  // committed batches no one received) differs here even where the numbers
+  // match.
+  virtual uint64_t last_batch_epoch() const = 0;
+  // Applies batch number `batch_no` that a leader committed in `epoch` with
+  // its transitions numbered from `first_seq`: atomically, with those same
+  // seq numbers (so the store equals the leader's), and clears `batch` on
   // success. Refused with InvalidInput, nothing applied, unless batch_no ==
   // last_batch() + 1 and first_seq == last_seq() + 1 (a gap, a replay or a
   // store that diverged); other errors as Commit. Writer thread only; a store
   // that applies replicated batches is not committed to by a scheduler.
-  virtual Status ApplyReplicated(uint64_t batch_no, uint64_t first_seq, RunBatch& batch) = 0;
+  virtual Status ApplyReplicated(uint64_t batch_no, uint64_t first_seq, uint64_t epoch,
+                                 RunBatch& batch) = 0;
 
   // Transitions of one run / one execution, oldest first (by seq).
   virtual Result<std::vector<TransitionRecord>> HistoryOfRun(const std::string& run_id) = 0;

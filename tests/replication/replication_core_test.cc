@@ -42,7 +42,9 @@ storage::RunBatch Step(const std::string& run, int i) {
 struct Cluster {
   explicit Cluster(LeaderOptions options = {}, size_t window = 4096)
       : leader_options(Named(std::move(options), window)),
-        leader(leader_options, /*epoch=*/3, 0, 0) {}
+        leader(leader_options, /*epoch=*/3, {}) {
+    REQUIRE(store.BeginTerm(3).ok());
+  }
 
   static LeaderOptions Named(LeaderOptions o, size_t window) {
     o.name = "c1";
@@ -174,10 +176,11 @@ TEST_CASE("a new standby installs a journal copy and then takes the stream", "[r
   auto leader_journal = storage::Journal::Open(dir.path() + "/leader", {});
   REQUIRE(leader_journal.ok());
   storage::Journal& lj = **leader_journal;
+  REQUIRE(lj.BeginTerm(5).ok());  // the term the core leads in
   LeaderOptions options;
   options.name = "c1";
   options.window_batches = 2;
-  ReplicationLeaderCore leader(options, 5, 0, 0);
+  ReplicationLeaderCore leader(options, 5, {});
   ReplicationLeaderCore::Output out;
   auto commit = [&](int i) {
     storage::RunBatch b = Step("r1", i);
@@ -228,13 +231,79 @@ TEST_CASE("a new standby installs a journal copy and then takes the stream", "[r
   CHECK(replica.store()->HistoryOfRun("r1")->size() == 6);
 }
 
+TEST_CASE("a standby that diverged in an older term gets a copy, not the stream",
+          "[replication]") {
+  // Batches 1-3 committed in term 5 reached both; batch 4 of term 5 reached
+  // only the old leader, which is now a standby. The new leader (term 7)
+  // starts from batch 3 and commits its own batch 4.
+  storage::MemoryRunStore leader_store;
+  MemoryReplicaStore old_replica, caught_up_replica;
+  storage::MemoryRunStore& old_leader = old_replica.memory();
+  storage::MemoryRunStore& caught_up = caught_up_replica.memory();
+  for (int i = 0; i < 4; ++i) {
+    storage::RunBatch b = Step("r1", i);
+    storage::RunBatch copy = b;
+    REQUIRE(old_leader.ApplyReplicated(i + 1, i + 1, 5, b).ok());
+    if (i < 3) {
+      storage::RunBatch again = copy;
+      REQUIRE(leader_store.ApplyReplicated(i + 1, i + 1, 5, copy).ok());
+      REQUIRE(caught_up.ApplyReplicated(i + 1, i + 1, 5, again).ok());
+    }
+  }
+  REQUIRE(leader_store.BeginTerm(7).ok());
+  ReplicationLeaderCore leader({"c2", {}, 4096}, 7, {3, 3, 5});
+  ReplicationLeaderCore::Output out;
+  storage::RunBatch own = Step("r2", 0);
+  const std::string encoded = storage::codec::EncodeBatch(own);
+  REQUIRE(leader_store.Commit(own).ok());
+  CHECK(leader_store.last_batch_epoch() == 7);
+  leader.OnCommitted(4, 4, 1, encoded, 1, &out);
+
+  ReplicationStandbyCore diverged({"c1", "c2", 16}, &old_replica);
+  ReplicationStandbyCore behind({"c3", "c2", 16}, &caught_up_replica);
+  // Same batch number and seq as the leader's batch 4, another epoch: a copy.
+  leader.OnFrame("c1", diverged.Hello(), 0, &out);
+  CHECK(out.copies == std::vector<std::string>{"c1"});
+  CHECK(out.frames.empty());
+  // At batch 3 of term 5, as the leader started: the stream, from batch 4.
+  out = {};
+  leader.OnFrame("c3", behind.Hello(), 0, &out);
+  CHECK(out.copies.empty());
+  REQUIRE(out.frames.size() == 1);
+  std::vector<std::string> replies;
+  behind.OnFrame(out.frames[0].second, 0, &replies);
+  CHECK(caught_up.last_batch() == 4);
+  CHECK(caught_up.last_batch_epoch() == 7);
+  CHECK(caught_up.HistoryOfRun("r2")->size() == 1);
+}
+
+TEST_CASE("a standby refuses every frame from a term older than one its journal began",
+          "[replication]") {
+  MemoryReplicaStore replica;
+  storage::MemoryRunStore& store = replica.memory();
+  REQUIRE(store.BeginTerm(9).ok());  // it won an election meanwhile
+  ReplicationStandbyCore s({"s1", "c1", 16}, &replica);
+  ReplicationLeaderCore leader({"c1", {}, 16}, 8, {});
+  std::vector<std::string> replies;
+  s.OnFrame(leader.CopyBeginFrame(4), 0, &replies);
+  ReplicationLeaderCore::Output out;
+  storage::RunBatch b = Step("r1", 0);
+  leader.OnCommitted(1, 1, 1, storage::codec::EncodeBatch(b), 1, &out);
+  leader.OnFrame("s1", s.Hello(), 0, &out);
+  REQUIRE(out.frames.size() == 1);
+  s.OnFrame(out.frames[0].second, 0, &replies);
+  CHECK(s.counters().refused_epoch == 2);
+  CHECK(store.last_batch() == 0);
+  CHECK(replies.empty());
+}
+
 TEST_CASE("a copy with a bad checksum is never installed", "[replication]") {
   storage::testing::TempDir dir;
   auto standby_journal = storage::Journal::Open(dir.path() + "/standby", {});
   REQUIRE(standby_journal.ok());
   JournalReplicaStore replica(standby_journal->get());
   ReplicationStandbyCore s({"s1", "c1", 16}, &replica);
-  ReplicationLeaderCore leader({"c1", {}, 16}, 5, 0, 0);
+  ReplicationLeaderCore leader({"c1", {}, 16}, 5, {});
   std::vector<std::string> replies;
   s.OnFrame(leader.CopyBeginFrame(4), 0, &replies);
   s.OnFrame(leader.CopyChunkFrame(0, "abcd"), 0, &replies);

@@ -330,6 +330,7 @@ void CheckReplicatedApply(RunStore& leader, RunStore& replica) {
   shipped[1].RecordDuration("p/a", 5);
   shipped[2].Append(Tr("r1", "a", TaskState::kSuccess));
   shipped[2].PutRun(Run("r1", RunStatus::kSuccess, 10));
+  REQUIRE(leader.BeginTerm(7).ok());  // the leader's batches carry its epoch
   for (RunBatch& b : shipped) {
     first_seqs.push_back(leader.last_seq() + 1);
     RunBatch copy = b;
@@ -337,27 +338,30 @@ void CheckReplicatedApply(RunStore& leader, RunStore& replica) {
   }
   CHECK(leader.last_batch() == 3);
   CHECK(leader.last_seq() == 3);
+  CHECK(leader.last_batch_epoch() == 7);
 
   // Batch 2 before batch 1: a gap, refused, nothing applied, batch kept.
   RunBatch second = shipped[1];
-  CHECK(replica.ApplyReplicated(2, first_seqs[1], second).code() == StatusCode::kInvalidInput);
+  CHECK(replica.ApplyReplicated(2, first_seqs[1], 7, second).code() == StatusCode::kInvalidInput);
   CHECK_FALSE(second.empty());
   CHECK(replica.last_batch() == 0);
   CHECK_FALSE(replica.GetRun("r1")->has_value());
   // A first seq that does not follow the replica's: refused.
   RunBatch first = shipped[0];
-  CHECK(replica.ApplyReplicated(1, 7, first).code() == StatusCode::kInvalidInput);
+  CHECK(replica.ApplyReplicated(1, 7, 7, first).code() == StatusCode::kInvalidInput);
   CHECK(replica.last_seq() == 0);
   for (size_t i = 0; i < shipped.size(); ++i) {
     RunBatch b = shipped[i];
-    REQUIRE(replica.ApplyReplicated(i + 1, first_seqs[i], b).ok());
+    REQUIRE(replica.ApplyReplicated(i + 1, first_seqs[i], 7, b).ok());
     CHECK(b.empty());
   }
   // A replay of an applied batch: refused.
   RunBatch replay = shipped[2];
-  CHECK(replica.ApplyReplicated(3, first_seqs[2], replay).code() == StatusCode::kInvalidInput);
+  CHECK(replica.ApplyReplicated(3, first_seqs[2], 7, replay).code() == StatusCode::kInvalidInput);
   CHECK(replica.last_batch() == 3);
   CHECK(replica.last_seq() == 3);
+  CHECK(replica.last_batch_epoch() == 7);
+  CHECK(*replica.Epoch() == 0);  // applying is not a term of the replica's
   auto mine = leader.HistoryOfRun("r1");
   auto theirs = replica.HistoryOfRun("r1");
   REQUIRE(mine.ok());
@@ -371,12 +375,15 @@ void CheckReplicatedApply(RunStore& leader, RunStore& replica) {
   CHECK((*replica.GetRun("r1"))->status == RunStatus::kSuccess);
   CHECK(*replica.LastCreatedRunId() == "r1");
   CHECK(**replica.DurationP50("p/a") == 5);
-  // The replica, once promoted, numbers its own commits after the leader's.
+  // The replica, once promoted, numbers its own commits after the leader's,
+  // in its own term.
+  REQUIRE(replica.BeginTerm(9).ok());
   RunBatch own;
   own.Append(Tr("r1", "c", TaskState::kReady));
   REQUIRE(replica.Commit(own).ok());
   CHECK(replica.last_seq() == 4);
   CHECK(replica.last_batch() == 4);
+  CHECK(replica.last_batch_epoch() == 9);
 }
 
 TEST_CASE("a replicated batch is applied by the journal with the leader's numbering",
@@ -394,6 +401,7 @@ TEST_CASE("a replicated batch is applied by the journal with the leader's number
   REQUIRE(reopened.ok());
   CHECK((*reopened)->last_batch() == 4);
   CHECK((*reopened)->last_seq() == 4);
+  CHECK((*reopened)->last_batch_epoch() == 9);
 }
 
 TEST_CASE("a replicated batch is applied by the in-memory store with the leader's numbering",
@@ -418,11 +426,12 @@ TEST_CASE("an injected failure refuses a replicated batch and keeps it",
   store.FailNextCommits(1);
   RunBatch batch;
   batch.Append(Tr("r1", "a", TaskState::kReady));
-  CHECK(store.ApplyReplicated(1, 1, batch).code() == StatusCode::kFull);
+  CHECK(store.ApplyReplicated(1, 1, 3, batch).code() == StatusCode::kFull);
   CHECK(batch.transitions() == 1);
   CHECK(store.last_batch() == 0);
-  REQUIRE(store.ApplyReplicated(1, 1, batch).ok());
+  REQUIRE(store.ApplyReplicated(1, 1, 3, batch).ok());
   CHECK(store.last_batch() == 1);
+  CHECK(store.last_batch_epoch() == 3);
   CHECK(store.last_seq() == 1);
 }
 
@@ -431,6 +440,7 @@ TEST_CASE("a journal copy holds a consistent position and takes the stream after
   testing::TempDir a, b;
   auto leader = Journal::Open(a.path(), {});
   REQUIRE(leader.ok());
+  REQUIRE((*leader)->BeginTerm(4).ok());
   RunBatch batch;
   batch.Append(Tr("r1", "a", TaskState::kReady));
   batch.CreateRun(Run("r1", RunStatus::kRunning, 10));
@@ -441,6 +451,7 @@ TEST_CASE("a journal copy holds a consistent position and takes the stream after
   REQUIRE(position.ok());
   CHECK(position->batch == 2);
   CHECK(position->seq == 1);
+  CHECK(position->batch_epoch == 4);
   auto copy = Journal::Open(b.path() + "/copy", {});
   REQUIRE(copy.ok());
   CHECK((*copy)->last_batch() == 2);
@@ -448,8 +459,35 @@ TEST_CASE("a journal copy holds a consistent position and takes the stream after
   batch.Append(Tr("r1", "a", TaskState::kSuccess));
   RunBatch shipped = batch;
   REQUIRE((*leader)->Commit(batch).ok());
-  REQUIRE((*copy)->ApplyReplicated(3, 2, shipped).ok());
+  REQUIRE((*copy)->ApplyReplicated(3, 2, 4, shipped).ok());
   CHECK((*copy)->HistoryOfRun("r1")->size() == 2);
+}
+
+TEST_CASE("a journal copy installed over a journal keeps the journal's newer term",
+          "[storage][run_store][replication]") {
+  testing::TempDir a, b;
+  auto leader = Journal::Open(a.path(), {});
+  auto standby = Journal::Open(b.path() + "/journal", {});
+  REQUIRE(leader.ok());
+  REQUIRE(standby.ok());
+  REQUIRE((*leader)->BeginTerm(4).ok());
+  RunBatch batch;
+  batch.Append(Tr("r1", "a", TaskState::kReady));
+  REQUIRE((*leader)->Commit(batch).ok());
+  // The standby began a term (it won an election) while a copy from the old
+  // leader was on its way: the copy's data, the standby's epoch.
+  REQUIRE((*standby)->BeginTerm(6).ok());
+  REQUIRE((*leader)->CopyTo(b.path() + "/copy").ok());
+  REQUIRE((*standby)->InstallCopy(b.path() + "/copy/data.mdb").ok());
+  CHECK((*standby)->last_batch() == 1);
+  CHECK((*standby)->last_batch_epoch() == 4);
+  CHECK(*(*standby)->Epoch() == 6);
+  CHECK((*standby)->BeginTerm(6).code() == StatusCode::kInvalidInput);
+  // A copy from a newer term than the journal's raises it.
+  REQUIRE((*leader)->BeginTerm(8).ok());
+  REQUIRE((*leader)->CopyTo(b.path() + "/copy2").ok());
+  REQUIRE((*standby)->InstallCopy(b.path() + "/copy2/data.mdb").ok());
+  CHECK(*(*standby)->Epoch() == 8);
 }
 
 }  // namespace
