@@ -189,7 +189,8 @@ Micros SchedulerLoop::NextWake() const {
     const Micros at = steady + std::max<Micros>(fire - wall, 0);
     if (wake == 0 || at < wake) wake = at;
   }
-  for (Micros other : {health_.retry_at(), health_.failing() ? 0 : retention_.NextDue(),
+  const bool retains = !health_.failing() && !p_.standby;
+  for (Micros other : {health_.retry_at(), retains ? retention_.NextDue() : 0,
                        sessions_.NextDeadline()}) {
     if (other && (wake == 0 || other < wake)) wake = other;
   }
@@ -228,7 +229,9 @@ Status SchedulerLoop::Run(transport::ActorPipe& pipe) {
     if (!health_.failing() && !p_.standby) TickSchedules();
     const Micros now = p_.clock->Now(), steady = p_.clock->Steady();
     sessions_.ExpireLogs(steady);
-    if (health_.RetryDue(steady) && Flush(now, /*place_early=*/true)) {
+    // A standby removes nothing: its journal is its leader's copy (or, without
+    // replication, waits for its own term).
+    if (health_.RetryDue(steady) && Flush(now, /*place_early=*/true) && !p_.standby) {
       retention_.RunDue(now, steady);
     }
     SendOut();

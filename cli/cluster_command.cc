@@ -35,6 +35,24 @@ std::string Name(const nlohmann::json& member) {
          member.value("clients", "?") + ")";
 }
 
+// One line per coordinator known: name, role, replication lag.
+void PrintCoordinators(const nlohmann::json& coordinators) {
+  if (!coordinators.is_array() || coordinators.empty()) return;
+  std::printf("\n%-16s %-8s %-14s %s\n", "COORDINATOR", "ROLE", "LAG (SEQ)", "LAG (MS)");
+  for (const auto& c : coordinators) {
+    if (!c.is_object()) continue;
+    auto field = [&c](const char* key) {
+      const auto it = c.find(key);
+      return it == c.end() || !it->is_number_unsigned() ? std::string("-")
+                                                        : std::to_string(it->get<uint64_t>());
+    };
+    const std::string role = c.value("role", "?");
+    std::printf("%-16s %-8s %-14s %s\n", c.value("name", "?").c_str(), role.c_str(),
+                role == "leader" ? "-" : field("replication_lag_seq").c_str(),
+                role == "leader" ? "-" : field("replication_lag_ms").c_str());
+  }
+}
+
 int Show(const ClusterFlags& f) {
   auto hp = observability::ParseHttpBind(f.http);
   if (!hp.ok()) return Fail("--http " + f.http + ": " + hp.status().message(), kExitInvalidInput);
@@ -61,6 +79,7 @@ int Show(const ClusterFlags& f) {
   std::printf("epoch:     %llu\n", static_cast<unsigned long long>(doc.value("epoch", 0ull)));
   std::printf("failovers: %llu seen\n",
               static_cast<unsigned long long>(doc.value("failovers", 0ull)));
+  PrintCoordinators(doc["coordinators"]);
   return kExitOk;
 }
 

@@ -61,18 +61,27 @@ Result<HaConfig> ResolveHaConfig(const NodeFlags& f, NodeEnv& env) {
     }
     advertise = {f.bind, f.api_bind};
   }
-  if (advertise.size() == 3) {
-    // Accepted only once something reads it (docs/ha.md, "Not yet").
-    return Status::InvalidInput(
-        "--ha-advertise " + f.ha_advertise +
-        ": a third (replication) endpoint is not used yet: elected coordinators do not "
-        "replicate their journal yet; give tcp://HOST:WORKER_PORT,tcp://HOST:CLIENT_PORT");
+  // The third endpoint: where standbys fetch the journal while this one
+  // leads (--replication-bind; docs/ha.md, "Replication").
+  const bool replicates = !f.replication_bind.empty();
+  if (advertise.size() == 3 && !replicates) {
+    return Status::InvalidInput("--ha-advertise " + f.ha_advertise +
+                                ": a third (replication) endpoint needs --replication-bind");
   }
-  bool tcp = advertise.size() == 2;
+  if (advertise.size() == 2 && replicates) {
+    if (Wildcard(f.replication_bind)) {
+      return Status::InvalidInput(
+          "--ha-advertise W,C,tcp://HOST:REPLICATION_PORT is needed when --replication-bind is "
+          "a wildcard address: standbys fetch the journal there");
+    }
+    advertise.push_back(f.replication_bind);
+  }
+  bool tcp = advertise.size() == (replicates ? 3u : 2u);
   for (const std::string& a : advertise) tcp = tcp && StartsWith(a, "tcp://");
   if (!tcp) {
-    return Status::InvalidInput("--ha-advertise " + f.ha_advertise +
-                                ": want tcp://HOST:WORKER_PORT,tcp://HOST:CLIENT_PORT");
+    return Status::InvalidInput(
+        "--ha-advertise " + f.ha_advertise + ": want tcp://HOST:WORKER_PORT,tcp://HOST:CLIENT_PORT" +
+        (replicates ? ",tcp://HOST:REPLICATION_PORT" : ""));
   }
   auto lease = ParseDuration(f.ha_lease);
   if (!lease.ok()) return Status::InvalidInput("--ha-lease: " + lease.status().message());
@@ -85,7 +94,7 @@ Result<HaConfig> ResolveHaConfig(const NodeFlags& f, NodeEnv& env) {
   }
   c.election = f.ha_election;
   c.self = ha::Member{f.ha_name.empty() ? env.Hostname() : f.ha_name, advertise[0], advertise[1],
-                      ""};
+                      replicates ? advertise[2] : ""};
   return c;
 }
 

@@ -57,7 +57,11 @@ Status Node::OpenState() {
 Status Node::StartActors() {
   APOLLO11_RETURN_IF_ERROR(OpenState());
   if (config_.coordinator && !config_.replication.follow.empty()) {
-    APOLLO11_RETURN_IF_ERROR(StartStandby());
+    // A static standby: the follower instead of a coordinator.
+    const std::vector<std::string>& peers = config_.replication.peers;
+    Status followed =
+        StartFollower(config_.replication.follow, peers.empty() ? "" : peers.front());
+    if (!followed.ok()) return Fail(NodeStage::kReplication, followed);
   } else if (config_.coordinator) {
     APOLLO11_RETURN_IF_ERROR(StartCoordinator());
   }
@@ -90,9 +94,13 @@ Status Node::StartCoordinator() {
   auto notifier = StartNotifier(config_.alert_rules);
   if (!notifier.ok()) return Fail(NodeStage::kNotifier, notifier.status());
   alerts_.Swap(std::move(*notifier));
-  // Static replication (not with --ha-etcd, refused in the config): the
-  // leader's actor observes the commits of the coordinator started next.
-  APOLLO11_RETURN_IF_ERROR(StartReplicationLeader());
+  // Static replication: the leader's actor observes the commits of the
+  // coordinator started next. With --ha-etcd the coordinator starts as a
+  // standby, and SyncHaRole starts replication with the role it is given.
+  if (!config_.ha.enabled()) {
+    Status replicating = StartReplicationLeader(epoch_);
+    if (!replicating.ok()) return Fail(NodeStage::kReplication, replicating);
+  }
   if (config_.http_bind != "off") {  // nobody could read them otherwise
     coordinator_metrics_ = std::make_unique<observability::CoordinatorMetrics>(registry_);
   }

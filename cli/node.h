@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -161,13 +162,22 @@ class Node {
   void SyncHaRole();
   Status StartWorker();
   Status StartHttp();
-  // cli/node_replication.cc: a leader's replication actor (before the
-  // coordinator, which commits through it), a static standby's (instead
-  // of a coordinator), their metrics, and stopping them.
-  Status StartReplicationLeader();
-  Status StartStandby();
+  // cli/node_replication.cc: a leader's replication actor serving
+  // standbys in `epoch` (started before the coordinator, which commits
+  // through it; nothing without --replication-bind), a standby's follower
+  // of the leader at `endpoint` (a static standby runs it instead of a
+  // coordinator; an elected standby beside its read-only coordinator),
+  // their metrics, and stopping them. The Start* return errors, the caller
+  // decides what they mean.
+  Status StartReplicationLeader(uint64_t epoch);
+  void StopReplicationLeader();
+  Status StartFollower(const std::string& endpoint, const std::string& leader_name);
+  void StopFollower();
   void AddReplicationMetrics();
   void StopReplication();
+  // election + replication (cli/node_ha.cc): while standby, follows the
+  // leader the board names (restarting the follower when it changes).
+  void SyncFollower(const ha::RoleState& s);
   // Starts a notifier for `rules` (null for none) and logs it.
   Result<std::unique_ptr<alerts::Notifier>> StartNotifier(
       const std::vector<alerts::AlertRule>& rules);
@@ -207,8 +217,13 @@ class Node {
   std::unique_ptr<ha::HaElector> elector_;
   std::unique_ptr<ha::ElectorThread> elector_thread_;
   // The journal's commit observer: outlives the coordinator that commits.
+  // The node's thread swaps them (role changes) under replication_mu_;
+  // metrics and replication_status() read them under it.
+  mutable std::mutex replication_mu_;
   std::unique_ptr<replication::ReplicationLeader> replication_leader_;
   std::unique_ptr<replication::ReplicationStandby> replication_standby_;
+  uint64_t refused_before_ = 0;  // refusals counted by replication actors since stopped
+  std::string following_;        // the follower's leader endpoint; empty: none
   std::unique_ptr<actors::Coordinator> coordinator_;
   std::unique_ptr<actors::WorkerActor> worker_;
   // The HTTP server and its API client go first: they call the coordinator.

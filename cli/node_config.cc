@@ -318,12 +318,18 @@ Result<NodeConfig> ResolveNodeConfig(const NodeFlags& flags, NodeEnv& env) {
   if (!ha.ok()) return ha.status();
   c.ha = std::move(*ha);
   APOLLO11_RETURN_IF_ERROR(ResolveReplication(flags, env, &c));
-  if (c.ha.enabled() && (!c.replication.bind.empty() || !c.replication.follow.empty())) {
-    // Until a role change moves the replication link with it (docs/ha.md).
-    return Status::InvalidInput(
-        "--replication-bind and --replication-follow do not work with --ha-etcd yet: an "
-        "elected coordinator does not move its replication link when its role changes; use "
-        "static replication without --ha-etcd, or --ha-etcd without replication");
+  if (c.ha.enabled()) {
+    if (!c.replication.follow.empty()) {
+      return Status::InvalidInput(
+          "--replication-follow with --ha-etcd: an elected standby follows whoever leads (the "
+          "election names the leader's replication endpoint); give --replication-bind instead");
+    }
+    if (!flags.replication_name.empty() && flags.replication_name != c.ha.self.name) {
+      return Status::InvalidInput("--replication-name " + flags.replication_name +
+                                  " with --ha-etcd: the replication name is the --ha-name, " +
+                                  c.ha.self.name);
+    }
+    c.replication.name = c.ha.self.name;
   }
   c.alert_rules = flags.alert_rules;
   c.alert_fold_window = d->fold_window;

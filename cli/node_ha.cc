@@ -60,9 +60,11 @@ void Node::StartHa() {
   spdlog::info("HA: campaigning as {} (workers tcp {}, clients {}) in etcd {} with a {} s lease",
                h.self.name, h.self.worker_endpoint, h.self.client_endpoint, h.etcd.front(),
                h.lease_ttl_s);
-  spdlog::warn(
-      "HA: the journal is not replicated between coordinators yet: a standby that takes over "
-      "knows only the runs in its own journal (docs/ha.md, \"Not yet\")");
+  if (config_.replication.bind.empty()) {
+    spdlog::warn(
+        "HA without --replication-bind: the journal is not replicated, so a standby that takes "
+        "over knows only the runs in its own journal (docs/ha.md, \"Replication\")");
+  }
   elector_thread_ = std::make_unique<ha::ElectorThread>(elector_.get(), clock_);
 }
 
@@ -70,7 +72,10 @@ void Node::SyncHaRole() {
   if (!ha_board_ || !coordinator_ || ha_failure_) return;
   const ha::RoleState s = ha_board_->Current();
   const bool standby = s.role != ha::Role::kLeader;
-  if (standby == coordinator_standby_ && (standby || s.epoch == epoch_)) return;
+  if (standby == coordinator_standby_ && (standby || s.epoch == epoch_)) {
+    if (standby) SyncFollower(s);
+    return;
+  }
   spdlog::warn("HA: {} in epoch {}: restarting the coordinator as {}",
                standby ? "standing down" : "elected leader", s.epoch, ha::RoleName(s.role));
   alerts::AlertEvent e;
@@ -79,10 +84,19 @@ void Node::SyncHaRole() {
              std::to_string(s.epoch);
   e.ts = clock_->Now();
   alerts_.Emit(std::move(e));
-  coordinator_->Stop();
+  coordinator_->Stop();  // the old role's: no commit from here on
   coordinator_.reset();
-  Status started = Status::Ok();
-  for (int i = 0; i < kBindAttempts; ++i) {
+  // A new leader stops applying before it recovers, and serves standbys
+  // before its coordinator commits; an old leader stops serving them.
+  Status replication = Status::Ok();
+  if (standby) {
+    StopReplicationLeader();
+  } else {
+    StopFollower();
+    replication = StartReplicationLeader(s.epoch);
+  }
+  Status started = replication;
+  for (int i = 0; replication.ok() && i < kBindAttempts; ++i) {
     started = StartCoordinatorActors(standby, standby ? epoch_ : s.epoch);
     if (started.ok()) break;
     std::this_thread::sleep_for(kBindRetry);
@@ -92,11 +106,28 @@ void Node::SyncHaRole() {
                                    std::string(ha::RoleName(s.role)) + ": " + started.message());
     return;
   }
-  if (!standby) {
-    epoch_ = s.epoch;
-    const actors::RecoveryReport& rec = coordinator_->recovery();
-    spdlog::info("HA: leading in epoch {}: recovered {} unfinished runs ({} RUNNING to claim)",
-                 epoch_, rec.runs, rec.running);
+  if (standby) {
+    SyncFollower(s);
+    return;
+  }
+  epoch_ = s.epoch;
+  const actors::RecoveryReport& rec = coordinator_->recovery();
+  spdlog::info("HA: leading in epoch {}: recovered {} unfinished runs ({} RUNNING to claim)",
+               epoch_, rec.runs, rec.running);
+}
+
+void Node::SyncFollower(const ha::RoleState& s) {
+  if (config_.replication.bind.empty()) return;  // this cluster does not replicate
+  const std::string& endpoint = s.leader.replication_endpoint;
+  // No leader known (or one that does not replicate): keep following the
+  // last one, whose frames stop when it stops leading.
+  if (s.leader.name.empty() || s.leader.name == s.self.name || endpoint.empty()) return;
+  if (endpoint == following_) return;
+  StopFollower();
+  Status followed = StartFollower(endpoint, s.leader.name);
+  if (!followed.ok()) {
+    ha_failure_ = Status::Internal("HA: cannot follow the leader " + s.leader.name + " at " +
+                                   endpoint + ": " + followed.message());
   }
 }
 
@@ -112,13 +143,32 @@ nlohmann::json Node::ClusterJson() const {
     return out;
   }
   const ha::RoleState s = ha_board_->Current();
-  auto member = [](const ha::Member& m) {
-    return nlohmann::json{{"name", m.name},
-                          {"workers", m.worker_endpoint},
-                          {"clients", m.client_endpoint},
-                          // replication fills these for standbys
-                          {"replication_lag_seq", nullptr},
-                          {"replication_lag_ms", nullptr}};
+  // The replication lag of a standby (null: not replicated or not known
+  // here): the leader knows every standby's, a standby its own.
+  const replication::ReplicationStatus rep = replication_status();
+  auto lag_of = [&rep, &s](const std::string& name, nlohmann::json* m) {
+    if (rep.role == "standby" && name == s.self.name) {
+      (*m)["replication_lag_seq"] = rep.lag_seq;
+      (*m)["replication_lag_ms"] = static_cast<uint64_t>(rep.lag_seconds * 1000);
+    }
+    for (const replication::StandbyStatus& st : rep.standbys) {
+      if (st.name != name) continue;
+      (*m)["replication_lag_seq"] = st.lag_seq;
+      (*m)["replication_lag_ms"] = static_cast<uint64_t>(st.lag_seconds * 1000);
+      (*m)["replication_copying"] = st.copying;
+    }
+  };
+  auto member = [&lag_of](const ha::Member& m) {
+    nlohmann::json out{{"name", m.name},
+                       {"workers", m.worker_endpoint},
+                       {"clients", m.client_endpoint},
+                       {"replication", m.replication_endpoint.empty()
+                                           ? nlohmann::json(nullptr)
+                                           : nlohmann::json(m.replication_endpoint)},
+                       {"replication_lag_seq", nullptr},
+                       {"replication_lag_ms", nullptr}};
+    lag_of(m.name, &out);
+    return out;
   };
   out["self"] = member(s.self);
   out["role"] = ha::RoleName(s.role);
@@ -132,6 +182,13 @@ nlohmann::json Node::ClusterJson() const {
   if (!s.leader.name.empty() && s.leader.name != s.self.name) {
     coordinators.push_back(member(s.leader));
     coordinators[1]["role"] = "leader";
+  }
+  // The leader also knows the standbys that replicate from it.
+  for (const replication::StandbyStatus& st : rep.standbys) {
+    if (st.name == s.self.name) continue;
+    nlohmann::json m{{"name", st.name}, {"role", "standby"}};
+    lag_of(st.name, &m);
+    coordinators.push_back(std::move(m));
   }
   out["coordinators"] = coordinators;
   return out;

@@ -1,16 +1,28 @@
 // The Node's replication side (docs/ha.md, "Replication"): a leader's
-// replication actor, observing the journal's commits, and a static
-// standby's, applying the leader's batches instead of running a coordinator.
+// replication actor, observing the journal's commits, and a standby's
+// follower, applying the leader's batches. Static replication starts one
+// of them for the node's life; with --ha-etcd, SyncHaRole (cli/node_ha.cc)
+// moves them with the role: the leader serves standbys, a standby follows
+// whoever leads.
 
 #include <spdlog/spdlog.h>
 
 #include <set>
+#include <thread>
 
 #include "cli/node.h"
 
 namespace apollo11::cli {
+namespace {
 
-Status Node::StartReplicationLeader() {
+// How long a new leader retries binding the replication endpoint it (or
+// its previous replication actor) closed a moment ago.
+constexpr int kBindAttempts = 40;
+constexpr Millis kBindRetry{50};
+
+}  // namespace
+
+Status Node::StartReplicationLeader(uint64_t epoch) {
   const ReplicationSettings& r = config_.replication;
   if (r.bind.empty()) return Status::Ok();
   replication::ReplicationLeaderConfig lc;
@@ -19,78 +31,113 @@ Status Node::StartReplicationLeader() {
   lc.standbys = std::set<std::string>(r.peers.begin(), r.peers.end());
   lc.sync = r.sync;
   lc.timeout = r.timeout;
-  lc.epoch = epoch_;
+  lc.epoch = epoch;
   lc.alerts = &alerts_;
-  auto leader = replication::ReplicationLeader::Start(ctx_, journal_.get(), clock_, std::move(lc));
-  if (!leader.ok()) return Fail(NodeStage::kReplication, leader.status());
-  replication_leader_ = std::move(*leader);
+  auto leader = replication::ReplicationLeader::Start(ctx_, journal_.get(), clock_, lc);
+  for (int i = 1; !leader.ok() && config_.ha.enabled() && i < kBindAttempts; ++i) {
+    std::this_thread::sleep_for(kBindRetry);
+    leader = replication::ReplicationLeader::Start(ctx_, journal_.get(), clock_, lc);
+  }
+  if (!leader.ok()) return leader.status();
+  {
+    std::lock_guard lock(replication_mu_);
+    replication_leader_ = std::move(*leader);
+  }
   journal_->SetCommitObserver(replication_leader_.get());
   listening_["replication"] = replication_leader_->endpoint();
   listening_["replication_mode"] = r.sync ? "sync" : "async";
-  spdlog::info("replication: leader {} streams the journal on {} ({}{})", r.name,
-               replication_leader_->endpoint(), r.sync ? "sync, timeout " : "async",
+  spdlog::info("replication: leader {} streams the journal on {} in epoch {} ({}{})", r.name,
+               replication_leader_->endpoint(), epoch, r.sync ? "sync, timeout " : "async",
                r.sync ? std::to_string(r.timeout.count()) + " ms" : "");
   return Status::Ok();
 }
 
-Status Node::StartStandby() {
+void Node::StopReplicationLeader() {
+  if (!replication_leader_) return;
+  journal_->SetCommitObserver(nullptr);  // the coordinator that committed is stopped
+  std::lock_guard lock(replication_mu_);
+  refused_before_ += replication_leader_->refused();
+  replication_leader_.reset();
+}
+
+Status Node::StartFollower(const std::string& endpoint, const std::string& leader_name) {
   const ReplicationSettings& r = config_.replication;
   replication::ReplicationStandbyConfig sc;
-  sc.leader_endpoint = r.follow;
-  sc.leader_name = r.peers.empty() ? "" : r.peers.front();
+  sc.leader_endpoint = endpoint;
+  sc.leader_name = leader_name;
   sc.name = r.name;
-  auto standby =
-      replication::ReplicationStandby::Start(ctx_, journal_.get(), clock_, std::move(sc));
-  if (!standby.ok()) return Fail(NodeStage::kReplication, standby.status());
-  replication_standby_ = std::move(*standby);
-  listening_["replication_follow"] = r.follow;
+  auto standby = replication::ReplicationStandby::Start(ctx_, journal_.get(), clock_, sc);
+  if (!standby.ok()) return standby.status();
+  {
+    std::lock_guard lock(replication_mu_);
+    replication_standby_ = std::move(*standby);
+  }
+  following_ = endpoint;
+  listening_["replication_follow"] = endpoint;
   listening_["replication_name"] = r.name;
-  spdlog::info("replication: standby {} follows {} from batch {} seq {}", r.name, r.follow,
-               journal_->last_batch(), journal_->last_seq());
+  spdlog::info("replication: standby {} follows {} ({}) from batch {} seq {}", r.name,
+               leader_name.empty() ? "its leader" : leader_name, endpoint, journal_->last_batch(),
+               journal_->last_seq());
   return Status::Ok();
 }
 
+void Node::StopFollower() {
+  if (!replication_standby_) return;
+  replication_standby_->Stop();  // joins: nothing is applied from here on
+  std::lock_guard lock(replication_mu_);
+  refused_before_ += replication_standby_->refused();
+  replication_standby_.reset();
+  following_.clear();
+}
+
 void Node::AddReplicationMetrics() {
-  replication::ReplicationLeader* leader = replication_leader_.get();
-  replication::ReplicationStandby* standby = replication_standby_.get();
-  if (leader == nullptr && standby == nullptr) return;
-  // Read at scrape time; the HTTP server stops before these are destroyed.
+  if (config_.replication.bind.empty() && config_.replication.follow.empty()) return;
+  // Read at scrape time through the node: with --ha-etcd the actors change
+  // with the role. The HTTP server stops before the node's members go.
   registry_.AddComputedGauge(
       "apollo11_replication_lag_seq",
       "transitions committed by the leader and not yet durable on the standby (leader: the "
       "worst standby)",
-      [leader, standby] {
-        return static_cast<double>(leader ? leader->worst_lag_seq() : standby->lag_seq());
+      [this] {
+        std::lock_guard lock(replication_mu_);
+        if (replication_leader_) return static_cast<double>(replication_leader_->worst_lag_seq());
+        return replication_standby_ ? static_cast<double>(replication_standby_->lag_seq()) : 0.0;
       });
   registry_.AddComputedGauge(
       "apollo11_replication_lag_seconds",
       "age of the oldest batch a standby has not acknowledged (leader: the worst standby)",
-      [leader, standby] { return leader ? leader->worst_lag_seconds() : standby->lag_seconds(); });
+      [this] {
+        std::lock_guard lock(replication_mu_);
+        if (replication_leader_) return replication_leader_->worst_lag_seconds();
+        return replication_standby_ ? replication_standby_->lag_seconds() : 0.0;
+      });
   registry_.AddComputedCounter(
       "apollo11_replication_refused_total",
       "replication frames refused: unknown peer, older epoch, bad checksum, gap, undecodable",
-      [leader, standby] {
-        return static_cast<double>(leader ? leader->refused() : standby->refused());
+      [this] {
+        std::lock_guard lock(replication_mu_);
+        uint64_t n = refused_before_;
+        if (replication_leader_) n += replication_leader_->refused();
+        if (replication_standby_) n += replication_standby_->refused();
+        return static_cast<double>(n);
       });
-  if (leader != nullptr) {
-    registry_.AddComputedGauge(
-        "apollo11_replication_lagging",
-        "1 while no standby acknowledged within --replication-timeout (sync releases at the "
-        "local commit meanwhile)",
-        [leader] { return leader->lagging() ? 1.0 : 0.0; });
-  }
+  registry_.AddComputedGauge(
+      "apollo11_replication_lagging",
+      "1 while no standby acknowledged within --replication-timeout (sync releases at the "
+      "local commit meanwhile); 0 on a standby",
+      [this] {
+        std::lock_guard lock(replication_mu_);
+        return replication_leader_ && replication_leader_->lagging() ? 1.0 : 0.0;
+      });
 }
 
 void Node::StopReplication() {
-  if (replication_leader_) {
-    journal_->SetCommitObserver(nullptr);
-    replication_leader_.reset();
-  }
-  if (replication_standby_) replication_standby_->Stop();
-  replication_standby_.reset();
+  StopReplicationLeader();
+  StopFollower();
 }
 
 replication::ReplicationStatus Node::replication_status() const {
+  std::lock_guard lock(replication_mu_);
   if (replication_leader_) return replication_leader_->Snapshot();
   if (replication_standby_) return replication_standby_->Snapshot();
   return {};

@@ -263,6 +263,9 @@ bool WriteReplicationFrames(const fs::path& dir) {
   replication::ReplicationFrame hello;
   hello.sender = "s1";
   hello.credit = 64;
+  hello.batch = 3;
+  hello.seq = 9;
+  hello.batch_epoch = 7;
   replication::ReplicationFrame chunk;
   chunk.type = replication::FrameType::kCopyChunk;
   chunk.sender = "c1";

@@ -68,8 +68,13 @@ void ReplicationStandby::Body(transport::ActorPipe& pipe, zmq::context_t& ctx) {
   core_options.credit = config_.credit;
   ReplicationStandbyCore core(core_options, &replica_);
   const Micros idle = config_.idle_hello.count() * 1000;
-  Micros last_heard = clock_->Steady() - idle;  // say hello at once
-  uint64_t copies = 0;
+  // A hello at once: a leader that knew this name from before sends it
+  // heartbeats, and would never stream to it without one. Then again when
+  // the leader is silent, or when it is ahead and nothing flows (it
+  // restarted and forgot us, or frames were lost).
+  bool said_hello = false;
+  Micros last_heard = clock_->Steady(), last_flow = last_heard;
+  uint64_t copies = 0, flowed = 0;
   for (;;) {
     std::array<zmq::pollitem_t, 2> items = {pipe.PollItem(),
                                             zmq::pollitem_t{dealer.handle(), 0, ZMQ_POLLIN, 0}};
@@ -85,9 +90,16 @@ void ReplicationStandby::Body(transport::ActorPipe& pipe, zmq::context_t& ctx) {
       core.OnFrame(msg->to_string_view(), clock_->Now(), &replies);
       last_heard = clock_->Steady();
     }
-    if (clock_->Steady() - last_heard >= idle) {
+    const Micros now = clock_->Steady();
+    const bool behind = core.leader_seq() > journal_->last_seq();
+    if (core.counters().stream_frames != flowed || !behind) {
+      flowed = core.counters().stream_frames;
+      last_flow = now;
+    }
+    if (!said_hello || now - last_heard >= idle || now - last_flow >= idle) {
       replies.push_back(core.Hello());
-      last_heard = clock_->Steady();
+      said_hello = true;
+      last_heard = last_flow = now;
     }
     for (const std::string& r : replies) (void)transport::Send(dealer, r, /*dontwait=*/true);
     if (core.counters().copies_installed != copies) {

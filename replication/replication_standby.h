@@ -2,8 +2,10 @@
 // The standby's replication actor: one thread that owns a DEALER connected
 // to the leader's --replication-bind endpoint, a ReplicationStandbyCore and
 // (through a JournalReplicaStore) the only writes to this node's journal. It
-// says kHello on start and whenever it heard nothing for `idle_hello` (a
-// leader that restarted does not know it yet). Readers of the journal (the
+// says kHello on start, whenever it heard nothing for `idle_hello` (a
+// leader that restarted does not know it yet), and when the leader's
+// heartbeats say it is ahead while no batch or copy frame came for
+// `idle_hello` (heartbeats alone never start a stream). Readers of the journal (the
 // CLI, a coordinator answering read-only queries) may run meanwhile.
 
 #include <atomic>

@@ -68,6 +68,7 @@ void ReplicationStandbyCore::OnFrame(std::string_view bytes, Micros wall_now,
       return;
     }
   }
+  if (f.type != FrameType::kHeartbeat) ++counters_.stream_frames;
   switch (f.type) {
     case FrameType::kBatch:
       OnBatch(f, out);

@@ -36,6 +36,9 @@ class ReplicationStandbyCore {
  public:
   struct Counters {
     uint64_t applied = 0, copies_installed = 0;
+    // Batch and copy frames taken from the leader (applied or not): the
+    // stream is flowing. Heartbeats do not count.
+    uint64_t stream_frames = 0;
     uint64_t refused_peer = 0, refused_epoch = 0, refused_corrupt = 0;
     uint64_t refused_checksum = 0, refused_order = 0, apply_errors = 0;
     uint64_t refused() const {

@@ -324,8 +324,8 @@ TEST_CASE("HA flags: off by default, resolved with their defaults, each refusal 
   f.ha_advertise = "tcp://c1:7011,tcp://c1:7012";
   REQUIRE(ResolveNodeConfig(f, env).ok());
   CHECK(ResolveNodeConfig(f, env)->ha.self.client_endpoint == "tcp://c1:7012");
-  f.ha_advertise = "tcp://c1:7011,tcp://c1:7012,tcp://c1:7013";  // replication: not yet
-  CHECK(Refusal(f, env).find("a third (replication) endpoint is not used yet") !=
+  f.ha_advertise = "tcp://c1:7011,tcp://c1:7012,tcp://c1:7013";
+  CHECK(Refusal(f, env).find("a third (replication) endpoint needs --replication-bind") !=
         std::string::npos);
   f.ha_advertise = "tcp://c1:7011,tcp://c1:7012";
 
@@ -366,6 +366,40 @@ TEST_CASE("replication settings resolve for a leader and a static standby", "[cl
   REQUIRE(c.ok());
   CHECK(c->replication.bind.empty());
   CHECK(c->replication.follow.empty());
+}
+
+TEST_CASE("an elected coordinator replicates with --replication-bind and follows no one by hand",
+          "[cli][node]") {
+  FakeNodeEnv env;
+  NodeFlags f;
+  f.role = "coordinator";
+  f.ha_etcd = "http://e1:2379";
+  f.ha_name = "c1";
+  f.replication_bind = "tcp://127.0.0.1:7013";
+  auto c = ResolveNodeConfig(f, env);
+  REQUIRE(c.ok());
+  // Advertised as the third endpoint; the replication name is the HA name.
+  CHECK(c->ha.self.replication_endpoint == "tcp://127.0.0.1:7013");
+  CHECK(c->replication.name == "c1");
+  CHECK(c->replication.bind == "tcp://127.0.0.1:7013");
+  f.replication_name = "other";
+  CHECK(Refusal(f, env).find("the replication name is the --ha-name, c1") != std::string::npos);
+  f.replication_name = "c1";
+  CHECK(ResolveNodeConfig(f, env).ok());
+  f.replication_bind = "tcp://0.0.0.0:7013";
+  f.insecure = true;
+  CHECK(Refusal(f, env).find("is needed when --replication-bind is a wildcard") !=
+        std::string::npos);
+  f.ha_advertise = "tcp://127.0.0.1:7011,tcp://127.0.0.1:7012,tcp://c1:7013";
+  REQUIRE(ResolveNodeConfig(f, env).ok());
+  CHECK(ResolveNodeConfig(f, env)->ha.self.replication_endpoint == "tcp://c1:7013");
+  f.ha_advertise = "tcp://127.0.0.1:7011,tcp://127.0.0.1:7012";
+  CHECK(Refusal(f, env).find("is needed when --replication-bind is a wildcard") !=
+        std::string::npos);
+  f.ha_advertise.clear();
+  f.replication_bind.clear();
+  f.replication_follow = "tcp://127.0.0.1:7013";
+  CHECK(Refusal(f, env).find("--replication-follow with --ha-etcd") != std::string::npos);
 }
 
 TEST_CASE("replication settings that could not work are refused", "[cli][node]") {

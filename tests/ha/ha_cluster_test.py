@@ -42,7 +42,7 @@ def read_state(path):
 
 
 class Coordinator:
-    def __init__(self, bin_dir, etcd, root, name, election):
+    def __init__(self, bin_dir, etcd, root, name, election, extra=()):
         self.name = name
         self.workers = f"tcp://127.0.0.1:{free_port()}"
         self.api = f"tcp://127.0.0.1:{free_port()}"
@@ -55,7 +55,7 @@ class Coordinator:
              "--state-dir", self.state, "--bind", self.workers, "--api-bind", self.api,
              "--http-bind", self.http, "--heartbeat", "100ms", "--log-format", "json",
              "--api-token", "0123456789abcdef-token",
-             "--ha-etcd", etcd, "--ha-name", name, "--ha-election", election],
+             "--ha-etcd", etcd, "--ha-name", name, "--ha-election", election, *extra],
             stdout=subprocess.DEVNULL, stderr=self.log, env=env)
 
     def get(self, path, timeout=1.0):

@@ -23,6 +23,7 @@ TEST_CASE("a replication frame round-trips through its encoding", "[replication]
   f.credit = 3;
   f.committed_at = 123456789;
   f.offset = 9;
+  f.batch_epoch = 5;
   f.payload = std::string("\0\1binary", 8);
   f.checksum = Crc32(f.payload);
   auto back = DecodeFrame(EncodeFrame(f));
@@ -35,6 +36,7 @@ TEST_CASE("a replication frame round-trips through its encoding", "[replication]
   CHECK(back->credit == 3);
   CHECK(back->committed_at == 123456789);
   CHECK(back->offset == 9);
+  CHECK(back->batch_epoch == 5);
   CHECK(back->payload == f.payload);
   CHECK(back->checksum == Crc32(f.payload));
 }

@@ -482,7 +482,7 @@ TEST_CASE("a journal copy installed over a journal keeps the journal's newer ter
   CHECK((*standby)->last_batch() == 1);
   CHECK((*standby)->last_batch_epoch() == 4);
   CHECK(*(*standby)->Epoch() == 6);
-  CHECK((*standby)->BeginTerm(6).code() == StatusCode::kInvalidInput);
+  CHECK((*standby)->BeginTerm(6).status().code() == StatusCode::kInvalidInput);
   // A copy from a newer term than the journal's raises it.
   REQUIRE((*leader)->BeginTerm(8).ok());
   REQUIRE((*leader)->CopyTo(b.path() + "/copy2").ok());

@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""Failover time of elected, replicating coordinators (docs/ha.md).
+
+Starts a real 3-member etcd (tests/ha/etcd_cluster.sh), two coordinators
+with --ha-etcd and --replication-bind, and one worker given both. Each try
+submits a chain of shell tasks (each appends its start time to a ledger,
+then sleeps --task-ms), waits until the chain runs, kills the leader with
+SIGKILL, and measures the time from the kill to the start of the first task
+that begins after it: the new leader's first DISPATCH plus the worker's
+spawn (a chain has one task at a time, so nothing started after the kill
+was dispatched by the dead leader). The killed coordinator is then started
+again on its journal and becomes the standby for the next try.
+
+  bench/failover.py --bin build/cli --tries 10 --lease 2
+
+Prints one line per try and p50/max, and JSON on the last line.
+"""
+
+import argparse
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def read_state(path):
+    out = {}
+    with open(path) as f:
+        for line in f:
+            k, _, v = line.strip().partition("=")
+            out[k] = v.strip('"')
+    return out
+
+
+class Node:
+    def __init__(self, args, err):
+        self.args = args
+        self.err = err
+        self.proc = None
+
+    def start(self):
+        self.proc = subprocess.Popen(self.args, stdout=subprocess.DEVNULL,
+                                     stderr=open(self.err, "a"))
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def coordinator(bin_dir, root, name, etcd, election, lease):
+    ports = {k: free_port() for k in ("workers", "api", "rep", "http")}
+    c = Node([os.path.join(bin_dir, "apollo11-node"), "start", "--role=coordinator",
+              "--state-dir", os.path.join(root, name),
+              "--bind", f"tcp://127.0.0.1:{ports['workers']}",
+              "--api-bind", f"tcp://127.0.0.1:{ports['api']}",
+              "--replication-bind", f"tcp://127.0.0.1:{ports['rep']}",
+              "--http-bind", f"127.0.0.1:{ports['http']}", "--heartbeat", "100ms",
+              "--log-level", "warn", "--ha-etcd", etcd, "--ha-name", name,
+              "--ha-election", election, "--ha-lease", f"{lease}s"],
+             os.path.join(root, name + ".err"))
+    c.name = name
+    c.workers = f"tcp://127.0.0.1:{ports['workers']}"
+    c.api = f"tcp://127.0.0.1:{ports['api']}"
+    c.http = f"127.0.0.1:{ports['http']}"
+    return c
+
+
+def role(c):
+    try:
+        with urllib.request.urlopen(f"http://{c.http}/healthz", timeout=0.5) as r:
+            return json.loads(r.read()).get("role")
+    except (OSError, ValueError):
+        return None
+
+
+def wait_for(what, check, timeout):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = check()
+        if got:
+            return got
+        time.sleep(0.02)
+    raise SystemExit(f"timed out waiting for {what}")
+
+
+def chain(path, ledger, n, task_ms):
+    lines = ['version: "1.0"', "name: bench.failover", "pipeline:"]
+    for i in range(n):
+        lines += [f"  - id: c{i}", "    type: shell",
+                  f'    command: "date +%s.%N >> {ledger}; sleep {task_ms / 1000:.3f}"']
+        if i:
+            lines.append(f"    depends_on: [c{i - 1}]")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def starts(ledger):
+    try:
+        with open(ledger) as f:
+            return [float(x) for x in f.read().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def one_try(bin_dir, root, cs, i, task_ms):
+    leader = wait_for("one leader", lambda: next(
+        (c for c in cs if role(c) == "leader" and all(role(o) == "standby"
+                                                     for o in cs if o is not c)), None), 30)
+    ledger = os.path.join(root, f"ledger{i}")
+    path = os.path.join(root, f"chain{i}.yaml")
+    chain(path, ledger, 2000, task_ms)
+    cli = os.path.join(bin_dir, "apollo11")
+    both = ",".join(c.api for c in cs)
+    sub = subprocess.run([cli, "submit", path, "--coordinator", both],
+                         capture_output=True, text=True, timeout=60)
+    if sub.returncode != 0:
+        raise SystemExit("submit failed: " + sub.stderr)
+    run_id = sub.stdout.split()[0]
+    wait_for("the chain to run", lambda: len(starts(ledger)) >= 5, 30)
+    killed = time.time()
+    leader.stop(signal.SIGKILL)
+    after = wait_for("a task started by the new leader",
+                     lambda: next((t for t in starts(ledger) if t > killed), None), 60)
+    took = after - killed
+    subprocess.run([cli, "cancel", run_id, "--coordinator", both],
+                   capture_output=True, text=True, timeout=60)
+    leader.start()  # back as the standby, on its journal
+    return took
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bin", default="build/cli", help="dir of apollo11 and apollo11-node")
+    ap.add_argument("--tries", type=int, default=10)
+    ap.add_argument("--lease", type=int, default=2, help="--ha-lease, seconds")
+    ap.add_argument("--task-ms", type=int, default=50)
+    a = ap.parse_args()
+    here = os.path.dirname(os.path.abspath(__file__))
+    etcd_sh = os.path.join(here, "..", "tests", "ha", "etcd_cluster.sh")
+    root = tempfile.mkdtemp(prefix="apollo11-failover-")
+    state = os.path.join(root, "etcd.env")
+    subprocess.run(["bash", etcd_sh, "start", state], check=True)
+    nodes = []
+    try:
+        etcd = read_state(state)["ETCD_ENDPOINTS"]
+        election = f"apollo11-bench/failover-{os.getpid()}"
+        cs = [coordinator(a.bin, root, n, etcd, election, a.lease) for n in ("c1", "c2")]
+        nodes += cs
+        for c in cs:
+            c.start()
+        w = Node([os.path.join(a.bin, "apollo11-node"), "start", "--role=worker",
+                  "--connect", ",".join(c.workers for c in cs), "--worker-id", "w1",
+                  "--slots", "2", "--heartbeat", "100ms", "--http-bind", "off",
+                  "--state-dir", os.path.join(root, "w1"), "--log-level", "warn"],
+                 os.path.join(root, "w1.err"))
+        nodes.append(w)
+        w.start()
+        times = []
+        for i in range(a.tries):
+            took = one_try(a.bin, root, cs, i, a.task_ms)
+            times.append(took)
+            print(f"try {i + 1}: kill -9 of the leader to the first task it did not dispatch: "
+                  f"{took * 1000:.0f} ms", flush=True)
+        p50, worst = statistics.median(times), max(times)
+        print(f"failover ({a.tries} tries, lease {a.lease} s): p50 {p50 * 1000:.0f} ms, "
+              f"max {worst * 1000:.0f} ms")
+        print(json.dumps({"tries": a.tries, "lease_s": a.lease, "p50_ms": round(p50 * 1000),
+                          "max_ms": round(worst * 1000),
+                          "ms": [round(t * 1000) for t in times]}))
+    finally:
+        for n in nodes:
+            n.stop()
+        subprocess.run(["bash", etcd_sh, "stop", state])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,257 @@
+#!/usr/bin/env python3
+"""HA with the journal replicated (docs/ha.md, "Replication"), against the
+real 3-member etcd of the etcd_cluster fixture: two `apollo11-node
+--role=coordinator --ha-etcd --replication-bind` processes and two workers
+given both coordinators, all separate processes.
+
+  ha_replication_test.py APOLLO11_BIN_DIR ETCD_STATE CASE
+
+CASE:
+  failover  kill -9 the leader in the middle of a 300-task pipeline whose
+            tasks append "EXEC_ID ATTEMPT TASK" to a ledger: the standby
+            leads within 2 x the lease TTL, the run ends SUCCESS on it, no
+            task reaches SUCCESS twice in the journal, no (exec, attempt)
+            line is in the ledger twice, and a task that ran more than once
+            has the retry or requeue in its journal history.
+  rejoin    SIGSTOP the leader past its lease while a pipeline runs; the
+            standby takes over and finishes it; on SIGCONT the old leader
+            stands down, rejoins as a standby and catches up: both journals
+            give the same `history --json` for every run.
+  quorum    SIGSTOP two of the three etcd members while a pipeline runs: the
+            leader stands down within its lease and nothing more is started
+            (the ledger stops growing); SIGCONT: a leader is elected and the
+            run ends with nothing done twice.
+"""
+import collections
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ha_cluster_test import (TTL, Coordinator, check, free_port, one_leader,  # noqa: E402
+                             read_state, wait_for)
+
+TASKS = 300
+
+
+def pipeline(path, ledger, name):
+    """TASKS shell tasks in layers of 30, each after one of the layer before."""
+    lines = ['version: "1.0"', f"name: {name}", "pipeline:"]
+    width = 30
+    for i in range(TASKS):
+        lines += [f"  - id: t{i}", "    type: shell",
+                  f'    command: "echo $APOLLO11_EXECUTION_ID $APOLLO11_ATTEMPT '
+                  f'$APOLLO11_TASK_ID >> {ledger}"']
+        if i >= width:
+            lines.append(f"    depends_on: [t{i - width + (i * 7) % width}]")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+class Cluster:
+    def __init__(self, bin_dir, etcd, root, election):
+        self.bin_dir = bin_dir
+        self.root = root
+        self.cs = []
+        for name in ("c1", "c2"):
+            rep = f"tcp://127.0.0.1:{free_port()}"
+            self.cs.append(Coordinator(bin_dir, etcd, root, name, election,
+                                       ["--replication-bind", rep, "--replication-timeout",
+                                        "2s"]))
+        self.workers = []
+        connect = ",".join(c.workers for c in self.cs)
+        for wid in ("w1", "w2"):
+            log = open(os.path.join(root, wid + ".stderr"), "w")
+            proc = subprocess.Popen(
+                [os.path.join(bin_dir, "apollo11-node"), "start", "--role=worker",
+                 "--connect", connect, "--worker-id", wid, "--slots", "4",
+                 "--heartbeat", "100ms", "--state-dir", os.path.join(root, wid),
+                 "--http-bind", "off"],
+                stdout=subprocess.DEVNULL, stderr=log)
+            self.workers.append((proc, log))
+
+    def cli(self, *args, coordinator=None, timeout=120):
+        target = coordinator or ",".join(c.api for c in self.cs)
+        r = subprocess.run([os.path.join(self.bin_dir, "apollo11"), *args,
+                            "--coordinator", target],
+                           capture_output=True, text=True, timeout=timeout)
+        return r
+
+    def local(self, state, *args):
+        r = subprocess.run([os.path.join(self.bin_dir, "apollo11"), *args, "--json",
+                            "--state-dir", state], capture_output=True, text=True, timeout=60)
+        if r.returncode != 0:
+            raise AssertionError(f"apollo11 {' '.join(args)} --state-dir {state}: {r.stderr}")
+        return json.loads(r.stdout)
+
+    def submit(self, name):
+        ledger = os.path.join(self.root, name + ".ledger")
+        path = os.path.join(self.root, name + ".yaml")
+        pipeline(path, ledger, name)
+        r = self.cli("submit", path)
+        check(r.returncode == 0, f"submitted {name}: {r.stderr.strip()}")
+        return r.stdout.strip().splitlines()[0], ledger
+
+    def succeeded(self, run_id, coordinator=None):
+        r = self.cli("status", run_id, "--json", coordinator=coordinator, timeout=30)
+        if r.returncode != 0:
+            return -1
+        tasks = json.loads(r.stdout).get("tasks", {})
+        return sum(1 for t in tasks.values() if t.get("state") == "SUCCESS")
+
+    def stop(self):
+        for proc, log in self.workers:
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+            log.close()
+        for c in self.cs:
+            c.stop()
+
+
+def check_run(cl, run_id, ledger, coordinator):
+    """The run ended SUCCESS with nothing done twice (see the module doc)."""
+    done = cl.cli("status", run_id, "--wait", "--json", coordinator=coordinator, timeout=120)
+    check(done.returncode == 0, f"the run finished: {done.stderr.strip()}")
+    status = json.loads(done.stdout)
+    check(status["state"] == "SUCCESS", f"the run ended {status['state']}")
+    r = cl.cli("history", run_id, "--json", coordinator=coordinator)
+    check(r.returncode == 0, "history answered: " + r.stderr.strip())
+    history = json.loads(r.stdout)
+    successes = collections.Counter(t["task_id"] for t in history if t.get("to") == "SUCCESS")
+    check(len(successes) == TASKS and max(successes.values()) == 1,
+          f"every one of {TASKS} tasks reached SUCCESS exactly once in the journal")
+    lines = [tuple(line.split()) for line in open(ledger) if line.strip()]
+    pairs = collections.Counter((exec_id, attempt) for exec_id, attempt, _ in lines)
+    check(max(pairs.values()) == 1, "no (execution, attempt) ran twice in the ledger")
+    runs = collections.Counter(task for _, _, task in lines)
+    check(set(runs) == set(successes), "every task ran")
+    for task, n in runs.items():
+        if n == 1:
+            continue
+        mine = [t for t in history if t["task_id"] == task]
+        explained = [t for t in mine if t.get("to") in ("RETRYING", "READY", "PENDING") and
+                     t.get("from") in ("RUNNING", "TIMEOUT", "FAILED", "RETRYING")]
+        check(explained, f"task {task} ran {n} times and its history says why: "
+              + "; ".join(f"{t.get('from')}->{t.get('to')} {t.get('reason')}" for t in mine))
+    return history
+
+
+def case_failover(cl):
+    leader = wait_for("one leader", lambda: one_leader(cl.cs), 20)
+    standby = next(c for c in cl.cs if c is not leader)
+    wait_for("the standby to follow", lambda: "apollo11_replication_lag_seq"
+             in (standby.get("/metrics")[1] or ""), 10)
+    run_id, ledger = cl.submit("failover")
+    wait_for("a third of the tasks done", lambda: cl.succeeded(run_id) >= TASKS // 3, 60)
+    before = cl.succeeded(run_id, leader.api)
+    epoch = leader.health()["epoch"]
+    killed = time.monotonic()
+    leader.proc.kill()
+    wait_for("the standby to lead", lambda: standby.role() == "leader", 4 * TTL)
+    took = time.monotonic() - killed
+    check(took <= 2 * TTL, f"the standby leads {took:.2f}s after kill -9 (<= 2 x TTL {TTL}s)")
+    check(standby.health()["epoch"] > epoch, "in a newer epoch")
+    # Sync replication: what the old leader released, the new one has.
+    now = cl.succeeded(run_id, standby.api)
+    check(now >= before, f"the new leader knows every SUCCESS the old one had ({now} >= {before})")
+    check_run(cl, run_id, ledger, standby.api)
+
+
+def same_histories(cl, a, b):
+    runs = cl.local(a.state, "runs", "--limit", "1000")
+    check(len(runs) == len(cl.local(b.state, "runs", "--limit", "1000")),
+          f"both journals hold {len(runs)} runs")
+    for r in runs:
+        if cl.local(a.state, "history", r["run_id"]) != cl.local(b.state, "history", r["run_id"]):
+            return False
+    return True
+
+
+def case_rejoin(cl):
+    leader = wait_for("one leader", lambda: one_leader(cl.cs), 20)
+    standby = next(c for c in cl.cs if c is not leader)
+    run_id, ledger = cl.submit("rejoin")
+    wait_for("some tasks done", lambda: cl.succeeded(run_id) >= 30, 60)
+    leader.proc.send_signal(signal.SIGSTOP)
+    wait_for("the standby to lead", lambda: standby.role() == "leader", 4 * TTL)
+    check_run(cl, run_id, ledger, standby.api)
+    leader.proc.send_signal(signal.SIGCONT)
+    wait_for("the old leader to stand down", lambda: leader.role() == "standby", 5)
+    check(True, "the old leader stands down on SIGCONT")
+    # Then it follows the new leader and catches up to the same journal.
+    second, ledger2 = cl.submit("rejoin2")
+    check_run(cl, second, ledger2, standby.api)
+
+    def caught_up():
+        h = json.loads(standby.get("/api/cluster")[1] or "{}")
+        lags = [c.get("replication_lag_seq") for c in h.get("coordinators", [])
+                if c.get("name") == leader.name]
+        return lags == [0]
+    wait_for("the old leader to catch up", caught_up, 30)
+    check(same_histories(cl, standby, leader),
+          "the old leader's journal gives the same history as the new leader's for every run")
+    log = open(os.path.join(cl.root, leader.name + ".stderr")).read()
+    check("follows" in log, "the old leader logged that it follows the new one")
+
+
+def case_quorum(cl, etcd_pids):
+    leader = wait_for("one leader", lambda: one_leader(cl.cs), 20)
+    run_id, ledger = cl.submit("quorum")
+    wait_for("some tasks done", lambda: cl.succeeded(run_id) >= 30, 60)
+    paused = etcd_pids[1:]
+    for pid in paused:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        cut = time.monotonic()
+        wait_for("the leader to stand down", lambda: leader.role() == "standby", 2 * TTL)
+        took = time.monotonic() - cut
+        check(took <= TTL + 0.5, f"the leader stood down {took:.2f}s after etcd lost quorum")
+        time.sleep(0.5)  # what was running ends; its result waits in the worker
+        lines = len(open(ledger).readlines())
+        time.sleep(2)
+        check(len(open(ledger).readlines()) == lines, "nothing is started without a leader")
+        check(all(c.role() == "standby" for c in cl.cs), "nobody leads without a quorum")
+    finally:
+        for pid in paused:
+            os.kill(pid, signal.SIGCONT)
+    new = wait_for("a leader again", lambda: one_leader(cl.cs), 30)
+    check_run(cl, run_id, ledger, new.api)
+
+
+def main():
+    bin_dir, state_file, case = sys.argv[1], sys.argv[2], sys.argv[3]
+    state = read_state(state_file)
+    root = tempfile.mkdtemp(prefix="apollo11-ha-rep-")
+    election = f"apollo11-test/rep-{case}-{os.getpid()}"
+    cl = None
+    try:
+        cl = Cluster(bin_dir, state["ETCD_ENDPOINTS"], root, election)
+        if case == "quorum":
+            case_quorum(cl, [int(p) for p in state["ETCD_PIDS"].split()])
+        else:
+            {"failover": case_failover, "rejoin": case_rejoin}[case](cl)
+    except AssertionError as e:
+        print("FAILED:", e)
+        for name in ("c1", "c2", "w1", "w2"):
+            path = os.path.join(root, name + ".stderr")
+            if os.path.exists(path):
+                print(f"--- {name} stderr (last lines)")
+                print("".join(open(path).readlines()[-20:]))
+        return 1
+    finally:
+        if cl:
+            cl.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
