@@ -190,8 +190,8 @@ Micros SchedulerLoop::NextWake() const {
     if (wake == 0 || at < wake) wake = at;
   }
   const bool retains = !health_.failing() && !p_.standby;
-  for (Micros other : {health_.retry_at(), retains ? retention_.NextDue() : 0,
-                       sessions_.NextDeadline()}) {
+  for (Micros other :
+       {health_.retry_at(), retains ? retention_.NextDue() : 0, sessions_.NextDeadline()}) {
     if (other && (wake == 0 || other < wake)) wake = other;
   }
   return wake;

@@ -79,9 +79,9 @@ Result<HaConfig> ResolveHaConfig(const NodeFlags& f, NodeEnv& env) {
   bool tcp = advertise.size() == (replicates ? 3u : 2u);
   for (const std::string& a : advertise) tcp = tcp && StartsWith(a, "tcp://");
   if (!tcp) {
-    return Status::InvalidInput(
-        "--ha-advertise " + f.ha_advertise + ": want tcp://HOST:WORKER_PORT,tcp://HOST:CLIENT_PORT" +
-        (replicates ? ",tcp://HOST:REPLICATION_PORT" : ""));
+    return Status::InvalidInput("--ha-advertise " + f.ha_advertise +
+                                ": want tcp://HOST:WORKER_PORT,tcp://HOST:CLIENT_PORT" +
+                                (replicates ? ",tcp://HOST:REPLICATION_PORT" : ""));
   }
   auto lease = ParseDuration(f.ha_lease);
   if (!lease.ok()) return Status::InvalidInput("--ha-lease: " + lease.status().message());

@@ -59,8 +59,7 @@ Status Node::StartActors() {
   if (config_.coordinator && !config_.replication.follow.empty()) {
     // A static standby: the follower instead of a coordinator.
     const std::vector<std::string>& peers = config_.replication.peers;
-    Status followed =
-        StartFollower(config_.replication.follow, peers.empty() ? "" : peers.front());
+    Status followed = StartFollower(config_.replication.follow, peers.empty() ? "" : peers.front());
     if (!followed.ok()) return Fail(NodeStage::kReplication, followed);
   } else if (config_.coordinator) {
     APOLLO11_RETURN_IF_ERROR(StartCoordinator());

@@ -159,14 +159,14 @@ nlohmann::json Node::ClusterJson() const {
     }
   };
   auto member = [&lag_of](const ha::Member& m) {
-    nlohmann::json out{{"name", m.name},
-                       {"workers", m.worker_endpoint},
-                       {"clients", m.client_endpoint},
-                       {"replication", m.replication_endpoint.empty()
-                                           ? nlohmann::json(nullptr)
-                                           : nlohmann::json(m.replication_endpoint)},
-                       {"replication_lag_seq", nullptr},
-                       {"replication_lag_ms", nullptr}};
+    nlohmann::json out{
+        {"name", m.name},
+        {"workers", m.worker_endpoint},
+        {"clients", m.client_endpoint},
+        {"replication", m.replication_endpoint.empty() ? nlohmann::json(nullptr)
+                                                       : nlohmann::json(m.replication_endpoint)},
+        {"replication_lag_seq", nullptr},
+        {"replication_lag_ms", nullptr}};
     lag_of(m.name, &out);
     return out;
   };

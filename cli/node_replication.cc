@@ -105,8 +105,7 @@ void Node::AddReplicationMetrics() {
       });
   registry_.AddComputedGauge(
       "apollo11_replication_lag_seconds",
-      "age of the oldest batch a standby has not acknowledged (leader: the worst standby)",
-      [this] {
+      "age of the oldest batch a standby has not acknowledged (leader: the worst standby)", [this] {
         std::lock_guard lock(replication_mu_);
         if (replication_leader_) return replication_leader_->worst_lag_seconds();
         return replication_standby_ ? replication_standby_->lag_seconds() : 0.0;

@@ -292,9 +292,8 @@ int main(int argc, char** argv) {
                  source.c_str());
     return 2;
   }
-  for (const char* sub :
-       {"pipeline_json", "transport_decode", "journal_record", "dispatcher_frames",
-        "replication_frame"}) {
+  for (const char* sub : {"pipeline_json", "transport_decode", "journal_record",
+                          "dispatcher_frames", "replication_frame"}) {
     fs::create_directories(corpus / sub);
   }
   std::string pipeline_json;

@@ -78,8 +78,9 @@ CoordinatorMetrics::CoordinatorMetrics(Registry& r)
       workers_busy(
           r.AddGauge("apollo11_workers", "Connected workers by state.", {{"state", "busy"}})),
       worker_slots(r.AddGauge("apollo11_cluster_slots", "Slots of all connected workers.")),
-      worker_slots_free(r.AddGauge("apollo11_cluster_slots_free",
-                                   "Slots of all connected workers holding no execution (running or queued).")),
+      worker_slots_free(
+          r.AddGauge("apollo11_cluster_slots_free",
+                     "Slots of all connected workers holding no execution (running or queued).")),
       client_requests_refused(r.AddCounter(
           "apollo11_client_requests_refused_total",
           "Client requests refused because the caller's key role does not allow them.")),

@@ -24,7 +24,7 @@ Status FaultyRunStore::Commit(RunBatch& batch) {
 }
 
 Status FaultyRunStore::ApplyReplicated(uint64_t batch_no, uint64_t first_seq, uint64_t epoch,
-                                      RunBatch& batch) {
+                                       RunBatch& batch) {
   if (failures_left_ == 0 || batch.empty())
     return base_->ApplyReplicated(batch_no, first_seq, epoch, batch);
   if (failures_left_ > 0) --failures_left_;

@@ -233,8 +233,7 @@ Status Journal::Commit(Batch& batch) {
   return Status::Ok();
 }
 
-Status Journal::WriteNumbered(uint64_t batch_no, uint64_t first_seq, uint64_t epoch,
-                              Batch& batch) {
+Status Journal::WriteNumbered(uint64_t batch_no, uint64_t first_seq, uint64_t epoch, Batch& batch) {
   std::string refused_run;
   // The batch count and the epoch the batch was committed in (journals
   // written before replication stored the count alone: epoch 0).

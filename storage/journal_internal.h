@@ -54,8 +54,8 @@ struct Journal::Env {
   MDB_dbi runs = 0;          // run_id -> run
   MDB_dbi runs_by_time = 0;  // be64 created_at + run_id -> ""
   MDB_dbi active_runs = 0;   // run_id -> "" while the run is not final
-  MDB_dbi schedules = 0;  // pipeline name -> ScheduleRecord
-  MDB_dbi fires = 0;      // FireKey -> FireRecord
+  MDB_dbi schedules = 0;     // pipeline name -> ScheduleRecord
+  MDB_dbi fires = 0;         // FireKey -> FireRecord
   MDB_dbi pipelines = 0;     // hash -> canonical JSON, immutable
   MDB_dbi stats = 0;         // stats key -> last durations
   MDB_dbi meta = 0;          // schema_version, epoch

@@ -69,8 +69,8 @@ class MemoryRunStore final : public RunStore {
   std::map<std::pair<std::string, uint32_t>, PipelineVersionRecord> versions_;
   std::map<std::string, PipelineStateRecord> states_;
   std::map<std::pair<std::string, std::string>, std::string> trigger_keys_;  // -> run id
-  std::map<std::string, ScheduleRecord> schedules_;  // by pipeline
-  std::map<std::string, FireRecord> fires_;          // by FireKey
+  std::map<std::string, ScheduleRecord> schedules_;                          // by pipeline
+  std::map<std::string, FireRecord> fires_;                                  // by FireKey
   std::string last_created_;
   uint64_t last_seq_ = 0;
   uint64_t epoch_ = 0;

@@ -28,8 +28,8 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -166,8 +166,8 @@ class ChaosCluster {
     }
     if (mode == ChaosMode::kHa) {
       etcd_ = EtcdEndpoints();
-      election_ = "apollo11-test/chaos-" + std::to_string(::getpid()) + "-" +
-                  std::to_string(FreeTcpPort());
+      election_ =
+          "apollo11-test/chaos-" + std::to_string(::getpid()) + "-" + std::to_string(FreeTcpPort());
     }
     const bool both = mode != ChaosMode::kSingle;
     cli_.listening["api"] = both ? api_[0] + "," + api_[1] : api_[0];
@@ -196,9 +196,9 @@ class ChaosCluster {
     if (mode_ == ChaosMode::kFollow) at = generation_[i] % 2 == 0 ? 1 : 0;
     args.insert(args.end(), {"--bind", workers_[at], "--api-bind", api_[at]});
     if (mode_ == ChaosMode::kHa) {
-      args.insert(args.end(), {"--replication-bind", replication_[i], "--ha-etcd", etcd_,
-                               "--ha-name", names_[i], "--ha-election", election_, "--ha-lease",
-                               "2s"});
+      args.insert(args.end(),
+                  {"--replication-bind", replication_[i], "--ha-etcd", etcd_, "--ha-name",
+                   names_[i], "--ha-election", election_, "--ha-lease", "2s"});
     }
     procs_[i] = StartNode(dir_, out, args, names_[i]);
   }
@@ -208,9 +208,8 @@ class ChaosCluster {
   std::string LeaderState() {
     if (mode_ != ChaosMode::kHa) return names_[0];
     for (size_t i = 0; i < coordinators_; ++i) {
-      CmdResult r = Run({"curl", "-s", "http://" +
-                                           procs_[i].listening["http"].get<std::string>() +
-                                           "/healthz"});
+      CmdResult r = Run(
+          {"curl", "-s", "http://" + procs_[i].listening["http"].get<std::string>() + "/healthz"});
       auto h = ParseJson(r.out);
       if (h.is_object() && h["role"] == "leader") return names_[i];
     }

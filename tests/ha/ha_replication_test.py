@@ -40,7 +40,7 @@ TASKS = 300
 
 def pipeline(path, ledger, name):
     """TASKS shell tasks in layers of 30, each after one of the layer before."""
-    lines = ['version: "1.0"', f"name: {name}", "pipeline:"]
+    lines = ['version: "1.0"', f"name: test.{name}", "pipeline:"]
     width = 30
     for i in range(TASKS):
         lines += [f"  - id: t{i}", "    type: shell",

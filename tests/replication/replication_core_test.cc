@@ -41,8 +41,7 @@ storage::RunBatch Step(const std::string& run, int i) {
 // A leader store and core, and standbys, delivering frames in order.
 struct Cluster {
   explicit Cluster(LeaderOptions options = {}, size_t window = 4096)
-      : leader_options(Named(std::move(options), window)),
-        leader(leader_options, /*epoch=*/3, {}) {
+      : leader_options(Named(std::move(options), window)), leader(leader_options, /*epoch=*/3, {}) {
     REQUIRE(store.BeginTerm(3).ok());
   }
 
@@ -231,8 +230,7 @@ TEST_CASE("a new standby installs a journal copy and then takes the stream", "[r
   CHECK(replica.store()->HistoryOfRun("r1")->size() == 6);
 }
 
-TEST_CASE("a standby that diverged in an older term gets a copy, not the stream",
-          "[replication]") {
+TEST_CASE("a standby that diverged in an older term gets a copy, not the stream", "[replication]") {
   // Batches 1-3 committed in term 5 reached both; batch 4 of term 5 reached
   // only the old leader, which is now a standby. The new leader (term 7)
   // starts from batch 3 and commits its own batch 4.
