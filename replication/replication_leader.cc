@@ -265,7 +265,7 @@ void ReplicationLeader::Publish(const ReplicationLeaderCore& core) {
     status_.last_seq = core.last_seq();
     status_.standbys = std::move(standbys);
     status_.refused = refused_.load();
-    if (lagging_.load() && best_acked_ >= committed_) {
+    if (lagging_.load() && !core.standbys().empty() && best_acked_ >= committed_) {
       lagging_ = false;
       status_.lagging = false;
       caught_up = true;

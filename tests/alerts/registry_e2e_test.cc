@@ -219,10 +219,10 @@ TEST_CASE("the registry on a real node: versions, a rejected cycle, idempotent t
   CHECK(shown->status == 200);
   CHECK(json::parse(shown->body)["version"] == 2);
   CHECK(json::parse(shown->body).contains("snapshot"));
-  auto versions = http->Get("/api/pipelines/demo.reg/versions");
-  REQUIRE(versions);
-  CHECK(versions->status == 200);
-  CHECK(json::parse(versions->body)["versions"].size() == 3);
+  auto listed = http->Get("/api/pipelines/demo.reg/versions");
+  REQUIRE(listed);
+  CHECK(listed->status == 200);
+  CHECK(json::parse(listed->body)["versions"].size() == 3);
   CHECK(http->Get("/api/pipelines/demo.reg@9")->status == 404);
   auto removed = http->Post("/api/pipelines/demo.reg/remove", "", "application/json");
   REQUIRE(removed);

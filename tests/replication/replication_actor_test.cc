@@ -86,6 +86,8 @@ TEST_CASE("sync commits wait for the standby's acknowledgement", "[replication]"
   Pair p;
   p.StartLeader(/*sync=*/true, Millis(5000));
   p.StartStandby();
+  // Until the standby has said hello and caught up, nobody is waited for.
+  REQUIRE(WaitUntil([&] { return !p.leader->lagging(); }, 5000));
   for (int i = 0; i < 50; ++i) {
     storage::RunBatch b = Step(i);
     REQUIRE(p.leader_journal->Commit(b).ok());
@@ -97,32 +99,43 @@ TEST_CASE("sync commits wait for the standby's acknowledgement", "[replication]"
   CHECK(p.leader->Snapshot().standbys.size() == 1);
 }
 
-TEST_CASE("without a standby a sync commit waits the timeout once, then the leader is lagging",
-          "[replication]") {
+// The slowest of `n` commits of steps from `first` on.
+std::chrono::steady_clock::duration SlowestCommit(Pair& p, int first, int n) {
+  auto slowest = std::chrono::steady_clock::duration::zero();
+  for (int i = first; i < first + n; ++i) {
+    storage::RunBatch b = Step(i);
+    const auto one = std::chrono::steady_clock::now();
+    REQUIRE(p.leader_journal->Commit(b).ok());
+    slowest = std::max(slowest, std::chrono::steady_clock::now() - one);
+  }
+  return slowest;
+}
+
+TEST_CASE(
+    "without a standby a sync commit waits the timeout once, then the leader is lagging until "
+    "one catches up",
+    "[replication]") {
   Pair p;
   p.StartLeader(/*sync=*/true, Millis(500));
-  storage::RunBatch b = Step(0);
   const auto start = std::chrono::steady_clock::now();
-  REQUIRE(p.leader_journal->Commit(b).ok());
+  SlowestCommit(p, 0, 1);
   CHECK(std::chrono::steady_clock::now() - start >= std::chrono::milliseconds(500));
   CHECK(p.leader->lagging());
   CHECK(p.leader->Snapshot().lagging);
   // Lagging: later commits do not wait for the timeout.
-  auto slowest = std::chrono::steady_clock::duration::zero();
-  for (int i = 1; i < 20; ++i) {
-    storage::RunBatch next = Step(i);
-    const auto one = std::chrono::steady_clock::now();
-    REQUIRE(p.leader_journal->Commit(next).ok());
-    slowest = std::max(slowest, std::chrono::steady_clock::now() - one);
-  }
-  CHECK(slowest < std::chrono::milliseconds(500));
+  CHECK(SlowestCommit(p, 1, 19) < std::chrono::milliseconds(500));
   // A standby catches up (from the window) and sync release resumes.
   p.StartStandby();
   REQUIRE(WaitUntil([&] { return !p.leader->lagging(); }, 5000));
   CHECK(p.standby_journal->last_batch() == 20);
-  storage::RunBatch last = Step(20);
-  REQUIRE(p.leader_journal->Commit(last).ok());
-  CHECK(p.standby_journal->last_batch() == 21);
+  SlowestCommit(p, 20, 1);
+  CHECK(p.standby_journal->last_batch() == 21);  // synchronous again
+  // The standby goes away: the next commit waits the timeout once more.
+  p.standby.reset();
+  const auto again = std::chrono::steady_clock::now();
+  SlowestCommit(p, 21, 1);
+  CHECK(std::chrono::steady_clock::now() - again >= std::chrono::milliseconds(500));
+  CHECK(p.leader->lagging());
 }
 
 TEST_CASE("async commits do not wait, and the standby follows", "[replication]") {
