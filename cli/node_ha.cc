@@ -84,6 +84,9 @@ void Node::SyncHaRole() {
              std::to_string(s.epoch);
   e.ts = clock_->Now();
   alerts_.Emit(std::move(e));
+  // A leader standing down does not wait for standbys while its
+  // coordinator stops (the lease fences its frames to workers).
+  if (standby && replication_leader_) replication_leader_->StopWaiting();
   coordinator_->Stop();  // the old role's: no commit from here on
   coordinator_.reset();
   // A new leader stops applying before it recovers, and serves standbys

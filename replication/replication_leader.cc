@@ -67,6 +67,14 @@ Result<std::unique_ptr<ReplicationLeader>> ReplicationLeader::Start(
   return leader;
 }
 
+void ReplicationLeader::StopWaiting() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  acked_cv_.notify_all();
+}
+
 ReplicationLeader::~ReplicationLeader() {
   {
     std::lock_guard lock(mu_);

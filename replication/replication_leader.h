@@ -63,6 +63,11 @@ class ReplicationLeader final : public storage::CommitObserver {
   uint64_t worst_lag_seq() const { return worst_lag_seq_.load(); }
   double worst_lag_seconds() const { return worst_lag_ms_.load() / 1000.0; }
   bool lagging() const { return lagging_.load(); }
+  // A leader standing down: commits (the last of its coordinator, stopping)
+  // stop waiting for acknowledgements from now on, so the coordinator stops
+  // at once instead of after --replication-timeout. Its frames to workers are
+  // fenced by the lease already. Any thread.
+  void StopWaiting();
   uint64_t refused() const { return refused_.load(); }
 
  private:

@@ -187,6 +187,11 @@ def case_rejoin(cl):
     leader.proc.send_signal(signal.SIGCONT)
     wait_for("the old leader to stand down", lambda: leader.role() == "standby", 5)
     check(True, "the old leader stands down on SIGCONT")
+
+    def follows():
+        h = json.loads(leader.get("/api/cluster")[1] or "{}")
+        return (h.get("self") or {}).get("replication_lag_seq") is not None
+    wait_for("the old leader to follow the new one", follows, 10)
     # Then it follows the new leader and catches up to the same journal.
     second, ledger2 = cl.submit("rejoin2")
     check_run(cl, second, ledger2, standby.api)
