@@ -6,9 +6,11 @@ namespace apollo11::alerts {
 
 namespace {
 constexpr std::array<const char*, kAlertTypeCount> kNames = {
-    "retries_exhausted", "timeout",   "run_failed",    "run_canceled",  "worker_lost",
-    "backlog_at_cap",    "slow_task", "journal_error", "run_succeeded", "leadership_changed",
-    "lease_lost",        "pipeline_rejected", "standby_lagging"};
+    "retries_exhausted",  "timeout",       "run_failed",
+    "run_canceled",       "worker_lost",   "backlog_at_cap",
+    "slow_task",          "journal_error", "run_succeeded",
+    "leadership_changed", "lease_lost",    "pipeline_rejected",
+    "standby_lagging"};
 }  // namespace
 
 const char* ToString(AlertType type) { return kNames[static_cast<size_t>(type)]; }

@@ -22,7 +22,6 @@ import argparse
 import json
 import os
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -30,22 +29,10 @@ import tempfile
 import time
 import urllib.request
 
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def read_state(path):
-    out = {}
-    with open(path) as f:
-        for line in f:
-            k, _, v = line.strip().partition("=")
-            out[k] = v.strip('"')
-    return out
+# The HA tests' helpers: a free loopback port, the etcd fixture's state file,
+# polling with a deadline.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "ha"))
+from ha_cluster_test import free_port, read_state, wait_for  # noqa: E402
 
 
 class Node:
@@ -107,16 +94,6 @@ def standby_caught_up(leader):
         return False
     standbys = [c for c in doc.get("coordinators", []) if c.get("role") == "standby"]
     return not lagging and any(c.get("replication_lag_seq") == 0 for c in standbys)
-
-
-def wait_for(what, check, timeout):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = check()
-        if got:
-            return got
-        time.sleep(0.02)
-    raise SystemExit(f"timed out waiting for {what}")
 
 
 def chain(path, ledger, n, task_ms):

@@ -11,13 +11,18 @@ ReplicationLeaderCore::ReplicationLeaderCore(LeaderOptions options, uint64_t epo
       last_batch_(start.batch),
       last_seq_(start.seq) {}
 
+ReplicationFrame ReplicationLeaderCore::Header(FrameType type) const {
+  ReplicationFrame f;
+  f.type = type;
+  f.epoch = epoch_;
+  f.sender = options_.name;
+  return f;
+}
+
 void ReplicationLeaderCore::OnCommitted(uint64_t batch_no, uint64_t first_seq, uint64_t transitions,
                                         const std::string& encoded, Micros committed_at,
                                         Output* out) {
-  ReplicationFrame f;
-  f.type = FrameType::kBatch;
-  f.epoch = epoch_;
-  f.sender = options_.name;
+  ReplicationFrame f = Header(FrameType::kBatch);
   f.batch = batch_no;
   f.seq = first_seq;
   f.committed_at = committed_at;
@@ -96,10 +101,7 @@ void ReplicationLeaderCore::OnHello(StandbyView& s, const ReplicationFrame& f, O
 }
 
 std::string ReplicationLeaderCore::HeartbeatFrame() const {
-  ReplicationFrame f;
-  f.type = FrameType::kHeartbeat;
-  f.epoch = epoch_;
-  f.sender = options_.name;
+  ReplicationFrame f = Header(FrameType::kHeartbeat);
   f.batch = last_batch_;
   f.seq = last_seq_;
   f.batch_epoch = LastBatchEpoch();
@@ -108,19 +110,13 @@ std::string ReplicationLeaderCore::HeartbeatFrame() const {
 }
 
 std::string ReplicationLeaderCore::CopyBeginFrame(uint64_t size) const {
-  ReplicationFrame f;
-  f.type = FrameType::kCopyBegin;
-  f.epoch = epoch_;
-  f.sender = options_.name;
+  ReplicationFrame f = Header(FrameType::kCopyBegin);
   f.offset = size;
   return EncodeFrame(f);
 }
 
 std::string ReplicationLeaderCore::CopyChunkFrame(uint64_t offset, std::string_view bytes) const {
-  ReplicationFrame f;
-  f.type = FrameType::kCopyChunk;
-  f.epoch = epoch_;
-  f.sender = options_.name;
+  ReplicationFrame f = Header(FrameType::kCopyChunk);
   f.offset = offset;
   f.checksum = Crc32(bytes);
   f.payload.assign(bytes);
@@ -128,10 +124,7 @@ std::string ReplicationLeaderCore::CopyChunkFrame(uint64_t offset, std::string_v
 }
 
 std::string ReplicationLeaderCore::CopyEndFrame(uint64_t size, uint32_t crc) const {
-  ReplicationFrame f;
-  f.type = FrameType::kCopyEnd;
-  f.epoch = epoch_;
-  f.sender = options_.name;
+  ReplicationFrame f = Header(FrameType::kCopyEnd);
   f.offset = size;
   f.checksum = crc;
   return EncodeFrame(f);

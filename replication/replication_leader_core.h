@@ -107,6 +107,8 @@ class ReplicationLeaderCore {
     Micros committed_at = 0;
     std::string frame;
   };
+  // A frame of `type` from this leader in its epoch.
+  ReplicationFrame Header(FrameType type) const;
   void OnHello(StandbyView& s, const ReplicationFrame& f, Output* out);
   // Sends window batches after s.sent_batch while s has credit.
   void Pump(StandbyView& s, Output* out);

@@ -474,7 +474,13 @@ Result<uint64_t> Journal::BeginTerm(uint64_t epoch) {
   return epoch;
 }
 
-Result<uint64_t> Journal::Epoch() { return ReadEpoch(); }
+Result<uint64_t> Journal::Epoch() {
+  // This process is the only writer of a writable journal: epoch_ follows
+  // every change (open, BumpEpoch, BeginTerm, InstallCopy). A read-only one
+  // may be behind its writer, so it reads.
+  if (!options_.read_only) return epoch_.load();
+  return ReadEpoch();
+}
 
 Result<uint64_t> Journal::ReadEpoch() const {
   ReadTxn txn(*this);
