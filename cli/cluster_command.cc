@@ -35,10 +35,13 @@ std::string Name(const nlohmann::json& member) {
          member.value("clients", "?") + ")";
 }
 
-// One line per coordinator known: name, role, replication lag.
-void PrintCoordinators(const nlohmann::json& coordinators) {
+// One line per coordinator known: name, role, replication lag, and whether
+// it holds every batch the leader released (`in_sync`: the leader's set, an
+// array only on a sync leader; "-" where not known).
+void PrintCoordinators(const nlohmann::json& coordinators, const nlohmann::json& in_sync) {
   if (!coordinators.is_array() || coordinators.empty()) return;
-  std::printf("\n%-16s %-8s %-14s %s\n", "COORDINATOR", "ROLE", "LAG (SEQ)", "LAG (MS)");
+  std::printf("\n%-16s %-8s %-14s %-10s %s\n", "COORDINATOR", "ROLE", "LAG (SEQ)", "LAG (MS)",
+              "IN SYNC");
   for (const auto& c : coordinators) {
     if (!c.is_object()) continue;
     auto field = [&c](const char* key) {
@@ -47,9 +50,16 @@ void PrintCoordinators(const nlohmann::json& coordinators) {
                                                         : std::to_string(it->get<uint64_t>());
     };
     const std::string role = c.value("role", "?");
-    std::printf("%-16s %-8s %-14s %s\n", c.value("name", "?").c_str(), role.c_str(),
+    std::string synced = "-";
+    if (in_sync.is_array() && role != "leader") {
+      synced = "no";
+      for (const auto& n : in_sync) {
+        if (n.is_string() && n.get<std::string>() == c.value("name", "")) synced = "yes";
+      }
+    }
+    std::printf("%-16s %-8s %-14s %-10s %s\n", c.value("name", "?").c_str(), role.c_str(),
                 role == "leader" ? "-" : field("replication_lag_seq").c_str(),
-                role == "leader" ? "-" : field("replication_lag_ms").c_str());
+                role == "leader" ? "-" : field("replication_lag_ms").c_str(), synced.c_str());
   }
 }
 
@@ -79,7 +89,13 @@ int Show(const ClusterFlags& f) {
   std::printf("epoch:     %llu\n", static_cast<unsigned long long>(doc.value("epoch", 0ull)));
   std::printf("failovers: %llu seen\n",
               static_cast<unsigned long long>(doc.value("failovers", 0ull)));
-  PrintCoordinators(doc["coordinators"]);
+  const nlohmann::json& self = doc["self"];
+  if (self.is_object() && self.value("eligible", true) == false) {
+    std::printf(
+        "may lead:  no: the last leader released batches this node may not have; it "
+        "campaigns again once it caught up (docs/ha.md, \"Two failures in a row\")\n");
+  }
+  PrintCoordinators(doc["coordinators"], doc.contains("in_sync") ? doc["in_sync"] : nullptr);
   return kExitOk;
 }
 

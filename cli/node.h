@@ -214,6 +214,9 @@ class Node {
   // elector thread is stopped first (Stop), then the elector, the client.
   std::unique_ptr<ha::RoleBoard> ha_board_;
   std::unique_ptr<ha::EtcdClient> etcd_;
+  // The replication leader's own client for the in-sync record (its calls
+  // are serialized by the leader; the elector's client is the elector's).
+  std::unique_ptr<ha::EtcdClient> in_sync_etcd_;
   std::unique_ptr<ha::HaElector> elector_;
   std::unique_ptr<ha::ElectorThread> elector_thread_;
   // The journal's commit observer: outlives the coordinator that commits.

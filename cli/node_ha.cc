@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "cli/node.h"
+#include "ha/in_sync.h"
 
 namespace apollo11::cli {
 namespace {
@@ -41,9 +42,24 @@ void Node::StartHa() {
     last = s.message();
     spdlog::warn("HA: {}", s.message());
   };
-  elector_ = std::make_unique<ha::HaElector>(
-      etcd_.get(), clock_, ha_board_.get(),
-      ha::ElectorOptions{h.election, h.lease_ttl_s, Millis(0)}, std::move(events));
+  events.eligibility = [](bool may, const std::string& why) {
+    if (may) {
+      spdlog::info("HA: may campaign again: {}", why);
+    } else {
+      spdlog::warn("HA: not campaigning: {}", why);
+    }
+  };
+  ha::ElectorOptions options{h.election, h.lease_ttl_s, Millis(0), ""};
+  // Gated only where a leader waits for its standbys: an async leader
+  // releases before any standby has a batch, so its record would name it
+  // alone and no standby could ever take over.
+  if (!config_.replication.bind.empty() && config_.replication.sync) {
+    options.in_sync_key = ha::InSyncKey(h.election);
+    in_sync_etcd_ =
+        std::make_unique<ha::EtcdClient>(ha::EtcdClientOptions{h.etcd, Millis(500), Millis(1500)});
+  }
+  elector_ = std::make_unique<ha::HaElector>(etcd_.get(), clock_, ha_board_.get(), options,
+                                             std::move(events));
   ha_board_->Subscribe([this](const ha::RoleState& s) {
     spdlog::info("HA: role {} epoch {} leader {} ({})", ha::RoleName(s.role), s.epoch,
                  s.leader.name.empty() ? "unknown" : s.leader.name, s.leader.client_endpoint);
@@ -174,6 +190,9 @@ nlohmann::json Node::ClusterJson() const {
     return out;
   };
   out["self"] = member(s.self);
+  out["self"]["eligible"] = elector_ ? elector_->eligible() : true;
+  out["in_sync"] = rep.role == "leader" && rep.mode == "sync" ? nlohmann::json(rep.in_sync)
+                                                              : nlohmann::json(nullptr);
   out["role"] = ha::RoleName(s.role);
   out["epoch"] = s.epoch;
   out["leader"] = s.leader.name.empty() ? nlohmann::json(nullptr) : member(s.leader);

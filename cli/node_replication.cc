@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "cli/node.h"
+#include "ha/in_sync.h"
 
 namespace apollo11::cli {
 namespace {
@@ -33,6 +34,22 @@ Status Node::StartReplicationLeader(uint64_t epoch) {
   lc.timeout = r.timeout;
   lc.epoch = epoch;
   lc.alerts = &alerts_;
+  if (in_sync_etcd_) {
+    lc.record_in_sync = [this, epoch](const std::set<std::string>& members) -> Status {
+      const std::optional<ha::EtcdLeaderKey> key = elector_->HeldKey();
+      if (!key || key->rev != epoch) {
+        return Status::Busy("no longer the leader of epoch " + std::to_string(epoch));
+      }
+      const ha::InSyncRecord record{epoch, config_.replication.name, members};
+      auto put = in_sync_etcd_->PutIfLeader(*key, ha::InSyncKey(config_.ha.election),
+                                            ha::EncodeInSync(record));
+      if (!put.ok()) return put.status();
+      if (!*put)
+        return Status::Busy("etcd: the election key of epoch " + std::to_string(epoch) +
+                            " is gone");
+      return Status::Ok();
+    };
+  }
   auto leader = replication::ReplicationLeader::Start(ctx_, journal_.get(), clock_, lc);
   for (int i = 1; !leader.ok() && config_.ha.enabled() && i < kBindAttempts; ++i) {
     std::this_thread::sleep_for(kBindRetry);

@@ -130,4 +130,17 @@ Status EtcdClient::Resign(const EtcdLeaderKey& leader) {
   return DecodeEmpty(*body);
 }
 
+Result<std::optional<std::string>> EtcdClient::Get(std::string_view key) {
+  auto body = Post("/v3/kv/range", RangeRequest(key), options_.request_timeout);
+  if (!body.ok()) return body.status();
+  return DecodeRange(*body);
+}
+
+Result<bool> EtcdClient::PutIfLeader(const EtcdLeaderKey& leader, std::string_view key,
+                                     std::string_view value) {
+  auto body = Post("/v3/kv/txn", PutIfLeaderRequest(leader, key, value), options_.request_timeout);
+  if (!body.ok()) return body.status();
+  return DecodeTxn(*body);
+}
+
 }  // namespace apollo11::ha

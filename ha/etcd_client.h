@@ -1,6 +1,7 @@
 #pragma once
 // EtcdPort over etcd v3's JSON gateway (etcd 3.4: POST /v3/lease/grant,
-// /v3/lease/keepalive, /v3/lease/revoke, /v3/election/campaign|leader|resign)
+// /v3/lease/keepalive, /v3/lease/revoke, /v3/election/campaign|leader|resign,
+// /v3/kv/range, /v3/kv/txn)
 // with libcurl. Fails over among the endpoints: a call that cannot reach the
 // current endpoint (refused, reset, timed out) tries the next ones before it
 // fails, and the one that answered becomes current.
@@ -31,6 +32,9 @@ class EtcdClient final : public EtcdPort {
                                  Millis wait) override;
   Result<std::optional<EtcdLeader>> Leader(std::string_view election) override;
   Status Resign(const EtcdLeaderKey& leader) override;
+  Result<std::optional<std::string>> Get(std::string_view key) override;
+  Result<bool> PutIfLeader(const EtcdLeaderKey& leader, std::string_view key,
+                           std::string_view value) override;
 
   // The endpoint the next call tries first.
   const std::string& current() const { return options_.endpoints[current_]; }

@@ -156,6 +156,18 @@ std::string ResignRequest(const EtcdLeaderKey& leader) {
       .dump();
 }
 
+std::string RangeRequest(std::string_view key) { return json{{"key", Base64Encode(key)}}.dump(); }
+
+std::string PutIfLeaderRequest(const EtcdLeaderKey& leader, std::string_view key,
+                               std::string_view value) {
+  json compare = {{"key", Base64Encode(leader.key)},
+                  {"target", "CREATE"},
+                  {"result", "EQUAL"},
+                  {"create_revision", std::to_string(leader.rev)}};
+  json put = {{"request_put", {{"key", Base64Encode(key)}, {"value", Base64Encode(value)}}}};
+  return json{{"compare", json::array({compare})}, {"success", json::array({put})}}.dump();
+}
+
 Result<EtcdLease> DecodeGrant(std::string_view body) {
   auto doc = Answer(body);
   if (!doc.ok()) return doc.status();
@@ -222,6 +234,28 @@ Result<std::optional<EtcdLeader>> DecodeLeader(std::string_view body) {
   out.key = EtcdLeaderKey{"", *key, static_cast<uint64_t>(*rev), *lease};
   out.value = *value;
   return std::optional<EtcdLeader>(std::move(out));
+}
+
+Result<std::optional<std::string>> DecodeRange(std::string_view body) {
+  auto doc = Answer(body);
+  if (!doc.ok()) return doc.status();
+  auto kvs = doc->find("kvs");
+  if (kvs == doc->end() || kvs->is_null()) return std::optional<std::string>();
+  if (!kvs->is_array()) return Bad("\"kvs\" is not an array");
+  if (kvs->empty()) return std::optional<std::string>();
+  if (!(*kvs)[0].is_object()) return Bad("a \"kvs\" entry is not an object");
+  auto value = BytesField((*kvs)[0], "value", false);
+  if (!value.ok()) return value.status();
+  return std::optional<std::string>(std::move(*value));
+}
+
+Result<bool> DecodeTxn(std::string_view body) {
+  auto doc = Answer(body);
+  if (!doc.ok()) return doc.status();
+  auto it = doc->find("succeeded");
+  if (it == doc->end() || it->is_null()) return false;
+  if (!it->is_boolean()) return Bad("\"succeeded\" is not a boolean");
+  return it->get<bool>();
 }
 
 Status DecodeEmpty(std::string_view body) {

@@ -23,6 +23,10 @@ std::string LeaseIdRequest(int64_t lease);  // keepalive and revoke
 std::string CampaignRequest(std::string_view election, int64_t lease, std::string_view value);
 std::string LeaderRequest(std::string_view election);
 std::string ResignRequest(const EtcdLeaderKey& leader);
+std::string RangeRequest(std::string_view key);
+// A transaction: put `key` = `value` if `leader`'s key has its create revision.
+std::string PutIfLeaderRequest(const EtcdLeaderKey& leader, std::string_view key,
+                               std::string_view value);
 
 Result<EtcdLease> DecodeGrant(std::string_view body);
 // The first keepalive answer of a (possibly streamed) body; ttl_s 0 when
@@ -31,6 +35,11 @@ Result<EtcdLease> DecodeKeepAlive(std::string_view body);
 Result<EtcdLeaderKey> DecodeCampaign(std::string_view body);
 // nullopt when etcd says nobody leads.
 Result<std::optional<EtcdLeader>> DecodeLeader(std::string_view body);
+// The value of the first key in a range answer, nullopt when it has none.
+Result<std::optional<std::string>> DecodeRange(std::string_view body);
+// Whether a transaction's compare held ("succeeded"; absent means false, as
+// the gateway omits false).
+Result<bool> DecodeTxn(std::string_view body);
 // Ok for any well-formed answer that is not an error object.
 Status DecodeEmpty(std::string_view body);
 

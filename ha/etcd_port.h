@@ -56,6 +56,14 @@ class EtcdPort {
   virtual Result<std::optional<EtcdLeader>> Leader(std::string_view election) = 0;
   // Gives up leadership held by `leader` (its key is deleted).
   virtual Status Resign(const EtcdLeaderKey& leader) = 0;
+  // The value of `key` (a linearizable read), nullopt when it does not exist.
+  virtual Result<std::optional<std::string>> Get(std::string_view key) = 0;
+  // Puts `key` = `value` only while `leader`'s election key still exists with
+  // its create revision (one etcd transaction): true when written, false
+  // when `leader` no longer leads (a deposed leader cannot overwrite what its
+  // successor wrote).
+  virtual Result<bool> PutIfLeader(const EtcdLeaderKey& leader, std::string_view key,
+                                   std::string_view value) = 0;
 };
 
 }  // namespace apollo11::ha

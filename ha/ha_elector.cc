@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "ha/in_sync.h"
+
 namespace apollo11::ha {
 namespace {
 
@@ -116,6 +118,10 @@ Micros HaElector::StandbyStep(Micros now) {
   }
   resign_requested_.store(false);
   const Micros wait = std::clamp<Micros>(TtlMicros() / 3, kMinWait, kMaxWait);
+  if (!MayCampaign()) {
+    ObserveLeader();
+    return clock_->Steady() + wait;
+  }
   if (now < hold_until_) {
     ObserveLeader();
     if (board_->Current().leader.name.empty())
@@ -145,6 +151,12 @@ void HaElector::Win(const EtcdLeaderKey& key) {
     lease_ = 0;
     return;
   }
+  // The old leader may have dropped this node from the record while it
+  // waited in line.
+  if (!MayCampaign()) {
+    (void)etcd_->Resign(key);
+    return;
+  }
   if (events_.begin_term) {
     Status s = events_.begin_term(key.rev);
     if (!s.ok()) {
@@ -156,8 +168,16 @@ void HaElector::Win(const EtcdLeaderKey& key) {
       return;
     }
   }
+  if (!ClaimInSync(key)) {
+    (void)etcd_->Resign(key);
+    return;
+  }
   leading_ = true;
   key_ = key;
+  {
+    std::lock_guard lock(key_mu_);
+    held_key_ = key;
+  }
   last_epoch_ = std::max(last_epoch_, key.rev);
   act_until_ = sent + alive->ttl_s * kMicrosPerSecond - Margin();
   next_keepalive_ = sent + TtlMicros() / 3;
@@ -166,6 +186,7 @@ void HaElector::Win(const EtcdLeaderKey& key) {
 
 void HaElector::StepDown(const std::string& why) {
   leading_ = false;
+  ForgetKey();
   board_->Publish(Role::kStandby, last_epoch_, Member{}, 0);
   if (events_.lease_lost) events_.lease_lost(why);
   // Whatever etcd still holds of this term goes, so a standby need not wait
@@ -176,11 +197,62 @@ void HaElector::StepDown(const std::string& why) {
 
 void HaElector::Resign() {
   leading_ = false;
+  ForgetKey();
   board_->Publish(Role::kStandby, last_epoch_, Member{}, 0);
   Status s = etcd_->Resign(key_);
   if (!s.ok()) Error(s);
   // Let a standby win before this node stands again.
   hold_until_ = clock_->Steady() + TtlMicros();
+}
+
+std::optional<EtcdLeaderKey> HaElector::HeldKey() const {
+  std::lock_guard lock(key_mu_);
+  return held_key_;
+}
+
+void HaElector::ForgetKey() {
+  std::lock_guard lock(key_mu_);
+  held_key_.reset();
+}
+
+bool HaElector::MayCampaign() {
+  if (options_.in_sync_key.empty()) return true;
+  const std::string& self = board_->Current().self.name;
+  auto value = etcd_->Get(options_.in_sync_key);
+  bool may = false;
+  std::string why;
+  if (!value.ok()) {
+    Error(value.status());
+    return false;  // etcd unreachable: a campaign would fail as well
+  }
+  if (!value->has_value()) {
+    may = true;
+    why = "no in-sync record yet (a new cluster)";
+  } else if (auto record = DecodeInSync(**value); !record.ok()) {
+    why = record.status().message() + " (key " + options_.in_sync_key + ")";
+  } else if (record->in_sync.count(self) > 0) {
+    may = true;
+    why = "the in-sync record of epoch " + std::to_string(record->epoch) + " names " + self;
+  } else {
+    std::string names;
+    for (const std::string& n : record->in_sync) names += (names.empty() ? "" : ", ") + n;
+    why = "the leader of epoch " + std::to_string(record->epoch) + " (" + record->leader +
+          ") released batches this node may not have; in sync: " + names +
+          ". Not campaigning until it catches up from a leader";
+  }
+  if (eligible_.exchange(may) != may && events_.eligibility) events_.eligibility(may, why);
+  return may;
+}
+
+bool HaElector::ClaimInSync(const EtcdLeaderKey& key) {
+  if (options_.in_sync_key.empty()) return true;
+  InSyncRecord record{key.rev, board_->Current().self.name, {board_->Current().self.name}};
+  auto put = etcd_->PutIfLeader(key, options_.in_sync_key, EncodeInSync(record));
+  if (put.ok() && *put) return true;
+  Error(put.ok() ? Status::Busy("etcd: the election key of epoch " + std::to_string(key.rev) +
+                                " vanished before the in-sync record was written")
+                 : put.status());
+  return false;
 }
 
 void HaElector::ObserveLeader() {
@@ -201,6 +273,7 @@ void HaElector::ObserveLeader() {
 void HaElector::Shutdown() {
   if (leading_) {
     leading_ = false;
+    ForgetKey();
     board_->Publish(Role::kStandby, last_epoch_, Member{}, 0);
     (void)etcd_->Resign(key_);
   }

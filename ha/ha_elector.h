@@ -15,9 +15,16 @@
 // is journaled (begin_term) before the board says leader, and a revision
 // that is not above every epoch the journal used is refused: the elector
 // resigns that key and campaigns again for a newer one.
+// In-sync gate (ha/in_sync.h): with an in_sync_key, a standby campaigns
+// only while the record names it, checks again once it has won (the old
+// leader may have dropped it while it waited in line), and a winner writes
+// the record naming itself alone before it leads; the replication actor
+// adds standbys back as they catch up.
 
 #include <atomic>
 #include <functional>
+#include <mutex>
+#include <optional>
 #include <string>
 
 #include "common/clock.h"
@@ -31,6 +38,9 @@ struct ElectorOptions {
   int64_t lease_ttl_s = 5;                         // --ha-lease (etcd may grant more)
   // Stop acting this long before the lease could expire; 0: max(TTL / 4, 300 ms).
   Millis margin{0};
+  // The in-sync record's key (ha::InSyncKey); empty: every coordinator may
+  // campaign (a cluster that does not replicate its journal).
+  std::string in_sync_key;
 };
 
 // What the elector tells its owner besides the board. Called on the
@@ -43,6 +53,8 @@ struct ElectorEvents {
   std::function<void(const std::string& why)> lease_lost;
   // A step failed to talk to etcd (rate-limit logs yourself).
   std::function<void(const Status& error)> etcd_error;
+  // The in-sync gate changed its answer: `may` campaign or not, and why.
+  std::function<void(bool may, const std::string& why)> eligibility;
 };
 
 // The election value a coordinator campaigns with, and back; a value that
@@ -68,6 +80,11 @@ class HaElector {
   void Shutdown();
 
   bool leading() const { return leading_; }
+  // Whether the in-sync gate lets this node campaign (true without a gate).
+  // Any thread.
+  bool eligible() const { return eligible_.load(); }
+  // The election key this node leads with, if it leads. Any thread.
+  std::optional<EtcdLeaderKey> HeldKey() const;
   Micros act_until() const { return act_until_; }
   int64_t lease() const { return lease_; }
 
@@ -83,6 +100,12 @@ class HaElector {
   Micros TtlMicros() const { return ttl_s_ * kMicrosPerSecond; }
   Micros Margin() const;
   void Error(const Status& s);
+  void ForgetKey();
+  // The in-sync gate: whether the record lets this node campaign (false on
+  // an etcd error or an unreadable record, reported).
+  bool MayCampaign();
+  // Writes the record naming this node alone, as the leader of `key`.
+  bool ClaimInSync(const EtcdLeaderKey& key);
 
   EtcdPort* etcd_;
   const Clock* clock_;
@@ -100,6 +123,9 @@ class HaElector {
   Micros hold_until_ = 0;      // after a resign: do not campaign before (steady)
   uint64_t last_epoch_ = 0;    // the newest leader epoch seen
   std::atomic<bool> resign_requested_{false};
+  std::atomic<bool> eligible_{true};
+  mutable std::mutex key_mu_;
+  std::optional<EtcdLeaderKey> held_key_;  // guarded by key_mu_
 };
 
 }  // namespace apollo11::ha

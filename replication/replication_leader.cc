@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <thread>
 #include <utility>
 
 #include "storage/batch_codec.h"
@@ -17,6 +18,10 @@ namespace {
 
 constexpr auto kTick = std::chrono::milliseconds(200);
 constexpr size_t kHeader = 32;  // batch_no, first_seq, transitions, committed_at
+// How far behind the last batch handed over a standby that missed the
+// timeout may be when commits wait for it again: its catch-up then costs a
+// commit a few round trips, not another timeout.
+constexpr uint64_t kJoinLag = 64;
 
 void PutU64(std::string& out, uint64_t v) {
   for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
@@ -58,6 +63,10 @@ Result<std::unique_ptr<ReplicationLeader>> ReplicationLeader::Start(
     leader->status_.last_batch = journal->last_batch();
     leader->status_.last_seq = journal->last_seq();
     leader->committed_ = journal->last_batch();
+    // No standby is in sync when a term starts (the elector recorded this
+    // leader alone): sync release resumes as soon as one catches up.
+    leader->lagging_ = leader->config_.sync;
+    leader->status_.lagging = leader->config_.sync;
   }
   ReplicationLeader* self = leader.get();
   auto actor = transport::Actor::Start(
@@ -100,17 +109,43 @@ void ReplicationLeader::OnCommitted(uint64_t batch_no, uint64_t first_seq,
   Status sent = transport::Send(feed_out_, frame, /*dontwait=*/true);
   if (!sent.ok())
     spdlog::warn("replication: batch {} not handed over: {}", batch_no, sent.message());
-  if (!config_.sync || lagging_.load()) return;
+  if (config_.sync) AwaitInSync(batch_no);
+}
+
+void ReplicationLeader::AwaitInSync(uint64_t batch_no) {
   std::unique_lock lock(mu_);
-  const bool acked = acked_cv_.wait_for(lock, config_.timeout,
-                                        [&] { return best_acked_ >= batch_no || stopping_; });
-  if (acked || stopping_) return;
-  lagging_ = true;
-  status_.lagging = true;
+  auto acked = [this](const std::string& name) {
+    auto it = acked_.find(name);
+    return it == acked_.end() ? uint64_t{0} : it->second;
+  };
+  auto all_acked = [&] {
+    return std::all_of(waited_.begin(), waited_.end(),
+                       [&](const auto& w) { return acked(w.first) >= batch_no; });
+  };
+  if (waited_.empty()) return;  // nobody streams close enough to wait for
+  if (acked_cv_.wait_for(lock, config_.timeout, [&] { return stopping_ || all_acked(); })) return;
+  std::string late;
+  for (auto it = waited_.begin(); it != waited_.end();) {
+    if (acked(it->first) >= batch_no) {
+      ++it;
+      continue;
+    }
+    late += (late.empty() ? "" : ", ") + it->first;
+    dropped_.insert(it->first);
+    if (in_sync_.erase(it->first) > 0) ++in_sync_version_;
+    it = waited_.erase(it);
+  }
+  status_.in_sync.assign(in_sync_.begin(), in_sync_.end());
+  if (in_sync_.empty()) {
+    lagging_ = true;
+    status_.lagging = true;
+  }
   lock.unlock();
-  const std::string reason = "no standby acknowledged batch " + std::to_string(batch_no) +
-                             " within " + std::to_string(config_.timeout.count()) +
-                             " ms; releasing at the local commit until one catches up";
+  const std::string reason =
+      "standby " + late + " did not acknowledge batch " + std::to_string(batch_no) + " within " +
+      std::to_string(config_.timeout.count()) +
+      " ms; it leaves the in-sync set and may not lead until it catches up" +
+      (lagging_.load() ? "; no standby is in sync: releasing at the local commit" : "");
   spdlog::warn("replication: {}", reason);
   if (config_.alerts != nullptr) {
     alerts::AlertEvent e;
@@ -118,6 +153,68 @@ void ReplicationLeader::OnCommitted(uint64_t batch_no, uint64_t first_seq,
     e.reason = reason;
     e.ts = clock_->Now();
     config_.alerts->Emit(std::move(e));
+  }
+  // The batch is released only once the record no longer names them: a
+  // standby that lacks it must not be able to take over.
+  for (;;) {
+    if (RecordInSync()) return;
+    {
+      std::lock_guard again(mu_);
+      if (stopping_) return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+bool ReplicationLeader::RecordInSync() {
+  if (!config_.record_in_sync) return true;
+  std::lock_guard record(record_mu_);
+  std::set<std::string> members;
+  uint64_t version = 0;
+  {
+    std::lock_guard lock(mu_);
+    members = in_sync_;
+    version = in_sync_version_;
+  }
+  if (version == recorded_version_) return true;
+  members.insert(config_.name);
+  Status s = config_.record_in_sync(members);
+  if (!s.ok()) {
+    spdlog::warn("replication: cannot record the in-sync set: {}", s.message());
+    return false;
+  }
+  recorded_version_ = version;
+  return true;
+}
+
+void ReplicationLeader::AdmitCaughtUp(const ReplicationLeaderCore& core) {
+  if (!config_.sync) return;
+  const Micros now = clock_->Steady();
+  const Micros fresh =
+      std::chrono::duration_cast<std::chrono::microseconds>(config_.timeout).count();
+  for (const auto& [name, s] : core.standbys()) {
+    acked_[name] = s.acked_batch;
+    auto waited = waited_.find(name);
+    if (waited == waited_.end()) {
+      // Streaming and heard lately (not a standby gone quiet after its last
+      // ack): from now on every batch waits for it, so it catches up under
+      // back-pressure. One that already missed the timeout this term joins
+      // again only close behind, or a slow one would stall every commit.
+      const bool close = s.acked_batch + kJoinLag >= committed_;
+      if (s.copying || now - s.last_heard > fresh || (dropped_.count(name) > 0 && !close)) {
+        continue;
+      }
+      dropped_.erase(name);
+      waited = waited_.emplace(name, committed_).first;
+    }
+    // Holding every batch handed over before it joined, and acknowledging
+    // each one since: it holds every batch released.
+    if (in_sync_.count(name) == 0 && s.acked_batch >= waited->second) {
+      in_sync_.insert(name);
+      ++in_sync_version_;
+      status_.in_sync.assign(in_sync_.begin(), in_sync_.end());
+      spdlog::info("replication: standby {} caught up at batch {}: in sync", name, s.acked_batch);
+    }
   }
 }
 
@@ -268,19 +365,22 @@ void ReplicationLeader::Publish(const ReplicationLeaderCore& core) {
   bool caught_up = false;
   {
     std::lock_guard lock(mu_);
-    best_acked_ = core.best_acked_batch();
     status_.last_batch = core.last_batch();
     status_.last_seq = core.last_seq();
     status_.standbys = std::move(standbys);
     status_.refused = refused_.load();
-    if (lagging_.load() && !core.standbys().empty() && best_acked_ >= committed_) {
+    AdmitCaughtUp(core);
+    if (lagging_.load() && !in_sync_.empty()) {
       lagging_ = false;
       status_.lagging = false;
       caught_up = true;
     }
   }
   acked_cv_.notify_all();
-  if (caught_up) spdlog::info("replication: a standby caught up; sync release resumes");
+  // Late is safe (every batch already waits for the new members); a failure
+  // is retried at the next tick.
+  (void)RecordInSync();
+  if (caught_up) spdlog::info("replication: a standby is in sync; sync release resumes");
 }
 
 }  // namespace apollo11::replication

@@ -2,14 +2,25 @@
 // The leader's replication actor: one thread that owns a ROUTER socket on
 // --replication-bind (its own socket pair, apart from the worker and client
 // ports) and a ReplicationLeaderCore. The journal's writer thread hands it
-// each committed batch through OnCommitted (a CommitObserver); in sync mode
-// OnCommitted returns only once a standby acknowledged the batch durably, or
-// after the timeout, when the leader is marked lagging (log, alert,
-// apollo11_replication_lagging) and releases at the local commit until a
-// standby catches up again.
+// each committed batch through OnCommitted (a CommitObserver).
+//
+// In sync mode the leader keeps two sets of standbys. Waited-for: every
+// batch's OnCommitted returns once each of them acknowledged it durably; a
+// standby joins when it streams (no copy under way) and answers, so commits
+// wait while it catches up (one that missed the timeout this term joins
+// again only when it is at most kJoinLag batches behind).
+// In-sync: the waited-for standbys that have acknowledged every batch
+// handed over up to their joining, so they hold every batch released; only
+// these may take over (record_in_sync). A standby that does not acknowledge
+// within the timeout leaves both sets, recorded before the batch is
+// released (log, alert). With no standby in sync the leader is lagging
+// (apollo11_replication_lagging) and, with none waited for, releases at the
+// local commit. A term starts with both sets empty.
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -38,6 +49,12 @@ struct ReplicationLeaderConfig {
   size_t copy_chunk = 1 << 20;
   uint64_t epoch = 0;
   alerts::Sink* alerts = nullptr;  // may be null
+  // Records the in-sync set, this leader's name included, where a standby
+  // reads it before it campaigns (etcd, ha/in_sync.h); empty: not recorded.
+  // Calls are serialized, and each carries the set as it is then. A removal
+  // is retried until recorded (or the leader stands down) before the batch
+  // is released; an addition is retried at the next tick.
+  std::function<Status(const std::set<std::string>& in_sync)> record_in_sync;
 };
 
 class ReplicationLeader final : public storage::CommitObserver {
@@ -79,6 +96,15 @@ class ReplicationLeader final : public storage::CommitObserver {
                ReplicationLeaderCore::Output& out);
   void SendCopy(zmq::socket_t& router, ReplicationLeaderCore& core, const std::string& peer);
   void Publish(const ReplicationLeaderCore& core);
+  // Waits for the standbys that stream close behind, and counts in sync
+  // those that acknowledged their joining batch. Caller holds mu_.
+  void AdmitCaughtUp(const ReplicationLeaderCore& core);
+  // Records the current in-sync set if it changed since it was last
+  // recorded; false when recording failed.
+  bool RecordInSync();
+  // Waits for the in-sync standbys to acknowledge `batch_no`; drops (and
+  // records the drop of) those that did not within the timeout.
+  void AwaitInSync(uint64_t batch_no);
 
   storage::Journal* journal_;
   const Clock* clock_;
@@ -91,10 +117,19 @@ class ReplicationLeader final : public storage::CommitObserver {
 
   mutable std::mutex mu_;
   std::condition_variable acked_cv_;
-  uint64_t best_acked_ = 0;   // guarded by mu_
-  uint64_t committed_ = 0;    // guarded by mu_: the last batch handed over
-  bool stopping_ = false;     // guarded by mu_
-  ReplicationStatus status_;  // guarded by mu_
+  uint64_t committed_ = 0;  // guarded by mu_: the last batch handed over
+  // All guarded by mu_: the waited-for standbys with the last batch handed
+  // over when each joined; the in-sync ones (a subset); durable batch per
+  // standby.
+  std::map<std::string, uint64_t> waited_;
+  std::set<std::string> in_sync_;
+  std::set<std::string> dropped_;  // left waited_ on a timeout this term
+  std::map<std::string, uint64_t> acked_;
+  uint64_t in_sync_version_ = 0;   // guarded by mu_: bumped on every change
+  std::mutex record_mu_;           // serializes record_in_sync
+  uint64_t recorded_version_ = 0;  // guarded by record_mu_
+  bool stopping_ = false;          // guarded by mu_
+  ReplicationStatus status_;       // guarded by mu_
   std::atomic<bool> lagging_{false};
   std::atomic<uint64_t> worst_lag_seq_{0}, worst_lag_ms_{0}, refused_{0};
 };

@@ -26,6 +26,9 @@ struct ReplicationStatus {
   // releases at the local commit until one catches up).
   bool lagging = false;
   std::vector<StandbyStatus> standbys;  // leader
+  // Leader, sync mode: the standbys that hold every batch released so far
+  // (each batch waits for all of them; only they may take over in HA).
+  std::vector<std::string> in_sync;
   // Standby: its own lag behind the leader as it last heard of it.
   uint64_t lag_seq = 0;
   double lag_seconds = 0;

@@ -76,3 +76,35 @@ TEST_CASE("requests carry base64 names and string lease ids", "[ha][etcd]") {
   CHECK(ResignRequest(EtcdLeaderKey{"e", "e/1", 3, 42}) ==
         R"({"leader":{"key":"ZS8x","lease":"42","name":"ZQ==","rev":"3"}})");
 }
+
+// Answers copied from etcd 3.4.23's gateway (Debian 12), for the in-sync
+// record's read and its leader-guarded write.
+TEST_CASE("kv range and txn answers decode; a failed compare is false", "[ha][etcd]") {
+  auto found = DecodeRange(
+      R"({"header":{"revision":"3","raft_term":"2"},"kvs":[{"key":"ZWwuaW5zeW5j",)"
+      R"("create_revision":"3","mod_revision":"3","version":"1","value":"eyJ4IjoxfQ=="}],"count":"1"})");
+  REQUIRE(found.ok());
+  REQUIRE(found->has_value());
+  CHECK(**found == R"({"x":1})");
+  auto missing = DecodeRange(R"({"header":{"revision":"3","raft_term":"2"}})");
+  REQUIRE(missing.ok());
+  CHECK_FALSE(missing->has_value());
+  auto written = DecodeTxn(
+      R"({"header":{"revision":"3"},"succeeded":true,"responses":[{"response_put":{"header":{"revision":"3"}}}]})");
+  REQUIRE(written.ok());
+  CHECK(*written);
+  auto refused = DecodeTxn(R"({"header":{"revision":"3","raft_term":"2"}})");
+  REQUIRE(refused.ok());
+  CHECK_FALSE(*refused);
+  CHECK(DecodeRange(R"({"kvs":{"key":"YQ=="}})").status().code() == StatusCode::kCorrupt);
+  CHECK(DecodeRange(R"({"kvs":[{"key":"YQ==","value":"***"}]})").status().code() ==
+        StatusCode::kCorrupt);
+  CHECK(DecodeTxn(R"({"succeeded":"yes"})").status().code() == StatusCode::kCorrupt);
+  CHECK(DecodeTxn(R"({"error":"etcdserver: no leader","code":14})").status().code() ==
+        StatusCode::kIo);
+  CHECK(RangeRequest("el.insync") == R"({"key":"ZWwuaW5zeW5j"})");
+  CHECK(
+      PutIfLeaderRequest(EtcdLeaderKey{"el", "el/1", 2, 7}, "k", "v") ==
+      R"({"compare":[{"create_revision":"2","key":"ZWwvMQ==","result":"EQUAL","target":"CREATE"}],)"
+      R"("success":[{"request_put":{"key":"aw==","value":"dg=="}}]})");
+}

@@ -7,6 +7,7 @@
 // campaign's wait ends.
 
 #include <cstdio>
+#include <functional>
 #include <map>
 
 #include "common/clock.h"
@@ -18,8 +19,12 @@ class FakeEtcd final : public EtcdPort {
  public:
   explicit FakeEtcd(const FakeClock* clock) : clock_(clock) {}
 
-  bool down = false;      // every call fails with kIo
-  uint64_t revision = 1;  // etcd's global revision
+  bool down = false;                          // every call fails with kIo
+  uint64_t revision = 1;                      // etcd's global revision
+  std::map<std::string, std::string> values;  // plain keys (Get, PutIfLeader)
+  // Runs before every Get but the first (a test changes values between a
+  // campaigner's two reads).
+  std::function<void(std::string_view key)> get_hook;
 
   Result<EtcdLease> GrantLease(int64_t ttl_s) override {
     if (down) return Unreachable();
@@ -78,6 +83,25 @@ class FakeEtcd final : public EtcdPort {
     return Status::Ok();
   }
 
+  Result<std::optional<std::string>> Get(std::string_view key) override {
+    if (down) return Unreachable();
+    Purge();
+    if (get_hook && ++gets_ > 1) get_hook(key);
+    auto it = values.find(std::string(key));
+    if (it == values.end()) return std::optional<std::string>();
+    return std::optional<std::string>(it->second);
+  }
+  Result<bool> PutIfLeader(const EtcdLeaderKey& leader, std::string_view key,
+                           std::string_view value) override {
+    if (down) return Unreachable();
+    Purge();
+    auto it = keys_.find(leader.key);
+    if (it == keys_.end() || it->second.rev != leader.rev) return false;
+    values[std::string(key)] = std::string(value);
+    ++revision;
+    return true;
+  }
+
   bool LeaseAlive(int64_t lease) {
     Purge();
     return leases_.count(lease) > 0;
@@ -118,6 +142,7 @@ class FakeEtcd final : public EtcdPort {
   }
 
   const FakeClock* clock_;
+  int gets_ = 0;
   int64_t next_lease_ = 1000;
   std::map<int64_t, Lease> leases_;
   std::map<std::string, Key> keys_;

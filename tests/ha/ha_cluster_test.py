@@ -49,14 +49,20 @@ class Coordinator:
         self.http = f"127.0.0.1:{free_port()}"
         self.state = os.path.join(root, name)
         self.log = open(os.path.join(root, name + ".stderr"), "w")
+        self.argv = [os.path.join(bin_dir, "apollo11-node"), "start", "--role=coordinator",
+                     "--state-dir", self.state, "--bind", self.workers, "--api-bind", self.api,
+                     "--http-bind", self.http, "--heartbeat", "100ms", "--log-format", "json",
+                     "--api-token", "0123456789abcdef-token",
+                     "--ha-etcd", etcd, "--ha-name", name, "--ha-election", election, *extra]
+        self.proc = None
+        self.start()
+
+    def start(self):
+        """Starts (or, after a kill, restarts) the process on the same state
+        dir, endpoints and log."""
         env = dict(os.environ, APOLLO11_HA_LEASE=f"{TTL}s")
-        self.proc = subprocess.Popen(
-            [os.path.join(bin_dir, "apollo11-node"), "start", "--role=coordinator",
-             "--state-dir", self.state, "--bind", self.workers, "--api-bind", self.api,
-             "--http-bind", self.http, "--heartbeat", "100ms", "--log-format", "json",
-             "--api-token", "0123456789abcdef-token",
-             "--ha-etcd", etcd, "--ha-name", name, "--ha-election", election, *extra],
-            stdout=subprocess.DEVNULL, stderr=self.log, env=env)
+        self.proc = subprocess.Popen(self.argv, stdout=subprocess.DEVNULL, stderr=self.log,
+                                     env=env)
 
     def get(self, path, timeout=1.0):
         try:

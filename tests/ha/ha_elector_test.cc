@@ -3,8 +3,10 @@
 #include <catch2/catch.hpp>
 #include <memory>
 #include <random>
+#include <set>
 #include <vector>
 
+#include "ha/in_sync.h"
 #include "tests/ha/fake_etcd.h"
 
 using namespace apollo11;
@@ -15,18 +17,20 @@ namespace {
 
 // One coordinator's elector, board and journal epoch, stepped by the Sim.
 struct Node {
-  Node(FakeEtcd* etcd, const FakeClock* clock, const std::string& name, int64_t ttl = 2)
+  Node(FakeEtcd* etcd, const FakeClock* clock, const std::string& name, int64_t ttl = 2,
+       std::string in_sync_key = "")
       : board(clock, Member{name, "tcp://" + name + ":1", "tcp://" + name + ":2", ""}),
-        elector(etcd, clock, &board, ElectorOptions{"test/election", ttl, Millis(0)},
-                ElectorEvents{[this](uint64_t e) {
-                                if (e <= journal_epoch) {
-                                  return Status::InvalidInput("not above " +
-                                                              std::to_string(journal_epoch));
-                                }
-                                journal_epoch = e;
-                                return Status::Ok();
-                              },
-                              [this](const std::string& why) { lost.push_back(why); }, nullptr}) {}
+        elector(etcd, clock, &board,
+                ElectorOptions{"test/election", ttl, Millis(0), std::move(in_sync_key)},
+                ElectorEvents{
+                    [this](uint64_t e) {
+                      if (e <= journal_epoch) {
+                        return Status::InvalidInput("not above " + std::to_string(journal_epoch));
+                      }
+                      journal_epoch = e;
+                      return Status::Ok();
+                    },
+                    [this](const std::string& why) { lost.push_back(why); }, nullptr, nullptr}) {}
   RoleBoard board;
   HaElector elector;
   uint64_t journal_epoch = 0;
@@ -42,8 +46,8 @@ struct Sim {
   FakeEtcd etcd{&clock};
   std::vector<std::unique_ptr<Node>> nodes;
 
-  Node& Add(const std::string& name) {
-    nodes.push_back(std::make_unique<Node>(&etcd, &clock, name));
+  Node& Add(const std::string& name, std::string in_sync_key = "") {
+    nodes.push_back(std::make_unique<Node>(&etcd, &clock, name, 2, std::move(in_sync_key)));
     nodes.back()->next = clock.Steady();
     return *nodes.back();
   }
@@ -212,4 +216,123 @@ TEST_CASE("random pauses and etcd outages never give two acting leaders", "[ha][
     CHECK(overlap == 0);
     CHECK(terms > 1);
   }
+}
+
+// The in-sync gate (ha/in_sync.h): what a leader released, only coordinators
+// the record names may lead after it.
+TEST_CASE("a winner records itself alone as in sync before it leads", "[ha][elector][in-sync]") {
+  Sim sim;
+  const std::string key = InSyncKey("test/election");
+  Node& a = sim.Add("a", key);
+  sim.RunFor(500 * kMicrosPerMilli);
+  REQUIRE(a.board.Current().role == Role::kLeader);
+  REQUIRE(sim.etcd.values.count(key) == 1);
+  auto record = DecodeInSync(sim.etcd.values[key]);
+  REQUIRE(record.ok());
+  CHECK(record->epoch == a.board.Current().epoch);
+  CHECK(record->leader == "a");
+  CHECK(record->in_sync == std::set<std::string>{"a"});
+  CHECK(a.elector.HeldKey().has_value());
+  CHECK(a.elector.HeldKey()->rev == a.board.Current().epoch);
+}
+
+TEST_CASE("a standby the record does not name never leads, and leads once it is named",
+          "[ha][elector][in-sync]") {
+  Sim sim;
+  const std::string key = InSyncKey("test/election");
+  Node& a = sim.Add("a", key);
+  sim.RunFor(500 * kMicrosPerMilli);
+  REQUIRE(a.board.Current().role == Role::kLeader);
+  Node& b = sim.Add("b", key);
+  a.paused = true;  // the leader dies: its lease runs out
+  sim.RunFor(8 * kMicrosPerSecond);
+  CHECK(b.board.Current().role == Role::kStandby);
+  CHECK_FALSE(b.elector.eligible());
+  CHECK(sim.ActingLeaders() == 0);
+  // The old leader's record names b (it caught up before the leader died).
+  sim.etcd.values[key] = EncodeInSync({1, "a", {"a", "b"}});
+  sim.RunFor(3 * kMicrosPerSecond);
+  CHECK(b.board.Current().role == Role::kLeader);
+  CHECK(b.elector.eligible());
+  auto record = DecodeInSync(sim.etcd.values[key]);
+  REQUIRE(record.ok());
+  CHECK(record->in_sync == std::set<std::string>{"b"});  // a now lacks b's batches
+}
+
+TEST_CASE("the leader that wrote the record leads again after a restart; the other waits",
+          "[ha][elector][in-sync]") {
+  Sim sim;
+  const std::string key = InSyncKey("test/election");
+  Node& a = sim.Add("a", key);
+  Node& b = sim.Add("b", key);
+  sim.RunFor(1 * kMicrosPerSecond);
+  REQUIRE(a.board.Current().role == Role::kLeader);
+  a.elector.Shutdown();  // a stops (its key and lease go at once)
+  a.paused = true;
+  sim.RunFor(3 * kMicrosPerSecond);
+  CHECK(b.board.Current().role == Role::kStandby);
+  CHECK(sim.ActingLeaders() == 0);
+  a.paused = false;  // a comes back and campaigns
+  a.next = sim.clock.Steady();
+  sim.RunFor(3 * kMicrosPerSecond);
+  CHECK(a.board.Current().role == Role::kLeader);
+  CHECK(b.board.Current().leader.name == "a");
+}
+
+TEST_CASE("a standby dropped from the record while it waited in line resigns the key it won",
+          "[ha][elector][in-sync]") {
+  Sim sim;
+  const std::string key = InSyncKey("test/election");
+  sim.etcd.values[key] = EncodeInSync({1, "x", {"b"}});
+  Node& b = sim.Add("b", key);
+  // b passes the gate, then the record changes before its campaign returns:
+  // the fake campaign returns at once, so change the record as etcd answers
+  // the first Get by making the gate's second read see the change.
+  sim.etcd.get_hook = [&](std::string_view k) {
+    if (k == key) sim.etcd.values[key] = EncodeInSync({2, "x", {"x"}});
+  };
+  sim.RunFor(200 * kMicrosPerMilli);
+  CHECK(b.board.Current().role == Role::kStandby);
+  CHECK(sim.ActingLeaders() == 0);
+  CHECK_FALSE(b.elector.eligible());
+  CHECK_FALSE(b.elector.HeldKey().has_value());
+  auto leader = sim.etcd.Leader("test/election");
+  REQUIRE(leader.ok());
+  CHECK_FALSE(leader->has_value());  // the won key was resigned
+}
+
+TEST_CASE("an unreadable record keeps a standby from campaigning", "[ha][elector][in-sync]") {
+  Sim sim;
+  const std::string key = InSyncKey("test/election");
+  sim.etcd.values[key] = "{not json";
+  Node& b = sim.Add("b", key);
+  sim.RunFor(2 * kMicrosPerSecond);
+  CHECK(b.board.Current().role == Role::kStandby);
+  CHECK_FALSE(b.elector.eligible());
+  CHECK(DecodeInSync("{not json").status().code() == StatusCode::kCorrupt);
+  CHECK(DecodeInSync(R"({"in_sync":["a",""]})").status().code() == StatusCode::kCorrupt);
+  CHECK(DecodeInSync(R"({"epoch":-1,"in_sync":[]})").status().code() == StatusCode::kCorrupt);
+  auto round = DecodeInSync(EncodeInSync({9, "a", {"a", "b"}}));
+  REQUIRE(round.ok());
+  CHECK(*round == InSyncRecord{9, "a", {"a", "b"}});
+}
+
+TEST_CASE("a deposed leader cannot overwrite the record its successor wrote",
+          "[ha][elector][in-sync]") {
+  Sim sim;
+  const std::string key = InSyncKey("test/election");
+  sim.etcd.values[key] = EncodeInSync({0, "", {"a", "b"}});
+  Node& a = sim.Add("a", key);
+  sim.RunFor(500 * kMicrosPerMilli);
+  REQUIRE(a.board.Current().role == Role::kLeader);
+  const EtcdLeaderKey old_key = *a.elector.HeldKey();
+  Node& b = sim.Add("b", key);
+  sim.etcd.values[key] = EncodeInSync({old_key.rev, "a", {"a", "b"}});  // b caught up
+  a.paused = true;
+  sim.RunFor(8 * kMicrosPerSecond);
+  REQUIRE(b.board.Current().role == Role::kLeader);
+  auto stale = sim.etcd.PutIfLeader(old_key, key, EncodeInSync({old_key.rev, "a", {"a"}}));
+  REQUIRE(stale.ok());
+  CHECK_FALSE(*stale);
+  CHECK(DecodeInSync(sim.etcd.values[key])->leader == "b");
 }

@@ -17,6 +17,12 @@ CASE:
             standby takes over and finishes it; on SIGCONT the old leader
             stands down, rejoins as a standby and catches up: both journals
             give the same `history --json` for every run.
+  double    two failures in a row: kill -9 the standby, let the leader go on
+            (the standby leaves the in-sync set), kill -9 the leader, restart
+            the standby: it must not lead (it lacks what the leader
+            released); restart the old leader: it leads, the run ends with
+            nothing done twice, the standby catches up and is in sync again,
+            and a kill -9 of the leader now fails over to it.
   quorum    SIGSTOP two of the three etcd members while a pipeline runs: the
             leader stands down within its lease and nothing more is started
             (the ledger stops growing); SIGCONT: a leader is elected and the
@@ -145,11 +151,19 @@ def check_run(cl, run_id, ledger, coordinator):
     return history
 
 
+def in_sync(c):
+    """The leader's in-sync set as /api/cluster gives it ([] when unknown)."""
+    try:
+        return json.loads(c.get("/api/cluster")[1] or "{}").get("in_sync") or []
+    except ValueError:
+        return []
+
+
 def case_failover(cl):
     leader = wait_for("one leader", lambda: one_leader(cl.cs), 20)
     standby = next(c for c in cl.cs if c is not leader)
-    wait_for("the standby to follow", lambda: "apollo11_replication_lag_seq"
-             in (standby.get("/metrics")[1] or ""), 10)
+    # Only a standby in sync may take over (a fresh one catches up first).
+    wait_for("the standby in sync", lambda: standby.name in in_sync(leader), 15)
     run_id, ledger = cl.submit("failover")
     wait_for("a third of the tasks done", lambda: cl.succeeded(run_id) >= TASKS // 3, 60)
     before = cl.succeeded(run_id, leader.api)
@@ -181,6 +195,7 @@ def case_rejoin(cl):
     standby = next(c for c in cl.cs if c is not leader)
     run_id, ledger = cl.submit("rejoin")
     wait_for("some tasks done", lambda: cl.succeeded(run_id) >= 30, 60)
+    wait_for("the standby in sync", lambda: standby.name in in_sync(leader), 15)
     leader.proc.send_signal(signal.SIGSTOP)
     wait_for("the standby to lead", lambda: standby.role() == "leader", 4 * TTL)
     check_run(cl, run_id, ledger, standby.api)
@@ -206,6 +221,42 @@ def case_rejoin(cl):
           "the old leader's journal gives the same history as the new leader's for every run")
     log = open(os.path.join(cl.root, leader.name + ".stderr")).read()
     check("follows" in log, "the old leader logged that it follows the new one")
+
+
+def case_double(cl):
+    leader = wait_for("one leader", lambda: one_leader(cl.cs), 20)
+    standby = next(c for c in cl.cs if c is not leader)
+    wait_for("the standby in sync", lambda: standby.name in in_sync(leader), 15)
+    standby.proc.kill()
+    standby.proc.wait()
+    run_id, ledger = cl.submit("double")
+    wait_for("a third of the tasks done",
+             lambda: cl.succeeded(run_id, leader.api) >= TASKS // 3, 60)
+    check(standby.name not in in_sync(leader), "the killed standby left the in-sync set")
+    before = cl.succeeded(run_id, leader.api)
+    leader.proc.kill()
+    leader.proc.wait()
+    standby.start()  # behind the leader, which is down
+    wait_for("the restarted standby to answer", lambda: standby.role() == "standby", 20)
+    time.sleep(3 * TTL)
+    check(standby.role() == "standby", "a standby that lacks released batches does not lead")
+    cluster = json.loads(standby.get("/api/cluster")[1] or "{}")
+    check(cluster.get("self", {}).get("eligible") is False, "/api/cluster says it may not lead")
+    lines = len(open(ledger).readlines())
+    time.sleep(1)
+    check(len(open(ledger).readlines()) == lines, "nothing is started without a leader")
+    log = open(os.path.join(cl.root, standby.name + ".stderr")).read()
+    check("not campaigning" in log, "the standby logged why it does not campaign")
+    leader.start()
+    wait_for("the old leader to lead again", lambda: leader.role() == "leader", 30)
+    check(cl.succeeded(run_id, leader.api) >= before, "it has every SUCCESS it had")
+    check_run(cl, run_id, ledger, leader.api)
+    wait_for("the standby in sync again", lambda: standby.name in in_sync(leader), 30)
+    # One failure now: the standby that caught up takes over.
+    leader.proc.kill()
+    wait_for("the standby to lead", lambda: standby.role() == "leader", 4 * TTL)
+    second, ledger2 = cl.submit("double2")
+    check_run(cl, second, ledger2, standby.api)
 
 
 def case_quorum(cl, etcd_pids):
@@ -243,7 +294,8 @@ def main():
         if case == "quorum":
             case_quorum(cl, [int(p) for p in state["ETCD_PIDS"].split()])
         else:
-            {"failover": case_failover, "rejoin": case_rejoin}[case](cl)
+            {"failover": case_failover, "rejoin": case_rejoin,
+             "double": case_double}[case](cl)
     except AssertionError as e:
         print("FAILED:", e)
         for name in ("c1", "c2", "w1", "w2"):

@@ -6,8 +6,11 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "common/clock.h"
 #include "replication/replication_leader.h"
@@ -45,6 +48,17 @@ struct Pair {
   std::unique_ptr<ReplicationLeader> leader;
   std::unique_ptr<ReplicationStandby> standby;
 
+  // The in-sync sets recorded (ReplicationLeaderConfig::record_in_sync),
+  // and how many more calls fail.
+  std::mutex record_mu;
+  std::vector<std::set<std::string>> recorded;
+  int record_failures = 0;
+
+  std::set<std::string> LastRecorded() {
+    std::lock_guard lock(record_mu);
+    return recorded.empty() ? std::set<std::string>{} : recorded.back();
+  }
+
   void StartLeader(bool sync, Millis timeout) {
     auto opened = storage::Journal::Open(dir.path() + "/leader", {});
     REQUIRE(opened.ok());
@@ -55,6 +69,15 @@ struct Pair {
     c.sync = sync;
     c.timeout = timeout;
     c.epoch = 1;
+    c.record_in_sync = [this](const std::set<std::string>& in_sync) {
+      std::lock_guard lock(record_mu);
+      if (record_failures > 0) {
+        --record_failures;
+        return Status::Io("etcd unreachable (test)");
+      }
+      recorded.push_back(in_sync);
+      return Status::Ok();
+    };
     auto started = ReplicationLeader::Start(ctx, leader_journal.get(), &clock, c);
     REQUIRE(started.ok());
     leader = std::move(*started);
@@ -112,30 +135,55 @@ std::chrono::steady_clock::duration SlowestCommit(Pair& p, int first, int n) {
 }
 
 TEST_CASE(
-    "without a standby a sync commit waits the timeout once, then the leader is lagging until "
-    "one catches up",
+    "a sync leader with no standby in sync releases at once; a standby that catches up is waited "
+    "for, and one that stops answering leaves the in-sync set, recorded before the release",
     "[replication]") {
   Pair p;
   p.StartLeader(/*sync=*/true, Millis(500));
-  const auto start = std::chrono::steady_clock::now();
-  SlowestCommit(p, 0, 1);
-  CHECK(std::chrono::steady_clock::now() - start >= std::chrono::milliseconds(500));
+  // A term starts with nobody in sync: lagging, and nothing waits.
   CHECK(p.leader->lagging());
   CHECK(p.leader->Snapshot().lagging);
-  // Lagging: later commits do not wait for the timeout.
-  CHECK(SlowestCommit(p, 1, 19) < std::chrono::milliseconds(500));
-  // A standby catches up (from the window) and sync release resumes.
+  CHECK(SlowestCommit(p, 0, 20) < std::chrono::milliseconds(500));
+  CHECK(p.LastRecorded().empty());  // the term's record (the leader alone) is the elector's
+  // A standby catches up (from the window), joins the set, and sync
+  // release resumes.
   p.StartStandby();
   REQUIRE(WaitUntil([&] { return !p.leader->lagging(); }, 5000));
   CHECK(p.standby_journal->last_batch() == 20);
+  CHECK(p.leader->Snapshot().in_sync == std::vector<std::string>{"s1"});
+  REQUIRE(WaitUntil([&] { return p.LastRecorded() == std::set<std::string>{"c1", "s1"}; }, 5000));
   SlowestCommit(p, 20, 1);
   CHECK(p.standby_journal->last_batch() == 21);  // synchronous again
-  // The standby goes away: the next commit waits the timeout once more.
+  // The standby goes away: the next commit waits the timeout once, and
+  // returns only after the record no longer names the standby.
   p.standby.reset();
   const auto again = std::chrono::steady_clock::now();
   SlowestCommit(p, 21, 1);
   CHECK(std::chrono::steady_clock::now() - again >= std::chrono::milliseconds(500));
+  CHECK(p.LastRecorded() == std::set<std::string>{"c1"});
   CHECK(p.leader->lagging());
+  CHECK(p.leader->Snapshot().in_sync.empty());
+  CHECK(SlowestCommit(p, 22, 5) < std::chrono::milliseconds(500));
+}
+
+TEST_CASE("a batch whose standby dropped out is held until the drop is recorded", "[replication]") {
+  Pair p;
+  p.StartLeader(/*sync=*/true, Millis(300));
+  p.StartStandby();
+  REQUIRE(WaitUntil([&] { return p.LastRecorded() == std::set<std::string>{"c1", "s1"}; }, 5000));
+  p.standby.reset();
+  {
+    std::lock_guard lock(p.record_mu);
+    p.record_failures = 4;  // etcd unreachable for the next four attempts
+  }
+  const auto start = std::chrono::steady_clock::now();
+  SlowestCommit(p, 0, 1);
+  // Released only once recorded: the failures were used up (by this commit's
+  // retries, and the actor's own at its ticks) and the record says so.
+  CHECK(std::chrono::steady_clock::now() - start >= std::chrono::milliseconds(300 + 100));
+  CHECK(p.LastRecorded() == std::set<std::string>{"c1"});
+  std::lock_guard lock(p.record_mu);
+  CHECK(p.record_failures == 0);
 }
 
 TEST_CASE("async commits do not wait, and the standby follows", "[replication]") {
