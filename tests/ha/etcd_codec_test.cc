@@ -79,7 +79,7 @@ TEST_CASE("requests carry base64 names and string lease ids", "[ha][etcd]") {
 
 // Answers copied from etcd 3.4.23's gateway (Debian 12), for the in-sync
 // record's read and its leader-guarded write.
-TEST_CASE("kv range and txn answers decode; a failed compare is false", "[ha][etcd]") {
+TEST_CASE("kv range and txn answers decode, and a failed compare is false", "[ha][etcd]") {
   auto found = DecodeRange(
       R"({"header":{"revision":"3","raft_term":"2"},"kvs":[{"key":"ZWwuaW5zeW5j",)"
       R"("create_revision":"3","mod_revision":"3","version":"1","value":"eyJ4IjoxfQ=="}],"count":"1"})");

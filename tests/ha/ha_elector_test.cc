@@ -259,7 +259,7 @@ TEST_CASE("a standby the record does not name never leads, and leads once it is 
   CHECK(record->in_sync == std::set<std::string>{"b"});  // a now lacks b's batches
 }
 
-TEST_CASE("the leader that wrote the record leads again after a restart; the other waits",
+TEST_CASE("the leader that wrote the record leads again after a restart while the other waits",
           "[ha][elector][in-sync]") {
   Sim sim;
   const std::string key = InSyncKey("test/election");

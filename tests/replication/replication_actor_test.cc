@@ -135,7 +135,7 @@ std::chrono::steady_clock::duration SlowestCommit(Pair& p, int first, int n) {
 }
 
 TEST_CASE(
-    "a sync leader with no standby in sync releases at once; a standby that catches up is waited "
+    "a sync leader with no standby in sync releases at once, a standby that catches up is waited "
     "for, and one that stops answering leaves the in-sync set, recorded before the release",
     "[replication]") {
   Pair p;
