@@ -8,6 +8,7 @@
 #include "actors/dispatcher_core.h"
 #include "cli/state_dir.h"
 #include "observability/http_server.h"
+#include "replication/replication_frame.h"
 #include "transport/coordinator_endpoints.h"
 #include "transport/security.h"
 
@@ -252,10 +253,22 @@ Status ResolveReplication(const NodeFlags& f, NodeEnv& env, NodeConfig* c) {
     }
     r.timeout = *timeout;
   }
-  if (!r.bind.empty() && !f.insecure && !transport::IsLoopbackEndpoint(r.bind)) {
-    return Status::InvalidInput("--replication-bind " + r.bind +
-                                ": the replication link has no CURVE yet; bind a loopback or "
-                                "private address and pass --insecure");
+  // CURVE with the coordinator's key pair, which every coordinator of the
+  // cluster holds: on the link a node admits that public key alone.
+  r.curve = c->coordinator_config.curve;
+  if (r.curve && (!r.bind.empty() || !r.follow.empty())) {
+    c->authorized[replication::kReplicationZapDomain].insert(r.curve->public_z85);
+  }
+  for (const std::string* endpoint : {&r.bind, &r.follow}) {
+    if (endpoint->empty() || r.curve || f.insecure || transport::IsLoopbackEndpoint(*endpoint)) {
+      continue;
+    }
+    return Status::InvalidInput(
+        std::string(endpoint == &r.bind ? "--replication-bind " : "--replication-follow ") +
+        *endpoint +
+        ": a non-loopback replication link needs CURVE keys (--curve-key, the same pair on "
+        "every coordinator); pass --insecure to accept unauthenticated peers on a trusted "
+        "network");
   }
   return Status::Ok();
 }

@@ -86,6 +86,9 @@ struct ReplicationSettings {
   std::vector<std::string> peers;
   bool sync = true;
   Millis timeout{1000};
+  // The coordinator's CURVE key pair (--curve-key), shared by the
+  // coordinators of a cluster: the link is CURVE with it. Unset: plain TCP.
+  std::optional<transport::CurveKeyPair> curve;
 };
 
 // Everything a Node needs to start. The pointers of `coordinator`

@@ -34,6 +34,7 @@ Status Node::StartReplicationLeader(uint64_t epoch) {
   lc.timeout = r.timeout;
   lc.epoch = epoch;
   lc.alerts = &alerts_;
+  lc.curve = r.curve;
   if (in_sync_etcd_) {
     lc.record_in_sync = [this, epoch](const std::set<std::string>& members) -> Status {
       const std::optional<ha::EtcdLeaderKey> key = elector_->HeldKey();
@@ -83,6 +84,7 @@ Status Node::StartFollower(const std::string& endpoint, const std::string& leade
   sc.leader_endpoint = endpoint;
   sc.leader_name = leader_name;
   sc.name = r.name;
+  sc.curve = r.curve;
   auto standby = replication::ReplicationStandby::Start(ctx_, journal_.get(), clock_, sc);
   if (!standby.ok()) return standby.status();
   {

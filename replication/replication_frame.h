@@ -13,6 +13,10 @@
 
 namespace apollo11::replication {
 
+// The ZAP domain of a CURVE replication link: a node admits on it only the
+// coordinators' own public key (they share one key pair).
+inline constexpr char kReplicationZapDomain[] = "apollo11-replication";
+
 enum class FrameType : uint8_t {
   kHello = 1,      // standby -> leader: my position (batch, seq), credit
   kAck = 2,        // standby -> leader: batch applied durably; credit returned

@@ -226,6 +226,9 @@ ReplicationStatus ReplicationLeader::Snapshot() const {
 void ReplicationLeader::Body(transport::ActorPipe& pipe, zmq::context_t& ctx) {
   zmq::socket_t router(ctx, zmq::socket_type::router);
   Status configured = transport::ConfigureRouter(router, LinkOptions());
+  if (configured.ok() && config_.curve) {
+    configured = transport::ConfigureCurveServer(router, *config_.curve, kReplicationZapDomain);
+  }
   if (!configured.ok()) return pipe.SignalReady(configured);
   auto bound = transport::Bind(router, config_.bind);
   if (!bound.ok()) {

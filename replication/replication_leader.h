@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <zmq.hpp>
@@ -36,6 +37,7 @@
 #include "storage/commit_observer.h"
 #include "storage/journal.h"
 #include "transport/actor.h"
+#include "transport/security.h"
 
 namespace apollo11::replication {
 
@@ -49,6 +51,10 @@ struct ReplicationLeaderConfig {
   size_t copy_chunk = 1 << 20;
   uint64_t epoch = 0;
   alerts::Sink* alerts = nullptr;  // may be null
+  // The coordinators' shared key pair: the link is a CURVE server in ZAP
+  // domain kReplicationZapDomain, where the node admits only that pair's
+  // public key (a ZapHandler must run in the context). Unset: plain TCP.
+  std::optional<transport::CurveKeyPair> curve;
   // Records the in-sync set, this leader's name included, where a standby
   // reads it before it campaigns (etcd, ha/in_sync.h); empty: not recorded.
   // Calls are serialized, and each carries the set as it is then. A removal

@@ -55,6 +55,9 @@ void ReplicationStandby::Body(transport::ActorPipe& pipe, zmq::context_t& ctx) {
   transport::SocketOptions options;
   options.max_msg_size = int64_t{256} << 20;
   Status configured = transport::ConfigureDealer(dealer, config_.name, options);
+  if (configured.ok() && config_.curve) {
+    configured = transport::ConfigureCurveClient(dealer, *config_.curve, config_.curve->public_z85);
+  }
   if (configured.ok()) configured = transport::Connect(dealer, config_.leader_endpoint);
   if (!configured.ok()) {
     return pipe.SignalReady(Status::Error(

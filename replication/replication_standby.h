@@ -11,6 +11,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <zmq.hpp>
 
@@ -22,6 +23,7 @@
 #include "replication/replication_status.h"
 #include "storage/journal.h"
 #include "transport/actor.h"
+#include "transport/security.h"
 
 namespace apollo11::replication {
 
@@ -31,6 +33,9 @@ struct ReplicationStandbyConfig {
   std::string name;             // this standby's name (its routing id)
   uint64_t credit = 64;
   Millis idle_hello{1000};
+  // The coordinators' shared key pair: the link is a CURVE client with it,
+  // trusting only a leader holding the same pair. Unset: plain TCP.
+  std::optional<transport::CurveKeyPair> curve;
 };
 
 class ReplicationStandby {

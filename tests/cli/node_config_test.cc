@@ -428,9 +428,13 @@ TEST_CASE("replication settings that could not work are refused", "[cli][node]")
   f = NodeFlags{};
   f.role = "coordinator";
   f.replication_bind = "tcp://10.0.0.5:7013";
-  CHECK(Refusal(f, env).find("no CURVE yet") != std::string::npos);
+  CHECK(Refusal(f, env).find("needs CURVE keys") != std::string::npos);
   f.insecure = true;
   CHECK(ResolveNodeConfig(f, env).ok());
+  f = NodeFlags{};
+  f.role = "coordinator";
+  f.replication_follow = "tcp://10.0.0.5:7013";
+  CHECK(Refusal(f, env).find("--replication-follow tcp://10.0.0.5:7013") != std::string::npos);
 }
 
 }  // namespace

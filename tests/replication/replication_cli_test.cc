@@ -14,6 +14,7 @@
 #include "storage/journal.h"
 #include "tests/actors/cli_harness.h"
 #include "tests/actors/cluster_harness.h"
+#include "transport/security.h"
 
 using namespace apollo11::testing;  // NOLINT: test file
 namespace rep = apollo11::replication;
@@ -55,11 +56,17 @@ NodeProc StartLeader(const ScratchDir& dir, const std::string& name = "leader",
 }
 
 NodeProc StartStandby(const ScratchDir& dir, const std::string& endpoint,
-                      const std::string& name = "standby") {
-  return StartNode(dir, name,
-                   {"--role", "coordinator", "--replication-follow", endpoint, "--replication-name",
-                    "s1", "--replication-peers", "c1"},
-                   "standby");
+                      const std::string& name = "standby", std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {"--role",
+                                   "coordinator",
+                                   "--replication-follow",
+                                   endpoint,
+                                   "--replication-name",
+                                   "s1",
+                                   "--replication-peers",
+                                   "c1"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return StartNode(dir, name, args, "standby");
 }
 
 std::string Submit(const NodeProc& leader, const ScratchDir& dir, int tasks, unsigned seed) {
@@ -229,4 +236,55 @@ TEST_CASE("forged replication frames are refused and counted, never applied",
   fake.send(zmq::buffer(rep::EncodeFrame(old)), zmq::send_flags::none);
   CHECK(WaitFor([&] { return Metric(standby, "apollo11_replication_refused_total") >= 4; }, 5000));
   CHECK(PositionOf(dir.path() + "/standby").batch == 1);
+}
+
+TEST_CASE("with CURVE the replication link admits only the coordinators' key pair",
+          "[cluster][replication][security]") {
+  ScratchDir dir;
+  const std::string d = dir.path();
+  for (const char* who : {"coord", "w1"}) {
+    REQUIRE(Run({Apollo11(), "keygen", d + "/" + who}).exit_code == 0);
+  }
+  dir.Write("authorized", "# workers\n" + dir.Read("w1.pub"));
+  const std::vector<std::string> keys = {"--curve-key", d + "/coord.key", "--authorized-keys",
+                                         d + "/authorized"};
+  NodeProc leader = StartLeader(dir, "leader", keys);
+  Nodes guard{{&leader}};
+  const std::string endpoint = leader.listening["replication"];
+  // A worker's key pair (admitted on the worker port), and no keys at all,
+  // each saying hello as the admitted standby name: neither hears back.
+  auto w1 = apollo11::transport::LoadKeyPair(d + "/w1.key");
+  auto coord_pub = apollo11::transport::LoadPublicKey(d + "/coord.pub");
+  REQUIRE(w1.ok());
+  REQUIRE(coord_pub.ok());
+  rep::ReplicationFrame hello;
+  hello.type = rep::FrameType::kHello;
+  hello.sender = "s1";
+  hello.credit = 8;
+  zmq::context_t ctx;
+  zmq::socket_t thief(ctx, zmq::socket_type::dealer), plain(ctx, zmq::socket_type::dealer);
+  REQUIRE(apollo11::transport::ConfigureCurveClient(thief, *w1, *coord_pub).ok());
+  for (zmq::socket_t* s : {&thief, &plain}) {
+    s->set(zmq::sockopt::routing_id, "s1");
+    s->set(zmq::sockopt::linger, 0);
+    s->set(zmq::sockopt::rcvtimeo, 1500);
+    s->connect(endpoint);
+    s->send(zmq::buffer(rep::EncodeFrame(hello)), zmq::send_flags::dontwait);
+  }
+  // (The CLI is a client of a CURVE coordinator: the coordinator's own key
+  // is admitted with the admin role.)
+  const std::string file = dir.Write("p.yaml", LayeredDag(10, 5, "noop", 1));
+  CmdResult submitted = Cli(leader, {"submit", file, "--wait", "--key", d + "/coord.key",
+                                     "--server-key", d + "/coord.pub"});
+  INFO(submitted.err);
+  REQUIRE(submitted.exit_code == 0);
+  zmq::message_t got;
+  CHECK_FALSE(thief.recv(got));
+  CHECK_FALSE(plain.recv(got));
+  // The genuine standby, with the coordinators' pair, follows.
+  NodeProc standby = StartStandby(dir, endpoint, "standby", keys);
+  guard.all.push_back(&standby);
+  REQUIRE(WaitFor([&] { return CaughtUp(dir); }, 10000));
+  CheckSameHistories(dir);
+  CHECK(dir.Read("leader.err").find("zap: refused CURVE client") != std::string::npos);
 }
