@@ -217,7 +217,7 @@ void HaElector::ForgetKey() {
 
 bool HaElector::MayCampaign() {
   if (options_.in_sync_key.empty()) return true;
-  const std::string& self = board_->Current().self.name;
+  const std::string self = board_->Current().self.name;
   auto value = etcd_->Get(options_.in_sync_key);
   bool may = false;
   std::string why;
