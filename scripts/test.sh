@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds Apollo-11 twice (optimised, and with ASan+UBSan) and runs the whole
 # test suite on both, builds the actor and transport tests a third time with
-# ThreadSanitizer and runs them, then runs each libFuzzer target for 60 s
+# ThreadSanitizer and runs them, then runs each libFuzzer target for 30 s
 # (clang build, see docs/fuzzing.md). Installs missing Debian packages first. This is the
 # README's test command; .ci/run calls exactly this.
 set -euo pipefail
@@ -48,6 +48,6 @@ cmake --build build-tsan -j "$jobs" --target apollo11_tsan_tests
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan.supp" \
   ctest --test-dir build-tsan -L unit --output-on-failure -j "$jobs" --timeout 900
 
-echo "== fuzzing: each libFuzzer target for 60 s from its seed corpus"
+echo "== fuzzing: each libFuzzer target for 30 s from its seed corpus"
 # One target per core at a time: nothing else runs in this stage.
-FUZZ_JOBS=${FUZZ_JOBS:-$jobs} bash scripts/fuzz.sh 60
+FUZZ_JOBS=${FUZZ_JOBS:-$jobs} bash scripts/fuzz.sh 30
