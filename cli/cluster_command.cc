@@ -93,7 +93,7 @@ int Show(const ClusterFlags& f) {
   if (self.is_object() && self.value("eligible", true) == false) {
     std::printf(
         "may lead:  no: the last leader released batches this node may not have; it "
-        "campaigns again once it caught up (docs/ha.md, \"Two failures in a row\")\n");
+        "campaigns again once it caught up (docs/ha.md, \"Runbook\")\n");
   }
   PrintCoordinators(doc["coordinators"], doc.contains("in_sync") ? doc["in_sync"] : nullptr);
   return kExitOk;

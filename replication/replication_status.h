@@ -22,8 +22,8 @@ struct ReplicationStatus {
   std::string mode;  // "sync" or "async" (leader)
   uint64_t epoch = 0;
   uint64_t last_batch = 0, last_seq = 0;  // this node's journal
-  // Leader: no standby acknowledged within --replication-timeout (sync
-  // releases at the local commit until one catches up).
+  // Leader, sync mode: no standby is in sync (at the start of a term, or
+  // after the last one missed --replication-timeout).
   bool lagging = false;
   std::vector<StandbyStatus> standbys;  // leader
   // Leader, sync mode: the standbys that hold every batch released so far
