@@ -90,7 +90,10 @@ int Show(const ClusterFlags& f) {
   std::printf("failovers: %llu seen\n",
               static_cast<unsigned long long>(doc.value("failovers", 0ull)));
   const nlohmann::json& self = doc["self"];
-  if (self.is_object() && self.value("eligible", true) == false) {
+  // (A field of the wrong type from the node reads as unknown, never throws.)
+  const bool barred = self.is_object() && self.contains("eligible") &&
+                      self["eligible"].is_boolean() && !self["eligible"].get<bool>();
+  if (barred) {
     std::printf(
         "may lead:  no: the last leader released batches this node may not have; it "
         "campaigns again once it caught up (docs/ha.md, \"Runbook\")\n");

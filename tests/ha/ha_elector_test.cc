@@ -285,9 +285,8 @@ TEST_CASE("a standby dropped from the record while it waited in line resigns the
   const std::string key = InSyncKey("test/election");
   sim.etcd.values[key] = EncodeInSync({1, "x", {"b"}});
   Node& b = sim.Add("b", key);
-  // b passes the gate, then the record changes before its campaign returns:
-  // the fake campaign returns at once, so change the record as etcd answers
-  // the first Get by making the gate's second read see the change.
+  // b passes the gate (the first read), and the record drops it before the
+  // check after winning (every later read sees the change).
   sim.etcd.get_hook = [&](std::string_view k) {
     if (k == key) sim.etcd.values[key] = EncodeInSync({2, "x", {"x"}});
   };
