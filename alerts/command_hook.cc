@@ -24,7 +24,7 @@ namespace apollo11::alerts {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 std::vector<std::string> MergedEnv(const std::map<std::string, std::string>& overrides) {
   std::vector<std::string> out;
@@ -41,13 +41,13 @@ std::vector<std::string> MergedEnv(const std::map<std::string, std::string>& ove
 // deadline. A hook that ignores its stdin is fine: the write fails with EPIPE.
 // SIGPIPE is blocked on this thread meanwhile (it is thread-directed), and a
 // pending one is consumed before the old mask returns.
-void Feed(int fd, const std::string& data, Clock::time_point deadline) {
+void Feed(int fd, const std::string& data, SteadyClock::time_point deadline) {
   sigset_t pipe_only, old;
   sigemptyset(&pipe_only);
   sigaddset(&pipe_only, SIGPIPE);
   pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
   size_t sent = 0;
-  while (sent < data.size() && Clock::now() < deadline) {
+  while (sent < data.size() && SteadyClock::now() < deadline) {
     ssize_t n = ::write(fd, data.data() + sent, data.size() - sent);
     if (n > 0) {
       sent += static_cast<size_t>(n);
@@ -190,7 +190,7 @@ Status RunCommandHook(const std::string& command, const std::string& json,
     return Status::Io(std::string("could not start /bin/sh: ") + std::strerror(err));
   }
 
-  const auto deadline = Clock::now() + timeout;
+  const auto deadline = SteadyClock::now() + timeout;
   ::fcntl(in[1], F_SETFL, O_NONBLOCK);
   Feed(in[1], json, deadline);
   ::close(in[1]);
@@ -201,7 +201,7 @@ Status RunCommandHook(const std::string& command, const std::string& json,
     if (r == pid) break;
     if (r < 0 && errno != EINTR) return Status::Io(std::string("waitpid: ") + std::strerror(errno));
     const bool aborted = abort.stop_requested();
-    if (aborted || Clock::now() >= deadline) {
+    if (aborted || SteadyClock::now() >= deadline) {
       ::kill(-pid, SIGKILL);
       while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
       }

@@ -14,8 +14,8 @@ namespace {
 
 // How long a role switch retries binding the endpoints the previous
 // coordinator just closed.
-constexpr int kBindAttempts = 40;
-constexpr Millis kBindRetry{50};
+constexpr int kStandbyBindAttempts = 40;
+constexpr Millis kStandbyBindRetry{50};
 
 }  // namespace
 
@@ -115,10 +115,10 @@ void Node::SyncHaRole() {
     replication = StartReplicationLeader(s.epoch);
   }
   Status started = replication;
-  for (int i = 0; replication.ok() && i < kBindAttempts; ++i) {
+  for (int i = 0; replication.ok() && i < kStandbyBindAttempts; ++i) {
     started = StartCoordinatorActors(standby, standby ? epoch_ : s.epoch);
     if (started.ok()) break;
-    std::this_thread::sleep_for(kBindRetry);
+    std::this_thread::sleep_for(kStandbyBindRetry);
   }
   if (!started.ok()) {
     ha_failure_ = Status::Internal("HA: the coordinator did not restart as " +

@@ -11,7 +11,7 @@
 namespace apollo11::dsl {
 namespace {
 
-struct Field {
+struct CronField {
   const char* name;
   int min;
   int max;
@@ -22,8 +22,8 @@ constexpr const char* kMonthNames[] = {"jan", "feb", "mar", "apr", "may", "jun",
                                        "jul", "aug", "sep", "oct", "nov", "dec"};
 constexpr const char* kDayNames[] = {"sun", "mon", "tue", "wed", "thu", "fri", "sat"};
 
-constexpr Field kSecondField = {"second", 0, 59, nullptr};
-constexpr std::array<Field, 5> kFields = {{{"minute", 0, 59, nullptr},
+constexpr CronField kSecondField = {"second", 0, 59, nullptr};
+constexpr std::array<CronField, 5> kFields = {{{"minute", 0, 59, nullptr},
                                            {"hour", 0, 23, nullptr},
                                            {"day of month", 1, 31, nullptr},
                                            {"month", 1, 12, kMonthNames},
@@ -33,7 +33,7 @@ constexpr int64_t kDay = 86400;
 constexpr int64_t kSearchYears = 8;
 
 // Parses a value (number or name) of `field`; false when it is not one.
-bool ParseValue(std::string_view text, const Field& field, int* out) {
+bool ParseValue(std::string_view text, const CronField& field, int* out) {
   if (text.empty()) return false;
   if (field.names != nullptr && text.size() == 3) {
     std::string lower(text);
@@ -55,7 +55,7 @@ bool ParseValue(std::string_view text, const Field& field, int* out) {
 }
 
 // Sets in `bits` (indexed by value) what one comma-separated element allows.
-Status ParseElement(std::string_view element, const Field& field, std::bitset<64>* bits) {
+Status ParseElement(std::string_view element, const CronField& field, std::bitset<64>* bits) {
   auto bad = [&](const std::string& why) {
     return Status::InvalidInput("bad cron " + std::string(field.name) + " field '" +
                                 std::string(element) + "': " + why);
@@ -90,7 +90,7 @@ Status ParseElement(std::string_view element, const Field& field, std::bitset<64
   return Status::Ok();
 }
 
-Status ParseField(std::string_view text, const Field& field, std::bitset<64>* bits) {
+Status ParseField(std::string_view text, const CronField& field, std::bitset<64>* bits) {
   std::string_view rest = text;
   while (true) {
     size_t comma = rest.find(',');

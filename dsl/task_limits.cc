@@ -8,38 +8,38 @@ namespace {
 std::string Bytes(size_t n) { return std::to_string(n) + " bytes"; }
 
 // The largest of a task's text fields that travel to the worker, by name.
-struct Field {
+struct SizedField {
   const char* name = "";
   size_t size = 0;
 };
 
-size_t MapBytes(const std::map<std::string, std::string>& m, Field* largest, const char* name) {
+size_t MapBytes(const std::map<std::string, std::string>& m, SizedField* largest, const char* name) {
   size_t total = 0;
   for (const auto& [k, v] : m) {
     total += k.size() + v.size();
-    if (v.size() > largest->size) *largest = Field{name, v.size()};
+    if (v.size() > largest->size) *largest = SizedField{name, v.size()};
   }
   return total;
 }
 
 // The bytes of what a task sends to its worker, and its largest single text.
-size_t TaskBytes(const TaskSpec& t, Field* largest) {
+size_t TaskBytes(const TaskSpec& t, SizedField* largest) {
   size_t total = 0;
-  for (Field f : {Field{"command", t.command.size()}, Field{"workdir", t.workdir.size()},
-                  Field{"script", t.script.size()}, Field{"url", t.url.size()},
-                  Field{"method", t.method.size()}, Field{"body", t.body.size()},
-                  Field{"precheck", t.precheck.size()}, Field{"host", t.db_host.size()},
-                  Field{"sql", t.sql.size()}, Field{"password_env", t.db_password_env.size()}}) {
+  for (SizedField f : {SizedField{"command", t.command.size()}, SizedField{"workdir", t.workdir.size()},
+                  SizedField{"script", t.script.size()}, SizedField{"url", t.url.size()},
+                  SizedField{"method", t.method.size()}, SizedField{"body", t.body.size()},
+                  SizedField{"precheck", t.precheck.size()}, SizedField{"host", t.db_host.size()},
+                  SizedField{"sql", t.sql.size()}, SizedField{"password_env", t.db_password_env.size()}}) {
     total += f.size;
     if (f.size > largest->size) *largest = f;
   }
   for (const std::string& a : t.args) {
     total += a.size();
-    if (a.size() > largest->size) *largest = Field{"args", a.size()};
+    if (a.size() > largest->size) *largest = SizedField{"args", a.size()};
   }
   for (const std::string& p : t.sql_params) {
     total += p.size();
-    if (p.size() > largest->size) *largest = Field{"params", p.size()};
+    if (p.size() > largest->size) *largest = SizedField{"params", p.size()};
   }
   total += MapBytes(t.headers, largest, "headers") + MapBytes(t.env, largest, "env");
   for (const Dependency& d : t.depends_on) total += d.task.size();
@@ -63,7 +63,7 @@ void CheckOne(const TaskSpec& t, std::vector<Diagnostic>* out) {
   count("headers", t.headers.size(), kMaxTaskMapEntries);
   count("args", t.args.size(), kMaxTaskArgs);
   count("params", t.sql_params.size(), kMaxTaskArgs);
-  Field largest;
+  SizedField largest;
   const size_t total = TaskBytes(t, &largest);
   if (largest.size > kWireMaxStringBytes) {
     TaskError(t,

@@ -16,7 +16,7 @@
 namespace apollo11::replication {
 namespace {
 
-constexpr auto kTick = std::chrono::milliseconds(200);
+constexpr auto kLeaderTick = std::chrono::milliseconds(200);
 constexpr size_t kHeader = 32;  // batch_no, first_seq, transitions, committed_at
 // How far behind the last batch handed over a standby that missed the
 // timeout may be when commits wait for it again: its catch-up then costs a
@@ -257,7 +257,7 @@ void ReplicationLeader::Serve(transport::ActorPipe& pipe, zmq::socket_t& router,
     std::array<zmq::pollitem_t, 3> items = {pipe.PollItem(),
                                             zmq::pollitem_t{router.handle(), 0, ZMQ_POLLIN, 0},
                                             zmq::pollitem_t{feed_in_.handle(), 0, ZMQ_POLLIN, 0}};
-    if (!transport::Poll(items, kTick).ok()) return;
+    if (!transport::Poll(items, kLeaderTick).ok()) return;
     if (items[0].revents & ZMQ_POLLIN) {
       auto cmd = pipe.Recv();
       if (!cmd.ok() || pipe.IsTerm(*cmd)) return;
@@ -279,7 +279,7 @@ void ReplicationLeader::Serve(transport::ActorPipe& pipe, zmq::socket_t& router,
     }
     const Micros now = clock_->Steady();
     if (now >= next_heartbeat) {
-      next_heartbeat = now + std::chrono::duration_cast<std::chrono::microseconds>(kTick).count();
+      next_heartbeat = now + std::chrono::duration_cast<std::chrono::microseconds>(kLeaderTick).count();
       for (const auto& [name, s] : core.standbys()) {
         out.frames.emplace_back(name, core.HeartbeatFrame());
       }

@@ -11,7 +11,7 @@
 namespace apollo11::replication {
 namespace {
 
-constexpr auto kTick = std::chrono::milliseconds(200);
+constexpr auto kStandbyTick = std::chrono::milliseconds(200);
 
 }  // namespace
 
@@ -81,7 +81,7 @@ void ReplicationStandby::Body(transport::ActorPipe& pipe, zmq::context_t& ctx) {
   for (;;) {
     std::array<zmq::pollitem_t, 2> items = {pipe.PollItem(),
                                             zmq::pollitem_t{dealer.handle(), 0, ZMQ_POLLIN, 0}};
-    if (!transport::Poll(items, kTick).ok()) return;
+    if (!transport::Poll(items, kStandbyTick).ok()) return;
     if (items[0].revents & ZMQ_POLLIN) {
       auto cmd = pipe.Recv();
       if (!cmd.ok() || pipe.IsTerm(*cmd)) return;

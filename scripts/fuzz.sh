@@ -5,7 +5,8 @@
 # of memory; the reproducer is kept in the scratch dir and its path printed.
 # Prints, per target: executions, executions per second, coverage (cov: edges),
 # and the corpus units it added. See docs/fuzzing.md.
-#   scripts/fuzz.sh [SECONDS]      FUZZ_JOBS (default 1) runs that many targets at once.
+#   scripts/fuzz.sh [SECONDS]      FUZZ_JOBS (default 1) runs that many targets at once;
+#   FUZZ_UNITY=ON builds in batches of files (scripts/test.sh, a cold build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -31,7 +32,8 @@ echo "== fuzz build ($build)"
 # Line tables only: reports keep file:line at less compile time (scripts/test.sh).
 CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -gline-tables-only -DNDEBUG" \
-  -DAPOLLO11_FUZZ=ON -DAPOLLO11_BUILD_TESTS=OFF -DAPOLLO11_WERROR=ON "${launcher[@]}" >/dev/null
+  -DAPOLLO11_FUZZ=ON -DAPOLLO11_BUILD_TESTS=OFF -DAPOLLO11_WERROR=ON \
+  "-DCMAKE_UNITY_BUILD=${FUZZ_UNITY:-OFF}" "${launcher[@]}" >/dev/null
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]/#/fuzz_}"
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/apollo11-fuzz.XXXXXX")
