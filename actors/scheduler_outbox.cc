@@ -53,6 +53,9 @@ Status SchedulerCore::Flush(SchedulerOutbox* out) {
   // While commits fail (disk full) nothing new is promoted: what is staged
   // waits, and memory does not fill with work that cannot be journaled.
   if (!commit_failing_) Promote();
+  size_t dirty = 0;
+  for (const auto& [id, run] : runs_) dirty += run->dirty_list.size();
+  batch_.ReserveExecutions(dirty);
   for (auto& [id, run] : runs_) {
     for (int task : run->dirty_list) {
       batch_.PutExecution(run->execs[task]);

@@ -20,6 +20,9 @@ class RunBatch {
   void Append(TransitionRecord r) { transitions_.push_back(std::move(r)); }
   // Replaces the current state of r.exec_id.
   void PutExecution(const ExecutionRecord& r) { executions_.push_back(r); }
+  // Room for `n` more PutExecution calls without regrowing (a new run puts
+  // every task's record at once: doubling would hold up to 3x their size).
+  void ReserveExecutions(size_t n) { executions_.reserve(executions_.size() + n); }
   // Replaces the run record of r.run_id.
   void PutRun(const RunRecord& r) { runs_.push_back(r); }
   // Stores the record of a new run. The commit fails as a whole
@@ -55,18 +58,20 @@ class RunBatch {
   }
   size_t transitions() const { return transitions_.size(); }
   // Forgets everything appended (a store's Commit does this after success).
+  // A buffer grown past kKeptCapacity entries by a burst (a 100k-task
+  // submission) is released, so the writer does not hold it for life.
   void Clear() {
-    transitions_.clear();
-    executions_.clear();
-    runs_.clear();
-    created_runs_.clear();
-    pipelines_.clear();
-    durations_.clear();
-    versions_.clear();
-    states_.clear();
-    trigger_keys_.clear();
-    schedules_.clear();
-    fires_.clear();
+    ClearAndTrim(&transitions_);
+    ClearAndTrim(&executions_);
+    ClearAndTrim(&runs_);
+    ClearAndTrim(&created_runs_);
+    ClearAndTrim(&pipelines_);
+    ClearAndTrim(&durations_);
+    ClearAndTrim(&versions_);
+    ClearAndTrim(&states_);
+    ClearAndTrim(&trigger_keys_);
+    ClearAndTrim(&schedules_);
+    ClearAndTrim(&fires_);
   }
 
   // What was appended, in order, for the stores that write it.
@@ -87,6 +92,16 @@ class RunBatch {
   const std::vector<FireRecord>& fire_records() const { return fires_; }
 
  private:
+  static constexpr size_t kKeptCapacity = 4096;
+  template <typename T>
+  static void ClearAndTrim(std::vector<T>* v) {
+    if (v->capacity() > kKeptCapacity) {
+      std::vector<T>().swap(*v);
+    } else {
+      v->clear();
+    }
+  }
+
   std::vector<TransitionRecord> transitions_;
   std::vector<ExecutionRecord> executions_;
   std::vector<RunRecord> runs_;

@@ -10,6 +10,7 @@
 #include "storage/faulty_run_store.h"
 #include "storage/journal.h"
 #include "storage/memory_run_store.h"
+#include "storage/run_batch.h"
 #include "tests/storage/storage_test_util.h"
 
 namespace apollo11::storage {
@@ -557,6 +558,27 @@ TEST_CASE("schedules and fires are kept by the journal and the in-memory store",
   MemoryRunStore base;
   FaultyRunStore faulty(&base);
   CheckScheduleContract(faulty);
+}
+
+TEST_CASE("a batch grown by a burst gives its buffers back when it is cleared",
+          "[storage][run_batch]") {
+  RunBatch batch;
+  ExecutionRecord x;
+  x.run_id = "r";
+  batch.ReserveExecutions(3);
+  CHECK(batch.execution_records().capacity() >= 3);
+  for (int i = 0; i < 3; ++i) batch.PutExecution(x);
+  batch.Clear();
+  CHECK(batch.execution_records().empty());
+  CHECK(batch.execution_records().capacity() >= 3);  // a small buffer is kept for the next turn
+  for (int i = 0; i < 20000; ++i) {
+    batch.PutExecution(x);
+    batch.Append(Tr("r", "t" + std::to_string(i), TaskState::kReady));
+  }
+  batch.Clear();
+  CHECK(batch.execution_records().capacity() == 0);
+  CHECK(batch.transition_records().capacity() == 0);
+  CHECK(batch.empty());
 }
 
 }  // namespace
