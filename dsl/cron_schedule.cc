@@ -24,10 +24,10 @@ constexpr const char* kDayNames[] = {"sun", "mon", "tue", "wed", "thu", "fri", "
 
 constexpr CronField kSecondField = {"second", 0, 59, nullptr};
 constexpr std::array<CronField, 5> kFields = {{{"minute", 0, 59, nullptr},
-                                           {"hour", 0, 23, nullptr},
-                                           {"day of month", 1, 31, nullptr},
-                                           {"month", 1, 12, kMonthNames},
-                                           {"day of week", 0, 7, kDayNames}}};
+                                               {"hour", 0, 23, nullptr},
+                                               {"day of month", 1, 31, nullptr},
+                                               {"month", 1, 12, kMonthNames},
+                                               {"day of week", 0, 7, kDayNames}}};
 
 constexpr int64_t kDay = 86400;
 constexpr int64_t kSearchYears = 8;

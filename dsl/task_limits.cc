@@ -13,7 +13,8 @@ struct SizedField {
   size_t size = 0;
 };
 
-size_t MapBytes(const std::map<std::string, std::string>& m, SizedField* largest, const char* name) {
+size_t MapBytes(const std::map<std::string, std::string>& m, SizedField* largest,
+                const char* name) {
   size_t total = 0;
   for (const auto& [k, v] : m) {
     total += k.size() + v.size();
@@ -25,11 +26,12 @@ size_t MapBytes(const std::map<std::string, std::string>& m, SizedField* largest
 // The bytes of what a task sends to its worker, and its largest single text.
 size_t TaskBytes(const TaskSpec& t, SizedField* largest) {
   size_t total = 0;
-  for (SizedField f : {SizedField{"command", t.command.size()}, SizedField{"workdir", t.workdir.size()},
-                  SizedField{"script", t.script.size()}, SizedField{"url", t.url.size()},
-                  SizedField{"method", t.method.size()}, SizedField{"body", t.body.size()},
-                  SizedField{"precheck", t.precheck.size()}, SizedField{"host", t.db_host.size()},
-                  SizedField{"sql", t.sql.size()}, SizedField{"password_env", t.db_password_env.size()}}) {
+  for (SizedField f :
+       {SizedField{"command", t.command.size()}, SizedField{"workdir", t.workdir.size()},
+        SizedField{"script", t.script.size()}, SizedField{"url", t.url.size()},
+        SizedField{"method", t.method.size()}, SizedField{"body", t.body.size()},
+        SizedField{"precheck", t.precheck.size()}, SizedField{"host", t.db_host.size()},
+        SizedField{"sql", t.sql.size()}, SizedField{"password_env", t.db_password_env.size()}}) {
     total += f.size;
     if (f.size > largest->size) *largest = f;
   }

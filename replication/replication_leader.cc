@@ -279,7 +279,8 @@ void ReplicationLeader::Serve(transport::ActorPipe& pipe, zmq::socket_t& router,
     }
     const Micros now = clock_->Steady();
     if (now >= next_heartbeat) {
-      next_heartbeat = now + std::chrono::duration_cast<std::chrono::microseconds>(kLeaderTick).count();
+      next_heartbeat =
+          now + std::chrono::duration_cast<std::chrono::microseconds>(kLeaderTick).count();
       for (const auto& [name, s] : core.standbys()) {
         out.frames.emplace_back(name, core.HeartbeatFrame());
       }
