@@ -31,7 +31,7 @@ for _ in $(seq 150); do
   grep -q '"workers"' "$out/c.out" 2>/dev/null && break
   sleep 0.2
 done
-field() { grep -o "\"$1\":\"[^\"]*\"" "$out/c.out" | cut -d'"' -f4; }
+field() { { grep -o "\"$1\":\"[^\"]*\"" "$out/c.out" || true; } | cut -d'"' -f4; }
 workers=$(field workers)
 api=$(field api)
 if [[ -z $workers || -z $api ]]; then

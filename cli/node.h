@@ -149,6 +149,11 @@ class Node {
   nlohmann::json ClusterJson() const;
 
  private:
+  // How long a role switch or a new leader retries binding an endpoint that
+  // the previous coordinator (or replication actor) closed a moment ago.
+  static constexpr int kRebindAttempts = 40;
+  static constexpr Millis kRebindRetry{50};
+
   Status Fail(NodeStage stage, Status status);
   Status StartCoordinator();
   // Starts the coordinator's actors in `standby` mode or as leader in `epoch`.

@@ -10,14 +10,6 @@
 #include "ha/in_sync.h"
 
 namespace apollo11::cli {
-namespace {
-
-// How long a role switch retries binding the endpoints the previous
-// coordinator just closed.
-constexpr int kStandbyBindAttempts = 40;
-constexpr Millis kStandbyBindRetry{50};
-
-}  // namespace
 
 void Node::StartHa() {
   const HaConfig& h = config_.ha;
@@ -115,10 +107,10 @@ void Node::SyncHaRole() {
     replication = StartReplicationLeader(s.epoch);
   }
   Status started = replication;
-  for (int i = 0; replication.ok() && i < kStandbyBindAttempts; ++i) {
+  for (int i = 0; replication.ok() && i < kRebindAttempts; ++i) {
     started = StartCoordinatorActors(standby, standby ? epoch_ : s.epoch);
     if (started.ok()) break;
-    std::this_thread::sleep_for(kStandbyBindRetry);
+    std::this_thread::sleep_for(kRebindRetry);
   }
   if (!started.ok()) {
     ha_failure_ = Status::Internal("HA: the coordinator did not restart as " +

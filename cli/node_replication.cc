@@ -14,14 +14,6 @@
 #include "ha/in_sync.h"
 
 namespace apollo11::cli {
-namespace {
-
-// How long a new leader retries binding the replication endpoint it (or
-// its previous replication actor) closed a moment ago.
-constexpr int kBindAttempts = 40;
-constexpr Millis kBindRetry{50};
-
-}  // namespace
 
 Status Node::StartReplicationLeader(uint64_t epoch) {
   const ReplicationSettings& r = config_.replication;
@@ -52,8 +44,8 @@ Status Node::StartReplicationLeader(uint64_t epoch) {
     };
   }
   auto leader = replication::ReplicationLeader::Start(ctx_, journal_.get(), clock_, lc);
-  for (int i = 1; !leader.ok() && config_.ha.enabled() && i < kBindAttempts; ++i) {
-    std::this_thread::sleep_for(kBindRetry);
+  for (int i = 1; !leader.ok() && config_.ha.enabled() && i < kRebindAttempts; ++i) {
+    std::this_thread::sleep_for(kRebindRetry);
     leader = replication::ReplicationLeader::Start(ctx_, journal_.get(), clock_, lc);
   }
   if (!leader.ok()) return leader.status();
