@@ -48,12 +48,17 @@ WorkerCore::WorkerCore(executor::TaskRunner* runner, const Clock* clock, WorkerO
       node_log_(node_log),
       options_(std::move(options)),
       run_slots_(options_.slots),
+      depth_(options_.adapt_prefetch
+                 ? QueueDepth::Adaptive(options_.slots, PrefetchFloor(options_.slots),
+                                        options_.prefetch)
+                 : QueueDepth::Fixed(options_.slots, options_.prefetch)),
       follower_(CoordinatorList(options_.coordinator_endpoint)) {
   last_heard_ = clock_->Steady();
   last_heartbeat_ = last_heard_;
   last_frame_ = last_heard_;
   if (!options_.metrics) options_.metrics = observability::WorkerMetrics::Inert();
   options_.metrics->slots.Set(options_.slots);
+  options_.metrics->queue_depth.Set(depth_.depth());
   if (store_ == nullptr) return;
   auto stored = store_->LoadAll();
   if (!stored.ok()) {
@@ -115,6 +120,8 @@ void WorkerCore::Send(transport::MsgType type, const T& body) {
 template void WorkerCore::Send(transport::MsgType, const transport::Started&);
 template void WorkerCore::Send(transport::MsgType, const transport::ResultMsg&);
 
+void WorkerCore::GrantCredit(uint32_t freed) { SendCredit(depth_.OnFreed(freed)); }
+
 void WorkerCore::SendCredit(uint32_t n) {
   if (n == 0) return;
   Send(transport::MsgType::kCredit, transport::Credit{n});
@@ -128,14 +135,12 @@ void WorkerCore::Hello() {
   hello.group = options_.group;
   hello.slots = options_.slots;
   hello.labels = options_.labels;
-  hello.prefetch = options_.prefetch;
+  hello.prefetch = depth_.advertised();
   for (const auto& [key, entry] : entries_) {
     if (!entry.finished) hello.running.push_back({key.first, key.second});
   }
   Send(transport::MsgType::kHello, hello);
-  const uint32_t capacity = options_.slots + options_.prefetch;
-  const uint32_t held = Held();
-  SendCredit(capacity > held ? capacity - held : 0);
+  SendCredit(depth_.OnHello(Held()));
   // Results the previous coordinator (or connection) never acknowledged.
   const Micros now = clock_->Steady();
   for (auto& [key, entry] : entries_) {
@@ -369,13 +374,15 @@ void WorkerCore::OnFinished(std::vector<executor::ExecOutcome>& finished) {
     e.result.started_at = o.started_at;
     e.result.finished_at = o.finished_at;
     if (e.log_events) LogFinished(e.result);
+    depth_.Observe(o.finished_at - o.started_at);
     ++freed;
   }
   // The next task starts before anything is reported or stored.
   StartQueued();
   Report(done);
   options_.metrics->Finished(freed, runner_->running());
-  SendCredit(freed);
+  options_.metrics->queue_depth.Set(depth_.depth());
+  GrantCredit(freed);
 }
 
 void WorkerCore::LogFinished(const transport::ResultMsg& r) const {
@@ -492,7 +499,9 @@ void WorkerCore::StartDrain() {
   // No more credit; what is queued still runs (run_slots_ is kept).
   options_.slots = 0;
   options_.prefetch = 0;
+  depth_.Stop();
   options_.metrics->slots.Set(0);
+  options_.metrics->queue_depth.Set(0);
   Hello();
 }
 

@@ -7,7 +7,8 @@
 // Delivery: DISPATCH is deduplicated by (exec_id, attempt), so a duplicate is
 // harmless; commands from an epoch older than the newest seen are refused.
 //
-// Queue: the worker grants credit for slots + prefetch executions. One that
+// Queue: the worker grants credit for slots + prefetch executions (a prefetch
+// that adapts to its tasks' durations by default: actors/queue_depth.h). One that
 // arrives while every slot is busy waits in a local FIFO and starts the
 // moment a slot frees (no round trip to the coordinator). A queued execution
 // is held (listed in HELLO, "holds it" to a PROBE); STARTED is sent when it
@@ -21,6 +22,7 @@
 
 #include "actors/coordinator_follower.h"
 #include "actors/node_log_reader.h"
+#include "actors/queue_depth.h"
 #include "common/clock.h"
 #include "common/duration.h"
 #include "executor/exec_types.h"
@@ -32,21 +34,16 @@
 
 namespace apollo11::actors {
 
-// The prefetch a worker with `slots` slots uses unless told otherwise
-// (--prefetch): 2 x slots, at least 4, at most 256 (measured in
-// docs/PERFORMANCE.md, "Worker-side queues").
-inline uint32_t DefaultPrefetch(uint32_t slots) {
-  const uint32_t twice = slots > 128 ? 256 : 2 * slots;
-  return twice < 4 ? 4 : twice;
-}
-
 struct WorkerOptions {
   std::string worker_id;
   std::string group = "default";
   uint32_t slots = 1;
   // Executions held beyond `slots`, queued until a slot frees; the credit
-  // granted is slots + prefetch.
+  // granted is slots + prefetch. With adapt_prefetch, the most it queues:
+  // the depth moves between PrefetchFloor(slots) and this by how long its
+  // tasks take (actors/queue_depth.h); without, always this many.
   uint32_t prefetch = 0;
+  bool adapt_prefetch = false;
   std::vector<std::string> labels;
   Millis heartbeat{10000};
   int liveness = 3;
@@ -191,6 +188,9 @@ class WorkerCore {
   // One warning once the coordinator has been silent for `liveness`
   // heartbeats (unless `reconnecting` says so already), naming the endpoint.
   void WarnIfUnreachable(Micros now, bool reconnecting);
+  // Credit for `freed` executions given back, less what a shallower queue
+  // withholds, plus what a deeper one adds (QueueDepth::OnFreed).
+  void GrantCredit(uint32_t freed);
   void SendCredit(uint32_t n);
   void OnLogRequest(const transport::LogRequest& request);
   // Queues the RESULTs of these finished entries and stores them in the
@@ -208,6 +208,7 @@ class WorkerCore {
   std::deque<Queued> queue_;        // held, waiting for a slot, oldest first
   std::vector<std::string> acked_;  // outbox keys of ACKed results, erased by EndTurn
   uint32_t run_slots_;  // slots tasks run in (unlike options_.slots, kept while draining)
+  QueueDepth depth_;    // how deep the queue is, and the credit that follows
   uint64_t epoch_seen_ = 0;
   // Steady-clock times (liveness, heartbeat and resend timers).
   Micros last_heard_ = 0;

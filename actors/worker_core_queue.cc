@@ -122,7 +122,7 @@ bool WorkerCore::CancelQueued(const Key& key) {
   e.result.started_at = now;
   e.result.finished_at = now;
   Report({key});
-  SendCredit(1);
+  GrantCredit(1);
   return true;
 }
 
@@ -143,7 +143,7 @@ void WorkerCore::FinishUnstarted(const Key& key, std::string error, bool retryab
   e.result.started_at = now;
   e.result.finished_at = now;
   Report({key});
-  SendCredit(1);
+  GrantCredit(1);
 }
 
 }  // namespace apollo11::actors

@@ -188,12 +188,16 @@ class Bench:
         self.cluster_ok = False
         self.notes = []
 
+    def prefetch_args(self):
+        """--prefetch N for every apollo11 run and worker, or nothing (the default)."""
+        return [] if self.a.prefetch is None else ["--prefetch", str(self.a.prefetch)]
+
     # -- Apollo-11 embedded
     def apollo_run(self, pipeline, slots, keep_state=False, state_parent=None):
         """Returns (wall_s, rss_kb, summary dict, state_dir or None) or raises RuntimeError."""
         state = tempfile.mkdtemp(prefix="state-", dir=state_parent or self.work)
         cmd = [self.a.apollo11, "run", pipeline, "--state-dir", state, "--json",
-               "--slots", str(slots)]
+               "--slots", str(slots)] + self.prefetch_args()
         rc, wall, rss, out, err = timed(cmd, timeout=self.a.timeout)
         summary = {}
         try:
@@ -341,7 +345,8 @@ class Cluster:
             self.worker_procs.append(subprocess.Popen(
                 [node, "start", "--role=worker", "--connect", doc["workers"],
                  "--slots", str(self.slots_each), "--worker-id", "bench-w%d" % i,
-                 "--state-dir", os.path.join(self.dir, "w%d" % i), "--log-level", "warn"],
+                 "--state-dir", os.path.join(self.dir, "w%d" % i), "--log-level", "warn"]
+                + self.b.prefetch_args(),
                 stdout=subprocess.DEVNULL,
                 stderr=open(os.path.join(self.dir, "w%d.err" % i), "w")))
         deadline = time.monotonic() + 30.0
@@ -706,7 +711,7 @@ def run_write_amp(b, cfg):
     try:
         return write_amp.measure(b.a.apollo11, b.work, os.path.join(d, "pipeline.yaml"),
                                  cfg["dag_tasks"], cfg["slots"], min(cfg["runs"], 3),
-                                 b.a.timeout)
+                                 b.a.timeout, b.prefetch_args())
     except (RuntimeError, OSError, subprocess.SubprocessError) as e:
         log("write amplification failed: %s" % e)
         return {"error": str(e)}
@@ -888,6 +893,8 @@ def main(argv):
     p.add_argument("--skip", default="",
                    help="comma-separated sections to leave out: scaling, recovery, idle "
                         "(for a shorter run of rows 1-3 and 5)")
+    p.add_argument("--prefetch", type=int,
+                   help="--prefetch N for every apollo11 run and worker (default: theirs)")
     p.add_argument("--out", default=os.path.join(HERE, "out"), help="where results.md goes")
     a = p.parse_args(argv)
 

@@ -50,7 +50,7 @@ def run_with_rusage(cmd, timeout):
     return p.returncode, time.perf_counter() - t0, out
 
 
-def one_run(apollo11, pipeline, slots, state, timeout):
+def one_run(apollo11, pipeline, slots, state, timeout, extra=()):
     """One measured run: dict with wall_s, write_bytes, device bytes/flushes."""
     os.sync()
     before_idle = device_stat(state)
@@ -58,8 +58,8 @@ def one_run(apollo11, pipeline, slots, state, timeout):
     base = device_stat(state)
     usage0 = resource.getrusage(resource.RUSAGE_CHILDREN).ru_oublock
     rc, wall, _ = run_with_rusage(
-        [apollo11, "run", pipeline, "--state-dir", state, "--json", "--slots", str(slots)],
-        timeout)
+        [apollo11, "run", pipeline, "--state-dir", state, "--json", "--slots", str(slots)]
+        + list(extra), timeout)
     os.sync()
     after = device_stat(state)
     usage1 = resource.getrusage(resource.RUSAGE_CHILDREN).ru_oublock
@@ -79,11 +79,11 @@ PWRITE = re.compile(r'pwrite64\(\d+<([^>]*)>, .*, (\d+), (\d+)\)\s+= (\d+)')
 SYNC = re.compile(r'(fdatasync|fsync|msync)\((\d+|0x[0-9a-f]+)(?:<([^>]*)>)?')
 
 
-def strace_run(apollo11, pipeline, slots, state, timeout):
+def strace_run(apollo11, pipeline, slots, state, timeout, extra=()):
     """Per file (last two path parts): pages written, syncs, meta writes."""
     log = state + ".strace"
     cmd = ["strace", "-f", "-qq", "-y", "-e", "trace=pwrite64,fdatasync,fsync,msync", "-o",
-           log, apollo11, "run", pipeline, "--state-dir", state, "--slots", str(slots)]
+           log, apollo11, "run", pipeline, "--state-dir", state, "--slots", str(slots)] + list(extra)
     # LeakSanitizer cannot run under ptrace: a sanitizer build (the harness
     # smoke test of the ASan build) would abort at exit.
     env = dict(os.environ)
@@ -114,13 +114,14 @@ def strace_run(apollo11, pipeline, slots, state, timeout):
     return files
 
 
-def measure(apollo11, work, pipeline, n, slots, runs, timeout):
-    """Returns a dict of per-task figures (medians over `runs`), or raises."""
+def measure(apollo11, work, pipeline, n, slots, runs, timeout, extra=()):
+    """Returns a dict of per-task figures (medians over `runs`), or raises.
+    `extra` is appended to every `apollo11 run` command (e.g. --prefetch N)."""
     series = []
     for _ in range(runs):
         state = tempfile.mkdtemp(prefix="wa-", dir=work)
         try:
-            series.append(one_run(apollo11, pipeline, slots, state, timeout))
+            series.append(one_run(apollo11, pipeline, slots, state, timeout, extra))
         finally:
             shutil.rmtree(state, ignore_errors=True)
     out = {"tasks": n, "runs": runs,
@@ -135,7 +136,7 @@ def measure(apollo11, work, pipeline, n, slots, runs, timeout):
     if shutil.which("strace"):
         state = tempfile.mkdtemp(prefix="wa-strace-", dir=work)
         try:
-            files = strace_run(apollo11, pipeline, slots, state, timeout)
+            files = strace_run(apollo11, pipeline, slots, state, timeout, extra)
         finally:
             shutil.rmtree(state, ignore_errors=True)
         out["files"] = files

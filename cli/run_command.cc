@@ -57,7 +57,7 @@ struct RunFlags {
   bool quiet = false;        // only the final summary and errors on stderr
   bool no_progress = false;  // no progress line, even on a terminal
   unsigned slots = 0;
-  int prefetch = -1;  // -1: actors::DefaultPrefetch(slots)
+  int prefetch = -1;  // -1: adaptive (actors/queue_depth.h)
   size_t max_backlog = 1000;
   size_t max_retrying = 100;
   std::string heartbeat = "1s";
@@ -156,7 +156,8 @@ NodeConfig EmbeddedNodeConfig(const RunFlags& flags, const std::string& state_di
   wc.worker.worker_id = "local";
   wc.outbox_dir = state_dir + "/worker-local/outbox";
   wc.worker.slots = flags.slots ? flags.slots : std::max(1u, std::thread::hardware_concurrency());
-  wc.worker.prefetch = flags.prefetch < 0 ? actors::DefaultPrefetch(wc.worker.slots)
+  wc.worker.adapt_prefetch = flags.prefetch < 0;
+  wc.worker.prefetch = flags.prefetch < 0 ? actors::PrefetchCeiling(wc.worker.slots)
                                           : static_cast<uint32_t>(flags.prefetch);
   wc.worker.heartbeat = heartbeat;
   wc.worker.liveness = flags.liveness;
@@ -497,8 +498,8 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--slots", flags->slots, "tasks run at once (0: the number of cores)")
       ->check(AtLeast(0));
   cmd->add_option("--prefetch", flags->prefetch,
-                  "executions queued beyond --slots, started as slots free (-1: 2 x slots, at "
-                  "least 4, at most 256)")
+                  "executions queued beyond --slots, started as slots free (-1: adapts to how long "
+                  "tasks take, between 2 x slots and 16 x slots, at least 4, at most 256)")
       ->check(CLI::Range(-1, static_cast<int>(actors::kMaxWorkerPrefetch)));
   cmd->add_option("--max-backlog", flags->max_backlog,
                   "READY+RUNNING executions before promotion pauses")

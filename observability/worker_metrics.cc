@@ -11,6 +11,9 @@ WorkerMetrics* WorkerMetrics::Inert() {
 WorkerMetrics::WorkerMetrics(Registry& r)
     : running(r.AddGauge("apollo11_worker_running", "Executions this worker runs now.")),
       slots(r.AddGauge("apollo11_worker_slots", "Slots this worker offers (0 while it drains).")),
+      queue_depth(r.AddGauge("apollo11_worker_queue_depth",
+                             "Executions this worker queues beyond its slots at most, now "
+                             "(--prefetch; by default it follows how long its tasks take).")),
       spawn_latency(r.AddHistogram("apollo11_worker_spawn_seconds",
                                    "Time from DISPATCH received to the task started (process "
                                    "spawned or transfer begun).",

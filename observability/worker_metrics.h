@@ -32,6 +32,7 @@ struct WorkerMetrics {
 
   Gauge& running;            // executions running now
   Gauge& slots;              // slots offered (0 while draining)
+  Gauge& queue_depth;        // executions it queues beyond its slots at most, now
   Histogram& spawn_latency;  // DISPATCH received -> task process started, seconds
   Counter& started;          // executions launched
   Counter& finished;         // executions finished (any outcome)

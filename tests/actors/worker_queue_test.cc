@@ -29,11 +29,12 @@ struct QueueFixture {
   testing::FakeTaskRunner runner;
   std::unique_ptr<WorkerCore> core;
 
-  QueueFixture(uint32_t slots, uint32_t prefetch) {
+  QueueFixture(uint32_t slots, uint32_t prefetch, bool adapt = false) {
     WorkerOptions options;
     options.worker_id = "w1";
     options.slots = slots;
     options.prefetch = prefetch;
+    options.adapt_prefetch = adapt;
     core = std::make_unique<WorkerCore>(&runner, &clock, options);
   }
   template <class T>
@@ -44,9 +45,14 @@ struct QueueFixture {
   void Dispatch(const std::string& exec_id) {
     Feed(transport::MsgType::kDispatch, ShellDispatch(exec_id));
   }
-  void Finish(const std::string& exec_id) {
+  // Finishes exec_id's attempt 1, which ran for `took`.
+  void Finish(const std::string& exec_id, Micros took = 0) {
     REQUIRE(runner.Complete(exec_id, 1));
     auto finished = runner.Take();
+    for (auto& o : finished) {
+      o.started_at = clock.Now();
+      o.finished_at = o.started_at + took;
+    }
     core->OnFinished(finished);
   }
   // The decoded frames of `type` the core queued; every frame is cleared.
@@ -187,4 +193,33 @@ TEST_CASE("a draining worker grants nothing more and still runs what it queued",
   f.Finish("r.b");
   for (const char* id : {"r.a", "r.b"}) f.Feed(transport::MsgType::kAck, transport::Ack{id, 1});
   CHECK(f.core->Drained());
+}
+
+TEST_CASE("an adaptive worker queues deeper while its tasks are short, and less once they are long",
+          "[worker][queue]") {
+  // 2 slots: the depth moves between 4 and 32.
+  QueueFixture f(2, PrefetchCeiling(2), /*adapt=*/true);
+  f.core->Hello();
+  auto hellos = f.Take<transport::Hello>(transport::MsgType::kHello);
+  REQUIRE(hellos.size() == 1);
+  CHECK(hellos[0].prefetch == 32);  // the most it may queue: the coordinator's cap
+  f.core->Hello();
+  CHECK(f.CreditSent() == 2 + 4);  // but credit for the floor until it knows its tasks
+  f.Dispatch("r.0");
+  f.Finish("r.0", 200);  // 0.2 ms
+  CHECK(f.CreditSent() == 1 + 28);
+  // The coordinator holds 6 - 1 + 29 = 34 credits and uses them. Long tasks
+  // (1 s) bring the depth back to the floor: the 28 credits it no longer
+  // wants are withheld from the next executions that finish.
+  for (int i = 1; i <= 34; ++i) f.Dispatch("r." + std::to_string(i));
+  for (int i = 1; i <= 20; ++i) f.Finish("r." + std::to_string(i), kMicrosPerSecond);
+  CHECK(f.CreditSent() == 0);
+  // 14 held; 8 more pay the rest of the debt, the last 6 return their credit:
+  // the coordinator ends with credit for slots + floor again.
+  uint32_t credit = 0;
+  for (int i = 21; i <= 34; ++i) {
+    f.Finish("r." + std::to_string(i), kMicrosPerSecond);
+    credit += f.CreditSent();
+  }
+  CHECK(credit == 2 + 4);
 }

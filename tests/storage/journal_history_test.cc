@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "storage/journal.h"
 #include "tests/storage/storage_test_util.h"
@@ -127,6 +128,44 @@ TEST_CASE("transitions of an execution that has no record stay in its history", 
   REQUIRE(a->size() == 3);
   CHECK(a->at(0).seq == 1);
   CHECK(a->at(2).seq == 3);
+}
+
+TEST_CASE("one batch of interleaved executions gives each its own seqs, once", "[storage]") {
+  TempDir tmp;
+  auto journal = OpenOrDie(tmp.path());
+  Journal::Batch batch;
+  // Seqs 1..6: b, a, c, a, b, and one of d written without an exec id (a
+  // record of the first journal format), whose history is found by its id.
+  batch.Append(MakeTransition("r1", "b", TaskState::kPending, TaskState::kReady));
+  batch.Append(MakeTransition("r1", "a", TaskState::kPending, TaskState::kReady));
+  batch.Append(MakeTransition("r1", "c", TaskState::kPending, TaskState::kReady));
+  batch.Append(MakeTransition("r1", "a", TaskState::kReady, TaskState::kRunning));
+  batch.Append(MakeTransition("r1", "b", TaskState::kReady, TaskState::kRunning));
+  TransitionRecord no_id = MakeTransition("r1", "d", TaskState::kPending, TaskState::kReady);
+  no_id.exec_id.clear();
+  batch.Append(no_id);
+  // a's record twice (a turn that retried a failed commit puts it again);
+  // c and d have none.
+  batch.PutExecution(Exec("r1", "a", TaskState::kReady));
+  batch.PutExecution(Exec("r1", "b", TaskState::kRunning));
+  batch.PutExecution(Exec("r1", "a", TaskState::kRunning));
+  REQUIRE(journal->Commit(batch).ok());
+
+  auto seqs_of = [&](const std::string& exec_id) {
+    auto h = journal->HistoryOfExecution(exec_id);
+    REQUIRE(h.ok());
+    std::vector<uint64_t> seqs;
+    for (const TransitionRecord& t : *h) seqs.push_back(t.seq);
+    return seqs;
+  };
+  CHECK(seqs_of("r1.a") == std::vector<uint64_t>{2, 4});
+  CHECK(seqs_of("r1.b") == std::vector<uint64_t>{1, 5});
+  CHECK(seqs_of("r1.c") == std::vector<uint64_t>{3});
+  CHECK(seqs_of("r1.d") == std::vector<uint64_t>{6});
+  auto a = journal->GetExecution("r1.a");
+  REQUIRE(a.ok());
+  REQUIRE(a->has_value());
+  CHECK((*a)->state == TaskState::kRunning);  // the last put wins
 }
 
 TEST_CASE("a damaged execution value is replaced by the next record, commits go on", "[storage]") {
