@@ -9,7 +9,7 @@ uint32_t PrefetchFloor(uint32_t slots) {
 }
 
 uint32_t PrefetchCeiling(uint32_t slots) {
-  return std::clamp<uint32_t>(slots > 16 ? 256 : 16 * slots, 16, 256);
+  return std::clamp<uint32_t>(slots > 8 ? 256 : 32 * slots, 32, 256);
 }
 
 QueueDepth::QueueDepth(uint32_t slots, uint32_t floor, uint32_t ceiling)

@@ -5,12 +5,12 @@
 // Fixed (--prefetch N): the depth is N. Adaptive (the default): the depth
 // follows how long the worker's tasks take. It starts at a floor (2 x slots,
 // at least 4) and moves towards slots x kQueueHorizon / the recent mean
-// duration, never below the floor nor above the ceiling (16 x slots, at
-// least 16, at most 256). So a worker running millisecond tasks keeps enough
+// duration, never below the floor nor above the ceiling (32 x slots, at
+// least 32, at most 256). So a worker running millisecond tasks keeps enough
 // queued that one group commit covers many of them, while a worker running
 // long tasks holds no more than before, and at the end of a run an idle
 // worker waits for at most about one horizon of work queued on another
-// (plus the floor's tasks), not sixteen of its tasks.
+// (plus the floor's tasks), not thirty-two of its tasks.
 //
 // Credit accounting (the worker's side of docs/architecture.md "Flow
 // control"): after a HELLO the coordinator holds `capacity - held` credits

@@ -118,7 +118,7 @@ void AddStartFlags(CLI::App* start, NodeFlags* f) {
   start
       ->add_option("--prefetch", f->prefetch,
                    "worker: executions queued beyond its slots, started as slots free "
-                   "(-1: adapts to how long tasks take, between 2 x slots and 16 x slots, at "
+                   "(-1: adapts to how long tasks take, between 2 x slots and 32 x slots, at "
                    "least 4, at most 256)")
       ->check(CLI::Range(-1, static_cast<int>(apollo11::actors::kMaxWorkerPrefetch)));
   start->add_option("--labels", f->labels, "worker labels")->delimiter(',');

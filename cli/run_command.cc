@@ -499,7 +499,7 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
       ->check(AtLeast(0));
   cmd->add_option("--prefetch", flags->prefetch,
                   "executions queued beyond --slots, started as slots free (-1: adapts to how long "
-                  "tasks take, between 2 x slots and 16 x slots, at least 4, at most 256)")
+                  "tasks take, between 2 x slots and 32 x slots, at least 4, at most 256)")
       ->check(CLI::Range(-1, static_cast<int>(actors::kMaxWorkerPrefetch)));
   cmd->add_option("--max-backlog", flags->max_backlog,
                   "READY+RUNNING executions before promotion pauses")

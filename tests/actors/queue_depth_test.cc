@@ -13,10 +13,11 @@ using namespace apollo11::actors;  // NOLINT: test file
 
 TEST_CASE("the adaptive depth's bounds", "[worker][queue]") {
   CHECK(PrefetchFloor(1) == 4);
-  CHECK(PrefetchCeiling(1) == 16);
+  CHECK(PrefetchCeiling(1) == 32);
   CHECK(PrefetchFloor(2) == 4);
-  CHECK(PrefetchCeiling(2) == 32);
+  CHECK(PrefetchCeiling(2) == 64);
   CHECK(PrefetchFloor(16) == 32);
+  CHECK(PrefetchCeiling(8) == 256);
   CHECK(PrefetchCeiling(16) == 256);
   CHECK(PrefetchFloor(200) == 256);
   CHECK(PrefetchCeiling(200) == 256);
@@ -38,18 +39,18 @@ TEST_CASE("a fixed depth never moves and returns credit one for one", "[worker][
 TEST_CASE("an adaptive depth deepens for short tasks and gives it back for long ones",
           "[worker][queue]") {
   QueueDepth d = QueueDepth::Adaptive(2, PrefetchFloor(2), PrefetchCeiling(2));
-  CHECK(d.advertised() == 32);
+  CHECK(d.advertised() == 64);
   CHECK(d.depth() == 4);     // nothing observed yet: the floor
   CHECK(d.OnHello(0) == 6);  // slots + floor
   d.Observe(100);            // 100 µs: 2 x 50 ms / 100 µs, cut to the ceiling
-  CHECK(d.depth() == 32);
-  CHECK(d.OnFreed(1) == 1 + 28);  // its own credit and the deeper queue's
+  CHECK(d.depth() == 64);
+  CHECK(d.OnFreed(1) == 1 + 60);  // its own credit and the deeper queue's
   // Tasks of 10 ms: 2 x 50 / 10 = 10 once the mean has moved there.
   for (int i = 0; i < 60; ++i) d.Observe(10 * kMicrosPerMilli);
   CHECK(d.depth() == 10);
-  // Shallower by 22: the next 22 executions that finish return no credit.
+  // Shallower by 54: the next 54 executions that finish return no credit.
   uint32_t returned = 0;
-  for (int i = 0; i < 22; ++i) returned += d.OnFreed(1);
+  for (int i = 0; i < 54; ++i) returned += d.OnFreed(1);
   CHECK(returned == 0);
   CHECK(d.OnFreed(1) == 1);
   // Long tasks: back to the floor.
@@ -58,7 +59,7 @@ TEST_CASE("an adaptive depth deepens for short tasks and gives it back for long 
   // A clock step backwards counts as an instant task, not a negative one.
   d.Observe(-5 * kMicrosPerSecond);
   CHECK(d.depth() >= 4);
-  CHECK(d.depth() <= 32);
+  CHECK(d.depth() <= 64);
 }
 
 TEST_CASE("a stopped depth grants nothing more", "[worker][queue]") {

@@ -197,29 +197,33 @@ TEST_CASE("a draining worker grants nothing more and still runs what it queued",
 
 TEST_CASE("an adaptive worker queues deeper while its tasks are short, and less once they are long",
           "[worker][queue]") {
-  // 2 slots: the depth moves between 4 and 32.
-  QueueFixture f(2, PrefetchCeiling(2), /*adapt=*/true);
+  // 2 slots: the depth moves between the floor (4) and the ceiling.
+  const uint32_t ceiling = PrefetchCeiling(2), floor = PrefetchFloor(2);
+  REQUIRE(floor == 4);
+  QueueFixture f(2, ceiling, /*adapt=*/true);
   f.core->Hello();
   auto hellos = f.Take<transport::Hello>(transport::MsgType::kHello);
   REQUIRE(hellos.size() == 1);
-  CHECK(hellos[0].prefetch == 32);  // the most it may queue: the coordinator's cap
+  CHECK(hellos[0].prefetch == ceiling);  // the most it may queue: the coordinator's cap
   f.core->Hello();
-  CHECK(f.CreditSent() == 2 + 4);  // but credit for the floor until it knows its tasks
+  CHECK(f.CreditSent() == 2 + floor);  // but credit for the floor until it knows its tasks
   f.Dispatch("r.0");
-  f.Finish("r.0", 200);  // 0.2 ms
-  CHECK(f.CreditSent() == 1 + 28);
-  // The coordinator holds 6 - 1 + 29 = 34 credits and uses them. Long tasks
-  // (1 s) bring the depth back to the floor: the 28 credits it no longer
-  // wants are withheld from the next executions that finish.
-  for (int i = 1; i <= 34; ++i) f.Dispatch("r." + std::to_string(i));
-  for (int i = 1; i <= 20; ++i) f.Finish("r." + std::to_string(i), kMicrosPerSecond);
+  f.Finish("r.0", 200);  // 0.2 ms: 2 x 50 ms / 0.2 ms is over the ceiling
+  CHECK(f.CreditSent() == 1 + (ceiling - floor));
+  // The coordinator now holds 2 + ceiling credits and uses them. Long tasks
+  // (1 s) bring the depth back to the floor: the ceiling - floor credits it
+  // no longer wants are withheld from the next executions that finish.
+  const int held = static_cast<int>(2 + ceiling);
+  for (int i = 1; i <= held; ++i) f.Dispatch("r." + std::to_string(i));
+  const int debt = static_cast<int>(ceiling - floor);
+  for (int i = 1; i <= debt; ++i) f.Finish("r." + std::to_string(i), kMicrosPerSecond);
   CHECK(f.CreditSent() == 0);
-  // 14 held; 8 more pay the rest of the debt, the last 6 return their credit:
+  // The debt is paid: each of the last 2 + floor returns its credit, and
   // the coordinator ends with credit for slots + floor again.
   uint32_t credit = 0;
-  for (int i = 21; i <= 34; ++i) {
+  for (int i = debt + 1; i <= held; ++i) {
     f.Finish("r." + std::to_string(i), kMicrosPerSecond);
     credit += f.CreditSent();
   }
-  CHECK(credit == 2 + 4);
+  CHECK(credit == 2 + floor);
 }

@@ -194,9 +194,9 @@ TEST_CASE("a coordinator's metrics move by exactly a run's transitions, and its 
   CHECK(Delta(worker_before, worker_after, "apollo11_worker_executions_finished_total") == placed);
   CHECK(Delta(worker_before, worker_after, "apollo11_worker_spawn_seconds_count") == placed);
   CHECK(worker_after.Value("apollo11_worker_slots") == 2);
-  // The default queue depth adapts between 2 x slots (at least 4) and 16 x slots.
+  // The default queue depth adapts between 2 x slots (at least 4) and 32 x slots.
   CHECK(worker_after.Value("apollo11_worker_queue_depth") >= 4);
-  CHECK(worker_after.Value("apollo11_worker_queue_depth") <= 32);
+  CHECK(worker_after.Value("apollo11_worker_queue_depth") <= 64);
   CHECK(worker_after.Value("apollo11_worker_running") == 0);
   CHECK(std::isnan(worker_after.Value("apollo11_runs_submitted_total")));  // no coordinator here
   CHECK(Http(worker).Get("/api/runs")->status == 404);                     // and no API
