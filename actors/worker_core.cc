@@ -498,7 +498,6 @@ void WorkerCore::StartDrain() {
   draining_ = true;
   // No more credit; what is queued still runs (run_slots_ is kept).
   options_.slots = 0;
-  options_.prefetch = 0;
   depth_.Stop();
   options_.metrics->slots.Set(0);
   options_.metrics->queue_depth.Set(0);

@@ -65,6 +65,13 @@ struct WorkerOptions {
   observability::WorkerMetrics* metrics = nullptr;  // optional; must outlive the core
 };
 
+// Applies a --prefetch flag to `w` (its slots set): N >= 0 fixes the depth
+// at N; a negative flag makes it adaptive, up to PrefetchCeiling(slots).
+inline void SetPrefetchFlag(int flag, WorkerOptions* w) {
+  w->adapt_prefetch = flag < 0;
+  w->prefetch = flag < 0 ? PrefetchCeiling(w->slots) : static_cast<uint32_t>(flag);
+}
+
 class WorkerCore {
  public:
   // `runner`, `clock`, `outbox` and `node_log` must outlive the core. With an

@@ -182,9 +182,7 @@ void FillWorker(const NodeFlags& f, const Durations& d, NodeEnv& env, NodeConfig
   wc.worker.health_interval = d.health;
   wc.worker.group = f.group;
   wc.worker.slots = f.slots ? f.slots : std::max(1u, env.Cores());
-  wc.worker.adapt_prefetch = f.prefetch < 0;
-  wc.worker.prefetch =
-      f.prefetch < 0 ? actors::PrefetchCeiling(wc.worker.slots) : static_cast<uint32_t>(f.prefetch);
+  actors::SetPrefetchFlag(f.prefetch, &wc.worker);
   wc.worker.labels = f.labels;
   wc.worker.heartbeat = d.heartbeat;
   wc.worker.liveness = f.liveness;

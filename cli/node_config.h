@@ -29,7 +29,8 @@ struct NodeFlags {
   std::string connect = "tcp://127.0.0.1:7011";
   std::string group = "default";
   unsigned slots = 0;
-  int prefetch = -1;  // worker: executions queued beyond its slots; -1: adaptive (actors/queue_depth.h)
+  // worker: executions queued beyond its slots; -1: adaptive (actors/queue_depth.h)
+  int prefetch = -1;
   std::vector<std::string> labels;
   std::string heartbeat = "10s";
   std::string reconcile_interval = "30s";

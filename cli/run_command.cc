@@ -156,9 +156,7 @@ NodeConfig EmbeddedNodeConfig(const RunFlags& flags, const std::string& state_di
   wc.worker.worker_id = "local";
   wc.outbox_dir = state_dir + "/worker-local/outbox";
   wc.worker.slots = flags.slots ? flags.slots : std::max(1u, std::thread::hardware_concurrency());
-  wc.worker.adapt_prefetch = flags.prefetch < 0;
-  wc.worker.prefetch = flags.prefetch < 0 ? actors::PrefetchCeiling(wc.worker.slots)
-                                          : static_cast<uint32_t>(flags.prefetch);
+  actors::SetPrefetchFlag(flags.prefetch, &wc.worker);
   wc.worker.heartbeat = heartbeat;
   wc.worker.liveness = flags.liveness;
   wc.executor.log_dir = LogDir(state_dir);
