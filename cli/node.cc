@@ -134,6 +134,7 @@ Status Node::StartCoordinatorActors(bool standby, uint64_t epoch) {
   if (!coordinator.ok()) return coordinator.status();
   coordinator_ = std::move(*coordinator);
   coordinator_standby_ = standby;
+  serving_leader_.store(!standby);  // Start returns once recovered
   return Status::Ok();
 }
 
@@ -185,9 +186,12 @@ Status Node::StartHttp() {
   ho.node_info = {{"role", config_.role}, {"epoch", epoch_}};
   if (ha_board_) {
     const ha::RoleBoard* board = ha_board_.get();
-    ho.health = [board] {
+    ho.health = [this, board] {
       const ha::RoleState s = board->Current();
-      return nlohmann::json{{"role", ha::RoleName(s.role)},
+      // Elected, and the coordinator not yet restarted as leader: requests
+      // still meet the standby's actors, so this node does not say "leader".
+      const bool starting = s.role == ha::Role::kLeader && !serving_leader_.load();
+      return nlohmann::json{{"role", starting ? "starting" : ha::RoleName(s.role)},
                             {"epoch", s.epoch},
                             {"leader", s.leader.name},
                             {"leader_api", s.leader.client_endpoint}};
@@ -212,9 +216,13 @@ Status Node::StartHttp() {
     };
     // Ready once the scheduler answers and its last commit succeeded (and,
     // with HA, while this coordinator leads).
-    ho.ready = [api = api_.get(), board = ha_board_.get()](std::string* why) {
+    ho.ready = [this, api = api_.get(), board = ha_board_.get()](std::string* why) {
       if (board != nullptr && board->role() != ha::Role::kLeader) {
         *why = "standby: " + ha::NotLeaderReply(board->Current().leader.client_endpoint);
+        return false;
+      }
+      if (board != nullptr && !serving_leader_.load()) {
+        *why = "elected leader: the coordinator is restarting as leader";
         return false;
       }
       auto health = api->Query("health", "", 0);

@@ -9,6 +9,7 @@
 
 #include <signal.h>
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -202,6 +203,10 @@ class Node {
   std::vector<FailureSource> failure_sources_;
   std::optional<Status> ha_failure_;  // election: a role switch that failed
   bool coordinator_standby_ = false;  // the mode the coordinator runs in
+  // True while the coordinator runs as leader (recovered, serving). With
+  // HA, the election may name this node leader a while before: /healthz
+  // then says "starting" and /readyz is not ready. Read by the HTTP thread.
+  std::atomic<bool> serving_leader_{false};
   // Members in destruction order, last first: what is declared later uses
   // what is declared before it.
   zmq::context_t ctx_;

@@ -95,6 +95,7 @@ void Node::SyncHaRole() {
   // A leader standing down does not wait for standbys while its
   // coordinator stops (the lease fences its frames to workers).
   if (standby && replication_leader_) replication_leader_->StopWaiting();
+  serving_leader_.store(false);
   coordinator_->Stop();  // the old role's: no commit from here on
   coordinator_.reset();
   // A new leader stops applying before it recovers, and serves standbys

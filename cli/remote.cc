@@ -69,15 +69,16 @@ RemoteCoordinator::~RemoteCoordinator() {
   if (socket_) socket_->close();
 }
 
-Status RemoteCoordinator::WatchHandshakes(zmq::context_t& ctx) {
+Status RemoteCoordinator::WatchConnection(zmq::context_t& ctx) {
   char name[64];
   std::snprintf(name, sizeof(name), "inproc://apollo11-cli-monitor-%p-%zu",
                 static_cast<void*>(this), ++dials_);
-  // With several coordinators, whether a connection came up at all (Ask
-  // passes over one that does not).
+  // CONNECTED: with several coordinators, whether a connection came up at
+  // all (Ask passes over one that does not). DISCONNECTED after
+  // HANDSHAKE_SUCCEEDED: the request in flight is lost.
   const int events = ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
-                     ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
-                     (endpoints_.size() > 1 ? ZMQ_EVENT_CONNECTED : 0);
+                     ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_CONNECTED |
+                     ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED;
   if (zmq_socket_monitor(socket_->handle(), name, events) != 0) {
     return Status::Io(std::string("cannot watch the connection: ") + zmq_strerror(zmq_errno()));
   }
@@ -108,6 +109,23 @@ Status RemoteCoordinator::Refusal() {
       connected_ = true;
       continue;
     }
+    if (id == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
+      handshaken_ = true;
+      continue;
+    }
+    if (id == ZMQ_EVENT_DISCONNECTED) {
+      // Only a connection past its handshake takes requests off the queue;
+      // before that, the request waits for the next connection.
+      if (handshaken_) {
+        dropped_ = true;
+        ++drops_;
+      }
+      handshaken_ = false;
+      continue;
+    }
+    // Without CURVE a failed handshake is a peer that closed during the
+    // greeting (a coordinator restarting): the request is still queued.
+    if (!curve_) continue;
     if (id == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) {
       return Status::PermissionDenied(
           "refused by the coordinator's authentication at " + endpoint_ +
@@ -118,6 +136,12 @@ Status RemoteCoordinator::Refusal() {
                         " failed: is --server-key ($APOLLO11_SERVER_KEY) its public key?");
     }
   }
+}
+
+Status RemoteCoordinator::SendRequest(const std::string& frame) {
+  APOLLO11_RETURN_IF_ERROR(Refusal());
+  dropped_ = false;
+  return transport::Send(*socket_, frame, /*dontwait=*/false);
 }
 
 Result<std::string> RemoteCoordinator::Await(uint16_t reply_type) {
@@ -141,13 +165,20 @@ Result<std::string> RemoteCoordinator::Await(uint16_t reply_type) {
       return Status::Io("no connection to the coordinator at " + endpoint_ + " within " +
                         std::to_string(ConnectWindow().count()) + " ms");
     }
-    if ((items[0].revents & ZMQ_POLLIN) == 0) continue;
-    auto msg = transport::Recv(*socket_, /*dontwait=*/true);
-    if (!msg.ok()) continue;
-    APOLLO11_RETURN_IF_ERROR(
-        transport::DecodeEnvelopeInto(msg->data(), msg->size(), &env, actors::ClientLimits()));
-    if (env.type != reply_type) continue;  // e.g. progress of an earlier submission
-    return std::string(static_cast<const char*>(msg->data()), msg->size());
+    // After a close, a reply that came before it is still read (libzmq
+    // queues a connection's messages before it reports the close).
+    while ((items[0].revents & ZMQ_POLLIN) != 0 || dropped_) {
+      auto msg = transport::Recv(*socket_, /*dontwait=*/true);
+      if (!msg.ok()) break;
+      APOLLO11_RETURN_IF_ERROR(
+          transport::DecodeEnvelopeInto(msg->data(), msg->size(), &env, actors::ClientLimits()));
+      if (env.type != reply_type) continue;  // e.g. progress of an earlier submission
+      return std::string(static_cast<const char*>(msg->data()), msg->size());
+    }
+    if (dropped_) {
+      return Status::Io("the connection to the coordinator at " + endpoint_ +
+                        " closed before it answered (it restarted or changed role)");
+    }
   }
   return Status::Io("no answer from the coordinator at " + endpoint_ + " within " +
                     std::to_string(timeout_.count() / 1000) + "s (is it running?)");
@@ -170,11 +201,12 @@ Result<std::string> RemoteCoordinator::StartRun(std::string frame) {
   const auto reply_type = static_cast<uint16_t>(actors::InternalType::kSubmitReply);
   Result<std::string> raw = std::string();
   if (endpoints_.size() > 1) {
-    raw = Ask(frame, reply_type);  // kept until a leader took it
+    raw = Ask(frame, reply_type, OnDrop::kFail);  // kept until a leader took it
   } else {
-    APOLLO11_RETURN_IF_ERROR(transport::Send(*socket_, frame, /*dontwait=*/false));
+    APOLLO11_RETURN_IF_ERROR(SendRequest(frame));
     std::string().swap(frame);  // the coordinator's once sent
     raw = Await(reply_type);
+    if (!raw.ok() && dropped_) return LostRequest(raw.status());
   }
   if (!raw.ok()) return raw.status();
   auto env = transport::DecodeEnvelope(raw->data(), raw->size(), actors::ClientLimits());
@@ -195,18 +227,23 @@ Status RemoteCoordinator::Cancel(const std::string& run_id, const std::string& r
   std::string frame;
   transport::Encode(static_cast<uint16_t>(actors::InternalType::kCancelRun),
                     actors::CancelRun{run_id, reason}, &frame);
-  APOLLO11_RETURN_IF_ERROR(transport::Send(*socket_, frame, /*dontwait=*/false));
-  // Confirm it was taken: the run's status answers once the cancel applied.
-  auto status = Query("status", run_id);
-  if (!status.ok()) return status.status();
-  return Status::Ok();
+  // Confirm it was taken: the run's status, asked on the same connection,
+  // answers once the cancel applied. A cancel is idempotent, so one whose
+  // connection closed before that answer is sent again on the new one.
+  for (int tries = 0;; ++tries) {
+    APOLLO11_RETURN_IF_ERROR(SendRequest(frame));
+    const size_t drops = drops_;
+    auto status = Query("status", run_id);
+    if (!status.ok()) return status.status();
+    if (drops_ == drops || tries >= 1) return Status::Ok();
+  }
 }
 
 Result<std::string> RemoteCoordinator::Confirm(const std::string& exec_id, bool kill) {
   std::string frame;
   transport::Encode(static_cast<uint16_t>(actors::InternalType::kConfirmExec),
                     actors::ConfirmExec{exec_id, kill}, &frame);
-  auto raw = Ask(frame, static_cast<uint16_t>(actors::InternalType::kConfirmReply));
+  auto raw = Ask(frame, static_cast<uint16_t>(actors::InternalType::kConfirmReply), OnDrop::kFail);
   if (!raw.ok()) return raw.status();
   auto env = transport::DecodeEnvelope(raw->data(), raw->size(), actors::ClientLimits());
   if (!env.ok()) return env.status();
@@ -220,7 +257,7 @@ Result<std::string> RemoteCoordinator::Confirm(const std::string& exec_id, bool 
 Result<nlohmann::json> RemoteCoordinator::Registry(const actors::RegistryRequest& request) {
   std::string frame;
   transport::Encode(static_cast<uint16_t>(actors::InternalType::kRegistry), request, &frame);
-  auto raw = Ask(frame, static_cast<uint16_t>(actors::InternalType::kRegistryReply));
+  auto raw = Ask(frame, static_cast<uint16_t>(actors::InternalType::kRegistryReply), OnDrop::kFail);
   if (!raw.ok()) return raw.status();
   auto env = transport::DecodeEnvelope(raw->data(), raw->size(), actors::ClientLimits());
   if (!env.ok()) return env.status();
@@ -236,7 +273,7 @@ Result<nlohmann::json> RemoteCoordinator::Registry(const actors::RegistryRequest
 Result<actors::QueryReply> RemoteCoordinator::AskQuery(const actors::Query& q) {
   std::string frame;
   transport::Encode(static_cast<uint16_t>(actors::InternalType::kQuery), q, &frame);
-  auto raw = Ask(frame, static_cast<uint16_t>(actors::InternalType::kQueryReply));
+  auto raw = Ask(frame, static_cast<uint16_t>(actors::InternalType::kQueryReply), OnDrop::kResend);
   if (!raw.ok()) return raw.status();
   auto env = transport::DecodeEnvelope(raw->data(), raw->size(), actors::ClientLimits());
   if (!env.ok()) return env.status();
@@ -319,11 +356,12 @@ Result<std::string> RemoteCoordinator::StartAndFollow(
 }
 
 Status RemoteCoordinator::Follow(const std::string& run_id, const FollowHooks& hooks) {
-  zmq::pollitem_t items[] = {{socket_->handle(), 0, ZMQ_POLLIN, 0}};
+  zmq::pollitem_t items[] = {{nullptr, 0, ZMQ_POLLIN, 0}};
   transport::Envelope env;
   auto last_heard = std::chrono::steady_clock::now();
   bool cancel_sent = false;
   for (;;) {
+    items[0].socket = socket_->handle();  // a Query may have dialed anew
     auto polled = transport::Poll(items, std::chrono::milliseconds(100));
     if (!polled.ok()) return polled.status();
     for (;;) {
@@ -350,7 +388,7 @@ Status RemoteCoordinator::Follow(const std::string& run_id, const FollowHooks& h
       std::string frame;
       transport::Encode(static_cast<uint16_t>(actors::InternalType::kCancelRun),
                         actors::CancelRun{run_id, hooks.cancel_reason}, &frame);
-      APOLLO11_RETURN_IF_ERROR(transport::Send(*socket_, frame, /*dontwait=*/false));
+      APOLLO11_RETURN_IF_ERROR(SendRequest(frame));
       cancel_sent = true;
     }
     if (hooks.quiet_poll.count() > 0 &&

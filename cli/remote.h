@@ -127,24 +127,43 @@ class RemoteCoordinator {
   // remote_leader.cc: a fresh socket (and handshake monitor) to
   // endpoints_[i], which becomes current.
   Status Dial(size_t i);
+  // What Ask does when the connection closes after the request went out
+  // and before its reply came (the coordinator restarted, or changed role
+  // under HA, and the request was lost with the connection).
+  enum class OnDrop {
+    kResend,  // a read-only request: sent again on a fresh connection
+    kFail,    // it may have been applied: say so instead of sending it twice
+  };
   // Sends `frame` and returns the first reply of `reply_type`. A reply
   // whose error says "not the leader; the leader is X" is followed (the
   // frame is sent to X, also when X is not in the list), and with several
   // endpoints one that cannot be connected to within ConnectWindow() is
-  // passed over for the next; at most two rounds of the list.
-  Result<std::string> Ask(const std::string& frame, uint16_t reply_type);
+  // passed over for the next; at most two rounds of the list. `on_drop`:
+  // see OnDrop.
+  Result<std::string> Ask(const std::string& frame, uint16_t reply_type, OnDrop on_drop);
+  // The error for a request whose connection closed before its answer
+  // (`why`): it may have been applied, so it is not sent again. Dials the
+  // current endpoint afresh.
+  Status LostRequest(const Status& why);
   // How long Await waits for a connection before Ask tries the next
   // endpoint (several endpoints only): min(timeout, 1 s).
   std::chrono::milliseconds ConnectWindow() const;
   // Returns the first message of `reply_type` within the timeout; others
   // are dropped. Calls `waiting_` (when set) about every 100 ms. Fails at
-  // once when the coordinator refuses the CURVE handshake (see Refusal).
+  // once when the coordinator refuses the CURVE handshake (see Refusal),
+  // and when the connection closes before the reply came (dropped_ is then
+  // true: the request is lost, or was taken and its answer lost).
   Result<std::string> Await(uint16_t reply_type);
-  // Watches the socket's handshakes (a socket monitor): under CURVE, a
-  // refused key would otherwise look like a coordinator that is not running.
-  Status WatchHandshakes(zmq::context_t& ctx);
+  // Sends `frame` on the current socket, after reading the monitor's events
+  // so that a connection closed before this request is not taken for one
+  // that lost it.
+  Status SendRequest(const std::string& frame);
+  // Watches the socket's connection (a socket monitor): under CURVE, a
+  // refused key would otherwise look like a coordinator that is not
+  // running; a connection that closes loses the request in flight.
+  Status WatchConnection(zmq::context_t& ctx);
   // Reads the monitor's pending events: an error naming why the handshake
-  // failed, or Ok.
+  // failed, or Ok (connected_ and dropped_ updated).
   Status Refusal();
 
   zmq::context_t ctx_;
@@ -152,12 +171,15 @@ class RemoteCoordinator {
   std::vector<std::string> endpoints_;  // the comma-separated list, in its order
   size_t current_ = 0;                  // endpoints_[current_] is endpoint_
   size_t dials_ = 0;                    // names each socket's monitor
+  size_t drops_ = 0;                    // connections seen to close, ever
   std::optional<transport::CurveKeyPair> curve_;
   std::string server_public_;
   bool connected_ = false;    // the monitor saw the current socket connect
   bool unreachable_ = false;  // the last Await gave up for want of a connection
+  bool handshaken_ = false;   // the current connection finished its handshake
+  bool dropped_ = false;      // a connection past its handshake closed (monitor)
   std::unique_ptr<zmq::socket_t> socket_;
-  std::unique_ptr<zmq::socket_t> monitor_;  // handshake events of socket_; null without CURVE
+  std::unique_ptr<zmq::socket_t> monitor_;  // connection events of socket_
   std::string endpoint_;
   std::chrono::milliseconds timeout_{10000};
   bool warn_on_journal_error_ = true;

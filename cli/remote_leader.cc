@@ -49,7 +49,9 @@ Status RemoteCoordinator::Dial(size_t i) {
   if (curve_) {
     APOLLO11_RETURN_IF_ERROR(transport::ConfigureCurveClient(*socket_, *curve_, server_public_));
   }
-  if (curve_ || endpoints_.size() > 1) APOLLO11_RETURN_IF_ERROR(WatchHandshakes(ctx));
+  dropped_ = false;
+  handshaken_ = false;
+  APOLLO11_RETURN_IF_ERROR(WatchConnection(ctx));
   return transport::Connect(*socket_, endpoint_);
 }
 
@@ -57,14 +59,34 @@ std::chrono::milliseconds RemoteCoordinator::ConnectWindow() const {
   return std::min(timeout_, std::chrono::milliseconds(1000));
 }
 
-Result<std::string> RemoteCoordinator::Ask(const std::string& frame, uint16_t reply_type) {
+Status RemoteCoordinator::LostRequest(const Status& why) {
+  // A fresh socket: the old one may still hold the request, which must not
+  // go out later, nor its answer be taken for the next request's.
+  Status dialed = Dial(current_);
+  if (!dialed.ok()) return dialed;
+  return Status::Io(why.message() +
+                    ": the request may or may not have been taken; look (e.g. apollo11 runs) "
+                    "before you send it again");
+}
+
+Result<std::string> RemoteCoordinator::Ask(const std::string& frame, uint16_t reply_type,
+                                           OnDrop on_drop) {
   const size_t attempts = 2 * std::max<size_t>(endpoints_.size(), 1);
   for (size_t attempt = 1;; ++attempt) {
-    APOLLO11_RETURN_IF_ERROR(transport::Send(*socket_, frame, /*dontwait=*/false));
+    APOLLO11_RETURN_IF_ERROR(SendRequest(frame));
     unreachable_ = false;
     auto reply = Await(reply_type);
+    if (!reply.ok() && dropped_ && on_drop == OnDrop::kFail) {
+      return LostRequest(reply.status());
+    }
     if (attempt >= attempts) return reply;
     if (!reply.ok()) {
+      if (dropped_) {
+        // A fresh socket: an answer the lost connection still carries can
+        // never be taken for this one's.
+        APOLLO11_RETURN_IF_ERROR(Dial(current_));
+        continue;
+      }
       if (!unreachable_) return reply;
       APOLLO11_RETURN_IF_ERROR(Dial((current_ + 1) % endpoints_.size()));
       continue;
