@@ -79,7 +79,11 @@ Result<std::string> RemoteCoordinator::Ask(const std::string& frame, uint16_t re
     if (!reply.ok() && dropped_ && on_drop == OnDrop::kFail) {
       return LostRequest(reply.status());
     }
-    if (attempt >= attempts) return reply;
+    if (attempt >= attempts) {
+      // Never reuse a socket that may still carry this request or its answer.
+      if (!reply.ok() && dropped_) APOLLO11_RETURN_IF_ERROR(Dial(current_));
+      return reply;
+    }
     if (!reply.ok()) {
       if (dropped_) {
         // A fresh socket: an answer the lost connection still carries can
