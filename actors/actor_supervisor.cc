@@ -18,14 +18,20 @@ transport::Actor::Body ActorSupervisor::Supervise(std::string name, Loop loop) {
     } catch (...) {
       reason = "threw a non-standard exception";
     }
-    Record(name, reason);
+    Record(name, reason, pipe.started());
     if (!pipe.ready_signalled())
       pipe.SignalReady(Status::Internal("actor " + name + ": " + reason));
   };
 }
 
-void ActorSupervisor::Record(const std::string& name, const std::string& reason) {
-  spdlog::critical("actor {} stopped: {}", name, reason);
+void ActorSupervisor::Record(const std::string& name, const std::string& reason, bool started) {
+  if (started) {
+    spdlog::critical("actor {} stopped: {}", name, reason);
+  } else {
+    // Actor::Start returns it; the starter reports it or tries again (an
+    // HA node rebinding a port its old coordinator is still releasing).
+    spdlog::debug("actor {} did not start: {}", name, reason);
+  }
   {
     std::lock_guard lock(mu_);
     if (!failure_) failure_ = "actor " + name + ": " + reason;

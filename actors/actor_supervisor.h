@@ -2,9 +2,8 @@
 // Knows when one of a process's actors stopped for any reason but a TERM.
 // Each actor loop returns Ok when its parent told it to stop, an error
 // otherwise; the supervisor runs the loop, catches what it throws, logs the
-// reason and keeps the first failure for whoever owns the actors (the node
-// exits non-zero with it rather than live on as a zombie that answers
-// nothing).
+// reason of a running actor's death and keeps the first failure for whoever owns the actors (the
+// node exits non-zero with it rather than live on as a zombie that answers nothing).
 
 #include <chrono>
 #include <condition_variable>
@@ -26,8 +25,9 @@ class ActorSupervisor {
 
   // A body for transport::Actor::Start running `loop`. A loop that returns
   // an error or throws is recorded as "actor NAME: REASON"; before it
-  // signalled ready, the same reason is what Actor::Start returns. The
-  // supervisor must outlive the actor.
+  // signalled ready, the same reason is what Actor::Start returns and it is
+  // logged only at debug level (the starter reports it or tries again);
+  // after, it is logged as critical. The supervisor must outlive the actor.
   transport::Actor::Body Supervise(std::string name, Loop loop);
 
   // The first failure recorded, nullopt while none. Any thread.
@@ -37,7 +37,7 @@ class ActorSupervisor {
   std::optional<std::string> WaitFailure(std::chrono::milliseconds timeout) const;
 
  private:
-  void Record(const std::string& name, const std::string& reason);
+  void Record(const std::string& name, const std::string& reason, bool started);
 
   mutable std::mutex mu_;
   mutable std::condition_variable changed_;

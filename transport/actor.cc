@@ -58,6 +58,7 @@ void RunBody(ActorPipe& pipe, const std::string& name, const Actor::Body& body) 
 void ActorPipe::SignalReady(Status status) {
   if (ready_signalled_) return;
   ready_signalled_ = true;
+  started_ = status.ok();
   (void)Send(ToWire(MsgType::kActorReady),
              ReadySignal{static_cast<int32_t>(status.code()), status.message()});
 }

@@ -68,12 +68,16 @@ class ActorPipe {
   bool stop_requested() const { return stop_.stop_requested(); }
 
   bool ready_signalled() const { return ready_signalled_; }
+  // True once SignalReady(Ok) was called: the body is running, and a later
+  // failure is its death rather than a failed start.
+  bool started() const { return started_; }
 
  private:
   zmq::socket_t socket_;
   std::stop_token stop_;
   std::string scratch_;
   bool ready_signalled_ = false;
+  bool started_ = false;
 };
 
 // A running actor, owned by its parent. Start/Stop/Send/Recv are called from

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <string>
+#include <thread>
 
 #include "transport/codec.h"
 #include "transport/messages.h"
@@ -70,12 +71,35 @@ TEST_CASE("an actor starts, answers commands over its pipe and stops on TERM", "
 
 TEST_CASE("an actor whose start fails reports the error from Start", "[actor]") {
   zmq::context_t ctx;
-  auto actor = Actor::Start(ctx, "failing", [](ActorPipe& pipe) {
+  std::atomic<int> seen{-1};  // pipe.started() after the failed SignalReady
+  auto actor = Actor::Start(ctx, "failing", [&seen](ActorPipe& pipe) {
     pipe.SignalReady(Status::Io("cannot bind tcp://127.0.0.1:7011: address in use"));
+    seen = pipe.ready_signalled() && !pipe.started() ? 1 : 0;
   });
   REQUIRE_FALSE(actor.ok());
   CHECK(actor.status().code() == StatusCode::kIo);
   CHECK_THAT(actor.status().message(), Catch::Contains("address in use"));
+  for (int i = 0; i < 500 && seen.load() < 0; ++i) std::this_thread::sleep_for(milliseconds(10));
+  CHECK(seen.load() == 1);  // signalled, but a failed start, not a running body
+}
+
+TEST_CASE("a body that signalled Ok counts as started", "[actor]") {
+  zmq::context_t ctx;
+  std::atomic<bool> before{true};
+  std::atomic<bool> after{false};
+  auto actor = Actor::Start(ctx, "starts", [&](ActorPipe& pipe) {
+    before = pipe.started();
+    pipe.SignalReady(Status::Ok());
+    after = pipe.started();
+    for (;;) {
+      auto cmd = pipe.Recv();
+      if (!cmd.ok() || pipe.IsTerm(*cmd)) return;
+    }
+  });
+  REQUIRE(actor.ok());
+  CHECK((*actor)->Stop(milliseconds(5000)).ok());  // joined: both were set
+  CHECK_FALSE(before.load());
+  CHECK(after.load());
 }
 
 TEST_CASE("an actor that returns or throws before signalling ready fails Start", "[actor]") {
