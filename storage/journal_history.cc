@@ -114,10 +114,9 @@ int Journal::WriteExecutions(MDB_txn* txn, const Batch& batch, uint64_t first_se
   SeqsByExecution by_exec(batch, first_seq);
   std::vector<uint64_t> seqs;
   int rc = 0;
-  for (const ExecutionRecord& x : batch.execution_records()) {
+  for (const EncodedExecution& x : batch.execution_records()) {
     by_exec.Take(x.exec_id, &seqs);
-    const std::string record = codec::EncodeExecution(x);
-    if ((rc = PutWithSeqs(txn, e.executions, x.exec_id, record, seqs)) != 0) return rc;
+    if ((rc = PutWithSeqs(txn, e.executions, x.exec_id, x.value, seqs)) != 0) return rc;
   }
   return by_exec.EachUntaken([&](std::string_view exec_id, const std::vector<uint64_t>& added) {
     int put = PutWithSeqs(txn, e.executions, exec_id, {}, added);

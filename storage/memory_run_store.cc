@@ -5,6 +5,7 @@
 #include <string>
 
 #include "common/ids.h"
+#include "storage/record_codec.h"
 
 namespace apollo11::storage {
 namespace {
@@ -18,8 +19,13 @@ Status MemoryRunStore::Commit(RunBatch& batch) {
   for (const TransitionRecord& t : batch.transition_records()) {
     if (t.run_id.empty()) return Status::InvalidInput("a transition without a run id");
   }
-  for (const ExecutionRecord& x : batch.execution_records()) {
+  std::vector<ExecutionRecord> executions;
+  executions.reserve(batch.execution_records().size());
+  for (const EncodedExecution& x : batch.execution_records()) {
     if (x.exec_id.empty()) return Status::InvalidInput("an execution record without an id");
+    auto decoded = codec::DecodeExecution(x.exec_id, x.value);
+    if (!decoded.ok()) return decoded.status();
+    executions.push_back(std::move(*decoded));
   }
   for (const RunRecord& r : batch.run_records()) {
     if (r.run_id.empty()) return Status::InvalidInput("a run record without an id");
@@ -38,7 +44,7 @@ Status MemoryRunStore::Commit(RunBatch& batch) {
     stored.seq = ++last_seq_;
     if (stored.exec_id.empty()) stored.exec_id = MakeExecId(t.run_id, t.task_id);
   }
-  for (const ExecutionRecord& x : batch.execution_records()) executions_[x.exec_id] = x;
+  for (ExecutionRecord& x : executions) executions_[x.exec_id] = std::move(x);
   for (const RunRecord& r : batch.created_run_records()) {
     runs_[r.run_id] = r;
     last_created_ = r.run_id;

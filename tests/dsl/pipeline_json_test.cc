@@ -107,6 +107,29 @@ TEST_CASE("a snapshot decoded task by task equals the DOM decode", "[json]") {
   CHECK(reordered->params.at("tasks") == "v");
 }
 
+TEST_CASE("a decoded snapshot's task list holds no growth slack", "[json]") {
+  // Grown by doubling, 1,025 tasks had room for 2,048 (100k: 131,072, 28 MB
+  // of TaskSpecs the coordinator held for the whole run), and three
+  // dependencies for four.
+  PipelineSpec spec;
+  spec.version = "1.0";
+  spec.name = "a.b";
+  for (int i = 0; i < 1025; ++i) {
+    TaskSpec t;
+    t.id = "t" + std::to_string(i);
+    for (int d = 1; d <= 3 && d <= i; ++d) {
+      t.depends_on.push_back({"t" + std::to_string(i - d), {}, {}});
+    }
+    if (i % 10 == 0) t.env["id"] = "an env variable named id";  // counted by the estimate too
+    spec.tasks.push_back(std::move(t));
+  }
+  Result<PipelineSpec> back = PipelineFromJsonText(CanonicalJson(spec));
+  REQUIRE(back.ok());
+  CHECK(*back == spec);
+  CHECK(back->tasks.capacity() <= back->tasks.size() + back->tasks.size() / 8 + 16);
+  CHECK(back->tasks[5].depends_on.capacity() == 3);
+}
+
 TEST_CASE("a malformed snapshot text is an error, not an exception", "[json]") {
   auto not_json = PipelineFromJsonText("{\"version\":");
   REQUIRE_FALSE(not_json.ok());

@@ -560,6 +560,44 @@ TEST_CASE("schedules and fires are kept by the journal and the in-memory store",
   CheckScheduleContract(faulty);
 }
 
+// A record is encoded when it is put: what the writer changes afterwards (the
+// scheduler keeps updating its records while a failed commit is retried) is
+// not in the batch until it is put again, and the last put wins.
+void CheckPutEncodesNow(RunStore& store) {
+  RunBatch batch;
+  ExecutionRecord x;
+  x.exec_id = "r1.a";
+  x.run_id = "r1";
+  x.task_id = "a";
+  x.state = TaskState::kReady;
+  batch.PutExecution(x);
+  x.state = TaskState::kRunning;
+  x.worker_id = "w1";
+  REQUIRE(store.Commit(batch).ok());
+  auto got = store.GetExecution("r1.a");
+  REQUIRE(got.ok());
+  REQUIRE(got->has_value());
+  CHECK((*got)->state == TaskState::kReady);
+  CHECK((*got)->worker_id.empty());
+  batch.PutExecution(x);
+  x.state = TaskState::kSuccess;
+  batch.PutExecution(x);
+  REQUIRE(store.Commit(batch).ok());
+  got = store.GetExecution("r1.a");
+  REQUIRE(got.ok());
+  CHECK((*got)->state == TaskState::kSuccess);
+  CHECK((*got)->worker_id == "w1");
+}
+
+TEST_CASE("an execution record is encoded when it is put, in both stores", "[storage][run_batch]") {
+  testing::TempDir tmp;
+  auto journal = Journal::Open(tmp.path(), {});
+  REQUIRE(journal.ok());
+  CheckPutEncodesNow(**journal);
+  MemoryRunStore memory;
+  CheckPutEncodesNow(memory);
+}
+
 TEST_CASE("a batch grown by a burst gives its buffers back when it is cleared",
           "[storage][run_batch]") {
   RunBatch batch;
