@@ -1,5 +1,6 @@
 #include "dsl/pipeline_json.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <limits>
@@ -277,12 +278,16 @@ std::string CanonicalJson(const PipelineSpec& spec) {
 }
 
 namespace {
+// The shortest task a snapshot can hold, `{"id":"","type":"db"}` and its
+// comma: no valid text of N bytes has more than N / kSmallestTaskJson tasks.
+constexpr size_t kSmallestTaskJson = 23;
+}  // namespace
 
-// About how many tasks `text` holds: every task object has an "id" key, and a
-// JSON string cannot hold that quote-id-quote-colon sequence unescaped. An
-// estimate for reserve() only (an env variable named id counts too): a
-// 100k-task vector grown by doubling has room for 131,072 TaskSpecs, 28 MB
-// more than it needs.
+// Every task object has an "id" key, and a JSON string cannot hold that
+// quote-id-quote-colon sequence unescaped. Without the estimate, a 100k-task
+// vector grown by doubling has room for 131,072 TaskSpecs, 28 MB more than it
+// needs. Text made of nothing but "id": keys (a hostile client) gets no more
+// room than a valid snapshot of its size could need.
 size_t EstimateTaskCount(std::string_view text) {
   constexpr std::string_view kIdKey = "\"id\":";
   size_t n = 0;
@@ -290,20 +295,18 @@ size_t EstimateTaskCount(std::string_view text) {
        at = text.find(kIdKey, at + kIdKey.size())) {
     ++n;
   }
-  return n;
+  return std::min(n, text.size() / kSmallestTaskJson);
 }
-
-}  // namespace
 
 Result<PipelineSpec> PipelineFromJsonText(std::string_view text) {
   // Each element of the root's "tasks" array becomes a TaskSpec as soon as it
   // is parsed and is then dropped from the DOM, so only one task's JSON is in
   // memory at a time (the parser's callback may discard values).
   std::vector<TaskSpec> tasks;
-  tasks.reserve(EstimateTaskCount(text));
   std::string root_key;
   std::string source_file;  // keys are sorted: it comes before "tasks"
   try {
+    tasks.reserve(EstimateTaskCount(text));  // bad_alloc: an error, below
     json rest = json::parse(
         text,
         [&](int depth, json::parse_event_t event, json& parsed) {

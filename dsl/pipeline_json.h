@@ -25,6 +25,11 @@ Result<PipelineSpec> PipelineFromJson(const nlohmann::json& j);
 // kCorrupt when it does not decode.
 Result<PipelineSpec> PipelineFromJsonText(std::string_view text);
 
+// About how many tasks the snapshot `text` holds (its "id" keys, and ids in
+// env maps too), for PipelineFromJsonText's reserve(): never more than a
+// valid snapshot of text.size() bytes could hold, whatever the text is.
+size_t EstimateTaskCount(std::string_view text);
+
 // Replaces each task's "env" object in a snapshot by the list of its
 // variable names, for answers that must not show env values (the API).
 // Secret references stay: they hold no value.

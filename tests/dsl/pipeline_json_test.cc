@@ -130,6 +130,17 @@ TEST_CASE("a decoded snapshot's task list holds no growth slack", "[json]") {
   CHECK(back->tasks[5].depends_on.capacity() == 3);
 }
 
+TEST_CASE("the task count estimate follows the ids and is bounded by the text's size", "[json]") {
+  CHECK(EstimateTaskCount(R"({"tasks":[{"id":"a","type":"noop"},{"id":"b","type":"noop"}]})") == 2);
+  CHECK(EstimateTaskCount("") == 0);
+  // A hostile text of nothing but "id": keys (5 bytes each) gets the room of
+  // the most tasks a valid text of its size could hold, not one per key.
+  std::string keys;
+  for (int i = 0; i < 100000; ++i) keys += "\"id\":";
+  CHECK(EstimateTaskCount(keys) <= keys.size() / 20);
+  CHECK_FALSE(PipelineFromJsonText(keys).ok());
+}
+
 TEST_CASE("a malformed snapshot text is an error, not an exception", "[json]") {
   auto not_json = PipelineFromJsonText("{\"version\":");
   REQUIRE_FALSE(not_json.ok());
