@@ -28,7 +28,10 @@ struct ScanProblem {
 // starts a token outside [ ] / { } sends its scanner into an endless,
 // allocating loop (jbeder/yaml-cpp#1040), as does text after a closed
 // quoted scalar or flow collection ("[]o\n? "), so both are refused here.
-// Both are invalid YAML anyway; the fuzz tests hold the line. (3) yaml-cpp
+// Both are invalid YAML anyway; the fuzz tests hold the line. A '?' that
+// opens an explicit key runs away as well after a node with an anchor or tag
+// ("&x o\n? ": 8 bytes took 22 GB), and a pipeline has no use for complex
+// keys, so '? ' at a value's start is refused everywhere. (3) yaml-cpp
 // accepts a quoted scalar the file ends inside (a pipeline cut off there
 // loses its remaining tasks into that text), so that is refused at its
 // opening quote, as is a quoted scalar that runs on into a line indented
@@ -41,7 +44,10 @@ class PreScanner {
       : limit_(limit),
         file_(file),
         kComma("',' outside [ ] or { } cannot start a value or follow one; quote the text"),
-        kDeep("YAML nested deeper than " + std::to_string(limit) + " levels") {}
+        kDeep("YAML nested deeper than " + std::to_string(limit) + " levels"),
+        kExplicitKey(
+            "'? ' (an explicit mapping key) is not supported in a pipeline: write 'key: value', "
+            "or quote text that starts with '?'") {}
 
   // The first hazard in `text`, or a problem with line 0.
   ScanProblem Scan(std::string_view text) {
@@ -227,6 +233,10 @@ class PreScanner {
     }
     if (c != ' ' && c != '\t') cur.after_node = false;
     if (cur.value_start && (c == '&' || c == '*' || c == '!')) return StepAnchor(cur);
+    if (cur.value_start && c == '?' &&
+        (pos + 1 == line.size() || line[pos + 1] == ' ' || line[pos + 1] == '\t')) {
+      return Fail(pos, kExplicitKey);
+    }
     if (c == '#' && (pos == 0 || line[pos - 1] == ' ' || line[pos - 1] == '\t')) {
       return Step::kEndLine;
     }
@@ -253,6 +263,7 @@ class PreScanner {
   const std::string file_;
   const std::string kComma;
   const std::string kDeep;
+  const std::string kExplicitKey;
   std::vector<size_t> indents_;
   int flow_ = 0;
   bool in_single_ = false;

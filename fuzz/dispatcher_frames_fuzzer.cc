@@ -16,6 +16,7 @@
 #include "common/clock.h"
 #include "fuzz/dispatcher_frames.h"
 #include "fuzz/fuzz_check.h"
+#include "fuzz/heap_budget.h"
 #include "transport/codec.h"
 
 namespace apollo11::fuzz {
@@ -122,6 +123,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  apollo11::fuzz::HeapBudget budget;
   apollo11::fuzz::RunProgram(data, size);
   return 0;
 }

@@ -18,6 +18,7 @@
 #include "dsl/pipeline_json.h"
 #include "engine/run_graph.h"
 #include "fuzz/fuzz_check.h"
+#include "fuzz/heap_budget.h"
 #include "fuzz/run_to_end.h"
 
 namespace apollo11::fuzz {
@@ -51,6 +52,7 @@ void ParsePipeline(std::string_view text) {
 }  // namespace apollo11::fuzz
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  apollo11::fuzz::HeapBudget budget;
   apollo11::fuzz::ParsePipeline(std::string_view(reinterpret_cast<const char*>(data), size));
   return 0;
 }

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "fuzz/fuzz_check.h"
+#include "fuzz/heap_budget.h"
 #include "ha/etcd_codec.h"
 
 namespace apollo11::fuzz {
@@ -22,6 +23,7 @@ void CheckRefusal(const Result<T>& r) {
 }  // namespace apollo11::fuzz
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  apollo11::fuzz::HeapBudget budget;
   using namespace apollo11;
   const std::string_view body(reinterpret_cast<const char*>(data), size);
   fuzz::CheckRefusal(ha::DecodeGrant(body));

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "fuzz/fuzz_check.h"
+#include "fuzz/heap_budget.h"
 #include "storage/record_codec.h"
 
 namespace apollo11::fuzz {
@@ -58,6 +59,7 @@ void DecodeRecords(std::string_view value) {
 }  // namespace apollo11::fuzz
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  apollo11::fuzz::HeapBudget budget;
   apollo11::fuzz::DecodeRecords(std::string_view(reinterpret_cast<const char*>(data), size));
   return 0;
 }

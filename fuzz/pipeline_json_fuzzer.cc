@@ -12,6 +12,7 @@
 #include "dsl/pipeline_json.h"
 #include "engine/run_graph.h"
 #include "fuzz/fuzz_check.h"
+#include "fuzz/heap_budget.h"
 #include "fuzz/run_to_end.h"
 
 namespace apollo11::fuzz {
@@ -40,6 +41,7 @@ void ReadPipelineJson(const uint8_t* data, size_t size) {
 }  // namespace apollo11::fuzz
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  apollo11::fuzz::HeapBudget budget;
   apollo11::fuzz::ReadPipelineJson(data, size);
   return 0;
 }

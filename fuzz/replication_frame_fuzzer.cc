@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "fuzz/fuzz_check.h"
+#include "fuzz/heap_budget.h"
 #include "replication/replication_frame.h"
 #include "storage/batch_codec.h"
 
@@ -39,6 +40,7 @@ void DecodeFrame(std::string_view bytes) {
 }  // namespace apollo11::fuzz
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  apollo11::fuzz::HeapBudget budget;
   apollo11::fuzz::DecodeFrame(std::string_view(reinterpret_cast<const char*>(data), size));
   return 0;
 }

@@ -11,6 +11,7 @@
 #include "actors/actor_loop.h"
 #include "actors/internal_messages.h"
 #include "fuzz/fuzz_check.h"
+#include "fuzz/heap_budget.h"
 #include "transport/codec.h"
 #include "transport/messages.h"
 
@@ -84,6 +85,7 @@ void ClientMessages(const uint8_t* data, size_t size) {
 }  // namespace apollo11::fuzz
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  apollo11::fuzz::HeapBudget budget;
   apollo11::fuzz::WireMessages(data, size);
   apollo11::fuzz::ClientMessages(data, size);
   return 0;

@@ -80,6 +80,16 @@ summarise() {  # summarise NAME RC: one line of figures, or the failure
     echo "FAIL: fuzz_$name exited $rc; last lines of $log:" >&2
     tail -40 "$log" >&2
     echo "reproducer(s): $(find "$scratch/$name/artifacts" -type f | tr '\n' ' ')" >&2
+    # The scratch dir dies with a CI machine: a small reproducer is printed
+    # whole, so the log alone rebuilds it (base64 -d > FILE).
+    local repro
+    while IFS= read -r repro; do
+      if [[ $(stat -c %s "$repro") -le 16384 ]]; then
+        echo "base64 of $(basename "$repro"):" >&2
+        base64 -w 0 "$repro" >&2
+        echo >&2
+      fi
+    done < <(find "$scratch/$name/artifacts" -type f)
     echo "replay: $build/fuzz/fuzz_$name REPRODUCER" >&2
     return 1
   fi

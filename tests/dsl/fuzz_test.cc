@@ -79,7 +79,9 @@ TEST_CASE("inputs that send yaml-cpp 0.7 into a runaway loop are refused first",
     for (const Case& c :
          {Case{",", 1, 1}, Case{",4[", 1, 1}, Case{"a: 1\n,b", 2, 1}, Case{"[],", 1, 3},
           Case{"'',", 1, 3}, Case{"&a,", 1, 3}, Case{"!a,", 1, 3}, Case{"[]o\n? ", 1, 3},
-          Case{"\"x\"o\n? ", 1, 4}, Case{"{} o\n? x", 1, 4}}) {
+          Case{"\"x\"o\n? ", 1, 4}, Case{"{} o\n? x", 1, 4}, Case{"&x o\n? ", 2, 1},
+          Case{"!t o\n?", 2, 1}, Case{"&x: o\n? a\n", 2, 1}, Case{"a: [? b]", 1, 5},
+          Case{"- ? b", 1, 3}}) {
       ParseResult r = ParsePipelineText(c.text, "p.yaml");
       if (r.ok() || r.diagnostics.empty() || r.diagnostics[0].where.line != c.line ||
           r.diagnostics[0].where.column != c.column) {
@@ -87,14 +89,35 @@ TEST_CASE("inputs that send yaml-cpp 0.7 into a runaway loop are refused first",
         return false;
       }
     }
-    // Commas inside flow collections, quotes and plain text stay fine.
+    // Commas inside flow collections, quotes and plain text stay fine, as does
+    // a '?' that does not open an explicit key.
     const std::string fine =
         "version: \"1.0\"\nname: a.b\npipeline:\n  - {id: a, type: shell, command: 'x, y'}\n"
-        "  - id: b\n    type: shell\n    command: echo a,b  # a, b\n    depends_on: [a]\n";
+        "  - id: b\n    type: shell\n    command: echo a,b  # a, b\n    depends_on: [a]\n"
+        "  - id: c\n    type: shell\n    command: ?x\n"
+        "  - {id: d, type: shell, command: 'a? b'}\n"
+        "  - id: e\n    type: shell\n    command: |\n      echo ok\n      ? here\n";
     ParseResult ok = ParsePipelineText(fine, "p.yaml");
     if (!ok.ok())
       std::fprintf(stderr, "commas refused: %s\n", FormatDiagnostic(ok.diagnostics[0]).c_str());
     return ok.ok();
+  }));
+}
+
+TEST_CASE("an explicit key after an anchored node is refused before yaml-cpp runs away on it",
+          "[dsl][fuzz][fuzz-regression]") {
+  // fuzz_dsl_parser (CI, 2026-12-03): given a node with an anchor or tag and
+  // then '? ' on the next line, yaml-cpp 0.7's LoadAll made documents without
+  // end. These 29 bytes passed the fuzzer's 2 GiB; `apollo11 validate` of
+  // "&x o\n? \n" was killed by the kernel at 22 GB.
+  CHECK(RunBounded([] {
+    ParseResult r = ParsePipelineText(
+        ReadExample("../fuzz/corpus/dsl_parser/regression_explicit_key_after_anchor.yaml"),
+        "p.yaml");
+    return !r.ok() && r.diagnostics.size() == 1 && r.diagnostics[0].where.line == 3 &&
+           r.diagnostics[0].where.column == 1 &&
+           r.diagnostics[0].message.find("'? ' (an explicit mapping key) is not supported") !=
+               std::string::npos;
   }));
 }
 
