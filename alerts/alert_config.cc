@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include "dsl/yaml_file.h"
+
 namespace apollo11::alerts {
 
 namespace {
@@ -175,12 +177,9 @@ Result<std::vector<AlertRule>> ParseAlertRules(const YAML::Node& list) {
 }
 
 Result<std::vector<AlertRule>> LoadAlertRules(const std::string& path) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const std::exception& e) {
-    return Status::InvalidInput("config " + path + ": " + e.what());
-  }
+  Result<YAML::Node> loaded = dsl::LoadYamlFile(path);
+  if (!loaded.ok()) return Status::InvalidInput("config " + loaded.status().message());
+  const YAML::Node root = *loaded;
   if (!root.IsMap() || !root["alerts"]) return std::vector<AlertRule>{};
   auto rules = ParseAlertRules(root["alerts"]);
   if (!rules.ok()) return Status::InvalidInput("config " + path + ": " + rules.status().message());

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "dsl/suggest.h"
+#include "dsl/yaml_file.h"
 
 namespace apollo11::cli {
 namespace {
@@ -49,12 +50,9 @@ std::string NodeConfigPath(const std::string& given, bool default_exists) {
 }
 
 Status ApplyNodeConfigFile(CLI::App& start, const std::string& path) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const std::exception& e) {
-    return Status::InvalidInput("config " + path + ": " + e.what());
-  }
+  Result<YAML::Node> loaded = dsl::LoadYamlFile(path);
+  if (!loaded.ok()) return Status::InvalidInput("config " + loaded.status().message());
+  const YAML::Node root = *loaded;
   if (root.IsNull()) return Status::Ok();
   if (!root.IsMap()) return Status::InvalidInput("config " + path + ": expected a mapping");
   for (const auto& item : root) {

@@ -341,7 +341,7 @@ bool YamlGuard::CheckBytes(std::string_view text, const std::string& file) {
       ++column;
     }
   }
-  if (only_space) {
+  if (only_space && !allow_empty_) {
     report_->Error(whole, "file is empty (a pipeline needs at least version: and pipeline:)");
     return false;
   }
@@ -368,6 +368,7 @@ std::optional<YAML::Node> YamlGuard::Parse(std::string_view text, const std::str
     report_->Error(Loc(file, e.mark), "malformed YAML: " + what + scanner.UnclosedBracket());
     return std::nullopt;
   }
+  if (allow_empty_ && (docs.empty() || docs[0].IsNull())) return YAML::Node();
   if (docs.empty() || docs[0].IsNull()) {
     report_->Error(whole, "file is empty (a pipeline needs at least version: and pipeline:)");
     return std::nullopt;

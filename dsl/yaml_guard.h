@@ -38,12 +38,18 @@ class YamlGuard {
   std::optional<YAML::Node> Parse(std::string_view text, const std::string& file,
                                   bool imported = false);
 
+  // From now on an empty file (blank, comments only, or a null document) is
+  // a null node, not an error: for configuration files, where it means
+  // "nothing set".
+  void AllowEmpty() { allow_empty_ = true; }
+
  private:
   // The checks of the raw bytes; false after reporting a problem.
   bool CheckBytes(std::string_view text, const std::string& file);
 
   ParseOptions options_;
   FieldReader* report_;
+  bool allow_empty_ = false;
 };
 
 }  // namespace apollo11::dsl::internal

@@ -93,6 +93,29 @@ TEST_CASE(
   CHECK(pager.Matches(Event(AlertType::kRunCanceled, "billing.nightly")));
 }
 
+TEST_CASE("a node config's alert rules are read through the pipeline YAML guard",
+          "[alerts][config]") {
+  ScratchDir dir;
+  auto rules = apollo11::alerts::LoadAlertRules(dir.Write(
+      "node.yaml", "role: all\nalerts:\n  - name: pager\n    command: /usr/local/bin/page\n"));
+  REQUIRE(rules.ok());
+  REQUIRE(rules->size() == 1);
+  CHECK((*rules)[0].command == "/usr/local/bin/page");
+  CHECK(apollo11::alerts::LoadAlertRules(dir.Write("empty.yaml", "# none\n"))->empty());
+
+  // yaml-cpp alone takes a quote the file ends inside as text. REQUIRE: if the
+  // guard is gone, stop before the next input.
+  rules = apollo11::alerts::LoadAlertRules(dir.Write("cut.yaml", "alerts: 'x\n"));
+  REQUIRE(rules.status().message().find("cut.yaml:1:9: error: quoted text opened here") !=
+          std::string::npos);
+  // yaml-cpp 0.7 alone allocates on these bytes until the kernel kills it.
+  rules = apollo11::alerts::LoadAlertRules(dir.Write("bad.yaml", "!t o\n? \n"));
+  REQUIRE_FALSE(rules.ok());
+  CHECK(rules.status().message().rfind(
+            "config " + dir.path() + "/bad.yaml:2:1: error: '? ' (an explicit mapping key)", 0) ==
+        0);
+}
+
 TEST_CASE("the alerts list of a config becomes rules", "[alerts][config]") {
   auto rules = apollo11::alerts::ParseAlertRules(YAML::Load(R"(
 - name: order-team

@@ -88,11 +88,34 @@ TEST_CASE("a mistyped config key is refused with its line and the key it resembl
   CHECK(s.message() == "config " + dir.path() + "/far.yaml:1: unknown key 'colour'");
 }
 
+TEST_CASE("a config file goes through the pipeline YAML guard before yaml-cpp reads it",
+          "[cli][node]") {
+  ScratchDir dir;
+  StartApp a;
+  a.Parse({});
+  Status s = ApplyNodeConfigFile(*a.start, dir.path() + "/missing.yaml");
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.message().find("no such file") != std::string::npos);
+  // yaml-cpp alone takes a quote the file ends inside as text. REQUIRE: if the
+  // guard is gone, stop before the next input.
+  s = ApplyNodeConfigFile(*a.start, dir.Write("cut.yaml", "role: 'all\n"));
+  REQUIRE(s.message().find("cut.yaml:1:7: error: quoted text opened here") != std::string::npos);
+  // Eight bytes on which yaml-cpp 0.7 alone allocates until the kernel kills it.
+  s = ApplyNodeConfigFile(*a.start, dir.Write("node.yaml", "&x o\n? \n"));
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.message().rfind("config " + dir.path() +
+                              "/node.yaml:2:1: error: '? ' (an explicit "
+                              "mapping key) is not supported",
+                          0) == 0);
+}
+
 TEST_CASE("an empty config file sets nothing", "[cli][node]") {
   ScratchDir dir;
   StartApp a;
   a.Parse({});
   CHECK(ApplyNodeConfigFile(*a.start, dir.Write("node.yaml", "# nothing yet\n")).ok());
+  CHECK(ApplyNodeConfigFile(*a.start, dir.Write("blank.yaml", "\n")).ok());
+  CHECK(ApplyNodeConfigFile(*a.start, dir.Write("null.yaml", "---\n")).ok());
   CHECK(a.heartbeat == "10s");
 }
 
