@@ -40,8 +40,10 @@ scratch=$(mktemp -d "${TMPDIR:-/tmp}/apollo11-fuzz.XXXXXX")
 echo "== fuzzing each target for ${seconds}s (scratch: $scratch)"
 
 # Per-target extra flags: yaml-cpp 0.7 can allocate without bound on some
-# invalid YAML (dsl/yaml_guard.cc PreScanner guards the known cases); the 2 GiB cap
-# turns a new case into a reported failure instead of a dead machine.
+# invalid YAML (dsl/yaml_guard.cc PreScanner guards the known cases). Each
+# target's per-input heap budget (fuzz/heap_budget.h, 512 MiB) turns a new case
+# into a crash reproducer; the 2 GiB RSS cap is the backstop for growth the
+# budget does not see (libFuzzer's own report of it may hang: see docs/fuzzing.md).
 extra_flags() {
   case $1 in
     dsl_parser) echo "-rss_limit_mb=2048 -dict=$root/fuzz/dsl_parser.dict" ;;
