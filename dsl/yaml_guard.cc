@@ -46,8 +46,8 @@ class PreScanner {
         kComma("',' outside [ ] or { } cannot start a value or follow one; quote the text"),
         kDeep("YAML nested deeper than " + std::to_string(limit) + " levels"),
         kExplicitKey(
-            "'? ' (an explicit mapping key) is not supported in a pipeline: write 'key: value', "
-            "or quote text that starts with '?'") {}
+            "'? ' (an explicit mapping key) is not supported: write 'key: value', or quote text "
+            "that starts with '?'") {}
 
   // The first hazard in `text`, or a problem with line 0.
   ScanProblem Scan(std::string_view text) {
