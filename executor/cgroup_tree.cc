@@ -11,8 +11,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <thread>
+
+#include "common/small_file.h"
 
 namespace apollo11::executor {
 
@@ -40,8 +43,19 @@ void CollectProcs(const std::string& cg, std::vector<pid_t>* out) {
 }
 
 bool RemoveTree(const std::string& cg) {
+  // A leaf without sub-cgroups (a task's, as a rule) goes in one rmdir,
+  // without listing its few dozen control files.
+  if (::rmdir(cg.c_str()) == 0 || errno == ENOENT) return true;
   for (const std::string& sub : SubDirs(cg)) RemoveTree(cg + "/" + sub);
   return ::rmdir(cg.c_str()) == 0 || errno == ENOENT;
+}
+
+// False when cgroup.events says "populated 0": no process in `cg` or below
+// it, and none can join but by a write to a cgroup.procs. True otherwise,
+// unreadable included, so the caller looks.
+bool MayHoldProcesses(const std::string& cg) {
+  std::optional<std::string> events = ReadSmallFile(cg + "/cgroup.events", 4096);
+  return !events.has_value() || events->find("populated 0") == std::string::npos;
 }
 
 bool WriteSmall(const std::string& path, const char* text) {
@@ -115,7 +129,8 @@ Result<int> CgroupTree::Create(const std::string& leaf) const {
 
 std::vector<pid_t> CgroupTree::Procs(const std::string& leaf) const {
   std::vector<pid_t> out;
-  CollectProcs(dir_ + "/" + leaf, &out);
+  const std::string cg = dir_ + "/" + leaf;
+  if (MayHoldProcesses(cg)) CollectProcs(cg, &out);
   return out;
 }
 

@@ -159,7 +159,8 @@ int OpenChildFds(FdGuard* guard) {
   return 0;
 }
 
-// The signals this process ignores (SIG_IGN survives execve).
+}  // namespace
+
 std::vector<int> IgnoredSignals() {
   std::vector<int> ignored;
   for (int sig = 1; sig < SIGRTMAX; ++sig) {
@@ -170,8 +171,6 @@ std::vector<int> IgnoredSignals() {
   }
   return ignored;
 }
-
-}  // namespace
 
 Result<ChildProcess> SpawnChild(const std::vector<std::string>& argv,
                                 const std::map<std::string, std::string>& env,
@@ -191,7 +190,10 @@ Result<ChildProcess> SpawnChild(const std::vector<std::string>& argv,
   std::vector<char*> cenv;
   for (auto& e : env_strings) cenv.push_back(e.data());
   cenv.push_back(nullptr);
-  const std::vector<int> ignored = IgnoredSignals();
+  std::vector<int> looked_up;
+  if (options.ignored_signals == nullptr) looked_up = IgnoredSignals();
+  const std::vector<int>& ignored =
+      options.ignored_signals != nullptr ? *options.ignored_signals : looked_up;
 
   const ChildArgs args{path.c_str(),
                        cargv.data(),

@@ -38,7 +38,14 @@ struct SpawnOptions {
   int stdin_fd = -1;
   // "NAME=VALUE" entries added to the child's environment after `env`.
   std::vector<std::string> extra_env;
+  // The signals this process ignores, which the child gets back at their
+  // defaults, as IgnoredSignals() returned them; null: looked up at the
+  // spawn (one sigaction call per signal).
+  const std::vector<int>* ignored_signals = nullptr;
 };
+
+// The signals this process ignores now (SIG_IGN survives execve).
+std::vector<int> IgnoredSignals();
 
 // Spawns argv[0] (looked up in the worker's PATH when it has no '/') with the
 // current environment plus `env` (entries in `env` win), in `workdir` when

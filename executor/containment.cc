@@ -20,6 +20,13 @@ namespace {
 constexpr char kTokenVar[] = "APOLLO11_CONTAINMENT_TOKEN";
 constexpr Micros kScanEvery = 500 * kMicrosPerMilli;
 constexpr size_t kEndedGroupsKept = 4096;
+// How long the death watch and the worker's cgroup directory outlive the
+// last execution. A worker between two tasks (a DAG's next layer, a queue
+// about to refill) keeps them, rather than stopping a guardian shell it
+// starts again a moment later: that restart cost as much CPU as the task's
+// own `sh -c true` on the 2-core bench VM, and the stop waited for the
+// guardian to exit on the executor's thread.
+constexpr Micros kIdleRelease = 2 * kMicrosPerSecond;
 // Linux caps a process's environment with its argv at a quarter of the stack limit.
 constexpr size_t kMaxEnviron = 8 << 20;
 
@@ -112,6 +119,7 @@ Status Containment::Prepare(const std::string& leaf, ContainedExec* exec, SpawnO
   if (exec->token.empty())
     exec->token = std::to_string(self_) + "-" + std::to_string(next_token_++);
   exec->leaf = leaf;
+  idle_released_ = false;
   StartWatch();
   options->die_with_parent = true;
   options->extra_env.push_back(std::string(kTokenVar) + "=" + exec->token);
@@ -129,7 +137,11 @@ void Containment::Started(ContainedExec* exec, SpawnOptions* options, pid_t pid)
   Release(options);
   exec->pgid = pid;
   exec->reaped = false;
-  if (watch_ != nullptr && !watch_->Add(pid)) watch_.reset();  // the next task starts another
+  // In cgroup mode the guardian kills every leaf, so it need not hear of each
+  // group: a line it reads byte by byte, and a wake-up, per task start and end.
+  const bool told = tree_ != nullptr ? watch_ != nullptr && watch_->Alive()
+                                     : watch_ != nullptr && watch_->Add(pid);
+  if (!told) watch_.reset();  // the next task starts another
 }
 
 void Containment::Abandon(ContainedExec* exec, SpawnOptions* options) {
@@ -155,7 +167,9 @@ void Containment::Signal(ContainedExec* exec, int sig) {
 }
 
 size_t Containment::KillRest(ContainedExec* exec) {
-  if (watch_ != nullptr && exec->pgid > 0 && !watch_->Remove(exec->pgid)) watch_.reset();
+  if (tree_ == nullptr && watch_ != nullptr && exec->pgid > 0 && !watch_->Remove(exec->pgid)) {
+    watch_.reset();
+  }
   size_t killed = 0;
   if (tree_ != nullptr) {
     killed = tree_->Procs(exec->leaf).size();
@@ -184,14 +198,30 @@ void Containment::Tick(Micros now, const std::vector<ContainedExec*>& running) {
       ++i;
     }
   }
-  if (running.empty() && leaves_to_remove_.empty()) {
-    watch_.reset();  // started again with the next task
-    if (tree_ != nullptr) tree_->RemoveIfEmpty();
-  }
+  ReleaseWhenIdle(now, running.empty() && leaves_to_remove_.empty());
   if (tree_ != nullptr || now < next_scan_) return;
   if (running.empty() && orphans_.empty()) return;
   next_scan_ = now + kScanEvery;
   Scan(running);
+}
+
+void Containment::ReleaseWhenIdle(Micros now, bool idle) {
+  if (!idle) {
+    idle_since_.reset();
+    return;
+  }
+  if (idle_released_) return;
+  // Without a guardian (a worker that has run nothing yet, or one whose
+  // guardian could not start) nobody would remove the directory after a
+  // kill -9: it goes at once, as CgroupTree::Create makes it again.
+  if (watch_ != nullptr) {
+    if (!idle_since_.has_value()) idle_since_ = now;
+    if (now - *idle_since_ < kIdleRelease) return;
+  }
+  watch_.reset();  // started again with the next task
+  if (tree_ != nullptr) tree_->RemoveIfEmpty();
+  idle_released_ = true;
+  idle_since_.reset();
 }
 
 void Containment::Scan(const std::vector<ContainedExec*>& running) {

@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -94,21 +95,30 @@ class Containment {
   // Periodic work, from the executor's Process (also once after the last
   // execution ended): in process tree mode, every 500 ms, learns the
   // processes of `running` and reaps the orphans that ended; removes emptied
-  // leaves; stops the DeathWatch when nothing runs and no leaf waits to be
-  // removed (waiting a moment for it to exit).
+  // leaves; once nothing has run and no leaf has waited to be removed for
+  // 2 s (`now` on the steady clock), stops the DeathWatch (waiting a moment
+  // for it to exit) and removes the worker's cgroup directory, at once when
+  // there is no DeathWatch to remove it after a kill -9.
   void Tick(Micros now, const std::vector<ContainedExec*>& running);
 
  private:
   void StartWatch();
+  // Tick's release of the idle worker's DeathWatch and cgroup directory.
+  void ReleaseWhenIdle(Micros now, bool idle);
   void Release(SpawnOptions* options);
   void Scan(const std::vector<ContainedExec*>& running);
   void ReapOrphans(const std::vector<ProcEntry>& all, const std::vector<ContainedExec*>& running);
 
   std::string name_;  // as given; empty: no predecessors to look for
   std::unique_ptr<CgroupTree> tree_;
-  // While tasks run: null when idle or when it could not start.
+  // While tasks run and for 2 s after: null when idle or when it could not start.
   std::unique_ptr<DeathWatch> watch_;
   bool watch_failed_ = false;
+  // Since when nothing has run (no leaf waiting either); whether the watch
+  // and the directory have been released since the last Prepare (the
+  // directory CgroupTree::Open made has not).
+  std::optional<Micros> idle_since_;
+  bool idle_released_ = false;
   std::string description_;
   pid_t self_ = 0;
   uint64_t next_token_ = 1;

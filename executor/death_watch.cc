@@ -90,6 +90,11 @@ DeathWatch::~DeathWatch() {
   ::close(pidfd_);
 }
 
+bool DeathWatch::Alive() const {
+  pollfd p{pidfd_, POLLIN, 0};
+  return ::poll(&p, 1, 0) == 0;  // a pidfd is readable once its process has exited
+}
+
 bool DeathWatch::Tell(char op, pid_t pgid) {
   const std::string line = std::string(1, op) + " " + std::to_string(pgid) + "\n";
   // A full buffer (the guardian stalled) loses the line: the restart's

@@ -3,7 +3,8 @@
 // small /bin/sh that reads the worker's list of task process groups from a
 // socket and, when it reaches end of file because the worker died (kill
 // -9 included), SIGKILLs those groups, the processes carrying the worker's
-// environment token and every cgroup leaf of the worker.
+// environment token and every cgroup leaf of the worker. (A worker with
+// cgroups tells it no groups: their leaves hold them.)
 // Task leaders die with the worker on their own (PR_SET_PDEATHSIG); this is
 // what ends the rest of them at once instead of at the worker's restart.
 //
@@ -36,6 +37,9 @@ class DeathWatch {
   // False when the guardian is gone (it died or was killed): start another.
   bool Add(pid_t pgid) { return Tell('+', pgid); }
   bool Remove(pid_t pgid) { return Tell('-', pgid); }
+  // False once the guardian has exited (died or was killed): start another.
+  // Asks the kernel, not the guardian, so it wakes nothing.
+  bool Alive() const;
 
   pid_t pid() const { return pid_; }
 

@@ -64,7 +64,10 @@ const char* ToString(ExecOutcomeKind kind) {
 }
 
 Executor::Executor(ExecutorOptions options, const Clock& clock, ProcessGroupObserver* observer)
-    : options_(std::move(options)), clock_(clock), observer_(observer) {
+    : options_(std::move(options)),
+      clock_(clock),
+      observer_(observer),
+      ignored_signals_(IgnoredSignals()) {
   containment_ = std::make_unique<Containment>(options_.containment, options_.containment_name);
 }
 
@@ -186,6 +189,7 @@ Status Executor::StartProcess(Exec* exec, bool precheck) {
   Status fits = TaskInputs::CheckExecSize(argv, r.env);
   if (!fits.ok()) return Status::InvalidInput("could not start: " + fits.message());
   SpawnOptions spawn;
+  spawn.ignored_signals = &ignored_signals_;
   APOLLO11_RETURN_IF_ERROR(containment_->Prepare(ContainmentLeaf(r), &exec->contained, &spawn));
   Result<ChildProcess> child = SpawnChild(argv, r.env, r.workdir, spawn);
   if (!child.ok()) {

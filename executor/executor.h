@@ -154,6 +154,10 @@ class Executor final : public TaskRunner {
   ExecutorOptions options_;
   const Clock& clock_;
   ProcessGroupObserver* observer_;
+  // The signals this process ignored when the executor was made (the node
+  // sets its dispositions first); every child gets them back at their
+  // defaults, without a sigaction call per signal and spawn.
+  const std::vector<int> ignored_signals_;
   bool log_dir_ready_ = false;
   std::map<Key, std::unique_ptr<Exec>> execs_;
   std::vector<ExecOutcome> ready_;   // finished without running (noop, rejected, ...)

@@ -67,9 +67,30 @@ std::string TempRoot() {
 }  // namespace
 
 TaskInputs::~TaskInputs() {
-  if (dir_.empty()) return;
+  if (dir_.empty() || RemoveOwnFiles()) return;
   std::error_code ec;
   std::filesystem::remove_all(dir_, ec);
+}
+
+bool TaskInputs::RemoveOwnFiles() const {
+  const int root = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (root < 0) return errno == ENOENT;
+  bool emptied = true;
+  for (const char* folder : {"params", "outputs"}) {
+    const int fd = ::openat(root, folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) {
+      for (const auto& [in, name] : written_) {
+        if (std::strcmp(in, folder) != 0) continue;
+        if (::unlinkat(fd, name.c_str(), 0) != 0 && errno != ENOENT) emptied = false;
+      }
+      ::close(fd);
+    } else if (errno != ENOENT) {
+      emptied = false;  // a link or a file in its place
+    }
+    if (::unlinkat(root, folder, AT_REMOVEDIR) != 0 && errno != ENOENT) emptied = false;
+  }
+  ::close(root);
+  return emptied && (::rmdir(dir_.c_str()) == 0 || errno == ENOENT);
 }
 
 std::string TaskInputs::VariableName(const TaskInput& input) {
@@ -129,6 +150,7 @@ Status TaskInputs::WriteAll(const std::vector<TaskInput>& inputs) {
     Status s = WriteFile(dir_ + "/" + Folder(in.kind) + "/" + in.name, in.value);
     if (!s.ok())
       return Status::Io("could not write " + Describe(in) + " for the task: " + s.message());
+    written_.emplace_back(Folder(in.kind), in.name);
   }
   return Status::Ok();
 }

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -71,8 +72,17 @@ class TaskInputs {
 
  private:
   Status WriteAll(const std::vector<TaskInput>& inputs);
+  // Unlinks the files WriteAll made and removes the folders and dir_,
+  // through descriptors opened without following symbolic links (a task may
+  // have swapped a folder for a link to elsewhere). False when something
+  // else is left: the caller falls back to remove_all.
+  bool RemoveOwnFiles() const;
 
   std::string dir_;
+  // The inputs WriteAll made files for, as (folder, name): what the
+  // destructor unlinks, so an execution that added nothing is removed
+  // without listing a directory.
+  std::vector<std::pair<const char*, std::string>> written_;
 };
 
 }  // namespace apollo11::executor

@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cerrno>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -206,6 +208,59 @@ TEST_CASE("a worker restarted with the same containment name kills what its cgro
   CHECK(killed[0].second >= 1);  // the setsid'd sleep (and the shell, if it still waits)
   CHECK(MarkerGone(marker));
   ::waitpid(leftover, nullptr, 0);
+}
+
+TEST_CASE("the death watch outlives the last task by 2 s, and the next task starts another",
+          "[executor][containment]") {
+  using apollo11::executor::testing::OwnChildren;
+  constexpr apollo11::Micros kSecond = apollo11::kMicrosPerSecond;
+  for (ContainmentMode mode : Modes()) {
+    apollo11::FakeClock clock;
+    Executor ex(Options(mode), clock);
+    // Cgroup mode: the worker's directory, which lives as long as the watch.
+    const std::string prefix = "cgroup v2 ";
+    const std::string dir =
+        mode == ContainmentMode::kCgroup ? ex.containment().substr(prefix.size()) : "";
+    auto dir_exists = [&] { return !dir.empty() && std::filesystem::exists(dir); };
+    std::vector<ExecOutcome> none;
+    ex.Process(clock.Steady(), &none);
+    // Nothing has run, so no guardian would remove it after a kill -9: it
+    // goes at the first turn (a task makes it again).
+    CHECK_FALSE(dir_exists());
+    auto run_one = [&](const std::string& id) {
+      REQUIRE(ex.Launch(Shell(id, "true")).ok());
+      auto out = RunToCompletion(ex, clock, milliseconds(15000));
+      REQUIRE(out.size() == 1);
+      CHECK(out[0].kind == ExecOutcomeKind::kSuccess);
+    };
+    run_one("a");
+    const std::vector<int> first = OwnChildren("apollo11-death-watch");
+    REQUIRE(first.size() == 1);
+    // A worker between two tasks keeps its guardian: no restart per task.
+    clock.Advance(kSecond);
+    ex.Process(clock.Steady(), &none);
+    clock.Advance(kSecond - 1);
+    ex.Process(clock.Steady(), &none);
+    CHECK(OwnChildren("apollo11-death-watch") == first);
+    CHECK(dir_exists() == !dir.empty());
+    run_one("b");
+    CHECK(OwnChildren("apollo11-death-watch") == first);
+    // 2 s idle: it is told to go, and reaped (other tests' orphans may be
+    // children of this process too, so only the watch is looked for).
+    clock.Advance(kSecond);
+    ex.Process(clock.Steady(), &none);
+    clock.Advance(2 * kSecond);
+    ex.Process(clock.Steady(), &none);
+    CHECK(OwnChildren("apollo11-death-watch").empty());
+    CHECK_FALSE(dir_exists());
+    errno = 0;
+    CHECK(::waitpid(first[0], nullptr, WNOHANG) == -1);
+    CHECK(errno == ECHILD);
+    run_one("c");
+    const std::vector<int> second = OwnChildren("apollo11-death-watch");
+    CHECK(second.size() == 1);
+    CHECK(second != first);
+  }
 }
 
 TEST_CASE("containment cost per task, for the record", "[.][perf][containment]") {

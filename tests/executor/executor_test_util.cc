@@ -97,17 +97,45 @@ std::string UniqueSleepMarker() {
   return text;
 }
 
-std::vector<int> LiveWithMarker(const std::string& marker) {
+namespace {
+
+// Every pid /proc lists now.
+std::vector<int> ProcPids() {
   std::vector<int> out;
   DIR* dir = ::opendir("/proc");
   if (dir == nullptr) return out;
   while (dirent* e = ::readdir(dir)) {
     const int pid = std::atoi(e->d_name);
-    if (pid <= 0) continue;
+    if (pid > 0) out.push_back(pid);
+  }
+  ::closedir(dir);
+  return out;
+}
+
+}  // namespace
+
+std::vector<int> LiveWithMarker(const std::string& marker) {
+  std::vector<int> out;
+  for (int pid : ProcPids()) {
     const std::string cmd = ReadFile("/proc/" + std::to_string(pid) + "/cmdline");
     if (cmd.find(marker) != std::string::npos && ProcessAlive(pid)) out.push_back(pid);
   }
-  ::closedir(dir);
+  return out;
+}
+
+std::vector<int> OwnChildren(const std::string& marker) {
+  std::vector<int> out;
+  for (int pid : ProcPids()) {
+    const std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+    const size_t paren = stat.rfind(')');
+    int ppid = 0;
+    if (paren == std::string::npos ||
+        std::sscanf(stat.c_str() + paren + 1, " %*c %d", &ppid) != 1 || ppid != ::getpid()) {
+      continue;
+    }
+    const std::string cmd = ReadFile("/proc/" + std::to_string(pid) + "/cmdline");
+    if (cmd.find(marker) != std::string::npos) out.push_back(pid);
+  }
   return out;
 }
 

@@ -44,6 +44,10 @@ bool ProcessAlive(int pid);
 std::string UniqueSleepMarker();
 // Pids of live (non-zombie) processes whose command line holds `marker`.
 std::vector<int> LiveWithMarker(const std::string& marker);
+// Pids of this process's children (zombies included) whose command line
+// holds `marker` (a zombie's is empty); "apollo11-death-watch" finds its
+// death watch (executor/death_watch.h), "" every child.
+std::vector<int> OwnChildren(const std::string& marker);
 // Pids of live (non-zombie) processes whose process group is `pgid`.
 std::vector<int> LiveGroupMembers(int pgid);
 

@@ -28,6 +28,7 @@ using apollo11::executor::TaskInputs;
 using apollo11::executor::testing::ReadFile;
 using apollo11::executor::testing::RunToCompletion;
 using apollo11::executor::testing::TempDir;
+using apollo11::executor::testing::WriteFile;
 using Env = std::map<std::string, std::string>;
 
 TaskInput Output(const std::string& task, std::string value) {
@@ -70,6 +71,43 @@ TEST_CASE("every input is a file and small ones are also inline", "[executor][in
     CHECK(env.count("APOLLO11_OUTPUT_LOAD_B") == 0);  // over the inline cap: its file only
   }
   CHECK_FALSE(std::filesystem::exists(dir));  // removed with the execution
+}
+
+TEST_CASE("the directory goes whatever the task added to it or took from it",
+          "[executor][inputs]") {
+  TempDir root;
+  TempDir elsewhere;
+  WriteFile(elsewhere.path() + "/date", "not the task's");
+  for (int variant = 0; variant < 4; ++variant) {
+    std::string dir;
+    {
+      TaskInputs inputs;
+      Env env;
+      REQUIRE(inputs
+                  .Prepare(root.path(), "r1.t" + std::to_string(variant), 1,
+                           {Param("date", "2026-12-01"), Output("up", "x")}, &env)
+                  .ok());
+      dir = inputs.dir();
+      if (variant == 0) {  // an output file and a folder of its own
+        WriteFile(dir + "/output.json", "{}");
+        std::filesystem::create_directories(dir + "/scratch/deep");
+        WriteFile(dir + "/scratch/deep/f", "y");
+      } else if (variant == 1) {  // a file beside the inputs, one input removed
+        WriteFile(dir + "/outputs/extra", "z");
+        std::filesystem::remove(dir + "/params/date");
+      } else if (variant == 2) {  // the folders themselves removed
+        std::filesystem::remove_all(dir + "/params");
+        std::filesystem::remove_all(dir + "/outputs");
+      } else {  // a folder swapped for a link to a directory holding "date"
+        std::filesystem::remove_all(dir + "/params");
+        std::filesystem::create_directory_symlink(elsewhere.path(), dir + "/params");
+      }
+    }
+    INFO("variant " << variant);
+    CHECK_FALSE(std::filesystem::exists(dir));
+    CHECK(ReadFile(elsewhere.path() + "/date") == "not the task's");  // never followed
+  }
+  CHECK(Entries(root.path()) == 0);
 }
 
 TEST_CASE("inline inputs stop at the total budget and the rest are files only",
