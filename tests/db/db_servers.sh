@@ -15,9 +15,6 @@ cmd=${1:?start or stop}
 state=${2:?state file}
 password=apollo-secret
 
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
 
 as_pg() {
   if [[ $(id -u) -eq 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi
@@ -57,7 +54,10 @@ if [[ $(id -u) -eq 0 ]]; then chown postgres "$DIR/pgsock" "$DIR/pwfile"; fi
 
 # PostgreSQL: trust on the unix socket (for the test's own checks), SCRAM
 # passwords on loopback TCP (what the tasks use).
-PG_PORT=$(free_port)
+# Both ports in one draw: separate draws may repeat a port.
+mapfile -t ports < <(python3 "$(dirname "$0")/../ha/free_ports.py" 2)
+[[ ${#ports[@]} -eq 2 ]] || { echo "could not pick 2 free ports" >&2; exit 1; }
+PG_PORT=${ports[0]}
 mkdir "$DIR/pg"
 if [[ $(id -u) -eq 0 ]]; then chown postgres "$DIR/pg"; fi
 as_pg "$PG_BIN/initdb" -D "$DIR/pg" -U postgres --auth-local=trust --auth-host=scram-sha-256 \
@@ -68,7 +68,7 @@ as_pg psql -h "$DIR/pgsock" -p "$PG_PORT" -U postgres -d postgres -qAt -v ON_ERR
   -c "CREATE ROLE apollo LOGIN PASSWORD '$password'" -c "CREATE DATABASE apollo OWNER apollo" >/dev/null
 
 # MariaDB, as the current user; root without a password on the socket.
-MY_PORT=$(free_port)
+MY_PORT=${ports[1]}
 mariadb-install-db --no-defaults --datadir="$DIR/my" --user="$(id -un)" \
   --auth-root-authentication-method=normal --skip-test-db >"$DIR/install-db.log" 2>&1
 mariadbd --no-defaults --datadir="$DIR/my" --socket="$DIR/my.sock" --port="$MY_PORT" \

@@ -12,9 +12,6 @@ set -euo pipefail
 cmd=${1:?start or stop}
 state=${2:?state file}
 
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
 
 stop() {
   [[ -f $state ]] || return 0
@@ -41,10 +38,15 @@ stop  # leftovers of an interrupted run
 DIR=$(mktemp -d /tmp/apollo11-etcd.XXXXXX)
 names=(e1 e2 e3)
 declare -A client peer
+# Six distinct ports in one draw: separate draws may repeat a port.
+mapfile -t ports < <(python3 "$(dirname "$0")/free_ports.py" 6)
+[[ ${#ports[@]} -eq 6 ]] || { echo "could not pick 6 free ports" >&2; exit 1; }
 cluster=""
+i=0
 for n in "${names[@]}"; do
-  client[$n]=$(free_port)
-  peer[$n]=$(free_port)
+  client[$n]=${ports[i]}
+  peer[$n]=${ports[i + 1]}
+  i=$((i + 2))
   cluster+="${cluster:+,}$n=http://127.0.0.1:${peer[$n]}"
 done
 endpoints=""

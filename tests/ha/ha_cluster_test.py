@@ -14,22 +14,16 @@ lease; back: a leader again), resign (POST /api/cluster/resign hands over).
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from free_ports import free_port  # noqa: E402,F401  (ha_replication_test and bench/failover.py import it from here)
+
 TTL = 2  # --ha-lease, seconds
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def read_state(path):
