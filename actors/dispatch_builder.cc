@@ -91,12 +91,12 @@ Status DispatchBuilder::ExpandTemplates(const SchedulerRun& run, int task,
   dsl::TemplateValues values;
   values.run_id = run.run_id;
   values.task_id = TaskIdOf(run, task);
-  if (run.dag->IsInstance(task)) values.item = &rec.item;
+  if (run.dag->IsInstance(task)) values.item = &rec.item.get();
   values.idempotency_key = idempotency_key;
   values.params = &run.record.params;
   values.output = [&run](const std::string& id) -> const std::string* {
     const int up = run.graph->Find(id);
-    return up < 0 ? nullptr : &run.execs[up].task_output;
+    return up < 0 ? nullptr : &run.execs[up].task_output.get();
   };
   Status status = Status::Ok();
   dsl::ForEachTemplatedField(

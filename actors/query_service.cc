@@ -121,9 +121,11 @@ QueryReply QueryService::AnswerStatus(const Query& q, const QueryContext&) const
   auto run = journal_->GetRun(q.id);
   if (!run.ok()) return Fail(run.status());
   if (!run->has_value()) return Fail(Status::NotFound("no run " + q.id));
-  auto execs = journal_->ExecutionsOfRun(q.id);
-  if (!execs.ok()) return Fail(execs.status());
-  return Json(RunSummaryJson(**run, *execs));
+  auto text = RunSummaryText(**run, journal_);
+  if (!text.ok()) return Fail(text.status());
+  QueryReply reply;
+  reply.json = std::move(text).value();
+  return reply;
 }
 
 // One run's record without its tasks: what `status --wait` polls, so a

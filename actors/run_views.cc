@@ -1,6 +1,7 @@
 #include "actors/run_views.h"
 
 #include "common/clock.h"
+#include "common/json_dump.h"
 
 namespace apollo11::actors {
 namespace {
@@ -24,42 +25,40 @@ nlohmann::json TaskOutputJson(const std::string& text) {
 
 }  // namespace
 
-nlohmann::json RunSummaryJson(const storage::RunRecord& run,
-                              const std::vector<storage::ExecutionRecord>& execs) {
-  nlohmann::json tasks = nlohmann::json::object();
-  for (const storage::ExecutionRecord& e : execs) {
-    nlohmann::json t = {
-        {"state", ToString(e.state)}, {"attempts", e.attempt}, {"exec_id", e.exec_id}};
-    // An exit code only when an attempt ended by itself: a task canceled
-    // (killed) or that never ran has none, and a 0 would read as a success.
-    if (EndedByItself(e.state)) t["exit_code"] = e.exit_code;
-    if (!e.error.empty()) t["error"] = e.error;
-    if (!e.worker_id.empty()) t["worker"] = e.worker_id;
-    if (!e.logs_truncated.empty()) t["logs_truncated"] = e.logs_truncated;
-    if (!e.task_output.empty()) t["output"] = TaskOutputJson(e.task_output);
-    if (!e.item.empty()) t["item"] = e.item;  // a foreach instance's
-    // A rerun's task that never ran in it: only a reused one ends SUCCESS
-    // at attempt 0.
-    if (!run.rerun_of.empty() && e.state == TaskState::kSuccess && e.attempt == 0) {
-      t["reused_from"] = run.rerun_of;
-    }
-    // The worker's clock, in µs: when the process started and was reaped
-    // (bench/harness.py measures dependency hops from these).
-    if (e.started_at) t["started_at_us"] = e.started_at;
-    if (e.finished_at) t["finished_at_us"] = e.finished_at;
-    if (e.slow != storage::SlowFlag::kNone) {
-      t["slow"] = storage::ToString(e.slow);
-      t["slow_reason"] = e.slow_reason;
-      t["flagged_at"] = FormatTimestamp(e.flagged_at);
-    }
-    tasks[e.task_id] = std::move(t);
+nlohmann::json RunTaskJson(const storage::RunRecord& run, const storage::ExecutionRecord& e) {
+  nlohmann::json t = {
+      {"state", ToString(e.state)}, {"attempts", e.attempt}, {"exec_id", e.exec_id}};
+  // An exit code only when an attempt ended by itself: a task canceled
+  // (killed) or that never ran has none, and a 0 would read as a success.
+  if (EndedByItself(e.state)) t["exit_code"] = e.exit_code;
+  if (!e.error.empty()) t["error"] = e.error;
+  if (!e.worker_id.empty()) t["worker"] = e.worker_id;
+  if (!e.logs_truncated.empty()) t["logs_truncated"] = e.logs_truncated;
+  if (!e.task_output.empty()) t["output"] = TaskOutputJson(e.task_output);
+  if (!e.item.empty()) t["item"] = e.item;  // a foreach instance's
+  // A rerun's task that never ran in it: only a reused one ends SUCCESS
+  // at attempt 0.
+  if (!run.rerun_of.empty() && e.state == TaskState::kSuccess && e.attempt == 0) {
+    t["reused_from"] = run.rerun_of;
   }
+  // The worker's clock, in µs: when the process started and was reaped
+  // (bench/harness.py measures dependency hops from these).
+  if (e.started_at) t["started_at_us"] = e.started_at;
+  if (e.finished_at) t["finished_at_us"] = e.finished_at;
+  if (e.slow != storage::SlowFlag::kNone) {
+    t["slow"] = storage::ToString(e.slow);
+    t["slow_reason"] = e.slow_reason;
+    t["flagged_at"] = FormatTimestamp(e.flagged_at);
+  }
+  return t;
+}
+
+nlohmann::json RunHeaderJson(const storage::RunRecord& run) {
   nlohmann::json doc = {{"run_id", run.run_id},
                         {"pipeline", run.pipeline_name},
                         {"pipeline_hash", run.pipeline_hash},
                         {"state", ToString(run.status)},
-                        {"created_at", FormatTimestamp(run.created_at)},
-                        {"tasks", std::move(tasks)}};
+                        {"created_at", FormatTimestamp(run.created_at)}};
   if (run.finished_at) {
     doc["finished_at"] = FormatTimestamp(run.finished_at);
     doc["duration_ms"] = (run.finished_at - run.started_at) / kMicrosPerMilli;
@@ -69,6 +68,37 @@ nlohmann::json RunSummaryJson(const storage::RunRecord& run,
   if (!run.params.empty()) doc["params"] = run.params;
   if (!run.rerun_of.empty()) doc["rerun_of"] = run.rerun_of;
   return doc;
+}
+
+nlohmann::json RunSummaryJson(const storage::RunRecord& run,
+                              const std::vector<storage::ExecutionRecord>& execs) {
+  nlohmann::json tasks = nlohmann::json::object();
+  for (const storage::ExecutionRecord& e : execs) tasks[e.task_id] = RunTaskJson(run, e);
+  nlohmann::json doc = RunHeaderJson(run);
+  doc["tasks"] = std::move(tasks);
+  return doc;
+}
+
+Result<std::string> RunSummaryText(const storage::RunRecord& run, storage::Journal* journal) {
+  std::string out = SafeJsonDump(RunHeaderJson(run));
+  out.pop_back();  // the header's closing brace: "tasks" goes last
+  out += ",\"tasks\":{";
+  // An execution's key is RUN.TASK (MakeExecId), so the journal yields each
+  // task once and in task id order, as RunSummaryJson's map does; the id is
+  // taken from the key, which the journal's order rests on.
+  const size_t id_at = run.run_id.size() + 1;
+  bool first = true;
+  APOLLO11_RETURN_IF_ERROR(
+      journal->ForEachExecutionOfRun(run.run_id, [&](storage::ExecutionRecord& e) {
+        if (!first) out += ',';
+        first = false;
+        out += SafeJsonDump(nlohmann::json(e.exec_id.substr(id_at)));
+        out += ':';
+        out += SafeJsonDump(RunTaskJson(run, e));
+        return Status::Ok();
+      }));
+  out += "}}";
+  return out;
 }
 
 nlohmann::json TransitionJson(const storage::TransitionRecord& r) {

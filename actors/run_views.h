@@ -4,6 +4,7 @@
 // same documents.
 
 #include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 #include "storage/journal.h"
@@ -13,6 +14,13 @@ namespace apollo11::actors {
 // The `run --json` / `status --json` document.
 nlohmann::json RunSummaryJson(const storage::RunRecord& run,
                               const std::vector<storage::ExecutionRecord>& execs);
+// The same document as compact JSON text, its "tasks" last, built from the
+// journal one execution at a time: a 100k-task run's status costs about its
+// text (~20 MB) in memory, not its records and a JSON tree (~150 MB).
+Result<std::string> RunSummaryText(const storage::RunRecord& run, storage::Journal* journal);
+// The parts of that document: the run without its tasks, and one task.
+nlohmann::json RunHeaderJson(const storage::RunRecord& run);
+nlohmann::json RunTaskJson(const storage::RunRecord& run, const storage::ExecutionRecord& e);
 // One journal transition as `history --json` prints it.
 nlohmann::json TransitionJson(const storage::TransitionRecord& r);
 // One line of `runs --json`.

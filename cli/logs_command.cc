@@ -140,7 +140,7 @@ int Local(const LogsFlags& f) {
     const bool final = IsFinal(e.state) || (f.attempt != 0 && f.attempt < e.attempt);
     const std::string path = LocalLogFile(state_dir, e, attempt, ext);
     // logs_truncated describes the latest attempt, once it has ended.
-    const std::string why = final && attempt == e.attempt ? e.logs_truncated : "";
+    const std::string why = final && attempt == e.attempt ? e.logs_truncated.get() : "";
     if (!path.empty()) {
       if (FILE* in = std::fopen(path.c_str(), "rb")) {
         std::fseek(in, static_cast<long>(offset), SEEK_SET);

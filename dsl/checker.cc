@@ -160,7 +160,7 @@ void CheckPipeline(const PipelineSpec& spec, const CheckOptions& options,
     }
     if (!foreach_found) {
       Add(out, Diagnostic::Severity::kError, task.where,
-          "task '" + task.id + "': foreach '" + task.foreach +
+          "task '" + task.id + "': foreach '" + task.foreach.get() +
               "' must name one of the task's dependencies");
     }
     if (task.max_parallel > 0 && task.foreach.empty()) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/duration.h"
+#include "common/rare.h"
 
 namespace apollo11::dsl {
 
@@ -53,7 +54,8 @@ struct Dependency {
   bool operator==(const Dependency&) const = default;
 };
 
-// One task. Each member is listed in APOLLO11_TASK_FIELDS (dsl/task_fields.h),
+// One task. The fields most tasks leave unset are Rare (common/rare.h): 8
+// bytes each until set. Each member is listed in APOLLO11_TASK_FIELDS (dsl/task_fields.h),
 // which gives its YAML key, reader, snapshot JSON and whether workers get it.
 struct TaskSpec {
   std::string id;
@@ -62,19 +64,19 @@ struct TaskSpec {
 
   // shell
   std::string command;
-  std::string workdir;
+  Rare<std::string> workdir;
   // python: script is resolved to an absolute path (relative to the pipeline file)
-  std::string script;
-  std::vector<std::string> args;
+  Rare<std::string> script;
+  Rare<std::vector<std::string>> args;
   // http
-  std::string url;
+  Rare<std::string> url;
   std::string method = "GET";
-  std::map<std::string, std::string> headers;
-  std::string body;
-  std::vector<int> expect_status;  // empty = any 2xx
+  Rare<std::map<std::string, std::string>> headers;
+  Rare<std::string> body;
+  Rare<std::vector<int>> expect_status;  // empty = any 2xx
   // db: host is a URL postgres://, mysql:// or sqlite://
-  std::string db_host;
-  std::string sql;  // db: the statement; a db task's `script:` file is read into it
+  Rare<std::string> db_host;
+  Rare<std::string> sql;  // db: the statement; a db task's `script:` file is read into it
 
   std::vector<Dependency> depends_on;
   Trigger trigger = Trigger::kAll;
@@ -82,25 +84,25 @@ struct TaskSpec {
   std::optional<Millis> timeout;
   std::string group = "default";
   // Runs only on a worker of its group announcing all of these (--labels).
-  std::vector<std::string> labels;
-  int priority = 0;             // higher is placed first
-  std::string idempotency_key;  // template; empty = "${run_id}.${task_id}"
-  std::string precheck;         // shell command run before a requeued attempt
-  std::map<std::string, std::string> env;
-  std::string foreach;  // upstream task whose output fans this task out
+  Rare<std::vector<std::string>> labels;
+  int priority = 0;                   // higher is placed first
+  Rare<std::string> idempotency_key;  // template; empty = "${run_id}.${task_id}"
+  Rare<std::string> precheck;         // shell command run before a requeued attempt
+  Rare<std::map<std::string, std::string>> env;
+  Rare<std::string> foreach;  // upstream task whose output fans this task out
   // Where foreach's items are: empty = one item per line of the upstream's
   // stdout; "output" or "output.PATH" = the JSON array at that path of its
   // $APOLLO11_OUTPUT output. Set by `foreach: {task: T, items: ...}`.
-  std::string foreach_items;
+  Rare<std::string> foreach_items;
   int max_parallel = 0;  // foreach instances running at once; 0 = no cap
   // db: values bound in order to $1.. (postgres) or ? (mysql, sqlite), never
   // pasted into the SQL text.
-  std::vector<std::string> sql_params;
+  Rare<std::vector<std::string>> sql_params;
   // db: the environment variable holding the password (executor/db_password.h).
-  std::string db_password_env;
+  Rare<std::string> db_password_env;
   // Environment variable name -> secret reference (dsl/secret_ref.h); the
   // worker resolves the values at launch. Only references are stored.
-  std::map<std::string, std::string> secrets;
+  Rare<std::map<std::string, std::string>> secrets;
 
   bool operator==(const TaskSpec&) const = default;
 };

@@ -114,6 +114,11 @@ void Read(const json& j, const char* key, T* out) {
   auto it = j.find(key);
   if (it != j.end()) *out = ValueFrom<T>(*it, key);
 }
+template <typename T>
+void Read(const json& j, const char* key, Rare<T>* out) {
+  auto it = j.find(key);
+  if (it != j.end()) *out = ValueFrom<T>(*it, key);
+}
 
 RetryPolicy RetryFrom(const json& j) {
   RetryPolicy r;
@@ -139,7 +144,7 @@ json TaskJson(const TaskSpec& t, const std::string& source_file) {
   static const TaskSpec kDefault;
   json j{{"id", t.id}, {"type", ToString(t.type)}};
   auto put = [&](const char* key, const auto& value, const auto& fallback) {
-    if (value != fallback) j[key] = value;
+    if (value != fallback) j[key] = Unboxed(value);
   };
   if (t.where != SourceLocation{}) j["where"] = LocationJson(t.where, source_file);
 #define APOLLO11_TASK_FIELD_PUT(key, member, reader, owner, snapshot, wire) \

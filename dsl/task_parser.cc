@@ -21,7 +21,7 @@ const std::vector<std::string> kHttpMethods = {"GET",    "POST", "PUT",    "PATC
 
 // What a reader of the list is given: the member it fills, or the whole task
 // for a key that fills none.
-#define APOLLO11_TASK_TARGET_kValue(task, member) &(task)->member
+#define APOLLO11_TASK_TARGET_kValue(task, member) Writable(&(task)->member)
 #define APOLLO11_TASK_TARGET_kCustom(task, member) &(task)->member
 #define APOLLO11_TASK_TARGET_kNone(task, member) (task)
 #define APOLLO11_TASK_READER(key, member, reader, owner, snapshot, wire)   \
@@ -86,7 +86,7 @@ void TaskParser::Parse(const YAML::Node& node, const std::string& file, Pipeline
       continue;
     }
     reader->second(*this, f, &task);
-    if (f.key == "foreach" && f.value.IsMap()) ReadForeachItems(f, &task.foreach_items);
+    if (f.key == "foreach" && f.value.IsMap()) ReadForeachItems(f, Writable(&task.foreach_items));
   }
   if (has_type && task.type == TaskType::kDb) LoadDbScript(&task, by_key);
   if (has_type) RequireTypeFields(task, label, by_key);

@@ -5,6 +5,7 @@
 // DISPATCH's transport::TaskPayload): both have these members by the same
 // names. Adding a templated field is one line here.
 
+#include "common/rare.h"
 #include "dsl/template_expander.h"
 
 namespace apollo11::dsl {
@@ -14,13 +15,13 @@ namespace apollo11::dsl {
 template <typename Task, typename Fn>
 void ForEachTemplatedField(Task& task, Fn&& fn) {
   fn("command", TemplateContext::kShell, task.command);
-  for (auto& arg : task.args) fn("args", TemplateContext::kRaw, arg);
-  fn("url", TemplateContext::kUrl, task.url);
-  fn("body", TemplateExpander::BodyContext(task.body), task.body);
-  for (auto& [name, value] : task.headers) fn("headers", TemplateContext::kHeader, value);
-  for (auto& [name, value] : task.env) fn("env", TemplateContext::kRaw, value);
+  for (auto& arg : Unboxed(task.args)) fn("args", TemplateContext::kRaw, arg);
+  fn("url", TemplateContext::kUrl, Unboxed(task.url));
+  fn("body", TemplateExpander::BodyContext(Unboxed(task.body)), Unboxed(task.body));
+  for (auto& [name, value] : Unboxed(task.headers)) fn("headers", TemplateContext::kHeader, value);
+  for (auto& [name, value] : Unboxed(task.env)) fn("env", TemplateContext::kRaw, value);
   // A db task's bound values: the expanded text is bound, never pasted into SQL.
-  for (auto& value : task.sql_params) fn("params", TemplateContext::kRaw, value);
+  for (auto& value : Unboxed(task.sql_params)) fn("params", TemplateContext::kRaw, value);
 }
 
 }  // namespace apollo11::dsl

@@ -366,6 +366,15 @@ Result<std::vector<RunRecord>> Journal::ListRuns(size_t limit) {
 
 Result<std::vector<ExecutionRecord>> Journal::ExecutionsOfRun(const std::string& run_id) {
   std::vector<ExecutionRecord> out;
+  APOLLO11_RETURN_IF_ERROR(ForEachExecutionOfRun(run_id, [&out](ExecutionRecord& record) {
+    out.push_back(std::move(record));
+    return Status::Ok();
+  }));
+  return out;
+}
+
+Status Journal::ForEachExecutionOfRun(const std::string& run_id,
+                                      const std::function<Status(ExecutionRecord&)>& visit) {
   const std::string prefix = run_id + ".";
   ReadTxn txn(*this);
   APOLLO11_RETURN_IF_ERROR(txn.Begin());
@@ -378,10 +387,10 @@ Result<std::vector<ExecutionRecord>> Journal::ExecutionsOfRun(const std::string&
     if (exec_id.substr(0, prefix.size()) != prefix) break;
     Result<ExecutionRecord> record = codec::DecodeExecution(exec_id, View(v));
     if (!record.ok()) return record.status();
-    out.push_back(std::move(record).value());
+    APOLLO11_RETURN_IF_ERROR(visit(*record));
   }
   if (rc != 0 && rc != MDB_NOTFOUND) return Error(rc, "scan executions");
-  return out;
+  return Status::Ok();
 }
 
 Result<std::optional<ExecutionRecord>> Journal::GetExecution(const std::string& exec_id) {

@@ -30,6 +30,12 @@ class FieldReader {
     if (i_ < array_.size) array_.ptr[i_].convert(out);
     ++i_;
   }
+  template <typename T>
+  void Next(Rare<T>& out) {
+    T value = out;
+    Next(value);
+    out = std::move(value);
+  }
   void NextState(TaskState& out) {
     uint8_t v = static_cast<uint8_t>(out);
     Next(v);
@@ -149,16 +155,16 @@ std::string EncodeExecution(const ExecutionRecord& r) {
   pk.pack(r.deadline);
   pk.pack(r.retries_used);
   pk.pack(r.requeues);
-  pk.pack(r.error);
-  pk.pack(r.output);
+  pk.pack(r.error.get());
+  pk.pack(r.output.get());
   pk.pack(r.trace_id);
   pk.pack_nil();  // reserved
   pk.pack(static_cast<uint8_t>(r.slow));
-  pk.pack(r.slow_reason);
+  pk.pack(r.slow_reason.get());
   pk.pack(r.flagged_at);
-  pk.pack(r.logs_truncated);  // appended: older records decode with it empty
-  pk.pack(r.task_output);     // appended likewise
-  pk.pack(r.item);            // appended likewise
+  pk.pack(r.logs_truncated.get());  // appended: older records decode with it empty
+  pk.pack(r.task_output.get());     // appended likewise
+  pk.pack(r.item.get());            // appended likewise
   return Take(buf);
 }
 

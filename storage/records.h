@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/rare.h"
 #include "engine/task_state.h"
 
 namespace apollo11::storage {
@@ -66,21 +67,21 @@ struct ExecutionRecord {
   int exit_code = 0;
   Micros ready_at = 0, started_at = 0, finished_at = 0, next_retry_at = 0, deadline = 0;
   uint32_t retries_used = 0, requeues = 0;
-  std::string error;
-  std::string output;  // stdout tail, capped by the caller
+  Rare<std::string> error;
+  Rare<std::string> output;  // stdout tail, capped by the caller
   std::string trace_id;
   SlowFlag slow = SlowFlag::kNone;
-  std::string slow_reason;  // why it was flagged, for status and explain
+  Rare<std::string> slow_reason;  // why it was flagged, for status and explain
   Micros flagged_at = 0;
   // Why this attempt's log files are incomplete (a write failed on the
   // worker: disk full); empty when they are whole.
-  std::string logs_truncated;
+  Rare<std::string> logs_truncated;
   // The JSON result of the attempt that succeeded ($APOLLO11_OUTPUT, a db
   // task's rows), written with the SUCCESS transition; empty = none.
-  std::string task_output;
+  Rare<std::string> task_output;
   // A foreach instance's item (its task_id is "ID[i]"), written with the
   // expansion; empty for a task.
-  std::string item;
+  Rare<std::string> item;
 };
 
 // One run of a pipeline snapshot (`pipeline_hash` names the immutable spec).

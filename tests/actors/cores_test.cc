@@ -882,7 +882,7 @@ TEST_CASE("an execution running past 5x its P50 is flagged, journaled and left r
   storage::ExecutionRecord rec = f.Exec(id);
   CHECK(rec.state == TaskState::kRunning);
   CHECK(rec.slow == storage::SlowFlag::kFlagged);
-  CHECK(rec.slow_reason.find("running 1s1ms, more than 5x its P50 of 200ms") != std::string::npos);
+  CHECK(rec.slow_reason->find("running 1s1ms, more than 5x its P50 of 200ms") != std::string::npos);
   auto notes = f.Notes(id);
   REQUIRE(notes.size() == 1);
   CHECK(notes[0].from == TaskState::kRunning);

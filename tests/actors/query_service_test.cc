@@ -7,6 +7,7 @@
 
 #include "actors/actor_loop.h"
 #include "actors/client_sessions.h"
+#include "actors/run_views.h"
 #include "common/utf8.h"
 #include "tests/actors/cli_harness.h"
 
@@ -288,4 +289,74 @@ TEST_CASE("the pipeline query shows env names, not values, unless the full snaps
   QueryReply full = service.Answer(Ask(QueryKind::kPipeline, "shop.load", "full"), {});
   REQUIRE(full.code == 0);
   CHECK(full.json.find("plain-value-77") != std::string::npos);
+}
+
+TEST_CASE("a run's status is streamed from the journal and reads as the tree-built document",
+          "[query]") {
+  // The coordinator builds a status answer one execution at a time
+  // (RunSummaryText); the CLI's local views build a JSON tree
+  // (RunSummaryJson). Both must say the same, task by task.
+  testing::ScratchDir dir;
+  auto opened = storage::Journal::Open(dir.path() + "/journal", {});
+  REQUIRE(opened.ok());
+  std::unique_ptr<storage::Journal> journal = std::move(*opened);
+  storage::Journal::Batch batch;
+  storage::RunRecord run;
+  run.run_id = "r7";
+  run.pipeline_name = "p";
+  run.pipeline_hash = "h";
+  run.status = RunStatus::kSuccess;
+  run.created_at = 1'000'000;
+  run.started_at = 1'000'000;
+  run.finished_at = 3'500'000;
+  run.params = {{"day", "monday"}};
+  run.rerun_of = "r6";
+  batch.PutRun(run);
+  // Ids whose journal order (by exec id) is not their order as strings
+  // alone would give, and every optional member once.
+  const std::vector<std::string> ids = {"t10", "t1", "t2", "a.b", "t1x", "z"};
+  for (size_t i = 0; i < ids.size(); ++i) {
+    storage::ExecutionRecord e;
+    e.exec_id = "r7." + ids[i];
+    e.run_id = "r7";
+    e.task_id = ids[i];
+    e.attempt = static_cast<uint32_t>(i % 3);
+    e.state = i % 2 ? TaskState::kSuccess : TaskState::kFailed;
+    e.exit_code = static_cast<int>(i);
+    if (i == 0) e.error = "exit 1";
+    if (i == 1) e.worker_id = "w1";
+    if (i == 2) e.task_output = "{\"rows\":[1,2]}";
+    if (i == 3) e.item = "x";
+    if (i == 4) e.logs_truncated = "disk full";
+    if (i == 5) {
+      e.slow = storage::SlowFlag::kFlagged;
+      e.slow_reason = "3x its p50";
+      e.flagged_at = 2'000'000;
+    }
+    e.started_at = 1'100'000 + static_cast<Micros>(i);
+    e.finished_at = 1'200'000 + static_cast<Micros>(i);
+    batch.PutExecution(e);
+  }
+  REQUIRE(journal->Commit(batch).ok());
+
+  auto execs = journal->ExecutionsOfRun("r7");
+  REQUIRE(execs.ok());
+  REQUIRE(execs->size() == ids.size());
+  auto text = RunSummaryText(run, journal.get());
+  REQUIRE(text.ok());
+  const auto streamed = nlohmann::json::parse(*text, nullptr, false);
+  REQUIRE_FALSE(streamed.is_discarded());
+  CHECK(streamed == RunSummaryJson(run, *execs));
+  CHECK(streamed["tasks"].size() == ids.size());
+  CHECK(streamed["tasks"]["t1"]["worker"] == "w1");
+  CHECK(streamed["tasks"]["t2"]["output"]["rows"].size() == 2);
+
+  SystemClock clock;
+  SchedulerCore core(journal.get(), &clock, {});
+  WorkersSnapshot workers;
+  QueryService service(journal.get(), "");
+  QueryContext ctx{&core, &workers, nullptr, nullptr, clock.Now()};
+  QueryReply reply = service.Answer(Ask(QueryKind::kStatus, "r7"), ctx);
+  REQUIRE(reply.error.empty());
+  CHECK(nlohmann::json::parse(reply.json) == streamed);
 }

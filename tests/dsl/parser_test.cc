@@ -57,8 +57,8 @@ TEST_CASE("the DESIGN example validates as written, imports and script resolved"
   CHECK(fetch.where.line == 5);
   CHECK(fetch.where.column == 5);
   const TaskSpec& clean = p.tasks[1];
-  CHECK(std::filesystem::path(clean.script).is_absolute());
-  CHECK(std::filesystem::exists(clean.script));
+  CHECK(std::filesystem::path(clean.script.get()).is_absolute());
+  CHECK(std::filesystem::exists(clean.script.get()));
   REQUIRE(clean.depends_on.size() == 1);
   CHECK(clean.depends_on[0].task == "data_fetch");
   CHECK(clean.depends_on[0].on == DependencyCondition::kSuccess);
@@ -151,7 +151,7 @@ pipeline:
 
   const TaskSpec& fetch = p.tasks[0];
   CHECK(fetch.method == "POST");
-  CHECK(fetch.headers.at("X-Trace") == "1");
+  CHECK(fetch.headers->at("X-Trace") == "1");
   CHECK(fetch.body == "{\"a\": 1}");
   CHECK(fetch.expect_status == std::vector<int>{200, 201});
   CHECK(fetch.timeout == Millis(5400000));
@@ -161,7 +161,7 @@ pipeline:
   const TaskSpec& sh = p.tasks[1];
   CHECK(sh.command == "make all");
   CHECK(sh.workdir == "/srv");
-  CHECK(sh.env.at("LEVEL") == "3");
+  CHECK(sh.env->at("LEVEL") == "3");
   CHECK(sh.precheck == "test -f /srv/done");
   CHECK(sh.idempotency_key == "${run_id}-${task_id}-${params.region}");
   REQUIRE(sh.depends_on.size() == 2);
@@ -374,7 +374,7 @@ TEST_CASE("imports resolve relative to the importing file, nested", "[dsl][impor
   const TaskSpec& a = r.pipeline->tasks[0];
   CHECK(a.type == TaskType::kHttp);
   CHECK(a.method == "POST");
-  CHECK(a.headers.at("Accept") == "application/json");
+  CHECK(a.headers->at("Accept") == "application/json");
   CHECK(a.retry->max_retries == 3);
   CHECK(r.pipeline->tasks[1].method == "PUT");  // the task overrides its template
   CHECK(r.pipeline->tasks[1].retry->max_retries == 3);

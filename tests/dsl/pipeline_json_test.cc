@@ -120,7 +120,7 @@ TEST_CASE("a decoded snapshot's task list holds no growth slack", "[json]") {
     for (int d = 1; d <= 3 && d <= i; ++d) {
       t.depends_on.push_back({"t" + std::to_string(i - d), {}, {}});
     }
-    if (i % 10 == 0) t.env["id"] = "an env variable named id";  // counted by the estimate too
+    if (i % 10 == 0) t.env.mut()["id"] = "an env variable named id";  // counted by the estimate too
     spec.tasks.push_back(std::move(t));
   }
   Result<PipelineSpec> back = PipelineFromJsonText(CanonicalJson(spec));

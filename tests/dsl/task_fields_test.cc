@@ -72,7 +72,7 @@ TEST_CASE("the wire copy carries exactly the fields marked for the worker", "[ds
   spec.args = {"a"};
   spec.method = "POST";
   spec.expect_status = {200};
-  spec.env = {{"A", "1"}};
+  spec.env = std::map<std::string, std::string>{{"A", "1"}};
   spec.precheck = "true";
   spec.sql = "select 1";  // db fields travel too: the worker runs the SQL
   spec.sql_params = {"x"};

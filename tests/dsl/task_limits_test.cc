@@ -70,10 +70,11 @@ TEST_CASE("one field over the value limit and fields over the task limit are ref
         std::string::npos);
   spec = OneTask();
   for (int i = 0; i < 5; ++i)
-    spec.tasks[0].env["V" + std::to_string(i)] = std::string(1 << 20, 'v');
+    spec.tasks[0].env.mut()["V" + std::to_string(i)] = std::string(1 << 20, 'v');
   CHECK(Errors(spec).find("above the limit of 4194304 bytes") != std::string::npos);
   spec = OneTask();
-  for (size_t i = 0; i <= kMaxTaskMapEntries; ++i) spec.tasks[0].env["V" + std::to_string(i)] = "v";
+  for (size_t i = 0; i <= kMaxTaskMapEntries; ++i)
+    spec.tasks[0].env.mut()["V" + std::to_string(i)] = "v";
   CHECK(Errors(spec).find("has 1001 env entries, above the limit of 1000") != std::string::npos);
 }
 

@@ -88,7 +88,7 @@ TEST_CASE("a file cut off inside a quoted string is refused at the opening quote
   INFO(Dump(ok));
   REQUIRE(ok.ok());
   CHECK(ok.pipeline->tasks[0].command == "echo a b \"c\" d");
-  CHECK(ok.pipeline->tasks[0].env.at("X") == "it's here");
+  CHECK(ok.pipeline->tasks[0].env->at("X") == "it's here");
 }
 
 TEST_CASE("an unclosed bracket is reported where it opened", "[dsl][truncated]") {

@@ -1,0 +1,131 @@
+#pragma once
+// Rare<T>: a field most values leave at its default, stored as one pointer.
+//
+// A TaskSpec has some twenty fields that belong to one task type or to a
+// feature few tasks use (an http task's headers, a db task's sql, foreach).
+// Held inline they cost sizeof(T) each in every task (32 bytes a string, 48
+// a map) whether set or not; a 100k-task run paid about 50 MB for fields it
+// never set. A Rare<T> costs 8 bytes while it holds T{} and allocates only
+// when it holds something else.
+//
+// Contract: a Rare<T> reads as a const T (implicitly, through get(), or
+// through -> for member calls) and compares by value, so an empty box and a
+// box holding T{} are equal. mut() gives a writable T, allocating it. Copies
+// are deep. Once allocated, the box lives as long as the Rare and is assigned
+// in place, so a reference to a set value stays valid as it would to a plain
+// member; a reference taken while the box was empty is to the shared T{} and
+// does not see a later assignment. Not thread-safe for writes; const reads
+// from many threads are fine (the empty value is a function-local static).
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <utility>
+
+namespace apollo11 {
+
+template <class T>
+class Rare {
+ public:
+  Rare() = default;
+  Rare(T value) { Assign(std::move(value)); }  // NOLINT(google-explicit-constructor)
+  Rare(const Rare& other) : box_(other.box_ ? std::make_unique<T>(*other.box_) : nullptr) {}
+  Rare(Rare&&) noexcept = default;
+  Rare& operator=(const Rare& other) {
+    if (this != &other) Assign(other.get());
+    return *this;
+  }
+  Rare& operator=(Rare&& other) noexcept {
+    if (this == &other) return *this;
+    if (!box_) {
+      box_ = std::move(other.box_);
+    } else if (other.box_) {
+      *box_ = std::move(*other.box_);
+    } else {
+      *box_ = T{};
+    }
+    return *this;
+  }
+  Rare& operator=(T value) {
+    Assign(std::move(value));
+    return *this;
+  }
+  ~Rare() = default;
+
+  const T& get() const { return box_ ? *box_ : Default(); }
+  operator const T&() const { return get(); }  // NOLINT(google-explicit-constructor)
+  const T* operator->() const { return &get(); }
+  const T& operator*() const { return get(); }
+
+  // The value for writing; allocates it when the box is empty.
+  T& mut() {
+    if (!box_) box_ = std::make_unique<T>();
+    return *box_;
+  }
+
+  // Back to T{} (an allocated box is kept, as a std::string keeps its buffer).
+  void clear() {
+    if (box_) *box_ = T{};
+  }
+  bool empty() const { return get().empty(); }
+  size_t size() const { return get().size(); }
+  auto begin() const { return get().begin(); }
+  auto end() const { return get().end(); }
+
+  friend bool operator==(const Rare& a, const Rare& b) { return a.get() == b.get(); }
+  friend bool operator==(const Rare& a, const T& b) { return a.get() == b; }
+
+ private:
+  static const T& Default() {
+    static const T kDefault{};
+    return kDefault;
+  }
+  // An allocated box is assigned in place, so a reference taken to a set
+  // value stays valid, as it would to a plain member; an empty box is
+  // allocated only for a value other than T{}.
+  void Assign(T value) {
+    if (box_) {
+      *box_ = std::move(value);
+    } else if (!(value == Default())) {
+      box_ = std::make_unique<T>(std::move(value));
+    }
+  }
+  std::unique_ptr<T> box_;
+};
+
+// Text joins with a boxed string as with a plain one (messages name fields).
+inline std::string operator+(const std::string& a, const Rare<std::string>& b) {
+  return a + b.get();
+}
+inline std::string operator+(const Rare<std::string>& a, const std::string& b) {
+  return a.get() + b;
+}
+inline std::string operator+(const char* a, const Rare<std::string>& b) { return a + b.get(); }
+inline std::string operator+(const Rare<std::string>& a, const char* b) { return a.get() + b; }
+
+// The plain value behind a field, boxed or not: for code written once for
+// every member of APOLLO11_TASK_FIELDS (dsl/task_fields.h) or for a TaskSpec
+// and a wire struct alike. A plain field stays writable; a boxed one is read.
+template <class T>
+T& Unboxed(T& value) {
+  return value;
+}
+template <class T>
+const T& Unboxed(const Rare<T>& value) {
+  return value.get();
+}
+template <class T>
+const T& Unboxed(Rare<T>& value) {
+  return value.get();
+}
+// The plain value to write a field into; allocates a boxed one.
+template <class T>
+T* Writable(T* field) {
+  return field;
+}
+template <class T>
+T* Writable(Rare<T>* field) {
+  return &field->mut();
+}
+
+}  // namespace apollo11
