@@ -3,7 +3,8 @@
 # workers (4 slots each, --prefetch 64) on loopback, submits PIPELINE with
 # `apollo11 submit --wait`, samples the coordinator's VmRSS every 0.1 s, and
 # prints the wall time, VmHWM, RssAnon and RssFile at the end. The samples
-# (seconds since start, KB) are left in OUT/rss.trace. docs/PERFORMANCE.md,
+# (seconds since start, then VmRSS, RssAnon and RssFile in KB) are left in
+# OUT/rss.trace. docs/PERFORMANCE.md,
 # "Memory, measured again", was measured so.
 #   bench/rss_timeline.sh BIN_DIR PIPELINE OUT
 #   e.g. bench/rss_timeline.sh build/cli /tmp/scale-100000/pipeline.yaml /tmp/rss
@@ -49,8 +50,9 @@ since() { awk -v now="$(date +%s.%N)" -v t0="$1" 'BEGIN { printf "%.2f", now - t
 start=$(date +%s.%N)
 (
   while kill -0 "$coordinator" 2>/dev/null; do
-    kb=$(awk '/^VmRSS/ {print $2}' "/proc/$coordinator/status" 2>/dev/null || true)
-    echo "$(since "$start") ${kb:-0}"
+    kb=$(awk '/^(VmRSS|RssAnon|RssFile)/ {printf "%s ", $2}' "/proc/$coordinator/status" \
+      2>/dev/null || true)
+    echo "$(since "$start") ${kb:-0 0 0}"
     sleep 0.1
   done
 ) >"$out/rss.trace" &

@@ -2,10 +2,11 @@
 // A per-input heap budget for fuzz targets. libFuzzer's -rss_limit_mb is
 // checked once a second by a separate thread, and when it fires its report
 // walks the whole heap first (__sanitizer_print_memory_profile); under a
-// runaway allocation that walk did not finish within the 150 s scripts/fuzz.sh
-// allows (CI, 2026-12-03), so no reproducer was written. This budget is checked on every allocation, in the
-// thread that allocates: the input that passes it aborts at once, libFuzzer
-// saves it as a crash-* reproducer, and the report shows the allocating stack.
+// runaway allocation that walk did not finish within the 150 s
+// scripts/fuzz.sh allows (CI, 2026-12-03), so no reproducer was written.
+// This budget is checked on every allocation, in the thread that allocates:
+// the input that passes it aborts at once, libFuzzer saves it as a crash-*
+// reproducer, and the report shows the allocating stack.
 
 #include <cstddef>
 
