@@ -99,6 +99,11 @@ Status Journal::RunWrite(const char* what, const std::function<int(MDB_txn*)>& b
           at_commit = true;
         }
       }
+      const uint32_t every = options_.release_mapped_every;
+      if (rc == 0 && every > 0 && ++commits_since_release_ >= every) {
+        commits_since_release_ = 0;
+        ReleaseMappedPagesLocked();
+      }
     }
     if (rc == 0) return Status::Ok();
     // MDB_MAP_FULL can come from a put or from the commit itself (saving the
@@ -382,13 +387,19 @@ Status Journal::ForEachExecutionOfRun(const std::string& run_id,
   int rc = cursor.Open(txn.get(), env_->executions);
   if (rc != 0) return Error(rc, "open a cursor");
   MDB_val k = Val(prefix), v;
+  // A 100k-task run's records are some 30 MB of pages: let them go from the
+  // RSS as the scan passes (the cursor's pages are mapped again on use).
+  constexpr size_t kReleaseEvery = 4096;
+  size_t seen = 0;
   for (rc = cursor.Get(&k, &v, MDB_SET_RANGE); rc == 0; rc = cursor.Get(&k, &v, MDB_NEXT)) {
     std::string_view exec_id = View(k);
     if (exec_id.substr(0, prefix.size()) != prefix) break;
     Result<ExecutionRecord> record = codec::DecodeExecution(exec_id, View(v));
     if (!record.ok()) return record.status();
     APOLLO11_RETURN_IF_ERROR(visit(*record));
+    if (++seen % kReleaseEvery == 0) ReleaseMappedPagesLocked();
   }
+  if (seen >= kReleaseEvery) ReleaseMappedPagesLocked();
   if (rc != 0 && rc != MDB_NOTFOUND) return Error(rc, "scan executions");
   return Status::Ok();
 }
@@ -410,7 +421,9 @@ Result<std::optional<std::string>> Journal::GetPipeline(const std::string& hash)
   auto found = txn.Find(env_->pipelines, hash);
   if (!found.ok()) return found.status();
   if (!found->has_value()) return std::optional<std::string>();
-  return std::optional<std::string>(std::string(**found));
+  std::optional<std::string> text{std::string(**found)};
+  if (text->size() >= (1u << 20)) ReleaseMappedPagesLocked();  // a 100k-task snapshot: 17 MB
+  return text;
 }
 
 Result<std::optional<Micros>> Journal::DurationP50(const std::string& stats_key) {

@@ -45,6 +45,9 @@ struct JournalOptions {
   // loss (not on a process crash). kNone: the OS decides; a crash of the
   // machine may lose recent commits and, on some file systems, integrity.
   enum class Sync { kFull, kNoMetaSync, kNone } sync = Sync::kFull;
+  // Every this many write commits, the pages of the map this process has
+  // touched are let go (ReleaseMappedPages); 0 = never.
+  uint32_t release_mapped_every = 32;
 };
 
 class Journal final : public RunStore {
@@ -191,6 +194,15 @@ class Journal final : public RunStore {
 
   // Current size of the memory map in bytes. Any thread.
   size_t map_size() const;
+
+  // Unmaps from this process the journal pages it has read (madvise
+  // MADV_DONTNEED on LMDB's read-only shared map). They stay in the page
+  // cache, and the next read maps them again with a minor fault, so nothing
+  // a transaction sees changes; what goes is their count in this process's
+  // RSS: without it every page a run ever touched (tens of MB at 100k tasks)
+  // stays mapped for as long as the coordinator lives. Write commits call
+  // it every release_mapped_every commits. Any thread.
+  void ReleaseMappedPages() const;
   const std::string& dir() const { return dir_; }
 
  private:
@@ -225,6 +237,8 @@ class Journal final : public RunStore {
   int KeepRegisteredHashes(MDB_txn* txn, std::set<std::string>* hashes);
   Status GrowMap();
   Status AdoptMapSize() const;
+  // ReleaseMappedPages with resize_mu_ held (shared or exclusive).
+  void ReleaseMappedPagesLocked() const;
   Status Error(int rc, const std::string& what) const;
   Result<std::vector<TransitionRecord>> HistoryByIndex(unsigned dbi, const std::string& key);
   Result<uint64_t> ReadLastSeq() const;
@@ -259,6 +273,7 @@ class Journal final : public RunStore {
   int stale_readers_cleared_ = 0;
   std::atomic<uint64_t> map_growths_{0};
   std::atomic<uint64_t> map_full_at_commit_{0};
+  std::atomic<uint32_t> commits_since_release_{0};
 };
 
 }  // namespace apollo11::storage

@@ -3,9 +3,14 @@
 
 #include <lmdb.h>
 #include <spdlog/spdlog.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <set>
 
@@ -247,6 +252,39 @@ Status Journal::AdoptMapSize() const {
   int rc = mdb_env_set_mapsize(env_->env, 0);
   if (rc != 0) return Error(rc, "adopt the map size grown by another process");
   return Status::Ok();
+}
+
+void Journal::ReleaseMappedPages() const {
+  std::shared_lock lock(resize_mu_);
+  ReleaseMappedPagesLocked();
+}
+
+void Journal::ReleaseMappedPagesLocked() const {
+  unsigned flags = 0;
+  mdb_env_get_flags(env_->env, &flags);
+  if (flags & MDB_WRITEMAP) return;  // never set here; its pages would be ours to write
+  mdb_filehandle_t fd = -1;
+  struct stat st;
+  if (mdb_env_get_fd(env_->env, &fd) != 0 || fstat(fd, &st) != 0) return;
+  // LMDB does not say where its map is (MDB_envinfo's me_mapaddr is set only
+  // with MDB_FIXEDMAP): it is this process's shared mapping of data.mdb's
+  // inode. The map cannot move while resize_mu_ is held (only GrowMap and
+  // AdoptMapSize remap, under the exclusive lock). A failure costs memory,
+  // never data, so it is not reported.
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    unsigned long long begin = 0, end = 0, inode = 0;
+    char perms[8] = {};
+    unsigned major = 0, minor = 0;
+    // "BEGIN-END PERMS OFFSET MAJOR:MINOR INODE [PATH]"
+    if (std::sscanf(line.c_str(), "%llx-%llx %7s %*x %x:%x %llu", &begin, &end, perms, &major,
+                    &minor, &inode) != 6) {
+      continue;
+    }
+    if (inode != st.st_ino || makedev(major, minor) != st.st_dev || perms[3] != 's') continue;
+    (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+  }
 }
 
 size_t Journal::map_size() const {

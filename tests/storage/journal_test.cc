@@ -3,6 +3,8 @@
 #include <lmdb.h>
 
 #include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "common/ids.h"
@@ -522,6 +524,68 @@ TEST_CASE("a journal with a newer schema version is refused", "[storage]") {
   REQUIRE_FALSE(journal.ok());
   CHECK(journal.status().code() == StatusCode::kUnsupported);
   CHECK_THAT(journal.status().message(), Catch::Contains("schema version 99"));
+}
+
+// Resident bytes of this process's mappings of `dir`'s data.mdb
+// (/proc/self/smaps): the journal pages it has touched and not let go.
+size_t MappedJournalBytes(const std::string& dir) {
+  const std::string file = std::filesystem::canonical(dir).string() + "/data.mdb";
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool in_journal = false;
+  size_t kb = 0;
+  while (std::getline(smaps, line)) {
+    if (line.empty()) continue;
+    if (std::isxdigit(static_cast<unsigned char>(line[0])) && line.find('-') != std::string::npos &&
+        line.find(' ') > line.find('-')) {
+      in_journal = line.size() >= file.size() &&
+                   line.compare(line.size() - file.size(), file.size(), file) == 0;
+    } else if (in_journal && line.rfind("Rss:", 0) == 0) {
+      kb += std::stoul(line.substr(4));
+    }
+  }
+  return kb << 10;
+}
+
+TEST_CASE("the journal's pages a process has read are let go from its RSS", "[storage]") {
+  TempDir tmp;
+  JournalOptions options;
+  options.release_mapped_every = 0;  // by hand first
+  constexpr int kSnapshots = 64;
+  const std::string text(128 << 10, 'x');  // 8 MiB of overflow pages in all
+  {
+    auto journal = OpenOrDie(tmp.path(), options);
+    for (int i = 0; i < kSnapshots; ++i) {
+      Journal::Batch batch;
+      batch.PutPipeline("h" + std::to_string(i), text + std::to_string(i));
+      REQUIRE(journal->Commit(batch).ok());
+    }
+    auto read_all = [&] {
+      for (int i = 0; i < kSnapshots; ++i) {
+        auto got = journal->GetPipeline("h" + std::to_string(i));
+        REQUIRE(got.ok());
+        REQUIRE(got->has_value());
+        REQUIRE(**got == text + std::to_string(i));
+      }
+    };
+    read_all();
+    CHECK(MappedJournalBytes(tmp.path()) >= (6u << 20));
+    journal->ReleaseMappedPages();
+    CHECK(MappedJournalBytes(tmp.path()) < (1u << 20));
+    read_all();  // the same bytes, mapped again
+    CHECK(MappedJournalBytes(tmp.path()) >= (6u << 20));
+  }
+  // Write commits let them go on their own, every release_mapped_every.
+  options.release_mapped_every = 4;
+  auto journal = OpenOrDie(tmp.path(), options);
+  for (int i = 0; i < kSnapshots; ++i) REQUIRE(journal->GetPipeline("h" + std::to_string(i)).ok());
+  CHECK(MappedJournalBytes(tmp.path()) >= (6u << 20));
+  for (int i = 0; i < 4; ++i) {
+    Journal::Batch batch;
+    batch.PutPipeline("late" + std::to_string(i), "{}");
+    REQUIRE(journal->Commit(batch).ok());
+  }
+  CHECK(MappedJournalBytes(tmp.path()) < (1u << 20));
 }
 
 }  // namespace
