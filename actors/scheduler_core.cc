@@ -8,6 +8,7 @@
 #include "common/ids.h"
 #include "common/log_event.h"
 #include "dsl/task_limits.h"
+#include "storage/snapshot_pack.h"
 
 namespace apollo11::actors {
 
@@ -99,13 +100,17 @@ Result<std::string> SchedulerCore::StartRun(SubmitRun submit, dsl::PipelineSpec 
   const Micros now = clock_->Now();
   auto new_id = NewRunId(now);
   if (!new_id.ok()) return new_id.status();
+  // Packed before the run is built: a large snapshot's text (17 MB at 100k
+  // tasks) is gone before the graph, the records and the first commit's
+  // pages take their memory.
+  std::string snapshot = storage::PackSnapshot(std::move(submit.pipeline_json));
   auto made = MakeRun(*new_id, std::move(spec));
   if (!made.ok()) return made.status();
   storage::RunRecord record;
   record.pipeline_hash = submit.pipeline_hash;
   record.params = std::move(submit.params);
   record.pipeline_version = version;
-  batch_.PutPipeline(submit.pipeline_hash, std::move(submit.pipeline_json));
+  batch_.PutPackedPipeline(submit.pipeline_hash, std::move(snapshot));
   SchedulerRun& ref = Register(std::move(*made), std::move(record), now);
   effects_.clear();
   ref.dag->Start(now, &effects_);

@@ -1,7 +1,8 @@
 // libFuzzer target for journal values (storage/record_codec.h): a corrupted
 // or foreign LMDB file must give a Corrupt status, never a crash. Each input
 // is tried as a transition, an execution and a run record; what decodes must
-// re-encode to bytes that decode and encode the same again.
+// re-encode to bytes that decode and encode the same again. Each is also
+// tried as a stored pipeline snapshot (storage/snapshot_pack.h).
 
 #include <cstddef>
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include "fuzz/fuzz_check.h"
 #include "fuzz/heap_budget.h"
 #include "storage/record_codec.h"
+#include "storage/snapshot_pack.h"
 
 namespace apollo11::fuzz {
 namespace {
@@ -53,6 +55,15 @@ void DecodeRecords(std::string_view value) {
             "an execution value we encoded splits");
     Require(record2 == record && seqs2 == seqs, "an execution value splits as it was built");
   }
+  // A pipeline snapshot as stored: packed or not, it unpacks or is refused,
+  // and what unpacks packs back to a value that unpacks to the same text.
+  auto text = storage::UnpackSnapshot(value);
+  if (!text.ok()) {
+    Require(!text.status().message().empty(), "a refused snapshot says why");
+    return;
+  }
+  auto again = storage::UnpackSnapshot(storage::PackSnapshot(*text));
+  Require(again.ok() && *again == *text, "a snapshot we packed unpacks to its text");
 }
 
 }  // namespace

@@ -10,6 +10,7 @@ BUILD_PACKAGES=(
   build-essential cmake ninja-build pkg-config
   libzmq3-dev cppzmq-dev libmsgpack-cxx-dev libboost-dev
   liblmdb-dev lmdb-utils libyaml-cpp-dev
+  zlib1g-dev  # storage: large pipeline snapshots are stored deflated
   catch2 libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
   libcpp-httplib-dev libcurl4-openssl-dev libbenchmark-dev
   python3

@@ -123,7 +123,7 @@ Result<RunBatch> DecodeBatch(std::string_view bytes) {
     ReadRuns(top.ptr[4], /*created=*/true, &out);
     Each(top.ptr[5], [&](const msgpack::object& e) {
       auto [hash, json] = Pair(e);
-      out.PutPipeline(hash, json->as<std::string>());
+      out.PutPackedPipeline(hash, json->as<std::string>());  // as stored: packed when large
     });
     Each(top.ptr[6], [&](const msgpack::object& e) {
       auto [key, micros] = Pair(e);

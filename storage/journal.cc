@@ -14,6 +14,7 @@
 #include "common/ids.h"
 #include "storage/journal_internal.h"
 #include "storage/record_codec.h"
+#include "storage/snapshot_pack.h"
 
 namespace apollo11::storage {
 namespace {
@@ -421,9 +422,13 @@ Result<std::optional<std::string>> Journal::GetPipeline(const std::string& hash)
   auto found = txn.Find(env_->pipelines, hash);
   if (!found.ok()) return found.status();
   if (!found->has_value()) return std::optional<std::string>();
-  std::optional<std::string> text{std::string(**found)};
-  if (text->size() >= (1u << 20)) ReleaseMappedPagesLocked();  // a 100k-task snapshot: 17 MB
-  return text;
+  auto text = UnpackSnapshot(**found);
+  if ((*found)->size() >= (1u << 20)) ReleaseMappedPagesLocked();
+  if (!text.ok()) {
+    return Status::Corrupt("journal " + dir_ + ": pipeline snapshot " + hash + ": " +
+                           text.status().message());
+  }
+  return std::optional<std::string>(std::move(text).value());
 }
 
 Result<std::optional<Micros>> Journal::DurationP50(const std::string& stats_key) {

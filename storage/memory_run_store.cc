@@ -6,6 +6,7 @@
 
 #include "common/ids.h"
 #include "storage/record_codec.h"
+#include "storage/snapshot_pack.h"
 
 namespace apollo11::storage {
 namespace {
@@ -151,7 +152,9 @@ Result<std::optional<ExecutionRecord>> MemoryRunStore::GetExecution(const std::s
 Result<std::optional<std::string>> MemoryRunStore::GetPipeline(const std::string& hash) {
   auto it = pipelines_.find(hash);
   if (it == pipelines_.end()) return std::optional<std::string>();
-  return std::optional<std::string>(it->second);
+  auto text = UnpackSnapshot(it->second);
+  if (!text.ok()) return text.status();
+  return std::optional<std::string>(std::move(text).value());
 }
 
 Result<std::optional<Micros>> MemoryRunStore::DurationP50(const std::string& stats_key) {

@@ -11,6 +11,7 @@
 #include "common/clock.h"
 #include "storage/records.h"
 #include "storage/schedule_records.h"
+#include "storage/snapshot_pack.h"
 
 namespace apollo11::storage {
 
@@ -47,8 +48,14 @@ class RunBatch {
   // before the PutRun records of the same batch.
   void CreateRun(const RunRecord& r) { created_runs_.push_back(r); }
   // Stores a pipeline snapshot; immutable, so ignored if `hash` is present.
+  // Held in its stored form (storage/snapshot_pack.h): a large one packed.
   void PutPipeline(const std::string& hash, std::string canonical_json) {
-    pipelines_.emplace_back(hash, std::move(canonical_json));
+    pipelines_.emplace_back(hash, PackSnapshot(std::move(canonical_json)));
+  }
+  // The same, for a snapshot PackSnapshot has made already (a submission
+  // packs its text before building the run, so the text is gone by then).
+  void PutPackedPipeline(const std::string& hash, std::string packed) {
+    pipelines_.emplace_back(hash, std::move(packed));
   }
   // Adds one duration to the history of `stats_key` (last 64 kept).
   void RecordDuration(const std::string& stats_key, Micros duration) {
@@ -95,7 +102,8 @@ class RunBatch {
   const std::vector<EncodedExecution>& execution_records() const { return executions_; }
   const std::vector<RunRecord>& run_records() const { return runs_; }
   const std::vector<RunRecord>& created_run_records() const { return created_runs_; }
-  // (hash, canonical JSON) pairs.
+  // (hash, stored snapshot) pairs: the canonical JSON, packed when large
+  // (UnpackSnapshot gives the text back).
   const std::vector<std::pair<std::string, std::string>>& pipeline_snapshots() const {
     return pipelines_;
   }

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "storage/batch_codec.h"
+#include "storage/snapshot_pack.h"
 
 namespace apollo11::replication {
 namespace {
@@ -77,6 +78,13 @@ TEST_CASE("a run batch round-trips through the batch encoding", "[replication][s
   batch.CreateRun(r);
   batch.PutRun(r);
   batch.PutPipeline("sha256:p", "{}");
+  // A large snapshot travels packed, as it is stored, and arrives so (not
+  // packed a second time).
+  std::string big = "[";
+  for (int i = 0; i < 20000; ++i) big += std::to_string(i) + ",";
+  big += "0]";
+  batch.PutPipeline("sha256:big", big);
+  REQUIRE(storage::IsPackedSnapshot(batch.pipeline_snapshots()[1].second));
   batch.RecordDuration("p/a", 77);
   auto back = storage::codec::DecodeBatch(storage::codec::EncodeBatch(batch));
   REQUIRE(back.ok());
@@ -86,6 +94,8 @@ TEST_CASE("a run batch round-trips through the batch encoding", "[replication][s
   CHECK(back->created_run_records()[0].pipeline_name == "p");
   CHECK(back->run_records()[0].run_id == "r1");
   CHECK(back->pipeline_snapshots()[0].second == "{}");
+  CHECK(back->pipeline_snapshots()[1].second == batch.pipeline_snapshots()[1].second);
+  CHECK(storage::UnpackSnapshot(back->pipeline_snapshots()[1].second).value() == big);
   CHECK(back->duration_samples()[0].second == 77);
   CHECK(storage::codec::DecodeBatch("nope").status().code() == StatusCode::kCorrupt);
 }

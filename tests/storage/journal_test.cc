@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <string>
 
 #include "common/ids.h"
@@ -526,6 +527,32 @@ TEST_CASE("a journal with a newer schema version is refused", "[storage]") {
   CHECK_THAT(journal.status().message(), Catch::Contains("schema version 99"));
 }
 
+TEST_CASE("a large snapshot is journaled packed and reads back as its text", "[storage]") {
+  TempDir tmp;
+  auto journal = OpenOrDie(tmp.path());
+  std::string text = R"({"name":"big","tasks":[)";
+  for (int i = 0; i < 20000; ++i)
+    text += R"({"id":"t)" + std::to_string(i) + R"(","type":"noop"},)";
+  text += "{}]}";
+  // As a journal written before packing holds it: the text itself.
+  const std::string legacy = text + " ";
+  Journal::Batch batch;
+  batch.PutPipeline("packed", text);
+  batch.PutPackedPipeline("legacy", legacy);
+  REQUIRE(IsPackedSnapshot(batch.pipeline_snapshots()[0].second));
+  REQUIRE(journal->Commit(batch).ok());
+  CHECK(journal->GetPipeline("packed")->value() == text);
+  CHECK(journal->GetPipeline("legacy")->value() == legacy);
+  // A stored value that is damaged is reported, not handed out.
+  Journal::Batch bad;
+  bad.PutPackedPipeline("bad", PackSnapshot(text).substr(0, 100));
+  REQUIRE(journal->Commit(bad).ok());
+  auto got = journal->GetPipeline("bad");
+  REQUIRE_FALSE(got.ok());
+  CHECK(got.status().code() == StatusCode::kCorrupt);
+  CHECK_THAT(got.status().message(), Catch::Contains("pipeline snapshot bad"));
+}
+
 // Resident bytes of this process's mappings of `dir`'s data.mdb
 // (/proc/self/smaps): the journal pages it has touched and not let go.
 size_t MappedJournalBytes(const std::string& dir) {
@@ -552,7 +579,11 @@ TEST_CASE("the journal's pages a process has read are let go from its RSS", "[st
   JournalOptions options;
   options.release_mapped_every = 0;  // by hand first
   constexpr int kSnapshots = 64;
-  const std::string text(128 << 10, 'x');  // 8 MiB of overflow pages in all
+  // 8 MiB of overflow pages in all: random bytes, which are not packed.
+  std::string text(128 << 10, '\0');
+  std::mt19937 random(11);
+  for (char& c : text) c = static_cast<char>(random());
+  text[0] = '{';
   {
     auto journal = OpenOrDie(tmp.path(), options);
     for (int i = 0; i < kSnapshots; ++i) {

@@ -1,0 +1,73 @@
+#include "storage/snapshot_pack.h"
+
+#include <zlib.h>
+
+#include <cstdint>
+#include <cstring>
+
+namespace apollo11::storage {
+namespace {
+
+// "\0A1z" then the unpacked length, 4 bytes little-endian; the deflated
+// bytes follow.
+constexpr char kTag[4] = {'\0', 'A', '1', 'z'};
+constexpr size_t kHeader = 8;
+
+}  // namespace
+
+bool IsPackedSnapshot(std::string_view stored) {
+  return stored.size() >= kHeader && std::memcmp(stored.data(), kTag, sizeof kTag) == 0;
+}
+
+std::string PackSnapshot(std::string text) {
+  // Text that begins with the tag (never JSON) is packed whatever its size,
+  // so that no stored value reads as something it is not.
+  const bool looks_packed = IsPackedSnapshot(text);
+  if ((text.size() < kPackAtLeast && !looks_packed) || text.size() > kMaxUnpackedSnapshot) {
+    return text;
+  }
+  uLongf packed_size = compressBound(static_cast<uLong>(text.size()));
+  std::string out(kHeader + packed_size, '\0');
+  std::memcpy(out.data(), kTag, sizeof kTag);
+  const auto n = static_cast<uint32_t>(text.size());
+  for (int i = 0; i < 4; ++i) out[4 + i] = static_cast<char>((n >> (8 * i)) & 0xff);
+  int rc = compress2(reinterpret_cast<Bytef*>(out.data() + kHeader), &packed_size,
+                     reinterpret_cast<const Bytef*>(text.data()), static_cast<uLong>(text.size()),
+                     Z_BEST_SPEED);
+  if (rc != Z_OK) return text;  // only Z_MEM_ERROR: stored as it is
+  if (kHeader + packed_size >= text.size() && !looks_packed) return text;  // did not shrink
+  out.resize(kHeader + packed_size);
+  out.shrink_to_fit();
+  return out;
+}
+
+Result<std::string> UnpackSnapshot(std::string_view stored) {
+  if (!IsPackedSnapshot(stored)) return std::string(stored);
+  uint32_t n = 0;
+  for (int i = 0; i < 4; ++i)
+    n |= static_cast<uint32_t>(static_cast<uint8_t>(stored[4 + i])) << (8 * i);
+  // Deflate cannot shrink data more than about 1032:1: a length beyond that
+  // (or beyond the limit) is forged, and is refused before it is allocated.
+  constexpr size_t kMaxRatio = 1032;
+  const size_t packed = stored.size() - kHeader;
+  if (n > kMaxUnpackedSnapshot || n > packed * kMaxRatio + 64) {
+    return Status::Corrupt("packed pipeline snapshot claims " + std::to_string(n) + " bytes from " +
+                           std::to_string(packed) + " packed, more than deflate can give (limit " +
+                           std::to_string(kMaxUnpackedSnapshot) + ")");
+  }
+  std::string text(n, '\0');
+  uLongf got = n;
+  int rc = uncompress(reinterpret_cast<Bytef*>(text.data()), &got,
+                      reinterpret_cast<const Bytef*>(stored.data() + kHeader),
+                      static_cast<uLong>(packed));
+  if (rc != Z_OK || got != n) {
+    return Status::Corrupt(
+        "packed pipeline snapshot does not inflate to its " + std::to_string(n) + " bytes (zlib: " +
+        (rc == Z_OK ? std::string("short by ") + std::to_string(n - got) + " bytes"
+                    : std::string(zError(rc))) +
+        ")");
+  }
+  return text;
+}
+
+}  // namespace apollo11::storage
