@@ -2,6 +2,7 @@
 //   codec      encode / decode+convert of DISPATCH and RESULT frames
 //   journal    group commit of 1, 16, 256 transitions per write txn, with
 //              Sync kFull, kNoMetaSync and kNone (items/s = transitions/s)
+//   snapshot   packing and unpacking a 100k-task pipeline snapshot
 //   dag_run    DagRun driving a 100k-task layered DAG to completion the way
 //              the scheduler does (promote under a backlog of 1000, dispatch,
 //              succeed), and compiling that DAG; items/s = tasks/s
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "dsl/pipeline_json.h"
 #include "engine/dag_run.h"
 #include "engine/placement.h"
 #include "engine/run_graph.h"
@@ -30,6 +32,7 @@
 #include "observability/coordinator_metrics.h"
 #include "observability/worker_metrics.h"
 #include "storage/journal.h"
+#include "storage/snapshot_pack.h"
 #include "transport/codec.h"
 #include "transport/messages.h"
 
@@ -239,6 +242,24 @@ void BM_RunGraphCompile100k(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(spec.tasks.size()));
 }
 BENCHMARK(BM_RunGraphCompile100k)->Unit(benchmark::kMillisecond)->MinTime(1.0);
+
+// Packing and unpacking the canonical JSON of that 100k-task spec, as a
+// submission and a recovery do (storage/snapshot_pack.h); bytes/s of JSON.
+void BM_PackSnapshot100k(benchmark::State& state) {
+  const std::string text = apollo11::dsl::CanonicalJson(LayeredSpec(10, 10000));
+  for (auto _ : state) benchmark::DoNotOptimize(st::PackSnapshot(text).size());
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(text.size()));
+}
+BENCHMARK(BM_PackSnapshot100k)->Unit(benchmark::kMillisecond)->MinTime(1.0);
+
+void BM_UnpackSnapshot100k(benchmark::State& state) {
+  const std::string text = apollo11::dsl::CanonicalJson(LayeredSpec(10, 10000));
+  const std::string packed = st::PackSnapshot(text);
+  for (auto _ : state) benchmark::DoNotOptimize(st::UnpackSnapshot(packed)->size());
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(text.size()));
+  state.counters["ratio"] = static_cast<double>(text.size()) / static_cast<double>(packed.size());
+}
+BENCHMARK(BM_UnpackSnapshot100k)->Unit(benchmark::kMillisecond)->MinTime(1.0);
 
 void BM_DagRun100k(benchmark::State& state) {
   static const std::shared_ptr<const en::RunGraph> graph = LayeredGraph(10, 10000);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <deque>
 #include <string_view>
+#include <vector>
 
 #include "common/ids.h"
 #include "storage/journal.h"
@@ -114,7 +115,18 @@ int Journal::WriteExecutions(MDB_txn* txn, const Batch& batch, uint64_t first_se
   SeqsByExecution by_exec(batch, first_seq);
   std::vector<uint64_t> seqs;
   int rc = 0;
-  for (const EncodedExecution& x : batch.execution_records()) {
+  // In key order (a later record of the same execution still after an
+  // earlier one). LMDB fills the leaves of keys inserted in order. In task
+  // order (t0_9 before t0_10) a new run's leaves ended about two thirds
+  // full, and its first commit held and wrote half as many pages again (22
+  // MB of dirty pages in all at 100k tasks).
+  const std::vector<EncodedExecution>& records = batch.execution_records();
+  std::vector<uint32_t> order(records.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return records[a].exec_id < records[b].exec_id; });
+  for (uint32_t i : order) {
+    const EncodedExecution& x = records[i];
     by_exec.Take(x.exec_id, &seqs);
     if ((rc = PutWithSeqs(txn, e.executions, x.exec_id, x.value, seqs)) != 0) return rc;
   }
