@@ -267,22 +267,30 @@ void Journal::ReleaseMappedPagesLocked() const {
   struct stat st;
   if (mdb_env_get_fd(env_->env, &fd) != 0 || fstat(fd, &st) != 0) return;
   // LMDB does not say where its map is (MDB_envinfo's me_mapaddr is set only
-  // with MDB_FIXEDMAP): it is this process's shared mapping of data.mdb's
-  // inode. The map cannot move while resize_mu_ is held (only GrowMap and
-  // AdoptMapSize remap, under the exclusive lock). A failure costs memory,
-  // never data, so it is not reported.
+  // with MDB_FIXEDMAP): it is this process's shared mapping of data.mdb,
+  // known by its device and inode, or by its path where a stacked file
+  // system (overlayfs) shows the lower file's. The map cannot move while
+  // resize_mu_ is held (only GrowMap and AdoptMapSize remap, under the
+  // exclusive lock). A failure costs memory, never data: not reported.
+  std::error_code ec;
+  const std::string path = std::filesystem::weakly_canonical(dir_ + "/data.mdb", ec).string();
   std::ifstream maps("/proc/self/maps");
   std::string line;
   while (std::getline(maps, line)) {
     unsigned long long begin = 0, end = 0, inode = 0;
     char perms[8] = {};
     unsigned major = 0, minor = 0;
+    int path_at = 0;
     // "BEGIN-END PERMS OFFSET MAJOR:MINOR INODE [PATH]"
-    if (std::sscanf(line.c_str(), "%llx-%llx %7s %*x %x:%x %llu", &begin, &end, perms, &major,
-                    &minor, &inode) != 6) {
+    if (std::sscanf(line.c_str(), "%llx-%llx %7s %*x %x:%x %llu %n", &begin, &end, perms, &major,
+                    &minor, &inode, &path_at) != 6 ||
+        perms[3] != 's') {
       continue;
     }
-    if (inode != st.st_ino || makedev(major, minor) != st.st_dev || perms[3] != 's') continue;
+    const bool same_file = inode == st.st_ino && makedev(major, minor) == st.st_dev;
+    const bool same_path =
+        !ec && path_at > 0 && line.compare(path_at, std::string::npos, path) == 0;
+    if (!same_file && !same_path) continue;
     (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
   }
 }
