@@ -131,7 +131,6 @@ SchedulerRun& SchedulerCore::Register(std::unique_ptr<SchedulerRun> run, storage
   run->record.started_at = now;
   run->record.task_count = static_cast<uint32_t>(n);
   for (size_t i = 0; i < n; ++i) {
-    run->execs[i].trace_id = run->trace_id;
     run->exec_dirty[i] = 1;
     run->dirty_list.push_back(static_cast<int>(i));
   }

@@ -61,8 +61,6 @@ void SchedulerCore::ExpandForeach(SchedulerRun& run, int task) {
       storage::ExecutionRecord& rec = run.execs[slot];
       rec.task_id = run.dag->Id(slot);
       rec.exec_id = MakeExecId(run.run_id, rec.task_id);
-      rec.run_id = run.run_id;
-      rec.trace_id = run.trace_id;
       rec.state = TaskState::kPending;
       rec.item = std::move((*items)[static_cast<size_t>(i)]);
       run.MarkDirty(slot);
@@ -96,7 +94,7 @@ Status SchedulerCore::RestoreInstances(SchedulerRun& run,
     APOLLO11_RETURN_IF_ERROR(run.dag->Restore(slot, rec.state, rec.attempt,
                                               static_cast<int>(rec.retries_used),
                                               static_cast<int>(rec.requeues), rec.next_retry_at));
-    run.execs[slot] = std::move(rec);
+    run.Adopt(slot, std::move(rec));
   }
   return Status::Ok();
 }

@@ -70,7 +70,7 @@ Status SchedulerCore::Flush(SchedulerOutbox* out) {
   batch_.ReserveExecutions(dirty);
   for (auto& [id, run] : runs_) {
     for (int task : run->dirty_list) {
-      batch_.PutExecution(run->execs[task]);
+      batch_.PutExecution(run->execs[task], run->run_id, run->trace_id);
       run->exec_dirty[task] = 0;
     }
     run->dirty_list.clear();

@@ -61,7 +61,6 @@ Result<std::unique_ptr<SchedulerRun>> SchedulerCore::MakeRun(const std::string& 
     const dsl::TaskSpec& task = run->spec().tasks[i];
     storage::ExecutionRecord& rec = run->execs[i];
     rec.exec_id = MakeExecId(run->run_id, task.id);
-    rec.run_id = run->run_id;
     rec.task_id = task.id;
     rec.state = TaskState::kPending;
     for (const dsl::Dependency& dep : task.depends_on) {
@@ -209,7 +208,7 @@ Status SchedulerCore::RestoreExecutions(SchedulerRun& run) {
       run.outputs[task] = rec.output;
       run.output_tail_only[task] = 1;
     }
-    run.execs[task] = std::move(rec);
+    run.Adopt(task, std::move(rec));
   }
   APOLLO11_RETURN_IF_ERROR(RestoreInstances(run, &instances));
   if (run.trace_id.empty()) run.trace_id = NewTraceId();

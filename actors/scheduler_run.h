@@ -28,7 +28,10 @@ struct SchedulerRun {
   const dsl::PipelineSpec& spec() const { return graph->spec(); }
   std::unique_ptr<engine::DagRun> dag;
   storage::RunRecord record;
-  std::vector<storage::ExecutionRecord> execs;  // by task index
+  // By task index. Their run_id and trace_id are left empty: the run's own,
+  // above, are filled in when a record is journaled (64 bytes of heap a task
+  // saved, 6 MB at 100k tasks).
+  std::vector<storage::ExecutionRecord> execs;
   std::vector<uint8_t> exec_dirty;
   std::vector<int> dirty_list;
   std::vector<std::string> outputs;  // by task index; kept only for tasks with dependents
@@ -55,6 +58,14 @@ struct SchedulerRun {
   // Grows every per-slot vector to the DAG's slots; a new instance slot
   // takes its task's history.
   void GrowSlots();
+
+  // Stores `rec`, read from the journal, as the record of `slot`, without
+  // its run id and trace id (see execs).
+  void Adopt(int slot, storage::ExecutionRecord rec) {
+    std::string().swap(rec.run_id);  // swap: assigning "" would keep the buffer
+    std::string().swap(rec.trace_id);
+    execs[slot] = std::move(rec);
+  }
 
   // The execution record of `task` is written with the turn's commit.
   void MarkDirty(int task) {

@@ -14,6 +14,12 @@ constexpr uint8_t kRegistryFormat = 1;
 
 using Packer = msgpack::packer<msgpack::sbuffer>;
 
+// A string, as pk.pack(std::string) writes it.
+void PackText(Packer& pk, std::string_view text) {
+  pk.pack_str(static_cast<uint32_t>(text.size()));
+  pk.pack_str_body(text.data(), static_cast<uint32_t>(text.size()));
+}
+
 // Our own values are small; the limits only stop a corrupt header from
 // allocating gigabytes (array, map, str, bin, ext, depth).
 const msgpack::unpack_limit kLimits(64, 100000, 64u << 20, 64u << 20, 1024, 4);
@@ -138,11 +144,16 @@ Result<TransitionRecord> DecodeTransition(uint64_t seq, std::string_view value) 
 }
 
 std::string EncodeExecution(const ExecutionRecord& r) {
+  return EncodeExecution(r, r.run_id, r.trace_id);
+}
+
+std::string EncodeExecution(const ExecutionRecord& r, std::string_view run_id,
+                            std::string_view trace_id) {
   msgpack::sbuffer buf(128 + r.output.size() + r.error.size() + r.task_output.size());
   Packer pk(buf);
   pk.pack_array(24);
   pk.pack(kExecutionFormat);
-  pk.pack(r.run_id);
+  PackText(pk, run_id);
   pk.pack(r.task_id);
   pk.pack(r.attempt);
   pk.pack(static_cast<uint8_t>(r.state));
@@ -157,7 +168,7 @@ std::string EncodeExecution(const ExecutionRecord& r) {
   pk.pack(r.requeues);
   pk.pack(r.error.get());
   pk.pack(r.output.get());
-  pk.pack(r.trace_id);
+  PackText(pk, trace_id);
   pk.pack_nil();  // reserved
   pk.pack(static_cast<uint8_t>(r.slow));
   pk.pack(r.slow_reason.get());

@@ -18,6 +18,10 @@ namespace apollo11::storage::codec {
 // MakeExecId(run_id, task_id), which is nearly always.
 std::string EncodeTransition(const TransitionRecord& r);
 std::string EncodeExecution(const ExecutionRecord& r);
+// The same, with the run id and trace id given rather than r's: the
+// scheduler keeps them once per run, not in each of its records.
+std::string EncodeExecution(const ExecutionRecord& r, std::string_view run_id,
+                            std::string_view trace_id);
 std::string EncodeRun(const RunRecord& r);
 
 // Decoders return Corrupt for anything that is not a record they wrote; the

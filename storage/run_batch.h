@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -32,6 +33,9 @@ class RunBatch {
   // Replaces the current state of r.exec_id (encoded now: later changes to
   // `r` are not in the batch).
   void PutExecution(const ExecutionRecord& r);
+  // The same, with the run id and trace id given rather than r's (the
+  // scheduler keeps them once per run).
+  void PutExecution(const ExecutionRecord& r, std::string_view run_id, std::string_view trace_id);
   // The same for a record encoded already (a replicated batch, whose value
   // the decoder has checked).
   void PutEncodedExecution(std::string exec_id, std::string value) {

@@ -625,6 +625,16 @@ TEST_CASE("a restarted scheduler takes up unfinished runs from the journal",
   auto unfinished = journal->UnfinishedRuns();
   REQUIRE(unfinished.ok());
   CHECK(unfinished->empty());
+  // Records written before and after the restart carry the run's ids, its
+  // trace id the same throughout.
+  auto records = journal->ExecutionsOfRun(run_id);
+  REQUIRE(records.ok());
+  REQUIRE(records->size() == 4);
+  for (const storage::ExecutionRecord& r : *records) {
+    CHECK(r.run_id == run_id);
+    CHECK(r.trace_id.size() == 16);
+    CHECK(r.trace_id == records->front().trace_id);
+  }
 }
 
 TEST_CASE("a run whose snapshot is gone ends FAILED at recovery instead of blocking the start",
