@@ -8,17 +8,18 @@ namespace apollo11::alerts {
 
 namespace {
 
-std::string Where(const YAML::Node& node, const std::string& rule) {
+std::string Where(const dsl::YamlNode& node, const std::string& rule) {
   return "alerts: rule " + rule + " (line " + std::to_string(node.Mark().line + 1) + ")";
 }
 
-Result<std::string> Scalar(const YAML::Node& node, const std::string& where,
+Result<std::string> Scalar(const dsl::YamlNode& node, const std::string& where,
                            const std::string& key) {
   if (!node.IsScalar()) return Status::InvalidInput(where + ": '" + key + "' must be a string");
-  return node.Scalar();
+  return std::string(node.Scalar());
 }
 
-Result<Millis> Duration(const YAML::Node& node, const std::string& where, const std::string& key) {
+Result<Millis> Duration(const dsl::YamlNode& node, const std::string& where,
+                        const std::string& key) {
   auto text = Scalar(node, where, key);
   if (!text.ok()) return text.status();
   auto d = ParseDuration(*text);
@@ -27,7 +28,7 @@ Result<Millis> Duration(const YAML::Node& node, const std::string& where, const 
   return *d;
 }
 
-Result<int> Count(const YAML::Node& node, const std::string& where, const std::string& key,
+Result<int> Count(const dsl::YamlNode& node, const std::string& where, const std::string& key,
                   int max) {
   auto text = Scalar(node, where, key);
   if (!text.ok()) return text.status();
@@ -46,27 +47,27 @@ Result<int> Count(const YAML::Node& node, const std::string& where, const std::s
   return value;
 }
 
-Result<WebhookTarget> ParseWebhook(const YAML::Node& node, const std::string& where) {
+Result<WebhookTarget> ParseWebhook(const dsl::YamlNode& node, const std::string& where) {
   WebhookTarget target;
   if (node.IsScalar()) {  // `webhook: URL` is short for `webhook: {url: URL}`
-    target.url = node.Scalar();
+    target.url = std::string(node.Scalar());
   } else if (node.IsMap()) {
-    for (const auto& item : node) {
-      const std::string key = item.first.Scalar();
+    for (dsl::YamlPair item : node.pairs()) {
+      const std::string key(item.key.Scalar());
       if (key == "url") {
-        auto url = Scalar(item.second, where, "webhook.url");
+        auto url = Scalar(item.value, where, "webhook.url");
         if (!url.ok()) return url.status();
         target.url = *url;
       } else if (key == "timeout") {
-        auto d = Duration(item.second, where, "webhook.timeout");
+        auto d = Duration(item.value, where, "webhook.timeout");
         if (!d.ok()) return d.status();
         target.timeout = *d;
       } else if (key == "retries") {
-        auto n = Count(item.second, where, "webhook.retries", 20);
+        auto n = Count(item.value, where, "webhook.retries", 20);
         if (!n.ok()) return n.status();
         target.retries = *n;
       } else if (key == "backoff") {
-        auto d = Duration(item.second, where, "webhook.backoff");
+        auto d = Duration(item.value, where, "webhook.backoff");
         if (!d.ok()) return d.status();
         target.backoff = *d;
       } else {
@@ -84,25 +85,25 @@ Result<WebhookTarget> ParseWebhook(const YAML::Node& node, const std::string& wh
   return target;
 }
 
-Result<AlertRule> ParseRule(const YAML::Node& node, size_t index) {
+Result<AlertRule> ParseRule(const dsl::YamlNode& node, size_t index) {
   std::string label = "#" + std::to_string(index + 1);
   if (!node.IsMap()) return Status::InvalidInput(Where(node, label) + ": expected a mapping");
-  if (node["name"] && node["name"].IsScalar()) label = "'" + node["name"].Scalar() + "'";
+  if (node["name"].IsScalar()) label = "'" + std::string(node["name"].Scalar()) + "'";
   const std::string where = Where(node, label);
   AlertRule rule;
-  rule.name = node["name"] && node["name"].IsScalar() ? node["name"].Scalar() : label;
-  for (const auto& item : node) {
-    const std::string key = item.first.Scalar();
-    const YAML::Node& value = item.second;
+  rule.name = node["name"].IsScalar() ? std::string(node["name"].Scalar()) : label;
+  for (dsl::YamlPair item : node.pairs()) {
+    const std::string key(item.key.Scalar());
+    const dsl::YamlNode value = item.value;
     if (key == "name") {
       auto name = Scalar(value, where, key);
       if (!name.ok()) return name.status();
     } else if (key == "events") {
       std::vector<std::string> names;
       if (value.IsScalar()) {
-        names.push_back(value.Scalar());
+        names.emplace_back(value.Scalar());
       } else if (value.IsSequence()) {
-        for (const auto& v : value) {
+        for (dsl::YamlNode v : value.items()) {
           auto name = Scalar(v, where, "events");
           if (!name.ok()) return name.status();
           names.push_back(*name);
@@ -153,34 +154,31 @@ Result<AlertRule> ParseRule(const YAML::Node& node, size_t index) {
 
 }  // namespace
 
-Result<std::vector<AlertRule>> ParseAlertRules(const YAML::Node& list) {
+Result<std::vector<AlertRule>> ParseAlertRules(const dsl::YamlNode& list) {
   if (!list.IsSequence()) {
     return Status::InvalidInput("alerts: expected a list of rules (line " +
                                 std::to_string(list.Mark().line + 1) + ")");
   }
   std::vector<AlertRule> rules;
   std::set<std::string> names;
-  try {
-    for (size_t i = 0; i < list.size(); ++i) {
-      auto rule = ParseRule(list[i], i);
-      if (!rule.ok()) return rule.status();
-      if (!names.insert(rule->name).second) {
-        return Status::InvalidInput(Where(list[i], "'" + rule->name + "'") +
-                                    ": a rule with this name exists already");
-      }
-      rules.push_back(std::move(*rule));
+  size_t i = 0;
+  for (dsl::YamlNode item : list.items()) {
+    auto rule = ParseRule(item, i++);
+    if (!rule.ok()) return rule.status();
+    if (!names.insert(rule->name).second) {
+      return Status::InvalidInput(Where(item, "'" + rule->name + "'") +
+                                  ": a rule with this name exists already");
     }
-  } catch (const std::exception& e) {  // yaml-cpp on odd nodes: never out of here
-    return Status::InvalidInput(std::string("alerts: ") + e.what());
+    rules.push_back(std::move(*rule));
   }
   return rules;
 }
 
 Result<std::vector<AlertRule>> LoadAlertRules(const std::string& path) {
-  Result<YAML::Node> loaded = dsl::LoadYamlFile(path);
+  auto loaded = dsl::LoadYamlFile(path);
   if (!loaded.ok()) return Status::InvalidInput("config " + loaded.status().message());
-  const YAML::Node root = *loaded;
-  if (!root.IsMap() || !root["alerts"]) return std::vector<AlertRule>{};
+  const dsl::YamlNode root = (*loaded)->root();
+  if (!root["alerts"].IsDefined()) return std::vector<AlertRule>{};
   auto rules = ParseAlertRules(root["alerts"]);
   if (!rules.ok()) return Status::InvalidInput("config " + path + ": " + rules.status().message());
   return rules;

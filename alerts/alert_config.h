@@ -12,18 +12,17 @@
 //       events: [worker_lost, backlog_at_cap, journal_error]
 //       command: "/usr/local/bin/page-oncall"
 
-#include <yaml-cpp/yaml.h>
-
 #include <vector>
 
 #include "alerts/alert_rule.h"
 #include "common/status.h"
+#include "dsl/yaml_tree.h"
 
 namespace apollo11::alerts {
 
 // Parses the value of the `alerts` key (a sequence of rule mappings).
 // Never throws.
-Result<std::vector<AlertRule>> ParseAlertRules(const YAML::Node& list);
+Result<std::vector<AlertRule>> ParseAlertRules(const dsl::YamlNode& list);
 
 // The rules under the `alerts` key of the YAML file at `path`; none when the
 // key is absent. Errors name the file.

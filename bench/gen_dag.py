@@ -51,7 +51,7 @@ def chain(n):
 
 def write_pipeline(path, tasks, kind):
     # One flow mapping per task keeps the file small: the DSL refuses files
-    # over 4 MiB (dsl/parser.h max_file_bytes), about 65k tasks in this form.
+    # over 128 MiB (dsl/parser.h max_file_bytes), about 2M tasks in this form.
     body = 'type: shell, command: "true"' if kind == "shell" else "type: noop"
     with open(path, "w") as f:
         f.write('version: "1.0"\nname: bench.dag\npipeline:\n')

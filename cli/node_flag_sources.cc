@@ -1,7 +1,5 @@
 #include "cli/node_flag_sources.h"
 
-#include <yaml-cpp/yaml.h>
-
 #include <cctype>
 #include <vector>
 
@@ -21,6 +19,21 @@ std::vector<std::string> ConfigKeys(const CLI::App& start) {
   }
   keys.push_back("alerts");
   return keys;
+}
+
+// The text a config value gives its option: a scalar's, or each of a list of
+// scalars'. False for anything else (nothing, a mapping, a list holding one).
+bool ConfigValues(const dsl::YamlNode& v, std::vector<std::string>* out) {
+  if (v.IsScalar()) {
+    out->emplace_back(v.Scalar());
+    return true;
+  }
+  if (!v.IsSequence()) return false;
+  for (dsl::YamlNode item : v.items()) {
+    if (!item.IsScalar()) return false;
+    out->emplace_back(item.Scalar());
+  }
+  return true;
 }
 
 }  // namespace
@@ -50,13 +63,17 @@ std::string NodeConfigPath(const std::string& given, bool default_exists) {
 }
 
 Status ApplyNodeConfigFile(CLI::App& start, const std::string& path) {
-  Result<YAML::Node> loaded = dsl::LoadYamlFile(path);
+  auto loaded = dsl::LoadYamlFile(path);
   if (!loaded.ok()) return Status::InvalidInput("config " + loaded.status().message());
-  const YAML::Node root = *loaded;
-  if (root.IsNull()) return Status::Ok();
+  const dsl::YamlNode root = (*loaded)->root();
+  if (!root.IsDefined() || root.IsNull()) return Status::Ok();
   if (!root.IsMap()) return Status::InvalidInput("config " + path + ": expected a mapping");
-  for (const auto& item : root) {
-    const std::string key = item.first.as<std::string>();
+  for (dsl::YamlPair item : root.pairs()) {
+    const std::string line = std::to_string(item.key.Mark().line + 1);
+    if (!item.key.IsScalar()) {
+      return Status::InvalidInput("config " + path + ":" + line + ": keys must be option names");
+    }
+    const std::string key(item.key.Scalar());
     if (key == "alerts") continue;  // a list of rules, not a flag: LoadAlertRules
     CLI::Option* opt = nullptr;
     try {
@@ -64,17 +81,17 @@ Status ApplyNodeConfigFile(CLI::App& start, const std::string& path) {
     } catch (const CLI::OptionNotFound&) {
     }
     if (opt == nullptr || key == "help") {
-      return Status::InvalidInput("config " + path + ":" +
-                                  std::to_string(item.first.Mark().line + 1) + ": unknown key '" +
-                                  key + "'" + dsl::DidYouMean(key, ConfigKeys(start)));
+      return Status::InvalidInput("config " + path + ":" + line + ": unknown key '" + key + "'" +
+                                  dsl::DidYouMean(key, ConfigKeys(start)));
     }
     if (opt->count() > 0 || key == "config") continue;  // command line or environment wins
+    std::vector<std::string> values;
+    if (!ConfigValues(item.value, &values)) {
+      return Status::InvalidInput("config " + path + ":" + line + ": key '" + key +
+                                  "' needs text or a list of text");
+    }
     try {
-      if (item.second.IsSequence()) {
-        for (const auto& v : item.second) opt->add_result(v.as<std::string>());
-      } else {
-        opt->add_result(item.second.as<std::string>());
-      }
+      for (const std::string& v : values) opt->add_result(v);
       opt->run_callback();
     } catch (const std::exception& e) {
       return Status::InvalidInput("config " + path + ": key '" + key + "': " + e.what());

@@ -17,22 +17,20 @@ std::string LocText(const SourceLocation& l) {
   return l.file + ":" + std::to_string(l.line) + ":" + std::to_string(l.column);
 }
 
-const char* KindName(const YAML::Node& n) {
-  switch (n.Type()) {
-    case YAML::NodeType::Null:
-      return "nothing";
-    case YAML::NodeType::Scalar:
+const char* KindName(const YamlNode& n) {
+  switch (n.kind()) {
+    case YamlNode::Kind::kScalar:
       return "text";
-    case YAML::NodeType::Sequence:
+    case YamlNode::Kind::kSequence:
       return "a list";
-    case YAML::NodeType::Map:
+    case YamlNode::Kind::kMap:
       return "a mapping";
     default:
       return "nothing";
   }
 }
 
-bool MatchesIdChars(const std::string& s) {
+bool MatchesIdChars(std::string_view s) {
   if (s.empty()) return false;
   for (char c : s) {
     if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) return false;
@@ -40,7 +38,7 @@ bool MatchesIdChars(const std::string& s) {
   return true;
 }
 
-bool IsEnvName(const std::string& s) {
+bool IsEnvName(std::string_view s) {
   if (s.empty() || (s[0] >= '0' && s[0] <= '9')) return false;
   for (char c : s) {
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
@@ -52,7 +50,14 @@ bool StartsWith(const std::string& s, std::string_view prefix) {
   return s.size() >= prefix.size() && std::string_view(s).substr(0, prefix.size()) == prefix;
 }
 
-std::string Quote(const std::string& s) { return "'" + s + "'"; }
+std::string Quote(std::string_view s) {
+  std::string q;
+  q.reserve(s.size() + 2);
+  q += '\'';
+  q += s;
+  q += '\'';
+  return q;
+}
 
 bool HasKey(const std::vector<Field>& fields, const std::string& key) {
   for (const Field& f : fields) {
@@ -65,7 +70,7 @@ void FieldReader::Error(const SourceLocation& where, std::string message) {
   Add(Diagnostic::Severity::kError, where, std::move(message));
 }
 
-void FieldReader::Error(const std::string& file, const YAML::Node& at, std::string message) {
+void FieldReader::Error(const std::string& file, const YamlNode& at, std::string message) {
   Error(Loc(file, at.Mark()), std::move(message));
 }
 
@@ -84,18 +89,18 @@ size_t FieldReader::ErrorCount() const {
   return n;
 }
 
-std::vector<Field> FieldReader::Fields(const YAML::Node& map, const std::string& file,
+std::vector<Field> FieldReader::Fields(const YamlNode& map, const std::string& file,
                                        const std::vector<std::string>& allowed,
                                        const std::string& what) {
   std::vector<Field> out;
   std::unordered_map<std::string, YAML::Mark> seen;
-  for (auto it = map.begin(); it != map.end(); ++it) {
-    const YAML::Node key_node = it->first;
+  for (YamlPair it : map.pairs()) {
+    const YamlNode key_node = it.key;
     if (!key_node.IsScalar()) {
       Error(file, key_node, "keys of " + what + " must be plain words");
       continue;
     }
-    const std::string key = key_node.Scalar();
+    const std::string key(key_node.Scalar());
     auto [prev, inserted] = seen.emplace(key, key_node.Mark());
     if (!inserted) {
       Error(file, key_node,
@@ -113,7 +118,7 @@ std::vector<Field> FieldReader::Fields(const YAML::Node& map, const std::string&
       Error(file, key_node, "unknown key " + Quote(key) + " in " + what + hint);
       continue;
     }
-    out.push_back(Field{key, key_node, it->second, file});
+    out.push_back(Field{key, key_node, it.value, file});
   }
   return out;
 }
@@ -134,13 +139,13 @@ bool FieldReader::GetString(const Field& f, std::string* out, bool allow_empty) 
   return false;
 }
 
-bool FieldReader::ScalarToInt(const YAML::Node& n, const std::string& file, const std::string& what,
+bool FieldReader::ScalarToInt(const YamlNode& n, const std::string& file, const std::string& what,
                               long min, long max, long* out) {
   if (!n.IsScalar()) {
     Error(file, n, what + " must be a whole number, found " + KindName(n));
     return false;
   }
-  const std::string& s = n.Scalar();
+  const std::string s(n.Scalar());
   long value = 0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
   if (ec != std::errc() || end != s.data() + s.size()) {
@@ -169,15 +174,15 @@ bool FieldReader::GetInt(const Field& f, long min, long max, int* out) {
 }
 
 bool FieldReader::GetIntList(const Field& f, long min, long max, std::vector<int>* out) {
-  std::vector<YAML::Node> items;
+  std::vector<YamlNode> items;
   if (f.value.IsSequence()) {
-    for (const YAML::Node& n : f.value) items.push_back(n);
+    for (YamlNode n : f.value.items()) items.push_back(n);
   } else {
     items.push_back(f.value);
   }
   bool ok = true;
   out->clear();
-  for (const YAML::Node& n : items) {
+  for (YamlNode n : items) {
     long value = 0;
     if (ScalarToInt(n, f.file, "each value of " + Quote(f.key), min, max, &value)) {
       out->push_back(static_cast<int>(value));
@@ -217,13 +222,13 @@ bool FieldReader::GetStringList(const Field& f, std::vector<std::string>* out) {
     return false;
   }
   bool ok = true;
-  for (const YAML::Node& n : f.value) {
+  for (YamlNode n : f.value.items()) {
     if (!n.IsScalar()) {
       Error(f.file, n, "each item of " + Quote(f.key) + " must be text, found " + KindName(n));
       ok = false;
       continue;
     }
-    out->push_back(n.Scalar());
+    out->emplace_back(n.Scalar());
   }
   return ok;
 }
@@ -235,9 +240,9 @@ bool FieldReader::GetStringMap(const Field& f, bool env_names,
     return false;
   }
   bool ok = true;
-  for (auto it = f.value.begin(); it != f.value.end(); ++it) {
-    const YAML::Node k = it->first;
-    const YAML::Node v = it->second;
+  for (YamlPair it : f.value.pairs()) {
+    const YamlNode k = it.key;
+    const YamlNode v = it.value;
     if (!k.IsScalar() || (env_names && !IsEnvName(k.Scalar()))) {
       Error(f.file, k,
             Quote(f.key) + " keys must be " +

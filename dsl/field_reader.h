@@ -5,8 +5,6 @@
 // library, task_parser, parser) share one FieldReader, which holds the
 // diagnostics of the whole parse. Internal to dsl/.
 
-#include <yaml-cpp/yaml.h>
-
 #include <map>
 #include <string>
 #include <string_view>
@@ -16,14 +14,15 @@
 #include "common/duration.h"
 #include "dsl/diagnostic.h"
 #include "dsl/pipeline.h"
+#include "dsl/yaml_tree.h"
 
 namespace apollo11::dsl::internal {
 
 // One key of a mapping, with the file it was written in.
 struct Field {
   std::string key;
-  YAML::Node key_node;
-  YAML::Node value;
+  YamlNode key_node;
+  YamlNode value;
   std::string file;
 };
 
@@ -32,14 +31,14 @@ SourceLocation Loc(const std::string& file, const YAML::Mark& mark);
 // "FILE:LINE:COL".
 std::string LocText(const SourceLocation& l);
 // "nothing", "text", "a list" or "a mapping", for "found ..." messages.
-const char* KindName(const YAML::Node& n);
+const char* KindName(const YamlNode& n);
 // Lowercase letters, digits and _, not empty: task ids, policy and template names.
-bool MatchesIdChars(const std::string& s);
+bool MatchesIdChars(std::string_view s);
 // An environment variable name: [A-Za-z_][A-Za-z0-9_]*.
-bool IsEnvName(const std::string& s);
+bool IsEnvName(std::string_view s);
 bool StartsWith(const std::string& s, std::string_view prefix);
 // 's' in single quotes.
-std::string Quote(const std::string& s);
+std::string Quote(std::string_view s);
 // True when `fields` has one with `key`.
 bool HasKey(const std::vector<Field>& fields, const std::string& key);
 
@@ -48,7 +47,7 @@ class FieldReader {
   // Records a problem; one identical to an earlier one is dropped (a
   // template's bad value is seen once per task extending it).
   void Error(const SourceLocation& where, std::string message);
-  void Error(const std::string& file, const YAML::Node& at, std::string message);
+  void Error(const std::string& file, const YamlNode& at, std::string message);
   void Warning(const SourceLocation& where, std::string message);
   void Add(Diagnostic::Severity s, const SourceLocation& where, std::string message);
   size_t ErrorCount() const;
@@ -57,7 +56,7 @@ class FieldReader {
 
   // The keys of `map` that are in `allowed`; reports unknown keys (with a
   // "did you mean" among `allowed`) and duplicates. `what` names the mapping.
-  std::vector<Field> Fields(const YAML::Node& map, const std::string& file,
+  std::vector<Field> Fields(const YamlNode& map, const std::string& file,
                             const std::vector<std::string>& allowed, const std::string& what);
 
   // Where a field's value, or its key, was written.
@@ -66,7 +65,7 @@ class FieldReader {
 
   // Each Get* sets *out and returns true, or reports why not and returns false.
   bool GetString(const Field& f, std::string* out, bool allow_empty = false);
-  bool ScalarToInt(const YAML::Node& n, const std::string& file, const std::string& what, long min,
+  bool ScalarToInt(const YamlNode& n, const std::string& file, const std::string& what, long min,
                    long max, long* out);
   bool GetInt(const Field& f, long min, long max, int* out);
   // A whole number or a list of them.

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <charconv>
 
-#include "dsl/alias_budget.h"
 #include "dsl/suggest.h"
 #include "dsl/task_fields.h"
 
@@ -47,7 +46,7 @@ bool Library::IsAllowed(const fs::path& p) const {
   return false;
 }
 
-std::optional<fs::path> Library::ResolveImport(const Field& f, const YAML::Node& item) {
+std::optional<fs::path> Library::ResolveImport(const Field& f, const YamlNode& item) {
   const fs::path named(item.Scalar());
   std::vector<fs::path> candidates{(fs::path(f.file).parent_path() / named).lexically_normal()};
   if (named.is_relative()) {
@@ -81,10 +80,10 @@ std::optional<fs::path> Library::ResolveImport(const Field& f, const YAML::Node&
   return std::nullopt;
 }
 
-bool Library::LooksLikeLibrary(const YAML::Node& root, const std::string& file) {
+bool Library::LooksLikeLibrary(const YamlNode& root, const std::string& file) {
   if (root.IsMap()) {
-    for (auto it = root.begin(); it != root.end(); ++it) {
-      const YAML::Node key = it->first;
+    for (YamlPair it : root.pairs()) {
+      const YamlNode key = it.key;
       if (key.IsScalar() &&
           std::find(kLibraryKeys.begin(), kLibraryKeys.end(), key.Scalar()) != kLibraryKeys.end()) {
         return true;
@@ -118,7 +117,7 @@ void Library::LoadImports(const Field& f) {
         std::string("'imports' must be a list of file paths, found ") + KindName(f.value));
     return;
   }
-  for (const YAML::Node& item : f.value) {
+  for (YamlNode item : f.value.items()) {
     if (!item.IsScalar() || item.Scalar().empty()) {
       report_->Error(f.file, item, "each import must be a file path");
       continue;
@@ -148,15 +147,17 @@ void Library::LoadImports(const Field& f) {
     // The resolved path, not the one through links that were checked: a link
     // changed in between cannot redirect the read.
     if (!ReadFile(key, Loc(f.file, item.Mark()), &text)) continue;
-    std::optional<YAML::Node> root = guard_->Parse(text, display.string(), YamlGuard::kImported);
-    if (!root || !LooksLikeLibrary(*root, display.string())) continue;
+    std::shared_ptr<const YamlTree> tree =
+        guard_->Parse(text, display.string(), YamlGuard::kImported);
+    if (!tree || !LooksLikeLibrary(tree->root(), display.string())) continue;
+    trees_.push_back(tree);  // its templates' fields point into it
     stack_.push_back({key, display.string()});
-    LoadLibrary(*root, display.string());
+    LoadLibrary(tree->root(), display.string());
     stack_.pop_back();
   }
 }
 
-void Library::LoadLibrary(const YAML::Node& root, const std::string& file) {
+void Library::LoadLibrary(const YamlNode& root, const std::string& file) {
   std::vector<Field> fields =
       report_->Fields(root, file, kLibraryKeys,
                       "an imported file (it may hold version, imports, retry_policy, templates)");
@@ -185,20 +186,21 @@ void Library::LoadPolicies(const Field& f) {
                        KindName(f.value));
     return;
   }
-  for (auto it = f.value.begin(); it != f.value.end(); ++it) {
-    const YAML::Node k = it->first;
+  for (YamlPair it : f.value.pairs()) {
+    const YamlNode k = it.key;
     if (!k.IsScalar() || !MatchesIdChars(k.Scalar())) {
       report_->Error(f.file, k, "retry policy names are words of a-z, 0-9 and _");
       continue;
     }
+    const std::string name(k.Scalar());
     SourceLocation where = Loc(f.file, k.Mark());
-    auto existing = policies_.find(k.Scalar());
+    auto existing = policies_.find(name);
     if (existing != policies_.end()) {
-      report_->Error(where, "retry policy " + Quote(k.Scalar()) + " is defined twice (first at " +
+      report_->Error(where, "retry policy " + Quote(name) + " is defined twice (first at " +
                                 LocText(existing->second.where) + ")");
       continue;
     }
-    policies_[k.Scalar()] = NamedPolicy{ParseRetryMap(it->second, f.file), where};
+    policies_[name] = NamedPolicy{ParseRetryMap(it.value, f.file), where};
   }
 }
 
@@ -213,30 +215,31 @@ void Library::LoadTemplates(const Field& f) {
   for (const std::string& k : TaskKeys()) {
     if (k != "id" && k != "extends") allowed.push_back(k);
   }
-  for (auto it = f.value.begin(); it != f.value.end(); ++it) {
-    const YAML::Node k = it->first;
+  for (YamlPair it : f.value.pairs()) {
+    const YamlNode k = it.key;
     if (!k.IsScalar() || !MatchesIdChars(k.Scalar())) {
       report_->Error(f.file, k, "template names are words of a-z, 0-9 and _");
       continue;
     }
+    const std::string name(k.Scalar());
     SourceLocation where = Loc(f.file, k.Mark());
-    auto existing = templates_.find(k.Scalar());
+    auto existing = templates_.find(name);
     if (existing != templates_.end()) {
-      report_->Error(where, "template " + Quote(k.Scalar()) + " is defined twice (first at " +
+      report_->Error(where, "template " + Quote(name) + " is defined twice (first at " +
                                 LocText(existing->second.where) + ")");
       continue;
     }
-    if (!it->second.IsMap()) {
-      report_->Error(f.file, it->second,
-                     "template " + Quote(k.Scalar()) + " must be a mapping of task fields, found " +
-                         KindName(it->second));
+    if (!it.value.IsMap()) {
+      report_->Error(f.file, it.value,
+                     "template " + Quote(name) + " must be a mapping of task fields, found " +
+                         KindName(it.value));
       continue;
     }
-    templates_[k.Scalar()] =
-        Template{report_->Fields(it->second, f.file, allowed,
-                                 "template " + Quote(k.Scalar()) +
+    templates_[name] =
+        Template{report_->Fields(it.value, f.file, allowed,
+                                 "template " + Quote(name) +
                                      " (templates hold task fields except id and extends)"),
-                 where, AliasBudget::ExpandedBytes(it->second)};
+                 where, ExpandedBytes(it.value)};
   }
 }
 
@@ -249,7 +252,7 @@ bool Library::ChargeTemplateUse(const Template& t) {
   return true;
 }
 
-std::optional<RetryPolicy> Library::ParseRetryMap(const YAML::Node& node, const std::string& file) {
+std::optional<RetryPolicy> Library::ParseRetryMap(const YamlNode& node, const std::string& file) {
   if (!node.IsMap()) {
     report_->Error(
         file, node,
@@ -279,7 +282,7 @@ std::optional<RetryPolicy> Library::ParseRetryMap(const YAML::Node& node, const 
     } else if (f.key == "jitter") {
       has_jitter = true;
       double j = 0;
-      const std::string& s = f.value.IsScalar() ? f.value.Scalar() : std::string();
+      const std::string_view s = f.value.Scalar();
       auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), j);
       if (!f.value.IsScalar() || ec != std::errc() || end != s.data() + s.size() || j < 0 ||
           j > 1) {

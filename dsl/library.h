@@ -3,10 +3,9 @@
 // (cycles and missing files reported, each file read once), the named retry
 // policies and the task templates they define. Internal to dsl/.
 
-#include <yaml-cpp/yaml.h>
-
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -16,6 +15,7 @@
 #include "dsl/field_reader.h"
 #include "dsl/parser.h"
 #include "dsl/yaml_guard.h"
+#include "dsl/yaml_tree.h"
 
 namespace apollo11::dsl::internal {
 
@@ -56,7 +56,7 @@ class Library {
   void LoadTemplates(const Field& f);
 
   // A retry policy mapping; nullopt after reporting its errors.
-  std::optional<RetryPolicy> ParseRetryMap(const YAML::Node& node, const std::string& file);
+  std::optional<RetryPolicy> ParseRetryMap(const YamlNode& node, const std::string& file);
 
   // Counts one task's copy of `t`; false once the template fields copied
   // into tasks pass options.max_expanded_bytes (a large template extended by
@@ -64,20 +64,27 @@ class Library {
   bool ChargeTemplateUse(const Template& t);
   size_t max_expanded_bytes() const { return options_.max_expanded_bytes; }
 
+  // Drops the templates and the imported files' trees once every task is
+  // read: the templates' fields point into those trees. Policies stay.
+  void ReleaseDocuments() {
+    templates_.clear();
+    trees_.clear();
+  }
+
   const std::map<std::string, NamedPolicy>& policies() const { return policies_; }
   const std::map<std::string, Template>& templates() const { return templates_; }
 
  private:
-  void LoadLibrary(const YAML::Node& root, const std::string& file);
+  void LoadLibrary(const YamlNode& root, const std::string& file);
   // The file an import names (display path, for messages), looked for beside
   // the importing file and then in each library dir; nullopt after reporting
   // that it is missing or resolves outside every allowed directory.
-  std::optional<std::filesystem::path> ResolveImport(const Field& f, const YAML::Node& item);
+  std::optional<std::filesystem::path> ResolveImport(const Field& f, const YamlNode& item);
   // True when canonical `p` is inside one of roots_.
   bool IsAllowed(const std::filesystem::path& p) const;
   // True when `root` looks like a pipeline library (a mapping with at least
   // one of its keys); otherwise reports that, without quoting the file.
-  bool LooksLikeLibrary(const YAML::Node& root, const std::string& file);
+  bool LooksLikeLibrary(const YamlNode& root, const std::string& file);
   // Reads the file at `path` into `out`, or reports why it cannot at `blame`.
   bool ReadFile(const std::string& path, const SourceLocation& blame, std::string* out);
 
@@ -89,6 +96,7 @@ class Library {
   std::set<std::string> loaded_;
   std::map<std::string, NamedPolicy> policies_;
   std::map<std::string, Template> templates_;
+  std::vector<std::shared_ptr<const YamlTree>> trees_;  // imported files, kept for templates_
   size_t template_bytes_used_ = 0;
 };
 

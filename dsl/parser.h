@@ -15,11 +15,14 @@
 namespace apollo11::dsl {
 
 struct ParseOptions {
-  bool strict = false;               // warnings that matter (name prefix) become errors
-  size_t max_file_bytes = 32 << 20;  // per file, imports included (a 100k-task DAG is ~6 MB)
+  bool strict = false;  // warnings that matter (name prefix) become errors
+  // Per file, imports included: a generated 1M-task DAG is about 60 MB. Its
+  // YAML tree (dsl/yaml_tree.h) takes about 4 times the file while it is
+  // read; the pipeline model more (1.1 GB in all for that DAG).
+  size_t max_file_bytes = size_t{128} << 20;
   // Per file, its size with every alias written out (a scalar's text plus 2
   // bytes a node); and, separately, the template fields copied into tasks.
-  size_t max_expanded_bytes = 32 << 20;
+  size_t max_expanded_bytes = size_t{128} << 20;
   int max_nesting = 64;              // YAML nesting depth refused before parsing
   int chain_warning_threshold = 50;  // warn when the longest chain has more tasks
   // Imports resolve inside the pipeline file's directory tree or inside one

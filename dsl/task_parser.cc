@@ -37,7 +37,7 @@ const std::unordered_map<std::string_view, TaskParser::Reader>& TaskParser::Read
 
 #undef APOLLO11_TASK_READER
 
-void TaskParser::Parse(const YAML::Node& node, const std::string& file, PipelineSpec* spec) {
+void TaskParser::Parse(const YamlNode& node, const std::string& file, PipelineSpec* spec) {
   if (!node.IsMap()) {
     report_->Error(
         file, node,
@@ -231,19 +231,20 @@ bool TaskParser::ReadHttpStatuses(const Field& f, std::vector<int>* out) {
 }
 
 bool TaskParser::ReadDependsOn(const Field& f, std::vector<Dependency>* out) {
-  auto add_name = [&](const YAML::Node& n) {
+  auto add_name = [&](const YamlNode& n) {
     if (n.Scalar().empty()) {
       report_->Error(f.file, n, "a dependency must name a task");
       return;
     }
-    out->push_back(Dependency{n.Scalar(), DependencyCondition::kSuccess, Loc(f.file, n.Mark())});
+    out->push_back(
+        Dependency{std::string(n.Scalar()), DependencyCondition::kSuccess, Loc(f.file, n.Mark())});
   };
   if (f.value.IsScalar()) {
     add_name(f.value);
   } else if (f.value.IsMap()) {
     ReadDependencyEntry(f, f.value, out);
   } else if (f.value.IsSequence()) {
-    for (const YAML::Node& item : f.value) {
+    for (YamlNode item : f.value.items()) {
       if (item.IsScalar()) {
         add_name(item);
       } else if (item.IsMap()) {
@@ -292,7 +293,7 @@ void TaskParser::DropRepeatedDependencies(std::vector<Dependency>* deps) {
   *deps = std::move(kept);
 }
 
-void TaskParser::ReadDependencyEntry(const Field& f, const YAML::Node& n,
+void TaskParser::ReadDependencyEntry(const Field& f, const YamlNode& n,
                                      std::vector<Dependency>* out) {
   Dependency d;
   d.where = Loc(f.file, n.Mark());
@@ -313,7 +314,7 @@ void TaskParser::ReadDependencyEntry(const Field& f, const YAML::Node& n,
     }
   }
   if (!has_task) {
-    if (!n["task"]) report_->Error(f.file, n, "dependency entry needs 'task'");
+    if (!n["task"].IsDefined()) report_->Error(f.file, n, "dependency entry needs 'task'");
     return;
   }
   out->push_back(std::move(d));

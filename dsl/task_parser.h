@@ -3,8 +3,6 @@
 // field list (task_fields.h): which keys exist, which task type owns each,
 // and the Read* method that reads and checks each one. Internal to dsl/.
 
-#include <yaml-cpp/yaml.h>
-
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -16,6 +14,7 @@
 #include "dsl/field_reader.h"
 #include "dsl/library.h"
 #include "dsl/pipeline.h"
+#include "dsl/yaml_tree.h"
 
 namespace apollo11::dsl::internal {
 
@@ -29,7 +28,7 @@ class TaskParser {
 
   // Appends the task `node` of `file` to spec->tasks when it has an id,
   // after reporting every problem of it.
-  void Parse(const YAML::Node& node, const std::string& file, PipelineSpec* spec);
+  void Parse(const YamlNode& node, const std::string& file, PipelineSpec* spec);
 
  private:
   using Reader = bool (*)(TaskParser&, const Field&, TaskSpec*);
@@ -83,7 +82,7 @@ class TaskParser {
   // multiply) and warns once per repeated pair.
   void DropRepeatedDependencies(std::vector<Dependency>* deps);
   // One entry of depends_on in its {task: NAME, on: CONDITION} form.
-  void ReadDependencyEntry(const Field& f, const YAML::Node& n, std::vector<Dependency>* out);
+  void ReadDependencyEntry(const Field& f, const YamlNode& n, std::vector<Dependency>* out);
 
   FieldReader* report_;
   Library* library_;

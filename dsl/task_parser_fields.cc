@@ -18,13 +18,12 @@ const std::vector<std::string> kForeachKeys = {"task", "items"};
 bool TaskParser::ReadSecretMap(const Field& f, std::map<std::string, std::string>* out) {
   bool ok = report_->GetStringMap(f, /*env_names=*/true, out);
   if (!f.value.IsMap()) return false;
-  for (auto it = f.value.begin(); it != f.value.end(); ++it) {
-    const YAML::Node v = it->second;
+  for (YamlPair it : f.value.pairs()) {
+    const YamlNode v = it.value;
     if (!v.IsScalar() && !v.IsNull()) continue;  // reported by GetStringMap
     auto ref = ParseSecretRef(v.IsNull() ? "" : v.Scalar());
     if (!ref.ok()) {
-      report_->Error(f.file, v,
-                     "secret " + Quote(it->first.Scalar()) + ": " + ref.status().message());
+      report_->Error(f.file, v, "secret " + Quote(it.key.Scalar()) + ": " + ref.status().message());
       ok = false;
     }
   }
@@ -75,19 +74,19 @@ void TaskParser::LoadDbScript(TaskSpec* task, const std::map<std::string, const 
   std::optional<std::string> text = ReadSmallFile(task->script, kMaxSqlScriptBytes + 1);
   if (!text.has_value()) {
     report_->Error(FieldReader::At(*script->second),
-                   "cannot read " + Quote(task->script) + ": " + std::strerror(errno));
+                   "cannot read " + Quote(task->script.get()) + ": " + std::strerror(errno));
     return;
   }
   if (text->size() > kMaxSqlScriptBytes) {
     report_->Error(FieldReader::At(*script->second),
-                   "SQL script " + Quote(task->script) + " is larger than the limit of " +
+                   "SQL script " + Quote(task->script.get()) + " is larger than the limit of " +
                        std::to_string(kMaxSqlScriptBytes) + " bytes");
     return;
   }
   task->sql = std::move(*text);
   if (task->sql.empty()) {
     report_->Error(FieldReader::At(*script->second),
-                   "SQL script " + Quote(task->script) + " is empty");
+                   "SQL script " + Quote(task->script.get()) + " is empty");
   }
 }
 
@@ -101,8 +100,8 @@ bool TaskParser::ReadForeach(const Field& f, std::string* out) {
 }
 
 bool TaskParser::ReadForeachItems(const Field& f, std::string* out) {
-  const YAML::Node items = f.value["items"];
-  if (!items) return false;
+  const YamlNode items = f.value["items"];
+  if (!items.IsDefined()) return false;
   Field e{"items", items, items, f.file};
   if (!report_->GetString(e, out)) return false;
   const std::string& path = *out;

@@ -8,7 +8,6 @@
 
 #include "common/small_file.h"
 #include "common/utf8.h"
-#include "dsl/alias_budget.h"
 
 namespace apollo11::dsl::internal {
 namespace {
@@ -348,42 +347,65 @@ bool YamlGuard::CheckBytes(std::string_view text, const std::string& file) {
   return true;
 }
 
-std::optional<YAML::Node> YamlGuard::Parse(std::string_view text, const std::string& file,
-                                           bool imported) {
-  if (!CheckBytes(text, file)) return std::nullopt;
+std::shared_ptr<const YamlTree> YamlGuard::Parse(std::string_view text, const std::string& file,
+                                                 bool imported) {
+  if (!CheckBytes(text, file)) return nullptr;
   SourceLocation whole{file, 1, 1};
   PreScanner scanner(options_.max_nesting, file);
   ScanProblem problem = scanner.Scan(text);
   if (problem.where.line > 0) {
     report_->Error(problem.where, problem.message);
-    return std::nullopt;
+    return nullptr;
   }
-  std::vector<YAML::Node> docs;
-  try {
-    docs = YAML::LoadAll(std::string(text));
-  } catch (const YAML::Exception& e) {
-    // A few of yaml-cpp's messages end with the text at fault ("bad YAML
-    // version: ..."); an imported file's text is not shown.
-    const std::string what = imported ? e.msg.substr(0, e.msg.find(": ")) : e.msg;
-    report_->Error(Loc(file, e.mark), "malformed YAML: " + what + scanner.UnclosedBracket());
-    return std::nullopt;
+  YamlReadResult read = ReadYamlTree(text, options_.max_expanded_bytes);
+  if (read.problem.kind != YamlReadProblem::Kind::kNone) {
+    ReportReadProblem(read.problem, file, imported, scanner.UnclosedBracket());
+    return nullptr;
   }
-  if (allow_empty_ && (docs.empty() || docs[0].IsNull())) return YAML::Node();
-  if (docs.empty() || docs[0].IsNull()) {
+  const YamlNode root = read.tree->root();
+  if (!root.IsDefined() || root.IsNull()) {
+    if (allow_empty_) return read.tree;
     report_->Error(whole, "file is empty (a pipeline needs at least version: and pipeline:)");
-    return std::nullopt;
+    return nullptr;
   }
-  if (docs.size() > 1) {
-    report_->Error(file, docs[1], "a pipeline file holds one YAML document; found a second one");
-    return std::nullopt;
+  return read.tree;
+}
+
+void YamlGuard::ReportReadProblem(const YamlReadProblem& p, const std::string& file, bool imported,
+                                  const std::string& unclosed) {
+  const SourceLocation at = Loc(file, p.mark);
+  switch (p.kind) {
+    case YamlReadProblem::Kind::kMalformed:
+      // A few of yaml-cpp's messages end with the text at fault ("bad YAML
+      // version: ..."); an imported file's text is not shown.
+      report_->Error(at, "malformed YAML: " +
+                             (imported ? p.message.substr(0, p.message.find(": ")) : p.message) +
+                             unclosed);
+      return;
+    case YamlReadProblem::Kind::kSecondDocument:
+      report_->Error(at, "a pipeline file holds one YAML document; found a second one");
+      return;
+    case YamlReadProblem::Kind::kAliasLoop:
+      report_->Error(at,
+                     "this alias refers to a node that contains it; a pipeline cannot be infinite");
+      return;
+    case YamlReadProblem::Kind::kAliasDepth:
+      report_->Error(at,
+                     "aliases nested deeper than " + std::to_string(kMaxAliasDepth) + " levels");
+      return;
+    case YamlReadProblem::Kind::kExpandedSize:
+      report_->Error(at, std::string(p.at_alias ? "with this alias" : "here") +
+                             " the file, every alias written out, passes " +
+                             std::to_string(options_.max_expanded_bytes) +
+                             " bytes (the limit on a pipeline's expanded size: each alias counts "
+                             "the size of what it refers to)");
+      return;
+    case YamlReadProblem::Kind::kTooLarge:
+      report_->Error(at, "the file has more YAML nodes or text than one document may hold");
+      return;
+    case YamlReadProblem::Kind::kNone:
+      return;
   }
-  SourceLocation alias_at;
-  std::string why = AliasBudget(options_.max_expanded_bytes).Check(docs[0], text, file, &alias_at);
-  if (!why.empty()) {
-    report_->Error(alias_at, why);
-    return std::nullopt;
-  }
-  return docs[0];
 }
 
 }  // namespace apollo11::dsl::internal

@@ -4,15 +4,14 @@
 // text, and yaml-cpp's exceptions turned into positioned diagnostics.
 // Internal to dsl/.
 
-#include <yaml-cpp/yaml.h>
-
 #include <cstddef>
-#include <optional>
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "dsl/field_reader.h"
 #include "dsl/parser.h"
+#include "dsl/yaml_tree.h"
 
 namespace apollo11::dsl::internal {
 
@@ -26,7 +25,7 @@ class YamlGuard {
   YamlGuard(const ParseOptions& options, FieldReader* report)
       : options_(options), report_(report) {}
 
-  // The one YAML document of `text` (the file `file`), or nullopt after
+  // The one YAML document of `text` (the file `file`), or nullptr after
   // reporting why not: too large, not UTF-8, binary, empty, nested deeper
   // than options.max_nesting, a yaml-cpp scanner hazard, an unclosed quote
   // or bracket, malformed YAML, more than one document, larger than
@@ -35,15 +34,19 @@ class YamlGuard {
   // An imported file (`imported`) may be any file the user can read, so its
   // diagnostics never quote its text.
   static constexpr bool kImported = true;
-  std::optional<YAML::Node> Parse(std::string_view text, const std::string& file,
-                                  bool imported = false);
+  std::shared_ptr<const YamlTree> Parse(std::string_view text, const std::string& file,
+                                        bool imported = false);
 
   // From now on an empty file (blank, comments only, or a null document) is
-  // a null node, not an error: for configuration files, where it means
-  // "nothing set".
+  // a tree whose root is undefined or null, not an error: for configuration
+  // files, where it means "nothing set".
   void AllowEmpty() { allow_empty_ = true; }
 
  private:
+  // Reports what ReadYamlTree refused; `unclosed` names a bracket the
+  // pre-scan saw left open, added to yaml-cpp's own message.
+  void ReportReadProblem(const YamlReadProblem& p, const std::string& file, bool imported,
+                         const std::string& unclosed);
   // The checks of the raw bytes; false after reporting a problem.
   bool CheckBytes(std::string_view text, const std::string& file);
 

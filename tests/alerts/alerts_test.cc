@@ -6,7 +6,6 @@
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
-#include <yaml-cpp/yaml.h>
 
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -22,6 +21,7 @@
 #include "alerts/fold_window.h"
 #include "alerts/notifier.h"
 #include "alerts/webhook.h"
+#include "dsl/yaml_file.h"
 #include "tests/actors/cli_harness.h"
 #include "tests/actors/cluster_harness.h"
 #include "tests/alerts/alert_receiver.h"
@@ -49,8 +49,15 @@ AlertEvent Event(AlertType type, const std::string& pipeline, const std::string&
   return e;
 }
 
+// The rules of `yaml`, a list of rules read through the YAML guard.
+apollo11::Result<std::vector<AlertRule>> ParseRules(const std::string& yaml) {
+  auto tree = apollo11::dsl::ParseYamlText(yaml, "alerts.yaml");
+  if (!tree.ok()) return tree.status();
+  return apollo11::alerts::ParseAlertRules((*tree)->root());
+}
+
 std::string ParseError(const std::string& yaml) {
-  auto rules = apollo11::alerts::ParseAlertRules(YAML::Load(yaml));
+  auto rules = ParseRules(yaml);
   return rules.ok() ? "" : rules.status().message();
 }
 
@@ -117,7 +124,7 @@ TEST_CASE("a node config's alert rules are read through the pipeline YAML guard"
 }
 
 TEST_CASE("the alerts list of a config becomes rules", "[alerts][config]") {
-  auto rules = apollo11::alerts::ParseAlertRules(YAML::Load(R"(
+  auto rules = ParseRules(R"(
 - name: order-team
   events: [retries_exhausted, timeout, run_failed]
   pipelines: "order.*"
@@ -128,7 +135,7 @@ TEST_CASE("the alerts list of a config becomes rules", "[alerts][config]") {
   command_timeout: 3s
 - name: everything
   webhook: "https://alerts.example.com/in"
-)"));
+)");
   REQUIRE(rules.ok());
   REQUIRE(rules->size() == 3);
   const AlertRule& order = (*rules)[0];

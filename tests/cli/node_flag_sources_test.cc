@@ -109,6 +109,24 @@ TEST_CASE("a config file goes through the pipeline YAML guard before yaml-cpp re
                           0) == 0);
 }
 
+TEST_CASE("a config value that is not text or a list of text is refused with its key and line",
+          "[cli][node]") {
+  ScratchDir dir;
+  StartApp a;
+  a.Parse({});
+  const std::string prefix = "config " + dir.path() + "/node.yaml:2: key ";
+  Status s = ApplyNodeConfigFile(*a.start, dir.Write("node.yaml", "role: all\nheartbeat:\n"));
+  CHECK(s.message() == prefix + "'heartbeat' needs text or a list of text");
+  s = ApplyNodeConfigFile(*a.start, dir.Write("node.yaml", "role: all\nlabels: {a: b}\n"));
+  CHECK(s.message() == prefix + "'labels' needs text or a list of text");
+  s = ApplyNodeConfigFile(*a.start, dir.Write("node.yaml", "role: all\nlabels: [gpu, [ssd]]\n"));
+  CHECK(s.message() == prefix + "'labels' needs text or a list of text");
+  s = ApplyNodeConfigFile(*a.start, dir.Write("node.yaml", "[role, all]\n"));
+  CHECK(s.message() == "config " + dir.path() + "/node.yaml: expected a mapping");
+  REQUIRE(ApplyNodeConfigFile(*a.start, dir.Write("ok.yaml", "labels: [gpu, ssd]\n")).ok());
+  CHECK(a.labels == std::vector<std::string>{"gpu", "ssd"});
+}
+
 TEST_CASE("an empty config file sets nothing", "[cli][node]") {
   ScratchDir dir;
   StartApp a;

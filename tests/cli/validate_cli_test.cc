@@ -192,7 +192,7 @@ TEST_CASE("validate refuses aliases that expand past the limit, naming the alias
   Outcome o = Apollo11(dir, "validate " + big);
   INFO(o.out << o.err.substr(0, 2000));
   CHECK(o.exit_code == 2);
-  CHECK(o.err.find(big + ":35:37: error: with this alias the file, every alias written out, passes "
-                         "33554432 bytes") != std::string::npos);
+  CHECK(o.err.find(big + ":131:38: error: with this alias the file, every alias written out, "
+                         "passes 134217728 bytes") != std::string::npos);
   CHECK(o.err.size() < 1000);  // one error, the megabyte not quoted
 }

@@ -102,15 +102,16 @@ TEST_CASE("an unclosed bracket is reported where it opened", "[dsl][truncated]")
 
 TEST_CASE("aliases are bounded by their expanded size, the alias and the limit named",
           "[dsl][aliases]") {
-  // One 1 MB command aliased by 40 tasks: 40 MB written out, over the 32 MiB default.
+  // One 1 MiB command aliased by 140 tasks: 140 MiB written out, over the 128 MiB default.
   std::string yaml =
       kHeader + "  - {id: t0, type: shell, command: &big " + std::string(1 << 20, 'x') + "}\n";
-  for (int i = 1; i < 40; ++i) {
+  for (int i = 1; i < 140; ++i) {
     yaml += "  - {id: t" + std::to_string(i) + ", type: shell, command: *big}\n";
   }
   ParseResult r = Parse(yaml);
-  // The anchored text and 30 aliases fit; the 31st (task t31) passes 32 MiB.
-  ExpectErrorAt(r, "passes 33554432 bytes (the limit on a pipeline's expanded size", 4 + 31, 37);
+  // The anchored text and 126 aliases fit (127 x (1 MiB + 2 bytes) and the
+  // rest of the tasks); the 127th (task t127, one digit longer than t31 was) passes 128 MiB.
+  ExpectErrorAt(r, "passes 134217728 bytes (the limit on a pipeline's expanded size", 4 + 127, 38);
   CHECK(Find(r, "with this alias") != nullptr);
   CHECK(CountErrors(r) == 1);
 
@@ -143,7 +144,7 @@ TEST_CASE("nested aliases (a billion laughs) are refused without expanding them"
   std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
   INFO(Dump(r));
   CHECK_FALSE(r.ok());
-  CHECK(Find(r, "every alias written out, passes 33554432 bytes") != nullptr);
+  CHECK(Find(r, "every alias written out, passes 134217728 bytes") != nullptr);
   CHECK(took.count() < 5.0);  // 4^29 nodes written out: only a walk that stops can finish
 }
 
