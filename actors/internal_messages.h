@@ -224,8 +224,8 @@ struct DeadlineExceeded {
 //
 // Versions: 1, the first (no version field); 2, requests begin with their
 // version, replies carry `code`, Query.kind is a QueryKind, SubmitRun has
-// no requested_run_id.
-inline constexpr uint16_t kClientProtocolVersion = 2;
+// no requested_run_id; 3, a SubmitRun's snapshot may be packed.
+inline constexpr uint16_t kClientProtocolVersion = 3;
 
 // A reply's code and error as a Status; an unknown code reads as kInternal.
 inline Status ReplyStatus(uint8_t code, const std::string& error) {
@@ -239,10 +239,12 @@ inline Status ReplyStatus(uint8_t code, const std::string& error) {
 inline uint8_t ReplyCode(const Status& s) { return static_cast<uint8_t>(s.code()); }
 
 // A run submission: the resolved pipeline as canonical JSON (the snapshot the
-// run keeps), its content hash, and run parameters. The run id is always the
-// coordinator's: field 5 is reserved, since older clients sent the run id
-// they wanted there (usually empty), and a submission with a non-empty
-// string in it is refused (SubmissionNamesRunId).
+// run keeps), its content hash (of the JSON), and run parameters. The JSON
+// may be sent packed (storage::PackSnapshot, from version 3): a 1M-task
+// snapshot is 180 MB of JSON, and a client frame holds 64 MiB. The run id
+// is always the coordinator's: field 5 is reserved, since older clients
+// sent the run id they wanted there (usually empty), and a submission with
+// a non-empty string in it is refused (SubmissionNamesRunId).
 struct SubmitRun {
   uint16_t version = kClientProtocolVersion;
   std::string pipeline_json;

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 
+#include "actors/link_limits.h"
 #include "actors/run_views.h"
 #include "common/json_dump.h"
 #include "common/log_event.h"
@@ -121,7 +122,9 @@ QueryReply QueryService::AnswerStatus(const Query& q, const QueryContext&) const
   auto run = journal_->GetRun(q.id);
   if (!run.ok()) return Fail(run.status());
   if (!run->has_value()) return Fail(Status::NotFound("no run " + q.id));
-  auto text = RunSummaryText(**run, journal_);
+  // What fits a client frame, with room for the reply's other fields.
+  const size_t budget = ClientLimits().max_frame - (size_t{1} << 20);
+  auto text = RunSummaryText(**run, journal_, budget);
   if (!text.ok()) return Fail(text.status());
   QueryReply reply;
   reply.json = std::move(text).value();

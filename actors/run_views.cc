@@ -79,24 +79,40 @@ nlohmann::json RunSummaryJson(const storage::RunRecord& run,
   return doc;
 }
 
-Result<std::string> RunSummaryText(const storage::RunRecord& run, storage::Journal* journal) {
-  std::string out = SafeJsonDump(RunHeaderJson(run));
-  out.pop_back();  // the header's closing brace: "tasks" goes last
-  out += ",\"tasks\":{";
+Result<std::string> RunSummaryText(const storage::RunRecord& run, storage::Journal* journal,
+                                   size_t max_bytes) {
+  std::string header = SafeJsonDump(RunHeaderJson(run));
+  header.pop_back();  // the header's closing brace: "tasks" goes last
+  // Room for the header, the omitted count and the closing braces.
+  const size_t budget = max_bytes > header.size() + 64 ? max_bytes - header.size() - 64 : 0;
+  std::string tasks;
+  uint64_t omitted = 0;
   // An execution's key is RUN.TASK (MakeExecId), so the journal yields each
   // task once and in task id order, as RunSummaryJson's map does; the id is
   // taken from the key, which the journal's order rests on.
   const size_t id_at = run.run_id.size() + 1;
-  bool first = true;
+  std::string one;
   APOLLO11_RETURN_IF_ERROR(
       journal->ForEachExecutionOfRun(run.run_id, [&](storage::ExecutionRecord& e) {
-        if (!first) out += ',';
-        first = false;
-        out += SafeJsonDump(nlohmann::json(e.exec_id.substr(id_at)));
-        out += ':';
-        out += SafeJsonDump(RunTaskJson(run, e));
+        if (omitted > 0) {
+          ++omitted;
+          return Status::Ok();
+        }
+        one = SafeJsonDump(nlohmann::json(e.exec_id.substr(id_at)));
+        one += ':';
+        one += SafeJsonDump(RunTaskJson(run, e));
+        if (tasks.size() + one.size() + 1 > budget) {
+          omitted = 1;
+          return Status::Ok();
+        }
+        if (!tasks.empty()) tasks += ',';
+        tasks += one;
         return Status::Ok();
       }));
+  std::string out = std::move(header);
+  if (omitted > 0) out += ",\"tasks_omitted\":" + std::to_string(omitted);
+  out += ",\"tasks\":{";
+  out += tasks;
   out += "}}";
   return out;
 }

@@ -3,6 +3,8 @@
 // dir) and the coordinator (answering remote queries), so both print the
 // same documents.
 
+#include <cstddef>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -16,8 +18,13 @@ nlohmann::json RunSummaryJson(const storage::RunRecord& run,
                               const std::vector<storage::ExecutionRecord>& execs);
 // The same document as compact JSON text, its "tasks" last, built from the
 // journal one execution at a time: a 100k-task run's status costs about its
-// text (~20 MB) in memory, not its records and a JSON tree (~150 MB).
-Result<std::string> RunSummaryText(const storage::RunRecord& run, storage::Journal* journal);
+// text (~20 MB) in memory, not its records and a JSON tree (~150 MB). At
+// most `max_bytes` long: the tasks that do not fit (in id order, those after
+// the first that does not) are left out and counted in "tasks_omitted", a
+// key the document has only then (a 1M-task run's status is 180 MB, a client
+// frame 64 MiB).
+Result<std::string> RunSummaryText(const storage::RunRecord& run, storage::Journal* journal,
+                                   size_t max_bytes = SIZE_MAX);
 // The parts of that document: the run without its tasks, and one task.
 nlohmann::json RunHeaderJson(const storage::RunRecord& run);
 nlohmann::json RunTaskJson(const storage::RunRecord& run, const storage::ExecutionRecord& e);

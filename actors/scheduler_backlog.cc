@@ -10,14 +10,39 @@
 
 namespace apollo11::actors {
 
+namespace {
+
+// A large run meets the cap on nearly every turn (a 1M-task run paused and
+// resumed 3,700 times): that is flow control, not news. One pause, and its
+// resume, is logged per this interval; the others are counted (metric
+// apollo11_backlog_pauses_total) and the next logged pause says how many.
+constexpr Micros kBacklogLogEvery = 60 * kMicrosPerSecond;
+
+}  // namespace
+
 void SchedulerCore::UpdateBacklogPause() {
   if (!paused_ && in_flight_ >= options_.max_backlog) {
     paused_ = true;
     ++backlog_events_;
     options_.metrics->backlog_pauses.Inc();
-    LogEvent(spdlog::level::warn, "backlog_paused",
-             {{"backlog", in_flight_}, {"cap", options_.max_backlog}},
-             "backlog at its cap ({} executions READY or RUNNING): promotion paused", in_flight_);
+    const Micros now = clock_->Steady();
+    pause_logged_ = backlog_events_ == 1 || now - backlog_logged_at_ >= kBacklogLogEvery;
+    if (pause_logged_) {
+      const std::string since =
+          unlogged_pauses_ == 0
+              ? std::string()
+              : " (and " + std::to_string(unlogged_pauses_) + " times since the last one logged)";
+      LogEvent(spdlog::level::warn, "backlog_paused",
+               {{"backlog", in_flight_},
+                {"cap", options_.max_backlog},
+                {"unlogged_pauses", unlogged_pauses_}},
+               "backlog at its cap ({} executions READY or RUNNING): promotion paused{}",
+               in_flight_, since);
+      backlog_logged_at_ = now;
+      unlogged_pauses_ = 0;
+    } else {
+      ++unlogged_pauses_;
+    }
     alerts::AlertEvent a;
     a.type = alerts::AlertType::kBacklogAtCap;
     a.ts = clock_->Now();
@@ -29,8 +54,10 @@ void SchedulerCore::UpdateBacklogPause() {
   } else if (paused_ &&
              in_flight_ < static_cast<size_t>(options_.resume_fraction * options_.max_backlog)) {
     paused_ = false;
-    LogEvent(spdlog::level::info, "backlog_resumed", {{"backlog", in_flight_}},
-             "backlog down to {}: promotion resumed", in_flight_);
+    if (pause_logged_) {
+      LogEvent(spdlog::level::info, "backlog_resumed", {{"backlog", in_flight_}},
+               "backlog down to {}: promotion resumed", in_flight_);
+    }
   }
 }
 

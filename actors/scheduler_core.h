@@ -359,6 +359,12 @@ class SchedulerCore {
   size_t in_flight_ = 0;      // READY + RUNNING
   bool paused_ = false;
   uint64_t backlog_events_ = 0;
+  // The backlog log lines (UpdateBacklogPause): when a pause was last
+  // logged (Steady()), whether the current pause was, and the pauses since
+  // that were only counted.
+  Micros backlog_logged_at_ = 0;
+  bool pause_logged_ = false;
+  uint64_t unlogged_pauses_ = 0;
   uint64_t stale_results_ = 0;
   bool commit_failing_ = false;  // the last commit failed: promote nothing more
   uint64_t slow_flags_ = 0;

@@ -19,6 +19,7 @@
 #include "common/log_limiter.h"
 #include "dsl/pipeline_json.h"
 #include "ha/not_leader.h"
+#include "storage/snapshot_pack.h"
 
 namespace apollo11::actors {
 namespace {
@@ -414,18 +415,26 @@ void SchedulerLoop::OnSubmit(const std::string& identity, Envelope& env) {
     return sessions_.Reply(identity, InternalType::kSubmitReply, reply);
   }
   auto submit = transport::BodyAs<SubmitRun>(env);
-  std::string scheduled;  // the snapshot, when the pipeline has a schedule
-  if (submit.ok() && submit->pipeline_json.find("\"schedule\":\"\"") == std::string::npos) {
-    scheduled = submit->pipeline_json;
-  }
   // The decoded frame holds a copy of the snapshot in the envelope's zone:
   // let it go before the run is built.
   env.body = msgpack::object();
   env.zone.clear();
+  if (submit.ok() && storage::IsPackedSnapshot(submit->pipeline_json)) {
+    auto text = storage::UnpackSnapshot(submit->pipeline_json);
+    if (text.ok()) {
+      submit->pipeline_json = std::move(*text);
+    } else {
+      submit = text.status();
+    }
+  }
   if (!submit.ok()) {
     reply.code = static_cast<uint8_t>(StatusCode::kInvalidInput);
     reply.error = "malformed submission: " + submit.status().message();
     return sessions_.Reply(identity, InternalType::kSubmitReply, reply);
+  }
+  std::string scheduled;  // the snapshot, when the pipeline has a schedule
+  if (submit->pipeline_json.find("\"schedule\":\"\"") == std::string::npos) {
+    scheduled = submit->pipeline_json;
   }
   const std::string hash = submit->pipeline_hash;
   auto run_id = core_.Submit(std::move(*submit));

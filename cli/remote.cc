@@ -10,6 +10,7 @@
 
 #include "actors/actor_loop.h"
 #include "engine/task_state.h"
+#include "storage/snapshot_pack.h"
 #include "transport/codec.h"
 #include "transport/coordinator_endpoints.h"
 #include "transport/security.h"
@@ -149,7 +150,8 @@ Result<std::string> RemoteCoordinator::Await(uint16_t reply_type) {
                              {monitor_ ? monitor_->handle() : nullptr, 0, ZMQ_POLLIN, 0}};
   const size_t watched = monitor_ ? 2 : 1;
   const auto start = std::chrono::steady_clock::now();
-  auto deadline = start + timeout_;
+  const std::chrono::milliseconds wait = timeout_ + build_wait_;
+  auto deadline = start + wait;
   transport::Envelope env;
   while (std::chrono::steady_clock::now() < deadline) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -181,14 +183,25 @@ Result<std::string> RemoteCoordinator::Await(uint16_t reply_type) {
     }
   }
   return Status::Io("no answer from the coordinator at " + endpoint_ + " within " +
-                    std::to_string(timeout_.count() / 1000) + "s (is it running?)");
+                    std::to_string(wait.count() / 1000) + "s (is it running?)");
 }
 
 Result<std::string> RemoteCoordinator::Submit(actors::SubmitRun submit) {
+  // The answer comes once the run is built and journaled: for a 1M-task
+  // pipeline (180 MB of JSON) on a 2-core machine, later than the 10 s
+  // default allowed. The wait grows by a second per 4 MiB of JSON (45 s
+  // more at 1M).
+  const size_t json_bytes = storage::SnapshotTextBytes(submit.pipeline_json);
+  build_wait_ = std::chrono::milliseconds(json_bytes * 1000 / (size_t{4} << 20));
+  // Sent packed (client protocol 3): a large pipeline's JSON would not fit
+  // a client frame. The hash stays that of the JSON.
+  submit.pipeline_json = storage::PackSnapshot(std::move(submit.pipeline_json));
   std::string frame;
   transport::Encode(static_cast<uint16_t>(actors::InternalType::kSubmitRun), submit, &frame);
   submit = actors::SubmitRun{};  // the snapshot is in the frame now
-  return StartRun(std::move(frame));
+  auto run_id = StartRun(std::move(frame));
+  build_wait_ = std::chrono::milliseconds(0);
+  return run_id;
 }
 
 Result<std::string> RemoteCoordinator::Rerun(const actors::RerunRun& rerun) {

@@ -68,9 +68,10 @@ class RemoteCoordinator {
       zmq::context_t* ctx = nullptr);
   ~RemoteCoordinator();
 
-  // Submits a run; returns its id once journaled. `submit` is taken, and its
-  // snapshot freed as soon as it is encoded: a large pipeline is not held
-  // twice while the coordinator reads it.
+  // Submits a run; returns its id once journaled. `submit` is taken: its
+  // snapshot (JSON, or already packed) is sent packed and freed as soon as
+  // it is encoded, so a large pipeline is not held twice while the
+  // coordinator reads it. The wait for the answer grows with the JSON.
   Result<std::string> Submit(actors::SubmitRun submit);
   // Submits a run as Submit does, then follows it (Follow) until it ends.
   // Returns its id; errors are Submit's, then Follow's.
@@ -182,6 +183,8 @@ class RemoteCoordinator {
   std::unique_ptr<zmq::socket_t> monitor_;  // connection events of socket_
   std::string endpoint_;
   std::chrono::milliseconds timeout_{10000};
+  // Added to timeout_ while a submission waits for its answer (Submit).
+  std::chrono::milliseconds build_wait_{0};
   bool warn_on_journal_error_ = true;
   std::function<void()> waiting_;  // set by SubmitAndFollow while it awaits the reply
 };

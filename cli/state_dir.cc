@@ -93,6 +93,12 @@ void PrintRunSummary(const nlohmann::json& summary, std::FILE* out) {
                    str(t, "slow_reason").c_str());
     }
   }
+  if (summary.contains("tasks_omitted")) {
+    std::fprintf(out,
+                 "  %s more tasks are not listed: the status was cut to fit a client frame "
+                 "(64 MiB)\n",
+                 summary["tasks_omitted"].dump().c_str());
+  }
 }
 
 }  // namespace apollo11::cli

@@ -41,11 +41,18 @@ std::string PackSnapshot(std::string text) {
   return out;
 }
 
+size_t SnapshotTextBytes(std::string_view stored) {
+  if (!IsPackedSnapshot(stored)) return stored.size();
+  uint32_t n = 0;
+  for (int i = 0; i < 4; ++i) {
+    n |= static_cast<uint32_t>(static_cast<uint8_t>(stored[4 + i])) << (8 * i);
+  }
+  return n;
+}
+
 Result<std::string> UnpackSnapshot(std::string_view stored) {
   if (!IsPackedSnapshot(stored)) return std::string(stored);
-  uint32_t n = 0;
-  for (int i = 0; i < 4; ++i)
-    n |= static_cast<uint32_t>(static_cast<uint8_t>(stored[4 + i])) << (8 * i);
+  const auto n = static_cast<uint32_t>(SnapshotTextBytes(stored));
   // Deflate cannot shrink data more than about 1032:1: a length beyond that
   // (or beyond the limit) is forged, and is refused before it is allocated.
   constexpr size_t kMaxRatio = 1032;

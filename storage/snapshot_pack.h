@@ -37,4 +37,8 @@ Result<std::string> UnpackSnapshot(std::string_view stored);
 
 bool IsPackedSnapshot(std::string_view stored);
 
+// The length of the JSON text `stored` holds: for a packed one, the length
+// its header records (unchecked: UnpackSnapshot checks it), else its size.
+size_t SnapshotTextBytes(std::string_view stored);
+
 }  // namespace apollo11::storage

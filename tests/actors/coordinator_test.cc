@@ -8,6 +8,7 @@
 #include "actors/actor_loop.h"
 #include "dsl/parser.h"
 #include "dsl/pipeline_json.h"
+#include "storage/snapshot_pack.h"
 #include "tests/actors/cli_harness.h"
 #include "transport/codec.h"
 #include "transport/sockets.h"
@@ -94,8 +95,11 @@ struct InprocCoordinator {
 // type and raw bytes.
 std::pair<uint16_t, std::string> AskRaw(zmq::context_t& ctx, const std::string& endpoint,
                                         const std::string& frame) {
+  // Each ask its own identity: the scheduler sends a submitter its run's
+  // progress, which must not reach the next ask as its answer.
+  static int asks = 0;
   zmq::socket_t client(ctx, zmq::socket_type::dealer);
-  REQUIRE(transport::ConfigureDealer(client, "raw-client", {}).ok());
+  REQUIRE(transport::ConfigureDealer(client, "raw-client-" + std::to_string(++asks), {}).ok());
   REQUIRE(transport::Connect(client, endpoint).ok());
   REQUIRE(transport::Send(client, frame, /*dontwait=*/false).ok());
   zmq::pollitem_t items[] = {{client.handle(), 0, ZMQ_POLLIN, 0}};
@@ -129,7 +133,8 @@ TEST_CASE("a client of another protocol version is told so in a reply it can rea
   // ... answered in the version 1 layout: error, json, data, journal_error.
   auto v1 = transport::BodyAs<std::tuple<std::string, std::string, std::string, std::string>>(*env);
   REQUIRE(v1.ok());
-  CHECK(std::get<0>(*v1).find("client protocol version 2, the client 1") != std::string::npos);
+  CHECK(std::get<0>(*v1).find("client protocol version " + std::to_string(kClientProtocolVersion) +
+                              ", the client 1") != std::string::npos);
 
   // A newer version is refused in the current layout with kUnsupported.
   Query newer;
@@ -159,6 +164,55 @@ TEST_CASE("a client of another protocol version is told so in a reply it can rea
   CHECK_FALSE(c.coordinator->failure().has_value());
   c.coordinator->Stop();
   CHECK_FALSE(c.coordinator->failure().has_value());  // a Stop is no failure
+}
+
+TEST_CASE(
+    "a packed submission runs the pipeline it packs and a corrupt one is refused as malformed",
+    "[coordinator][protocol]") {
+  InprocCoordinator c("coordinator-packed-test");
+  auto parsed = dsl::ParsePipelineText(testing::LayeredDag(2000, 4, "noop", 3),
+                                       c.dir.path() + "/dag.yaml", {});
+  REQUIRE(parsed.ok());
+  const std::string json = dsl::CanonicalJson(*parsed.pipeline);
+  SubmitRun submit;
+  submit.pipeline_hash = dsl::ContentHash(*parsed.pipeline);
+  submit.pipeline_json = storage::PackSnapshot(json);
+  REQUIRE(storage::IsPackedSnapshot(submit.pipeline_json));
+  REQUIRE(submit.pipeline_json.size() < json.size() / 3);
+  std::string frame;
+  transport::Encode(static_cast<uint16_t>(InternalType::kSubmitRun), submit, &frame);
+  auto [type, raw] = AskRaw(c.ctx, c.coordinator->client_endpoint(), frame);
+  REQUIRE(type == static_cast<uint16_t>(InternalType::kSubmitReply));
+  auto env = transport::DecodeEnvelope(raw.data(), raw.size(), ClientLimits());
+  REQUIRE(env.ok());
+  auto reply = transport::BodyAs<SubmitReply>(*env);
+  REQUIRE(reply.ok());
+  REQUIRE(reply->error.empty());
+  // The run keeps the JSON the client packed, whatever form it is stored in.
+  auto run = c.journal->GetRun(reply->run_id);
+  REQUIRE(run.ok());
+  REQUIRE(run->has_value());
+  auto stored = c.journal->GetPipeline((*run)->pipeline_hash);
+  REQUIRE(stored.ok());
+  REQUIRE(stored->has_value());
+  CHECK(**stored == json);
+
+  // Bytes flipped inside the deflated body: refused, and nothing is started.
+  submit.pipeline_json[submit.pipeline_json.size() / 2] ^= 0x5a;
+  submit.pipeline_json[submit.pipeline_json.size() / 2 + 1] ^= 0x33;
+  frame.clear();
+  transport::Encode(static_cast<uint16_t>(InternalType::kSubmitRun), submit, &frame);
+  auto [type2, raw2] = AskRaw(c.ctx, c.coordinator->client_endpoint(), frame);
+  REQUIRE(type2 == static_cast<uint16_t>(InternalType::kSubmitReply));
+  auto env2 = transport::DecodeEnvelope(raw2.data(), raw2.size(), ClientLimits());
+  REQUIRE(env2.ok());
+  auto refused = transport::BodyAs<SubmitReply>(*env2);
+  REQUIRE(refused.ok());
+  CHECK(refused->code == static_cast<uint8_t>(StatusCode::kInvalidInput));
+  CHECK(refused->error.rfind("malformed submission: ", 0) == 0);
+  CHECK(refused->run_id.empty());
+  CHECK_FALSE(c.coordinator->failure().has_value());
+  c.coordinator->Stop();
 }
 
 TEST_CASE("an actor whose loop ends without a TERM is reported with its reason",

@@ -11,6 +11,7 @@
 #include "dsl/pipeline_json.h"
 #include "storage/journal.h"
 #include "tests/actors/cli_harness.h"
+#include "tests/actors/log_capture.h"
 
 using namespace apollo11;          // NOLINT: test file
 using namespace apollo11::actors;  // NOLINT: test file
@@ -437,6 +438,41 @@ TEST_CASE("promotion pauses at the backlog cap and resumes below 80%", "[schedul
   CHECK_FALSE(f.core->backlog_paused());
   CHECK(f.out.enqueue.execs.size() == 3);
   CHECK(f.core->backlog_events() == 1);
+}
+
+TEST_CASE("backlog pauses are logged once a minute and counted in between", "[scheduler]") {
+  testing::LogCapture log;
+  SchedulerOptions options;
+  options.max_backlog = 4;
+  SchedulerFixture f(options);
+  std::vector<dsl::TaskSpec> tasks;
+  for (int i = 0; i < 40; ++i) tasks.push_back(Task("t" + std::to_string(i)));
+  auto run_id = f.core->Submit(Submission(tasks));
+  REQUIRE(run_id.ok());
+  int next = 0;
+  // Fills the backlog (a pause), then finishes two so it falls below 80%
+  // (a resume): one pause-and-resume cycle.
+  auto cycle = [&] {
+    f.Flush();
+    f.Flush();
+    REQUIRE(f.core->backlog_paused());
+    for (int k = 0; k < 2; ++k) {
+      std::string id = *run_id + ".t" + std::to_string(next++);
+      f.core->OnPlaced({{{"w1", id, 1}}, f.clock.Now()});
+      f.core->OnResults(ResultOf(id, 1, transport::Outcome::kSuccess));
+    }
+    f.Flush();
+  };
+  for (int i = 0; i < 4; ++i) cycle();
+  CHECK(f.core->backlog_events() == 4);
+  CHECK(log.Count("promotion paused") == 1);
+  CHECK(log.Count("promotion resumed") == 1);
+  f.clock.Advance(61 * kMicrosPerSecond);
+  cycle();
+  CHECK(f.core->backlog_events() == 5);
+  CHECK(log.Count("promotion paused") == 2);
+  CHECK(log.Count("promotion paused (and 3 times since the last one logged)") == 1);
+  CHECK(log.Count("promotion resumed") == 2);
 }
 
 TEST_CASE("a lost worker's running execution is requeued with a new attempt", "[scheduler]") {

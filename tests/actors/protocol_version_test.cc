@@ -10,28 +10,13 @@
 
 #include "actors/dispatcher_core.h"
 #include "common/clock.h"
+#include "tests/actors/log_capture.h"
 #include "transport/codec.h"
 
 namespace apollo11::actors {
 namespace {
 
-// Routes the default logger to a string for one test; restores it after.
-struct LogCapture {
-  std::ostringstream out;
-  std::shared_ptr<spdlog::logger> saved = spdlog::default_logger();
-  LogCapture() {
-    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(out);
-    sink->set_pattern("%v");
-    spdlog::set_default_logger(std::make_shared<spdlog::logger>("capture", sink));
-  }
-  ~LogCapture() { spdlog::set_default_logger(saved); }
-  int Count(const std::string& what) const {
-    int n = 0;
-    const std::string text = out.str();
-    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-    return n;
-  }
-};
+using testing::LogCapture;
 
 // A HEARTBEAT as a version-1 worker sends it: [1, 7, [running, load, epoch, sent_at]].
 std::string VersionOneHeartbeat() {

@@ -359,4 +359,26 @@ TEST_CASE("a run's status is streamed from the journal and reads as the tree-bui
   QueryReply reply = service.Answer(Ask(QueryKind::kStatus, "r7"), ctx);
   REQUIRE(reply.error.empty());
   CHECK(nlohmann::json::parse(reply.json) == streamed);
+  CHECK_FALSE(streamed.contains("tasks_omitted"));
+
+  // Bounded: the tasks that fit, in id order, and a count of the rest.
+  const size_t budget = text->size() - 200;
+  auto cut = RunSummaryText(run, journal.get(), budget);
+  REQUIRE(cut.ok());
+  CHECK(cut->size() <= budget);
+  const auto bounded = nlohmann::json::parse(*cut, nullptr, false);
+  REQUIRE_FALSE(bounded.is_discarded());
+  REQUIRE(bounded.contains("tasks_omitted"));
+  CHECK(bounded["tasks_omitted"].get<size_t>() >= 1);
+  CHECK(bounded["tasks"].size() + bounded["tasks_omitted"].get<size_t>() == ids.size());
+  CHECK(bounded["state"] == streamed["state"]);
+  CHECK(bounded["duration_ms"] == streamed["duration_ms"]);
+  for (const auto& [id, task] : bounded["tasks"].items()) CHECK(task == streamed["tasks"][id]);
+  // A budget too small for any task still gives the run and the count.
+  auto bare = RunSummaryText(run, journal.get(), 10);
+  REQUIRE(bare.ok());
+  const auto header = nlohmann::json::parse(*bare, nullptr, false);
+  REQUIRE_FALSE(header.is_discarded());
+  CHECK(header["tasks"].empty());
+  CHECK(header["tasks_omitted"] == ids.size());
 }

@@ -24,6 +24,7 @@ TEST_CASE("a small snapshot is stored as its text", "[storage]") {
   CHECK(PackSnapshot(text) == text);
   CHECK_FALSE(IsPackedSnapshot(text));
   CHECK(UnpackSnapshot(text).value() == text);
+  CHECK(SnapshotTextBytes(text) == text.size());
 }
 
 TEST_CASE("a large snapshot is stored deflated and unpacks to its text", "[storage]") {
@@ -32,6 +33,7 @@ TEST_CASE("a large snapshot is stored deflated and unpacks to its text", "[stora
   const std::string packed = PackSnapshot(text);
   CHECK(IsPackedSnapshot(packed));
   CHECK(packed.size() * 4 < text.size());
+  CHECK(SnapshotTextBytes(packed) == text.size());
   auto back = UnpackSnapshot(packed);
   REQUIRE(back.ok());
   CHECK(*back == text);
