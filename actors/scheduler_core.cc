@@ -135,6 +135,7 @@ SchedulerRun& SchedulerCore::Register(std::unique_ptr<SchedulerRun> run, storage
     run->dirty_list.push_back(static_cast<int>(i));
   }
   batch_.CreateRun(run->record);
+  run->creation_unjournaled = true;
   options_.metrics->RunSubmitted(n);
   SchedulerRun& ref = *run;
   const std::string run_id = run->run_id;

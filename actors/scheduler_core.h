@@ -265,8 +265,8 @@ class SchedulerCore {
     uint32_t attempt;  // kSlow: the attempt being watched
   };
 
-  // The pipeline model of a journaled or submitted snapshot; `what` names
-  // it in the error.
+  // The pipeline model of a journaled or submitted snapshot, without source
+  // locations (the scheduler shows none); `what` names it in the error.
   static Result<dsl::PipelineSpec> SpecFromSnapshot(const std::string& snapshot, const char* what);
   SchedulerRun* FindRunOfExec(const std::string& exec_id, int* task);
   // A run id no run in memory or in the store has, for a run created at wall
@@ -316,6 +316,9 @@ class SchedulerCore {
   Status ApplyResult(SchedulerRun& run, int task, const ResultFrom& item, AttemptOutcome outcome,
                      Micros now);
   void FinishIfDone(SchedulerRun& run);
+  // Commits the PENDING records of large runs whose creation is not yet
+  // journaled in parts, ahead of the turn's commit; returns how many.
+  size_t CommitNewRecordsAhead();
   void Promote();
   // Pauses or resumes promotion at the backlog cap.
   void UpdateBacklogPause();

@@ -19,7 +19,7 @@ namespace apollo11::actors {
 // of the whole document (several times the size of the model) never exists.
 Result<dsl::PipelineSpec> SchedulerCore::SpecFromSnapshot(const std::string& snapshot,
                                                           const char* what) {
-  auto spec = dsl::PipelineFromJsonText(snapshot);
+  auto spec = dsl::PipelineFromJsonText(snapshot, dsl::Locations::kCheckAndDrop);
   if (!spec.ok() && spec.status().code() == StatusCode::kInvalidInput) {
     return Status::InvalidInput(std::string(what) + " is not valid JSON");
   }
@@ -96,7 +96,12 @@ Result<std::string> SchedulerCore::NewRunId(Micros now) {
     if (runs_.count(id)) continue;
     auto stored = store_->GetRun(id);
     if (!stored.ok()) return stored.status();
-    if (!stored->has_value()) return id;
+    if (stored->has_value()) continue;
+    // Records committed ahead of a run whose creation never landed (a crash
+    // in between, see Flush) would join a new run of the same id.
+    auto left = store_->HasExecutionsOf(id);
+    if (!left.ok()) return left.status();
+    if (!*left) return id;
   }
   return Status::Internal("no unused run id after " + std::to_string(kTries) + " tries");
 }

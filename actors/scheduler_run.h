@@ -11,6 +11,7 @@
 
 #include "alerts/alert_rule.h"
 #include "common/clock.h"
+#include "common/rare.h"
 #include "dsl/pipeline.h"
 #include "engine/dag_run.h"
 #include "engine/run_graph.h"
@@ -34,14 +35,17 @@ struct SchedulerRun {
   std::vector<storage::ExecutionRecord> execs;
   std::vector<uint8_t> exec_dirty;
   std::vector<int> dirty_list;
-  std::vector<std::string> outputs;  // by task index; kept only for tasks with dependents
+  // By task index; kept only for tasks with dependents. Boxed: most slots
+  // stay empty, 8 bytes each instead of 32.
+  std::vector<Rare<std::string>> outputs;
   std::vector<int64_t> expected_ms;  // by task index: P50 of past durations, for placement
   std::vector<Micros> p50;           // by task index: 0 = no history, never flagged slow
   // By task index: when the current attempt was placed, on the Steady()
   // clock (0: not known in this process).
   std::vector<Micros> placed_steady;
   std::vector<uint8_t> has_dependents;
-  std::vector<std::string> stderr_tails;  // by task index: of the last failed attempt, for alerts
+  // By task index: of the last failed attempt, for alerts.
+  std::vector<Rare<std::string>> stderr_tails;
   observability::PipelineMetrics* metrics = nullptr;  // its pipeline's series; never null
   // The pipeline's own `alerts:`, attached to each of its alert events.
   std::shared_ptr<const std::vector<alerts::AlertRule>> alert_rules;
@@ -50,6 +54,9 @@ struct SchedulerRun {
   std::vector<uint8_t> output_tail_only;
   bool progress_dirty = true;
   bool finished = false;
+  // Created by this process and its run record not yet committed: its
+  // PENDING records may go ahead of that commit (SchedulerCore::Flush).
+  bool creation_unjournaled = false;
 
   // The spec a slot runs: a task's own, or for a foreach instance its task's.
   const dsl::TaskSpec& task_spec(int slot) const { return graph->task(dag->ParentOf(slot)); }

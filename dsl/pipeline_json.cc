@@ -168,11 +168,17 @@ json TaskJson(const TaskSpec& t, const std::string& source_file) {
   return j;
 }
 
-TaskSpec TaskFrom(const json& j, const std::string& source_file) {
+TaskSpec TaskFrom(const json& j, const std::string& source_file,
+                  Locations locations = Locations::kKeep) {
+  auto read_location = [&](const json& at, SourceLocation* where) {
+    if (!at.contains("where")) return;
+    SourceLocation read = LocationFrom(at.at("where"), source_file);
+    if (locations == Locations::kKeep) *where = std::move(read);
+  };
   TaskSpec t;
   t.id = j.at("id").get<std::string>();
   t.type = EnumFrom(j.at("type"), kTaskTypes);
-  if (j.contains("where")) t.where = LocationFrom(j.at("where"), source_file);
+  read_location(j, &t.where);
 #define APOLLO11_TASK_FIELD_READ(key, member, reader, owner, snapshot, wire) \
   APOLLO11_TASK_FIELD_IF_##snapshot(Read(j, key, &t.member);)
   APOLLO11_TASK_FIELDS(APOLLO11_TASK_FIELD_READ)
@@ -183,7 +189,7 @@ TaskSpec TaskFrom(const json& j, const std::string& source_file) {
       Dependency dep;
       dep.task = d.at("task").get<std::string>();
       if (d.contains("on")) dep.on = EnumFrom(d.at("on"), kConditions);
-      if (d.contains("where")) dep.where = LocationFrom(d.at("where"), source_file);
+      read_location(d, &dep.where);
       t.depends_on.push_back(std::move(dep));
     }
   }
@@ -303,7 +309,7 @@ size_t EstimateTaskCount(std::string_view text) {
   return std::min(n, text.size() / kSmallestTaskJson);
 }
 
-Result<PipelineSpec> PipelineFromJsonText(std::string_view text) {
+Result<PipelineSpec> PipelineFromJsonText(std::string_view text, Locations locations) {
   // Each element of the root's "tasks" array becomes a TaskSpec as soon as it
   // is parsed and is then dropped from the DOM, so only one task's JSON is in
   // memory at a time (the parser's callback may discard values).
@@ -322,7 +328,7 @@ Result<PipelineSpec> PipelineFromJsonText(std::string_view text) {
             source_file = parsed.get<std::string>();
           } else if (depth == 2 && event == json::parse_event_t::object_end &&
                      root_key == "tasks") {
-            tasks.push_back(TaskFrom(parsed, source_file));
+            tasks.push_back(TaskFrom(parsed, source_file, locations));
             return false;
           }
           return true;

@@ -1,6 +1,7 @@
 #include "engine/run_graph.h"
 
 #include <algorithm>
+#include <numeric>
 
 namespace apollo11::engine {
 
@@ -19,8 +20,10 @@ bool EdgeMet(dsl::DependencyCondition on, TaskState upstream) {
 }
 
 int RunGraph::Find(const std::string& id) const {
-  auto it = index_.find(id);
-  return it == index_.end() ? -1 : it->second;
+  const auto& tasks = spec_.tasks;
+  auto it = std::lower_bound(by_id_.begin(), by_id_.end(), id,
+                             [&tasks](int i, const std::string& key) { return tasks[i].id < key; });
+  return it != by_id_.end() && tasks[*it].id == id ? *it : -1;
 }
 
 Result<RunGraph> RunGraph::Compile(const dsl::PipelineSpec& spec) {
@@ -32,10 +35,14 @@ Result<RunGraph> RunGraph::Compile(dsl::PipelineSpec&& spec_in) {
   g.spec_ = std::move(spec_in);
   const dsl::PipelineSpec& spec = g.spec_;
   const int n = static_cast<int>(spec.tasks.size());
-  g.index_.reserve(n);
-  for (int i = 0; i < n; ++i) {
-    if (!g.index_.emplace(spec.tasks[i].id, i).second) {
-      return Status::InvalidInput("duplicate task id '" + spec.tasks[i].id + "'");
+  g.by_id_.resize(n);
+  std::iota(g.by_id_.begin(), g.by_id_.end(), 0);
+  std::sort(g.by_id_.begin(), g.by_id_.end(),
+            [&spec](int a, int b) { return spec.tasks[a].id < spec.tasks[b].id; });
+  for (int k = 1; k < n; ++k) {
+    const std::string& id = spec.tasks[g.by_id_[k]].id;
+    if (id == spec.tasks[g.by_id_[k - 1]].id) {
+      return Status::InvalidInput("duplicate task id '" + id + "'");
     }
   }
 

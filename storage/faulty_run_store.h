@@ -21,6 +21,9 @@ class FaultyRunStore final : public RunStore {
   void FailCommits(Status error = Status::Full("No space left on device (injected)"));
   // Only the next `n` Commits fail, then commits succeed again.
   void FailNextCommits(int n, Status error = Status::Full("No space left on device (injected)"));
+  // The next `n` Commits go through, then every Commit fails until Heal():
+  // a process that dies after its n-th commit, as the store sees it.
+  void FailCommitsAfter(int n, Status error = Status::Full("No space left on device (injected)"));
   // Commits reach the wrapped store again.
   void Heal();
   // Commits refused so far.
@@ -47,6 +50,9 @@ class FaultyRunStore final : public RunStore {
   Result<std::vector<RunRecord>> UnfinishedRuns() override { return base_->UnfinishedRuns(); }
   Result<std::vector<ExecutionRecord>> ExecutionsOfRun(const std::string& run_id) override {
     return base_->ExecutionsOfRun(run_id);
+  }
+  Result<bool> HasExecutionsOf(const std::string& run_id) override {
+    return base_->HasExecutionsOf(run_id);
   }
   Result<std::optional<ExecutionRecord>> GetExecution(const std::string& exec_id) override {
     return base_->GetExecution(exec_id);
@@ -83,9 +89,13 @@ class FaultyRunStore final : public RunStore {
   Result<uint64_t> BeginTerm(uint64_t epoch) override { return base_->BeginTerm(epoch); }
 
  private:
+  // Whether this commit is refused (counted as such).
+  bool Refuses(const RunBatch& batch);
+
   RunStore* base_;
   Status error_;
   int64_t failures_left_ = 0;  // < 0: fail until Heal()
+  int64_t passes_left_ = 0;    // commits let through before the failures start
   uint64_t failed_commits_ = 0;
 };
 

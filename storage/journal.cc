@@ -388,8 +388,9 @@ Status Journal::ForEachExecutionOfRun(const std::string& run_id,
   int rc = cursor.Open(txn.get(), env_->executions);
   if (rc != 0) return Error(rc, "open a cursor");
   MDB_val k = Val(prefix), v;
-  // A 100k-task run's records are tens of MB of pages (RssFile grew 12 MB in one status read): let
-  // them go from the RSS as the scan passes (the cursor's pages are mapped again on use).
+  // A 100k-task run's records are tens of MB of pages (RssFile grew 12 MB
+  // in one status read): let them go from the RSS as the scan passes (the
+  // cursor's pages are mapped again on use).
   constexpr size_t kReleaseEvery = 4096;
   size_t seen = 0;
   for (rc = cursor.Get(&k, &v, MDB_SET_RANGE); rc == 0; rc = cursor.Get(&k, &v, MDB_NEXT)) {

@@ -123,6 +123,7 @@ class Journal final : public RunStore {
   Result<std::vector<RunRecord>> ListRuns(size_t limit) override;
   // Current state of every execution of a run, ordered by exec id.
   Result<std::vector<ExecutionRecord>> ExecutionsOfRun(const std::string& run_id) override;
+  Result<bool> HasExecutionsOf(const std::string& run_id) override;
   // The same records one at a time, in one read transaction, without holding
   // them all (a 100k-task run's records are ~50 MB in memory); `visit` may
   // move from the record. Stops at the first error, of the journal or

@@ -143,6 +143,20 @@ int Journal::WriteExecutions(MDB_txn* txn, const Batch& batch, uint64_t first_se
   });
 }
 
+Result<bool> Journal::HasExecutionsOf(const std::string& run_id) {
+  const std::string prefix = run_id + ".";
+  ReadTxn txn(*this);
+  APOLLO11_RETURN_IF_ERROR(txn.Begin());
+  Cursor cursor;
+  int rc = cursor.Open(txn.get(), env_->executions);
+  if (rc != 0) return Error(rc, "open a cursor");
+  MDB_val k = Val(prefix), v;
+  rc = cursor.Get(&k, &v, MDB_SET_RANGE);
+  if (rc == MDB_NOTFOUND) return false;
+  if (rc != 0) return Error(rc, "find an execution");
+  return View(k).substr(0, prefix.size()) == prefix;
+}
+
 Result<std::vector<TransitionRecord>> Journal::HistoryOfExecution(const std::string& exec_id) {
   std::vector<TransitionRecord> out;
   if (exec_id.empty() || exec_id.size() > 511) return out;

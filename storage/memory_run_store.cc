@@ -143,6 +143,12 @@ Result<std::vector<ExecutionRecord>> MemoryRunStore::ExecutionsOfRun(const std::
   return out;
 }
 
+Result<bool> MemoryRunStore::HasExecutionsOf(const std::string& run_id) {
+  const std::string prefix = run_id + ".";
+  auto it = executions_.lower_bound(prefix);
+  return it != executions_.end() && it->first.compare(0, prefix.size(), prefix) == 0;
+}
+
 Result<std::optional<ExecutionRecord>> MemoryRunStore::GetExecution(const std::string& exec_id) {
   auto it = executions_.find(exec_id);
   if (it == executions_.end()) return std::optional<ExecutionRecord>();

@@ -35,6 +35,7 @@ class MemoryRunStore final : public RunStore {
   Result<std::vector<RunRecord>> ListRuns(size_t limit) override;
   Result<std::vector<RunRecord>> UnfinishedRuns() override;
   Result<std::vector<ExecutionRecord>> ExecutionsOfRun(const std::string& run_id) override;
+  Result<bool> HasExecutionsOf(const std::string& run_id) override;
   Result<std::optional<ExecutionRecord>> GetExecution(const std::string& exec_id) override;
   Result<std::optional<std::string>> GetPipeline(const std::string& hash) override;
   Result<std::optional<Micros>> DurationP50(const std::string& stats_key) override;

@@ -73,6 +73,11 @@ class RunStore {
   virtual Result<std::vector<RunRecord>> UnfinishedRuns() = 0;
   // Current state of every execution of a run, ordered by exec id.
   virtual Result<std::vector<ExecutionRecord>> ExecutionsOfRun(const std::string& run_id) = 0;
+  // Whether any execution record of `run_id` is stored. A large new run's
+  // records are committed ahead of the commit that creates it
+  // (actors/scheduler_outbox.cc); a crash between leaves records without a
+  // run, and their run id must not be given to another run.
+  virtual Result<bool> HasExecutionsOf(const std::string& run_id) = 0;
   virtual Result<std::optional<ExecutionRecord>> GetExecution(const std::string& exec_id) = 0;
   // A pipeline snapshot stored by RunBatch::PutPipeline.
   virtual Result<std::optional<std::string>> GetPipeline(const std::string& hash) = 0;

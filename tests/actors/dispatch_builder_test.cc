@@ -36,7 +36,7 @@ SchedulerRun MakeRun() {
   run.dag = std::make_unique<engine::DagRun>(run.graph, engine::DagRunOptions{});
   run.record.params = {{"date", "2026-12-01"}};
   run.execs.resize(2);
-  run.outputs = {"0123456789", ""};
+  run.outputs = {std::string("0123456789"), std::string()};
   run.expected_ms = {7, 9};
   for (int i = 0; i < 2; ++i) run.execs[i].exec_id = MakeExecId("r1", run.spec().tasks[i].id);
   return run;

@@ -2,6 +2,8 @@
 // what a full disk does to a loop turn, without a disk.
 
 #include <catch2/catch.hpp>
+#include <cstdio>
+#include <map>
 #include <set>
 #include <string>
 
@@ -28,6 +30,28 @@ SubmitRun TwoTasks() {
     spec.tasks.push_back(t);
   }
   spec.tasks[1].depends_on.push_back({"a", dsl::DependencyCondition::kSuccess, {}});
+  SubmitRun s;
+  s.pipeline_json = dsl::CanonicalJson(spec);
+  s.pipeline_hash = dsl::ContentHash(spec);
+  return s;
+}
+
+// `n` shell tasks, all after the first ("t00000" .. ): one READY at the
+// start, the rest PENDING.
+SubmitRun ManyTasks(int n) {
+  dsl::PipelineSpec spec;
+  spec.version = "1.0";
+  spec.name = "test.many";
+  for (int i = 0; i < n; ++i) {
+    dsl::TaskSpec t;
+    char id[16];
+    std::snprintf(id, sizeof id, "t%05d", i);
+    t.id = id;
+    t.type = dsl::TaskType::kShell;
+    t.command = "true";
+    if (i > 0) t.depends_on.push_back({"t00000", dsl::DependencyCondition::kSuccess, {}});
+    spec.tasks.push_back(std::move(t));
+  }
   SubmitRun s;
   s.pipeline_json = dsl::CanonicalJson(spec);
   s.pipeline_hash = dsl::ContentHash(spec);
@@ -208,4 +232,89 @@ TEST_CASE("submissions on a frozen clock get distinct run ids, and a restart con
   SchedulerOutbox out;
   REQUIRE(restarted.Flush(&out).ok());
   CHECK(store.ListRuns(10'000)->size() == 5001);
+}
+
+TEST_CASE("a large run's PENDING records are committed in parts ahead of the commit creating it",
+          "[scheduler][store]") {
+  StoreFixture f;
+  const uint64_t before = f.memory.last_batch();
+  auto run_id = f.core.Submit(ManyTasks(20'000));
+  REQUIRE(run_id.ok());
+  REQUIRE(f.core.Flush(&f.out).ok());
+  // 19,999 PENDING records in parts of 8,192, then the run with its READY root.
+  CHECK(f.memory.last_batch() - before == 4);
+  auto run = f.memory.GetRun(*run_id);
+  REQUIRE(run.ok());
+  REQUIRE(run->has_value());
+  CHECK((*run)->status == RunStatus::kRunning);
+  auto records = f.memory.ExecutionsOfRun(*run_id);
+  REQUIRE(records.ok());
+  REQUIRE(records->size() == 20'000);
+  std::map<TaskState, int> by_state;
+  for (const storage::ExecutionRecord& r : *records) {
+    ++by_state[r.state];
+    CHECK(r.run_id == *run_id);
+  }
+  CHECK(by_state[TaskState::kPending] == 19'999);
+  CHECK(by_state[TaskState::kReady] == 1);
+  CHECK(f.out.enqueue.execs.size() == 1);
+}
+
+TEST_CASE(
+    "records committed ahead of a run that never landed leave no run, and their id is not reused",
+    "[scheduler][store]") {
+  FakeClock clock;
+  storage::MemoryRunStore memory;
+  storage::FaultyRunStore store(&memory);
+  // One seed for both processes: the restarted one would draw the same id.
+  auto random = engine::NewSeededRandom(11);
+  SchedulerOptions options;
+  options.random = random.get();
+  std::string crashed;
+  {
+    SchedulerCore core(&store, &clock, options);
+    store.FailCommitsAfter(3);  // the three parts land; the run's own commit does not
+    auto run_id = core.Submit(ManyTasks(20'000));
+    REQUIRE(run_id.ok());
+    crashed = *run_id;
+    SchedulerOutbox out;
+    CHECK_FALSE(core.Flush(&out).ok());
+    CHECK(out.Empty());
+  }  // the coordinator dies here
+  CHECK_FALSE(memory.GetRun(crashed)->has_value());
+  CHECK(*memory.HasExecutionsOf(crashed));
+  CHECK(memory.ExecutionsOfRun(crashed)->size() == 19'999);
+
+  store.Heal();
+  random = engine::NewSeededRandom(11);
+  options.random = random.get();
+  SchedulerCore restarted(&store, &clock, options);
+  CHECK(restarted.Recover().runs == 0);
+  auto next = restarted.Submit(TwoTasks());
+  REQUIRE(next.ok());
+  CHECK(*next != crashed);
+  SchedulerOutbox out;
+  REQUIRE(restarted.Flush(&out).ok());
+  CHECK(memory.ExecutionsOfRun(*next)->size() == 2);
+  CHECK(memory.ExecutionsOfRun(crashed)->size() == 19'999);
+}
+
+TEST_CASE("a part that fails stops the split: the run's own commit carries every record",
+          "[scheduler][store]") {
+  StoreFixture f;
+  f.store.FailCommits();  // a full disk
+  const uint64_t before = f.memory.last_batch();
+  auto run_id = f.core.Submit(ManyTasks(20'000));
+  REQUIRE(run_id.ok());
+  CHECK_FALSE(f.core.Flush(&f.out).ok());
+  CHECK(f.store.failed_commits() == 2);  // the first part, then the turn's commit
+  CHECK_FALSE(f.core.Flush(&f.out).ok());
+  CHECK(f.store.failed_commits() == 3);  // the parts are not tried again
+  f.store.Heal();
+  REQUIRE(f.core.Flush(&f.out).ok());
+  CHECK(f.memory.last_batch() - before == 1);
+  auto records = f.memory.ExecutionsOfRun(*run_id);
+  REQUIRE(records.ok());
+  CHECK(records->size() == 20'000);
+  CHECK(f.memory.GetRun(*run_id)->has_value());
 }

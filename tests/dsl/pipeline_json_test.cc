@@ -107,6 +107,26 @@ TEST_CASE("a snapshot decoded task by task equals the DOM decode", "[json]") {
   CHECK(reordered->params.at("tasks") == "v");
 }
 
+TEST_CASE("a snapshot decoded without locations checks them and keeps nothing else out", "[json]") {
+  PipelineSpec spec = FullSpec();
+  const std::string text = CanonicalJson(spec);
+  Result<PipelineSpec> dropped = PipelineFromJsonText(text, Locations::kCheckAndDrop);
+  REQUIRE(dropped.ok());
+  // Equal to the full decode once its locations are cleared too.
+  for (TaskSpec& t : spec.tasks) {
+    CHECK_FALSE(t.where.file.empty());
+    t.where = SourceLocation{};
+    for (Dependency& d : t.depends_on) d.where = SourceLocation{};
+  }
+  CHECK(*dropped == spec);
+  // A malformed location is still refused.
+  const std::string bad =
+      R"({"tasks":[{"id":"x","type":"noop","where":{"file":"f","line":"two","column":3}}],)"
+      R"("version":"1.0","name":"a.b"})";
+  CHECK_FALSE(PipelineFromJsonText(bad, Locations::kCheckAndDrop).ok());
+  CHECK_FALSE(PipelineFromJsonText(bad).ok());
+}
+
 TEST_CASE("a decoded snapshot's task list holds no growth slack", "[json]") {
   // Grown by doubling, 1,025 tasks had room for 2,048 (100k: 131,072, 28 MB
   // of TaskSpecs the coordinator held for the whole run), and three

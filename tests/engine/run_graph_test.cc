@@ -91,3 +91,20 @@ TEST_CASE("unknown dependencies, duplicate ids and cycles are refused", "[run_gr
     CHECK_FALSE(RunGraph::Compile(b.spec()).ok());
   }
 }
+
+TEST_CASE(
+    "Find gives each id its file index whatever the ids' order, and duplicates apart are refused",
+    "[run_graph]") {
+  PipelineBuilder b;
+  const char* ids[] = {"t10", "t9", "b", "a", "t1", "T", "t1_0", "t0"};
+  for (const char* id : ids) b.Task(id);
+  auto g = b.Build();
+  for (int i = 0; i < 8; ++i) CHECK(g->Find(ids[i]) == i);
+  for (const char* absent : {"", "t", "t11", "c", "t1_", "zz"}) CHECK(g->Find(absent) == -1);
+
+  PipelineBuilder dup;
+  dup.Task("m").Task("a").Task("z").Task("m");
+  auto refused = RunGraph::Compile(dup.spec());
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().message() == "duplicate task id 'm'");
+}

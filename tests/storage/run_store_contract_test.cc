@@ -72,6 +72,13 @@ void CheckContract(RunStore& store) {
   REQUIRE(execs->size() == 2);
   CHECK((*execs)[0].exec_id == "r1.a");
   CHECK((*execs)[1].exec_id == "r1.b");
+  // By run id, not by prefix: "r1" has records, "r" and "r3" none (r10's
+  // and r1's keys follow "r." and "r3." without matching them).
+  CHECK(*store.HasExecutionsOf("r1"));
+  CHECK(*store.HasExecutionsOf("r10"));
+  CHECK_FALSE(*store.HasExecutionsOf("r"));
+  CHECK_FALSE(*store.HasExecutionsOf("r3"));
+  CHECK_FALSE(*store.HasExecutionsOf("r9"));
 
   auto listed = store.ListRuns(2);
   REQUIRE(listed.ok());
