@@ -179,7 +179,8 @@ void CheckPipeline(const PipelineSpec& spec, const CheckOptions& options,
     DagSummary summary = Summarize(spec);
     if (summary.depth > options.chain_warning_threshold) {
       const TaskSpec* end = spec.FindTask(summary.chain_end);
-      Add(out, Diagnostic::Severity::kWarning, end ? end->where : SourceLocation{spec.source_file},
+      Add(out, Diagnostic::Severity::kWarning,
+          end ? end->where.get() : SourceLocation{spec.source_file},
           "the longest dependency chain has " + std::to_string(summary.depth) + " tasks (" +
               summary.chain_start + " -> " + summary.chain_end + "), above the threshold of " +
               std::to_string(options.chain_warning_threshold) +

@@ -49,18 +49,21 @@ struct RetryPolicy {
 struct Dependency {
   std::string task;  // upstream task id
   DependencyCondition on = DependencyCondition::kSuccess;
-  SourceLocation where;
+  // Boxed: the scheduler's model (decoded from a snapshot) has none, and a
+  // 100k-task DAG has about 180k dependencies.
+  Rare<SourceLocation> where;
 
   bool operator==(const Dependency&) const = default;
 };
 
-// One task. The fields most tasks leave unset are Rare (common/rare.h): 8
-// bytes each until set. Each member is listed in APOLLO11_TASK_FIELDS (dsl/task_fields.h),
-// which gives its YAML key, reader, snapshot JSON and whether workers get it.
+// One task. The fields most tasks leave unset are Rare or RareOptional
+// (common/rare.h): 8 bytes each until set. Each member is listed in
+// APOLLO11_TASK_FIELDS (dsl/task_fields.h), which gives its YAML key, reader,
+// snapshot JSON and whether workers get it.
 struct TaskSpec {
   std::string id;
   TaskType type = TaskType::kNoop;
-  SourceLocation where;
+  Rare<SourceLocation> where;  // boxed, as Dependency's
 
   // shell
   std::string command;
@@ -80,7 +83,7 @@ struct TaskSpec {
 
   std::vector<Dependency> depends_on;
   Trigger trigger = Trigger::kAll;
-  std::optional<RetryPolicy> retry;
+  RareOptional<RetryPolicy> retry;  // none: not retried
   std::optional<Millis> timeout;
   std::string group = "default";
   // Runs only on a worker of its group announcing all of these (--labels).

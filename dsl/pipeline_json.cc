@@ -170,7 +170,7 @@ json TaskJson(const TaskSpec& t, const std::string& source_file) {
 
 TaskSpec TaskFrom(const json& j, const std::string& source_file,
                   Locations locations = Locations::kKeep) {
-  auto read_location = [&](const json& at, SourceLocation* where) {
+  auto read_location = [&](const json& at, Rare<SourceLocation>* where) {
     if (!at.contains("where")) return;
     SourceLocation read = LocationFrom(at.at("where"), source_file);
     if (locations == Locations::kKeep) *where = std::move(read);

@@ -327,7 +327,7 @@ bool TaskParser::ReadTrigger(const Field& f, Trigger* out) {
   return true;
 }
 
-bool TaskParser::ReadRetry(const Field& f, std::optional<RetryPolicy>* out) {
+bool TaskParser::ReadRetry(const Field& f, RareOptional<RetryPolicy>* out) {
   if (f.value.IsMap()) {
     *out = library_->ParseRetryMap(f.value, f.file);
     return out->has_value();

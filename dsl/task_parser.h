@@ -64,7 +64,7 @@ class TaskParser {
   void LoadDbScript(TaskSpec* task, const std::map<std::string, const Field*>& by_key);
   bool ReadDependsOn(const Field& f, std::vector<Dependency>* out);
   bool ReadTrigger(const Field& f, Trigger* out);
-  bool ReadRetry(const Field& f, std::optional<RetryPolicy>* out);
+  bool ReadRetry(const Field& f, RareOptional<RetryPolicy>* out);
   bool ReadTimeout(const Field& f, std::optional<Millis>* out);
   bool ReadGroup(const Field& f, std::string* out);
   bool ReadLabels(const Field& f, std::vector<std::string>* out);

@@ -54,8 +54,8 @@ TEST_CASE("the DESIGN example validates as written, imports and script resolved"
   CHECK(fetch.retry->backoff == Backoff::kExponential);
   CHECK(fetch.retry->jitter == 0.2);  // default for exponential backoff
   CHECK(fetch.retry->max_delay == Millis(30000));
-  CHECK(fetch.where.line == 5);
-  CHECK(fetch.where.column == 5);
+  CHECK(fetch.where->line == 5);
+  CHECK(fetch.where->column == 5);
   const TaskSpec& clean = p.tasks[1];
   CHECK(std::filesystem::path(clean.script.get()).is_absolute());
   CHECK(std::filesystem::exists(clean.script.get()));

@@ -101,7 +101,7 @@ TEST_CASE("a snapshot decoded task by task equals the DOM decode", "[json]") {
           "params":{"tasks":"v"},"version":"1.0","name":"a.b"})");
   REQUIRE(reordered.ok());
   REQUIRE(reordered->tasks.size() == 2);
-  CHECK(reordered->tasks[0].where.line == 2);
+  CHECK(reordered->tasks[0].where->line == 2);
   CHECK(reordered->tasks[1].depends_on[0].on == DependencyCondition::kDone);
   CHECK(reordered->alerts.size() == 1);
   CHECK(reordered->params.at("tasks") == "v");
@@ -114,7 +114,7 @@ TEST_CASE("a snapshot decoded without locations checks them and keeps nothing el
   REQUIRE(dropped.ok());
   // Equal to the full decode once its locations are cleared too.
   for (TaskSpec& t : spec.tasks) {
-    CHECK_FALSE(t.where.file.empty());
+    CHECK_FALSE(t.where->file.empty());
     t.where = SourceLocation{};
     for (Dependency& d : t.depends_on) d.where = SourceLocation{};
   }
@@ -181,8 +181,9 @@ TEST_CASE("a snapshot writes only what differs from the defaults, and each path 
   PipelineSpec spec = FullSpec();
   spec.tasks.push_back(TaskSpec{});
   spec.tasks.back().id = "n";
-  spec.tasks.back().where = {spec.source_file, 9, 5};
-  spec.tasks.back().depends_on.push_back({"d", DependencyCondition::kSuccess, {"lib.yaml", 2, 3}});
+  spec.tasks.back().where = SourceLocation{spec.source_file, 9, 5};
+  spec.tasks.back().depends_on.push_back(
+      {"d", DependencyCondition::kSuccess, SourceLocation{"lib.yaml", 2, 3}});
   const std::string text = CanonicalJson(spec);
   const nlohmann::json doc = nlohmann::json::parse(text);
   const nlohmann::json& noop = doc["tasks"].back();

@@ -3,6 +3,7 @@
 
 #include <catch2/catch.hpp>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,9 +58,70 @@ TEST_CASE("a task's rarely set fields cost a pointer each until set", "[dsl][rar
   // TaskSpec was 904 bytes with these fields inline.
   static_assert(sizeof(Rare<std::map<std::string, std::string>>) == sizeof(void*));
   CHECK(sizeof(apollo11::dsl::TaskSpec) <= 512);
+  // 456 before the retry policy and the locations were boxed (2026-12-04).
+  CHECK(sizeof(apollo11::dsl::TaskSpec) <= 360);
+  CHECK(sizeof(apollo11::dsl::Dependency) <= 48);
   apollo11::dsl::TaskSpec a, b;
   a.url = "http://x";
   CHECK_FALSE(a == b);
   b.url = "http://x";
+  CHECK(a == b);
+}
+
+TEST_CASE("a RareOptional reads and writes as an optional, one pointer wide", "[dsl][rare]") {
+  using apollo11::RareOptional;
+  using apollo11::dsl::RetryPolicy;
+  static_assert(sizeof(RareOptional<RetryPolicy>) == sizeof(void*));
+  RareOptional<RetryPolicy> r;
+  CHECK_FALSE(r.has_value());
+  CHECK_FALSE(r);
+  CHECK(r == std::nullopt);
+  CHECK(r == RareOptional<RetryPolicy>());
+  r = RetryPolicy{};
+  REQUIRE(r.has_value());
+  r->max_retries = 3;  // written through, as std::optional's
+  CHECK((*r).max_retries == 3);
+  CHECK_FALSE(r == std::nullopt);
+  CHECK_FALSE(r == RareOptional<RetryPolicy>());
+
+  RareOptional<RetryPolicy> copy = r;  // deep: the copy has its own policy
+  copy->max_retries = 5;
+  CHECK(r->max_retries == 3);
+  CHECK_FALSE(copy == r);
+  copy = r;
+  CHECK(copy == r);
+  const RetryPolicy* held = &*copy;
+  RetryPolicy other;
+  other.max_retries = 7;
+  copy = other;  // a set one is assigned in place
+  CHECK(&*copy == held);
+  CHECK(held->max_retries == 7);
+
+  std::optional<RetryPolicy> none;
+  copy = none;
+  CHECK_FALSE(copy.has_value());
+  copy = std::optional<RetryPolicy>(other);
+  CHECK(copy->max_retries == 7);
+  RareOptional<RetryPolicy> moved = std::move(copy);
+  CHECK(moved->max_retries == 7);
+  moved.reset();
+  CHECK(moved == std::nullopt);
+  r = std::nullopt;
+  CHECK_FALSE(r.has_value());
+}
+
+TEST_CASE("a task's boxed retry policy and locations compare by value", "[dsl][rare]") {
+  apollo11::dsl::TaskSpec a, b;
+  a.depends_on.push_back({"up", apollo11::dsl::DependencyCondition::kSuccess, {}});
+  b.depends_on = a.depends_on;
+  CHECK(a == b);
+  CHECK(a.depends_on[0].where == apollo11::dsl::SourceLocation{});
+  a.depends_on[0].where = apollo11::dsl::SourceLocation{"p.yaml", 3, 7};
+  CHECK_FALSE(a == b);
+  CHECK(a.depends_on[0].where->line == 3);
+  a.retry = apollo11::dsl::RetryPolicy{};
+  b.depends_on = a.depends_on;
+  CHECK_FALSE(a == b);  // the retry policy differs
+  b.retry = a.retry;
   CHECK(a == b);
 }
