@@ -88,11 +88,15 @@ std::string ProgressLine(const std::vector<uint32_t>& counts, double elapsed) {
 
 // Counts of a run's tasks by state, read from the journal (resume mode has
 // no RunProgress subscription: the run was submitted by another process).
+// The records are read one at a time, not held (a large run's are tens of
+// MB); a journal error leaves the counts of the records read before it.
 std::vector<uint32_t> CountsFromJournal(storage::Journal& journal, const std::string& run_id) {
   std::vector<uint32_t> counts(kTaskStateCount, 0);
-  auto execs = journal.ExecutionsOfRun(run_id);
-  if (!execs.ok()) return counts;
-  for (const storage::ExecutionRecord& e : *execs) ++counts[static_cast<int>(e.state)];
+  Status read = journal.ForEachExecutionOfRun(run_id, [&](storage::ExecutionRecord& e) {
+    ++counts[static_cast<int>(e.state)];
+    return Status::Ok();
+  });
+  if (!read.ok()) spdlog::warn("progress counts of run {}: {}", run_id, read.ToString());
   return counts;
 }
 
@@ -201,8 +205,10 @@ std::optional<int> CheckResume(storage::Journal& journal, const RunFlags& flags,
     StderrPrintf(spdlog::level::err, "error",
                  "apollo11 run: run %s already ended %s; nothing to resume\n", flags.resume.c_str(),
                  ToString(record.status));
-    auto execs = journal.ExecutionsOfRun(flags.resume);
-    if (execs.ok()) PrintRunSummary(RunSummaryJson(record, *execs), stdout);
+    if (Status shown = PrintRunSummaryFromJournal(record, &journal, stdout); !shown.ok()) {
+      StderrPrintf(spdlog::level::err, "error", "apollo11 run: cannot read run %s's tasks: %s\n",
+                   flags.resume.c_str(), shown.ToString().c_str());
+    }
     return record.status == RunStatus::kSuccess ? kExitOk : kExitRunFailed;
   }
   *tasks = record.task_count;
@@ -382,17 +388,29 @@ std::string SubmitAndFollow(Node& node, RemoteCoordinator& client, actors::Submi
 // The summary, from the journal: what is reported is what was recorded.
 int Summarize(storage::Journal& journal, const std::string& run_id, bool json, bool finished) {
   auto run = journal.GetRun(run_id);
-  auto execs = journal.ExecutionsOfRun(run_id);
-  if (!run.ok() || !run->has_value() || !execs.ok()) {
+  if (!run.ok() || !run->has_value()) {
     StderrPrintf(spdlog::level::err, "error",
                  "apollo11 run: cannot read run %s back from the journal\n", run_id.c_str());
     return kExitInternal;
   }
   const storage::RunRecord& record = **run;
+  Status shown;
   if (json) {
-    std::printf("%s\n", SafeJsonDump(RunSummaryJson(record, *execs), 2).c_str());
+    // --json prints every task, so the document is built whole.
+    auto execs = journal.ExecutionsOfRun(run_id);
+    if (execs.ok()) {
+      std::printf("%s\n", SafeJsonDump(RunSummaryJson(record, *execs), 2).c_str());
+    } else {
+      shown = execs.status();
+    }
   } else {
-    PrintRunSummary(RunSummaryJson(record, *execs), stdout);
+    shown = PrintRunSummaryFromJournal(record, &journal, stdout);
+  }
+  if (!shown.ok()) {
+    StderrPrintf(spdlog::level::err, "error",
+                 "apollo11 run: cannot read run %s back from the journal: %s\n", run_id.c_str(),
+                 shown.ToString().c_str());
+    return kExitInternal;
   }
   if (!finished) return kExitInternal;
   return record.status == RunStatus::kSuccess ? kExitOk : kExitRunFailed;

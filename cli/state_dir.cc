@@ -44,6 +44,45 @@ Result<std::unique_ptr<storage::Journal>> OpenJournalReadOnly(const std::string&
   return journal;
 }
 
+namespace {
+
+// PrintRunSummary's table: every task of a run of at most this many, else
+// only those that did not succeed, at most kMaxListed of them.
+constexpr size_t kListEveryTaskUpTo = 40;
+constexpr size_t kMaxListed = 200;
+
+}  // namespace
+
+Status PrintRunSummaryFromJournal(const storage::RunRecord& run, storage::Journal* journal,
+                                  std::FILE* out) {
+  nlohmann::json every = nlohmann::json::object();  // while seen <= kListEveryTaskUpTo
+  // One more than the table lists, so that it says some were left out.
+  nlohmann::json unsuccessful = nlohmann::json::object();
+  size_t seen = 0;
+  // The journal yields a run's records in exec id (RUN.TASK) order, which is
+  // task id order, as RunSummaryJson's map iterates them.
+  const size_t id_at = run.run_id.size() + 1;
+  APOLLO11_RETURN_IF_ERROR(
+      journal->ForEachExecutionOfRun(run.run_id, [&](storage::ExecutionRecord& e) {
+        ++seen;
+        const bool listed_if_many =
+            e.state != TaskState::kSuccess && unsuccessful.size() <= kMaxListed;
+        if (seen > kListEveryTaskUpTo && !listed_if_many) return Status::Ok();
+        nlohmann::json task = actors::RunTaskJson(run, e);
+        const std::string id = e.exec_id.substr(id_at);
+        if (seen <= kListEveryTaskUpTo) every[id] = task;
+        if (listed_if_many) unsuccessful[id] = std::move(task);
+        return Status::Ok();
+      }));
+  nlohmann::json doc = actors::RunHeaderJson(run);
+  // With more than kListEveryTaskUpTo tasks, the document holds only the
+  // unsuccessful ones: PrintRunSummary shows all of them when they are few,
+  // and skips no task when they are many, so it prints the same table.
+  doc["tasks"] = seen <= kListEveryTaskUpTo ? std::move(every) : std::move(unsuccessful);
+  PrintRunSummary(doc, out);
+  return Status::Ok();
+}
+
 void PrintRunSummary(const nlohmann::json& summary, std::FILE* out) {
   auto str = [](const nlohmann::json& j, const char* key) {
     return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
@@ -60,7 +99,7 @@ void PrintRunSummary(const nlohmann::json& summary, std::FILE* out) {
   std::fprintf(out, "\n");
   // Every task when there are few; only those that did not succeed when many.
   const nlohmann::json& tasks = summary["tasks"];
-  const bool all = tasks.size() <= 40;
+  const bool all = tasks.size() <= kListEveryTaskUpTo;
   size_t shown = 0;
   for (const auto& [id, t] : tasks.items()) {
     if (!all && str(t, "state") == "SUCCESS") continue;
@@ -68,7 +107,7 @@ void PrintRunSummary(const nlohmann::json& summary, std::FILE* out) {
       std::fprintf(out, "  %-24s %-9s %8s %5s  %-16s %s\n", "TASK", "STATE", "ATTEMPTS", "EXIT",
                    "WORKER", "ERROR");
     }
-    if (++shown > 200) {
+    if (++shown > kMaxListed) {
       std::fprintf(out, "  ... (use `apollo11 status %s --json` for all)\n",
                    str(summary, "run_id").c_str());
       break;
