@@ -238,7 +238,7 @@ int Submit(const InspectFlags& f) {
   auto remote = f.Connect();
   if (!remote.ok()) return Fail("submit", remote.status());
   actors::SubmitRun submit;
-  submit.pipeline_json = dsl::CanonicalJson(*parsed.pipeline);
+  submit.pipeline_json = dsl::TakeCanonicalJson(std::move(*parsed.pipeline));
   submit.pipeline_hash = dsl::HashCanonicalJson(submit.pipeline_json);
   submit.params = std::move(*params);
   if (!f.wait) {

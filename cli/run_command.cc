@@ -125,10 +125,10 @@ int LoadPipeline(const std::string& file, const std::vector<std::string>& librar
   }
   auto params = dsl::ResolveParams(spec.name, spec.params, given);
   if (!params.ok()) return FailCommand("run", params.status());
-  submit->pipeline_json = dsl::CanonicalJson(spec);
+  *task_count = spec.tasks.size();
+  submit->pipeline_json = dsl::TakeCanonicalJson(std::move(*parsed.pipeline));
   submit->pipeline_hash = dsl::HashCanonicalJson(submit->pipeline_json);
   submit->params = std::move(*params);
-  *task_count = spec.tasks.size();
   return kExitOk;
 }
 

@@ -34,11 +34,12 @@ dsl::ParseResult LoadStdin(const dsl::ParseOptions& options) {
   while ((n = std::fread(buf, 1, sizeof buf, stdin)) > 0) {
     text.append(buf, n);
     if (text.size() > options.max_file_bytes) {
+      dsl::Diagnostic too_large;
+      too_large.where.file = kStdinName;
+      too_large.message = "more than " + std::to_string(options.max_file_bytes) +
+                          " bytes on stdin; a pipeline may not be larger";
       dsl::ParseResult over;
-      over.diagnostics.push_back({dsl::Diagnostic::Severity::kError,
-                                  {kStdinName, 0, 0},
-                                  "more than " + std::to_string(options.max_file_bytes) +
-                                      " bytes on stdin; a pipeline may not be larger"});
+      over.diagnostics.push_back(std::move(too_large));
       return over;
     }
   }

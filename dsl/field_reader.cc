@@ -8,9 +8,17 @@
 
 namespace apollo11::dsl::internal {
 
+SharedText SharedFileName(const std::string& file) {
+  // Locations come in long runs from one file: the last name is shared
+  // until another file's location is asked for.
+  thread_local SharedText last;
+  if (last.str() != file) last = SharedText(file);
+  return last;
+}
+
 SourceLocation Loc(const std::string& file, const YAML::Mark& mark) {
-  if (mark.is_null() || mark.line < 0) return SourceLocation{file, 0, 0};
-  return SourceLocation{file, mark.line + 1, mark.column + 1};
+  if (mark.is_null() || mark.line < 0) return SourceLocation{SharedFileName(file), 0, 0};
+  return SourceLocation{SharedFileName(file), mark.line + 1, mark.column + 1};
 }
 
 std::string LocText(const SourceLocation& l) {

@@ -26,7 +26,12 @@ struct Field {
   std::string file;
 };
 
-// FILE:LINE:COL of a yaml-cpp mark (line 0 when it has none).
+// `file` as a SharedText: the same allocation as the last call's when
+// the name is the same (per thread), so a file's locations share one name.
+SharedText SharedFileName(const std::string& file);
+
+// FILE:LINE:COL of a yaml-cpp mark (line 0 when it has none); the file
+// name is shared with the other locations in that file.
 SourceLocation Loc(const std::string& file, const YAML::Mark& mark);
 // "FILE:LINE:COL".
 std::string LocText(const SourceLocation& l);

@@ -11,12 +11,14 @@
 
 #include "common/duration.h"
 #include "common/rare.h"
+#include "common/shared_text.h"
 
 namespace apollo11::dsl {
 
 // Where something was written, for error messages: FILE:LINE:COL (1-based).
+// The parser's locations in one file share its name (SharedText).
 struct SourceLocation {
-  std::string file;
+  SharedText file;
   int line = 0;
   int column = 0;
 

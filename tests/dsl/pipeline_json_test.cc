@@ -8,6 +8,7 @@
 
 using namespace apollo11::dsl;
 using apollo11::Result;
+using apollo11::SharedText;
 using apollo11::dsl::testing::Dump;
 using apollo11::dsl::testing::TempDir;
 
@@ -86,6 +87,49 @@ TEST_CASE("the streamed canonical JSON is byte for byte the DOM's dump", "[json]
   empty.name = "a.b";
   CHECK(CanonicalJson(empty) == ToJson(empty).dump());
   CHECK(HashCanonicalJson(CanonicalJson(spec)) == ContentHash(spec));
+}
+
+TEST_CASE("a snapshot taken from the model equals CanonicalJson and empties the task list",
+          "[json]") {
+  PipelineSpec spec = FullSpec();
+  const std::string expected = CanonicalJson(spec);
+  PipelineSpec taken = spec;
+  CHECK(TakeCanonicalJson(std::move(taken)) == expected);
+  CHECK(taken.tasks.empty());
+  CHECK(taken.name == spec.name);
+  // Many tasks: the text is written in several pieces and joined.
+  PipelineSpec large = spec;
+  for (int i = 0; i < 30000; ++i) {
+    TaskSpec t;
+    t.id = "task_number_" + std::to_string(i);
+    t.command = std::string(static_cast<size_t>(i % 97), 'c');
+    t.type = TaskType::kShell;
+    large.tasks.push_back(std::move(t));
+  }
+  const std::string large_expected = ToJson(large).dump();
+  REQUIRE(large_expected.size() > (size_t{2} << 20));
+  CHECK(CanonicalJson(large) == large_expected);
+  CHECK(TakeCanonicalJson(std::move(large)) == large_expected);
+}
+
+TEST_CASE("the locations of one file share its name, in a parse and in a decode", "[json]") {
+  PipelineSpec spec = FullSpec();
+  const auto shared_with_first = [](const PipelineSpec& s) {
+    const SharedText& first = s.tasks.front().where->file;
+    REQUIRE_FALSE(first.empty());
+    for (const TaskSpec& t : s.tasks) {
+      CHECK(t.where->file.SharesWith(first));
+      for (const Dependency& d : t.depends_on) CHECK(d.where->file.SharesWith(first));
+    }
+  };
+  shared_with_first(spec);
+  Result<PipelineSpec> decoded = PipelineFromJsonText(CanonicalJson(spec));
+  REQUIRE(decoded.ok());
+  CHECK(*decoded == spec);
+  shared_with_first(*decoded);
+  Result<PipelineSpec> from_dom = PipelineFromJson(ToJson(spec));
+  REQUIRE(from_dom.ok());
+  shared_with_first(*from_dom);
 }
 
 TEST_CASE("a snapshot decoded task by task equals the DOM decode", "[json]") {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/shared_text.h"
 #include "dsl/pipeline.h"
 
 using apollo11::Rare;
@@ -124,4 +125,32 @@ TEST_CASE("a task's boxed retry policy and locations compare by value", "[dsl][r
   CHECK_FALSE(a == b);  // the retry policy differs
   b.retry = a.retry;
   CHECK(a == b);
+}
+
+TEST_CASE("a SharedText reads and compares as its text, and copies share it", "[dsl][rare]") {
+  using apollo11::SharedText;
+  SharedText empty;
+  CHECK(empty.empty());
+  CHECK(empty.str().empty());
+  CHECK(empty == std::string());
+  SharedText path(std::string("/srv/pipelines/nightly.yaml"));
+  SharedText copy = path;
+  CHECK(copy.SharesWith(path));
+  CHECK(copy == path);
+  CHECK(path == "/srv/pipelines/nightly.yaml");
+  CHECK(std::string("/srv/pipelines/nightly.yaml") == path);
+  CHECK(path + ":3" == "/srv/pipelines/nightly.yaml:3");
+  const std::string& plain = path;
+  CHECK(plain.size() == path.size());
+  // Equal texts held apart are equal; ordering is the text's.
+  SharedText apart(std::string("/srv/pipelines/nightly.yaml"));
+  CHECK_FALSE(apart.SharesWith(path));
+  CHECK(apart == path);
+  CHECK(SharedText("a") < SharedText("b"));
+  // Assignment replaces what is held; the other copies keep their text.
+  copy = "other.yaml";
+  CHECK(path == "/srv/pipelines/nightly.yaml");
+  CHECK(copy == "other.yaml");
+  // A location with a shared name is as small as its pointer and two ints.
+  CHECK(sizeof(apollo11::dsl::SourceLocation) <= 32);
 }
