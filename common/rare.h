@@ -68,6 +68,9 @@ class Rare {
   void clear() {
     if (box_) *box_ = T{};
   }
+  // Back to T{}, freeing the box: unlike clear(), a reference taken to the
+  // set value no longer refers to anything.
+  void Free() { box_.reset(); }
   bool empty() const { return get().empty(); }
   size_t size() const { return get().size(); }
   // Templates, so a Rare of a type without begin() is no range (Catch and

@@ -350,7 +350,7 @@ bool TaskParser::ReadRetry(const Field& f, RareOptional<RetryPolicy>* out) {
   return out->has_value();
 }
 
-bool TaskParser::ReadTimeout(const Field& f, std::optional<Millis>* out) {
+bool TaskParser::ReadTimeout(const Field& f, RareOptional<Millis>* out) {
   Millis t{0};
   if (!report_->GetDuration(f, &t)) return false;
   if (t.count() <= 0) {

@@ -65,7 +65,7 @@ class TaskParser {
   bool ReadDependsOn(const Field& f, std::vector<Dependency>* out);
   bool ReadTrigger(const Field& f, Trigger* out);
   bool ReadRetry(const Field& f, RareOptional<RetryPolicy>* out);
-  bool ReadTimeout(const Field& f, std::optional<Millis>* out);
+  bool ReadTimeout(const Field& f, RareOptional<Millis>* out);
   bool ReadGroup(const Field& f, std::string* out);
   bool ReadLabels(const Field& f, std::vector<std::string>* out);
   bool ReadPriority(const Field& f, int* out);

@@ -59,8 +59,9 @@ TEST_CASE("a task's rarely set fields cost a pointer each until set", "[dsl][rar
   // TaskSpec was 904 bytes with these fields inline.
   static_assert(sizeof(Rare<std::map<std::string, std::string>>) == sizeof(void*));
   CHECK(sizeof(apollo11::dsl::TaskSpec) <= 512);
-  // 456 before the retry policy and the locations were boxed (2026-12-04).
-  CHECK(sizeof(apollo11::dsl::TaskSpec) <= 360);
+  // 456 before the retry policy and the locations were boxed (2026-12-04),
+  // 360 before the command and timeout were and the small fields packed.
+  CHECK(sizeof(apollo11::dsl::TaskSpec) <= 312);
   CHECK(sizeof(apollo11::dsl::Dependency) <= 48);
   apollo11::dsl::TaskSpec a, b;
   a.url = "http://x";
@@ -153,4 +154,17 @@ TEST_CASE("a SharedText reads and compares as its text, and copies share it", "[
   CHECK(copy == "other.yaml");
   // A location with a shared name is as small as its pointer and two ints.
   CHECK(sizeof(apollo11::dsl::SourceLocation) <= 32);
+}
+
+TEST_CASE("Free empties a Rare and lets its box go; clear keeps the box", "[dsl][rare]") {
+  Rare<std::string> s = std::string("r20261204T161004-0000");
+  const std::string* box = &s.get();
+  s.clear();
+  CHECK(s.empty());
+  CHECK(&s.get() == box);  // the same box, holding ""
+  s = "again";
+  s.Free();
+  CHECK(s.empty());
+  Rare<std::string> never_set;
+  CHECK(&s.get() == &never_set.get());  // the shared empty value: no box
 }
