@@ -129,16 +129,17 @@ void DispatchBuilder::FillEnv(const SchedulerRun& run, int task, const transport
   // Only processes get inputs; db and http tasks get their values through
   // templates the coordinator expands (ExpandTemplates).
   if (spec.type != dsl::TaskType::kShell && spec.type != dsl::TaskType::kPython) return;
-  p->inputs.reserve(run.record.params.size() + spec.depends_on.size());
+  // The graph's edges, in declaration order (the spec's lists are freed).
+  const auto upstream = run.graph->Upstream(run.dag->ParentOf(task));
+  p->inputs.reserve(run.record.params.size() + upstream.size());
   for (const auto& [name, value] : run.record.params) {
     p->inputs.push_back({static_cast<uint8_t>(transport::InputKind::kParam), name, value});
   }
-  const size_t cap = OutputShare(output_env_cap_, spec.depends_on.size());
-  for (const dsl::Dependency& dep : spec.depends_on) {
-    const int up = run.graph->Find(dep.task);
-    if (up < 0) continue;
-    const std::string& out = run.outputs[up];
-    p->inputs.push_back({static_cast<uint8_t>(transport::InputKind::kOutput), dep.task,
+  const size_t cap = OutputShare(output_env_cap_, upstream.size());
+  for (const engine::Edge& edge : upstream) {
+    const std::string& out = run.outputs[edge.task];
+    p->inputs.push_back({static_cast<uint8_t>(transport::InputKind::kOutput),
+                         run.graph->id(edge.task),
                          out.size() > cap ? out.substr(out.size() - cap) : out});
   }
 }

@@ -30,6 +30,7 @@ Result<std::unique_ptr<SchedulerRun>> SchedulerCore::MakeRun(const std::string& 
                                                              dsl::PipelineSpec spec) {
   auto graph = engine::RunGraph::Compile(std::move(spec));
   if (!graph.ok()) return graph.status();
+  graph->ReleaseDeclaredDependencies();  // the graph's edges say it all
 
   auto run = std::make_unique<SchedulerRun>();
   run->run_id = run_id;
@@ -63,9 +64,7 @@ Result<std::unique_ptr<SchedulerRun>> SchedulerCore::MakeRun(const std::string& 
     rec.exec_id = MakeExecId(run->run_id, task.id);
     rec.task_id = task.id;
     rec.state = TaskState::kPending;
-    for (const dsl::Dependency& dep : task.depends_on) {
-      if (const auto idx = run->graph->Find(dep.task); idx >= 0) run->has_dependents[idx] = 1;
-    }
+    run->has_dependents[i] = run->graph->Dependents(static_cast<int>(i)).empty() ? 0 : 1;
   }
   return run;
 }

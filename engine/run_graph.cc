@@ -26,6 +26,10 @@ int RunGraph::Find(const std::string& id) const {
   return it != by_id_.end() && tasks[*it].id == id ? *it : -1;
 }
 
+void RunGraph::ReleaseDeclaredDependencies() {
+  for (dsl::TaskSpec& t : spec_.tasks) std::vector<dsl::Dependency>().swap(t.depends_on);
+}
+
 Result<RunGraph> RunGraph::Compile(const dsl::PipelineSpec& spec) {
   return Compile(dsl::PipelineSpec(spec));
 }

@@ -58,6 +58,12 @@ class RunGraph {
   // Total number of dependency edges.
   int EdgeCount() const { return static_cast<int>(up_edges_.size()); }
 
+  // Frees each task's declared dependency list: afterwards task(i).depends_on
+  // is empty and Upstream(i) is the one view of them (the same order, a task
+  // listed twice still twice). For a holder of many tasks that never shows
+  // the spec again as written: the scheduler (8.6 MB at 100k tasks).
+  void ReleaseDeclaredDependencies();
+
  private:
   static constexpr uint8_t kFailureHandled = 1;
   static constexpr uint8_t kTimeoutHandled = 2;

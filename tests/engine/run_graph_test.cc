@@ -30,6 +30,29 @@ TEST_CASE("a compiled graph has both edge directions and in-degrees", "[run_grap
   CHECK(g->Upstream(2)[1].task == 1);
 }
 
+TEST_CASE("a graph that releases the declared dependencies keeps every edge", "[run_graph]") {
+  PipelineBuilder b;
+  b.Task("a").Task("b").Task("c").After("b").After("a", C::kDone).After("b", C::kFailure);
+  auto compiled = RunGraph::Compile(b.spec());
+  REQUIRE(compiled.ok());
+  RunGraph g = std::move(compiled).value();
+  g.ReleaseDeclaredDependencies();
+  for (int i = 0; i < g.size(); ++i) CHECK(g.task(i).depends_on.empty());
+  // Upstream(i) is the declared list: its order, a task listed twice twice.
+  auto up = g.Upstream(2);
+  REQUIRE(up.size() == 3);
+  CHECK(g.id(up[0].task) == "b");
+  CHECK(up[0].on == C::kSuccess);
+  CHECK(g.id(up[1].task) == "a");
+  CHECK(up[1].on == C::kDone);
+  CHECK(g.id(up[2].task) == "b");
+  CHECK(up[2].on == C::kFailure);
+  CHECK(g.Dependents(1).size() == 2);
+  CHECK(g.FailureHandled(0));
+  CHECK(g.FailureHandled(1));
+  CHECK(g.Find("c") == 2);
+}
+
 TEST_CASE("failure and timeout ends are handled only by matching edges", "[run_graph]") {
   PipelineBuilder b;
   b.Task("a")
