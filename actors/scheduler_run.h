@@ -69,8 +69,8 @@ struct SchedulerRun {
   // Stores `rec`, read from the journal, as the record of `slot`, without
   // its run id and trace id (see execs).
   void Adopt(int slot, storage::ExecutionRecord rec) {
-    std::string().swap(rec.run_id);  // swap: assigning "" would keep the buffer
-    std::string().swap(rec.trace_id);
+    rec.run_id.Free();  // assigning "" would keep the box
+    rec.trace_id.Free();
     execs[slot] = std::move(rec);
   }
 

@@ -144,7 +144,7 @@ Result<TransitionRecord> DecodeTransition(uint64_t seq, std::string_view value) 
 }
 
 std::string EncodeExecution(const ExecutionRecord& r) {
-  return EncodeExecution(r, r.run_id, r.trace_id);
+  return EncodeExecution(r, r.run_id.get(), r.trace_id.get());
 }
 
 std::string EncodeExecution(const ExecutionRecord& r, std::string_view run_id,

@@ -588,7 +588,7 @@ TEST_CASE("a new run's execution records fill their pages, whatever order they c
         ExecutionRecord x;
         x.run_id = run;
         x.task_id = "task_" + std::to_string(i);
-        x.exec_id = MakeExecId(x.run_id, x.task_id);
+        x.exec_id = MakeExecId(x.run_id.get(), x.task_id);
         const size_t value = codec::EncodeExecutionValue(codec::EncodeExecution(x), {}).size();
         record_bytes = std::max(record_bytes, 8 + x.exec_id.size() + value + 2);
         batch.PutExecution(x);
@@ -672,6 +672,22 @@ TEST_CASE("the journal's pages a process has read are let go from its RSS", "[st
     REQUIRE(journal->Commit(batch).ok());
   }
   CHECK(MappedJournalBytes(tmp.path()) < (1u << 20));
+}
+
+TEST_CASE("an execution record in memory stays compact", "[storage]") {
+  // Regression guard for the coordinator's memory (docs/PERFORMANCE.md): one
+  // record per task of every run it holds. 288 bytes with run_id and
+  // trace_id inline; the scheduler leaves both empty.
+  CHECK(sizeof(ExecutionRecord) <= 232);
+  ExecutionRecord x;
+  x.run_id = "r20261204T000000-0000";
+  x.trace_id = "0af7651916cd43dd8448eb211c80319c";
+  x.task_id = "t";
+  x.exec_id = MakeExecId(x.run_id.get(), x.task_id);
+  auto back = codec::DecodeExecution(x.exec_id, codec::EncodeExecution(x));
+  REQUIRE(back.ok());
+  CHECK(back->run_id == x.run_id);
+  CHECK(back->trace_id == x.trace_id);
 }
 
 }  // namespace
