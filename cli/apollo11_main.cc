@@ -6,8 +6,10 @@
 #include "cli/logging_setup.h"
 #include "cli/usage_errors.h"
 #include "cli/version.h"
+#include "common/malloc_policy.h"
 
 int main(int argc, char** argv) {
+  apollo11::FixMallocThresholds();
   // Past a file size limit (RLIMIT_FSIZE) a write fails with EFBIG, which
   // the journal and the task logs report, instead of killing the process.
   // Tasks start with default dispositions (posix_spawnattr_setsigdefault).

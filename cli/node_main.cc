@@ -39,6 +39,7 @@
 #include "cli/usage_errors.h"
 #include "cli/version.h"
 #include "common/log_event.h"
+#include "common/malloc_policy.h"
 #include "common/stderr_line.h"
 #include "common/terminate_handler.h"
 
@@ -259,6 +260,7 @@ int Start(const NodeFlags& f) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  apollo11::FixMallocThresholds();  // freed run state goes back to the system
   // As in `apollo11`: a file size limit is an EFBIG error, not a kill.
   signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"apollo11-node: runs Apollo-11 coordinator and worker actors", "apollo11-node"};
