@@ -1,5 +1,6 @@
 #include "actors/scheduler_core.h"
 
+#include <malloc.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -104,8 +105,16 @@ Result<std::string> SchedulerCore::StartRun(SubmitRun submit, dsl::PipelineSpec 
   // tasks) is gone before the graph, the records and the first commit's
   // pages take their memory.
   std::string snapshot = storage::PackSnapshot(std::move(submit.pipeline_json));
+  // The snapshot's decode, and then the graph's build (it frees the declared
+  // dependencies), leave freed small blocks that glibc keeps resident. They
+  // go back to the system before the run's records are allocated and again
+  // before its first commit: a 1M-task run peaked 250 MB above what it held.
+  constexpr size_t kTrimFromTasks = 8192;
+  const bool large = spec.tasks.size() >= kTrimFromTasks;
+  if (large) malloc_trim(0);
   auto made = MakeRun(*new_id, std::move(spec));
   if (!made.ok()) return made.status();
+  if (large) malloc_trim(0);
   storage::RunRecord record;
   record.pipeline_hash = submit.pipeline_hash;
   record.params = std::move(submit.params);

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 
 namespace apollo11::storage {
 namespace {
@@ -27,17 +28,21 @@ std::string PackSnapshot(std::string text) {
     return text;
   }
   uLongf packed_size = compressBound(static_cast<uLong>(text.size()));
-  std::string out(kHeader + packed_size, '\0');
-  std::memcpy(out.data(), kTag, sizeof kTag);
-  const auto n = static_cast<uint32_t>(text.size());
-  for (int i = 0; i < 4; ++i) out[4 + i] = static_cast<char>((n >> (8 * i)) & 0xff);
-  int rc = compress2(reinterpret_cast<Bytef*>(out.data() + kHeader), &packed_size,
-                     reinterpret_cast<const Bytef*>(text.data()), static_cast<uLong>(text.size()),
-                     Z_BEST_SPEED);
+  // Deflate's worst case is a little more than the text, and it writes about
+  // a sixth of that. Left uninitialised, the pages it never writes never
+  // become resident; a zero-filled std::string of that size made a 1M-task
+  // snapshot's packing cost 180 MB of RSS beside the text.
+  std::unique_ptr<Bytef[]> packed(new Bytef[packed_size]);
+  int rc = compress2(packed.get(), &packed_size, reinterpret_cast<const Bytef*>(text.data()),
+                     static_cast<uLong>(text.size()), Z_BEST_SPEED);
   if (rc != Z_OK) return text;  // only Z_MEM_ERROR: stored as it is
   if (kHeader + packed_size >= text.size() && !looks_packed) return text;  // did not shrink
-  out.resize(kHeader + packed_size);
-  out.shrink_to_fit();
+  std::string out;
+  out.reserve(kHeader + packed_size);
+  out.append(kTag, sizeof kTag);
+  const auto n = static_cast<uint32_t>(text.size());
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((n >> (8 * i)) & 0xff));
+  out.append(reinterpret_cast<const char*>(packed.get()), packed_size);
   return out;
 }
 

@@ -156,7 +156,7 @@ TEST_CASE("a SharedText reads and compares as its text, and copies share it", "[
   CHECK(sizeof(apollo11::dsl::SourceLocation) <= 32);
 }
 
-TEST_CASE("Free empties a Rare and lets its box go; clear keeps the box", "[dsl][rare]") {
+TEST_CASE("Free empties a Rare and lets its box go, where clear keeps it", "[dsl][rare]") {
   Rare<std::string> s = std::string("r20261204T161004-0000");
   const std::string* box = &s.get();
   s.clear();
