@@ -61,8 +61,8 @@ inline const char* ToString(SlowFlag f) {
 // the same write transaction as the transition that changed it.
 struct ExecutionRecord {
   std::string exec_id;
-  // Boxed: the scheduler's records in memory leave both empty (its run holds
-  // them once), 8 bytes each instead of 32.
+  // Boxed, as trace_id below: the scheduler's records in memory leave both
+  // empty (its run holds them once), 8 bytes each instead of 32.
   Rare<std::string> run_id;
   std::string task_id;
   uint32_t attempt = 0;
