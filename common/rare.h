@@ -16,6 +16,11 @@
 // member; a reference taken while the box was empty is to the shared T{} and
 // does not see a later assignment. Not thread-safe for writes; const reads
 // from many threads are fine (the empty value is a function-local static).
+//
+// A field whose default is not T{} (an http task's method "GET", a task's
+// group "default") names it with a policy, Rare<T, Policy>, where
+// Policy::Value() returns a const T& that lives as long as the program; the
+// contract above then holds with Policy::Value() in place of T{}.
 
 #include <cstddef>
 #include <memory>
@@ -25,7 +30,16 @@
 
 namespace apollo11 {
 
+// The default default: T{}.
 template <class T>
+struct ValueInitialized {
+  static const T& Value() {
+    static const T kDefault{};
+    return kDefault;
+  }
+};
+
+template <class T, class Policy = ValueInitialized<T>>
 class Rare {
  public:
   Rare() = default;
@@ -43,7 +57,7 @@ class Rare {
     } else if (other.box_) {
       *box_ = std::move(*other.box_);
     } else {
-      *box_ = T{};
+      *box_ = Default();
     }
     return *this;
   }
@@ -60,15 +74,16 @@ class Rare {
 
   // The value for writing; allocates it when the box is empty.
   T& mut() {
-    if (!box_) box_ = std::make_unique<T>();
+    if (!box_) box_ = std::make_unique<T>(Default());
     return *box_;
   }
 
-  // Back to T{} (an allocated box is kept, as a std::string keeps its buffer).
+  // Back to the default (an allocated box is kept, as a std::string keeps its
+  // buffer).
   void clear() {
-    if (box_) *box_ = T{};
+    if (box_) *box_ = Default();
   }
-  // Back to T{}, freeing the box: unlike clear(), a reference taken to the
+  // Back to the default, freeing the box: unlike clear(), a reference taken to the
   // set value no longer refers to anything.
   void Free() { box_.reset(); }
   bool empty() const { return get().empty(); }
@@ -88,13 +103,10 @@ class Rare {
   friend bool operator==(const Rare& a, const T& b) { return a.get() == b; }
 
  private:
-  static const T& Default() {
-    static const T kDefault{};
-    return kDefault;
-  }
+  static const T& Default() { return Policy::Value(); }
   // An allocated box is assigned in place, so a reference taken to a set
   // value stays valid, as it would to a plain member; an empty box is
-  // allocated only for a value other than T{}.
+  // allocated only for a value other than the default.
   void Assign(T value) {
     if (box_) {
       *box_ = std::move(value);
@@ -174,14 +186,22 @@ class RareOptional {
 };
 
 // Text joins with a boxed string as with a plain one (messages name fields).
-inline std::string operator+(const std::string& a, const Rare<std::string>& b) {
+template <class P>
+std::string operator+(const std::string& a, const Rare<std::string, P>& b) {
   return a + b.get();
 }
-inline std::string operator+(const Rare<std::string>& a, const std::string& b) {
+template <class P>
+std::string operator+(const Rare<std::string, P>& a, const std::string& b) {
   return a.get() + b;
 }
-inline std::string operator+(const char* a, const Rare<std::string>& b) { return a + b.get(); }
-inline std::string operator+(const Rare<std::string>& a, const char* b) { return a.get() + b; }
+template <class P>
+std::string operator+(const char* a, const Rare<std::string, P>& b) {
+  return a + b.get();
+}
+template <class P>
+std::string operator+(const Rare<std::string, P>& a, const char* b) {
+  return a.get() + b;
+}
 
 // The plain value behind a field, boxed or not: for code written once for
 // every member of APOLLO11_TASK_FIELDS (dsl/task_fields.h) or for a TaskSpec
@@ -190,12 +210,12 @@ template <class T>
 T& Unboxed(T& value) {
   return value;
 }
-template <class T>
-const T& Unboxed(const Rare<T>& value) {
+template <class T, class P>
+const T& Unboxed(const Rare<T, P>& value) {
   return value.get();
 }
-template <class T>
-const T& Unboxed(Rare<T>& value) {
+template <class T, class P>
+const T& Unboxed(Rare<T, P>& value) {
   return value.get();
 }
 // The plain value to write a field into; allocates a boxed one.
@@ -203,8 +223,8 @@ template <class T>
 T* Writable(T* field) {
   return field;
 }
-template <class T>
-T* Writable(Rare<T>* field) {
+template <class T, class P>
+T* Writable(Rare<T, P>* field) {
   return &field->mut();
 }
 

@@ -35,6 +35,16 @@ const char* ToString(DependencyCondition c) {
 const char* ToString(Trigger t) { return t == Trigger::kAll ? "all" : "any"; }
 const char* ToString(Backoff b) { return b == Backoff::kFixed ? "fixed" : "exponential"; }
 
+const std::string& DefaultHttpMethod::Value() {
+  static const std::string kGet = "GET";
+  return kGet;
+}
+
+const std::string& DefaultGroup::Value() {
+  static const std::string kDefault = "default";
+  return kDefault;
+}
+
 const TaskSpec* PipelineSpec::FindTask(const std::string& id) const {
   for (const TaskSpec& task : tasks) {
     if (task.id == id) return &task;

@@ -62,6 +62,15 @@ struct Dependency {
 // (common/rare.h): 8 bytes each until set. Each member is listed in
 // APOLLO11_TASK_FIELDS (dsl/task_fields.h), which gives its YAML key, reader,
 // snapshot JSON and whether workers get it.
+// The defaults of the task fields boxed with one other than "" (Rare's
+// policy): an http task's method and every task's worker group.
+struct DefaultHttpMethod {
+  static const std::string& Value();  // "GET"
+};
+struct DefaultGroup {
+  static const std::string& Value();  // "default"
+};
+
 struct TaskSpec {
   std::string id;
   // The four small fields side by side: 16 bytes, where spread out among the
@@ -80,7 +89,7 @@ struct TaskSpec {
   Rare<std::vector<std::string>> args;
   // http
   Rare<std::string> url;
-  std::string method = "GET";
+  Rare<std::string, DefaultHttpMethod> method;  // boxed only when not GET
   Rare<std::map<std::string, std::string>> headers;
   Rare<std::string> body;
   Rare<std::vector<int>> expect_status;  // empty = any 2xx
@@ -91,7 +100,7 @@ struct TaskSpec {
   std::vector<Dependency> depends_on;
   RareOptional<RetryPolicy> retry;  // none: not retried
   RareOptional<Millis> timeout;
-  std::string group = "default";
+  Rare<std::string, DefaultGroup> group;  // boxed only when not "default"
   // Runs only on a worker of its group announcing all of these (--labels).
   Rare<std::vector<std::string>> labels;
   Rare<std::string> idempotency_key;  // template; empty = "${run_id}.${task_id}"

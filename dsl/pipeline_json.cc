@@ -115,8 +115,8 @@ void Read(const json& j, const char* key, T* out) {
   auto it = j.find(key);
   if (it != j.end()) *out = ValueFrom<T>(*it, key);
 }
-template <typename T>
-void Read(const json& j, const char* key, Rare<T>* out) {
+template <typename T, typename P>
+void Read(const json& j, const char* key, Rare<T, P>* out) {
   auto it = j.find(key);
   if (it != j.end()) *out = ValueFrom<T>(*it, key);
 }

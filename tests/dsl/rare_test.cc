@@ -60,8 +60,9 @@ TEST_CASE("a task's rarely set fields cost a pointer each until set", "[dsl][rar
   static_assert(sizeof(Rare<std::map<std::string, std::string>>) == sizeof(void*));
   CHECK(sizeof(apollo11::dsl::TaskSpec) <= 512);
   // 456 before the retry policy and the locations were boxed (2026-12-04),
-  // 360 before the command and timeout were and the small fields packed.
-  CHECK(sizeof(apollo11::dsl::TaskSpec) <= 312);
+  // 360 before the command and timeout were and the small fields packed,
+  // 312 before the http method and the group were.
+  CHECK(sizeof(apollo11::dsl::TaskSpec) <= 264);
   CHECK(sizeof(apollo11::dsl::Dependency) <= 48);
   apollo11::dsl::TaskSpec a, b;
   a.url = "http://x";
@@ -167,4 +168,34 @@ TEST_CASE("Free empties a Rare and lets its box go, where clear keeps it", "[dsl
   CHECK(s.empty());
   Rare<std::string> never_set;
   CHECK(&s.get() == &never_set.get());  // the shared empty value: no box
+}
+
+TEST_CASE("a Rare with a default policy reads its default unset and boxes only other values",
+          "[dsl][rare]") {
+  using apollo11::dsl::DefaultGroup;
+  using apollo11::dsl::TaskSpec;
+  Rare<std::string, DefaultGroup> group;
+  CHECK(group == std::string("default"));
+  CHECK(group.get() == "default");
+  CHECK(&group.get() == &DefaultGroup::Value());  // no box
+  group = std::string("default");                 // the default itself is not boxed
+  CHECK(&group.get() == &DefaultGroup::Value());
+  group = std::string("gpu");
+  CHECK(group == std::string("gpu"));
+  CHECK("group " + group == "group gpu");
+  group.clear();  // back to the default, in the kept box
+  CHECK(group == std::string("default"));
+  CHECK(&group.get() != &DefaultGroup::Value());
+  CHECK(group == Rare<std::string, DefaultGroup>());  // compares by value
+  group.Free();
+  CHECK(&group.get() == &DefaultGroup::Value());
+  // mut() starts from the default, not from "".
+  Rare<std::string, DefaultGroup> written;
+  CHECK(written.mut() == "default");
+  // A task's method and group read their defaults and cost a pointer each.
+  TaskSpec task;
+  CHECK(task.method == std::string("GET"));
+  CHECK(task.group == std::string("default"));
+  CHECK(sizeof(task.method) == sizeof(void*));
+  CHECK(sizeof(task.group) == sizeof(void*));
 }
