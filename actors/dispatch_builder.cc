@@ -51,7 +51,6 @@ std::string DispatchBuilder::ExpandKey(const std::string& tmpl, const std::strin
 
 QueuedExec DispatchBuilder::Build(const SchedulerRun& run, int task, Micros ready_at) const {
   const dsl::TaskSpec& spec = run.task_spec(task);
-  const storage::ExecutionRecord& rec = run.execs[task];
   QueuedExec q;
   q.group = spec.group;
   q.priority = spec.priority;
@@ -59,7 +58,7 @@ QueuedExec DispatchBuilder::Build(const SchedulerRun& run, int task, Micros read
   q.expected_ms = run.expected_ms[task];
   q.labels = spec.labels;
   transport::Dispatch& d = q.dispatch;
-  d.exec_id = rec.exec_id;
+  d.exec_id = run.ExecId(task);
   d.attempt = run.dag->attempt(task);
   d.trace_id = run.trace_id;
   const std::string idempotency_key =

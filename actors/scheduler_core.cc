@@ -159,7 +159,7 @@ void SchedulerCore::StageDeadline(SchedulerRun& run, int task, Micros started_at
   const dsl::TaskSpec& spec = run.task_spec(task);
   if (!spec.timeout) return;
   Deadline d;
-  d.exec_id = run.execs[task].exec_id;
+  d.exec_id = run.ExecId(task);
   d.attempt = run.dag->attempt(task);
   d.timeout_ms = spec.timeout->count();
   // Armed on the steady clock from the journaled (wall) start: a start
@@ -401,9 +401,9 @@ void SchedulerCore::Apply(SchedulerRun& run, engine::Effects& effects, const std
   // Last: an expansion applies effects of its own (its instances' READY).
   for (int task : effects.expand) ExpandForeach(run, task);
   for (int task : effects.kill) {
-    staged_.cancels.execs.push_back({run.execs[task].exec_id, run.dag->attempt(task)});
+    staged_.cancels.execs.push_back({run.ExecId(task), run.dag->attempt(task)});
     if (run.task_spec(task).timeout) {
-      staged_.unwatch.execs.push_back({run.execs[task].exec_id, run.dag->attempt(task)});
+      staged_.unwatch.execs.push_back({run.ExecId(task), run.dag->attempt(task)});
     }
   }
   StartQueuedRetries(now);
@@ -417,7 +417,7 @@ void SchedulerCore::ApplyTransition(SchedulerRun& run, engine::TaskTransition& t
   tr.ts = now;
   tr.run_id = run.run_id;
   tr.task_id = rec.task_id;
-  tr.exec_id = rec.exec_id;
+  tr.exec_id = run.ExecId(t.task);
   tr.attempt = t.attempt;
   tr.from = t.from;
   tr.to = t.to;

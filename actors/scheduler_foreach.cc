@@ -60,7 +60,6 @@ void SchedulerCore::ExpandForeach(SchedulerRun& run, int task) {
       const int slot = run.dag->InstanceSlot(task, i);
       storage::ExecutionRecord& rec = run.execs[slot];
       rec.task_id = run.dag->Id(slot);
-      rec.exec_id = MakeExecId(run.run_id, rec.task_id);
       rec.state = TaskState::kPending;
       rec.item = std::move((*items)[static_cast<size_t>(i)]);
       run.MarkDirty(slot);

@@ -45,9 +45,11 @@ size_t SchedulerCore::CommitNewRecordsAhead() {
     for (int task : run->dirty_list) {
       if (run->execs[task].state == TaskState::kPending) pending.push_back(task);
     }
+    // In the journal's key order: within one run, ordering by exec id
+    // (RUN.TASK) is ordering by task id.
     const std::vector<storage::ExecutionRecord>& execs = run->execs;
     std::sort(pending.begin(), pending.end(),
-              [&execs](int a, int b) { return execs[a].exec_id < execs[b].exec_id; });
+              [&execs](int a, int b) { return execs[a].task_id < execs[b].task_id; });
     for (size_t at = 0; at < pending.size(); at += kRecordsPerPart) {
       const size_t end = std::min(pending.size(), at + kRecordsPerPart);
       part.ReserveExecutions(end - at);
@@ -103,7 +105,7 @@ void SchedulerCore::StageAlert(alerts::AlertType type, const SchedulerRun& run, 
   if (task >= 0) {
     const storage::ExecutionRecord& rec = run.execs[task];
     a.task_id = rec.task_id;
-    a.exec_id = rec.exec_id;
+    a.exec_id = run.ExecId(task);
     a.attempt = attempt;
     a.worker_id = rec.worker_id;
     a.stderr_tail = run.stderr_tails[task];

@@ -61,7 +61,6 @@ Result<std::unique_ptr<SchedulerRun>> SchedulerCore::MakeRun(const std::string& 
   for (size_t i = 0; i < n; ++i) {
     const dsl::TaskSpec& task = run->spec().tasks[i];
     storage::ExecutionRecord& rec = run->execs[i];
-    rec.exec_id = MakeExecId(run->run_id, task.id);
     rec.task_id = task.id;
     rec.state = TaskState::kPending;
     run->has_dependents[i] = run->graph->Dependents(static_cast<int>(i)).empty() ? 0 : 1;
@@ -226,7 +225,7 @@ void SchedulerCore::StageAdoption(SchedulerRun& run, Micros now, RecoveryReport*
     if (run.dag->state(task) != TaskState::kRunning || run.dag->InstanceCount(task) > 0) continue;
     const storage::ExecutionRecord& rec = run.execs[task];
     staged_.adopt.execs.push_back(
-        {rec.exec_id, run.dag->attempt(task), rec.worker_id, run.expected_ms[task]});
+        {run.ExecId(task), run.dag->attempt(task), rec.worker_id, run.expected_ms[task]});
     const Micros started_at = rec.started_at ? rec.started_at : now;
     StageDeadline(run, task, started_at);
     // A slow flag came back with the record; an unflagged attempt is watched

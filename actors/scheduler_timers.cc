@@ -45,7 +45,7 @@ void SchedulerCore::FireRetry(const Timer& timer, Micros wall_now) {
   effects_.clear();
   Status s = run.dag->OnRetryDue(timer.task, wall_now, &effects_);
   if (!s.ok()) {
-    spdlog::warn("retry of {} refused: {}", run.execs[timer.task].exec_id, s.message());
+    spdlog::warn("retry of {} refused: {}", run.ExecId(timer.task), s.message());
     return;
   }
   Apply(run, effects_, "scheduler");
@@ -121,14 +121,15 @@ void SchedulerCore::FireSlow(const Timer& timer, Micros steady_now, Micros wall_
   if (!reason) return;  // stale: the attempt ended, was requeued or was flagged
   ++slow_flags_;
   const storage::ExecutionRecord& rec = run.execs[timer.task];
+  const std::string exec_id = run.ExecId(timer.task);
   LogEvent(spdlog::level::warn, "slow_task",
            {{"run_id", run.run_id},
             {"task_id", rec.task_id},
-            {"exec_id", rec.exec_id},
+            {"exec_id", exec_id},
             {"attempt", timer.attempt},
             {"worker_id", rec.worker_id},
             {"reason", *reason}},
-           "{} attempt {} on worker {} {}", rec.exec_id, timer.attempt, rec.worker_id, *reason);
+           "{} attempt {} on worker {} {}", exec_id, timer.attempt, rec.worker_id, *reason);
   StageAlert(alerts::AlertType::kSlowTask, run, timer.task, timer.attempt, *reason);
   StageNote(run, timer.task, std::move(*reason), "scheduler");
 }
@@ -140,7 +141,7 @@ void SchedulerCore::StageNote(SchedulerRun& run, int task, std::string reason,
   tr.ts = clock_->Now();
   tr.run_id = run.run_id;
   tr.task_id = rec.task_id;
-  tr.exec_id = rec.exec_id;
+  tr.exec_id = run.ExecId(task);
   tr.attempt = run.dag->attempt(task);
   tr.from = tr.to = run.dag->state(task);
   tr.reason = std::move(reason);

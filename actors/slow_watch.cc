@@ -49,12 +49,12 @@ Status SlowWatch::CheckConfirmable(const SchedulerRun& run, int task) const {
   const storage::ExecutionRecord& rec = run.execs[task];
   const TaskState state = run.dag->state(task);
   if (state != TaskState::kRunning) {
-    return Status::InvalidInput("execution " + rec.exec_id + " is " + ToString(state) +
+    return Status::InvalidInput("execution " + run.ExecId(task) + " is " + ToString(state) +
                                 ", not running: only a running execution flagged slow can be "
                                 "confirmed");
   }
   if (rec.slow == storage::SlowFlag::kKept) {
-    return Status::InvalidInput("execution " + rec.exec_id +
+    return Status::InvalidInput("execution " + run.ExecId(task) +
                                 " was already kept by the operator; it is not flagged again "
                                 "during this attempt");
   }
@@ -63,8 +63,8 @@ Status SlowWatch::CheckConfirmable(const SchedulerRun& run, int task) const {
                            ? "it would be flagged after " +
                                  FormatDuration(Millis(Threshold(run, task) / kMicrosPerMilli))
                            : "its task has no duration history yet, so it is never flagged";
-    return Status::InvalidInput("execution " + rec.exec_id + " is running but not flagged slow (" +
-                                when + ")");
+    return Status::InvalidInput("execution " + run.ExecId(task) +
+                                " is running but not flagged slow (" + when + ")");
   }
   return Status::Ok();
 }

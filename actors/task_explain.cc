@@ -39,7 +39,7 @@ std::string WaitingForWorker(const dsl::TaskSpec& spec, const WorkersSnapshot& w
   return "; being placed on a worker of group '" + spec.group + "'";
 }
 
-std::string Running(const storage::ExecutionRecord& rec) {
+std::string Running(const storage::ExecutionRecord& rec, const std::string& exec_id) {
   // Placed but not started: queued on the worker behind its busy slots (or
   // its STARTED is still on the way).
   std::string text = rec.started_at == 0 ? "; queued on worker " + rec.worker_id
@@ -47,7 +47,7 @@ std::string Running(const storage::ExecutionRecord& rec) {
                                                FormatTimestamp(rec.started_at);
   if (rec.slow == storage::SlowFlag::kFlagged) {
     text += "; flagged slow and waiting for confirmation (" + rec.slow_reason +
-            "): apollo11 confirm " + rec.exec_id + " --kill|--keep";
+            "): apollo11 confirm " + exec_id + " --kill|--keep";
   } else if (rec.slow == storage::SlowFlag::kKept) {
     text += "; flagged slow, then kept by the operator";
   }
@@ -79,7 +79,7 @@ std::string ExplainTask(const SchedulerRun& run, int task, const BacklogFacts& b
       }
       break;
     case TaskState::kRunning:
-      text += Running(run.execs[task]);
+      text += Running(run.execs[task], run.ExecId(task));
       break;
     default:
       break;

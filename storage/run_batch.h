@@ -31,10 +31,11 @@ class RunBatch {
   // A transition; its seq is assigned at commit.
   void Append(TransitionRecord r) { transitions_.push_back(std::move(r)); }
   // Replaces the current state of r.exec_id (encoded now: later changes to
-  // `r` are not in the batch).
+  // `r` are not in the batch). An empty exec_id stands for
+  // MakeExecId(run id, r.task_id), the id of nearly every execution.
   void PutExecution(const ExecutionRecord& r);
   // The same, with the run id and trace id given rather than r's (the
-  // scheduler keeps them once per run).
+  // scheduler keeps them once per run, and no exec id in its records).
   void PutExecution(const ExecutionRecord& r, std::string_view run_id, std::string_view trace_id);
   // The same for a record encoded already (a replicated batch, whose value
   // the decoder has checked).

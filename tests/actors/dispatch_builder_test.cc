@@ -2,7 +2,6 @@
 
 #include <catch2/catch.hpp>
 
-#include "common/ids.h"
 #include "common/wire_limits.h"
 #include "transport/codec.h"
 
@@ -38,7 +37,7 @@ SchedulerRun MakeRun() {
   run.execs.resize(2);
   run.outputs = {std::string("0123456789"), std::string()};
   run.expected_ms = {7, 9};
-  for (int i = 0; i < 2; ++i) run.execs[i].exec_id = MakeExecId("r1", run.spec().tasks[i].id);
+  for (int i = 0; i < 2; ++i) run.execs[i].task_id = run.spec().tasks[i].id;
   return run;
 }
 
@@ -79,7 +78,7 @@ SchedulerRun WideRun(int fan_in, const std::string& output) {
   run.execs.resize(n);
   run.outputs.assign(n, output);
   run.expected_ms.assign(n, 0);
-  for (size_t i = 0; i < n; ++i) run.execs[i].exec_id = MakeExecId("r1", run.spec().tasks[i].id);
+  for (size_t i = 0; i < n; ++i) run.execs[i].task_id = run.spec().tasks[i].id;
   return run;
 }
 

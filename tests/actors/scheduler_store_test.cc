@@ -123,14 +123,16 @@ TEST_CASE("a failed commit releases nothing and the next successful one releases
   REQUIRE(stored.ok());
   REQUIRE(stored->has_value());
   CHECK((*stored)->state == TaskState::kSuccess);
-  // The scheduler keeps the run and trace ids once per run; every journaled
-  // record carries them, the trace id the one the workers were given.
+  // The scheduler keeps the run and trace ids once per run and makes exec
+  // ids from them; every journaled record carries all three, the trace id
+  // the one the workers were given.
   const std::string trace_id = f.out.enqueue.execs[0].dispatch.trace_id;
   CHECK(trace_id.size() == 16);
   for (const std::string& exec_id : {a, *run_id + ".b"}) {
     auto record = f.memory.GetExecution(exec_id);
     REQUIRE(record.ok());
     REQUIRE(record->has_value());
+    CHECK((*record)->exec_id == exec_id);
     CHECK((*record)->run_id == *run_id);
     CHECK((*record)->trace_id == trace_id);
   }
