@@ -60,6 +60,8 @@ inline const char* ToString(SlowFlag f) {
 // The current state of one execution ("<run_id>.<task_id>"), overwritten in
 // the same write transaction as the transition that changed it.
 struct ExecutionRecord {
+  // Empty in the scheduler's records in memory (SchedulerRun::ExecId makes
+  // it); a record read from a store always has it.
   std::string exec_id;
   // Boxed, as trace_id below: the scheduler's records in memory leave both
   // empty (its run holds them once), 8 bytes each instead of 32.
