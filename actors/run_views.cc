@@ -117,6 +117,34 @@ Result<std::string> RunSummaryText(const storage::RunRecord& run, storage::Journ
   return out;
 }
 
+Status WriteRunSummaryJson(const storage::RunRecord& run, storage::Journal* journal,
+                           const std::function<void(std::string_view)>& write) {
+  // The header printed whole, its closing "\n}" cut to add "tasks" last.
+  std::string piece = SafeJsonDump(RunHeaderJson(run), 2);
+  piece.resize(piece.size() - 2);
+  piece += ",\n  \"tasks\": {";
+  write(piece);
+  // Each task as its own document, indented to sit two levels deep; its key
+  // is taken from the exec id, as RunSummaryText does.
+  const size_t id_at = run.run_id.size() + 1;
+  bool any = false;
+  APOLLO11_RETURN_IF_ERROR(
+      journal->ForEachExecutionOfRun(run.run_id, [&](storage::ExecutionRecord& e) {
+        piece = any ? ",\n    " : "\n    ";
+        piece += SafeJsonDump(nlohmann::json(e.exec_id.substr(id_at)));
+        piece += ": ";
+        for (char c : SafeJsonDump(RunTaskJson(run, e), 2)) {
+          piece += c;
+          if (c == '\n') piece.append(4, ' ');
+        }
+        write(piece);
+        any = true;
+        return Status::Ok();
+      }));
+  write(any ? "\n  }\n}" : "}\n}");
+  return Status::Ok();
+}
+
 nlohmann::json TransitionJson(const storage::TransitionRecord& r) {
   nlohmann::json j = {{"seq", r.seq},         {"ts", FormatTimestamp(r.ts)},
                       {"ts_us", r.ts},        {"run_id", r.run_id},

@@ -24,6 +24,7 @@
 
 #include "actors/dispatcher_core.h"
 #include "actors/internal_messages.h"
+#include "actors/run_views.h"
 #include "cli/command.h"
 #include "cli/logging_setup.h"
 #include "cli/node.h"
@@ -396,13 +397,11 @@ int Summarize(storage::Journal& journal, const std::string& run_id, bool json, b
   const storage::RunRecord& record = **run;
   Status shown;
   if (json) {
-    // --json prints every task, so the document is built whole.
-    auto execs = journal.ExecutionsOfRun(run_id);
-    if (execs.ok()) {
-      std::printf("%s\n", SafeJsonDump(RunSummaryJson(record, *execs), 2).c_str());
-    } else {
-      shown = execs.status();
-    }
+    // Every task, written as the journal yields them.
+    shown = actors::WriteRunSummaryJson(record, &journal, [](std::string_view piece) {
+      std::fwrite(piece.data(), 1, piece.size(), stdout);
+    });
+    std::fputc('\n', stdout);
   } else {
     shown = PrintRunSummaryFromJournal(record, &journal, stdout);
   }

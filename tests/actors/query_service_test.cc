@@ -8,6 +8,7 @@
 #include "actors/actor_loop.h"
 #include "actors/client_sessions.h"
 #include "actors/run_views.h"
+#include "common/json_dump.h"
 #include "common/utf8.h"
 #include "tests/actors/cli_harness.h"
 
@@ -350,6 +351,16 @@ TEST_CASE("a run's status is streamed from the journal and reads as the tree-bui
   CHECK(streamed["tasks"].size() == ids.size());
   CHECK(streamed["tasks"]["t1"]["worker"] == "w1");
   CHECK(streamed["tasks"]["t2"]["output"]["rows"].size() == 2);
+  // `run --json` writes the indented document in pieces: the same text,
+  // byte for byte, as the tree printed whole.
+  std::string pretty;
+  size_t pieces = 0;
+  REQUIRE(WriteRunSummaryJson(run, journal.get(), [&](std::string_view piece) {
+            pretty += piece;
+            ++pieces;
+          }).ok());
+  CHECK(pretty == SafeJsonDump(RunSummaryJson(run, *execs), 2));
+  CHECK(pieces == ids.size() + 2);  // the header, each task, the end
 
   SystemClock clock;
   SchedulerCore core(journal.get(), &clock, {});
@@ -381,4 +392,16 @@ TEST_CASE("a run's status is streamed from the journal and reads as the tree-bui
   REQUIRE_FALSE(header.is_discarded());
   CHECK(header["tasks"].empty());
   CHECK(header["tasks_omitted"] == ids.size());
+
+  // A run without executions prints its empty task map as the tree does.
+  storage::RunRecord bare_run = run;
+  bare_run.run_id = "r8";
+  storage::Journal::Batch bare_batch;
+  bare_batch.PutRun(bare_run);
+  REQUIRE(journal->Commit(bare_batch).ok());
+  std::string empty;
+  REQUIRE(WriteRunSummaryJson(bare_run, journal.get(), [&](std::string_view piece) {
+            empty += piece;
+          }).ok());
+  CHECK(empty == SafeJsonDump(RunSummaryJson(bare_run, {}), 2));
 }
