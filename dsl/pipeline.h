@@ -58,10 +58,6 @@ struct Dependency {
   bool operator==(const Dependency&) const = default;
 };
 
-// One task. The fields most tasks leave unset are Rare or RareOptional
-// (common/rare.h): 8 bytes each until set. Each member is listed in
-// APOLLO11_TASK_FIELDS (dsl/task_fields.h), which gives its YAML key, reader,
-// snapshot JSON and whether workers get it.
 // The defaults of the task fields boxed with one other than "" (Rare's
 // policy): an http task's method and every task's worker group.
 struct DefaultHttpMethod {
@@ -71,6 +67,10 @@ struct DefaultGroup {
   static const std::string& Value();  // "default"
 };
 
+// One task. The fields most tasks leave unset are Rare or RareOptional
+// (common/rare.h): 8 bytes each until set. Each member is listed in
+// APOLLO11_TASK_FIELDS (dsl/task_fields.h), which gives its YAML key, reader,
+// snapshot JSON and whether workers get it.
 struct TaskSpec {
   std::string id;
   // The four small fields side by side: 16 bytes, where spread out among the
