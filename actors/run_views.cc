@@ -121,6 +121,7 @@ Status WriteRunSummaryJson(const storage::RunRecord& run, storage::Journal* jour
                            const std::function<void(std::string_view)>& write) {
   // The header printed whole, its closing "\n}" cut to add "tasks" last.
   std::string piece = SafeJsonDump(RunHeaderJson(run), 2);
+  if (!piece.ends_with("\n}")) return Status::Internal("cannot serialize the run " + run.run_id);
   piece.resize(piece.size() - 2);
   piece += ",\n  \"tasks\": {";
   write(piece);

@@ -401,7 +401,7 @@ int Summarize(storage::Journal& journal, const std::string& run_id, bool json, b
     shown = actors::WriteRunSummaryJson(record, &journal, [](std::string_view piece) {
       std::fwrite(piece.data(), 1, piece.size(), stdout);
     });
-    std::fputc('\n', stdout);
+    if (shown.ok()) std::fputc('\n', stdout);
   } else {
     shown = PrintRunSummaryFromJournal(record, &journal, stdout);
   }

@@ -3,8 +3,8 @@
 
 namespace apollo11 {
 
-// Fixes glibc's mmap and trim thresholds at their defaults (128 KiB and a
-// trim threshold of 4 MiB). Left dynamic, glibc raises the mmap threshold to
+// Fixes glibc's mmap threshold at its starting value, 128 KiB, and its trim
+// threshold at 4 MiB (glibc starts it at 128 KiB). Left dynamic, glibc raises the mmap threshold to
 // the size of each large block freed (up to 32 MiB) and the trim threshold
 // to twice that: after a large run's snapshot text and task list were freed,
 // blocks up to 32 MiB came from the arenas and stayed there as RSS once
