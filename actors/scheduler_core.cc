@@ -155,19 +155,16 @@ SchedulerRun& SchedulerCore::Register(std::unique_ptr<SchedulerRun> run, storage
   return ref;
 }
 
-void SchedulerCore::StageDeadline(SchedulerRun& run, int task, Micros started_at) {
+void SchedulerCore::StageDeadline(SchedulerRun& run, int task, Micros started_steady) {
   const dsl::TaskSpec& spec = run.task_spec(task);
   if (!spec.timeout) return;
   Deadline d;
   d.exec_id = run.ExecId(task);
   d.attempt = run.dag->attempt(task);
   d.timeout_ms = spec.timeout->count();
-  // Armed on the steady clock from the journaled (wall) start: a start
-  // stamped ahead of our wall clock counts from now.
-  const Micros started = std::min(SteadyOf(started_at), clock_->Steady());
-  d.deadline = started + (spec.timeout->count() + options_.kill_grace.count() +
-                          options_.deadline_slack.count()) *
-                             kMicrosPerMilli;
+  d.deadline = started_steady + (spec.timeout->count() + options_.kill_grace.count() +
+                                 options_.deadline_slack.count()) *
+                                    kMicrosPerMilli;
   staged_.watch.deadlines.push_back(std::move(d));
 }
 
@@ -234,8 +231,14 @@ void SchedulerCore::OnStarted(const StartedBatch& batch) {
     rec.started_at = std::min<Micros>(item.started.started_at, clock_->Now());
     run->MarkDirty(task);
     if (!first) continue;  // a duplicate STARTED arms nothing again
-    StageDeadline(*run, task, rec.started_at);
-    WatchSlow(*run, task, item.started.attempt, rec.started_at);
+    // The deadline and the slow check count from this STARTED's arrival on
+    // our steady clock, not from its wall stamp: a worker's wall clock may be
+    // skewed from ours, and either may be stepped (NTP, `date -s`) between
+    // the stamp and now. The worker enforces the timeout itself; ours is the
+    // backstop, so arriving a little late only makes it more lenient.
+    const Micros started_steady = clock_->Steady();
+    StageDeadline(*run, task, started_steady);
+    WatchSlow(*run, task, item.started.attempt, started_steady);
   }
 }
 

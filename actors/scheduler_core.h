@@ -300,7 +300,9 @@ class SchedulerCore {
   Result<std::vector<std::string>> ForeachItemsOf(const SchedulerRun& run, int task) const;
   // Hands a recovered run's RUNNING executions to their workers to claim.
   void StageAdoption(SchedulerRun& run, Micros now, RecoveryReport* report);
-  void StageDeadline(SchedulerRun& run, int task, Micros started_at);
+  // Stages the coordinator's deadline of `task`'s current attempt (when it
+  // has a timeout), counted from `started_steady` on the Steady() clock.
+  void StageDeadline(SchedulerRun& run, int task, Micros started_steady);
   // Stages the effects' transitions and messages. Transitions of `cause_task`
   // are attributed to `actor`; the ones they set off (dependents promoted,
   // skipped, canceled) to the scheduler.
@@ -323,9 +325,9 @@ class SchedulerCore {
   // Pauses or resumes promotion at the backlog cap.
   void UpdateBacklogPause();
   void StageProgress(bool force);
-  // Arms the slow check of a just-placed attempt (only with a P50);
-  // `placed_at` is wall time.
-  void WatchSlow(SchedulerRun& run, int task, uint32_t attempt, Micros placed_at);
+  // Arms the slow check of a just-started attempt (only with a P50);
+  // `placed_steady` is on the Steady() clock.
+  void WatchSlow(SchedulerRun& run, int task, uint32_t attempt, Micros placed_steady);
   void FireRetry(const Timer& timer, Micros wall_now);
   // A task went RETRYING with its timer due at `due` (wall): arms it when the
   // retry gate has a slot, else journals that the retry is queued.

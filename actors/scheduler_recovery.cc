@@ -226,11 +226,14 @@ void SchedulerCore::StageAdoption(SchedulerRun& run, Micros now, RecoveryReport*
     const storage::ExecutionRecord& rec = run.execs[task];
     staged_.adopt.execs.push_back(
         {run.ExecId(task), run.dag->attempt(task), rec.worker_id, run.expected_ms[task]});
+    // Only the journaled wall start survives a restart: the deadline and the
+    // slow check count from it, mapped onto the steady clock (a start stamped
+    // ahead of our wall clock counts from now). A slow flag came back with
+    // the record; an unflagged attempt is watched again.
     const Micros started_at = rec.started_at ? rec.started_at : now;
-    StageDeadline(run, task, started_at);
-    // A slow flag came back with the record; an unflagged attempt is watched
-    // again, from its journaled start.
-    WatchSlow(run, task, run.dag->attempt(task), started_at);
+    const Micros started_steady = std::min(SteadyOf(started_at), clock_->Steady());
+    StageDeadline(run, task, started_steady);
+    WatchSlow(run, task, run.dag->attempt(task), started_steady);
     ++report->running;
   }
 }

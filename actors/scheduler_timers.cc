@@ -105,9 +105,7 @@ void SchedulerCore::StartQueuedRetries(Micros now) {
   options_.metrics->Retries(retry_gate_.waiting(), retry_gate_.queued());
 }
 
-void SchedulerCore::WatchSlow(SchedulerRun& run, int task, uint32_t attempt, Micros placed_at) {
-  // A placement stamped ahead of our wall clock counts from now.
-  const Micros placed_steady = std::min(SteadyOf(placed_at), clock_->Steady());
+void SchedulerCore::WatchSlow(SchedulerRun& run, int task, uint32_t attempt, Micros placed_steady) {
   const Micros due = slow_.Watch(run, task, placed_steady);
   if (due > 0) timers_.Arm(due, {Timer::Kind::kSlow, run.run_id, task, attempt});
 }

@@ -521,6 +521,30 @@ TEST_CASE("a coordinator-side deadline times out a silent execution and kills it
   CHECK((*exec)->state == TaskState::kTimeout);
 }
 
+TEST_CASE(
+    "a STARTED stamped before a wall-clock step arms its deadline from its arrival, not its stamp",
+    "[scheduler][clock]") {
+  // Regression: the deadline was mapped from the worker's wall stamp, so a
+  // STARTED that arrived just after the coordinator's clock stepped 60 s
+  // forward had a 20 s deadline already past, and the task timed out at once.
+  SchedulerFixture f;
+  dsl::TaskSpec slow = Task("slow");
+  slow.timeout = Millis(20'000);
+  auto run_id = f.core->Submit(Submission({slow}));
+  REQUIRE(run_id.ok());
+  f.Flush();
+  const std::string id = *run_id + ".slow";
+  f.core->OnPlaced({{{"w1", id, 1}}, f.clock.Now()});
+  f.Flush();
+  const Micros stamped = f.clock.Now();
+  f.clock.StepWall(60 * kMicrosPerSecond);
+  const Micros arrived_steady = f.clock.Steady();
+  f.core->OnStarted(StartedOf({{id, 1}}, stamped));
+  f.Flush();
+  REQUIRE(f.out.watch.deadlines.size() == 1);
+  CHECK(f.out.watch.deadlines[0].deadline >= arrived_steady + 20 * kMicrosPerSecond);
+}
+
 TEST_CASE("a worker whose HELLO was lost is told to say it again", "[dispatcher]") {
   // Regression: the dispatcher answered an unknown worker's heartbeat with a
   // plain heartbeat, which the worker took as registration; it then waited
