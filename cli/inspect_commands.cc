@@ -2,11 +2,15 @@
 // from a local state dir's journal (opened read-only, no lock, so they work
 // while a run writes), or from a running coordinator when --coordinator or
 // $APOLLO11_COORDINATOR names one. `submit`, `cancel`, `workers`, `explain`
-// and `confirm` need a coordinator. Both sources produce the same JSON
-// documents; text output is formatted from them.
+// and `confirm` need a coordinator. Both sources print the same bytes: a
+// coordinator's answers and the local `history` and `runs` are JSON
+// documents that text output is formatted from; a local `status` is printed
+// as the journal yields its records (LocalStatus), never whole in memory.
 
+#include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <string_view>
 #include <thread>
 
 #include "actors/run_views.h"
@@ -65,14 +69,7 @@ Result<nlohmann::json> LocalQuery(const InspectFlags& f, const std::string& kind
   auto journal = OpenJournalReadOnly(f.state_dir);
   if (!journal.ok()) return journal.status();
   storage::Journal& j = **journal;
-  if (kind == "status") {
-    auto run = j.GetRun(f.id);
-    if (!run.ok()) return run.status();
-    if (!run->has_value()) return Status::NotFound("no run " + f.id + " in the journal");
-    auto execs = j.ExecutionsOfRun(f.id);
-    if (!execs.ok()) return execs.status();
-    return actors::RunSummaryJson(**run, *execs);
-  }
+  // `status` streams from the journal instead (LocalStatus).
   if (kind == "run") {  // the record alone, for polling (see Inspect)
     auto run = j.GetRun(f.id);
     if (!run.ok()) return run.status();
@@ -192,7 +189,43 @@ int Print(const nlohmann::json& doc, bool json, const std::string& kind) {
   return kExitOk;
 }
 
+// `status` of a run in a local journal, printed as the journal yields its
+// records (the same bytes as Print of LocalQuery's document, which for a
+// 1M-task run held the whole document in memory): --json through
+// WriteRunSummaryJson, text through PrintRunSummaryFromJournal. With --wait,
+// polls the run's record alone until it ends; the exit code is then the
+// run's outcome.
+int LocalStatus(const InspectFlags& f) {
+  auto opened = OpenJournalReadOnly(f.state_dir);
+  if (!opened.ok()) return Fail("status", opened.status());
+  storage::Journal& journal = **opened;
+  for (;;) {
+    auto run = journal.GetRun(f.id);
+    if (!run.ok()) return Fail("status", run.status());
+    if (!run->has_value())
+      return Fail("status", Status::NotFound("no run " + f.id + " in the journal"));
+    const storage::RunRecord& record = **run;
+    if (f.wait && !IsFinal(record.status)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      continue;
+    }
+    Status shown;
+    if (f.json) {
+      shown = actors::WriteRunSummaryJson(record, &journal, [](std::string_view piece) {
+        std::fwrite(piece.data(), 1, piece.size(), stdout);
+      });
+      if (shown.ok()) std::fputc('\n', stdout);
+    } else {
+      shown = PrintRunSummaryFromJournal(record, &journal, stdout);
+    }
+    if (!shown.ok()) return Fail("status", shown);
+    if (!f.wait) return kExitOk;
+    return record.status == RunStatus::kSuccess ? kExitOk : kExitRunFailed;
+  }
+}
+
 int Inspect(const InspectFlags& f, const std::string& kind, bool need_remote) {
+  if (kind == "status" && !need_remote && f.Endpoint().empty()) return LocalStatus(f);
   auto doc = Ask(f, kind, need_remote);
   if (!doc.ok()) return Fail(kind.c_str(), doc.status());
   if (kind == "status" && f.wait) {

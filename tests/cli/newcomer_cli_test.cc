@@ -388,3 +388,41 @@ TEST_CASE("runs marks a RUNNING run whose apollo11 run was killed and points to 
   CHECK(resumed.exit_code == 0);
   CHECK_FALSE(Has(Run({Apollo11(), "runs", "--state-dir", state}).out, "orphaned"));
 }
+
+TEST_CASE("status from a local journal prints the coordinator's answer byte for byte",
+          "[cli][newcomer][status]") {
+  // The local view streams records from the journal; the coordinator builds
+  // its document whole. Both must print the same bytes, as JSON and as text.
+  ScratchDir dir;
+  NodeProc all = StartAll(dir);
+  Nodes guard{{&all}};
+  const std::string file =
+      dir.Write("p.yaml",
+                "version: \"1.0\"\nname: test.local_status\npipeline:\n"
+                "  - {id: ok, type: shell, command: \"echo hi\"}\n"
+                "  - {id: bad, type: shell, command: \"echo oops >&2; exit 3\"}\n"
+                "  - {id: after_bad, type: noop, depends_on: bad}\n"
+                "  - {id: quiet, type: noop}\n");
+  CmdResult sub = Cli(all, {"submit", file, "--wait"});
+  REQUIRE(sub.exit_code == 1);  // `bad` failed the run
+  const std::string run_id = FirstLine(sub.out);
+  const std::string state = dir.path() + "/all";
+  for (const std::vector<std::string>& format :
+       {std::vector<std::string>{"--json"}, std::vector<std::string>{}}) {
+    std::vector<std::string> remote_args = {"status", run_id};
+    remote_args.insert(remote_args.end(), format.begin(), format.end());
+    CmdResult remote = Cli(all, remote_args);
+    std::vector<std::string> local_args = {Apollo11(), "status", run_id, "--state-dir", state};
+    local_args.insert(local_args.end(), format.begin(), format.end());
+    CmdResult local = Run(local_args);
+    INFO(local.err);
+    CHECK(remote.exit_code == 0);
+    CHECK(local.exit_code == 0);
+    CHECK(Has(local.out, "FAILED"));
+    CHECK(local.out == remote.out);
+  }
+
+  CmdResult waited = Run({Apollo11(), "status", run_id, "--state-dir", state, "--wait", "--json"});
+  CHECK(waited.exit_code == 1);  // --wait: the run's outcome
+  CHECK(waited.out == Cli(all, {"status", run_id, "--json"}).out);
+}
