@@ -96,10 +96,9 @@ Status Node::StartCoordinator() {
   // Static replication: the leader's actor observes the commits of the
   // coordinator started next. With --ha-etcd the coordinator starts as a
   // standby, and SyncHaRole starts replication with the role it is given.
-  if (!config_.ha.enabled()) {
-    Status replicating = StartReplicationLeader(epoch_);
-    if (!replicating.ok()) return Fail(NodeStage::kReplication, replicating);
-  }
+  Status replicating =
+      config_.ha.enabled() ? ProbeReplicationBind() : StartReplicationLeader(epoch_);
+  if (!replicating.ok()) return Fail(NodeStage::kReplication, replicating);
   if (config_.http_bind != "off") {  // nobody could read them otherwise
     coordinator_metrics_ = std::make_unique<observability::CoordinatorMetrics>(registry_);
   }

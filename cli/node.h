@@ -176,6 +176,11 @@ class Node {
   // their metrics, and stopping them. The Start* return errors, the caller
   // decides what they mean.
   Status StartReplicationLeader(uint64_t epoch);
+  // With --ha-etcd, a node binds --replication-bind only once elected, so a
+  // port taken by another process would fail the failover itself, with the
+  // lease held. Binds it once at startup and lets go: Io naming the endpoint
+  // when it cannot be bound (a conflict after this is still found, later).
+  Status ProbeReplicationBind();
   void StopReplicationLeader();
   Status StartFollower(const std::string& endpoint, const std::string& leader_name);
   void StopFollower();

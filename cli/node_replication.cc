@@ -12,8 +12,24 @@
 
 #include "cli/node.h"
 #include "ha/in_sync.h"
+#include "transport/sockets.h"
 
 namespace apollo11::cli {
+
+Status Node::ProbeReplicationBind() {
+  const std::string& endpoint = config_.replication.bind;
+  if (endpoint.empty()) return Status::Ok();
+  zmq::socket_t probe(ctx_, zmq::socket_type::router);
+  probe.set(zmq::sockopt::linger, 0);
+  auto bound = transport::Bind(probe, endpoint);
+  if (!bound.ok()) {
+    return Status::Io("--replication-bind " + endpoint + " cannot be bound (" +
+                      bound.status().message() +
+                      "): this node could not serve its standbys once elected");
+  }
+  probe.close();
+  return Status::Ok();
+}
 
 Status Node::StartReplicationLeader(uint64_t epoch) {
   const ReplicationSettings& r = config_.replication;

@@ -288,3 +288,45 @@ TEST_CASE("with CURVE the replication link admits only the coordinators' key pai
   CheckSameHistories(dir);
   CHECK(dir.Read("leader.err").find("zap: refused CURVE client") != std::string::npos);
 }
+
+TEST_CASE(
+    "an HA coordinator whose --replication-bind is taken refuses to start, before it campaigns",
+    "[cluster][replication][ha]") {
+  // Once elected it would bind the endpoint, fail and leave the cluster
+  // leaderless while it holds the lease; at startup the operator can fix it.
+  ScratchDir dir;
+  zmq::context_t ctx;
+  zmq::socket_t holder(ctx, zmq::socket_type::router);
+  holder.set(zmq::sockopt::linger, 0);
+  holder.bind("tcp://127.0.0.1:*");
+  const std::string taken = holder.get(zmq::sockopt::last_endpoint);
+  // No etcd is needed: the node must stop before it talks to one.
+  pid_t pid = SpawnNamed({Node(),
+                          "start",
+                          "--role",
+                          "coordinator",
+                          "--state-dir",
+                          dir.path() + "/c1",
+                          "--bind",
+                          "tcp://127.0.0.1:0",
+                          "--api-bind",
+                          "tcp://127.0.0.1:0",
+                          "--ha-advertise",
+                          "tcp://127.0.0.1:1,tcp://127.0.0.1:2," + taken,
+                          "--http-bind",
+                          "off",
+                          "--ha-etcd",
+                          "http://127.0.0.1:1",
+                          "--ha-name",
+                          "c1",
+                          "--replication-bind",
+                          taken,
+                          "--replication-name",
+                          "c1"},
+                         dir.path(), "c1");
+  const int code = WaitExit(pid, 10000);
+  const std::string err = dir.Read("c1.err");
+  INFO(err);
+  CHECK(code > 0);
+  CHECK(err.find("--replication-bind " + taken + " cannot be bound") != std::string::npos);
+}
