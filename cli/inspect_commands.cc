@@ -202,8 +202,9 @@ int LocalStatus(const InspectFlags& f) {
   for (;;) {
     auto run = journal.GetRun(f.id);
     if (!run.ok()) return Fail("status", run.status());
-    if (!run->has_value())
+    if (!run->has_value()) {
       return Fail("status", Status::NotFound("no run " + f.id + " in the journal"));
+    }
     const storage::RunRecord& record = **run;
     if (f.wait && !IsFinal(record.status)) {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
