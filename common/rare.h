@@ -83,8 +83,8 @@ class Rare {
   void clear() {
     if (box_) *box_ = Default();
   }
-  // Back to the default, freeing the box: unlike clear(), a reference taken to the
-  // set value no longer refers to anything.
+  // Back to the default, freeing the box: unlike clear(), a reference taken
+  // to the set value no longer refers to anything.
   void Free() { box_.reset(); }
   bool empty() const { return get().empty(); }
   size_t size() const { return get().size(); }

@@ -498,16 +498,27 @@ TEST_CASE("a lost worker's running execution is requeued with a new attempt", "[
   CHECK(f.core->stale_results() == 1);
 }
 
-TEST_CASE("a coordinator-side deadline times out a silent execution and kills it", "[scheduler]") {
-  SchedulerFixture f;
+namespace {
+
+// Submits a one-task run whose task "slow" has `timeout` and places it on
+// w1 (queued there: no STARTED yet); returns its exec id.
+std::string PlaceTaskWithTimeout(SchedulerFixture& f, Millis timeout) {
   dsl::TaskSpec slow = Task("slow");
-  slow.timeout = Millis(1000);
+  slow.timeout = timeout;
   auto run_id = f.core->Submit(Submission({slow}));
   REQUIRE(run_id.ok());
   f.Flush();
   const std::string id = *run_id + ".slow";
   f.core->OnPlaced({{{"w1", id, 1}}, f.clock.Now()});
   f.Flush();
+  return id;
+}
+
+}  // namespace
+
+TEST_CASE("a coordinator-side deadline times out a silent execution and kills it", "[scheduler]") {
+  SchedulerFixture f;
+  const std::string id = PlaceTaskWithTimeout(f, Millis(1000));
   CHECK(f.out.watch.deadlines.empty());  // queued on the worker: no clock yet
   f.core->OnStarted(StartedOf({{id, 1}}, f.clock.Now()));
   f.Flush();
@@ -528,14 +539,7 @@ TEST_CASE(
   // STARTED that arrived just after the coordinator's clock stepped 60 s
   // forward had a 20 s deadline already past, and the task timed out at once.
   SchedulerFixture f;
-  dsl::TaskSpec slow = Task("slow");
-  slow.timeout = Millis(20'000);
-  auto run_id = f.core->Submit(Submission({slow}));
-  REQUIRE(run_id.ok());
-  f.Flush();
-  const std::string id = *run_id + ".slow";
-  f.core->OnPlaced({{{"w1", id, 1}}, f.clock.Now()});
-  f.Flush();
+  const std::string id = PlaceTaskWithTimeout(f, Millis(20'000));
   const Micros stamped = f.clock.Now();
   f.clock.StepWall(60 * kMicrosPerSecond);
   const Micros arrived_steady = f.clock.Steady();
