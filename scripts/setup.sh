@@ -16,6 +16,7 @@ BUILD_PACKAGES=(
   python3
   libsystemd-dev  # pkg: sd_notify for Type=notify units
   help2man  # pkg: man pages generated from --help at build time
+  file  # pkg: `cpack -G DEB` runs file(1) to find the binaries dpkg-shlibdeps reads
   libpq-dev libmariadb-dev libsqlite3-dev  # db tasks (part db)
 )
 # Extra tools the test suite and the benchmarks use.
