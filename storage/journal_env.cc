@@ -112,6 +112,7 @@ Status Journal::ReadPositions() {
 }
 
 Status Journal::OpenHandles() {
+  mapped_.clear();  // the old environment's map, if any, is gone
   Env& e = *env_;
   int rc = mdb_env_create(&e.env);
   if (rc != 0) return Error(rc, "create environment");
@@ -124,6 +125,7 @@ Status Journal::OpenHandles() {
   if (options_.sync == JournalOptions::Sync::kNone) flags |= MDB_NOSYNC;
   rc = mdb_env_open(e.env, dir_.c_str(), flags, 0644);
   if (rc != 0) return Error(rc, "open environment");
+  FindMappedRanges();
   // Reader slots of processes that died (kill -9) would pin old pages forever.
   // (LMDB resets the table itself when this is the only process using the
   // environment; the check matters when another process still has it open.)
@@ -242,6 +244,7 @@ Status Journal::GrowMap() {
   }
   size_t next = std::min(current * 2, options_.max_map_size);
   int rc = mdb_env_set_mapsize(env_->env, next);
+  FindMappedRanges();  // the map moved (or, on failure, may be gone)
   if (rc != 0) return Error(rc, "grow the map to " + std::to_string(next >> 20) + " MiB");
   ++map_growths_;
   return Status::Ok();
@@ -250,6 +253,7 @@ Status Journal::GrowMap() {
 Status Journal::AdoptMapSize() const {
   std::unique_lock lock(resize_mu_);
   int rc = mdb_env_set_mapsize(env_->env, 0);
+  FindMappedRanges();
   if (rc != 0) return Error(rc, "adopt the map size grown by another process");
   return Status::Ok();
 }
@@ -260,6 +264,13 @@ void Journal::ReleaseMappedPages() const {
 }
 
 void Journal::ReleaseMappedPagesLocked() const {
+  for (const auto& [begin, length] : mapped_) {
+    (void)madvise(reinterpret_cast<void*>(begin), length, MADV_DONTNEED);
+  }
+}
+
+void Journal::FindMappedRanges() const {
+  mapped_.clear();
   unsigned flags = 0;
   mdb_env_get_flags(env_->env, &flags);
   if (flags & MDB_WRITEMAP) return;  // never set here; its pages would be ours to write
@@ -269,9 +280,8 @@ void Journal::ReleaseMappedPagesLocked() const {
   // LMDB does not say where its map is (MDB_envinfo's me_mapaddr is set only
   // with MDB_FIXEDMAP): it is this process's shared mapping of data.mdb,
   // known by its device and inode, or by its path where a stacked file
-  // system (overlayfs) shows the lower file's. The map cannot move while
-  // resize_mu_ is held (only GrowMap and AdoptMapSize remap, under the
-  // exclusive lock). A failure costs memory, never data: not reported.
+  // system (overlayfs) shows the lower file's. A failure costs memory, never
+  // data: not reported.
   std::error_code ec;
   const std::string path = std::filesystem::weakly_canonical(dir_ + "/data.mdb", ec).string();
   std::ifstream maps("/proc/self/maps");
@@ -291,7 +301,7 @@ void Journal::ReleaseMappedPagesLocked() const {
     const bool same_path =
         !ec && path_at > 0 && line.compare(path_at, std::string::npos, path) == 0;
     if (!same_file && !same_path) continue;
-    (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+    mapped_.emplace_back(static_cast<uintptr_t>(begin), static_cast<size_t>(end - begin));
   }
 }
 
