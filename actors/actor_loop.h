@@ -47,6 +47,13 @@ bool DrainSocket(zmq::socket_t& socket, const char* actor, transport::Envelope* 
   return true;
 }
 
+// True when the last Poll found `item`'s socket readable. Loops drain only
+// those sockets: an empty drain is not free (each EAGAIN has libzmq look at
+// the socket's command pipe, a poll(2) and a getpid(2)), and a hop between
+// actors used to pay dozens of them. zmq_poll is level-triggered, so frames a
+// capped drain left behind make the next Poll return at once.
+inline bool Readable(const zmq::pollitem_t& item) { return (item.revents & ZMQ_POLLIN) != 0; }
+
 // Sends one message on a PAIR link between actors. Never blocks: a peer
 // that is gone (an actor already stopped during shutdown) must not hang the
 // sender. The links have no high-water mark (MakeInprocPair), so while the

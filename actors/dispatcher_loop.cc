@@ -125,13 +125,14 @@ Status DispatcherLoop::Run(transport::ActorPipe& pipe) {
     auto polled = transport::Poll(items, UntilMs(p_.clock->Steady(), wake, milliseconds(1000)));
     if (!polled.ok()) return polled.status();
     bool term = false;
-    if (!DrainSocket(pipe.socket(), kName, &env_,
-                     [&](const Envelope& e) { term = term || pipe.IsTerm(e); })) {
+    if (Readable(items[0]) && !DrainSocket(pipe.socket(), kName, &env_, [&](const Envelope& e) {
+          term = term || pipe.IsTerm(e);
+        })) {
       return ContextTerminated();
     }
     if (term) return Status::Ok();
 
-    for (int i = 0; i < kMaxFramesPerTurn; ++i) {
+    for (int i = 0; Readable(items[1]) && i < kMaxFramesPerTurn; ++i) {
       auto msg = transport::RecvFrom(router_, /*dontwait=*/true);
       if (!msg.ok()) {
         if (msg.status().code() == StatusCode::kBusy) break;
@@ -140,9 +141,10 @@ Status DispatcherLoop::Run(transport::ActorPipe& pipe) {
       core_.OnWorkerFrame(msg->identity, msg->peer, msg->payload.data(), msg->payload.size(),
                           &out_);
     }
-    if (!DrainScheduler()) return ContextTerminated();
-    if (!DrainSocket(*p_.reconciler, kName, &env_,
-                     [&](const Envelope& e) { RouteMessage(*this, kReconcilerRoutes, e); })) {
+    if (Readable(items[2]) && !DrainScheduler()) return ContextTerminated();
+    if (Readable(items[3]) && !DrainSocket(*p_.reconciler, kName, &env_, [&](const Envelope& e) {
+          RouteMessage(*this, kReconcilerRoutes, e);
+        })) {
       return ContextTerminated();
     }
     OnTimers(p_.clock->Steady());

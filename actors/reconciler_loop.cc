@@ -55,15 +55,18 @@ Status ReconcilerLoop::Run(transport::ActorPipe& pipe) {
         items, UntilMs(p_.clock->Steady(), core_.NextDeadline(), p_.options.heartbeat));
     if (!polled.ok()) return polled.status();
     bool term = false;
-    if (!DrainSocket(pipe.socket(), kName, &env_,
-                     [&](const Envelope& e) { term = term || pipe.IsTerm(e); })) {
+    if (Readable(items[0]) && !DrainSocket(pipe.socket(), kName, &env_, [&](const Envelope& e) {
+          term = term || pipe.IsTerm(e);
+        })) {
       return ContextTerminated();
     }
     if (term) return Status::Ok();
-    if (!DrainSocket(*p_.scheduler, kName, &env_,
-                     [&](const Envelope& e) { RouteMessage(*this, kSchedulerRoutes, e); }) ||
-        !DrainSocket(*p_.dispatcher, kName, &env_,
-                     [&](const Envelope& e) { RouteMessage(*this, kDispatcherRoutes, e); })) {
+    if ((Readable(items[1]) &&
+         !DrainSocket(*p_.scheduler, kName, &env_,
+                      [&](const Envelope& e) { RouteMessage(*this, kSchedulerRoutes, e); })) ||
+        (Readable(items[2]) && !DrainSocket(*p_.dispatcher, kName, &env_, [&](const Envelope& e) {
+           RouteMessage(*this, kDispatcherRoutes, e);
+         }))) {
       return ContextTerminated();
     }
     // Liveness and deadlines are on the steady clock (the dispatcher's

@@ -209,20 +209,22 @@ Status SchedulerLoop::Run(transport::ActorPipe& pipe) {
         transport::Poll(items, UntilMs(p_.clock->Steady(), NextWake(), milliseconds(1000)));
     if (!polled.ok()) return polled.status();
     bool term = false;
-    if (!DrainSocket(pipe.socket(), kName, &env_,
-                     [&](const Envelope& e) { term = term || pipe.IsTerm(e); })) {
+    if (Readable(items[0]) && !DrainSocket(pipe.socket(), kName, &env_, [&](const Envelope& e) {
+          term = term || pipe.IsTerm(e);
+        })) {
       return ContextTerminated();
     }
     if (term) return Status::Ok();
 
-    for (int i = 0; i < kMaxFramesPerTurn; ++i) {
+    for (int i = 0; Readable(items[1]) && i < kMaxFramesPerTurn; ++i) {
       auto msg = transport::RecvFrom(client_, /*dontwait=*/true);
       if (!msg.ok()) break;
       OnClientFrame(msg->identity, msg->peer, msg->payload);
     }
-    if (!DrainDispatcher()) return ContextTerminated();
-    if (!DrainSocket(*p_.reconciler, kName, &env_,
-                     [&](const Envelope& e) { RouteMessage(*this, kReconcilerRoutes, e); })) {
+    if (Readable(items[2]) && !DrainDispatcher()) return ContextTerminated();
+    if (Readable(items[3]) && !DrainSocket(*p_.reconciler, kName, &env_, [&](const Envelope& e) {
+          RouteMessage(*this, kReconcilerRoutes, e);
+        })) {
       return ContextTerminated();
     }
     core_.OnTimers();

@@ -154,7 +154,8 @@ class WorkerLoop {
     wait = std::min(wait, UntilMs(clock_->Steady(), executor_->NextDeadline(), milliseconds(1000)));
     auto polled = transport::Poll(items_, wait);
     if (!polled.ok()) return polled.status();
-    if (!DrainSocket(pipe_.socket(), "worker", &env_, [&](const transport::Envelope& e) {
+    if (Readable(items_[0]) &&
+        !DrainSocket(pipe_.socket(), "worker", &env_, [&](const transport::Envelope& e) {
           *term = *term || pipe_.IsTerm(e);
           if (e.type == static_cast<uint16_t>(InternalType::kDrain)) core_->StartDrain();
         })) {
@@ -174,7 +175,7 @@ class WorkerLoop {
       Flush();
     }
     for (size_t from = 0; from < dealers_.size(); ++from) {
-      for (int i = 0; i < kMaxFramesPerTurn; ++i) {
+      for (int i = 0; Readable(items_[1 + from]) && i < kMaxFramesPerTurn; ++i) {
         auto msg = transport::Recv(dealers_[from], /*dontwait=*/true);
         if (!msg.ok()) {
           if (transport::IsContextTerminated(msg.status())) return ContextTerminated();
