@@ -31,6 +31,9 @@ Result<PipelineSpec> PipelineFromJson(const nlohmann::json& j);
 enum class Locations { kKeep, kCheckAndDrop };
 Result<PipelineSpec> PipelineFromJsonText(std::string_view text,
                                           Locations locations = Locations::kKeep);
+// Empties every task's and dependency's location in `spec`: a model parsed
+// from YAML then equals what kCheckAndDrop decodes from its snapshot.
+void DropLocations(PipelineSpec* spec);
 
 // About how many tasks the snapshot `text` holds (its "id" keys, and ids in
 // env maps too), for PipelineFromJsonText's reserve(): never more than a
