@@ -8,6 +8,7 @@
 
 #include "common/ids.h"
 #include "common/log_event.h"
+#include "dsl/pipeline_json.h"
 #include "dsl/task_limits.h"
 #include "storage/snapshot_pack.h"
 
@@ -76,16 +77,72 @@ SchedulerCore::SchedulerCore(storage::RunStore* store, const Clock* clock, Sched
 
 SchedulerCore::~SchedulerCore() = default;
 
+namespace {
+
+// At most 32 bytes of a client's text for a message, unprintable bytes as '?'.
+std::string Shown(const std::string& text) {
+  std::string out = text.substr(0, 32);
+  for (char& c : out) {
+    if (c < 0x20 || c > 0x7e) c = '?';
+  }
+  return text.size() > 32 ? out + "..." : out;
+}
+
+}  // namespace
+
 Result<std::string> SchedulerCore::Submit(SubmitRun submit) {
+  // Snapshots are journaled under their hash, first come first kept: one
+  // named by another's hash would replace that pipeline for every later
+  // run's recovery and rerun.
+  const std::string actual = dsl::HashCanonicalJson(submit.pipeline_json);
+  if (actual != submit.pipeline_hash) {
+    return Status::InvalidInput("the submission names its pipeline snapshot '" +
+                                Shown(submit.pipeline_hash) + "' but the snapshot's hash is " +
+                                actual + ": refused (a snapshot is journaled under its own hash)");
+  }
+  // Checked before the decode, so the stored text and the submitted one are
+  // compared before the model takes its memory.
+  APOLLO11_RETURN_IF_ERROR(CheckSnapshotUnclaimed(submit.pipeline_hash, submit.pipeline_json));
   auto spec = SpecFromSnapshot(submit.pipeline_json, "submitted pipeline");
   if (!spec.ok()) return spec.status();
+  return StartParsed(std::move(submit), std::move(*spec));
+}
+
+Result<std::string> SchedulerCore::SubmitParsed(SubmitRun submit, dsl::PipelineSpec spec) {
+  APOLLO11_RETURN_IF_ERROR(CheckSnapshotUnclaimed(submit.pipeline_hash, submit.pipeline_json));
+  return StartParsed(std::move(submit), std::move(spec));
+}
+
+Status SchedulerCore::CheckSnapshotUnclaimed(const std::string& hash,
+                                             const std::string& submitted) {
+  // The same hash over different text (FNV-1a is no cryptographic hash: such
+  // a pair can be made on purpose) must not run with the journaled one.
+  auto stored = store_->GetPipeline(hash);
+  if (!stored.ok()) return stored.status();
+  if (!stored->has_value()) return Status::Ok();
+  bool same = false;
+  if (storage::IsPackedSnapshot(submitted)) {
+    auto text = storage::UnpackSnapshot(submitted);
+    if (!text.ok()) return text.status();
+    same = **stored == *text;
+  } else {
+    same = **stored == submitted;
+  }
+  if (!same) {
+    return Status::InvalidInput("a different pipeline snapshot is already journaled under hash " +
+                                Shown(hash) + ": refused (two snapshots cannot share a hash)");
+  }
+  return Status::Ok();
+}
+
+Result<std::string> SchedulerCore::StartParsed(SubmitRun submit, dsl::PipelineSpec spec) {
   // A submitted file whose snapshot is a registered version runs pinned to it.
   uint32_t version = 0;
-  if (auto state = registry_.State(spec->name); state.ok() && state->has_value()) {
-    auto v = registry_.Resolve(spec->name, submit.pipeline_hash);
+  if (auto state = registry_.State(spec.name); state.ok() && state->has_value()) {
+    auto v = registry_.Resolve(spec.name, submit.pipeline_hash);
     if (v.ok()) version = v->version;
   }
-  return StartRun(std::move(submit), std::move(*spec), version);
+  return StartRun(std::move(submit), std::move(spec), version);
 }
 
 Result<std::string> SchedulerCore::StartRun(SubmitRun submit, dsl::PipelineSpec spec,
@@ -103,8 +160,11 @@ Result<std::string> SchedulerCore::StartRun(SubmitRun submit, dsl::PipelineSpec 
   if (!new_id.ok()) return new_id.status();
   // Packed before the run is built: a large snapshot's text (17 MB at 100k
   // tasks) is gone before the graph, the records and the first commit's
-  // pages take their memory.
-  std::string snapshot = storage::PackSnapshot(std::move(submit.pipeline_json));
+  // pages take their memory. One packed already (SubmitParsed) is kept: JSON
+  // text never begins with the packed form's tag.
+  std::string snapshot = storage::IsPackedSnapshot(submit.pipeline_json)
+                             ? std::move(submit.pipeline_json)
+                             : storage::PackSnapshot(std::move(submit.pipeline_json));
   // The snapshot's decode, and then the graph's build (it frees the declared
   // dependencies), leave freed small blocks that glibc keeps resident. They
   // go back to the system before the run's records are allocated and again

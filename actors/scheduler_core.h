@@ -169,8 +169,17 @@ class SchedulerCore {
 
   // Starts a run of the given pipeline snapshot. Returns the run id. Takes
   // the submission by value: its snapshot (megabytes for a large pipeline)
-  // moves on into the journal batch instead of being copied.
+  // moves on into the journal batch instead of being copied. InvalidInput
+  // when the snapshot's hash is not the one the submission names, or names
+  // another journaled snapshot (snapshots are stored under their hash, the
+  // first one kept).
   Result<std::string> Submit(SubmitRun submit);
+  // Submit of a snapshot already decoded into `spec` (SpecHandoff): equal to
+  // what Submit would decode from submit.pipeline_json, which may be the
+  // snapshot's stored (packed) form and is then journaled as it is. Its
+  // hash is trusted (the caller computed it); a hash that names another
+  // journaled snapshot is refused as by Submit.
+  Result<std::string> SubmitParsed(SubmitRun submit, dsl::PipelineSpec spec);
   // registry: starts a run of NAME@VERSION with `request`'s params, pinned
   // to that version, or answers the run its trigger key started. Staged like
   // Submit (the caller's Flush commits run, snapshot and key together).
@@ -278,6 +287,11 @@ class SchedulerCore {
   // Starts a run of a validated snapshot; `version` = the registered version
   // it is pinned to (0 = none).
   Result<std::string> StartRun(SubmitRun submit, dsl::PipelineSpec spec, uint32_t version);
+  // SubmitParsed past its checks: pins a registered version, then StartRun.
+  Result<std::string> StartParsed(SubmitRun submit, dsl::PipelineSpec spec);
+  // InvalidInput when the journal holds a snapshot under `hash` other than
+  // `submitted` (JSON text, or its packed form).
+  Status CheckSnapshotUnclaimed(const std::string& hash, const std::string& submitted);
   // Takes a new run in: fills `record` (the caller sets its hash, params and
   // rerun_of), stages it and every execution record, and keeps the run.
   SchedulerRun& Register(std::unique_ptr<SchedulerRun> run, storage::RunRecord record, Micros now);

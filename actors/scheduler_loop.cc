@@ -16,6 +16,7 @@
 #include "actors/query_service.h"
 #include "actors/schedule_core.h"
 #include "actors/scheduler_turn.h"
+#include "actors/spec_handoff.h"
 #include "common/log_limiter.h"
 #include "dsl/pipeline_json.h"
 #include "ha/not_leader.h"
@@ -421,7 +422,11 @@ void SchedulerLoop::OnSubmit(const std::string& identity, Envelope& env) {
   // let it go before the run is built.
   env.body = msgpack::object();
   env.zone.clear();
-  if (submit.ok() && storage::IsPackedSnapshot(submit->pipeline_json)) {
+  // From a client in this process: the model it encoded, so no decoding.
+  std::optional<dsl::PipelineSpec> handed;
+  if (submit.ok()) handed = SpecHandoff::Take(submit->pipeline_hash);
+  if (submit.ok() && (!handed || !handed->schedule.empty()) &&
+      storage::IsPackedSnapshot(submit->pipeline_json)) {
     auto text = storage::UnpackSnapshot(submit->pipeline_json);
     if (text.ok()) {
       submit->pipeline_json = std::move(*text);
@@ -435,11 +440,13 @@ void SchedulerLoop::OnSubmit(const std::string& identity, Envelope& env) {
     return sessions_.Reply(identity, InternalType::kSubmitReply, reply);
   }
   std::string scheduled;  // the snapshot, when the pipeline has a schedule
-  if (submit->pipeline_json.find("\"schedule\":\"\"") == std::string::npos) {
+  if (handed ? !handed->schedule.empty()
+             : submit->pipeline_json.find("\"schedule\":\"\"") == std::string::npos) {
     scheduled = submit->pipeline_json;
   }
   const std::string hash = submit->pipeline_hash;
-  auto run_id = core_.Submit(std::move(*submit));
+  auto run_id = handed ? core_.SubmitParsed(std::move(*submit), std::move(*handed))
+                       : core_.Submit(std::move(*submit));
   if (!run_id.ok()) {
     reply.code = ReplyCode(run_id.status());
     reply.error = run_id.status().message();

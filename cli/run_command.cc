@@ -25,6 +25,7 @@
 #include "actors/dispatcher_core.h"
 #include "actors/internal_messages.h"
 #include "actors/run_views.h"
+#include "actors/spec_handoff.h"
 #include "cli/command.h"
 #include "cli/logging_setup.h"
 #include "cli/node.h"
@@ -101,10 +102,17 @@ std::vector<uint32_t> CountsFromJournal(storage::Journal& journal, const std::st
   return counts;
 }
 
-// Parses and checks `file` as `validate` does, and keeps only its snapshot
-// (canonical JSON) and task count: the model is freed before the
-// coordinator builds its own from the snapshot, so the two are never in
-// memory at once. kExitOk, or the exit code of the refusal.
+// Pipelines up to this many tasks are handed to the in-process scheduler as
+// their model (SpecHandoff) besides their snapshot; larger ones are freed
+// task by task while their snapshot is written, so the model and the text
+// are never both whole in memory (the 1M-task run's peak).
+constexpr size_t kHandoffMaxTasks = 65536;
+
+// Parses and checks `file` as `validate` does, and keeps its snapshot
+// (canonical JSON) and task count; the model goes to the embedded scheduler
+// (SpecHandoff), or, for a large pipeline, is freed before the coordinator
+// builds its own from the snapshot. kExitOk, or the exit code of the
+// refusal.
 int LoadPipeline(const std::string& file, const std::vector<std::string>& library_dirs, bool quiet,
                  const std::vector<std::string>& param_args, actors::SubmitRun* submit,
                  size_t* task_count) {
@@ -127,8 +135,15 @@ int LoadPipeline(const std::string& file, const std::vector<std::string>& librar
   auto params = dsl::ResolveParams(spec.name, spec.params, given);
   if (!params.ok()) return FailCommand("run", params.status());
   *task_count = spec.tasks.size();
-  submit->pipeline_json = dsl::TakeCanonicalJson(std::move(*parsed.pipeline));
-  submit->pipeline_hash = dsl::HashCanonicalJson(submit->pipeline_json);
+  if (*task_count <= kHandoffMaxTasks) {
+    submit->pipeline_json = dsl::CanonicalJson(spec);
+    submit->pipeline_hash = dsl::HashCanonicalJson(submit->pipeline_json);
+    dsl::DropLocations(&*parsed.pipeline);
+    actors::SpecHandoff::Offer(submit->pipeline_hash, std::move(*parsed.pipeline));
+  } else {
+    submit->pipeline_json = dsl::TakeCanonicalJson(std::move(*parsed.pipeline));
+    submit->pipeline_hash = dsl::HashCanonicalJson(submit->pipeline_json);
+  }
   submit->params = std::move(*params);
   return kExitOk;
 }

@@ -10,6 +10,7 @@
 #include "actors/scheduler_turn.h"
 #include "dsl/pipeline_json.h"
 #include "storage/journal.h"
+#include "storage/snapshot_pack.h"
 #include "tests/actors/cli_harness.h"
 #include "tests/actors/log_capture.h"
 
@@ -937,6 +938,49 @@ struct SlowFixture : SchedulerFixture {
     return notes;
   }
 };
+
+TEST_CASE("a submission is journaled under its own snapshot's hash, never another's",
+          "[scheduler][hostile]") {
+  SchedulerFixture f;
+  std::vector<dsl::TaskSpec> many;  // a snapshot large enough to travel packed
+  for (int i = 0; i < 2000; ++i) many.push_back(Task("a" + std::to_string(i)));
+  SubmitRun a = Submission(many);
+  SubmitRun b = Submission({Task("b")});
+  REQUIRE(f.core->Submit(a).ok());
+  f.Flush();
+  // b's text named by a's hash: refused before anything is staged.
+  SubmitRun forged = b;
+  forged.pipeline_hash = a.pipeline_hash;
+  auto refused = f.core->Submit(forged);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().code() == StatusCode::kInvalidInput);
+  CHECK(refused.status().message().find("the snapshot's hash is " + b.pipeline_hash) !=
+        std::string::npos);
+  // A hash that collides with a journaled one over other text (as a crafted
+  // FNV-1a pair would): refused too, on the path that trusts its hash.
+  auto spec = dsl::PipelineFromJsonText(b.pipeline_json);
+  REQUIRE(spec.ok());
+  auto collided = f.core->SubmitParsed(forged, std::move(*spec));
+  REQUIRE_FALSE(collided.ok());
+  CHECK(collided.status().message().find("a different pipeline snapshot is already journaled") !=
+        std::string::npos);
+  f.Flush();
+  auto stored = f.journal->GetPipeline(a.pipeline_hash);
+  REQUIRE(stored.ok());
+  REQUIRE(stored->has_value());
+  CHECK(**stored == a.pipeline_json);  // a's snapshot, as it was
+  // The same snapshot again is a new run of it, packed or not.
+  CHECK(f.core->Submit(a).ok());
+  SubmitRun packed = a;
+  packed.pipeline_json = storage::PackSnapshot(std::string(512, ' ') + a.pipeline_json);
+  auto spec_a = dsl::PipelineFromJsonText(a.pipeline_json);
+  REQUIRE(spec_a.ok());
+  CHECK_FALSE(f.core->SubmitParsed(packed, *spec_a).ok());  // other bytes, same hash
+  packed.pipeline_json = storage::PackSnapshot(a.pipeline_json);
+  REQUIRE(storage::IsPackedSnapshot(packed.pipeline_json));
+  CHECK(f.core->SubmitParsed(packed, std::move(*spec_a)).ok());
+  f.Flush();
+}
 
 }  // namespace
 

@@ -141,6 +141,31 @@ pipeline:
   return submit;
 }
 
+TEST_CASE("a submission naming another snapshot's hash is refused over the client socket",
+          "[cli][node][remote][hostile]") {
+  const std::string dir = TempStateDir();
+  SystemClock clock;
+  Node node(InprocConfig(dir, "a11-node-test-5"), &clock);
+  REQUIRE(node.Start().ok());
+  auto client =
+      RemoteCoordinator::ConnectWithKeys(node.coordinator()->client_endpoint(), std::nullopt, "",
+                                         std::chrono::seconds(10), &node.context());
+  REQUIRE(client.ok());
+  actors::SubmitRun forged = TwoTasks();
+  forged.pipeline_hash = "0123456789abcdef";
+  auto refused = (*client)->Submit(forged);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().message().find("refused (a snapshot is journaled under its own hash)") !=
+        std::string::npos);
+  auto stored = node.journal()->GetPipeline("0123456789abcdef");
+  REQUIRE(stored.ok());
+  CHECK_FALSE(stored->has_value());
+  CHECK((*client)->Submit(TwoTasks()).ok());  // the honest one still runs
+  client->reset();
+  node.Stop(/*drain=*/false);
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("SubmitAndFollow reports acceptance and progress and returns when the run ends",
           "[cli][node][remote]") {
   const std::string dir = TempStateDir();
