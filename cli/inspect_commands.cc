@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string_view>
 #include <thread>
 
@@ -45,23 +46,54 @@ std::string Str(const nlohmann::json& j, const char* key) {
   return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "";
 }
 
+// Who last held `f`'s state dir lock, when nobody holds it now (an
+// `apollo11 run` killed -9, a node that is down); nullopt when a process
+// holds it, or when there is no lock file or it cannot be read: only a sure
+// answer marks a run orphaned.
+std::optional<storage::StateDirOwner> GoneOwner(const InspectFlags& f) {
+  auto owner = storage::StateDirLock::Owner(ResolveStateDir(f.state_dir));
+  if (!owner.ok() || owner->holds) return std::nullopt;
+  return *owner;
+}
+
+// What continues unfinished run `run_id` after `owner` is gone.
+std::string ContinueWith(const storage::StateDirOwner& owner, const InspectFlags& f,
+                         const std::string& run_id) {
+  if (owner.command.find("apollo11-node") != std::string::npos) {
+    return "start its node again on this state dir: it recovers the run";
+  }
+  return "apollo11 run --resume " + run_id +
+         (f.state_dir.empty() ? "" : " --state-dir " + f.state_dir);
+}
+
 // Marks the unfinished runs of a local `runs` listing whose owning process
-// is gone (nobody holds the state dir's lock: an `apollo11 run` killed -9,
-// a node that is down) with "orphaned" and the command that continues them.
+// is gone with "orphaned" and the command that continues them.
 void MarkOrphans(const InspectFlags& f, nlohmann::json* runs) {
-  const std::string dir = ResolveStateDir(f.state_dir);
-  auto owner = storage::StateDirLock::Owner(dir);
-  if (!owner.ok() || owner->holds) return;  // no lock file, or cannot tell: say nothing
-  const bool node = owner->command.find("apollo11-node") != std::string::npos;
-  const std::string state_dir_flag = f.state_dir.empty() ? "" : " --state-dir " + f.state_dir;
+  const std::optional<storage::StateDirOwner> owner = GoneOwner(f);
+  if (!owner) return;
   for (auto& r : *runs) {
     auto state = ParseRunStatus(Str(r, "state"));
     if (!state || IsFinal(*state)) continue;
     r["orphaned"] = true;
     r["owner"] = owner->pid + " (" + owner->command + ")";
-    r["continue_with"] = node ? "start its node again on this state dir: it recovers the run"
-                              : "apollo11 run --resume " + Str(r, "run_id") + state_dir_flag;
+    r["continue_with"] = ContinueWith(*owner, f, Str(r, "run_id"));
   }
+}
+
+// How long `status --wait` on a local state dir lets an unfinished run stay
+// without an owner before it stops waiting: longer than a node's restart
+// takes to lock the dir again.
+constexpr auto kOrphanGrace = std::chrono::seconds(2);
+
+// Why `status --wait` stops waiting for run `id`, which nothing runs: the
+// state dir's lock is free, last held by `owner`.
+Status NobodyRuns(const InspectFlags& f, const std::string& id, RunStatus state,
+                  const storage::StateDirOwner& owner) {
+  return Status::Io(
+      "run " + id + " is " + std::string(ToString(state)) +
+      " but nothing is running it: no process holds the lock of " + ResolveStateDir(f.state_dir) +
+      (owner.pid.empty() ? "" : " (last held by " + owner.pid + ", " + owner.command + ")") +
+      "; continue it with: " + ContinueWith(owner, f, id));
 }
 
 // Answers a query from the local journal, as the coordinator would.
@@ -194,11 +226,15 @@ int Print(const nlohmann::json& doc, bool json, const std::string& kind) {
 // 1M-task run held the whole document in memory): --json through
 // WriteRunSummaryJson, text through PrintRunSummaryFromJournal. With --wait,
 // polls the run's record alone until it ends; the exit code is then the
-// run's outcome.
+// run's outcome. A run nothing runs (its `apollo11 run` killed, its node
+// down: the state dir's lock free for kOrphanGrace) ends the wait: its status
+// is printed and the command fails (exit 3), saying how to continue it.
 int LocalStatus(const InspectFlags& f) {
   auto opened = OpenJournalReadOnly(f.state_dir);
   if (!opened.ok()) return Fail("status", opened.status());
   storage::Journal& journal = **opened;
+  std::optional<storage::StateDirOwner> gone;  // the lock free since unowned_since
+  std::chrono::steady_clock::time_point unowned_since{};
   for (;;) {
     auto run = journal.GetRun(f.id);
     if (!run.ok()) return Fail("status", run.status());
@@ -206,9 +242,17 @@ int LocalStatus(const InspectFlags& f) {
       return Fail("status", Status::NotFound("no run " + f.id + " in the journal"));
     }
     const storage::RunRecord& record = **run;
+    bool orphaned = false;
     if (f.wait && !IsFinal(record.status)) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-      continue;
+      const auto now = std::chrono::steady_clock::now();
+      std::optional<storage::StateDirOwner> owner = GoneOwner(f);
+      if (owner && !gone) unowned_since = now;
+      gone = std::move(owner);
+      orphaned = gone && now - unowned_since >= kOrphanGrace;
+      if (!orphaned) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        continue;
+      }
     }
     Status shown;
     if (f.json) {
@@ -220,6 +264,7 @@ int LocalStatus(const InspectFlags& f) {
       shown = PrintRunSummaryFromJournal(record, &journal, stdout);
     }
     if (!shown.ok()) return Fail("status", shown);
+    if (orphaned) return Fail("status", NobodyRuns(f, f.id, record.status, *gone));
     if (!f.wait) return kExitOk;
     return record.status == RunStatus::kSuccess ? kExitOk : kExitRunFailed;
   }

@@ -383,6 +383,16 @@ TEST_CASE("runs marks a RUNNING run whose apollo11 run was killed and points to 
   REQUIRE(doc.is_array());
   CHECK(doc[0].value("orphaned", false));
   CHECK(doc[0].value("continue_with", "") == resume);
+  // `status --wait` does not wait forever for it: it shows the run, says
+  // nothing runs it and how to continue it, and exits 3 (bounded here: the
+  // old command polled until killed).
+  const pid_t waiter = SpawnNamed({Apollo11(), "status", run_id, "--wait", "--state-dir", state},
+                                  dir.path(), "wait");
+  CHECK(WaitExit(waiter, 15000) == 3);
+  INFO(dir.Read("wait.err"));
+  CHECK(Has(dir.Read("wait.out"), "RUNNING"));
+  CHECK(Has(dir.Read("wait.err"), "is RUNNING but nothing is running it"));
+  CHECK(Has(dir.Read("wait.err"), "continue it with: " + resume));
   // The pointer works: the resumed run finishes, and is no longer marked.
   CmdResult resumed = Run({Apollo11(), "run", "--resume", run_id, "--state-dir", state});
   CHECK(resumed.exit_code == 0);
