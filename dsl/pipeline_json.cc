@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "dsl/pipeline_json_internal.h"
 #include "dsl/task_fields.h"
 
 namespace apollo11::dsl {
@@ -104,13 +105,10 @@ E EnumFrom(const json& j, const E (&values)[N]) {
   throw std::invalid_argument("unknown value '" + text + "'");
 }
 
-constexpr TaskType kTaskTypes[] = {TaskType::kShell, TaskType::kPython, TaskType::kHttp,
-                                   TaskType::kDb, TaskType::kNoop};
-constexpr DependencyCondition kConditions[] = {
-    DependencyCondition::kSuccess, DependencyCondition::kFailure, DependencyCondition::kTimeout,
-    DependencyCondition::kDone};
-constexpr Trigger kTriggers[] = {Trigger::kAll, Trigger::kAny};
-constexpr Backoff kBackoffs[] = {Backoff::kFixed, Backoff::kExponential};
+using json_internal::kBackoffs;
+using json_internal::kConditions;
+using json_internal::kTaskTypes;
+using json_internal::kTriggers;
 
 // Reads `key` into `out` when present; absent keys keep the model default.
 template <typename T>
@@ -207,7 +205,8 @@ bool AppendLocation(std::string* out, const SourceLocation& l, const std::string
 // location, dependencies, trigger and timeout may be a command, every text
 // plain ASCII. Anything else is nullopt, and TaskJson writes it. The keys
 // go in std::map order, as nlohmann's objects keep them; the DSL tests
-// compare the two writers byte for byte.
+// compare the two writers byte for byte. snapshot_text.h's ReadPlainTask
+// reads exactly this shape back: change the two together.
 std::optional<std::string> PlainTaskJson(const TaskSpec& t, const std::string& source_file) {
   static const TaskSpec kDefault;
   if (t.retry || !t.foreach_items.empty()) return std::nullopt;
@@ -256,8 +255,31 @@ std::optional<std::string> PlainTaskJson(const TaskSpec& t, const std::string& s
   return out;
 }
 
-TaskSpec TaskFrom(const json& j, const SharedText& source_file,
-                  Locations locations = Locations::kKeep) {
+// Every field of `spec` but its tasks, with `tasks` in their place: the one
+// list of the root's fields, for ToJson and CanonicalJson alike.
+json RootJson(const PipelineSpec& spec, json tasks) {
+  json alerts = json::array();
+  for (const AlertRule& a : spec.alerts) {
+    alerts.push_back(json{{"events", a.events}, {"webhook", a.webhook}, {"command", a.command}});
+  }
+  json root{{"version", spec.version},   {"name", spec.name},     {"source_file", spec.source_file},
+            {"tasks", std::move(tasks)}, {"params", spec.params}, {"concurrency", spec.concurrency},
+            {"schedule", spec.schedule}, {"alerts", alerts}};
+  if (!spec.schedule.empty()) {  // sched: absent otherwise, so older hashes hold
+    root["timezone"] = spec.timezone;
+    root["catchup"] = spec.catchup;
+    root["catchup_window_ms"] = spec.catchup_window.count();
+    root["overlap"] = spec.overlap;
+    root["max_active_runs"] = spec.max_active_runs;
+  }
+  return root;
+}
+
+}  // namespace
+
+namespace json_internal {
+
+TaskSpec TaskFrom(const json& j, const SharedText& source_file, Locations locations) {
   auto read_location = [&](const json& at, Rare<SourceLocation>* where) {
     if (!at.contains("where")) return;
     SourceLocation read = LocationFrom(at.at("where"), source_file);
@@ -290,27 +312,7 @@ TaskSpec TaskFrom(const json& j, const SharedText& source_file,
   return t;
 }
 
-// Every field of `spec` but its tasks, with `tasks` in their place: the one
-// list of the root's fields, for ToJson and CanonicalJson alike.
-json RootJson(const PipelineSpec& spec, json tasks) {
-  json alerts = json::array();
-  for (const AlertRule& a : spec.alerts) {
-    alerts.push_back(json{{"events", a.events}, {"webhook", a.webhook}, {"command", a.command}});
-  }
-  json root{{"version", spec.version},   {"name", spec.name},     {"source_file", spec.source_file},
-            {"tasks", std::move(tasks)}, {"params", spec.params}, {"concurrency", spec.concurrency},
-            {"schedule", spec.schedule}, {"alerts", alerts}};
-  if (!spec.schedule.empty()) {  // sched: absent otherwise, so older hashes hold
-    root["timezone"] = spec.timezone;
-    root["catchup"] = spec.catchup;
-    root["catchup_window_ms"] = spec.catchup_window.count();
-    root["overlap"] = spec.overlap;
-    root["max_active_runs"] = spec.max_active_runs;
-  }
-  return root;
-}
-
-}  // namespace
+}  // namespace json_internal
 
 nlohmann::json ToJson(const PipelineSpec& spec) {
   json tasks = json::array();
@@ -325,7 +327,8 @@ Result<PipelineSpec> PipelineFromJson(const nlohmann::json& j) {
     spec.name = j.at("name").get<std::string>();
     Read(j, "source_file", &spec.source_file);
     const SharedText source_file(spec.source_file);
-    for (const json& t : j.at("tasks")) spec.tasks.push_back(TaskFrom(t, source_file));
+    for (const json& t : j.at("tasks"))
+      spec.tasks.push_back(json_internal::TaskFrom(t, source_file, Locations::kKeep));
     Read(j, "params", &spec.params);
     Read(j, "concurrency", &spec.concurrency);
     Read(j, "schedule", &spec.schedule);
@@ -427,69 +430,6 @@ std::string WriteCanonicalJson(const PipelineSpec& spec, std::vector<TaskSpec>* 
 std::string CanonicalJson(const PipelineSpec& spec) { return WriteCanonicalJson(spec, nullptr); }
 
 std::string TakeCanonicalJson(PipelineSpec&& spec) { return WriteCanonicalJson(spec, &spec.tasks); }
-
-namespace {
-// The shortest task a snapshot can hold, `{"id":"","type":"db"}` and its
-// comma: no valid text of N bytes has more than N / kSmallestTaskJson tasks.
-constexpr size_t kSmallestTaskJson = 23;
-}  // namespace
-
-// Every task object has an "id" key, and a JSON string cannot hold that
-// quote-id-quote-colon sequence unescaped. Without the estimate, a 100k-task
-// vector grown by doubling has room for 131,072 TaskSpecs, 28 MB more than it
-// needs. Text made of nothing but "id": keys (a hostile client) gets no more
-// room than a valid snapshot of its size could need.
-size_t EstimateTaskCount(std::string_view text) {
-  constexpr std::string_view kIdKey = "\"id\":";
-  size_t n = 0;
-  for (size_t at = text.find(kIdKey); at != std::string_view::npos;
-       at = text.find(kIdKey, at + kIdKey.size())) {
-    ++n;
-  }
-  return std::min(n, text.size() / kSmallestTaskJson);
-}
-
-Result<PipelineSpec> PipelineFromJsonText(std::string_view text, Locations locations) {
-  // Each element of the root's "tasks" array becomes a TaskSpec as soon as it
-  // is parsed and is then dropped from the DOM, so only one task's JSON is in
-  // memory at a time (the parser's callback may discard values).
-  std::vector<TaskSpec> tasks;
-  std::string root_key;
-  SharedText source_file;  // keys are sorted: it comes before "tasks"
-  try {
-    tasks.reserve(EstimateTaskCount(text));  // bad_alloc: an error, below
-    json rest = json::parse(
-        text,
-        [&](int depth, json::parse_event_t event, json& parsed) {
-          if (depth == 1 && event == json::parse_event_t::key) {
-            root_key = parsed.get<std::string>();
-          } else if (depth == 1 && event == json::parse_event_t::value &&
-                     root_key == "source_file" && parsed.is_string()) {
-            source_file = parsed.get<std::string>();
-          } else if (depth == 2 && event == json::parse_event_t::object_end &&
-                     root_key == "tasks") {
-            tasks.push_back(TaskFrom(parsed, source_file, locations));
-            return false;
-          }
-          return true;
-        },
-        /*allow_exceptions=*/false);
-    if (rest.is_discarded()) return Status::InvalidInput("pipeline snapshot is not valid JSON");
-    auto spec = PipelineFromJson(rest);
-    if (!spec.ok()) return spec.status();
-    if (!spec->tasks.empty()) {
-      // Elements that were not objects stayed in the array; PipelineFromJson
-      // refused them above. Anything else would be a bug here.
-      return Status::Corrupt("pipeline JSON does not decode: a task is not an object");
-    }
-    // An estimate far above the count (ids in env maps) is not kept.
-    if (tasks.capacity() > tasks.size() + tasks.size() / 8 + 16) tasks.shrink_to_fit();
-    spec->tasks = std::move(tasks);
-    return spec;
-  } catch (const std::exception& e) {
-    return Status::Corrupt(std::string("pipeline JSON does not decode: ") + e.what());
-  }
-}
 
 void DropLocations(PipelineSpec* spec) {
   for (TaskSpec& t : spec->tasks) {

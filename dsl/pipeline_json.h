@@ -20,7 +20,8 @@ nlohmann::json ToJson(const PipelineSpec& spec);
 Result<PipelineSpec> PipelineFromJson(const nlohmann::json& j);
 
 // PipelineFromJson of JSON text, without ever holding the whole document's
-// DOM: tasks are decoded one at a time as the parser reaches them. For the
+// DOM: tasks written as PlainTaskJson writes them are read without one
+// (dsl/snapshot_text.h), any other task through a DOM of its own. For the
 // journal's snapshots and submissions. InvalidInput when `text` is not JSON,
 // kCorrupt when it does not decode.
 //
