@@ -90,7 +90,7 @@ std::string Shown(const std::string& text) {
 
 }  // namespace
 
-Result<std::string> SchedulerCore::Submit(SubmitRun submit) {
+Result<std::string> SchedulerCore::Submit(SubmitRun submit, std::string packed) {
   // Snapshots are journaled under their hash, first come first kept: one
   // named by another's hash would replace that pipeline for every later
   // run's recovery and rerun.
@@ -105,6 +105,8 @@ Result<std::string> SchedulerCore::Submit(SubmitRun submit) {
   APOLLO11_RETURN_IF_ERROR(CheckSnapshotUnclaimed(submit.pipeline_hash, submit.pipeline_json));
   auto spec = SpecFromSnapshot(submit.pipeline_json, "submitted pipeline");
   if (!spec.ok()) return spec.status();
+  // The text goes before the run is built; StartRun keeps a packed form.
+  if (storage::IsPackedSnapshot(packed)) submit.pipeline_json = std::move(packed);
   return StartParsed(std::move(submit), std::move(*spec));
 }
 

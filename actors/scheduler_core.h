@@ -172,8 +172,10 @@ class SchedulerCore {
   // moves on into the journal batch instead of being copied. InvalidInput
   // when the snapshot's hash is not the one the submission names, or names
   // another journaled snapshot (snapshots are stored under their hash, the
-  // first one kept).
-  Result<std::string> Submit(SubmitRun submit);
+  // first one kept). `packed`, when not empty, is the form the snapshot
+  // arrived in (storage::PackSnapshot; the caller unpacked it into
+  // submit.pipeline_json): it is journaled as it is, not packed again.
+  Result<std::string> Submit(SubmitRun submit, std::string packed = {});
   // Submit of a snapshot already decoded into `spec` (SpecHandoff): equal to
   // what Submit would decode from submit.pipeline_json, which may be the
   // snapshot's stored (packed) form and is then journaled as it is. Its

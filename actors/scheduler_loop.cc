@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <tuple>
+#include <utility>
 
 #include "actors/actor_loop.h"
 #include "actors/client_sessions.h"
@@ -425,11 +426,12 @@ void SchedulerLoop::OnSubmit(const std::string& identity, Envelope& env) {
   // From a client in this process: the model it encoded, so no decoding.
   std::optional<dsl::PipelineSpec> handed;
   if (submit.ok()) handed = SpecHandoff::Take(submit->pipeline_hash);
+  std::string packed;  // as it arrived, journaled as it is once checked
   if (submit.ok() && (!handed || !handed->schedule.empty()) &&
       storage::IsPackedSnapshot(submit->pipeline_json)) {
     auto text = storage::UnpackSnapshot(submit->pipeline_json);
     if (text.ok()) {
-      submit->pipeline_json = std::move(*text);
+      packed = std::exchange(submit->pipeline_json, std::move(*text));
     } else {
       submit = text.status();
     }
@@ -446,7 +448,7 @@ void SchedulerLoop::OnSubmit(const std::string& identity, Envelope& env) {
   }
   const std::string hash = submit->pipeline_hash;
   auto run_id = handed ? core_.SubmitParsed(std::move(*submit), std::move(*handed))
-                       : core_.Submit(std::move(*submit));
+                       : core_.Submit(std::move(*submit), std::move(packed));
   if (!run_id.ok()) {
     reply.code = ReplyCode(run_id.status());
     reply.error = run_id.status().message();

@@ -1,6 +1,8 @@
 // The coordinator's logic classes, stepped message by message with a fake
 // clock and a real LMDB journal: no threads, no sockets, no sleeps.
 
+#include <zlib.h>
+
 #include <catch2/catch.hpp>
 
 #include "actors/actor_loop.h"
@@ -980,6 +982,44 @@ TEST_CASE("a submission is journaled under its own snapshot's hash, never anothe
   REQUIRE(storage::IsPackedSnapshot(packed.pipeline_json));
   CHECK(f.core->SubmitParsed(packed, std::move(*spec_a)).ok());
   f.Flush();
+}
+
+// `text` in the packed form (storage/snapshot_pack.cc: "\0A1z", the text's
+// length little-endian, deflate) at zlib's best compression, as another
+// client might pack it: other bytes than PackSnapshot's fastest level.
+std::string PackedAtBestCompression(const std::string& text) {
+  uLongf size = compressBound(static_cast<uLong>(text.size()));
+  std::string deflated(size, '\0');
+  REQUIRE(compress2(reinterpret_cast<Bytef*>(deflated.data()), &size,
+                    reinterpret_cast<const Bytef*>(text.data()), static_cast<uLong>(text.size()),
+                    Z_BEST_COMPRESSION) == Z_OK);
+  deflated.resize(size);
+  std::string out("\0A1z", 4);
+  const auto n = static_cast<uint32_t>(text.size());
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((n >> (8 * i)) & 0xff));
+  return out + deflated;
+}
+
+TEST_CASE("a snapshot that arrives packed is journaled as it arrived, not packed again",
+          "[scheduler]") {
+  SchedulerFixture f;
+  std::vector<dsl::TaskSpec> many;
+  for (int i = 0; i < 2000; ++i) many.push_back(Task("a" + std::to_string(i)));
+  SubmitRun a = Submission(many);
+  const std::string packed = PackedAtBestCompression(a.pipeline_json);
+  REQUIRE(storage::IsPackedSnapshot(packed));
+  REQUIRE(packed != storage::PackSnapshot(a.pipeline_json));
+  const std::string text = a.pipeline_json;
+  REQUIRE(f.core->Submit(std::move(a), packed).ok());
+  f.Flush();
+  auto stored = f.journal->GetPipeline(Submission(many).pipeline_hash);
+  REQUIRE(stored.ok());
+  REQUIRE(stored->has_value());
+  CHECK(**stored == text);
+  // The journal file holds the client's bytes themselves.
+  f.core.reset();
+  f.journal.reset();
+  CHECK(f.dir.Read("journal/data.mdb").find(packed) != std::string::npos);
 }
 
 }  // namespace
