@@ -69,9 +69,15 @@ Result<std::string> UnpackSnapshot(std::string_view stored) {
   }
   std::string text(n, '\0');
   uLongf got = n;
-  int rc = uncompress(reinterpret_cast<Bytef*>(text.data()), &got,
-                      reinterpret_cast<const Bytef*>(stored.data() + kHeader),
-                      static_cast<uLong>(packed));
+  uLong used = static_cast<uLong>(packed);
+  int rc = uncompress2(reinterpret_cast<Bytef*>(text.data()), &got,
+                       reinterpret_cast<const Bytef*>(stored.data() + kHeader), &used);
+  // Bytes after the deflate stream are refused: a submission's packed form
+  // is journaled as it arrives, and nothing unread may ride along in it.
+  if (rc == Z_OK && got == n && used != packed) {
+    return Status::Corrupt("packed pipeline snapshot has " + std::to_string(packed - used) +
+                           " bytes after its deflate stream");
+  }
   if (rc != Z_OK || got != n) {
     return Status::Corrupt(
         "packed pipeline snapshot does not inflate to its " + std::to_string(n) + " bytes (zlib: " +

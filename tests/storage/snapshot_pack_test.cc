@@ -83,6 +83,12 @@ TEST_CASE("a damaged packed snapshot is refused as corrupt, never trusted", "[st
     REQUIRE_FALSE(back.ok());
     CHECK(back.status().code() == StatusCode::kCorrupt);
   }
+  SECTION("bytes after the deflate stream") {
+    auto back = UnpackSnapshot(packed + "trailing");
+    REQUIRE_FALSE(back.ok());
+    CHECK(back.status().code() == StatusCode::kCorrupt);
+    CHECK_THAT(back.status().message(), Catch::Contains("8 bytes after its deflate stream"));
+  }
   SECTION("a flipped byte in the deflated stream") {
     std::string forged = packed;
     forged[forged.size() / 2] = static_cast<char>(forged[forged.size() / 2] ^ 0x5a);
