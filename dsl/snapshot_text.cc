@@ -135,7 +135,10 @@ bool ReadOptionalWhere(Cursor* c, const SharedText& source_file, bool keep,
 bool ReadDependencies(Cursor* c, const SharedText& source_file, bool keep,
                       std::vector<Dependency>* out) {
   if (!c->Eat("\"depends_on\":[")) return true;
+  // Scratch kept between tasks; one a giant list grew (kept at most until
+  // the next task's) is let go.
   thread_local std::vector<Dependency> read;
+  if (read.capacity() > 4096) std::vector<Dependency>().swap(read);
   read.clear();
   do {
     Dependency d;
@@ -150,7 +153,7 @@ bool ReadDependencies(Cursor* c, const SharedText& source_file, bool keep,
   if (!c->Eat("],")) return false;
   out->reserve(read.size());
   std::move(read.begin(), read.end(), std::back_inserter(*out));
-  if (read.capacity() > 4096) std::vector<Dependency>().swap(read);  // a rare giant let go
+  if (read.capacity() > 4096) std::vector<Dependency>().swap(read);
   return true;
 }
 
