@@ -1,5 +1,9 @@
 #include "actors/run_views.h"
 
+#include <optional>
+#include <string>
+#include <string_view>
+
 #include "common/clock.h"
 #include "common/json_dump.h"
 
@@ -53,6 +57,80 @@ nlohmann::json RunTaskJson(const storage::RunRecord& run, const storage::Executi
   return t;
 }
 
+namespace {
+
+// Text nlohmann prints as it is between quotes: printable ASCII without a
+// quote or backslash.
+bool PlainText(std::string_view s) {
+  for (unsigned char c : s) {
+    if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') return false;
+  }
+  return true;
+}
+
+// An object's members appended as SafeJsonDump prints them: compact when
+// `indent` < 0, else as dump(2) of an object whose every line after the
+// first is shifted right by `indent` spaces (where WriteRunSummaryJson puts
+// a task). Keys must come in std::map order, values already JSON.
+class MemberWriter {
+ public:
+  MemberWriter(std::string* out, int indent) : out_(out), indent_(indent) { out_->push_back('{'); }
+  void Member(std::string_view key, std::string_view value) {
+    if (!first_) out_->push_back(',');
+    first_ = false;
+    if (indent_ >= 0) out_->append("\n").append(static_cast<size_t>(indent_) + 2, ' ');
+    out_->append("\"").append(key).append(indent_ >= 0 ? "\": " : "\":").append(value);
+  }
+  void Quoted(std::string_view key, std::string_view text) {
+    Member(key, "\"" + std::string(text) + "\"");
+  }
+  void Number(std::string_view key, int64_t n) { Member(key, std::to_string(n)); }
+  void Close() {
+    if (indent_ >= 0 && !first_) out_->append("\n").append(static_cast<size_t>(indent_), ' ');
+    out_->push_back('}');
+  }
+
+ private:
+  std::string* out_;
+  int indent_;
+  bool first_ = true;
+};
+
+// `key` as a JSON string, written directly when it is plain.
+std::string QuotedKey(std::string_view key) {
+  if (!PlainText(key)) return SafeJsonDump(nlohmann::json(key));
+  std::string out;
+  out.reserve(key.size() + 2);
+  out.append("\"").append(key).append("\"");
+  return out;
+}
+
+}  // namespace
+
+std::optional<std::string> PlainRunTaskJson(const storage::RunRecord& run,
+                                            const storage::ExecutionRecord& e, int indent) {
+  const bool reused = !run.rerun_of.empty() && e.state == TaskState::kSuccess && e.attempt == 0;
+  if (!e.logs_truncated.empty() || !e.task_output.empty() || !e.item.empty() ||
+      e.slow != storage::SlowFlag::kNone || !PlainText(e.exec_id) || !PlainText(e.error.get()) ||
+      !PlainText(e.worker_id) || (reused && !PlainText(run.rerun_of))) {
+    return std::nullopt;
+  }
+  std::string out;
+  out.reserve(160);
+  MemberWriter w(&out, indent);
+  w.Number("attempts", e.attempt);
+  if (!e.error.empty()) w.Quoted("error", e.error.get());
+  w.Quoted("exec_id", e.exec_id);
+  if (EndedByItself(e.state)) w.Number("exit_code", e.exit_code);
+  if (e.finished_at) w.Number("finished_at_us", e.finished_at);
+  if (reused) w.Quoted("reused_from", run.rerun_of);
+  if (e.started_at) w.Number("started_at_us", e.started_at);
+  w.Quoted("state", ToString(e.state));
+  if (!e.worker_id.empty()) w.Quoted("worker", e.worker_id);
+  w.Close();
+  return out;
+}
+
 nlohmann::json RunHeaderJson(const storage::RunRecord& run) {
   nlohmann::json doc = {{"run_id", run.run_id},
                         {"pipeline", run.pipeline_name},
@@ -98,9 +176,13 @@ Result<std::string> RunSummaryText(const storage::RunRecord& run, storage::Journ
           ++omitted;
           return Status::Ok();
         }
-        one = SafeJsonDump(nlohmann::json(e.exec_id.substr(id_at)));
+        one = QuotedKey(e.exec_id.substr(id_at));
         one += ':';
-        one += SafeJsonDump(RunTaskJson(run, e));
+        if (auto plain = PlainRunTaskJson(run, e, -1)) {
+          one += *plain;
+        } else {
+          one += SafeJsonDump(RunTaskJson(run, e));
+        }
         if (tasks.size() + one.size() + 1 > budget) {
           omitted = 1;
           return Status::Ok();
@@ -132,11 +214,15 @@ Status WriteRunSummaryJson(const storage::RunRecord& run, storage::Journal* jour
   APOLLO11_RETURN_IF_ERROR(
       journal->ForEachExecutionOfRun(run.run_id, [&](storage::ExecutionRecord& e) {
         piece = any ? ",\n    " : "\n    ";
-        piece += SafeJsonDump(nlohmann::json(e.exec_id.substr(id_at)));
+        piece += QuotedKey(e.exec_id.substr(id_at));
         piece += ": ";
-        for (char c : SafeJsonDump(RunTaskJson(run, e), 2)) {
-          piece += c;
-          if (c == '\n') piece.append(4, ' ');
+        if (auto plain = PlainRunTaskJson(run, e, 4)) {
+          piece += *plain;
+        } else {
+          for (char c : SafeJsonDump(RunTaskJson(run, e), 2)) {
+            piece += c;
+            if (c == '\n') piece.append(4, ' ');
+          }
         }
         write(piece);
         any = true;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +38,14 @@ Status WriteRunSummaryJson(const storage::RunRecord& run, storage::Journal* jour
 // The parts of that document: the run without its tasks, and one task.
 nlohmann::json RunHeaderJson(const storage::RunRecord& run);
 nlohmann::json RunTaskJson(const storage::RunRecord& run, const storage::ExecutionRecord& e);
+// SafeJsonDump(RunTaskJson(run, e)) written without the tree (which cost
+// most of a 5,000-task `run --json`'s summary), for an execution with no
+// output, item, slow flag or truncated logs and only printable ASCII text
+// without quotes or backslashes; nullopt for any other, which the caller
+// prints through the tree. `indent` < 0: compact; else the dump(2) text with
+// every line after the first shifted right by `indent` spaces.
+std::optional<std::string> PlainRunTaskJson(const storage::RunRecord& run,
+                                            const storage::ExecutionRecord& e, int indent);
 // One journal transition as `history --json` prints it.
 nlohmann::json TransitionJson(const storage::TransitionRecord& r);
 // One line of `runs --json`.

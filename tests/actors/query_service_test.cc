@@ -4,6 +4,8 @@
 #include "actors/query_service.h"
 
 #include <catch2/catch.hpp>
+#include <optional>
+#include <random>
 
 #include "actors/actor_loop.h"
 #include "actors/client_sessions.h"
@@ -290,6 +292,61 @@ TEST_CASE("the pipeline query shows env names, not values, unless the full snaps
   QueryReply full = service.Answer(Ask(QueryKind::kPipeline, "shop.load", "full"), {});
   REQUIRE(full.code == 0);
   CHECK(full.json.find("plain-value-77") != std::string::npos);
+}
+
+TEST_CASE("a task's summary written without a tree is the tree's text, for any execution",
+          "[query]") {
+  std::mt19937 random(20261205);
+  auto pick = [&](int n) { return static_cast<int>(random() % static_cast<unsigned>(n)); };
+  const char* const kTexts[] = {"w1",          "exit 1",  "say \"hi\"", "back\\slash", "tab\there",
+                                "caf\xc3\xa9", "del\x7f", "",           "/x/y:z"};
+  size_t plain = 0;
+  for (int i = 0; i < 3000; ++i) {
+    storage::RunRecord run;
+    run.run_id = "r1";
+    if (pick(4) == 0) run.rerun_of = pick(5) == 0 ? "r\"0" : "r0";
+    storage::ExecutionRecord e;
+    e.exec_id = "r1.t" + std::to_string(i) + (pick(10) == 0 ? kTexts[pick(9)] : "");
+    e.attempt = static_cast<uint32_t>(pick(4));
+    e.state = static_cast<TaskState>(pick(kTaskStateCount));
+    e.exit_code = pick(300) - 150;
+    if (pick(3) == 0) e.error = std::string(kTexts[pick(9)]);
+    if (pick(2) == 0) e.worker_id = kTexts[pick(9)];
+    if (pick(2) == 0) e.started_at = 1'700'000'000'000'000 + pick(1000);
+    if (pick(2) == 0) e.finished_at = 1'700'000'000'000'000 + pick(1000);
+    switch (pick(15)) {  // now and then a member only the tree writes
+      case 0:
+        e.task_output = std::string("{\"rows\":[1]}");
+        break;
+      case 1:
+        e.item = std::string("x");
+        break;
+      case 2:
+        e.logs_truncated = std::string("disk full");
+        break;
+      case 3:
+        e.slow = storage::SlowFlag::kFlagged;
+        e.slow_reason = std::string("slow");
+        e.flagged_at = 5;
+        break;
+      default:
+        break;
+    }
+    INFO("execution " << i);
+    std::optional<std::string> compact = PlainRunTaskJson(run, e, -1);
+    std::optional<std::string> nested = PlainRunTaskJson(run, e, 4);
+    REQUIRE(compact.has_value() == nested.has_value());
+    if (!compact) continue;
+    ++plain;
+    CHECK(*compact == SafeJsonDump(RunTaskJson(run, e)));
+    std::string shifted;  // WriteRunSummaryJson's shift of the tree's dump(2)
+    for (char c : SafeJsonDump(RunTaskJson(run, e), 2)) {
+      shifted += c;
+      if (c == '\n') shifted.append(4, ' ');
+    }
+    CHECK(*nested == shifted);
+  }
+  CHECK(plain > 1000);  // most executions take the direct path
 }
 
 TEST_CASE("a run's status is streamed from the journal and reads as the tree-built document",
