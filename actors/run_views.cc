@@ -59,15 +59,6 @@ nlohmann::json RunTaskJson(const storage::RunRecord& run, const storage::Executi
 
 namespace {
 
-// Text nlohmann prints as it is between quotes: printable ASCII without a
-// quote or backslash.
-bool PlainText(std::string_view s) {
-  for (unsigned char c : s) {
-    if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') return false;
-  }
-  return true;
-}
-
 // An object's members appended as SafeJsonDump prints them: compact when
 // `indent` < 0, else as dump(2) of an object whose every line after the
 // first is shifted right by `indent` spaces (where WriteRunSummaryJson puts
@@ -98,7 +89,7 @@ class MemberWriter {
 
 // `key` as a JSON string, written directly when it is plain.
 std::string QuotedKey(std::string_view key) {
-  if (!PlainText(key)) return SafeJsonDump(nlohmann::json(key));
+  if (!IsPlainJsonText(key)) return SafeJsonDump(nlohmann::json(key));
   std::string out;
   out.reserve(key.size() + 2);
   out.append("\"").append(key).append("\"");
@@ -111,8 +102,9 @@ std::optional<std::string> PlainRunTaskJson(const storage::RunRecord& run,
                                             const storage::ExecutionRecord& e, int indent) {
   const bool reused = !run.rerun_of.empty() && e.state == TaskState::kSuccess && e.attempt == 0;
   if (!e.logs_truncated.empty() || !e.task_output.empty() || !e.item.empty() ||
-      e.slow != storage::SlowFlag::kNone || !PlainText(e.exec_id) || !PlainText(e.error.get()) ||
-      !PlainText(e.worker_id) || (reused && !PlainText(run.rerun_of))) {
+      e.slow != storage::SlowFlag::kNone || !IsPlainJsonText(e.exec_id) ||
+      !IsPlainJsonText(e.error.get()) || !IsPlainJsonText(e.worker_id) ||
+      (reused && !IsPlainJsonText(run.rerun_of))) {
     return std::nullopt;
   }
   std::string out;

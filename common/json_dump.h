@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 namespace apollo11 {
 
@@ -14,5 +15,16 @@ namespace apollo11 {
 // serializing fail anyway (out of memory), returns an object with an "error"
 // member.
 std::string SafeJsonDump(const nlohmann::json& doc, int indent = -1) noexcept;
+
+// Whether `s` is printed by SafeJsonDump as it is between its quotes:
+// printable ASCII without a quote or a backslash. The writers that skip the
+// JSON tree for speed (canonical snapshots, task summaries) take only such
+// text, and leave the rest to the tree.
+inline bool IsPlainJsonText(std::string_view s) {
+  for (unsigned char c : s) {
+    if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') return false;
+  }
+  return true;
+}
 
 }  // namespace apollo11

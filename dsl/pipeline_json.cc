@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "common/json_dump.h"
 #include "dsl/pipeline_json_internal.h"
 #include "dsl/task_fields.h"
 
@@ -170,18 +171,9 @@ json TaskJson(const TaskSpec& t, const std::string& source_file) {
   return j;
 }
 
-// True when `s` needs no escaping in JSON and nlohmann would write it as
-// it is: printable ASCII without quote or backslash.
-bool PlainText(std::string_view s) {
-  for (unsigned char c : s) {
-    if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') return false;
-  }
-  return true;
-}
-
-// Appends `"s"` to `out`; false (out unusable) when `s` is not PlainText.
+// Appends `"s"` to `out`; false (out unusable) when `s` is not plain.
 bool AppendPlain(std::string* out, std::string_view s) {
-  if (!PlainText(s)) return false;
+  if (!IsPlainJsonText(s)) return false;
   out->push_back('"');
   out->append(s);
   out->push_back('"');
