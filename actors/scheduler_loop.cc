@@ -447,6 +447,9 @@ void SchedulerLoop::OnSubmit(const std::string& identity, Envelope& env) {
     scheduled = submit->pipeline_json;
   }
   const std::string hash = submit->pipeline_hash;
+  // A handed model's snapshot was unpacked only for its schedule: the
+  // packed bytes go on to the journal as they came (StartRun keeps them).
+  if (handed && !packed.empty()) submit->pipeline_json = std::move(packed);
   auto run_id = handed ? core_.SubmitParsed(std::move(*submit), std::move(*handed))
                        : core_.Submit(std::move(*submit), std::move(packed));
   if (!run_id.ok()) {

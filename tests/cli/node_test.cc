@@ -141,15 +141,19 @@ pipeline:
   return submit;
 }
 
+// A client of `node`'s coordinator over its own (inproc) client socket.
+Result<std::unique_ptr<RemoteCoordinator>> ConnectClient(Node& node) {
+  return RemoteCoordinator::ConnectWithKeys(node.coordinator()->client_endpoint(), std::nullopt, "",
+                                            std::chrono::seconds(10), &node.context());
+}
+
 TEST_CASE("a submission naming another snapshot's hash is refused over the client socket",
           "[cli][node][remote][hostile]") {
   const std::string dir = TempStateDir();
   SystemClock clock;
   Node node(InprocConfig(dir, "a11-node-test-5"), &clock);
   REQUIRE(node.Start().ok());
-  auto client =
-      RemoteCoordinator::ConnectWithKeys(node.coordinator()->client_endpoint(), std::nullopt, "",
-                                         std::chrono::seconds(10), &node.context());
+  auto client = ConnectClient(node);
   REQUIRE(client.ok());
   actors::SubmitRun forged = TwoTasks();
   forged.pipeline_hash = "0123456789abcdef";
@@ -172,9 +176,7 @@ TEST_CASE("SubmitAndFollow reports acceptance and progress and returns when the 
   SystemClock clock;
   Node node(InprocConfig(dir, "a11-node-test-4"), &clock);
   REQUIRE(node.Start().ok());
-  auto client =
-      RemoteCoordinator::ConnectWithKeys(node.coordinator()->client_endpoint(), std::nullopt, "",
-                                         std::chrono::seconds(10), &node.context());
+  auto client = ConnectClient(node);
   REQUIRE(client.ok());
   std::string accepted;
   std::vector<uint32_t> last;
