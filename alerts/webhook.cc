@@ -1,9 +1,8 @@
 #include "alerts/webhook.h"
 
-#include <curl/curl.h>
-
 #include <memory>
-#include <mutex>
+
+#include "common/libcurl_api.h"
 
 namespace apollo11::alerts {
 
@@ -19,35 +18,37 @@ int AbortRequested(void* token, curl_off_t, curl_off_t, curl_off_t, curl_off_t) 
 }  // namespace
 
 Status PostWebhook(const WebhookTarget& target, const std::string& json, std::stop_token abort) {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-  std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> easy(curl_easy_init(), curl_easy_cleanup);
+  auto library = LoadLibCurl();
+  if (!library.ok()) return library.status();
+  const LibCurl& curl = **library;
+  std::unique_ptr<CURL, decltype(LibCurl::curl_easy_cleanup)> easy(curl.curl_easy_init(),
+                                                                   curl.curl_easy_cleanup);
   if (!easy) return Status::Internal("curl_easy_init failed");
-  std::unique_ptr<curl_slist, decltype(&curl_slist_free_all)> headers(
-      curl_slist_append(nullptr, "Content-Type: application/json"), curl_slist_free_all);
+  std::unique_ptr<curl_slist, decltype(LibCurl::curl_slist_free_all)> headers(
+      curl.curl_slist_append(nullptr, "Content-Type: application/json"), curl.curl_slist_free_all);
   char error[CURL_ERROR_SIZE] = {0};
   CURL* e = easy.get();
-  curl_easy_setopt(e, CURLOPT_URL, target.url.c_str());
-  curl_easy_setopt(e, CURLOPT_POST, 1L);
-  curl_easy_setopt(e, CURLOPT_POSTFIELDS, json.data());
-  curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(json.size()));
-  curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers.get());
-  curl_easy_setopt(e, CURLOPT_USERAGENT, "apollo11-alerts");
-  curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(target.timeout.count()));
-  curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(target.timeout.count()));
-  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);  // no SIGALRM in a multi-threaded node
-  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, Discard);
-  curl_easy_setopt(e, CURLOPT_ERRORBUFFER, error);
-  curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, AbortRequested);
-  curl_easy_setopt(e, CURLOPT_XFERINFODATA, &abort);
-  curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
-  const CURLcode code = curl_easy_perform(e);
+  curl.curl_easy_setopt(e, CURLOPT_URL, target.url.c_str());
+  curl.curl_easy_setopt(e, CURLOPT_POST, 1L);
+  curl.curl_easy_setopt(e, CURLOPT_POSTFIELDS, json.data());
+  curl.curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(json.size()));
+  curl.curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers.get());
+  curl.curl_easy_setopt(e, CURLOPT_USERAGENT, "apollo11-alerts");
+  curl.curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(target.timeout.count()));
+  curl.curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(target.timeout.count()));
+  curl.curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);  // no SIGALRM in a multi-threaded node
+  curl.curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, Discard);
+  curl.curl_easy_setopt(e, CURLOPT_ERRORBUFFER, error);
+  curl.curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, AbortRequested);
+  curl.curl_easy_setopt(e, CURLOPT_XFERINFODATA, &abort);
+  curl.curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
+  const CURLcode code = curl.curl_easy_perform(e);
   if (code != CURLE_OK) {
     return Status::Io("POST " + target.url + ": " +
-                      (error[0] != '\0' ? std::string(error) : curl_easy_strerror(code)));
+                      (error[0] != '\0' ? std::string(error) : curl.curl_easy_strerror(code)));
   }
   long status = 0;
-  curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+  curl.curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
   if (status < 200 || status > 299) {
     return Status::Io("POST " + target.url + ": HTTP " + std::to_string(status));
   }

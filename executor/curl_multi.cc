@@ -2,34 +2,30 @@
 
 #include <poll.h>
 
-#include <mutex>
-
 namespace apollo11::executor {
 
-CurlMulti::CurlMulti(const Clock& clock) : clock_(clock) {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-  multi_ = curl_multi_init();
+CurlMulti::CurlMulti(const Clock& clock, const LibCurl& curl) : clock_(clock), curl_(curl) {
+  multi_ = curl_.curl_multi_init();
   if (multi_ == nullptr) return;
-  curl_multi_setopt(multi_, CURLMOPT_SOCKETFUNCTION, &CurlMulti::OnSocket);
-  curl_multi_setopt(multi_, CURLMOPT_SOCKETDATA, this);
-  curl_multi_setopt(multi_, CURLMOPT_TIMERFUNCTION, &CurlMulti::OnTimer);
-  curl_multi_setopt(multi_, CURLMOPT_TIMERDATA, this);
+  curl_.curl_multi_setopt(multi_, CURLMOPT_SOCKETFUNCTION, &CurlMulti::OnSocket);
+  curl_.curl_multi_setopt(multi_, CURLMOPT_SOCKETDATA, this);
+  curl_.curl_multi_setopt(multi_, CURLMOPT_TIMERFUNCTION, &CurlMulti::OnTimer);
+  curl_.curl_multi_setopt(multi_, CURLMOPT_TIMERDATA, this);
 }
 
 CurlMulti::~CurlMulti() {
-  if (multi_ != nullptr) curl_multi_cleanup(multi_);
+  if (multi_ != nullptr) curl_.curl_multi_cleanup(multi_);
 }
 
 Status CurlMulti::Add(CURL* easy) {
-  CURLMcode rc = curl_multi_add_handle(multi_, easy);
-  if (rc != CURLM_OK) return Status::Internal(curl_multi_strerror(rc));
+  CURLMcode rc = curl_.curl_multi_add_handle(multi_, easy);
+  if (rc != CURLM_OK) return Status::Internal(curl_.curl_multi_strerror(rc));
   ++active_;
   return Status::Ok();
 }
 
 void CurlMulti::Remove(CURL* easy) {
-  if (curl_multi_remove_handle(multi_, easy) == CURLM_OK && active_ > 0) --active_;
+  if (curl_.curl_multi_remove_handle(multi_, easy) == CURLM_OK && active_ > 0) --active_;
 }
 
 int CurlMulti::OnSocket(CURL*, curl_socket_t s, int what, void* userp, void*) {
@@ -81,16 +77,16 @@ void CurlMulti::Process(Micros now, std::vector<std::pair<CURL*, CURLcode>>* don
         if (p.revents & POLLIN) mask |= CURL_CSELECT_IN;
         if (p.revents & POLLOUT) mask |= CURL_CSELECT_OUT;
         if (p.revents & (POLLERR | POLLHUP | POLLNVAL)) mask |= CURL_CSELECT_ERR;
-        curl_multi_socket_action(multi_, p.fd, mask, &running);
+        curl_.curl_multi_socket_action(multi_, p.fd, mask, &running);
       }
     }
   }
   if (timer_at_ != 0 && timer_at_ <= now) {
     timer_at_ = 0;
-    curl_multi_socket_action(multi_, CURL_SOCKET_TIMEOUT, 0, &running);
+    curl_.curl_multi_socket_action(multi_, CURL_SOCKET_TIMEOUT, 0, &running);
   }
   int left = 0;
-  while (CURLMsg* msg = curl_multi_info_read(multi_, &left)) {
+  while (CURLMsg* msg = curl_.curl_multi_info_read(multi_, &left)) {
     if (msg->msg != CURLMSG_DONE) continue;
     CURL* easy = msg->easy_handle;
     CURLcode result = msg->data.result;

@@ -4,7 +4,6 @@
 // the time curl wants to be called back, and hands back finished transfers.
 // Single-threaded: every call from the thread that created it.
 
-#include <curl/curl.h>
 #include <zmq.h>
 
 #include <map>
@@ -12,6 +11,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/libcurl_api.h"
 #include "common/status.h"
 
 namespace apollo11::executor {
@@ -19,8 +19,9 @@ namespace apollo11::executor {
 class CurlMulti {
  public:
   // `clock` turns curl's relative timer into an absolute Steady() deadline
-  // (Process takes Steady() time); it must outlive this object.
-  explicit CurlMulti(const Clock& clock);
+  // (Process takes Steady() time); it must outlive this object. `curl` is
+  // the loaded library (LoadLibCurl).
+  CurlMulti(const Clock& clock, const LibCurl& curl);
   ~CurlMulti();  // removes (but does not clean up) any easy handles still added
   CurlMulti(const CurlMulti&) = delete;
   CurlMulti& operator=(const CurlMulti&) = delete;
@@ -41,12 +42,15 @@ class CurlMulti {
   void Process(Micros now, std::vector<std::pair<CURL*, CURLcode>>* done);
 
   size_t active() const { return active_; }
+  // The library's functions, for the easy handles this multi drives.
+  const LibCurl& curl() const { return curl_; }
 
  private:
   static int OnSocket(CURL* easy, curl_socket_t s, int what, void* userp, void* socketp);
   static int OnTimer(CURLM* multi, long timeout_ms, void* userp);
 
   const Clock& clock_;
+  const LibCurl& curl_;
   CURLM* multi_ = nullptr;
   std::map<curl_socket_t, int> sockets_;  // socket -> CURL_POLL_IN/OUT/INOUT
   Micros timer_at_ = 0;

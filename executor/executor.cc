@@ -1,6 +1,5 @@
 #include "executor/executor.h"
 
-#include <curl/curl.h>
 #include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -289,7 +288,7 @@ void Executor::Process(Micros now, std::vector<ExecOutcome>* finished) {
     curl_->Process(now, &done);
     for (auto& [easy, code] : done) {
       Exec* exec = nullptr;
-      curl_easy_getinfo(easy, CURLINFO_PRIVATE, reinterpret_cast<char**>(&exec));
+      curl_->curl().curl_easy_getinfo(easy, CURLINFO_PRIVATE, reinterpret_cast<char**>(&exec));
       if (exec != nullptr) FinishHttp(exec, code, finished);
     }
   }

@@ -4,12 +4,12 @@
 // executor_db.cc).
 // Internal to the executor library.
 
-#include <curl/curl.h>
 #include <unistd.h>
 
 #include <memory>
 #include <optional>
 
+#include "common/libcurl_api.h"
 #include "executor/child_process.h"
 #include "executor/containment.h"
 #include "executor/db_pool.h"
@@ -40,7 +40,8 @@ struct Executor::Exec {
   Micros kill_at = 0;                   // SIGKILL the group at this time
   bool killed = false;                  // SIGKILL sent
 
-  // http
+  // http (`curl` set with `easy`)
+  const LibCurl* curl = nullptr;
   CURL* easy = nullptr;
   curl_slist* headers = nullptr;
   char curl_error[CURL_ERROR_SIZE] = {0};
@@ -52,8 +53,8 @@ struct Executor::Exec {
     for (int fd : {child.pidfd, child.stdout_fd, child.stderr_fd}) {
       if (fd >= 0) ::close(fd);
     }
-    if (easy != nullptr) curl_easy_cleanup(easy);
-    if (headers != nullptr) curl_slist_free_all(headers);
+    if (easy != nullptr) curl->curl_easy_cleanup(easy);
+    if (headers != nullptr) curl->curl_slist_free_all(headers);
   }
 };
 

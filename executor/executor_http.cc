@@ -1,4 +1,3 @@
-#include <curl/curl.h>
 
 #include <algorithm>
 #include <string>
@@ -23,43 +22,47 @@ size_t OnHttpBody(char* data, size_t size, size_t n, void* user) {
 
 Status Executor::StartHttp(Exec* exec) {
   if (curl_ == nullptr) {
-    curl_ = std::make_unique<CurlMulti>(clock_);
+    auto library = LoadLibCurl();
+    if (!library.ok()) return Status::Unsupported("could not start: " + library.status().message());
+    curl_ = std::make_unique<CurlMulti>(clock_, **library);
     if (!curl_->ok()) {
       curl_.reset();
       return Status::Internal("could not start: curl_multi_init failed");
     }
   }
   const ExecRequest& r = exec->req;
-  exec->easy = curl_easy_init();
+  const LibCurl& curl = curl_->curl();
+  exec->curl = &curl;
+  exec->easy = curl.curl_easy_init();
   if (exec->easy == nullptr) return Status::Internal("could not start: curl_easy_init failed");
   CURL* e = exec->easy;
-  curl_easy_setopt(e, CURLOPT_URL, r.url.c_str());
-  curl_easy_setopt(e, CURLOPT_PRIVATE, exec);
-  curl_easy_setopt(e, CURLOPT_ERRORBUFFER, exec->curl_error);
-  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &OnHttpBody);
-  curl_easy_setopt(e, CURLOPT_WRITEDATA, &exec->out);
-  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(e, CURLOPT_USERAGENT, "apollo11");
-  curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl.curl_easy_setopt(e, CURLOPT_URL, r.url.c_str());
+  curl.curl_easy_setopt(e, CURLOPT_PRIVATE, exec);
+  curl.curl_easy_setopt(e, CURLOPT_ERRORBUFFER, exec->curl_error);
+  curl.curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &OnHttpBody);
+  curl.curl_easy_setopt(e, CURLOPT_WRITEDATA, &exec->out);
+  curl.curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+  curl.curl_easy_setopt(e, CURLOPT_USERAGENT, "apollo11");
+  curl.curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
   // Redirects are followed (at most 5, http/https only); the final response counts.
-  curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
-  curl_easy_setopt(e, CURLOPT_MAXREDIRS, 5L);
-  curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+  curl.curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
+  curl.curl_easy_setopt(e, CURLOPT_MAXREDIRS, 5L);
+  curl.curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
   if (r.timeout.count() > 0) {
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(r.timeout.count()));
+    curl.curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(r.timeout.count()));
   }
   for (const auto& [k, v] : r.headers) {
-    exec->headers = curl_slist_append(exec->headers, (k + ": " + v).c_str());
+    exec->headers = curl.curl_slist_append(exec->headers, (k + ": " + v).c_str());
   }
-  if (exec->headers != nullptr) curl_easy_setopt(e, CURLOPT_HTTPHEADER, exec->headers);
+  if (exec->headers != nullptr) curl.curl_easy_setopt(e, CURLOPT_HTTPHEADER, exec->headers);
   if (r.method == "HEAD") {
-    curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+    curl.curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
   } else if (!r.body.empty() || r.method == "POST") {
-    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(r.body.size()));
-    curl_easy_setopt(e, CURLOPT_COPYPOSTFIELDS, r.body.c_str());
-    if (r.method != "POST") curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r.method.c_str());
+    curl.curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(r.body.size()));
+    curl.curl_easy_setopt(e, CURLOPT_COPYPOSTFIELDS, r.body.c_str());
+    if (r.method != "POST") curl.curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r.method.c_str());
   } else if (r.method != "GET") {
-    curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r.method.c_str());
+    curl.curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r.method.c_str());
   }
   Status added = curl_->Add(e);
   if (!added.ok()) return Status::Internal("could not start: " + added.message());
@@ -69,7 +72,8 @@ Status Executor::StartHttp(Exec* exec) {
 void Executor::FinishHttp(Exec* exec, int curl_code, std::vector<ExecOutcome>* finished) {
   const ExecRequest& r = exec->req;
   long status = 0;
-  curl_easy_getinfo(exec->easy, CURLINFO_RESPONSE_CODE, &status);
+  const LibCurl& curl = *exec->curl;
+  curl.curl_easy_getinfo(exec->easy, CURLINFO_RESPONSE_CODE, &status);
   ExecOutcome o = MakeOutcome(exec, ExecOutcomeKind::kFailed);
   o.exit_code = static_cast<int>(status);
   if (curl_code == CURLE_OK) {
@@ -90,7 +94,7 @@ void Executor::FinishHttp(Exec* exec, int curl_code, std::vector<ExecOutcome>* f
     const CURLcode c = static_cast<CURLcode>(curl_code);
     o.retryable = c != CURLE_URL_MALFORMAT && c != CURLE_UNSUPPORTED_PROTOCOL &&
                   c != CURLE_TOO_MANY_REDIRECTS;
-    std::string why = exec->curl_error[0] != '\0' ? exec->curl_error : curl_easy_strerror(c);
+    std::string why = exec->curl_error[0] != '\0' ? exec->curl_error : curl.curl_easy_strerror(c);
     o.error = "could not reach " + r.url + ": " + why;
   }
   finished->push_back(std::move(o));

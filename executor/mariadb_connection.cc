@@ -67,7 +67,7 @@ DbRun Succeeded(const DbResultJson& rows) {
 }  // namespace
 
 MariadbConnection::~MariadbConnection() {
-  if (conn_ != nullptr) mysql_close(conn_);
+  if (conn_ != nullptr) my_->mysql_close(conn_);
 }
 
 DbRun MariadbConnection::Error(unsigned code, const char* state, const char* message) const {
@@ -80,22 +80,22 @@ DbRun MariadbConnection::Error(unsigned code, const char* state, const char* mes
 }
 
 DbRun MariadbConnection::Open(MYSQL** out, bool multi) const {
-  MYSQL* c = mysql_init(nullptr);
+  MYSQL* c = my_->mysql_init(nullptr);
   if (c == nullptr) return Error(CR_OUT_OF_MEMORY, "HY000", "mysql_init: out of memory");
   *out = c;
   const unsigned timeout = static_cast<unsigned>(connect_timeout_s_);
   const unsigned no_local_infile = 0;
-  mysql_options(c, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
-  mysql_options(c, MYSQL_OPT_LOCAL_INFILE, &no_local_infile);
-  mysql_options(c, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+  my_->mysql_options(c, MYSQL_OPT_CONNECT_TIMEOUT, &timeout);
+  my_->mysql_options(c, MYSQL_OPT_LOCAL_INFILE, &no_local_infile);
+  my_->mysql_options(c, MYSQL_SET_CHARSET_NAME, "utf8mb4");
   const DbTarget& t = target_;
   const char* host = t.host.empty() ? nullptr : t.host.c_str();
-  if (mysql_real_connect(c, host, t.user.empty() ? nullptr : t.user.c_str(),
-                         password_.empty() ? nullptr : password_.c_str(),
-                         t.database.empty() ? nullptr : t.database.c_str(), t.port,
-                         t.socket.empty() ? nullptr : t.socket.c_str(),
-                         multi ? CLIENT_MULTI_STATEMENTS : 0) == nullptr) {
-    DbRun r = Error(mysql_errno(c), mysql_sqlstate(c), mysql_error(c));
+  if (my_->mysql_real_connect(c, host, t.user.empty() ? nullptr : t.user.c_str(),
+                              password_.empty() ? nullptr : password_.c_str(),
+                              t.database.empty() ? nullptr : t.database.c_str(), t.port,
+                              t.socket.empty() ? nullptr : t.socket.c_str(),
+                              multi ? CLIENT_MULTI_STATEMENTS : 0) == nullptr) {
+    DbRun r = Error(my_->mysql_errno(c), my_->mysql_sqlstate(c), my_->mysql_error(c));
     r.error = "mysql: could not connect: " + r.error;
     return r;
   }
@@ -109,8 +109,15 @@ DbRun MariadbConnection::Connect(const DbTarget& target, const std::string& pass
   target_ = target;
   password_ = password;
   connect_timeout_s_ = connect_timeout_s;
+  auto library = LoadLibMariaDb();
+  if (!library.ok()) {
+    DbRun r;
+    r.error = "mysql: " + library.status().message();
+    return r;
+  }
+  my_ = *library;
   DbRun r = Open(&conn_, /*multi=*/true);
-  if (r.ok) thread_id_ = mysql_thread_id(conn_);
+  if (r.ok) thread_id_ = my_->mysql_thread_id(conn_);
   return r;
 }
 
@@ -120,22 +127,22 @@ DbRun MariadbConnection::Run(const std::string& sql, const std::vector<std::stri
 }
 
 DbRun MariadbConnection::RunScript(const std::string& sql, DbResultJson* rows) {
-  if (mysql_real_query(conn_, sql.data(), sql.size()) != 0) {
-    return Error(mysql_errno(conn_), mysql_sqlstate(conn_), mysql_error(conn_));
+  if (my_->mysql_real_query(conn_, sql.data(), sql.size()) != 0) {
+    return Error(my_->mysql_errno(conn_), my_->mysql_sqlstate(conn_), my_->mysql_error(conn_));
   }
   int next = 0;
   do {
-    MYSQL_RES* res = mysql_store_result(conn_);
+    MYSQL_RES* res = my_->mysql_store_result(conn_);
     if (res != nullptr) {
-      const unsigned n = mysql_num_fields(res);
-      MYSQL_FIELD* fields = mysql_fetch_fields(res);
+      const unsigned n = my_->mysql_num_fields(res);
+      MYSQL_FIELD* fields = my_->mysql_fetch_fields(res);
       rows->BeginRows(ColumnNames(fields, n));
-      while (MYSQL_ROW row = mysql_fetch_row(res)) {
+      while (MYSQL_ROW row = my_->mysql_fetch_row(res)) {
         if (!rows->WantsRow()) {
           rows->CountRow();
           continue;
         }
-        unsigned long* lengths = mysql_fetch_lengths(res);
+        unsigned long* lengths = my_->mysql_fetch_lengths(res);
         rows->BeginRow();
         for (unsigned i = 0; i < n; ++i) {
           rows->Value(KindOf(fields[i].type), row[i], row[i] != nullptr ? lengths[i] : 0,
@@ -143,33 +150,35 @@ DbRun MariadbConnection::RunScript(const std::string& sql, DbResultJson* rows) {
         }
         rows->EndRow();
       }
-      mysql_free_result(res);
-    } else if (mysql_field_count(conn_) == 0) {
-      rows->SetRowsAffected(static_cast<int64_t>(mysql_affected_rows(conn_)));
+      my_->mysql_free_result(res);
+    } else if (my_->mysql_field_count(conn_) == 0) {
+      rows->SetRowsAffected(static_cast<int64_t>(my_->mysql_affected_rows(conn_)));
     } else {
-      return Error(mysql_errno(conn_), mysql_sqlstate(conn_), mysql_error(conn_));
+      return Error(my_->mysql_errno(conn_), my_->mysql_sqlstate(conn_), my_->mysql_error(conn_));
     }
-    next = mysql_next_result(conn_);
+    next = my_->mysql_next_result(conn_);
   } while (next == 0);
-  if (next > 0) return Error(mysql_errno(conn_), mysql_sqlstate(conn_), mysql_error(conn_));
+  if (next > 0)
+    return Error(my_->mysql_errno(conn_), my_->mysql_sqlstate(conn_), my_->mysql_error(conn_));
   return Succeeded(*rows);
 }
 
 DbRun MariadbConnection::RunPrepared(const std::string& sql, const std::vector<std::string>& params,
                                      DbResultJson* rows) {
-  MYSQL_STMT* stmt = mysql_stmt_init(conn_);
+  MYSQL_STMT* stmt = my_->mysql_stmt_init(conn_);
   if (stmt == nullptr) return Error(CR_OUT_OF_MEMORY, "HY000", "mysql_stmt_init: out of memory");
   auto fail = [&]() {
-    DbRun r = Error(mysql_stmt_errno(stmt), mysql_stmt_sqlstate(stmt), mysql_stmt_error(stmt));
-    mysql_stmt_close(stmt);
+    DbRun r = Error(my_->mysql_stmt_errno(stmt), my_->mysql_stmt_sqlstate(stmt),
+                    my_->mysql_stmt_error(stmt));
+    my_->mysql_stmt_close(stmt);
     return r;
   };
-  if (mysql_stmt_prepare(stmt, sql.data(), sql.size()) != 0) return fail();
-  if (mysql_stmt_param_count(stmt) != params.size()) {
+  if (my_->mysql_stmt_prepare(stmt, sql.data(), sql.size()) != 0) return fail();
+  if (my_->mysql_stmt_param_count(stmt) != params.size()) {
     DbRun r = Error(ER_WRONG_ARGUMENTS, "HY000", "");
-    r.error = "the SQL has " + std::to_string(mysql_stmt_param_count(stmt)) +
+    r.error = "the SQL has " + std::to_string(my_->mysql_stmt_param_count(stmt)) +
               " placeholders (?) and the task gives " + std::to_string(params.size()) + " params";
-    mysql_stmt_close(stmt);
+    my_->mysql_stmt_close(stmt);
     return r;
   }
   std::vector<MYSQL_BIND> in(params.size());
@@ -182,22 +191,22 @@ DbRun MariadbConnection::RunPrepared(const std::string& sql, const std::vector<s
     in[i].buffer_length = params[i].size();
     in[i].length = &in_lengths[i];
   }
-  if (mysql_stmt_bind_param(stmt, in.data()) != 0) return fail();
-  if (mysql_stmt_execute(stmt) != 0) return fail();
-  MYSQL_RES* meta = mysql_stmt_result_metadata(stmt);
+  if (my_->mysql_stmt_bind_param(stmt, in.data()) != 0) return fail();
+  if (my_->mysql_stmt_execute(stmt) != 0) return fail();
+  MYSQL_RES* meta = my_->mysql_stmt_result_metadata(stmt);
   if (meta == nullptr) {
-    rows->SetRowsAffected(static_cast<int64_t>(mysql_stmt_affected_rows(stmt)));
-    mysql_stmt_close(stmt);
+    rows->SetRowsAffected(static_cast<int64_t>(my_->mysql_stmt_affected_rows(stmt)));
+    my_->mysql_stmt_close(stmt);
     return Succeeded(*rows);
   }
   my_bool update_max = 1;
-  mysql_stmt_attr_set(stmt, STMT_ATTR_UPDATE_MAX_LENGTH, &update_max);
-  if (mysql_stmt_store_result(stmt) != 0) {
-    mysql_free_result(meta);
+  my_->mysql_stmt_attr_set(stmt, STMT_ATTR_UPDATE_MAX_LENGTH, &update_max);
+  if (my_->mysql_stmt_store_result(stmt) != 0) {
+    my_->mysql_free_result(meta);
     return fail();
   }
-  const unsigned n = mysql_num_fields(meta);
-  MYSQL_FIELD* fields = mysql_fetch_fields(meta);
+  const unsigned n = my_->mysql_num_fields(meta);
+  MYSQL_FIELD* fields = my_->mysql_fetch_fields(meta);
   rows->BeginRows(ColumnNames(fields, n));
   std::vector<std::string> buffers(n);
   std::vector<unsigned long> lengths(n);
@@ -212,12 +221,12 @@ DbRun MariadbConnection::RunPrepared(const std::string& sql, const std::vector<s
     out[i].length = &lengths[i];
     out[i].is_null = &nulls[i];
   }
-  if (mysql_stmt_bind_result(stmt, out.data()) != 0) {
-    mysql_free_result(meta);
+  if (my_->mysql_stmt_bind_result(stmt, out.data()) != 0) {
+    my_->mysql_free_result(meta);
     return fail();
   }
   int fetched = 0;
-  while ((fetched = mysql_stmt_fetch(stmt)) == 0 || fetched == MYSQL_DATA_TRUNCATED) {
+  while ((fetched = my_->mysql_stmt_fetch(stmt)) == 0 || fetched == MYSQL_DATA_TRUNCATED) {
     if (!rows->WantsRow()) {
       rows->CountRow();
       continue;
@@ -229,9 +238,9 @@ DbRun MariadbConnection::RunPrepared(const std::string& sql, const std::vector<s
     }
     rows->EndRow();
   }
-  mysql_free_result(meta);
+  my_->mysql_free_result(meta);
   if (fetched == 1) return fail();
-  mysql_stmt_close(stmt);
+  my_->mysql_stmt_close(stmt);
   return Succeeded(*rows);
 }
 
@@ -241,9 +250,9 @@ void MariadbConnection::CancelOnServer() {
   DbRun opened = Open(&killer, /*multi=*/false);
   if (opened.ok) {
     const std::string kill = "KILL QUERY " + std::to_string(thread_id_);
-    mysql_real_query(killer, kill.data(), kill.size());
+    my_->mysql_real_query(killer, kill.data(), kill.size());
   }
-  if (killer != nullptr) mysql_close(killer);
+  if (killer != nullptr) my_->mysql_close(killer);
 }
 
 }  // namespace apollo11::executor

@@ -3,13 +3,13 @@
 // servers). With parameters the SQL is one prepared statement (?
 // placeholders, values bound as strings); without, it may be a script of
 // several statements (CLIENT_MULTI_STATEMENTS), each committed as the server's
-// autocommit says. Cancel: KILL QUERY over a second connection.
-
-#include <mysql.h>
+// autocommit says. Cancel: KILL QUERY over a second connection. libmariadb
+// is opened by the first Connect (db_client_api.h).
 
 #include <string>
 #include <vector>
 
+#include "executor/db_client_api.h"
 #include "executor/db_connection.h"
 
 namespace apollo11::executor {
@@ -35,6 +35,7 @@ class MariadbConnection final : public DbConnection {
                     DbResultJson* rows);
   DbRun Error(unsigned code, const char* state, const char* message) const;
 
+  const LibMariaDb* my_ = nullptr;  // set by Connect
   MYSQL* conn_ = nullptr;
   unsigned long thread_id_ = 0;
   DbTarget target_;

@@ -55,8 +55,8 @@ DbRun Failed(std::string error, bool retryable) {
 }  // namespace
 
 PostgresConnection::~PostgresConnection() {
-  if (cancel_ != nullptr) PQfreeCancel(cancel_);
-  if (conn_ != nullptr) PQfinish(conn_);
+  if (cancel_ != nullptr) pq_->PQfreeCancel(cancel_);
+  if (conn_ != nullptr) pq_->PQfinish(conn_);
 }
 
 DbRun PostgresConnection::Connect(const DbTarget& target, const std::string& password,
@@ -70,10 +70,13 @@ DbRun PostgresConnection::Connect(const DbTarget& target, const std::string& pas
   }
   keys.push_back(nullptr);
   values.push_back(nullptr);
-  conn_ = PQconnectdbParams(keys.data(), values.data(), /*expand_dbname=*/1);
+  auto library = LoadLibPq();
+  if (!library.ok()) return Failed("postgres: " + library.status().message(), false);
+  pq_ = *library;
+  conn_ = pq_->PQconnectdbParams(keys.data(), values.data(), /*expand_dbname=*/1);
   if (conn_ == nullptr) return Failed("postgres: out of memory", true);
-  if (PQstatus(conn_) != CONNECTION_OK) {
-    const std::string why = Trimmed(PQerrorMessage(conn_));
+  if (pq_->PQstatus(conn_) != CONNECTION_OK) {
+    const std::string why = Trimmed(pq_->PQerrorMessage(conn_));
     // A refused password or an unknown role or database will not heal by itself.
     const bool permanent = why.find("authentication failed") != std::string::npos ||
                            why.find("does not exist") != std::string::npos ||
@@ -81,7 +84,7 @@ DbRun PostgresConnection::Connect(const DbTarget& target, const std::string& pas
                            why.find("invalid") != std::string::npos;
     return Failed("postgres: could not connect: " + why, !permanent);
   }
-  cancel_ = PQgetCancel(conn_);
+  cancel_ = pq_->PQgetCancel(conn_);
   DbRun ok;
   ok.ok = true;
   return ok;
@@ -91,46 +94,48 @@ DbRun PostgresConnection::Run(const std::string& sql, const std::vector<std::str
                               DbResultJson* rows) {
   PGresult* res = nullptr;
   if (params.empty()) {
-    res = PQexec(conn_, sql.c_str());
+    res = pq_->PQexec(conn_, sql.c_str());
   } else {
     std::vector<const char*> values;
     values.reserve(params.size());
     for (const std::string& p : params) values.push_back(p.c_str());
-    res = PQexecParams(conn_, sql.c_str(), static_cast<int>(params.size()), nullptr, values.data(),
-                       nullptr, nullptr, /*resultFormat=*/0);
+    res = pq_->PQexecParams(conn_, sql.c_str(), static_cast<int>(params.size()), nullptr,
+                            values.data(), nullptr, nullptr, /*resultFormat=*/0);
   }
-  const ExecStatusType st = PQresultStatus(res);
+  const ExecStatusType st = pq_->PQresultStatus(res);
   if (res == nullptr || (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)) {
-    const char* state_field = res != nullptr ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : nullptr;
+    const char* state_field =
+        res != nullptr ? pq_->PQresultErrorField(res, PG_DIAG_SQLSTATE) : nullptr;
     const std::string state = state_field != nullptr ? state_field : "";
     const std::string message =
-        Trimmed(res != nullptr ? PQresultErrorMessage(res) : PQerrorMessage(conn_));
-    if (res != nullptr) PQclear(res);
-    const bool lost = PQstatus(conn_) != CONNECTION_OK;
+        Trimmed(res != nullptr ? pq_->PQresultErrorMessage(res) : pq_->PQerrorMessage(conn_));
+    if (res != nullptr) pq_->PQclear(res);
+    const bool lost = pq_->PQstatus(conn_) != CONNECTION_OK;
     return Failed(
         "postgres error " + (state.empty() ? std::string("(no SQLSTATE)") : state) + ": " + message,
         lost || RetryableState(state));
   }
   if (st == PGRES_TUPLES_OK) {
-    const int nfields = PQnfields(res);
+    const int nfields = pq_->PQnfields(res);
     std::vector<std::string> columns;
-    for (int c = 0; c < nfields; ++c) columns.emplace_back(PQfname(res, c));
+    for (int c = 0; c < nfields; ++c) columns.emplace_back(pq_->PQfname(res, c));
     rows->BeginRows(std::move(columns));
-    const int ntuples = PQntuples(res);
+    const int ntuples = pq_->PQntuples(res);
     for (int r = 0; r < ntuples && rows->WantsRow(); ++r) {
       rows->BeginRow();
       for (int c = 0; c < nfields; ++c) {
-        rows->Value(KindOf(PQftype(res, c)), PQgetvalue(res, r, c),
-                    static_cast<size_t>(PQgetlength(res, r, c)), PQgetisnull(res, r, c) != 0);
+        rows->Value(KindOf(pq_->PQftype(res, c)), pq_->PQgetvalue(res, r, c),
+                    static_cast<size_t>(pq_->PQgetlength(res, r, c)),
+                    pq_->PQgetisnull(res, r, c) != 0);
       }
       rows->EndRow();
     }
     rows->SetRowCount(static_cast<uint64_t>(ntuples));
   } else {
-    const char* tuples = PQcmdTuples(res);
+    const char* tuples = pq_->PQcmdTuples(res);
     rows->SetRowsAffected(tuples != nullptr ? std::strtoll(tuples, nullptr, 10) : 0);
   }
-  PQclear(res);
+  pq_->PQclear(res);
   DbRun ok;
   ok.ok = true;
   ok.summary = rows->Summary();
@@ -140,7 +145,7 @@ DbRun PostgresConnection::Run(const std::string& sql, const std::vector<std::str
 void PostgresConnection::CancelOnServer() {
   if (cancel_ == nullptr) return;
   char err[256] = {0};
-  PQcancel(cancel_, err, sizeof(err));
+  pq_->PQcancel(cancel_, err, sizeof(err));
 }
 
 }  // namespace apollo11::executor

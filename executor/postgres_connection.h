@@ -3,13 +3,12 @@
 // is (so its options work: ?sslmode=, ?host=/socket/dir); parameters go
 // through PQexecParams as text ($1, $2, ...), a script without parameters
 // through PQexec (one implicit transaction for the whole script, as psql -c).
-// Cancel: PQcancel.
-
-#include <libpq-fe.h>
+// Cancel: PQcancel. libpq is opened by the first Connect (db_client_api.h).
 
 #include <string>
 #include <vector>
 
+#include "executor/db_client_api.h"
 #include "executor/db_connection.h"
 
 namespace apollo11::executor {
@@ -28,6 +27,7 @@ class PostgresConnection final : public DbConnection {
   void CancelOnServer() override;
 
  private:
+  const LibPq* pq_ = nullptr;  // set by Connect
   PGconn* conn_ = nullptr;
   PGcancel* cancel_ = nullptr;  // from PQgetCancel; usable from another thread
 };

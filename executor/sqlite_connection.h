@@ -3,13 +3,13 @@
 // and created when missing; a script's statements run one after another
 // (each its own transaction unless the script says BEGIN), every statement
 // that has placeholders (?, ?NNN) gets the params bound in order. A busy
-// database is waited for up to 5 s. Cancel: sqlite3_interrupt.
-
-#include <sqlite3.h>
+// database is waited for up to 5 s. Cancel: sqlite3_interrupt. SQLite is
+// opened by the first Connect (db_client_api.h).
 
 #include <string>
 #include <vector>
 
+#include "executor/db_client_api.h"
 #include "executor/db_connection.h"
 
 namespace apollo11::executor {
@@ -32,6 +32,7 @@ class SqliteConnection final : public DbConnection {
   // Steps `stmt` to its end, keeping its rows when it returns any.
   int Step(sqlite3_stmt* stmt, DbResultJson* rows);
 
+  const LibSqlite3* sq_ = nullptr;  // set by Connect
   sqlite3* db_ = nullptr;
 };
 

@@ -1,11 +1,10 @@
 #include "ha/etcd_client.h"
 
-#include <curl/curl.h>
-
 #include <algorithm>
 #include <chrono>
 #include <memory>
 
+#include "common/libcurl_api.h"
 #include "ha/etcd_codec.h"
 
 namespace apollo11::ha {
@@ -21,10 +20,12 @@ size_t Collect(char* data, size_t size, size_t n, void* user) {
 }
 
 struct EasyDeleter {
-  void operator()(CURL* e) const { curl_easy_cleanup(e); }
+  const LibCurl* curl;
+  void operator()(CURL* e) const { curl->curl_easy_cleanup(e); }
 };
 struct ListDeleter {
-  void operator()(curl_slist* l) const { curl_slist_free_all(l); }
+  const LibCurl* curl;
+  void operator()(curl_slist* l) const { curl->curl_slist_free_all(l); }
 };
 
 }  // namespace
@@ -35,6 +36,9 @@ EtcdClient::EtcdClient(EtcdClientOptions options) : options_(std::move(options))
 
 Result<std::string> EtcdClient::Post(const std::string& path, const std::string& body,
                                      Millis timeout, bool wait_is_answer) {
+  auto library = LoadLibCurl();
+  if (!library.ok()) return Status::Unsupported("etcd: " + library.status().message());
+  const LibCurl& curl = **library;
   std::string failures;
   const size_t n = options_.endpoints.size();
   // One budget for the whole call, however many endpoints it tries: the
@@ -50,41 +54,41 @@ Result<std::string> EtcdClient::Post(const std::string& path, const std::string&
     }
     const size_t index = (current_ + tried) % n;
     const std::string url = options_.endpoints[index] + path;
-    std::unique_ptr<CURL, EasyDeleter> easy(curl_easy_init());
+    std::unique_ptr<CURL, EasyDeleter> easy(curl.curl_easy_init(), EasyDeleter{&curl});
     if (!easy) return Status::Internal("etcd: curl_easy_init failed");
     std::unique_ptr<curl_slist, ListDeleter> headers(
-        curl_slist_append(nullptr, "Content-Type: application/json"));
+        curl.curl_slist_append(nullptr, "Content-Type: application/json"), ListDeleter{&curl});
     std::string answer;
     char error[CURL_ERROR_SIZE] = {0};
     CURL* e = easy.get();
-    curl_easy_setopt(e, CURLOPT_URL, url.c_str());
-    curl_easy_setopt(e, CURLOPT_POST, 1L);
-    curl_easy_setopt(e, CURLOPT_POSTFIELDS, body.c_str());
-    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
-    curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers.get());
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Collect);
-    curl_easy_setopt(e, CURLOPT_WRITEDATA, &answer);
-    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, error);
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
-                     static_cast<long>(std::min(options_.connect_timeout, left).count()));
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(left.count()));
-    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-    const CURLcode rc = curl_easy_perform(e);
+    curl.curl_easy_setopt(e, CURLOPT_URL, url.c_str());
+    curl.curl_easy_setopt(e, CURLOPT_POST, 1L);
+    curl.curl_easy_setopt(e, CURLOPT_POSTFIELDS, body.c_str());
+    curl.curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, static_cast<long>(body.size()));
+    curl.curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers.get());
+    curl.curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &Collect);
+    curl.curl_easy_setopt(e, CURLOPT_WRITEDATA, &answer);
+    curl.curl_easy_setopt(e, CURLOPT_ERRORBUFFER, error);
+    curl.curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl.curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+                          static_cast<long>(std::min(options_.connect_timeout, left).count()));
+    curl.curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(left.count()));
+    curl.curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    const CURLcode rc = curl.curl_easy_perform(e);
     if (rc == CURLE_OK) {
       current_ = index;
       return answer;
     }
     if (rc == CURLE_OPERATION_TIMEDOUT && wait_is_answer) {
       curl_off_t connected = 0;
-      curl_easy_getinfo(e, CURLINFO_CONNECT_TIME_T, &connected);
+      curl.curl_easy_getinfo(e, CURLINFO_CONNECT_TIME_T, &connected);
       if (connected > 0) {
         current_ = index;
         return Status::Busy("etcd: no answer within " + std::to_string(timeout.count()) + " ms");
       }
     }
     if (!failures.empty()) failures += "; ";
-    failures += options_.endpoints[index] + ": " + (error[0] ? error : curl_easy_strerror(rc));
+    failures += options_.endpoints[index] + ": " + (error[0] ? error : curl.curl_easy_strerror(rc));
   }
   current_ = (current_ + 1) % n;
   return Status::Io("etcd unreachable (" + failures + ")");

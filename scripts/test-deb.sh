@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the .deb from BUILD_DIR (default ./build) and checks it: the paths
-# it installs (dpkg-deb -c), its Depends (from dpkg-shlibdeps), and that its
+# it installs (dpkg-deb -c), its Depends (from dpkg-shlibdeps, and the client
+# libraries opened on first use by name), and that its
 # apollo11 and apollo11-node run from an extracted copy (dpkg -x). With
 # --install it also installs the package on this machine (dpkg -i, as root),
 # runs the installed binaries and the unit check, and purges it again.
@@ -55,7 +56,7 @@ for path in "${expected[@]}"; do
   if ! grep -qxF "$path" <<<"$listing"; then echo "FAIL: the package lacks $path"; fail=1; fi
 done
 depends=$(dpkg-deb -f "$deb" Depends)
-for lib in libzmq5 liblmdb0 libyaml-cpp0.7 libsystemd0 libcurl4; do
+for lib in libzmq5 liblmdb0 libyaml-cpp0.7 libsystemd0 libcurl4 libpq5 libmariadb3 libsqlite3-0; do
   if ! grep -q "$lib" <<<"$depends"; then echo "FAIL: Depends lacks $lib: $depends"; fail=1; fi
 done
 if ! grep -qx /etc/apollo11/node.yaml < <(dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles); then

@@ -352,3 +352,39 @@ pipeline:
   REQUIRE(summary.is_object());
   CHECK(TaskState(summary, "store") == "SUCCESS");
 }
+
+// LD_DEBUG=files makes the dynamic loader name, on stderr, every library it
+// opens: those of the process's start and those of a dlopen alike.
+bool Opened(const CmdResult& r, const std::string& library) {
+  return r.err.find("file=" + library) != std::string::npos;
+}
+
+TEST_CASE("db and http client libraries are opened by the first task that needs one, not at start",
+          "[e2e]") {
+  ScratchDir dir;
+  CmdResult version = Run({"env", "LD_DEBUG=files", Apollo11(), "--version"});
+  REQUIRE(version.exit_code == 0);
+  REQUIRE(Opened(version, "libzmq.so"));  // the loader's trace is there
+  for (const char* library : {"libpq.so", "libmariadb.so", "libsqlite3.so", "libcurl.so"}) {
+    INFO(library);
+    CHECK_FALSE(Opened(version, library));
+  }
+
+  const std::string file = dir.Write("pipeline.yaml", R"(version: "1.0"
+name: test.lazy
+pipeline:
+  - id: store
+    type: db
+    host: sqlite://)" + dir.path() + R"(/t.db
+    sql: "select 1 as one"
+)");
+  CmdResult run = Run({"env", "LD_DEBUG=files", Apollo11(), "run", file, "--state-dir",
+                       dir.path() + "/state", "--json"});
+  REQUIRE(run.exit_code == 0);
+  CHECK(TaskState(ParseJson(run.out), "store") == "SUCCESS");
+  CHECK(Opened(run, "libsqlite3.so"));
+  for (const char* library : {"libpq.so", "libmariadb.so", "libcurl.so"}) {
+    INFO(library);
+    CHECK_FALSE(Opened(run, library));
+  }
+}
