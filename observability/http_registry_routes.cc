@@ -41,7 +41,7 @@ Status ReadBackfillBody(const nlohmann::json& body, ApiBackend::RegistryChange* 
 void HttpServer::RegistryRoutes(httplib::Server& s, const std::string& id) {
   // GET lists the pipelines; POST (registry): a pipeline YAML in the body
   // becomes its next version.
-  RouteGetPost(s, "/api/pipelines", QueryRoute("pipelines", 0),
+  RouteGetPost(s, *routes_, "/api/pipelines", QueryRoute("pipelines", 0),
                [this](const httplib::Request& req, httplib::Response& res) {
                  if (!Authorized(req, res)) return;
                  if (req.body.empty())
@@ -60,7 +60,7 @@ void HttpServer::RegistryRoutes(httplib::Server& s, const std::string& id) {
                               req.remote_addr);
                  SendJson(res, added->value("unchanged", false) ? 200 : 201, *added);
                });
-  Route(s, "POST", "/api/pipelines/" + id + "/runs",
+  Route(s, *routes_, "POST", "/api/pipelines/" + id + "/runs",
         [this](const httplib::Request& req, httplib::Response& res) {
           if (!Authorized(req, res)) return;
           ApiBackend::TriggerSpec trigger;
@@ -112,12 +112,13 @@ void HttpServer::RegistryRoutes(httplib::Server& s, const std::string& id) {
         });
   // A version's snapshot with the newest fires (?limit=N of them, default
   // 20), as `apollo11 pipelines show`; the versions, as `pipelines versions`.
-  Route(s, "GET", "/api/pipelines/" + id, QueryRoute("pipeline", 1));
-  Route(s, "GET", "/api/pipelines/" + id + "/versions", QueryRoute("pipeline_versions", 1));
+  Route(s, *routes_, "GET", "/api/pipelines/" + id, QueryRoute("pipeline", 1));
+  Route(s, *routes_, "GET", "/api/pipelines/" + id + "/versions",
+        QueryRoute("pipeline_versions", 1));
   // Pause, unpause, remove (no body; remove as `apollo11 pipelines rm`) and
   // backfill ({"from": T1, "to": T2, "max_active": N}, times as `apollo11
   // backfill` takes them).
-  Route(s, "POST", "/api/pipelines/" + id + "/(pause|unpause|remove|backfill)",
+  Route(s, *routes_, "POST", "/api/pipelines/" + id + "/(pause|unpause|remove|backfill)",
         [this](const httplib::Request& req, httplib::Response& res) {
           if (!Authorized(req, res)) return;
           ApiBackend::RegistryChange change{req.matches[2], req.matches[1]};

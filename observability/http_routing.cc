@@ -14,37 +14,32 @@ void SendError(httplib::Response& res, int status, const std::string& message) {
   SendJson(res, status, nlohmann::json{{"error", message}});
 }
 
-// Registers `handler` for `method` on `pattern` and a 405 naming the allowed
-// method for the other methods, so a wrong method is told so, not 404.
-void Route(httplib::Server& s, const char* method, const std::string& pattern,
-           httplib::Server::Handler handler) {
-  auto refuse = [allowed = std::string(method)](const httplib::Request& req,
-                                                httplib::Response& res) {
-    res.set_header("Allow", allowed);
-    SendError(res, 405, req.method + " is not allowed here; use " + allowed);
-  };
-  const std::string m = method;
-  m == "GET" ? s.Get(pattern, handler) : s.Get(pattern, refuse);
-  m == "POST" ? s.Post(pattern, handler) : s.Post(pattern, refuse);
-  s.Put(pattern, refuse);
-  s.Delete(pattern, refuse);
-  s.Patch(pattern, refuse);
+void RouteTable::Add(const std::string& pattern, std::string allowed, std::string phrase) {
+  paths_.push_back(Path{std::regex(pattern), std::move(allowed), std::move(phrase)});
 }
 
-// Route for a path that answers both GET and POST (httplib takes the first
-// handler registered for a method and path, so the two must be registered
-// together: two Route calls would refuse one of them).
-void RouteGetPost(httplib::Server& s, const std::string& pattern, httplib::Server::Handler get,
-                  httplib::Server::Handler post) {
-  auto refuse = [](const httplib::Request& req, httplib::Response& res) {
-    res.set_header("Allow", "GET, POST");
-    SendError(res, 405, req.method + " is not allowed here; use GET or POST");
-  };
+void RouteTable::AnswerUnrouted(const httplib::Request& req, httplib::Response& res) const {
+  if (!res.body.empty() || res.status != 404) return;  // a handler's own answer
+  for (const Path& p : paths_) {
+    if (!std::regex_match(req.path, p.pattern)) continue;
+    res.set_header("Allow", p.allowed);
+    return SendError(res, 405, req.method + " is not allowed here; use " + p.phrase);
+  }
+  SendError(res, 404, "no such path: " + req.path);
+}
+
+void Route(httplib::Server& s, RouteTable& table, const char* method, const std::string& pattern,
+           httplib::Server::Handler handler) {
+  const std::string m = method;
+  m == "GET" ? s.Get(pattern, std::move(handler)) : s.Post(pattern, std::move(handler));
+  table.Add(pattern, m, m);
+}
+
+void RouteGetPost(httplib::Server& s, RouteTable& table, const std::string& pattern,
+                  httplib::Server::Handler get, httplib::Server::Handler post) {
   s.Get(pattern, std::move(get));
   s.Post(pattern, std::move(post));
-  s.Put(pattern, refuse);
-  s.Delete(pattern, refuse);
-  s.Patch(pattern, refuse);
+  table.Add(pattern, "GET, POST", "GET or POST");
 }
 
 }  // namespace apollo11::observability

@@ -6,7 +6,9 @@
 #include <httplib.h>
 
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
+#include <vector>
 
 namespace apollo11::observability {
 
@@ -15,14 +17,39 @@ inline constexpr const char* kJsonType = "application/json";
 void SendJson(httplib::Response& res, int status, const nlohmann::json& body);
 // {"error": message}
 void SendError(httplib::Response& res, int status, const std::string& message);
-// Registers `handler` for `method` ("GET" or "POST") on `pattern` and a 405
-// naming the allowed method for the other methods.
-void Route(httplib::Server& s, const char* method, const std::string& pattern,
+
+// The paths registered through Route and RouteGetPost, with the methods
+// each allows. httplib compiles a std::regex for every (method, pattern) it
+// is given, about 28 KB of automaton each: registering a 405 handler for
+// every other method of every path held ~2 MB at idle. Only the allowed
+// methods go to httplib; a request no route took is looked up here
+// (AnswerUnrouted), one regex per path.
+class RouteTable {
+ public:
+  // `allowed` is the Allow header ("GET", "GET, POST"); `phrase` the same
+  // for the message ("GET", "GET or POST").
+  void Add(const std::string& pattern, std::string allowed, std::string phrase);
+  // For a request httplib routed nowhere (404 with no body): 405 with Allow
+  // when a registered path matches it, else a JSON 404. Other answers are
+  // left as they are. Read-only once the server serves: any thread.
+  void AnswerUnrouted(const httplib::Request& req, httplib::Response& res) const;
+
+ private:
+  struct Path {
+    std::regex pattern;
+    std::string allowed, phrase;
+  };
+  std::vector<Path> paths_;
+};
+
+// Registers `handler` for `method` ("GET" or "POST") on `pattern`; other
+// methods on that path are answered 405 by `table`.
+void Route(httplib::Server& s, RouteTable& table, const char* method, const std::string& pattern,
            httplib::Server::Handler handler);
 // For a path that answers both GET and POST (httplib takes the first
 // handler registered for a method and path, so the two are registered
 // together).
-void RouteGetPost(httplib::Server& s, const std::string& pattern, httplib::Server::Handler get,
-                  httplib::Server::Handler post);
+void RouteGetPost(httplib::Server& s, RouteTable& table, const std::string& pattern,
+                  httplib::Server::Handler get, httplib::Server::Handler post);
 
 }  // namespace apollo11::observability

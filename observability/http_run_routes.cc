@@ -13,7 +13,7 @@
 namespace apollo11::observability {
 
 void HttpServer::RunRoutes(httplib::Server& s, const std::string& id) {
-  Route(s, "POST", "/api/executions/([A-Za-z0-9_.:@-]{1,600})/confirm",
+  Route(s, *routes_, "POST", "/api/executions/([A-Za-z0-9_.:@-]{1,600})/confirm",
         [this](const httplib::Request& req, httplib::Response& res) {
           if (!Authorized(req, res)) return;
           auto body = nlohmann::json::parse(req.body, nullptr, false);
@@ -39,12 +39,13 @@ void HttpServer::RunRoutes(httplib::Server& s, const std::string& id) {
                                   {"answer", *answer}});
         });
   if (options_.cluster) {
-    Route(s, "GET", "/api/cluster", [this](const httplib::Request&, httplib::Response& res) {
-      SendJson(res, 200, options_.cluster());
-    });
+    Route(s, *routes_, "GET", "/api/cluster",
+          [this](const httplib::Request&, httplib::Response& res) {
+            SendJson(res, 200, options_.cluster());
+          });
   }
   if (options_.resign) {
-    Route(s, "POST", "/api/cluster/resign",
+    Route(s, *routes_, "POST", "/api/cluster/resign",
           [this](const httplib::Request& req, httplib::Response& res) {
             if (!Authorized(req, res)) return;
             Status s = options_.resign();
@@ -54,7 +55,7 @@ void HttpServer::RunRoutes(httplib::Server& s, const std::string& id) {
   }
   // Body: {} or {"failed": true} (the default), or {"from": "TASK",
   // "downstream": true}.
-  Route(s, "POST", "/api/runs/" + id + "/rerun",
+  Route(s, *routes_, "POST", "/api/runs/" + id + "/rerun",
         [this](const httplib::Request& req, httplib::Response& res) {
           if (!Authorized(req, res)) return;
           auto body = req.body.empty() ? nlohmann::json::object()
@@ -89,7 +90,7 @@ void HttpServer::RunRoutes(httplib::Server& s, const std::string& id) {
           spdlog::info("http: run {} reruns {}, started by {}", *run_id, original, req.remote_addr);
           SendJson(res, 201, nlohmann::json{{"run_id", *run_id}, {"rerun_of", original}});
         });
-  Route(s, "POST", "/api/runs/" + id + "/cancel",
+  Route(s, *routes_, "POST", "/api/runs/" + id + "/cancel",
         [this](const httplib::Request& req, httplib::Response& res) {
           if (!Authorized(req, res)) return;
           const std::string run_id = req.matches[1];

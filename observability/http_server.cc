@@ -208,16 +208,17 @@ void HttpServer::Stop() {
 
 void HttpServer::Routes() {
   httplib::Server& s = *server_;
-  Route(s, "GET", "/metrics", [this](const httplib::Request&, httplib::Response& res) {
+  routes_ = std::make_unique<RouteTable>();
+  Route(s, *routes_, "GET", "/metrics", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(options_.registry->WriteText(), kPromText);
   });
-  Route(s, "GET", "/healthz", [this](const httplib::Request&, httplib::Response& res) {
+  Route(s, *routes_, "GET", "/healthz", [this](const httplib::Request&, httplib::Response& res) {
     if (!options_.health) return res.set_content("ok\n", "text/plain");
     nlohmann::json body = options_.health();
     body["status"] = "ok";
     SendJson(res, 200, body);
   });
-  Route(s, "GET", "/readyz", [this](const httplib::Request&, httplib::Response& res) {
+  Route(s, *routes_, "GET", "/readyz", [this](const httplib::Request&, httplib::Response& res) {
     std::string why;
     bool ready = true;
     if (options_.ready) {
@@ -227,8 +228,8 @@ void HttpServer::Routes() {
     res.status = ready ? 200 : 503;
     res.set_content(ready ? "ready\n" : "not ready: " + why + "\n", "text/plain");
   });
-  s.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
-    if (res.body.empty() && res.status == 404) SendError(res, 404, "no such path: " + req.path);
+  s.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
+    routes_->AnswerUnrouted(req, res);
   });
   if (options_.backend != nullptr) {
     cache_ = std::make_unique<QueryCache>(options_.clock ? options_.clock : &clock_,
@@ -295,11 +296,11 @@ bool HttpServer::Authorized(const httplib::Request& req, httplib::Response& res)
 void HttpServer::ApiRoutes() {
   httplib::Server& s = *server_;
   const std::string id = "([A-Za-z0-9_.:@-]{1,256})";
-  Route(s, "GET", "/api/runs", QueryRoute("runs", 0));
-  Route(s, "GET", "/api/runs/" + id, QueryRoute("status", 1));
-  Route(s, "GET", "/api/runs/" + id + "/history", QueryRoute("history", 1));
-  Route(s, "GET", "/api/executions/" + id, QueryRoute("execution", 1));
-  Route(s, "GET", "/api/workers", QueryRoute("workers", 0));
+  Route(s, *routes_, "GET", "/api/runs", QueryRoute("runs", 0));
+  Route(s, *routes_, "GET", "/api/runs/" + id, QueryRoute("status", 1));
+  Route(s, *routes_, "GET", "/api/runs/" + id + "/history", QueryRoute("history", 1));
+  Route(s, *routes_, "GET", "/api/executions/" + id, QueryRoute("execution", 1));
+  Route(s, *routes_, "GET", "/api/workers", QueryRoute("workers", 0));
 
   RegistryRoutes(s, id);
   RunRoutes(s, id);

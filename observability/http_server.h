@@ -35,6 +35,7 @@ namespace apollo11::observability {
 class GuardedHttpServer;
 class QueryCache;
 class DashboardApi;
+class RouteTable;
 
 struct HostPort {
   std::string host;
@@ -111,6 +112,8 @@ class HttpServer {
 
   HttpServerOptions options_;
   std::unique_ptr<GuardedHttpServer> server_;
+  // Filled before the server serves (Routes), read-only after.
+  std::unique_ptr<RouteTable> routes_;
   std::string bound_;
   std::mutex backend_mu_;  // one backend call at a time
   SystemClock clock_;

@@ -150,6 +150,19 @@ TEST_CASE("a wrong method is 405 with Allow, not 404", "[http]") {
   CHECK(get->get_header_value("Allow") == "POST");
   CHECK(s.client->Delete("/api/runs/r1")->status == 405);
   CHECK(s.client->Post("/metrics", "", "text/plain")->status == 405);
+  auto put = s.client->Put("/api/runs/r1/cancel", "", "application/json");
+  CHECK(put->status == 405);
+  CHECK(put->get_header_value("Allow") == "POST");
+  CHECK(put->body.find("PUT is not allowed here; use POST") != std::string::npos);
+  auto patch = s.client->Patch("/api/pipelines", "", "application/json");
+  CHECK(patch->status == 405);
+  CHECK(patch->get_header_value("Allow") == "GET, POST");
+  CHECK(patch->body.find("use GET or POST") != std::string::npos);
+  // A path no route has stays 404, whatever the method.
+  auto nowhere = s.client->Delete("/api/nothing");
+  CHECK(nowhere->status == 404);
+  CHECK(nowhere->body.find("no such path: /api/nothing") != std::string::npos);
+  CHECK(s.client->Put("/healthz/x", "", "text/plain")->status == 404);
 }
 
 TEST_CASE("mutating calls are refused (403) when no token is configured", "[http][security]") {
