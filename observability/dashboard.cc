@@ -55,9 +55,9 @@ void Dashboard::Register(httplib::Server& server) {
   for (const char* path : {"/", "/index.html", "/runs", "/workers", "/pipelines", "/login"}) {
     server.Get(path, page);
   }
-  server.Get(R"(/run/([A-Za-z0-9_.:@-]{1,256}))", page);
-  server.Get(R"(/exec/([A-Za-z0-9_.:@/-]{1,600}))", page);
-  server.Get(R"(/assets/([A-Za-z0-9_.-]{1,100}))",
+  server.Get(R"(/run/([A-Za-z0-9_.:@-]+))", page);
+  server.Get(R"(/exec/([A-Za-z0-9_.:@/-]+))", page);
+  server.Get(R"(/assets/([A-Za-z0-9_.-]+))",
              [](const httplib::Request& req, httplib::Response& res) {
                const DashboardAsset* asset = Find(req.path);
                if (asset == nullptr) {

@@ -11,8 +11,9 @@ namespace apollo11::observability {
 namespace {
 
 constexpr const char* kJson = "application/json";
-const std::string kId = "([A-Za-z0-9_.:@-]{1,256})";
-const std::string kExecId = "([A-Za-z0-9_.:@-]{1,600})";
+// Ids' characters; their length is bounded for every path (kMaxPathSegment).
+const std::string kId = "([A-Za-z0-9_.:@-]+)";
+const std::string kExecId = "([A-Za-z0-9_.:@-]+)";
 // /api/alerts: the API's read rule for limit (1 to 1000), 50 when absent.
 constexpr uint64_t kMaxAlertLimit = 1000;
 constexpr uint64_t kDefaultAlertLimit = 50;

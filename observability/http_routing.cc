@@ -14,6 +14,24 @@ void SendError(httplib::Response& res, int status, const std::string& message) {
   SendJson(res, status, nlohmann::json{{"error", message}});
 }
 
+void RefuseOverlongSegments(httplib::Server& s) {
+  s.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+    size_t start = 0;
+    while (start <= req.path.size()) {
+      size_t end = req.path.find('/', start);
+      if (end == std::string::npos) end = req.path.size();
+      if (end - start > kMaxPathSegment) {
+        SendError(res, 404,
+                  "no such path: a path segment is longer than " + std::to_string(kMaxPathSegment) +
+                      " characters");
+        return httplib::Server::HandlerResponse::Handled;
+      }
+      start = end + 1;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+}
+
 void RouteTable::Add(const std::string& pattern, std::string allowed, std::string phrase) {
   paths_.push_back(Path{std::regex(pattern), std::move(allowed), std::move(phrase)});
 }

@@ -18,6 +18,15 @@ void SendJson(httplib::Response& res, int status, const nlohmann::json& body);
 // {"error": message}
 void SendError(httplib::Response& res, int status, const std::string& message);
 
+// Route patterns name an id's characters without a length ("[...]+"): a
+// bounded repetition ("{1,600}") makes std::regex build a state per
+// repetition, ~1.5 MB over the API's routes. The length is bounded once for
+// every path instead: a request whose path has a segment longer than this
+// is answered 404 before routing (RefuseOverlongSegments).
+inline constexpr size_t kMaxPathSegment = 600;
+// Registers that pre-routing check on `s`.
+void RefuseOverlongSegments(httplib::Server& s);
+
 // The paths registered through Route and RouteGetPost, with the methods
 // each allows. httplib compiles a std::regex for every (method, pattern) it
 // is given, about 28 KB of automaton each: registering a 405 handler for

@@ -13,7 +13,7 @@
 namespace apollo11::observability {
 
 void HttpServer::RunRoutes(httplib::Server& s, const std::string& id) {
-  Route(s, *routes_, "POST", "/api/executions/([A-Za-z0-9_.:@-]{1,600})/confirm",
+  Route(s, *routes_, "POST", "/api/executions/([A-Za-z0-9_.:@-]+)/confirm",
         [this](const httplib::Request& req, httplib::Response& res) {
           if (!Authorized(req, res)) return;
           auto body = nlohmann::json::parse(req.body, nullptr, false);

@@ -209,6 +209,7 @@ void HttpServer::Stop() {
 void HttpServer::Routes() {
   httplib::Server& s = *server_;
   routes_ = std::make_unique<RouteTable>();
+  RefuseOverlongSegments(s);  // the ids' length, for every route
   Route(s, *routes_, "GET", "/metrics", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(options_.registry->WriteText(), kPromText);
   });
@@ -295,7 +296,7 @@ bool HttpServer::Authorized(const httplib::Request& req, httplib::Response& res)
 
 void HttpServer::ApiRoutes() {
   httplib::Server& s = *server_;
-  const std::string id = "([A-Za-z0-9_.:@-]{1,256})";
+  const std::string id = "([A-Za-z0-9_.:@-]+)";
   Route(s, *routes_, "GET", "/api/runs", QueryRoute("runs", 0));
   Route(s, *routes_, "GET", "/api/runs/" + id, QueryRoute("status", 1));
   Route(s, *routes_, "GET", "/api/runs/" + id + "/history", QueryRoute("history", 1));

@@ -140,6 +140,22 @@ TEST_CASE("read-only API calls reach the backend and map its errors", "[http]") 
   CHECK(s.client->Get("/api/nothing")->status == 404);
 }
 
+TEST_CASE("a path segment longer than 600 characters is 404 before any route sees it", "[http]") {
+  Server s(kToken);
+  auto longest = s.client->Get("/api/runs/" + std::string(600, 'r'));
+  CHECK(longest->status == 200);  // routed to the backend
+  CHECK(nlohmann::json::parse(longest->body)["id"] == std::string(600, 'r'));
+  auto over = s.client->Get("/api/runs/" + std::string(601, 'r'));
+  CHECK(over->status == 404);
+  CHECK(over->body.find("a path segment is longer than 600 characters") != std::string::npos);
+  CHECK(s.client
+            ->Post("/api/runs/" + std::string(601, 'r') + "/cancel", Bearer(kToken), "{}",
+                   "application/json")
+            ->status == 404);
+  CHECK(s.backend.queries.size() == 1);  // the 600-character one alone
+  CHECK(s.backend.canceled.empty());
+}
+
 TEST_CASE("a wrong method is 405 with Allow, not 404", "[http]") {
   Server s(kToken);
   auto post = s.client->Post("/api/runs", "", "application/json");
