@@ -52,7 +52,7 @@ void Node::StartHa() {
   }
   elector_ = std::make_unique<ha::HaElector>(etcd_.get(), clock_, ha_board_.get(), options,
                                              std::move(events));
-  ha_board_->Subscribe([this](const ha::RoleState& s) {
+  ha_board_->Subscribe([](const ha::RoleState& s) {
     spdlog::info("HA: role {} epoch {} leader {} ({})", ha::RoleName(s.role), s.epoch,
                  s.leader.name.empty() ? "unknown" : s.leader.name, s.leader.client_endpoint);
   });

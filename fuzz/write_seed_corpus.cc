@@ -55,7 +55,7 @@ transport::TaskPayload ShellTask() {
 
 bool WriteFrames(const fs::path& dir, const std::string& pipeline_json) {
   transport::ExecRef ref{"r1.greet", 1};
-  transport::Hello hello{"etl", 4, {"gpu"}, {ref}};
+  transport::Hello hello{"etl", 4, {"gpu"}, {ref}, "", 0};
   transport::Dispatch dispatch{"r1.greet", 1, ShellTask(), "trace1", 3};
   transport::TaskPayload http;
   http.type = 2;
@@ -65,9 +65,18 @@ bool WriteFrames(const fs::path& dir, const std::string& pipeline_json) {
   http.body = "{}";
   http.expect_status = {200, 204};
   transport::Dispatch dispatch_http{"r1.fetch", 2, http, "trace1", 3};
-  transport::ResultMsg result{
-      "r1.greet",       1,       1, 75, true, "partial output\n", "exit code 75", 1700000000000000,
-      1700000001000000, "oops\n"};
+  transport::ResultMsg result{"r1.greet",
+                              1,
+                              1,
+                              75,
+                              true,
+                              "partial output\n",
+                              "exit code 75",
+                              1700000000000000,
+                              1700000001000000,
+                              "oops\n",
+                              "",
+                              ""};
   transport::Heartbeat heartbeat{3, false};
   transport::ProbeReply reply{{{"r1.greet", 1, 1}, {"r1.clean", 2, 0}}};
   bool ok =
@@ -184,9 +193,9 @@ bool WriteDispatcherPrograms(const fs::path& dir) {
   AppendStep(&life, S::kEnqueue, 1);
   AppendStep(&life, S::kPlace, 0);
   AppendStep(&life, S::kFrame, 0, Frame(MsgType::kStarted, transport::Started{"r1.t0", 1, 5}));
-  AppendStep(
-      &life, S::kFrame, 0,
-      Frame(MsgType::kResult, transport::ResultMsg{"r1.t0", 1, 0, 0, true, "ok", "", 5, 6, ""}));
+  AppendStep(&life, S::kFrame, 0,
+             Frame(MsgType::kResult,
+                   transport::ResultMsg{"r1.t0", 1, 0, 0, true, "ok", "", 5, 6, "", "", ""}));
   AppendStep(&life, S::kAck, 0);
   AppendStep(&life, S::kFrame, 0, Frame(MsgType::kHeartbeat, transport::Heartbeat{1, true}));
   AppendStep(&life, S::kProbe, 0);
@@ -203,9 +212,9 @@ bool WriteDispatcherPrograms(const fs::path& dir) {
              Frame(MsgType::kHello, transport::Hello{"", 4, {}, {t0, {"r1.t1", 1}}, ""}));
   AppendStep(&recovery, S::kAdvance, 50);
   AppendStep(&recovery, S::kPlace, 0);
-  AppendStep(
-      &recovery, S::kFrame, 1,
-      Frame(MsgType::kResult, transport::ResultMsg{"r1.t0", 1, 1, 3, true, "", "x", 1, 2, ""}));
+  AppendStep(&recovery, S::kFrame, 1,
+             Frame(MsgType::kResult,
+                   transport::ResultMsg{"r1.t0", 1, 1, 3, true, "", "x", 1, 2, "", "", ""}));
 
   std::string lost;
   AppendStep(&lost, S::kFrame, 1,
