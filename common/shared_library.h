@@ -1,13 +1,13 @@
 #pragma once
 // Client libraries opened on first use (dlopen) rather than at process start.
 //
-// libpq, libmariadb, SQLite and libcurl (with OpenSSL, GnuTLS, Kerberos and
-// LDAP behind them) are 27 of the 52 shared objects the binaries would map at
-// start, and about 4 ms of every command's start-up: a `status`, a `validate`
-// and an embedded `run` would pay for them although only db tasks, http
-// tasks, webhooks and the etcd client call them. Each of those parts declares
-// a table of the functions it calls (see executor/libpq_api.h) and fills it
-// from here the first time it needs one.
+// libpq, libmariadb, SQLite and libcurl (with GnuTLS, LDAP, SSH and more
+// behind them) were 21 of the 52 shared objects `apollo11` mapped at start,
+// and 5 of its 11 ms to start: a `status`, a `validate` and an embedded
+// `run` paid for them although only db tasks, http tasks, webhooks and the
+// etcd client call them. Each of those parts declares a table of the
+// functions it calls (executor/db_client_api.h, common/libcurl_api.h) and
+// fills it from here the first time it needs one.
 //
 // A library opened here is never closed: libcurl and OpenSSL keep global
 // state that must outlive every handle, and a table's pointers stay valid
@@ -23,9 +23,9 @@ class SharedLibrary {
  public:
   // Opens `soname` (RTLD_NOW | RTLD_GLOBAL: every symbol bound now and
   // visible to what the library loads in turn, such as libmariadb's
-  // authentication plugins, as when it was linked). `what` names the library for the error,
-  // which also carries dlerror()'s text: "libpq (libpq.so.5) cannot be
-  // loaded: ...".
+  // authentication plugins, as when it was linked). `what` names the
+  // library for the error, which also carries dlerror()'s text: "libpq
+  // (libpq.so.5) cannot be loaded: ...".
   static Result<SharedLibrary> Open(const char* soname, const char* what);
 
   // Sets *fn to the function `name`, or returns an error naming the library
@@ -58,13 +58,14 @@ class SharedLibrary {
 // An expression of type Result<const Table*>: opens `soname` and fills a
 // static Table through the X-macro `list`, or the error that stopped it.
 // Evaluate it once (in a function-local static's initializer).
-#define APOLLO11_LOAD_SHARED_TABLE(Table, soname, what, list)         \
-  []() -> ::apollo11::Result<const Table*> {                          \
-    auto opened = ::apollo11::SharedLibrary::Open(soname, what);      \
-    if (!opened.ok()) return opened.status();                         \
-    const ::apollo11::SharedLibrary& library = *opened;               \
-    static Table table;                                               \
-    ::apollo11::Status status;                                        \
-    list(APOLLO11_SHARED_FN_RESOLVE) if (!status.ok()) return status; \
-    return &table;                                                    \
+#define APOLLO11_LOAD_SHARED_TABLE(Table, soname, what, list)    \
+  []() -> ::apollo11::Result<const Table*> {                     \
+    auto opened = ::apollo11::SharedLibrary::Open(soname, what); \
+    if (!opened.ok()) return opened.status();                    \
+    const ::apollo11::SharedLibrary& library = *opened;          \
+    static Table table;                                          \
+    ::apollo11::Status status;                                   \
+    list(APOLLO11_SHARED_FN_RESOLVE);                            \
+    if (!status.ok()) return status;                             \
+    return &table;                                               \
   }()
