@@ -7,14 +7,24 @@
 #include "common/shared_library.h"
 #include "common/status.h"
 
-#define APOLLO11_LIBCURL_FUNCTIONS(X)                                                      \
-  X(curl_global_init)                                                                      \
-  X(curl_easy_init)                                                                        \
-  X(curl_easy_setopt) X(curl_easy_getinfo) X(curl_easy_perform) X(curl_easy_cleanup)       \
-      X(curl_easy_strerror) X(curl_slist_append) X(curl_slist_free_all) X(curl_multi_init) \
-          X(curl_multi_setopt) X(curl_multi_add_handle) X(curl_multi_remove_handle)        \
-              X(curl_multi_socket_action) X(curl_multi_info_read) X(curl_multi_strerror)   \
-                  X(curl_multi_cleanup)
+#define APOLLO11_LIBCURL_FUNCTIONS(X) \
+  X(curl_global_init)                 \
+  X(curl_easy_init)                   \
+  X(curl_easy_setopt)                 \
+  X(curl_easy_getinfo)                \
+  X(curl_easy_perform)                \
+  X(curl_easy_cleanup)                \
+  X(curl_easy_strerror)               \
+  X(curl_slist_append)                \
+  X(curl_slist_free_all)              \
+  X(curl_multi_init)                  \
+  X(curl_multi_setopt)                \
+  X(curl_multi_add_handle)            \
+  X(curl_multi_remove_handle)         \
+  X(curl_multi_socket_action)         \
+  X(curl_multi_info_read)             \
+  X(curl_multi_strerror)              \
+  X(curl_multi_cleanup)
 
 namespace apollo11 {
 

@@ -29,6 +29,14 @@ struct DbRun {
   int code = 0;  // MySQL error number or SQLite result code; 0 for PostgreSQL
   // Success only: "3 rows returned", "1 row affected".
   std::string summary;
+
+  // A failure with no server code.
+  static DbRun Failure(std::string error, bool retryable) {
+    DbRun r;
+    r.error = std::move(error);
+    r.retryable = retryable;
+    return r;
+  }
 };
 
 class DbConnection {

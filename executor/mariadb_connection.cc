@@ -110,11 +110,7 @@ DbRun MariadbConnection::Connect(const DbTarget& target, const std::string& pass
   password_ = password;
   connect_timeout_s_ = connect_timeout_s;
   auto library = LoadLibMariaDb();
-  if (!library.ok()) {
-    DbRun r;
-    r.error = "mysql: " + library.status().message();
-    return r;
-  }
+  if (!library.ok()) return DbRun::Failure("mysql: " + library.status().message(), false);
   my_ = *library;
   DbRun r = Open(&conn_, /*multi=*/true);
   if (r.ok) thread_id_ = my_->mysql_thread_id(conn_);

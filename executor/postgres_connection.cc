@@ -45,13 +45,6 @@ bool RetryableState(const std::string& state) {
   return cls == "08" || cls == "40" || cls == "53" || cls == "57" || cls == "58";
 }
 
-DbRun Failed(std::string error, bool retryable) {
-  DbRun r;
-  r.error = std::move(error);
-  r.retryable = retryable;
-  return r;
-}
-
 }  // namespace
 
 PostgresConnection::~PostgresConnection() {
@@ -71,10 +64,10 @@ DbRun PostgresConnection::Connect(const DbTarget& target, const std::string& pas
   keys.push_back(nullptr);
   values.push_back(nullptr);
   auto library = LoadLibPq();
-  if (!library.ok()) return Failed("postgres: " + library.status().message(), false);
+  if (!library.ok()) return DbRun::Failure("postgres: " + library.status().message(), false);
   pq_ = *library;
   conn_ = pq_->PQconnectdbParams(keys.data(), values.data(), /*expand_dbname=*/1);
-  if (conn_ == nullptr) return Failed("postgres: out of memory", true);
+  if (conn_ == nullptr) return DbRun::Failure("postgres: out of memory", true);
   if (pq_->PQstatus(conn_) != CONNECTION_OK) {
     const std::string why = Trimmed(pq_->PQerrorMessage(conn_));
     // A refused password or an unknown role or database will not heal by itself.
@@ -82,7 +75,7 @@ DbRun PostgresConnection::Connect(const DbTarget& target, const std::string& pas
                            why.find("does not exist") != std::string::npos ||
                            why.find("no password supplied") != std::string::npos ||
                            why.find("invalid") != std::string::npos;
-    return Failed("postgres: could not connect: " + why, !permanent);
+    return DbRun::Failure("postgres: could not connect: " + why, !permanent);
   }
   cancel_ = pq_->PQgetCancel(conn_);
   DbRun ok;
@@ -111,7 +104,7 @@ DbRun PostgresConnection::Run(const std::string& sql, const std::vector<std::str
         Trimmed(res != nullptr ? pq_->PQresultErrorMessage(res) : pq_->PQerrorMessage(conn_));
     if (res != nullptr) pq_->PQclear(res);
     const bool lost = pq_->PQstatus(conn_) != CONNECTION_OK;
-    return Failed(
+    return DbRun::Failure(
         "postgres error " + (state.empty() ? std::string("(no SQLSTATE)") : state) + ": " + message,
         lost || RetryableState(state));
   }

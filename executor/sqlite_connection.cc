@@ -41,11 +41,7 @@ DbRun SqliteConnection::Error(int code) const {
 DbRun SqliteConnection::Connect(const DbTarget& target, const std::string& /*password*/,
                                 int /*connect_timeout_s*/) {
   auto library = LoadLibSqlite3();
-  if (!library.ok()) {
-    DbRun r;
-    r.error = "sqlite: " + library.status().message();
-    return r;
-  }
+  if (!library.ok()) return DbRun::Failure("sqlite: " + library.status().message(), false);
   sq_ = *library;
   const int rc = sq_->sqlite3_open_v2(
       target.path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,

@@ -11,7 +11,7 @@ namespace apollo11::observability {
 namespace {
 
 constexpr const char* kJson = "application/json";
-// Ids' characters; their length is bounded for every path (kMaxPathSegment).
+// Ids' characters; their length is bounded for every path (RefuseOverlongPaths).
 const std::string kId = "([A-Za-z0-9_.:@-]+)";
 const std::string kExecId = "([A-Za-z0-9_.:@-]+)";
 // /api/alerts: the API's read rule for limit (1 to 1000), 50 when absent.

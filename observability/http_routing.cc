@@ -14,21 +14,33 @@ void SendError(httplib::Response& res, int status, const std::string& message) {
   SendJson(res, status, nlohmann::json{{"error", message}});
 }
 
-void RefuseOverlongSegments(httplib::Server& s) {
-  s.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
-    size_t start = 0;
-    while (start <= req.path.size()) {
-      size_t end = req.path.find('/', start);
-      if (end == std::string::npos) end = req.path.size();
-      if (end - start > kMaxPathSegment) {
-        SendError(res, 404,
-                  "no such path: a path segment is longer than " + std::to_string(kMaxPathSegment) +
-                      " characters");
-        return httplib::Server::HandlerResponse::Handled;
-      }
-      start = end + 1;
+namespace {
+
+// Why `path` is refused before routing, or "" when it is not.
+std::string OverlongPath(const std::string& path) {
+  if (path.size() > kMaxPath) {
+    return "the path is longer than " + std::to_string(kMaxPath) + " characters";
+  }
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t end = path.find('/', start);
+    if (end == std::string::npos) end = path.size();
+    if (end - start > kMaxPathSegment) {
+      return "a path segment is longer than " + std::to_string(kMaxPathSegment) + " characters";
     }
-    return httplib::Server::HandlerResponse::Unhandled;
+    start = end + 1;
+  }
+  return "";
+}
+
+}  // namespace
+
+void RefuseOverlongPaths(httplib::Server& s) {
+  s.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+    const std::string why = OverlongPath(req.path);
+    if (why.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    SendError(res, 404, "no such path: " + why);
+    return httplib::Server::HandlerResponse::Handled;
   });
 }
 

@@ -21,11 +21,15 @@ void SendError(httplib::Response& res, int status, const std::string& message);
 // Route patterns name an id's characters without a length ("[...]+"): a
 // bounded repetition ("{1,600}") makes std::regex build a state per
 // repetition, ~1.5 MB over the API's routes. The length is bounded once for
-// every path instead: a request whose path has a segment longer than this
-// is answered 404 before routing (RefuseOverlongSegments).
+// every path instead, before routing (RefuseOverlongPaths): a path segment
+// longer than kMaxPathSegment (the longest id), or a path longer than
+// kMaxPath, is answered 404. The second bound also keeps libstdc++'s
+// regex matcher, which recurses once per character a "+" takes, off the
+// stack's end (a 30,000-character path overflows 8 MB).
 inline constexpr size_t kMaxPathSegment = 600;
+inline constexpr size_t kMaxPath = 2048;
 // Registers that pre-routing check on `s`.
-void RefuseOverlongSegments(httplib::Server& s);
+void RefuseOverlongPaths(httplib::Server& s);
 
 // The paths registered through Route and RouteGetPost, with the methods
 // each allows. httplib compiles a std::regex for every (method, pattern) it

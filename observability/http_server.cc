@@ -209,7 +209,7 @@ void HttpServer::Stop() {
 void HttpServer::Routes() {
   httplib::Server& s = *server_;
   routes_ = std::make_unique<RouteTable>();
-  RefuseOverlongSegments(s);  // the ids' length, for every route
+  RefuseOverlongPaths(s);  // the ids' length, for every route
   Route(s, *routes_, "GET", "/metrics", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(options_.registry->WriteText(), kPromText);
   });

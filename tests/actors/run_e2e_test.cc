@@ -335,16 +335,22 @@ TEST_CASE("run refuses invalid input with exit code 2", "[e2e]") {
   CHECK(bad.err.find("pipeline.yaml:4:") != std::string::npos);
 }
 
-TEST_CASE("run runs a db task instead of refusing it", "[e2e]") {
-  ScratchDir dir;
-  CmdResult db = RunPipeline(dir, R"(version: "1.0"
+// One SQLite task, "store", on a database file in `dir`.
+std::string SqliteSelectPipeline(const ScratchDir& dir) {
+  return R"(version: "1.0"
 name: test.db
 pipeline:
   - id: store
     type: db
-    host: sqlite://)" + dir.path() + R"(/t.db
+    host: sqlite://)" +
+         dir.path() + R"(/t.db
     sql: "select 1 as one"
-)");
+)";
+}
+
+TEST_CASE("run runs a db task instead of refusing it", "[e2e]") {
+  ScratchDir dir;
+  CmdResult db = RunPipeline(dir, SqliteSelectPipeline(dir));
   INFO(db.err);
   CHECK(db.exit_code == 0);
   CHECK(db.err.find("'store' is a db task") == std::string::npos);
@@ -370,14 +376,7 @@ TEST_CASE("db and http client libraries are opened by the first task that needs 
     CHECK_FALSE(Opened(version, library));
   }
 
-  const std::string file = dir.Write("pipeline.yaml", R"(version: "1.0"
-name: test.lazy
-pipeline:
-  - id: store
-    type: db
-    host: sqlite://)" + dir.path() + R"(/t.db
-    sql: "select 1 as one"
-)");
+  const std::string file = dir.Write("pipeline.yaml", SqliteSelectPipeline(dir));
   CmdResult run = Run({"env", "LD_DEBUG=files", Apollo11(), "run", file, "--state-dir",
                        dir.path() + "/state", "--json"});
   REQUIRE(run.exit_code == 0);

@@ -140,7 +140,9 @@ TEST_CASE("read-only API calls reach the backend and map its errors", "[http]") 
   CHECK(s.client->Get("/api/nothing")->status == 404);
 }
 
-TEST_CASE("a path segment longer than 600 characters is 404 before any route sees it", "[http]") {
+TEST_CASE(
+    "a path segment over 600 characters, or a path over 2048, is 404 before any route sees it",
+    "[http]") {
   Server s(kToken);
   auto longest = s.client->Get("/api/runs/" + std::string(600, 'r'));
   CHECK(longest->status == 200);  // routed to the backend
@@ -152,6 +154,13 @@ TEST_CASE("a path segment longer than 600 characters is 404 before any route see
             ->Post("/api/runs/" + std::string(601, 'r') + "/cancel", Bearer(kToken), "{}",
                    "application/json")
             ->status == 404);
+  // Short segments, but a path past 2,048 characters: refused before any
+  // regex runs over it.
+  std::string deep = "/api/runs";
+  while (deep.size() <= 2048) deep += "/r";
+  auto too_deep = s.client->Get(deep);
+  CHECK(too_deep->status == 404);
+  CHECK(too_deep->body.find("the path is longer than 2048 characters") != std::string::npos);
   CHECK(s.backend.queries.size() == 1);  // the 600-character one alone
   CHECK(s.backend.canceled.empty());
 }
