@@ -11,8 +11,9 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "actors/client_protocol.h"
 #include "actors/internal_messages.h"
-#include "actors/link_limits.h"
+#include "actors/internal_routes.h"
 #include "common/clock.h"
 #include "transport/codec.h"
 #include "transport/security.h"
@@ -100,48 +101,6 @@ inline void SendFrames(zmq::socket_t& socket, std::vector<std::string>* frames) 
     if (!s.ok()) spdlog::error("internal message not delivered: {}", s.message());
   }
   frames->clear();
-}
-
-// One row of an actor loop's handler table: a message type and what handles
-// it. A loop keeps its table as a static array, so which messages it takes
-// and where they go reads in one place.
-template <class Self>
-struct Route {
-  InternalType type;
-  void (*handle)(Self& self, const transport::Envelope& env);
-};
-
-// A Route handler that decodes the body as T and passes it to (self.*F).
-// A body that does not decode is logged (with `Self::kName`) and dropped.
-template <class Self, class T, void (Self::*F)(T)>
-void Decoded(Self& self, const transport::Envelope& env) {
-  auto body = transport::BodyAs<T>(env);
-  if (!body.ok()) {
-    spdlog::warn("{}: dropped a message of type {}: {}", Self::kName, env.type,
-                 body.status().message());
-    return;
-  }
-  (self.*F)(std::move(*body));
-}
-
-// Hands `env` to its row of `table`; a type with no row is logged and
-// dropped.
-template <class Self, size_t N>
-void RouteMessage(Self& self, const std::array<Route<Self>, N>& table,
-                  const transport::Envelope& env) {
-  for (const Route<Self>& route : table) {
-    if (static_cast<uint16_t>(route.type) == env.type) return route.handle(self, env);
-  }
-  spdlog::warn("{}: dropped a message of unexpected type {}", Self::kName, env.type);
-}
-
-// The client protocol version a request declares: its body's first field,
-// 1 when that is not an unsigned integer (version 1 requests had no version
-// field and began with a string).
-inline uint64_t ClientRequestVersion(const transport::Envelope& env) {
-  if (env.body.type != msgpack::type::ARRAY || env.body.via.array.size == 0) return 1;
-  const msgpack::object& first = env.body.via.array.ptr[0];
-  return first.type == msgpack::type::POSITIVE_INTEGER ? first.via.u64 : 1;
 }
 
 // Milliseconds from `now` until `when` (µs), clamped to [0, cap]; `when` 0

@@ -56,7 +56,7 @@ Result<std::unique_ptr<Coordinator>> Coordinator::Start(zmq::context_t& ctx,
   sp.retention = config.retention;
   sp.log_file = config.log_file;
   sp.health_interval = config.health_interval;
-  sp.test_fault = config.test_fault;
+  sp.faults = config.faults;
   sp.ha = config.ha;
   sp.standby = config.standby;
   auto scheduler = transport::Actor::Start(

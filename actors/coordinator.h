@@ -15,11 +15,12 @@
 
 #include "actors/actor_loop.h"
 #include "actors/actor_supervisor.h"
-#include "actors/reconciler_core.h"
-#include "actors/retention.h"
-#include "actors/scheduler_core.h"
+#include "actors/reconciler/reconciler_core.h"
+#include "actors/scheduler/retention.h"
+#include "actors/scheduler/scheduler_core.h"
 #include "alerts/sink.h"
 #include "common/clock.h"
+#include "common/fault_port.h"
 #include "ha/role_view.h"
 #include "storage/journal.h"
 #include "transport/actor.h"
@@ -52,10 +53,10 @@ struct CoordinatorConfig {
   // How often the scheduler logs a "health" line (workers, heartbeat gaps,
   // backlog, queue and dispatch lag).
   Millis health_interval{60000};
-  // Tests only ($APOLLO11_TEST_FAULT on apollo11-node): "scheduler-query"
-  // makes the scheduler's query handler throw, so a test sees a dying actor
-  // take its node down. Empty: no fault.
-  std::string test_fault;
+  // Where tests make the scheduler fail on purpose (common/fault_port.h;
+  // $APOLLO11_TEST_FAULT on apollo11-node). Null: no faults. Must outlive
+  // the coordinator.
+  FaultPort* faults = nullptr;
   // election: the HA role of an --ha-etcd node (null: no HA, lead as today).
   // Must outlive the coordinator. With `standby` the coordinator recovers
   // and schedules nothing, takes no worker and answers only read-only

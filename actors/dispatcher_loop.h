@@ -10,7 +10,7 @@
 #include <string>
 #include <zmq.hpp>
 
-#include "actors/dispatcher_core.h"
+#include "actors/dispatcher/dispatcher_core.h"
 #include "common/clock.h"
 #include "transport/actor.h"
 #include "transport/security.h"

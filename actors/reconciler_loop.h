@@ -6,7 +6,7 @@
 #include <memory>
 #include <zmq.hpp>
 
-#include "actors/reconciler_core.h"
+#include "actors/reconciler/reconciler_core.h"
 #include "common/clock.h"
 #include "transport/actor.h"
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <zmq.hpp>
 
-#include "actors/retention.h"
-#include "actors/scheduler_core.h"
+#include "actors/scheduler/retention.h"
+#include "actors/scheduler/scheduler_core.h"
 #include "common/clock.h"
 #include "ha/role_view.h"
 #include "storage/journal.h"
@@ -32,7 +32,7 @@ struct SchedulerLoopParams {
   RetentionOptions retention;
   std::string log_file;  // for the trace_log query; empty: none
   Millis health_interval{60000};
-  std::string test_fault;            // CoordinatorConfig::test_fault
+  FaultPort* faults = nullptr;       // CoordinatorConfig::faults
   const ha::RoleView* ha = nullptr;  // CoordinatorConfig::ha
   bool standby = false;              // CoordinatorConfig::standby
 };

@@ -11,7 +11,7 @@
 #include <zmq.hpp>
 
 #include "actors/actor_supervisor.h"
-#include "actors/worker_core.h"
+#include "actors/worker/worker_core.h"
 #include "common/clock.h"
 #include "executor/executor.h"
 #include "transport/actor.h"

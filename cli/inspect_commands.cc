@@ -14,7 +14,7 @@
 #include <string_view>
 #include <thread>
 
-#include "actors/run_views.h"
+#include "actors/queries/run_views.h"
 #include "cli/client_flags.h"
 #include "cli/command.h"
 #include "cli/remote.h"

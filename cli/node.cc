@@ -129,6 +129,12 @@ Status Node::StartCoordinatorActors(bool standby, uint64_t epoch) {
   cc.metrics = coordinator_metrics_.get();
   cc.ha = ha_board_.get();
   cc.standby = standby;
+  if (!test_faults_) {
+    auto faults = TestFaultPort(config_.test_fault);  // checked by ResolveNodeConfig
+    if (!faults.ok()) return faults.status();
+    test_faults_ = std::move(*faults);
+  }
+  cc.faults = test_faults_.get();
   auto coordinator = actors::Coordinator::Start(ctx_, journal_.get(), clock_, std::move(cc));
   if (!coordinator.ok()) return coordinator.status();
   coordinator_ = std::move(*coordinator);

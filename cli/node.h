@@ -26,11 +26,13 @@
 #include "cli/coordinator_api.h"
 #include "cli/node_config.h"
 #include "cli/swappable_alert_sink.h"
+#include "cli/test_faults.h"
 #include "common/clock.h"
 #include "ha/elector_thread.h"
 #include "ha/etcd_client.h"
 #include "ha/ha_elector.h"
 #include "ha/role_board.h"
+#include "ha/role_change.h"
 #include "observability/coordinator_metrics.h"
 #include "observability/http_server.h"
 #include "observability/metrics_registry.h"
@@ -186,9 +188,12 @@ class Node {
   void StopFollower();
   void AddReplicationMetrics();
   void StopReplication();
-  // election + replication (cli/node_ha.cc): while standby, follows the
-  // leader the board names (restarting the follower when it changes).
-  void SyncFollower(const ha::RoleState& s);
+  // One step of a role change (ha/role_change.h), carried out.
+  Status RunRoleStep(const ha::RoleStep& step, const ha::RoleState& s);
+  void AnnounceRole(bool standby, const ha::RoleState& s);
+  // Starts the coordinator's actors in the new role, retrying while the old
+  // role's ports close; a leader takes `epoch` as its own.
+  Status RestartCoordinatorAs(bool standby, uint64_t epoch);
   // Starts a notifier for `rules` (null for none) and logs it.
   Result<std::unique_ptr<alerts::Notifier>> StartNotifier(
       const std::vector<alerts::AlertRule>& rules);
@@ -240,8 +245,9 @@ class Node {
   mutable std::mutex replication_mu_;
   std::unique_ptr<replication::ReplicationLeader> replication_leader_;
   std::unique_ptr<replication::ReplicationStandby> replication_standby_;
-  uint64_t refused_before_ = 0;  // refusals counted by replication actors since stopped
-  std::string following_;        // the follower's leader endpoint; empty: none
+  uint64_t refused_before_ = 0;             // refusals counted by replication actors since stopped
+  std::string following_;                   // the follower's leader endpoint; empty: none
+  std::unique_ptr<FaultPort> test_faults_;  // config_.test_fault's port; outlives coordinator_
   std::unique_ptr<actors::Coordinator> coordinator_;
   std::unique_ptr<actors::WorkerActor> worker_;
   // The HTTP server and its API client go first: they call the coordinator.

@@ -5,8 +5,9 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "actors/dispatcher_core.h"
+#include "actors/dispatcher/dispatcher_core.h"
 #include "cli/state_dir.h"
+#include "cli/test_faults.h"
 #include "observability/http_server.h"
 #include "replication/replication_frame.h"
 #include "transport/coordinator_endpoints.h"
@@ -306,7 +307,9 @@ Result<NodeConfig> ResolveNodeConfig(const NodeFlags& flags, NodeEnv& env) {
   auto d = ParseDurations(flags);
   if (!d.ok()) return d.status();
   if (c.coordinator) FillCoordinator(flags, *d, &c);
-  c.coordinator_config.test_fault = env.Getenv("APOLLO11_TEST_FAULT");  // tests only
+  c.test_fault = env.Getenv("APOLLO11_TEST_FAULT");  // tests only (cli/test_faults.h)
+  auto faults = TestFaultPort(c.test_fault);
+  if (!faults.ok()) return faults.status();
   if (c.worker) {
     FillWorker(flags, *d, env, &c);
     APOLLO11_RETURN_IF_ERROR(CheckWorkerHello(c.worker_config.worker));

@@ -29,7 +29,7 @@ struct NodeFlags {
   std::string connect = "tcp://127.0.0.1:7011";
   std::string group = "default";
   unsigned slots = 0;
-  // worker: executions queued beyond its slots; -1: adaptive (actors/queue_depth.h)
+  // worker: executions queued beyond its slots; -1: adaptive (actors/worker/queue_depth.h)
   int prefetch = -1;
   std::vector<std::string> labels;
   std::string heartbeat = "10s";
@@ -105,6 +105,9 @@ struct NodeConfig {
   std::string log_file;
   std::string log_level = "info";  // --log-level (the file keeps info and above at least)
   actors::CoordinatorConfig coordinator_config;
+  // $APOLLO11_TEST_FAULT, tests only: a fault the node wires into its
+  // coordinator (cli/test_faults.h); empty: none.
+  std::string test_fault;
   actors::WorkerConfig worker_config;
   // Locked for the worker's lifetime (one process per worker identity);
   // empty: no lock of its own (`apollo11 run`: the state dir lock covers it).

@@ -8,6 +8,7 @@
 
 #include "cli/node.h"
 #include "ha/in_sync.h"
+#include "ha/role_change.h"
 
 namespace apollo11::cli {
 
@@ -79,11 +80,54 @@ void Node::StartHa() {
 void Node::SyncHaRole() {
   if (!ha_board_ || !coordinator_ || ha_failure_) return;
   const ha::RoleState s = ha_board_->Current();
-  const bool standby = s.role != ha::Role::kLeader;
-  if (standby == coordinator_standby_ && (standby || s.epoch == epoch_)) {
-    if (standby) SyncFollower(s);
-    return;
+  ha::NodeRoles now;
+  now.coordinator_running = true;
+  now.coordinator_standby = coordinator_standby_;
+  now.epoch = epoch_;
+  now.replication_leader = replication_leader_ != nullptr;
+  now.following = following_;
+  now.replicates = !config_.replication.bind.empty();
+  for (const ha::RoleStep& step : ha::PlanRoleChange(now, s)) {
+    Status done = RunRoleStep(step, s);
+    if (!done.ok()) {
+      ha_failure_ = Status::Internal("HA: " + std::string(ha::RoleStepName(step.kind)) +
+                                     " failed: " + done.message());
+      return;
+    }
   }
+}
+
+Status Node::RunRoleStep(const ha::RoleStep& step, const ha::RoleState& s) {
+  using Kind = ha::RoleStep::Kind;
+  switch (step.kind) {
+    case Kind::kAnnounce:
+      AnnounceRole(step.standby, s);
+      return Status::Ok();
+    case Kind::kStopWaitingStandbys:
+      if (replication_leader_) replication_leader_->StopWaiting();
+      return Status::Ok();
+    case Kind::kStopCoordinator:
+      serving_leader_.store(false);
+      coordinator_->Stop();  // the old role's: no commit from here on
+      coordinator_.reset();
+      return Status::Ok();
+    case Kind::kStopReplicationLeader:
+      StopReplicationLeader();
+      return Status::Ok();
+    case Kind::kStopFollower:
+      StopFollower();
+      return Status::Ok();
+    case Kind::kStartReplicationLeader:
+      return StartReplicationLeader(step.epoch);
+    case Kind::kStartCoordinator:
+      return RestartCoordinatorAs(step.standby, step.epoch);
+    case Kind::kFollow:
+      return StartFollower(step.endpoint, step.leader);
+  }
+  return Status::Internal("unknown role step");
+}
+
+void Node::AnnounceRole(bool standby, const ha::RoleState& s) {
   spdlog::warn("HA: {} in epoch {}: restarting the coordinator as {}",
                standby ? "standing down" : "elected leader", s.epoch, ha::RoleName(s.role));
   alerts::AlertEvent e;
@@ -92,55 +136,22 @@ void Node::SyncHaRole() {
              std::to_string(s.epoch);
   e.ts = clock_->Now();
   alerts_.Emit(std::move(e));
-  // A leader standing down does not wait for standbys while its
-  // coordinator stops (the lease fences its frames to workers).
-  if (standby && replication_leader_) replication_leader_->StopWaiting();
-  serving_leader_.store(false);
-  coordinator_->Stop();  // the old role's: no commit from here on
-  coordinator_.reset();
-  // A new leader stops applying before it recovers, and serves standbys
-  // before its coordinator commits; an old leader stops serving them.
-  Status replication = Status::Ok();
-  if (standby) {
-    StopReplicationLeader();
-  } else {
-    StopFollower();
-    replication = StartReplicationLeader(s.epoch);
-  }
-  Status started = replication;
-  for (int i = 0; replication.ok() && i < kRebindAttempts; ++i) {
-    started = StartCoordinatorActors(standby, standby ? epoch_ : s.epoch);
+}
+
+Status Node::RestartCoordinatorAs(bool standby, uint64_t epoch) {
+  Status started = Status::Ok();
+  for (int i = 0; i < kRebindAttempts; ++i) {
+    started = StartCoordinatorActors(standby, epoch);
     if (started.ok()) break;
-    std::this_thread::sleep_for(kRebindRetry);
+    std::this_thread::sleep_for(kRebindRetry);  // the old role's ports are closing
   }
-  if (!started.ok()) {
-    ha_failure_ = Status::Internal("HA: the coordinator did not restart as " +
-                                   std::string(ha::RoleName(s.role)) + ": " + started.message());
-    return;
-  }
-  if (standby) {
-    SyncFollower(s);
-    return;
-  }
-  epoch_ = s.epoch;
+  if (!started.ok()) return started;
+  if (standby) return Status::Ok();
+  epoch_ = epoch;
   const actors::RecoveryReport& rec = coordinator_->recovery();
   spdlog::info("HA: leading in epoch {}: recovered {} unfinished runs ({} RUNNING to claim)",
                epoch_, rec.runs, rec.running);
-}
-
-void Node::SyncFollower(const ha::RoleState& s) {
-  if (config_.replication.bind.empty()) return;  // this cluster does not replicate
-  const std::string& endpoint = s.leader.replication_endpoint;
-  // No leader known (or one that does not replicate): keep following the
-  // last one, whose frames stop when it stops leading.
-  if (s.leader.name.empty() || s.leader.name == s.self.name || endpoint.empty()) return;
-  if (endpoint == following_) return;
-  StopFollower();
-  Status followed = StartFollower(endpoint, s.leader.name);
-  if (!followed.ok()) {
-    ha_failure_ = Status::Internal("HA: cannot follow the leader " + s.leader.name + " at " +
-                                   endpoint + ": " + followed.message());
-  }
+  return Status::Ok();
 }
 
 void Node::ResignLeadership() {

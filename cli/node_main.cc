@@ -26,7 +26,7 @@
 #include <cstdio>
 #include <string>
 
-#include "actors/dispatcher_core.h"
+#include "actors/dispatcher/dispatcher_core.h"
 #include "alerts/alert_config.h"
 #include "cli/exit_codes.h"
 #include "cli/logging_setup.h"

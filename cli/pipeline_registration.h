@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "actors/internal_messages.h"
+#include "actors/client_protocol.h"
 #include "dsl/parser.h"
 
 namespace apollo11::cli {

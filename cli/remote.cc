@@ -197,7 +197,7 @@ Result<std::string> RemoteCoordinator::Submit(actors::SubmitRun submit) {
   // a client frame. The hash stays that of the JSON.
   submit.pipeline_json = storage::PackSnapshot(std::move(submit.pipeline_json));
   std::string frame;
-  transport::Encode(static_cast<uint16_t>(actors::InternalType::kSubmitRun), submit, &frame);
+  transport::Encode(static_cast<uint16_t>(actors::ClientType::kSubmitRun), submit, &frame);
   submit = actors::SubmitRun{};  // the snapshot is in the frame now
   auto run_id = StartRun(std::move(frame));
   build_wait_ = std::chrono::milliseconds(0);
@@ -206,12 +206,12 @@ Result<std::string> RemoteCoordinator::Submit(actors::SubmitRun submit) {
 
 Result<std::string> RemoteCoordinator::Rerun(const actors::RerunRun& rerun) {
   std::string frame;
-  transport::Encode(static_cast<uint16_t>(actors::InternalType::kRerunRun), rerun, &frame);
+  transport::Encode(static_cast<uint16_t>(actors::ClientType::kRerunRun), rerun, &frame);
   return StartRun(std::move(frame));
 }
 
 Result<std::string> RemoteCoordinator::StartRun(std::string frame) {
-  const auto reply_type = static_cast<uint16_t>(actors::InternalType::kSubmitReply);
+  const auto reply_type = static_cast<uint16_t>(actors::ClientType::kSubmitReply);
   Result<std::string> raw = std::string();
   if (endpoints_.size() > 1) {
     raw = Ask(frame, reply_type, OnDrop::kFail);  // kept until a leader took it
@@ -238,7 +238,7 @@ Status RemoteCoordinator::Cancel(const std::string& run_id, const std::string& r
     if (!reachable.ok()) return reachable.status();
   }
   std::string frame;
-  transport::Encode(static_cast<uint16_t>(actors::InternalType::kCancelRun),
+  transport::Encode(static_cast<uint16_t>(actors::ClientType::kCancelRun),
                     actors::CancelRun{run_id, reason}, &frame);
   // Confirm it was taken: the run's status, asked on the same connection,
   // answers once the cancel applied. A cancel is idempotent, so one whose
@@ -254,9 +254,9 @@ Status RemoteCoordinator::Cancel(const std::string& run_id, const std::string& r
 
 Result<std::string> RemoteCoordinator::Confirm(const std::string& exec_id, bool kill) {
   std::string frame;
-  transport::Encode(static_cast<uint16_t>(actors::InternalType::kConfirmExec),
+  transport::Encode(static_cast<uint16_t>(actors::ClientType::kConfirmExec),
                     actors::ConfirmExec{exec_id, kill}, &frame);
-  auto raw = Ask(frame, static_cast<uint16_t>(actors::InternalType::kConfirmReply), OnDrop::kFail);
+  auto raw = Ask(frame, static_cast<uint16_t>(actors::ClientType::kConfirmReply), OnDrop::kFail);
   if (!raw.ok()) return raw.status();
   auto env = transport::DecodeEnvelope(raw->data(), raw->size(), actors::ClientLimits());
   if (!env.ok()) return env.status();
@@ -269,8 +269,8 @@ Result<std::string> RemoteCoordinator::Confirm(const std::string& exec_id, bool 
 
 Result<nlohmann::json> RemoteCoordinator::Registry(const actors::RegistryRequest& request) {
   std::string frame;
-  transport::Encode(static_cast<uint16_t>(actors::InternalType::kRegistry), request, &frame);
-  auto raw = Ask(frame, static_cast<uint16_t>(actors::InternalType::kRegistryReply), OnDrop::kFail);
+  transport::Encode(static_cast<uint16_t>(actors::ClientType::kRegistry), request, &frame);
+  auto raw = Ask(frame, static_cast<uint16_t>(actors::ClientType::kRegistryReply), OnDrop::kFail);
   if (!raw.ok()) return raw.status();
   auto env = transport::DecodeEnvelope(raw->data(), raw->size(), actors::ClientLimits());
   if (!env.ok()) return env.status();
@@ -285,8 +285,8 @@ Result<nlohmann::json> RemoteCoordinator::Registry(const actors::RegistryRequest
 
 Result<actors::QueryReply> RemoteCoordinator::AskQuery(const actors::Query& q) {
   std::string frame;
-  transport::Encode(static_cast<uint16_t>(actors::InternalType::kQuery), q, &frame);
-  auto raw = Ask(frame, static_cast<uint16_t>(actors::InternalType::kQueryReply), OnDrop::kResend);
+  transport::Encode(static_cast<uint16_t>(actors::ClientType::kQuery), q, &frame);
+  auto raw = Ask(frame, static_cast<uint16_t>(actors::ClientType::kQueryReply), OnDrop::kResend);
   if (!raw.ok()) return raw.status();
   auto env = transport::DecodeEnvelope(raw->data(), raw->size(), actors::ClientLimits());
   if (!env.ok()) return env.status();
@@ -384,13 +384,13 @@ Status RemoteCoordinator::Follow(const std::string& run_id, const FollowHooks& h
                .ok()) {
         continue;
       }
-      const auto type = static_cast<actors::InternalType>(env.type);
-      if (type == actors::InternalType::kRunProgress) {
+      const auto type = static_cast<actors::ClientType>(env.type);
+      if (type == actors::ClientType::kRunProgress) {
         auto progress = transport::BodyAs<actors::RunProgress>(env);
         if (!progress.ok() || progress->run_id != run_id) continue;
         last_heard = std::chrono::steady_clock::now();
         if (hooks.progress) hooks.progress(progress->counts);
-      } else if (type == actors::InternalType::kRunFinished) {
+      } else if (type == actors::ClientType::kRunFinished) {
         auto finished = transport::BodyAs<actors::RunFinished>(env);
         if (finished.ok() && finished->run_id == run_id) return Status::Ok();
       }
@@ -399,7 +399,7 @@ Status RemoteCoordinator::Follow(const std::string& run_id, const FollowHooks& h
     if (action == FollowAction::kStop) return Status::Internal("stopped following run " + run_id);
     if (action == FollowAction::kCancel && !cancel_sent) {
       std::string frame;
-      transport::Encode(static_cast<uint16_t>(actors::InternalType::kCancelRun),
+      transport::Encode(static_cast<uint16_t>(actors::ClientType::kCancelRun),
                         actors::CancelRun{run_id, hooks.cancel_reason}, &frame);
       APOLLO11_RETURN_IF_ERROR(SendRequest(frame));
       cancel_sent = true;

@@ -13,7 +13,7 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include "actors/internal_messages.h"
+#include "actors/client_protocol.h"
 #include "common/status.h"
 #include "transport/security.h"
 

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <msgpack.hpp>
 
-#include "actors/link_limits.h"
+#include "actors/client_protocol.h"
 #include "cli/remote.h"
 #include "ha/not_leader.h"
 #include "transport/codec.h"

@@ -22,10 +22,10 @@
 #include <optional>
 #include <thread>
 
-#include "actors/dispatcher_core.h"
-#include "actors/internal_messages.h"
-#include "actors/run_views.h"
-#include "actors/spec_handoff.h"
+#include "actors/client_protocol.h"
+#include "actors/dispatcher/dispatcher_core.h"
+#include "actors/queries/run_views.h"
+#include "actors/scheduler/spec_handoff.h"
 #include "cli/command.h"
 #include "cli/logging_setup.h"
 #include "cli/node.h"
@@ -59,7 +59,7 @@ struct RunFlags {
   bool quiet = false;        // only the final summary and errors on stderr
   bool no_progress = false;  // no progress line, even on a terminal
   unsigned slots = 0;
-  int prefetch = -1;  // -1: adaptive (actors/queue_depth.h)
+  int prefetch = -1;  // -1: adaptive (actors/worker/queue_depth.h)
   size_t max_backlog = 1000;
   size_t max_retrying = 100;
   std::string heartbeat = "1s";

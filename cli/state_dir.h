@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "actors/run_views.h"
+#include "actors/queries/run_views.h"
 #include "common/status.h"
 #include "storage/journal.h"
 

@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <string>
 
-#include "actors/dispatcher_core.h"
+#include "actors/dispatcher/dispatcher_core.h"
 #include "common/clock.h"
 #include "fuzz/dispatcher_frames.h"
 #include "fuzz/fuzz_check.h"

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "actors/actor_loop.h"
+#include "actors/client_protocol.h"
 #include "actors/internal_messages.h"
 #include "fuzz/fuzz_check.h"
 #include "fuzz/heap_budget.h"

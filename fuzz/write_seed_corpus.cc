@@ -13,6 +13,7 @@
 #include <sstream>
 #include <string>
 
+#include "actors/client_protocol.h"
 #include "actors/internal_messages.h"
 #include "dsl/parser.h"
 #include "dsl/pipeline_json.h"
@@ -97,8 +98,8 @@ bool WriteFrames(const fs::path& dir, const std::string& pipeline_json) {
                  transport::LogRequest{7, "r1.greet", 1, 1, 0, 65536}) &&
       WriteFrame(dir, "log_reply", ToWire(MsgType::kLogReply),
                  transport::LogReply{7, "hello\n", 6, false, ""});
-  using actors::InternalType;
-  auto client = [&](const char* name, InternalType type, const auto& body) {
+  using actors::ClientType;
+  auto client = [&](const char* name, ClientType type, const auto& body) {
     return WriteFrame(dir, name, static_cast<uint16_t>(type), body);
   };
   actors::SubmitRun submit;
@@ -113,15 +114,15 @@ bool WriteFrames(const fs::path& dir, const std::string& pipeline_json) {
   submitted.run_id = "r1";
   actors::QueryReply answer;
   answer.json = "{\"runs\":[]}";
-  ok = ok && client("client_submit_run", InternalType::kSubmitRun, submit) &&
-       client("client_cancel_run", InternalType::kCancelRun,
+  ok = ok && client("client_submit_run", ClientType::kSubmitRun, submit) &&
+       client("client_cancel_run", ClientType::kCancelRun,
               actors::CancelRun{"r1", "operator asked"}) &&
-       client("client_query", InternalType::kQuery, query) &&
-       client("client_submit_reply", InternalType::kSubmitReply, submitted) &&
-       client("client_query_reply", InternalType::kQueryReply, answer) &&
-       client("client_run_progress", InternalType::kRunProgress,
+       client("client_query", ClientType::kQuery, query) &&
+       client("client_submit_reply", ClientType::kSubmitReply, submitted) &&
+       client("client_query_reply", ClientType::kQueryReply, answer) &&
+       client("client_run_progress", ClientType::kRunProgress,
               actors::RunProgress{"r1", {1, 0, 2, 3, 0, 0, 0, 0, 0}}) &&
-       client("client_run_finished", InternalType::kRunFinished,
+       client("client_run_finished", ClientType::kRunFinished,
               actors::RunFinished{"r1", 2, "all tasks succeeded"});
   return ok;
 }

@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <thread>
 #include <utility>
 
 #include "storage/batch_codec.h"
@@ -18,10 +17,6 @@ namespace {
 
 constexpr auto kLeaderTick = std::chrono::milliseconds(200);
 constexpr size_t kHeader = 32;  // batch_no, first_seq, transitions, committed_at
-// How far behind the last batch handed over a standby that missed the
-// timeout may be when commits wait for it again: its catch-up then costs a
-// commit a few round trips, not another timeout.
-constexpr uint64_t kJoinLag = 64;
 
 void PutU64(std::string& out, uint64_t v) {
   for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
@@ -42,7 +37,12 @@ transport::SocketOptions LinkOptions() {
 
 ReplicationLeader::ReplicationLeader(storage::Journal* journal, const Clock* clock,
                                      ReplicationLeaderConfig config)
-    : journal_(journal), clock_(clock), config_(std::move(config)) {}
+    : journal_(journal),
+      clock_(clock),
+      config_(std::move(config)),
+      in_sync_(config_.name,
+               std::chrono::duration_cast<std::chrono::microseconds>(config_.timeout).count(),
+               journal->last_batch()) {}
 
 Result<std::unique_ptr<ReplicationLeader>> ReplicationLeader::Start(
     zmq::context_t& ctx, storage::Journal* journal, const Clock* clock,
@@ -62,7 +62,6 @@ Result<std::unique_ptr<ReplicationLeader>> ReplicationLeader::Start(
     leader->status_.epoch = leader->config_.epoch;
     leader->status_.last_batch = journal->last_batch();
     leader->status_.last_seq = journal->last_seq();
-    leader->committed_ = journal->last_batch();
     // No standby is in sync when a term starts (the elector recorded this
     // leader alone): sync release resumes as soon as one catches up.
     leader->lagging_ = leader->config_.sync;
@@ -104,7 +103,7 @@ void ReplicationLeader::OnCommitted(uint64_t batch_no, uint64_t first_seq,
   frame += storage::codec::EncodeBatch(batch);
   {
     std::lock_guard lock(mu_);
-    committed_ = batch_no;
+    in_sync_.OnHandedOver(batch_no);
   }
   Status sent = transport::Send(feed_out_, frame, /*dontwait=*/true);
   if (!sent.ok())
@@ -114,29 +113,15 @@ void ReplicationLeader::OnCommitted(uint64_t batch_no, uint64_t first_seq,
 
 void ReplicationLeader::AwaitInSync(uint64_t batch_no) {
   std::unique_lock lock(mu_);
-  auto acked = [this](const std::string& name) {
-    auto it = acked_.find(name);
-    return it == acked_.end() ? uint64_t{0} : it->second;
-  };
-  auto all_acked = [&] {
-    return std::all_of(waited_.begin(), waited_.end(),
-                       [&](const auto& w) { return acked(w.first) >= batch_no; });
-  };
-  if (waited_.empty()) return;  // nobody streams close enough to wait for
-  if (acked_cv_.wait_for(lock, config_.timeout, [&] { return stopping_ || all_acked(); })) return;
+  const auto acked = [&] { return stopping_ || in_sync_.Acknowledged(batch_no); };
+  if (acked_cv_.wait_for(lock, config_.timeout, acked)) return;
   std::string late;
-  for (auto it = waited_.begin(); it != waited_.end();) {
-    if (acked(it->first) >= batch_no) {
-      ++it;
-      continue;
-    }
-    late += (late.empty() ? "" : ", ") + it->first;
-    dropped_.insert(it->first);
-    if (in_sync_.erase(it->first) > 0) ++in_sync_version_;
-    it = waited_.erase(it);
+  for (const std::string& name : in_sync_.DropLate(batch_no)) {
+    late += (late.empty() ? "" : ", ") + name;
   }
-  status_.in_sync.assign(in_sync_.begin(), in_sync_.end());
-  if (in_sync_.empty()) {
+  const uint64_t needed = in_sync_.version();
+  status_.in_sync.assign(in_sync_.in_sync().begin(), in_sync_.in_sync().end());
+  if (in_sync_.lagging()) {
     lagging_ = true;
     status_.lagging = true;
   }
@@ -155,67 +140,43 @@ void ReplicationLeader::AwaitInSync(uint64_t batch_no) {
     config_.alerts->Emit(std::move(e));
   }
   // The batch is released only once the record no longer names them: a
-  // standby that lacks it must not be able to take over.
-  for (;;) {
-    if (RecordInSync()) return;
-    {
-      std::lock_guard again(mu_);
-      if (stopping_) return;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  // standby that lacks it must not be able to take over. The replication
+  // actor records it (and retries every tick until etcd takes it).
+  NudgeRecord();
+  lock.lock();
+  acked_cv_.wait(lock, [&] { return stopping_ || in_sync_.RecordedVersion() >= needed; });
+}
+
+void ReplicationLeader::NudgeRecord() {
+  // A frame shorter than a batch's header: the actor takes it as "record
+  // now" (the writer thread owns this end of the feed).
+  Status sent = transport::Send(feed_out_, std::string(), /*dontwait=*/true);
+  if (!sent.ok()) spdlog::warn("replication: cannot wake the recorder: {}", sent.message());
 }
 
 bool ReplicationLeader::RecordInSync() {
-  if (!config_.record_in_sync) return true;
   std::lock_guard record(record_mu_);
   std::set<std::string> members;
   uint64_t version = 0;
   {
     std::lock_guard lock(mu_);
-    members = in_sync_;
-    version = in_sync_version_;
+    if (in_sync_.version() == in_sync_.RecordedVersion()) return true;
+    members = in_sync_.RecordedMembers();
+    version = in_sync_.version();
   }
-  if (version == recorded_version_) return true;
-  members.insert(config_.name);
-  Status s = config_.record_in_sync(members);
-  if (!s.ok()) {
-    spdlog::warn("replication: cannot record the in-sync set: {}", s.message());
-    return false;
+  if (config_.record_in_sync) {
+    Status s = config_.record_in_sync(members);
+    if (!s.ok()) {
+      spdlog::warn("replication: cannot record the in-sync set: {}", s.message());
+      return false;
+    }
   }
-  recorded_version_ = version;
+  {
+    std::lock_guard lock(mu_);
+    in_sync_.Recorded(version);
+  }
+  acked_cv_.notify_all();
   return true;
-}
-
-void ReplicationLeader::AdmitCaughtUp(const ReplicationLeaderCore& core) {
-  if (!config_.sync) return;
-  const Micros now = clock_->Steady();
-  const Micros fresh =
-      std::chrono::duration_cast<std::chrono::microseconds>(config_.timeout).count();
-  for (const auto& [name, s] : core.standbys()) {
-    acked_[name] = s.acked_batch;
-    auto waited = waited_.find(name);
-    if (waited == waited_.end()) {
-      // Streaming and heard lately (not a standby gone quiet after its last
-      // ack): from now on every batch waits for it, so it catches up under
-      // back-pressure. One that already missed the timeout this term joins
-      // again only close behind, or a slow one would stall every commit.
-      const bool close = s.acked_batch + kJoinLag >= committed_;
-      if (s.copying || now - s.last_heard > fresh || (dropped_.count(name) > 0 && !close)) {
-        continue;
-      }
-      dropped_.erase(name);
-      waited = waited_.emplace(name, committed_).first;
-    }
-    // Holding every batch handed over before it joined, and acknowledging
-    // each one since: it holds every batch released.
-    if (in_sync_.count(name) == 0 && s.acked_batch >= waited->second) {
-      in_sync_.insert(name);
-      ++in_sync_version_;
-      status_.in_sync.assign(in_sync_.begin(), in_sync_.end());
-      spdlog::info("replication: standby {} caught up at batch {}: in sync", name, s.acked_batch);
-    }
-  }
 }
 
 ReplicationStatus ReplicationLeader::Snapshot() const {
@@ -373,11 +334,16 @@ void ReplicationLeader::Publish(const ReplicationLeaderCore& core) {
     status_.last_seq = core.last_seq();
     status_.standbys = std::move(standbys);
     status_.refused = refused_.load();
-    AdmitCaughtUp(core);
-    if (lagging_.load() && !in_sync_.empty()) {
-      lagging_ = false;
-      status_.lagging = false;
-      caught_up = true;
+    if (config_.sync) {
+      for (const std::string& name : in_sync_.Observe(core.standbys(), clock_->Steady())) {
+        spdlog::info("replication: standby {} caught up: in sync", name);
+      }
+      status_.in_sync.assign(in_sync_.in_sync().begin(), in_sync_.in_sync().end());
+      if (lagging_.load() && !in_sync_.lagging()) {
+        lagging_ = false;
+        status_.lagging = false;
+        caught_up = true;
+      }
     }
   }
   acked_cv_.notify_all();

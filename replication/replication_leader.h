@@ -32,6 +32,7 @@
 #include "common/clock.h"
 #include "common/duration.h"
 #include "common/status.h"
+#include "replication/in_sync_set.h"
 #include "replication/replication_leader_core.h"
 #include "replication/replication_status.h"
 #include "storage/commit_observer.h"
@@ -102,15 +103,16 @@ class ReplicationLeader final : public storage::CommitObserver {
                ReplicationLeaderCore::Output& out);
   void SendCopy(zmq::socket_t& router, ReplicationLeaderCore& core, const std::string& peer);
   void Publish(const ReplicationLeaderCore& core);
-  // Waits for the standbys that stream close behind, and counts in sync
-  // those that acknowledged their joining batch. Caller holds mu_.
-  void AdmitCaughtUp(const ReplicationLeaderCore& core);
-  // Records the current in-sync set if it changed since it was last
-  // recorded; false when recording failed.
+  // Records the in-sync set when it changed since it was last recorded,
+  // and wakes a commit waiting for that; false when recording failed (it is
+  // retried at the next tick). The replication actor's thread.
   bool RecordInSync();
-  // Waits for the in-sync standbys to acknowledge `batch_no`; drops (and
-  // records the drop of) those that did not within the timeout.
+  // Waits for the in-sync standbys to acknowledge `batch_no`; when the
+  // timeout runs out first, drops the late ones and waits until the record
+  // no longer names them (InSyncSet's release rule). The writer thread.
   void AwaitInSync(uint64_t batch_no);
+  // Asks the replication actor to record the in-sync set now.
+  void NudgeRecord();
 
   storage::Journal* journal_;
   const Clock* clock_;
@@ -122,20 +124,11 @@ class ReplicationLeader final : public storage::CommitObserver {
   std::unique_ptr<transport::Actor> actor_;
 
   mutable std::mutex mu_;
-  std::condition_variable acked_cv_;
-  uint64_t committed_ = 0;  // guarded by mu_: the last batch handed over
-  // All guarded by mu_: the waited-for standbys with the last batch handed
-  // over when each joined; the in-sync ones (a subset); durable batch per
-  // standby.
-  std::map<std::string, uint64_t> waited_;
-  std::set<std::string> in_sync_;
-  std::set<std::string> dropped_;  // left waited_ on a timeout this term
-  std::map<std::string, uint64_t> acked_;
-  uint64_t in_sync_version_ = 0;   // guarded by mu_: bumped on every change
-  std::mutex record_mu_;           // serializes record_in_sync
-  uint64_t recorded_version_ = 0;  // guarded by record_mu_
-  bool stopping_ = false;          // guarded by mu_
-  ReplicationStatus status_;       // guarded by mu_
+  std::condition_variable acked_cv_;  // acknowledgements, records, stopping
+  InSyncSet in_sync_;                 // guarded by mu_
+  std::mutex record_mu_;              // serializes record_in_sync
+  bool stopping_ = false;             // guarded by mu_
+  ReplicationStatus status_;          // guarded by mu_
   std::atomic<bool> lagging_{false};
   std::atomic<uint64_t> worst_lag_seq_{0}, worst_lag_ms_{0}, refused_{0};
 };

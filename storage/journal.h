@@ -126,12 +126,10 @@ class Journal final : public RunStore {
   // Current state of every execution of a run, ordered by exec id.
   Result<std::vector<ExecutionRecord>> ExecutionsOfRun(const std::string& run_id) override;
   Result<bool> HasExecutionsOf(const std::string& run_id) override;
-  // The same records one at a time, in one read transaction, without holding
-  // them all (a 100k-task run's records are ~50 MB in memory); `visit` may
-  // move from the record. Stops at the first error, of the journal or
-  // returned by `visit`.
+  // In one read transaction, without holding them all (a 100k-task run's
+  // records are ~50 MB in memory).
   Status ForEachExecutionOfRun(const std::string& run_id,
-                               const std::function<Status(ExecutionRecord&)>& visit);
+                               const std::function<Status(ExecutionRecord&)>& visit) override;
   Result<std::optional<ExecutionRecord>> GetExecution(const std::string& exec_id) override;
   Result<std::optional<std::string>> GetPipeline(const std::string& hash) override;
   Result<std::vector<ScheduleRecord>> Schedules() override;

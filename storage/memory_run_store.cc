@@ -15,8 +15,11 @@ constexpr size_t kDurationsKept = 64;
 
 }  // namespace
 
-Status MemoryRunStore::Commit(RunBatch& batch) {
+Status MemoryRunStore::Commit(RunBatch& batch) { return Apply(batch, /*observe=*/true); }
+
+Status MemoryRunStore::Apply(RunBatch& batch, bool observe) {
   if (batch.empty()) return Status::Ok();
+  const uint64_t first_seq = last_seq_ + 1;
   for (const TransitionRecord& t : batch.transition_records()) {
     if (t.run_id.empty()) return Status::InvalidInput("a transition without a run id");
   }
@@ -74,6 +77,7 @@ Status MemoryRunStore::Commit(RunBatch& batch) {
   }
   ++commits_;
   batch_epoch_ = epoch_;
+  if (observe && observer_ != nullptr) observer_->OnCommitted(commits_, first_seq, batch);
   batch.Clear();
   return Status::Ok();
 }
@@ -86,7 +90,7 @@ Status MemoryRunStore::ApplyReplicated(uint64_t batch_no, uint64_t first_seq, ui
                                 std::to_string(first_seq) + " does not follow batch " +
                                 std::to_string(commits_) + " at seq " + std::to_string(last_seq_));
   }
-  APOLLO11_RETURN_IF_ERROR(Commit(batch));
+  APOLLO11_RETURN_IF_ERROR(Apply(batch, /*observe=*/false));
   batch_epoch_ = epoch;
   return Status::Ok();
 }

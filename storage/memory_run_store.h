@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "storage/commit_observer.h"
 #include "storage/run_store.h"
 
 namespace apollo11::storage {
@@ -21,7 +22,10 @@ class MemoryRunStore final : public RunStore {
 
   // InvalidInput for an empty run or execution id, or a created run whose id
   // is stored already (nothing applied), as the journal; never Full.
+  // As storage::Journal, a successful Commit hands the batch to the commit
+  // observer (when set) before it returns; ApplyReplicated does not.
   Status Commit(RunBatch& batch) override;
+  void SetCommitObserver(CommitObserver* observer) { observer_ = observer; }
   uint64_t last_seq() const override { return last_seq_; }
   uint64_t last_batch() const override { return commits_; }
   uint64_t last_batch_epoch() const override { return batch_epoch_; }
@@ -61,6 +65,10 @@ class MemoryRunStore final : public RunStore {
   uint64_t commits() const { return commits_; }
 
  private:
+  // Commit's work; `observe`: hand the batch to the observer.
+  Status Apply(RunBatch& batch, bool observe);
+
+  CommitObserver* observer_ = nullptr;
   std::vector<TransitionRecord> transitions_;
   std::map<std::string, ExecutionRecord> executions_;  // by exec id
   std::map<std::string, RunRecord> runs_;              // by run id

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -73,9 +74,20 @@ class RunStore {
   virtual Result<std::vector<RunRecord>> UnfinishedRuns() = 0;
   // Current state of every execution of a run, ordered by exec id.
   virtual Result<std::vector<ExecutionRecord>> ExecutionsOfRun(const std::string& run_id) = 0;
+  // The same records one at a time, oldest exec id first; `visit` may move
+  // from the record. Stops at the first error, of the store or returned by
+  // `visit`. The default reads them all first (ExecutionsOfRun); the
+  // journal streams them in one read transaction.
+  virtual Status ForEachExecutionOfRun(const std::string& run_id,
+                                       const std::function<Status(ExecutionRecord&)>& visit) {
+    auto all = ExecutionsOfRun(run_id);
+    if (!all.ok()) return all.status();
+    for (ExecutionRecord& e : *all) APOLLO11_RETURN_IF_ERROR(visit(e));
+    return Status::Ok();
+  }
   // Whether any execution record of `run_id` is stored. A large new run's
   // records are committed ahead of the commit that creates it
-  // (actors/scheduler_outbox.cc); a crash between leaves records without a
+  // (actors/scheduler/scheduler_outbox.cc); a crash between leaves records without a
   // run, and their run id must not be given to another run.
   virtual Result<bool> HasExecutionsOf(const std::string& run_id) = 0;
   virtual Result<std::optional<ExecutionRecord>> GetExecution(const std::string& exec_id) = 0;

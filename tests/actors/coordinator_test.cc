@@ -40,7 +40,7 @@ TEST_CASE("a submitted run is in the journal when its run id reaches the client"
   submit.pipeline_json = dsl::CanonicalJson(*parsed.pipeline);
   submit.pipeline_hash = dsl::ContentHash(*parsed.pipeline);
   std::string frame;
-  transport::Encode(static_cast<uint16_t>(InternalType::kSubmitRun), submit, &frame);
+  transport::Encode(static_cast<uint16_t>(ClientType::kSubmitRun), submit, &frame);
 
   zmq::socket_t client(ctx, zmq::socket_type::dealer);
   transport::SocketOptions options;
@@ -56,7 +56,7 @@ TEST_CASE("a submitted run is in the journal when its run id reaches the client"
   REQUIRE(reply_frame.ok());
   auto env = transport::DecodeEnvelope(reply_frame->data(), reply_frame->size(), ClientLimits());
   REQUIRE(env.ok());
-  REQUIRE(env->type == static_cast<uint16_t>(InternalType::kSubmitReply));
+  REQUIRE(env->type == static_cast<uint16_t>(ClientType::kSubmitReply));
   auto reply = transport::BodyAs<SubmitReply>(*env);
   REQUIRE(reply.ok());
   REQUIRE(reply->error.empty());
@@ -122,12 +122,12 @@ TEST_CASE("a client of another protocol version is told so in a reply it can rea
   InprocCoordinator c("coordinator-version-test");
   // A version 1 query: no version field, the kind a string.
   std::string frame;
-  transport::Encode(static_cast<uint16_t>(InternalType::kQuery),
+  transport::Encode(static_cast<uint16_t>(ClientType::kQuery),
                     std::make_tuple(std::string("status"), std::string("r1"), std::string(),
                                     uint32_t{20}, uint64_t{0}, uint32_t{0}),
                     &frame);
   auto [type, raw] = AskRaw(c.ctx, c.coordinator->client_endpoint(), frame);
-  REQUIRE(type == static_cast<uint16_t>(InternalType::kQueryReply));
+  REQUIRE(type == static_cast<uint16_t>(ClientType::kQueryReply));
   auto env = transport::DecodeEnvelope(raw.data(), raw.size(), ClientLimits());
   REQUIRE(env.ok());
   // ... answered in the version 1 layout: error, json, data, journal_error.
@@ -140,9 +140,9 @@ TEST_CASE("a client of another protocol version is told so in a reply it can rea
   Query newer;
   newer.version = kClientProtocolVersion + 1;
   frame.clear();
-  transport::Encode(static_cast<uint16_t>(InternalType::kQuery), newer, &frame);
+  transport::Encode(static_cast<uint16_t>(ClientType::kQuery), newer, &frame);
   auto [type2, raw2] = AskRaw(c.ctx, c.coordinator->client_endpoint(), frame);
-  REQUIRE(type2 == static_cast<uint16_t>(InternalType::kQueryReply));
+  REQUIRE(type2 == static_cast<uint16_t>(ClientType::kQueryReply));
   auto env2 = transport::DecodeEnvelope(raw2.data(), raw2.size(), ClientLimits());
   REQUIRE(env2.ok());
   auto reply = transport::BodyAs<QueryReply>(*env2);
@@ -153,7 +153,7 @@ TEST_CASE("a client of another protocol version is told so in a reply it can rea
   Query unknown;
   unknown.kind = static_cast<QueryKind>(77);
   frame.clear();
-  transport::Encode(static_cast<uint16_t>(InternalType::kQuery), unknown, &frame);
+  transport::Encode(static_cast<uint16_t>(ClientType::kQuery), unknown, &frame);
   auto [type3, raw3] = AskRaw(c.ctx, c.coordinator->client_endpoint(), frame);
   auto env3 = transport::DecodeEnvelope(raw3.data(), raw3.size(), ClientLimits());
   REQUIRE(env3.ok());
@@ -180,9 +180,9 @@ TEST_CASE(
   REQUIRE(storage::IsPackedSnapshot(submit.pipeline_json));
   REQUIRE(submit.pipeline_json.size() < json.size() / 3);
   std::string frame;
-  transport::Encode(static_cast<uint16_t>(InternalType::kSubmitRun), submit, &frame);
+  transport::Encode(static_cast<uint16_t>(ClientType::kSubmitRun), submit, &frame);
   auto [type, raw] = AskRaw(c.ctx, c.coordinator->client_endpoint(), frame);
-  REQUIRE(type == static_cast<uint16_t>(InternalType::kSubmitReply));
+  REQUIRE(type == static_cast<uint16_t>(ClientType::kSubmitReply));
   auto env = transport::DecodeEnvelope(raw.data(), raw.size(), ClientLimits());
   REQUIRE(env.ok());
   auto reply = transport::BodyAs<SubmitReply>(*env);
@@ -201,9 +201,9 @@ TEST_CASE(
   submit.pipeline_json[submit.pipeline_json.size() / 2] ^= 0x5a;
   submit.pipeline_json[submit.pipeline_json.size() / 2 + 1] ^= 0x33;
   frame.clear();
-  transport::Encode(static_cast<uint16_t>(InternalType::kSubmitRun), submit, &frame);
+  transport::Encode(static_cast<uint16_t>(ClientType::kSubmitRun), submit, &frame);
   auto [type2, raw2] = AskRaw(c.ctx, c.coordinator->client_endpoint(), frame);
-  REQUIRE(type2 == static_cast<uint16_t>(InternalType::kSubmitReply));
+  REQUIRE(type2 == static_cast<uint16_t>(ClientType::kSubmitReply));
   auto env2 = transport::DecodeEnvelope(raw2.data(), raw2.size(), ClientLimits());
   REQUIRE(env2.ok());
   auto refused = transport::BodyAs<SubmitReply>(*env2);

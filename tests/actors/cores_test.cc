@@ -6,10 +6,10 @@
 #include <catch2/catch.hpp>
 
 #include "actors/actor_loop.h"
-#include "actors/dispatcher_core.h"
-#include "actors/reconciler_core.h"
-#include "actors/scheduler_core.h"
-#include "actors/scheduler_turn.h"
+#include "actors/dispatcher/dispatcher_core.h"
+#include "actors/reconciler/reconciler_core.h"
+#include "actors/scheduler/scheduler_core.h"
+#include "actors/scheduler/turn_commit.h"
 #include "dsl/pipeline_json.h"
 #include "storage/journal.h"
 #include "storage/snapshot_pack.h"
@@ -363,7 +363,7 @@ TEST_CASE("a scheduler turn answers a submission with its commit, placed work re
   SchedulerFixture f;
   JournalHealth health(f.dir.path() + "/journal");
   ClientSessions sessions;
-  SchedulerTurn turn(f.core.get(), &health, &sessions, nullptr);
+  TurnCommit turn(f.core.get(), &health, &sessions, nullptr);
   InternalFrames frames;
   auto run_id = f.core->Submit(Submission({Task("a")}));
   REQUIRE(run_id.ok());
@@ -400,7 +400,7 @@ TEST_CASE("a scheduler turn answers a submission with its commit, placed work re
   auto reply_env =
       transport::DecodeEnvelope(replies[0].frame.data(), replies[0].frame.size(), ClientLimits());
   REQUIRE(reply_env.ok());
-  CHECK(reply_env->type == static_cast<uint16_t>(InternalType::kSubmitReply));
+  CHECK(reply_env->type == static_cast<uint16_t>(ClientType::kSubmitReply));
   bool released = false;
   for (const std::string& frame : frames.to_dispatcher) {
     auto e = transport::DecodeEnvelope(frame.data(), frame.size(), InternalLimits());
@@ -1304,7 +1304,7 @@ TEST_CASE("a large Enqueue goes to the dispatcher in frames within the internal 
     enqueue.execs.push_back(std::move(q));
   }
   std::vector<std::string> frames;
-  SchedulerTurn::AddEnqueue(&frames, &enqueue, size_t{3} << 20);
+  TurnCommit::AddEnqueue(&frames, &enqueue, size_t{3} << 20);
   CHECK(enqueue.execs.empty());
   REQUIRE(frames.size() == 5);  // two per frame: a third would pass 3 MiB by its overhead
   std::vector<std::string> order;
@@ -1323,6 +1323,6 @@ TEST_CASE("a large Enqueue goes to the dispatcher in frames within the internal 
   Enqueue small;
   small.execs.resize(3);
   frames.clear();
-  SchedulerTurn::AddEnqueue(&frames, &small, SchedulerTurn::EnqueueBudget());
+  TurnCommit::AddEnqueue(&frames, &small, TurnCommit::EnqueueBudget());
   CHECK(frames.size() == 1);
 }

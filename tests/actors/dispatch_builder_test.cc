@@ -1,4 +1,4 @@
-#include "actors/dispatch_builder.h"
+#include "actors/scheduler/dispatch_builder.h"
 
 #include <catch2/catch.hpp>
 

@@ -5,7 +5,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "actors/dispatcher_core.h"
+#include "actors/dispatcher/dispatcher_core.h"
 #include "tests/actors/cli_harness.h"
 
 using namespace apollo11;          // NOLINT: test file

@@ -12,8 +12,8 @@
 #include <thread>
 #include <zmq.hpp>
 
+#include "actors/client_protocol.h"
 #include "actors/internal_messages.h"
-#include "actors/link_limits.h"
 #include "ha/not_leader.h"
 #include "tests/actors/cli_harness.h"
 #include "tests/actors/cluster_harness.h"
@@ -69,16 +69,14 @@ class StandInStandby {
         if (!env.ok()) continue;
         std::string frame;
         const std::string error = ha::NotLeaderReply(leader_api);
-        if (env->type == static_cast<uint16_t>(actors::InternalType::kSubmitRun)) {
+        if (env->type == static_cast<uint16_t>(actors::ClientType::kSubmitRun)) {
           actors::SubmitReply reply{kNotLeader, error, ""};
-          transport::Encode(static_cast<uint16_t>(actors::InternalType::kSubmitReply), reply,
-                            &frame);
+          transport::Encode(static_cast<uint16_t>(actors::ClientType::kSubmitReply), reply, &frame);
         } else {
           actors::QueryReply reply;
           reply.code = kNotLeader;
           reply.error = error;
-          transport::Encode(static_cast<uint16_t>(actors::InternalType::kQueryReply), reply,
-                            &frame);
+          transport::Encode(static_cast<uint16_t>(actors::ClientType::kQueryReply), reply, &frame);
         }
         clients_.send(id, zmq::send_flags::sndmore);
         clients_.send(zmq::buffer(frame));

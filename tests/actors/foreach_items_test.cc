@@ -1,6 +1,6 @@
 // ForeachItems: the items of a foreach from an upstream's lines or JSON output.
 
-#include "actors/foreach_items.h"
+#include "actors/scheduler/foreach_items.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,7 +1,7 @@
 // JournalHealth: the scheduler's backoff and reporting while journal commits
 // fail, stepped with explicit times.
 
-#include "actors/journal_health.h"
+#include "actors/scheduler/journal_health.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,12 +1,12 @@
 // registry: versions, pause, removal, idempotent trigger keys and param
 // checks, through SchedulerCore over the in-memory store.
 
-#include "actors/pipeline_registry.h"
+#include "actors/registry/pipeline_registry.h"
 
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "actors/scheduler_core.h"
+#include "actors/scheduler/scheduler_core.h"
 #include "alerts/sink.h"
 #include "dsl/param_values.h"
 #include "dsl/pipeline_json.h"

@@ -8,7 +8,7 @@
 #include <sstream>
 #include <string>
 
-#include "actors/dispatcher_core.h"
+#include "actors/dispatcher/dispatcher_core.h"
 #include "common/clock.h"
 #include "tests/actors/log_capture.h"
 #include "transport/codec.h"

@@ -1,15 +1,15 @@
 // QueryService and ClientSessions without sockets: a Query in, a QueryReply
 // out; client events in, encoded frames out.
 
-#include "actors/query_service.h"
+#include "actors/queries/query_service.h"
 
 #include <catch2/catch.hpp>
 #include <optional>
 #include <random>
 
 #include "actors/actor_loop.h"
-#include "actors/client_sessions.h"
-#include "actors/run_views.h"
+#include "actors/queries/run_views.h"
+#include "actors/scheduler/client_sessions.h"
 #include "common/json_dump.h"
 #include "common/utf8.h"
 #include "tests/actors/cli_harness.h"
@@ -73,7 +73,7 @@ Query Ask(QueryKind kind, std::string id = "", std::string arg = "") {
 }
 
 template <class T>
-T DecodeFrame(const ClientFrame& f, InternalType type) {
+T DecodeFrame(const ClientFrame& f, ClientType type) {
   auto env = transport::DecodeEnvelope(f.frame.data(), f.frame.size(), ClientLimits());
   REQUIRE(env.ok());
   REQUIRE(env->type == static_cast<uint16_t>(type));
@@ -163,7 +163,7 @@ TEST_CASE("a submission is answered only after its commit, and progress goes to 
           "[sessions]") {
   ClientSessions sessions;
   sessions.Accepted("client-a", "r1");
-  sessions.Reply("client-b", InternalType::kQueryReply, QueryReply{});
+  sessions.Reply("client-b", ClientType::kQueryReply, QueryReply{});
   auto frames = sessions.TakeFrames();
   REQUIRE(frames.size() == 1);  // the query's answer; the submission waits
   CHECK(frames[0].identity == "client-b");
@@ -181,11 +181,11 @@ TEST_CASE("a submission is answered only after its commit, and progress goes to 
   frames = sessions.TakeFrames();
   REQUIRE(frames.size() == 4);
   CHECK(frames[0].identity == "client-a");
-  CHECK(DecodeFrame<SubmitReply>(frames[0], InternalType::kSubmitReply).run_id == "r1");
-  CHECK(DecodeFrame<ConfirmReply>(frames[1], InternalType::kConfirmReply).text == "killed");
-  CHECK(DecodeFrame<RunProgress>(frames[2], InternalType::kRunProgress).counts.size() == 2);
+  CHECK(DecodeFrame<SubmitReply>(frames[0], ClientType::kSubmitReply).run_id == "r1");
+  CHECK(DecodeFrame<ConfirmReply>(frames[1], ClientType::kConfirmReply).text == "killed");
+  CHECK(DecodeFrame<RunProgress>(frames[2], ClientType::kRunProgress).counts.size() == 2);
   CHECK(frames[3].identity == "client-a");
-  DecodeFrame<RunFinished>(frames[3], InternalType::kRunFinished);
+  DecodeFrame<RunFinished>(frames[3], ClientType::kRunFinished);
   CHECK(sessions.held_replies() == 0);
   CHECK(sessions.subscribers() == 0);  // forgotten after the end
 }
@@ -203,7 +203,7 @@ TEST_CASE("a log request is answered by its worker or by its deadline, once", "[
   sessions.OnLogFetched(fetched);
   auto frames = sessions.TakeFrames();
   REQUIRE(frames.size() == 1);
-  auto reply = DecodeFrame<QueryReply>(frames[0], InternalType::kQueryReply);
+  auto reply = DecodeFrame<QueryReply>(frames[0], ClientType::kQueryReply);
   CHECK(reply.error.empty());
   CHECK(reply.data == "bytes \xff");  // raw bytes stay raw
   CHECK(nlohmann::json::parse(reply.json)["size"] == 7);
@@ -214,7 +214,7 @@ TEST_CASE("a log request is answered by its worker or by its deadline, once", "[
   frames = sessions.TakeFrames();
   REQUIRE(frames.size() == 1);
   CHECK(frames[0].identity == "c2");
-  reply = DecodeFrame<QueryReply>(frames[0], InternalType::kQueryReply);
+  reply = DecodeFrame<QueryReply>(frames[0], ClientType::kQueryReply);
   CHECK(ReplyStatus(reply.code, reply.error).code() == StatusCode::kIo);
   CHECK(reply.error.find("worker w2 did not answer") != std::string::npos);
 
@@ -253,11 +253,11 @@ TEST_CASE("an answer larger than a client accepts becomes an error naming the li
   ClientSessions sessions;
   QueryReply huge;
   huge.json = std::string(ClientLimits().max_frame, 'j');  // a status of a giant run
-  sessions.Reply("c1", InternalType::kQueryReply, huge);
+  sessions.Reply("c1", ClientType::kQueryReply, huge);
   auto frames = sessions.TakeFrames();
   REQUIRE(frames.size() == 1);
   CHECK(frames[0].frame.size() <= ClientLimits().max_frame);
-  QueryReply got = DecodeFrame<QueryReply>(frames[0], InternalType::kQueryReply);
+  QueryReply got = DecodeFrame<QueryReply>(frames[0], ClientType::kQueryReply);
   CHECK(got.code == static_cast<uint8_t>(StatusCode::kInvalidInput));
   CHECK(got.json.empty());
   CHECK(got.error.find("above the client limit of 67108864 bytes") != std::string::npos);

@@ -1,8 +1,8 @@
-// The queue depth of a worker (actors/queue_depth.h): fixed or adaptive, and
+// The queue depth of a worker (actors/worker/queue_depth.h): fixed or adaptive, and
 // the credit that follows from it, checked against a model of the
 // coordinator's credit count.
 
-#include "actors/queue_depth.h"
+#include "actors/worker/queue_depth.h"
 
 #include <catch2/catch.hpp>
 #include <deque>

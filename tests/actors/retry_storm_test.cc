@@ -6,8 +6,8 @@
 #include <catch2/catch.hpp>
 #include <set>
 
-#include "actors/retry_gate.h"
-#include "actors/scheduler_core.h"
+#include "actors/scheduler/retry_gate.h"
+#include "actors/scheduler/scheduler_core.h"
 #include "dsl/pipeline_json.h"
 #include "engine/retry.h"
 #include "storage/memory_run_store.h"

@@ -119,7 +119,7 @@ actors::SubmitReply SubmitLegacy(const std::string& endpoint, const std::string&
   legacy.pipeline_hash = base.pipeline_hash;
   legacy.requested_run_id = requested;
   std::string frame;
-  transport::Encode(static_cast<uint16_t>(actors::InternalType::kSubmitRun), legacy, &frame);
+  transport::Encode(static_cast<uint16_t>(actors::ClientType::kSubmitRun), legacy, &frame);
   zmq::context_t ctx;
   zmq::socket_t dealer(ctx, zmq::socket_type::dealer);
   dealer.set(zmq::sockopt::linger, 0);
@@ -135,7 +135,7 @@ actors::SubmitReply SubmitLegacy(const std::string& endpoint, const std::string&
     zmq::message_t msg;
     if (!dealer.recv(msg, zmq::recv_flags::none)) continue;
     auto env = transport::DecodeEnvelope(msg.data(), msg.size(), actors::ClientLimits());
-    if (!env.ok() || env->type != static_cast<uint16_t>(actors::InternalType::kSubmitReply)) {
+    if (!env.ok() || env->type != static_cast<uint16_t>(actors::ClientType::kSubmitReply)) {
       continue;
     }
     auto decoded = transport::BodyAs<actors::SubmitReply>(*env);

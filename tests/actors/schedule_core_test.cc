@@ -1,7 +1,7 @@
 // ScheduleCore with a fake clock and an in-memory store: catch-up policies,
 // overlap, max_active_runs, idempotent fires across a crash, backfill.
 
-#include "actors/schedule_core.h"
+#include "actors/schedules/schedule_core.h"
 
 #include <catch2/catch.hpp>
 #include <memory>

@@ -4,7 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "actors/scheduler_core.h"
+#include "actors/scheduler/scheduler_core.h"
 #include "dsl/pipeline_json.h"
 #include "storage/memory_run_store.h"
 

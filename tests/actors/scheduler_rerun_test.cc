@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "actors/scheduler_core.h"
+#include "actors/scheduler/scheduler_core.h"
 #include "dsl/pipeline_json.h"
 #include "storage/memory_run_store.h"
 

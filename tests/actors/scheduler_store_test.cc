@@ -7,7 +7,7 @@
 #include <set>
 #include <string>
 
-#include "actors/scheduler_core.h"
+#include "actors/scheduler/scheduler_core.h"
 #include "dsl/pipeline_json.h"
 #include "engine/random_source.h"
 #include "storage/faulty_run_store.h"

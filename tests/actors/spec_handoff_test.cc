@@ -1,7 +1,7 @@
 // SpecHandoff: the model an embedded `apollo11 run` hands its scheduler must
 // be the one the scheduler would decode from the snapshot.
 
-#include "actors/spec_handoff.h"
+#include "actors/scheduler/spec_handoff.h"
 
 #include <catch2/catch.hpp>
 #include <string>

@@ -1,4 +1,4 @@
-#include "actors/timer_queue.h"
+#include "actors/scheduler/timer_queue.h"
 
 #include <catch2/catch.hpp>
 #include <string>

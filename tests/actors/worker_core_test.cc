@@ -3,7 +3,7 @@
 // results that survive a restart of the worker until they are ACKed. The last
 // cases run it over a FakeTaskRunner: what it reads comes through its ports.
 
-#include "actors/worker_core.h"
+#include "actors/worker/worker_core.h"
 
 #include <catch2/catch.hpp>
 

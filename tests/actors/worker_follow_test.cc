@@ -5,8 +5,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "actors/coordinator_follower.h"
-#include "actors/worker_core.h"
+#include "actors/worker/coordinator_follower.h"
+#include "actors/worker/worker_core.h"
 #include "ha/not_leader.h"
 #include "tests/executor/fake_task_runner.h"
 #include "transport/coordinator_endpoints.h"
@@ -266,8 +266,7 @@ TEST_CASE("CoordinatorFollower: a leader named that is not in the list reads as 
   CHECK(none.current() == 0);
 }
 
-TEST_CASE("a HELLO nobody answers within a heartbeat is said to the next coordinator",
-          "[follow]") {
+TEST_CASE("a HELLO nobody answers within a heartbeat is said to the next coordinator", "[follow]") {
   Follow f;  // said HELLO to A, which is down
   f.clock.Advance(100 * kMicrosPerMilli);
   CHECK_FALSE(f.core->Tick());

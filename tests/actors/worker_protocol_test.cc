@@ -1,15 +1,15 @@
-// The dispatcher's worker-protocol table (actors/worker_protocol.h) and
+// The dispatcher's worker-protocol table (actors/dispatcher/worker_protocol.h) and
 // DispatcherCore following it: which message is accepted in which state, and
 // what a refused one costs (counted, logged, never fatal); and the two
 // pieces of dispatcher state beside it, the ready queue and the claim window.
 
-#include "actors/worker_protocol.h"
+#include "actors/dispatcher/worker_protocol.h"
 
 #include <catch2/catch.hpp>
 
-#include "actors/claim_window.h"
-#include "actors/dispatcher_core.h"
-#include "actors/ready_queue.h"
+#include "actors/dispatcher/claim_window.h"
+#include "actors/dispatcher/dispatcher_core.h"
+#include "actors/dispatcher/ready_queue.h"
 
 using namespace apollo11;          // NOLINT: test file
 using namespace apollo11::actors;  // NOLINT: test file

@@ -5,7 +5,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "actors/worker_core.h"
+#include "actors/worker/worker_core.h"
 #include "tests/actors/cli_harness.h"
 #include "tests/executor/fake_task_runner.h"
 

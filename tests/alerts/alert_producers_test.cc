@@ -4,8 +4,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "actors/dispatcher_core.h"
-#include "actors/scheduler_core.h"
+#include "actors/dispatcher/dispatcher_core.h"
+#include "actors/scheduler/scheduler_core.h"
 #include "dsl/pipeline_json.h"
 #include "storage/journal.h"
 #include "tests/actors/cli_harness.h"

@@ -259,7 +259,7 @@ TEST_CASE("$APOLLO11_TEST_FAULT reaches the coordinator (tests only)", "[cli][no
   env.env["APOLLO11_TEST_FAULT"] = "scheduler-query";
   auto c = ResolveNodeConfig(NodeFlags{}, env);
   REQUIRE(c.ok());
-  CHECK(c->coordinator_config.test_fault == "scheduler-query");
+  CHECK(c->test_fault == "scheduler-query");
 }
 
 TEST_CASE("a worker id or slot count the coordinator would refuse is refused at start",

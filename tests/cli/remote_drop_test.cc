@@ -19,8 +19,8 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "actors/client_protocol.h"
 #include "actors/internal_messages.h"
-#include "actors/link_limits.h"
 #include "cli/remote.h"
 #include "transport/codec.h"
 #include "transport/sockets.h"
@@ -28,7 +28,7 @@
 namespace apollo11 {
 namespace {
 
-using actors::InternalType;
+using actors::ClientType;
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
@@ -66,7 +66,7 @@ class FlakyCoordinator {
   }
 
   template <typename T>
-  void Reply(const Request& to, InternalType type, const T& body) {
+  void Reply(const Request& to, ClientType type, const T& body) {
     std::string frame;
     transport::Encode(static_cast<uint16_t>(type), body, &frame);
     REQUIRE(transport::SendTo(*socket_, to.identity, frame).ok());
@@ -145,14 +145,14 @@ TEST_CASE("a query whose connection closes before its answer is asked again and 
   Call<Result<nlohmann::json>> query([&] { return remote->Query("status", "r1"); });
   auto first = coordinator.Next(milliseconds(5000));
   REQUIRE(first);
-  CHECK(first->type == static_cast<uint16_t>(InternalType::kQuery));
+  CHECK(first->type == static_cast<uint16_t>(ClientType::kQuery));
   coordinator.Restart();
   auto again = coordinator.Next(milliseconds(5000));
   REQUIRE(again);
-  CHECK(again->type == static_cast<uint16_t>(InternalType::kQuery));
+  CHECK(again->type == static_cast<uint16_t>(ClientType::kQuery));
   // A fresh connection: the old one's answer could never be taken for it.
   CHECK(again->identity != first->identity);
-  coordinator.Reply(*again, InternalType::kQueryReply, Answer(R"({"state":"RUNNING"})"));
+  coordinator.Reply(*again, ClientType::kQueryReply, Answer(R"({"state":"RUNNING"})"));
   auto answer = query.Get();
   REQUIRE(answer.ok());
   CHECK((*answer)["state"] == "RUNNING");
@@ -168,7 +168,7 @@ TEST_CASE("a submission whose connection closes before its answer is reported, n
   Call<Result<std::string>> submit([&] { return remote->Submit(OneSubmission()); });
   auto first = coordinator.Next(milliseconds(5000));
   REQUIRE(first);
-  CHECK(first->type == static_cast<uint16_t>(InternalType::kSubmitRun));
+  CHECK(first->type == static_cast<uint16_t>(ClientType::kSubmitRun));
   coordinator.Restart();
   auto result = submit.Get();
   REQUIRE_FALSE(result.ok());
@@ -186,25 +186,24 @@ TEST_CASE("a cancel whose connection closes before it is confirmed is sent again
   Call<Status> cancel([&] { return remote->Cancel("r1", "enough"); });
   auto first = coordinator.Next(milliseconds(5000));
   REQUIRE(first);
-  CHECK(first->type == static_cast<uint16_t>(InternalType::kCancelRun));
+  CHECK(first->type == static_cast<uint16_t>(ClientType::kCancelRun));
   coordinator.Restart();  // the cancel and its status query are lost
   std::vector<uint16_t> after;
   for (int i = 0; i < 3; ++i) {
     auto next = coordinator.Next(milliseconds(5000));
     REQUIRE(next);
     after.push_back(next->type);
-    if (next->type == static_cast<uint16_t>(InternalType::kQuery) &&
-        std::count(after.begin(), after.end(), static_cast<uint16_t>(InternalType::kCancelRun))) {
-      coordinator.Reply(*next, InternalType::kQueryReply, Answer(R"({"state":"CANCELED"})"));
+    if (next->type == static_cast<uint16_t>(ClientType::kQuery) &&
+        std::count(after.begin(), after.end(), static_cast<uint16_t>(ClientType::kCancelRun))) {
+      coordinator.Reply(*next, ClientType::kQueryReply, Answer(R"({"state":"CANCELED"})"));
       break;
     }
-    if (next->type == static_cast<uint16_t>(InternalType::kQuery)) {
-      coordinator.Reply(*next, InternalType::kQueryReply, Answer(R"({"state":"RUNNING"})"));
+    if (next->type == static_cast<uint16_t>(ClientType::kQuery)) {
+      coordinator.Reply(*next, ClientType::kQueryReply, Answer(R"({"state":"RUNNING"})"));
     }
   }
   CHECK(cancel.Get().ok());
-  CHECK(std::count(after.begin(), after.end(), static_cast<uint16_t>(InternalType::kCancelRun)) ==
-        1);
+  CHECK(std::count(after.begin(), after.end(), static_cast<uint16_t>(ClientType::kCancelRun)) == 1);
 }
 
 TEST_CASE("a connection that closed while the client was idle fails nothing", "[cli][remote]") {
@@ -213,17 +212,17 @@ TEST_CASE("a connection that closed while the client was idle fails nothing", "[
   Call<Result<nlohmann::json>> warm([&] { return remote->Query("status", "r1"); });
   auto q = coordinator.Next(milliseconds(5000));
   REQUIRE(q);
-  coordinator.Reply(*q, InternalType::kQueryReply, Answer("{}"));
+  coordinator.Reply(*q, ClientType::kQueryReply, Answer("{}"));
   REQUIRE(warm.Get().ok());
   coordinator.Restart();  // nothing in flight
   std::this_thread::sleep_for(milliseconds(300));
   Call<Result<std::string>> submit([&] { return remote->Submit(OneSubmission()); });
   auto s = coordinator.Next(milliseconds(5000));
   REQUIRE(s);
-  CHECK(s->type == static_cast<uint16_t>(InternalType::kSubmitRun));
+  CHECK(s->type == static_cast<uint16_t>(ClientType::kSubmitRun));
   actors::SubmitReply reply;
   reply.run_id = "r2";
-  coordinator.Reply(*s, InternalType::kSubmitReply, reply);
+  coordinator.Reply(*s, ClientType::kSubmitReply, reply);
   auto id = submit.Get();
   REQUIRE(id.ok());
   CHECK(*id == "r2");

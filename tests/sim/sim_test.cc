@@ -4,7 +4,9 @@
 // leaves before its RUNNING is durable and no ACK before its result is.
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
+#include "dsl/pipeline_json.h"
 #include "tests/sim/simulation.h"
 
 using namespace apollo11;       // NOLINT: test file
@@ -223,7 +225,7 @@ TEST_CASE("a submission is answered only after the commit that holds its run", "
   const auto& sent = sim.client_messages();
   REQUIRE_FALSE(sent.empty());
   CHECK(sent.back().identity == "client");
-  CHECK(sent.back().type == actors::InternalType::kRunFinished);
+  CHECK(sent.back().type == actors::ClientType::kRunFinished);
 }
 
 TEST_CASE(
@@ -505,4 +507,112 @@ TEST_CASE("results that arrive together are journaled in one commit with what th
     CHECK(sim.Execution(run + "." + t)->state == TaskState::kSuccess);
   }
   CHECK(sim.Execution(run + ".e")->state == TaskState::kRunning);
+}
+
+// ---- clients through the scheduler's gate ------------------------------------
+
+namespace {
+
+// A pipeline `name` of shell tasks, as a registry kAdd request.
+actors::RegistryRequest AddRequest(const std::string& name,
+                                   const std::vector<dsl::TaskSpec>& tasks) {
+  dsl::PipelineSpec spec;
+  spec.version = "1.0";
+  spec.name = name;
+  spec.tasks = tasks;
+  actors::RegistryRequest r;
+  r.op = static_cast<uint8_t>(actors::RegistryOp::kAdd);
+  r.name = name;
+  r.pipeline_json = dsl::CanonicalJson(spec);
+  r.pipeline_hash = dsl::ContentHash(spec);
+  r.actor = "sim";
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("a query through the gate sees the committed state of a run", "[sim][client]") {
+  Simulation sim;
+  sim.AddWorker("w1");
+  const std::string run = sim.Submit({Task("a")});
+  // Not committed yet: the journal does not know it, and neither does a reader.
+  auto before = sim.Query(actors::QueryKind::kRun, run);
+  CHECK(before.code == static_cast<uint8_t>(StatusCode::kNotFound));
+  sim.RunUntilIdle();
+  auto status = sim.Query(actors::QueryKind::kStatus, run);
+  REQUIRE(status.code == 0);
+  auto doc = nlohmann::json::parse(status.json);
+  CHECK(doc["run_id"] == run);
+  CHECK(doc["tasks"]["a"]["state"] == "RUNNING");
+  auto workers = nlohmann::json::parse(sim.Query(actors::QueryKind::kWorkers, "").json);
+  REQUIRE(workers.is_array());
+  REQUIRE(workers.size() == 1);
+  CHECK(workers[0]["id"] == "w1");
+}
+
+TEST_CASE("a cancel through the gate ends the run and kills its running task on the worker",
+          "[sim][client]") {
+  Simulation sim;
+  SimWorker& w1 = sim.AddWorker("w1");
+  const std::string run = sim.Submit({Task("a"), Task("b", {"a"})});
+  sim.RunUntilIdle();
+  REQUIRE(w1.runner.IsRunning(run + ".a", 1));
+  sim.Send(actors::ClientType::kCancelRun, actors::CancelRun(run, "not needed"));
+  sim.RunUntilIdle();
+  CHECK(sim.finished_runs().at(run) == RunStatus::kCanceled);
+  CHECK(sim.Execution(run + ".b")->state == TaskState::kCanceled);
+  CHECK_FALSE(w1.runner.IsRunning(run + ".a", 1));  // canceled on the worker
+}
+
+TEST_CASE("a registered pipeline's trigger is answered only once its run is durable",
+          "[sim][client][registry]") {
+  Simulation sim;
+  sim.AddWorker("w1");
+  sim.Send(actors::ClientType::kRegistry, AddRequest("sim.reg", {Task("a")}));
+  CHECK(sim.Replies<actors::RegistryReply>(actors::ClientType::kRegistryReply).empty());
+  sim.RunUntilIdle();
+  auto added = sim.Replies<actors::RegistryReply>(actors::ClientType::kRegistryReply);
+  REQUIRE(added.size() == 1);
+  REQUIRE(added[0].code == 0);
+
+  actors::RegistryRequest trigger;
+  trigger.op = static_cast<uint8_t>(actors::RegistryOp::kTrigger);
+  trigger.name = "sim.reg";
+  trigger.key = "once";
+  sim.Send(actors::ClientType::kRegistry, trigger);
+  sim.Send(actors::ClientType::kRegistry, trigger);  // the same key: the same run
+  sim.RunUntilIdle();
+  auto replies = sim.Replies<actors::RegistryReply>(actors::ClientType::kRegistryReply);
+  REQUIRE(replies.size() == 3);
+  auto first = nlohmann::json::parse(replies[1].json),
+       second = nlohmann::json::parse(replies[2].json);
+  CHECK(first["run_id"] == second["run_id"]);
+  const std::string run = first["run_id"];
+  sim.Finish("w1", run + ".a");
+  sim.RunUntilIdle();
+  CHECK(sim.finished_runs().at(run) == RunStatus::kSuccess);
+  CHECK(sim.finished_runs().size() == 1);
+}
+
+TEST_CASE("garbage and another protocol version from a client get a refusal and change nothing",
+          "[sim][client]") {
+  Simulation sim;
+  sim.AddWorker("w1");
+  sim.RunUntilIdle();
+  const uint64_t commits = sim.commits();
+  sim.SendBytes(std::string("\x93\xff\x00garbage", 10), "hostile");
+  auto refused = sim.SubmitReplies("hostile");
+  REQUIRE(refused.size() == 1);
+  CHECK(refused[0].code == static_cast<uint8_t>(StatusCode::kInvalidInput));
+
+  actors::Query old;
+  old.version = actors::kClientProtocolVersion + 1;
+  sim.Send(actors::ClientType::kQuery, old, "newer");
+  auto answer = sim.Replies<actors::QueryReply>(actors::ClientType::kQueryReply, "newer");
+  REQUIRE(answer.size() == 1);
+  CHECK(answer[0].code == static_cast<uint8_t>(StatusCode::kUnsupported));
+  CHECK(answer[0].error.find("client protocol version") != std::string::npos);
+  sim.RunUntilIdle();
+  CHECK(sim.commits() == commits);
+  CHECK(sim.scheduler().active_runs() == 0);
 }

@@ -1,14 +1,15 @@
 #include "tests/sim/simulation.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
-#include "actors/actor_loop.h"
 #include "dsl/pipeline_json.h"
-#include "tests/sim/sim_routes.h"
 
 namespace apollo11::sim {
 namespace {
 
+using actors::ClientType;
 using actors::InternalType;
 using transport::MsgType;
 
@@ -18,14 +19,45 @@ std::optional<transport::Envelope> Peek(const std::string& frame) {
   return std::optional<transport::Envelope>(std::move(*env));
 }
 
-template <class T>
-std::string PopFront(std::deque<T>* q) {
-  std::string frame = std::move(q->front());
-  q->pop_front();
-  return frame;
+// Decodes an internal frame as the loops' DrainSocket does. Between the
+// simulator's own actors a malformed frame is a bug: it fails the test.
+transport::Envelope Internal(const std::string& frame) {
+  auto env = transport::DecodeEnvelope(frame.data(), frame.size(), actors::InternalLimits());
+  REQUIRE(env.ok());
+  return std::move(*env);
+}
+
+template <class Queue, class Handle>
+void Drain(Queue* q, Handle&& handle) {
+  while (!q->empty()) {
+    std::string frame = std::move(q->front());
+    q->pop_front();
+    handle(Internal(frame));
+  }
+}
+
+void MoveAll(std::vector<std::string>* from, std::deque<std::string>* to) {
+  for (std::string& frame : *from) to->push_back(std::move(frame));
+  from->clear();
 }
 
 }  // namespace
+
+// The dispatcher's WorkerLink: a worker that left has no connection (the
+// send fails); a partitioned one loses the frame.
+class Simulation::Workers final : public actors::WorkerLink {
+ public:
+  explicit Workers(Simulation* sim) : sim_(sim) {}
+  bool Send(const std::string& identity, const std::string& frame) override {
+    auto w = sim_->workers_.find(identity);
+    if (w == sim_->workers_.end()) return false;
+    if (!w->second->partitioned) sim_->Deliver(*w->second, frame);
+    return true;
+  }
+
+ private:
+  Simulation* sim_;
+};
 
 dsl::TaskSpec Task(const std::string& id, std::vector<std::string> deps) {
   dsl::TaskSpec t;
@@ -37,7 +69,9 @@ dsl::TaskSpec Task(const std::string& id, std::vector<std::string> deps) {
 }
 
 Simulation::Simulation(SimOptions options)
-    : options_(options), random_(engine::NewSeededRandom(options.seed)) {
+    : options_(options),
+      random_(engine::NewSeededRandom(options.seed)),
+      link_(std::make_unique<Workers>(this)) {
   OpenStore();
   StartCoordinator();
 }
@@ -55,35 +89,32 @@ void Simulation::StartCoordinator() {
   auto epoch = store_->BumpEpoch();
   REQUIRE(epoch.ok());
   epoch_ = *epoch;
-  actors::SchedulerOptions so;
-  so.claim_window = options_.claim_window;
-  so.max_requeues = options_.max_requeues;
-  so.random = random_.get();
-  sched_ = std::make_unique<actors::SchedulerCore>(store_.get(), &clock_, so);
-  health_ = std::make_unique<actors::JournalHealth>("(simulated store)", options_.journal);
-  sessions_ = std::make_unique<actors::ClientSessions>();
-  turn_ = std::make_unique<actors::SchedulerTurn>(sched_.get(), health_.get(), sessions_.get(),
-                                                  nullptr);
+  actors::SchedulerTurnConfig sc;
+  sc.store = store_.get();
+  sc.clock = &clock_;
+  sc.options.claim_window = options_.claim_window;
+  sc.options.max_requeues = options_.max_requeues;
+  sc.options.random = random_.get();
+  sc.journal_dir = "(simulated store)";
+  sc.journal_health = options_.journal;
+  sched_ = std::make_unique<actors::SchedulerTurn>(sc);
   actors::DispatcherOptions dopt;
   dopt.epoch = epoch_;
-  disp_ = std::make_unique<actors::DispatcherCore>(&clock_, dopt);
+  disp_ = std::make_unique<actors::DispatcherTurn>(
+      &clock_, dopt,
+      actors::DispatcherTurnOptions{options_.heartbeat, options_.reconcile_interval});
   actors::ReconcilerOptions ro;
   ro.heartbeat = options_.heartbeat;
   ro.liveness = options_.liveness;
-  recon_ = std::make_unique<actors::ReconcilerCore>(ro);
-  next_beat_ = clock_.Steady() + options_.heartbeat.count() * kMicrosPerMilli;
-  next_probe_ = clock_.Steady() + options_.reconcile_interval.count() * kMicrosPerMilli;
+  recon_ = std::make_unique<actors::ReconcilerTurn>(&clock_, ro);
   // As SchedulerLoop starts: recovery, then one commit without early
   // placement (the dispatcher is not up yet), whose output the dispatcher
   // reads before any worker frame.
-  sched_->Recover();
+  sched_->Start();
   REQUIRE(CommitSchedulerTurn(/*place_early=*/false));
 }
 
 void Simulation::RestartCoordinator() {
-  turn_.reset();
-  sessions_.reset();
-  health_.reset();
   sched_.reset();
   disp_.reset();
   recon_.reset();
@@ -92,9 +123,6 @@ void Simulation::RestartCoordinator() {
     q->clear();
   }
   disp_from_workers_.clear();
-  disp_out_.Clear();
-  sched_frames_.Clear();
-  answer_ticket_ = 0;
   StartCoordinator();
 }
 
@@ -119,6 +147,8 @@ SimWorker& Simulation::AddWorker(const std::string& id, uint32_t slots, uint32_t
   return ref;
 }
 
+// ---- clients -------------------------------------------------------------------
+
 std::string Simulation::Submit(const std::vector<dsl::TaskSpec>& tasks, const std::string& client) {
   dsl::PipelineSpec spec;
   spec.version = "1.0";
@@ -127,11 +157,63 @@ std::string Simulation::Submit(const std::vector<dsl::TaskSpec>& tasks, const st
   actors::SubmitRun s;
   s.pipeline_json = dsl::CanonicalJson(spec);
   s.pipeline_hash = dsl::ContentHash(spec);
-  const std::string run_id =
-      OnClientFrame(client, EncodeInternal(InternalType::kSubmitRun, std::move(s)));
-  SendSchedulerOutput();  // a refusal is answered at once
-  return run_id;
+  const std::vector<std::string> before = sched_->core().ActiveRunIds();
+  Send(ClientType::kSubmitRun, s, client);
+  for (const std::string& id : sched_->core().ActiveRunIds()) {
+    if (std::binary_search(before.begin(), before.end(), id)) continue;
+    started_.push_back(id);
+    return id;
+  }
+  return "";
 }
+
+void Simulation::SendBytes(const std::string& frame, const std::string& client) {
+  sched_->FromClient(client, transport::PeerAuth{}, frame.data(), frame.size());
+  SendSchedulerOutput();  // what the gate answers at once, it answers now
+}
+
+actors::QueryReply Simulation::Query(actors::QueryKind kind, const std::string& id,
+                                     const std::string& arg, const std::string& client) {
+  actors::Query q;
+  q.kind = kind;
+  q.id = id;
+  q.arg = arg;
+  const size_t before = Replies<actors::QueryReply>(ClientType::kQueryReply, client).size();
+  Send(ClientType::kQuery, q, client);
+  auto replies = Replies<actors::QueryReply>(ClientType::kQueryReply, client);
+  REQUIRE(replies.size() == before + 1);
+  return replies.back();
+}
+
+void Simulation::DeliverToClient(actors::ClientFrame f) {
+  auto env = transport::DecodeEnvelope(f.frame.data(), f.frame.size(), actors::ClientLimits());
+  REQUIRE(env.ok());
+  const auto type = static_cast<ClientType>(env->type);
+  if (type == ClientType::kSubmitReply) {
+    auto reply = transport::BodyAs<actors::SubmitReply>(*env);
+    REQUIRE(reply.ok());
+    if (!reply->run_id.empty()) CheckRunDurable(reply->run_id);
+  }
+  if (type == ClientType::kRegistryReply) {
+    auto reply = transport::BodyAs<actors::RegistryReply>(*env);
+    REQUIRE(reply.ok());
+    auto json = nlohmann::json::parse(reply->json, nullptr, false);
+    if (json.is_object() && json.contains("run_id")) CheckRunDurable(json["run_id"]);
+  }
+  to_clients_.push_back({std::move(f.identity), type, std::move(f.frame)});
+}
+
+void Simulation::CheckRunDurable(const std::string& run_id) {
+  // A run id reaches its client only once the run is durable.
+  auto run = store_->GetRun(run_id);
+  REQUIRE(run.ok());
+  CHECK(run->has_value());
+  if (std::find(started_.begin(), started_.end(), run_id) == started_.end()) {
+    started_.push_back(run_id);
+  }
+}
+
+// ---- worker ----------------------------------------------------------------
 
 void Simulation::Leave(const std::string& id) {
   SimWorker& w = *workers_.at(id);
@@ -151,8 +233,6 @@ void Simulation::Finish(const std::string& worker, const std::string& exec_id,
   REQUIRE(w.runner.Complete(exec_id, attempt, kind, clock_.Now()));
   WorkerTurn(worker);
 }
-
-// ---- worker ----------------------------------------------------------------
 
 void Simulation::Deliver(SimWorker& w, const std::string& frame) {
   auto env = Peek(frame);
@@ -200,108 +280,31 @@ void Simulation::WorkerTurn(const std::string& id) {
   w.core->outbox().clear();
 }
 
-// ---- dispatcher --------------------------------------------------------------
+// ---- the coordinator's actors ------------------------------------------------
 
 void Simulation::DispatcherTurn() {
   // As DispatcherLoop: worker frames, the scheduler's and the reconciler's
-  // messages, timers, placement, then the output.
+  // messages, then the turn's end.
   while (!disp_from_workers_.empty()) {
     auto [identity, frame] = std::move(disp_from_workers_.front());
     disp_from_workers_.pop_front();
-    disp_->OnWorkerFrame(identity, frame.data(), frame.size(), &disp_out_);
+    disp_->FromWorker(identity, transport::PeerAuth{}, frame.data(), frame.size());
   }
-  DispatcherInbox in{disp_.get(), &disp_out_, &answer_ticket_};
-  while (!disp_from_sched_.empty()) in.FromScheduler(PopFront(&disp_from_sched_));
-  while (!disp_from_recon_.empty()) in.FromReconciler(PopFront(&disp_from_recon_));
-  const Micros now = clock_.Steady();  // the loop's timers, as DispatcherLoop
-  if (now >= next_beat_) {
-    disp_->Heartbeat(&disp_out_);
-    recon_from_disp_.push_back(EncodeInternal(InternalType::kWorkersSeen, disp_->Seen()));
-    next_beat_ = now + options_.heartbeat.count() * kMicrosPerMilli;
-  }
-  if (now >= next_probe_) {
-    disp_->Probe(&disp_out_);
-    next_probe_ = now + options_.reconcile_interval.count() * kMicrosPerMilli;
-  }
-  disp_->Place(&disp_out_);
-  SendDispatcherOutput();
-}
-
-void Simulation::SendDispatcherOutput() {
-  for (size_t i = 0; i < disp_out_.to_workers.size(); ++i) {
-    auto& [identity, frame] = disp_out_.to_workers[i];
-    auto w = workers_.find(identity);
-    if (w == workers_.end()) {
-      std::string gone = identity;  // the peer is gone: the send fails
-      disp_->OnSendFailed(gone, &disp_out_);
-      continue;
-    }
-    if (!w->second->partitioned) Deliver(*w->second, frame);
-  }
-  if (!disp_out_.placed.placed.empty() || answer_ticket_ != 0) {
-    disp_out_.placed.ticket = answer_ticket_;
-    answer_ticket_ = 0;
-    sched_from_disp_.push_back(EncodeInternal(InternalType::kPlaced, disp_out_.placed));
-  }
-  if (!disp_out_.started.items.empty()) {
-    sched_from_disp_.push_back(EncodeInternal(InternalType::kStartedBatch, disp_out_.started));
-  }
-  if (!disp_out_.results.items.empty()) {
-    sched_from_disp_.push_back(EncodeInternal(InternalType::kResultBatch, disp_out_.results));
-  }
-  for (const actors::LogFetched& fetched : disp_out_.logs) {
-    sched_from_disp_.push_back(EncodeInternal(InternalType::kLogFetched, fetched));
-  }
-  for (const actors::WorkerGone& gone : disp_out_.gone) {
-    sched_from_disp_.push_back(EncodeInternal(InternalType::kWorkerGone, gone));
-    if (disp_->HasWorker(gone.worker_id)) continue;  // executions handed back; it stays
-    recon_from_disp_.push_back(
-        EncodeInternal(InternalType::kWorkerLeft, actors::WorkerLeft{gone.worker_id}));
-  }
-  disp_out_.Clear();
-}
-
-// ---- scheduler ---------------------------------------------------------------
-
-std::string Simulation::OnClientFrame(const std::string& identity, const std::string& frame) {
-  auto env = transport::DecodeEnvelope(frame.data(), frame.size(), actors::ClientLimits());
-  REQUIRE(env.ok());
-  REQUIRE(env->type == static_cast<uint16_t>(InternalType::kSubmitRun));
-  REQUIRE(actors::ClientRequestVersion(*env) == actors::kClientProtocolVersion);
-  actors::SubmitReply reply;
-  if (health_->failing()) {
-    // As SchedulerLoop::OnSubmit: not journaled, so refused, not held.
-    reply.code = static_cast<uint8_t>(StatusCode::kFull);
-    reply.error = "new runs are refused while the coordinator cannot write its journal: " +
-                  health_->Summary(clock_.Steady());
-    sessions_->Reply(identity, InternalType::kSubmitReply, reply);
-    return "";
-  }
-  auto submit = transport::BodyAs<actors::SubmitRun>(*env);
-  REQUIRE(submit.ok());
-  auto run_id = sched_->Submit(std::move(*submit));
-  REQUIRE(run_id.ok());
-  sessions_->Accepted(identity, *run_id);  // answered once the run is journaled
-  sched_pending_ = true;
-  submitted_.push_back(*run_id);
-  return *run_id;
+  Drain(&disp_from_sched_, [&](const transport::Envelope& e) { disp_->FromScheduler(e); });
+  Drain(&disp_from_recon_, [&](const transport::Envelope& e) { disp_->FromReconciler(e); });
+  actors::DispatcherFrames out;
+  disp_->End(*link_, &out);
+  for (std::string& frame : out.to_scheduler) sched_from_disp_.push_back(std::move(frame));
+  for (std::string& frame : out.to_reconciler) recon_from_disp_.push_back(std::move(frame));
 }
 
 void Simulation::SchedulerTurn() {
-  // As SchedulerLoop: the dispatcher's and the reconciler's messages,
-  // timers, then, when a commit may be tried, the commit.
-  SchedulerInbox in{sched_.get(), turn_.get(), sessions_.get()};
-  while (!sched_from_disp_.empty()) {
-    in.FromDispatcher(PopFront(&sched_from_disp_));
-    sched_pending_ = true;
-  }
-  while (!sched_from_recon_.empty()) {
-    in.FromReconciler(PopFront(&sched_from_recon_));
-    sched_pending_ = true;
-  }
-  sched_->OnTimers();
-  sessions_->ExpireLogs(clock_.Steady());
-  if (health_->RetryDue(clock_.Steady())) CommitSchedulerTurn();
+  // As SchedulerLoop: the dispatcher's and the reconciler's messages, the
+  // turn's timers, then, when a commit may be tried, the commit.
+  Drain(&sched_from_disp_, [&](const transport::Envelope& e) { sched_->FromDispatcher(e); });
+  Drain(&sched_from_recon_, [&](const transport::Envelope& e) { sched_->FromReconciler(e); });
+  sched_->Tick();
+  if (sched_->CommitDue() && CommitSchedulerTurn()) sched_->Retain();
   SendSchedulerOutput();
 }
 
@@ -309,88 +312,39 @@ bool Simulation::CommitSchedulerTurn(bool place_early) {
   // Place before commit: the READY executions staged so far go to the
   // dispatcher with a ticket; it runs (here: one turn, so it always answers
   // in time) and its answer joins this commit.
-  if (place_early && turn_->BeginEarlyPlacement(&sched_frames_)) {
-    for (std::string& frame : sched_frames_.to_dispatcher) {
-      disp_from_sched_.push_back(std::move(frame));
-    }
-    sched_frames_.to_dispatcher.clear();
+  if (place_early && sched_->BeginEarlyPlacement()) {
+    MoveAll(&sched_->frames().to_dispatcher, &disp_from_sched_);
     DispatcherTurn();
-    SchedulerInbox in{sched_.get(), turn_.get(), sessions_.get()};
-    while (!sched_from_disp_.empty()) in.FromDispatcher(PopFront(&sched_from_disp_));
-    CHECK_FALSE(turn_->AwaitingPlacement());  // a ticket is always answered
+    Drain(&sched_from_disp_, [&](const transport::Envelope& e) { sched_->FromDispatcher(e); });
+    CHECK_FALSE(sched_->AwaitingPlacement());  // a ticket is always answered
   }
-  const bool committed = turn_->Commit(clock_.Now(), clock_.Steady(), &sched_frames_);
-  if (committed) {
-    sched_pending_ = false;
-  } else {
-    ++failed_commits_;
-  }
+  const bool committed = sched_->Commit();
+  if (!committed) ++failed_commits_;
   SendSchedulerOutput();
   return committed;
 }
 
 void Simulation::SendSchedulerOutput() {
-  for (std::string& frame : sched_frames_.to_dispatcher) {
-    disp_from_sched_.push_back(std::move(frame));
-  }
-  for (std::string& frame : sched_frames_.to_reconciler) {
-    recon_from_sched_.push_back(std::move(frame));
-  }
-  sched_frames_.Clear();
-  for (actors::ClientFrame& f : sessions_->TakeFrames()) DeliverToClient(std::move(f));
+  MoveAll(&sched_->frames().to_dispatcher, &disp_from_sched_);
+  MoveAll(&sched_->frames().to_reconciler, &recon_from_sched_);
+  for (actors::ClientFrame& f : sched_->TakeClientFrames()) DeliverToClient(std::move(f));
 }
-
-void Simulation::DeliverToClient(actors::ClientFrame f) {
-  auto env = transport::DecodeEnvelope(f.frame.data(), f.frame.size(), actors::ClientLimits());
-  REQUIRE(env.ok());
-  const auto type = static_cast<InternalType>(env->type);
-  if (type == InternalType::kSubmitReply) {
-    auto reply = transport::BodyAs<actors::SubmitReply>(*env);
-    REQUIRE(reply.ok());
-    if (!reply->run_id.empty()) {
-      // A run id reaches its client only once the run is durable.
-      auto run = store_->GetRun(reply->run_id);
-      REQUIRE(run.ok());
-      CHECK(run->has_value());
-    }
-  }
-  to_clients_.push_back({std::move(f.identity), type, std::move(f.frame)});
-}
-
-std::vector<actors::SubmitReply> Simulation::SubmitReplies(const std::string& client) const {
-  std::vector<actors::SubmitReply> replies;
-  for (const ClientMessage& m : to_clients_) {
-    if (m.identity != client || m.type != InternalType::kSubmitReply) continue;
-    auto env = transport::DecodeEnvelope(m.frame.data(), m.frame.size(), actors::ClientLimits());
-    REQUIRE(env.ok());
-    auto reply = transport::BodyAs<actors::SubmitReply>(*env);
-    REQUIRE(reply.ok());
-    replies.push_back(std::move(*reply));
-  }
-  return replies;
-}
-
-// ---- reconciler --------------------------------------------------------------
 
 void Simulation::ReconcilerTurn() {
   // As ReconcilerLoop: the scheduler's messages, then the dispatcher's,
-  // then liveness and deadlines (both on the steady clock).
-  ReconcilerInbox in{recon_.get()};
-  while (!recon_from_sched_.empty()) in.FromScheduler(PopFront(&recon_from_sched_));
-  while (!recon_from_disp_.empty()) in.FromDispatcher(PopFront(&recon_from_disp_));
-  for (const actors::WorkerLost& lost : recon_->LostWorkers(clock_.Steady())) {
-    disp_from_recon_.push_back(EncodeInternal(InternalType::kWorkerLost, lost));
-  }
-  actors::DeadlineExceeded expired = recon_->Expired(clock_.Steady());
-  if (!expired.exceeded.empty()) {
-    sched_from_recon_.push_back(EncodeInternal(InternalType::kDeadlineExceeded, expired));
-  }
+  // then the turn's end.
+  Drain(&recon_from_sched_, [&](const transport::Envelope& e) { recon_->FromScheduler(e); });
+  Drain(&recon_from_disp_, [&](const transport::Envelope& e) { recon_->FromDispatcher(e); });
+  actors::ReconcilerFrames out;
+  recon_->End(&out);
+  for (std::string& frame : out.to_dispatcher) disp_from_recon_.push_back(std::move(frame));
+  for (std::string& frame : out.to_scheduler) sched_from_recon_.push_back(std::move(frame));
 }
 
 // ---- driving -------------------------------------------------------------------
 
 bool Simulation::Idle() const {
-  if (sched_pending_ || !disp_from_workers_.empty()) return false;
+  if (sched_->core().staged_transitions() > 0 || !disp_from_workers_.empty()) return false;
   for (const auto* q : {&disp_from_sched_, &disp_from_recon_, &sched_from_disp_, &sched_from_recon_,
                         &recon_from_sched_, &recon_from_disp_}) {
     if (!q->empty()) return false;
@@ -431,8 +385,11 @@ void Simulation::FillStore() { store_->FailCommits(); }
 void Simulation::FreeStore() { store_->Heal(); }
 
 std::map<std::string, RunStatus> Simulation::finished_runs() {
+  for (const std::string& id : sched_->core().ActiveRunIds()) {
+    if (std::find(started_.begin(), started_.end(), id) == started_.end()) started_.push_back(id);
+  }
   std::map<std::string, RunStatus> finished;
-  for (const std::string& run_id : submitted_) {
+  for (const std::string& run_id : started_) {
     auto run = store_->GetRun(run_id);
     REQUIRE(run.ok());
     if (run->has_value() && IsFinal((*run)->status)) finished[run_id] = (*run)->status;

@@ -1,24 +1,24 @@
 #pragma once
 // A deterministic simulator of one coordinator and N workers, after CAF's
-// deterministic test fixture: SchedulerCore, DispatcherCore, ReconcilerCore
-// and one WorkerCore per worker (over a FakeTaskRunner whose attempts finish
-// when the test says) exchange messages through in-memory mailboxes on a
-// FakeClock. No threads, sockets or sleeps: a test runs one actor turn at a
-// time (SchedulerTurn, DispatcherTurn, ReconcilerTurn, WorkerTurn) or all of
-// them until nothing is left to do (RunUntilIdle), and moves time by hand.
+// deterministic test fixture. It runs the actors' own turns, the code their
+// loops in actors/ run: SchedulerTurn (with its ClientGate and TurnCommit),
+// DispatcherTurn and ReconcilerTurn, and one WorkerCore per worker (over a
+// FakeTaskRunner whose attempts finish when the test says). They exchange
+// encoded messages through in-memory mailboxes on a FakeClock. No threads,
+// sockets or sleeps: a test runs one actor turn at a time or all of them
+// until nothing is left to do (RunUntilIdle), and moves time by hand. What
+// this file adds is only what the loops do with sockets: moving frames,
+// and the scheduler's short wait for its placement (here: one dispatcher
+// turn, which always answers).
 //
-// Each turn mirrors one iteration of that actor's loop in actors/ (the order
-// in which it reads its inputs and sends its outputs). The scheduler's turn
-// protocol is the production one: actors::SchedulerTurn with a JournalHealth
-// (commit retries back off) and ClientSessions (client replies held until
-// the commit). Messages between the coordinator's actors travel encoded, as
-// on the loops' PAIR links, and are routed by handler tables like the
-// loops' (tests/sim/sim_routes.h).
+// Clients talk to the scheduler in the client protocol's frames, through the
+// same ClientGate as the CLI: submissions, queries, cancels, registry
+// requests and triggers, or any bytes a hostile client sends.
 //
 // Invariants checked on every delivery: a DISPATCH reaches a worker only when
 // its READY -> RUNNING is durable in the store, an ACK only when the result
-// it acknowledges is, and a SubmitReply with a run id reaches its client only
-// when the run is.
+// it acknowledges is, and a reply naming a run (a SubmitReply, a trigger's
+// RegistryReply) reaches its client only when the run is.
 
 #include <deque>
 #include <map>
@@ -26,13 +26,11 @@
 #include <string>
 #include <vector>
 
-#include "actors/client_sessions.h"
-#include "actors/dispatcher_core.h"
-#include "actors/journal_health.h"
-#include "actors/reconciler_core.h"
-#include "actors/scheduler_core.h"
-#include "actors/scheduler_turn.h"
-#include "actors/worker_core.h"
+#include "actors/client_protocol.h"
+#include "actors/dispatcher/dispatcher_turn.h"
+#include "actors/reconciler/reconciler_turn.h"
+#include "actors/scheduler/scheduler_turn.h"
+#include "actors/worker/worker_core.h"
 #include "common/clock.h"
 #include "dsl/pipeline.h"
 #include "engine/random_source.h"
@@ -55,7 +53,7 @@ struct SimOptions {
 // A frame the scheduler sent to a client.
 struct ClientMessage {
   std::string identity;
-  actors::InternalType type;
+  actors::ClientType type;
   std::string frame;
 };
 
@@ -83,11 +81,31 @@ class Simulation {
   SimWorker& worker(const std::string& id) { return *workers_.at(id); }
 
   // Client `client` sends a SubmitRun of `tasks` (shell tasks by default),
-  // which the scheduler takes at once, as the start of its next turn does.
-  // Returns the run id the scheduler gave it, or "" when it refused it (its
-  // SubmitReply then is in client_messages() already). An accepted run is
-  // answered after the commit that holds it.
+  // which the scheduler's gate takes at once, as the start of its next turn
+  // does. Returns the id of the run it started, or "" when it refused it
+  // (its SubmitReply then is in client_messages() already). An accepted run
+  // is answered after the commit that holds it.
   std::string Submit(const std::vector<dsl::TaskSpec>& tasks, const std::string& client = "client");
+  // Client `client` sends `body` as a client message of `type`, taken at
+  // once; a reply the gate gives at once is delivered at once.
+  template <class T>
+  void Send(actors::ClientType type, const T& body, const std::string& client = "client") {
+    std::string frame;
+    transport::Encode(static_cast<uint16_t>(type), body, &frame);
+    SendBytes(frame, client);
+  }
+  // Client `client` sends these bytes, whatever they are.
+  void SendBytes(const std::string& frame, const std::string& client = "client");
+  // A query, answered at once (kLogs excepted): the reply.
+  actors::QueryReply Query(actors::QueryKind kind, const std::string& id,
+                           const std::string& arg = "", const std::string& client = "client");
+  // The replies of `type` that `client` received, decoded as T, in order.
+  template <class T>
+  std::vector<T> Replies(actors::ClientType type, const std::string& client = "client") const;
+  std::vector<actors::SubmitReply> SubmitReplies(const std::string& client = "client") const {
+    return Replies<actors::SubmitReply>(actors::ClientType::kSubmitReply, client);
+  }
+
   // Worker `id` says BYE and exits: its connection is gone afterwards.
   void Leave(const std::string& id);
   // Ends the running attempt of `exec_id` on `worker` (via its runner) and
@@ -106,10 +124,10 @@ class Simulation {
   // Moves both clocks by `by` in steps of `step`, running until idle after each.
   void AdvanceBy(Millis by, Millis step);
 
-  // Stops the coordinator (its three cores, the scheduler's turn, journal
-  // health and client sessions, and their mailboxes) and starts a new one on
-  // the same store: new epoch, recovery, claim window. Workers keep running
-  // and find out through their heartbeats; clients' subscriptions are lost.
+  // Stops the coordinator (its three turns and their mailboxes) and starts a
+  // new one on the same store: new epoch, recovery, claim window. Workers
+  // keep running and find out through their heartbeats; clients'
+  // subscriptions are lost.
   void RestartCoordinator();
 
   // The durable state of one execution (nullopt when none).
@@ -121,42 +139,40 @@ class Simulation {
   void FreeStore();
 
   FakeClock& clock() { return clock_; }
-  actors::SchedulerCore& scheduler() { return *sched_; }
-  actors::DispatcherCore& dispatcher() { return *disp_; }
+  actors::SchedulerCore& scheduler() { return sched_->core(); }
+  actors::DispatcherCore& dispatcher() { return disp_->core(); }
   // Scheduler commits that failed, and ACK frames delivered to workers.
   size_t failed_commits() const { return failed_commits_; }
   size_t acks_delivered() const { return acks_delivered_; }
   // Successful commits of the store (the current coordinator's and earlier ones).
   uint64_t commits() const;
-  // Runs submitted here whose end is durable, by run id: their RunStatus.
+  // Runs started here (submitted or triggered) whose end is durable, by run
+  // id: their RunStatus.
   std::map<std::string, RunStatus> finished_runs();
   // Every frame the scheduler sent to a client, in order.
   const std::vector<ClientMessage>& client_messages() const { return to_clients_; }
-  // The SubmitReplies `client` received, in order.
-  std::vector<actors::SubmitReply> SubmitReplies(const std::string& client = "client") const;
   // Every DISPATCH delivered to a worker, in order: (worker id, attempt).
   const std::vector<std::pair<std::string, transport::ExecRef>>& dispatches() const {
     return dispatches_;
   }
 
  private:
+  class Workers;  // the dispatcher's WorkerLink: the workers' inboxes
+
   // The store the scheduler commits to: an in-memory RunStore behind a
   // fault injector.
   void OpenStore();
   void StartCoordinator();
-  // A client frame, as SchedulerLoop::OnClientFrame and OnSubmit take it
-  // (only SubmitRun is modelled). Returns the accepted run id or "".
-  std::string OnClientFrame(const std::string& identity, const std::string& frame);
   // The end of the scheduler's turn (SchedulerLoop::Flush): early placement
-  // with one dispatcher turn to answer it, the commit through SchedulerTurn,
-  // then the output. Returns whether the commit succeeded.
+  // with one dispatcher turn to answer it, the commit, then the output.
+  // Returns whether the commit succeeded.
   bool CommitSchedulerTurn(bool place_early = true);
   // Delivers what the scheduler released (SchedulerLoop::SendOut).
   void SendSchedulerOutput();
-  // Routes the dispatcher's output as DispatcherLoop::SendOut does.
-  void SendDispatcherOutput();
   void Deliver(SimWorker& w, const std::string& frame);
   void DeliverToClient(actors::ClientFrame f);
+  // Checks that the run a reply names is durable, and remembers it.
+  void CheckRunDurable(const std::string& run_id);
   bool Idle() const;
 
   SimOptions options_;
@@ -165,13 +181,11 @@ class Simulation {
   std::unique_ptr<storage::MemoryRunStore> memory_;
   std::unique_ptr<storage::FaultyRunStore> store_;
   uint64_t epoch_ = 0;
-  // The coordinator; the turn refers to the core, health and sessions.
-  std::unique_ptr<actors::SchedulerCore> sched_;
-  std::unique_ptr<actors::JournalHealth> health_;
-  std::unique_ptr<actors::ClientSessions> sessions_;
-  std::unique_ptr<actors::SchedulerTurn> turn_;
-  std::unique_ptr<actors::DispatcherCore> disp_;
-  std::unique_ptr<actors::ReconcilerCore> recon_;
+  // The coordinator.
+  std::unique_ptr<actors::SchedulerTurn> sched_;
+  std::unique_ptr<actors::DispatcherTurn> disp_;
+  std::unique_ptr<actors::ReconcilerTurn> recon_;
+  std::unique_ptr<Workers> link_;
   std::map<std::string, std::unique_ptr<SimWorker>> workers_;
 
   // Mailboxes: encoded internal messages, one per link, as the PAIR sockets.
@@ -180,20 +194,26 @@ class Simulation {
   std::deque<std::string> sched_from_disp_, sched_from_recon_;
   std::deque<std::string> recon_from_sched_, recon_from_disp_;
 
-  // Actor-loop state kept between turns, as the loops keep it.
-  bool sched_pending_ = false;  // something was staged since the last commit
-  uint64_t answer_ticket_ = 0;  // the dispatcher's (DispatcherLoop::answer_ticket_)
-  Micros next_beat_ = 0, next_probe_ = 0;
-  actors::DispatcherOutput disp_out_;
-  actors::InternalFrames sched_frames_;
-
   size_t failed_commits_ = 0, acks_delivered_ = 0;
-  std::vector<std::string> submitted_;  // accepted run ids
+  std::vector<std::string> started_;  // ids of the runs started, in order
   std::vector<ClientMessage> to_clients_;
   std::vector<std::pair<std::string, transport::ExecRef>> dispatches_;
 };
 
 // A shell task `id` depending on `deps`, for Submit.
 dsl::TaskSpec Task(const std::string& id, std::vector<std::string> deps = {});
+
+template <class T>
+std::vector<T> Simulation::Replies(actors::ClientType type, const std::string& client) const {
+  std::vector<T> replies;
+  for (const ClientMessage& m : to_clients_) {
+    if (m.identity != client || m.type != type) continue;
+    auto env = transport::DecodeEnvelope(m.frame.data(), m.frame.size(), actors::ClientLimits());
+    if (!env.ok()) continue;  // DeliverToClient checked every frame already
+    auto reply = transport::BodyAs<T>(*env);
+    if (reply.ok()) replies.push_back(std::move(*reply));
+  }
+  return replies;
+}
 
 }  // namespace apollo11::sim

@@ -1,0 +1,327 @@
+#include "actors/scheduler/client_gate.h"
+
+#include <spdlog/spdlog.h>
+
+#include <optional>
+#include <tuple>
+#include <utility>
+
+#include "actors/scheduler/spec_handoff.h"
+#include "actors/schedules/registry_schedules.h"
+#include "ha/not_leader.h"
+#include "storage/snapshot_pack.h"
+
+namespace apollo11::actors {
+
+using transport::Envelope;
+
+const std::array<ClientGate::RouteRow, 6> ClientGate::kRoutes = {{
+    {ClientType::kSubmitRun, &ClientGate::OnSubmit},
+    {ClientType::kRegistry, &ClientGate::OnRegistry},
+    {ClientType::kRerunRun, &ClientGate::OnRerun},
+    {ClientType::kQuery, &ClientGate::OnQuery},
+    {ClientType::kConfirmExec, &ClientGate::OnConfirm},
+    {ClientType::kCancelRun, &ClientGate::OnCancel},
+}};
+
+ClientGate::ClientGate(ClientGateParts parts, ClientGatePolicy policy)
+    : parts_(parts), policy_(std::move(policy)) {
+  if (parts_.metrics == nullptr) parts_.metrics = observability::CoordinatorMetrics::Inert();
+  if (parts_.faults == nullptr) parts_.faults = NoFaults();
+}
+
+void ClientGate::OnFrame(const std::string& identity, const transport::PeerAuth& peer,
+                         const void* data, size_t size, std::vector<std::string>* to_dispatcher) {
+  to_dispatcher_ = to_dispatcher;
+  Status decoded = transport::DecodeEnvelopeInto(data, size, &env_, ClientLimits());
+  if (!decoded.ok()) {
+    // Say so: a client waiting for a reply must not wait forever.
+    spdlog::warn("scheduler: refused a client message ({} bytes): {}", size, decoded.message());
+    SubmitReply reply;
+    reply.code = static_cast<uint8_t>(StatusCode::kInvalidInput);
+    reply.error = "request refused: " + decoded.message();
+    parts_.sessions->Reply(identity, ClientType::kSubmitReply, reply);
+    return;
+  }
+  for (const RouteRow& route : kRoutes) {
+    if (static_cast<uint16_t>(route.type) != env_.type) continue;
+    const uint64_t version = ClientRequestVersion(env_.body);
+    if (version != kClientProtocolVersion) return RefuseVersion(identity, route.type, version);
+    if (!Permitted(identity, peer, route.type)) return;
+    if (policy_.standby && route.type != ClientType::kQuery) {
+      const std::string leader = policy_.leader_endpoint ? policy_.leader_endpoint() : "";
+      return ReplyRefusal(identity, route.type, StatusCode::kNotLeader, ha::NotLeaderReply(leader));
+    }
+    return (this->*route.handle)(identity, env_);
+  }
+  spdlog::warn("scheduler: dropped a client message of unknown type {}", env_.type);
+}
+
+bool ClientGate::Permitted(const std::string& identity, const transport::PeerAuth& peer,
+                           ClientType t) {
+  if (!policy_.check_roles) return true;
+  const bool mutating = t == ClientType::kCancelRun || t == ClientType::kConfirmExec;
+  // A rerun starts a run: the same roles as a submission.
+  const bool starts_run = t == ClientType::kSubmitRun || t == ClientType::kRerunRun;
+  const bool allowed = t == ClientType::kQuery ? transport::MayQuery(peer.roles)
+                       : starts_run || t == ClientType::kRegistry
+                           ? transport::MaySubmit(peer.roles)
+                           : transport::MayChangeRuns(peer.roles);
+  if (allowed) return true;
+  const char* what = t == ClientType::kQuery ? "ask queries (role reader, client or admin)"
+                     : starts_run            ? "submit runs or reruns (role client or admin)"
+                     : t == ClientType::kRegistry
+                         ? "register or trigger pipelines (role client or admin)"
+                     : mutating ? "cancel runs or confirm slow tasks (role admin)"
+                                : "do this";
+  const std::string why = "key " + peer.key +
+                          " (roles: " + (peer.roles ? transport::FormatRoles(peer.roles) : "none") +
+                          ") may not " + what;
+  parts_.metrics->client_requests_refused.Inc();
+  uint64_t suppressed = 0;
+  if (refusal_log_.Allow(parts_.clock->Steady(), &suppressed)) {
+    spdlog::warn("scheduler: refused a client request: {}{}", why,
+                 suppressed ? " (" + std::to_string(suppressed) + " more not logged)" : "");
+  }
+  ReplyRefusal(identity, t, StatusCode::kPermissionDenied, why);
+  return false;
+}
+
+void ClientGate::ReplyRefusal(const std::string& identity, ClientType t, StatusCode status,
+                              const std::string& why) {
+  const auto code = static_cast<uint8_t>(status);
+  ClientSessions& sessions = *parts_.sessions;
+  switch (t) {
+    case ClientType::kSubmitRun:
+    case ClientType::kRerunRun:
+      sessions.Reply(identity, ClientType::kSubmitReply, SubmitReply{code, why, ""});
+      break;
+    case ClientType::kConfirmExec:
+      sessions.Reply(identity, ClientType::kConfirmReply, ConfirmReply{code, why, ""});
+      break;
+    case ClientType::kRegistry:
+      sessions.Reply(identity, ClientType::kRegistryReply, RegistryReply{code, why, ""});
+      break;
+    default:
+      // A cancel has no reply of its own: the client follows it with a
+      // status query and takes this as that query's answer.
+      sessions.Reply(identity, ClientType::kQueryReply, QueryReply{code, why, "", "", ""});
+      break;
+  }
+}
+
+// A client of another protocol version is told so in the reply it waits
+// for. A version 1 client decodes replies in the version 1 layout, so its
+// refusal is written in that layout.
+void ClientGate::RefuseVersion(const std::string& identity, ClientType type, uint64_t version) {
+  const std::string why = "this coordinator speaks client protocol version " +
+                          std::to_string(kClientProtocolVersion) + ", the client " +
+                          std::to_string(version) + ": use apollo11 of the same release";
+  spdlog::warn("scheduler: refused a client request: {}", why);
+  const auto code = static_cast<uint8_t>(StatusCode::kUnsupported);
+  ClientSessions& sessions = *parts_.sessions;
+  if (version != 1 || type == ClientType::kRerunRun || type == ClientType::kRegistry) {
+    if (type != ClientType::kCancelRun) {
+      ReplyRefusal(identity, type, StatusCode::kUnsupported, why);
+    }
+    return;  // a cancel has no reply
+  }
+  switch (type) {
+    case ClientType::kSubmitRun:
+      sessions.Reply(identity, ClientType::kSubmitReply, std::make_tuple(std::string(), why));
+      break;
+    case ClientType::kQuery:
+      sessions.Reply(identity, ClientType::kQueryReply,
+                     std::make_tuple(why, std::string(), std::string(), std::string()));
+      break;
+    case ClientType::kConfirmExec:
+      sessions.Reply(identity, ClientType::kConfirmReply,
+                     std::make_tuple(std::string(), why, code));
+      break;
+    default:
+      break;  // a cancel has no reply
+  }
+}
+
+bool ClientGate::RefuseWhileFailing(const std::string& identity) {
+  if (!parts_.health->failing()) return false;
+  // It could not be journaled: refuse it rather than hold it in memory.
+  SubmitReply reply;
+  reply.code = static_cast<uint8_t>(StatusCode::kFull);
+  reply.error = "new runs are refused while the coordinator cannot write its journal: " +
+                parts_.health->Summary(parts_.clock->Steady());
+  parts_.sessions->Reply(identity, ClientType::kSubmitReply, reply);
+  return true;
+}
+
+void ClientGate::OnRerun(const std::string& identity, Envelope& env) {
+  if (RefuseWhileFailing(identity)) return;
+  SubmitReply reply;
+  auto rerun = transport::BodyAs<RerunRun>(env);
+  if (!rerun.ok()) {
+    reply.code = static_cast<uint8_t>(StatusCode::kInvalidInput);
+    reply.error = "malformed rerun: " + rerun.status().message();
+    return parts_.sessions->Reply(identity, ClientType::kSubmitReply, reply);
+  }
+  auto run_id = parts_.core->Rerun(*rerun);
+  if (!run_id.ok()) {
+    reply.code = ReplyCode(run_id.status());
+    reply.error = run_id.status().message();
+    return parts_.sessions->Reply(identity, ClientType::kSubmitReply, reply);
+  }
+  parts_.sessions->Accepted(identity, *run_id);  // answered once journaled, as a submission
+}
+
+void ClientGate::OnSubmit(const std::string& identity, Envelope& env) {
+  if (RefuseWhileFailing(identity)) return;
+  SubmitReply reply;
+  if (SubmissionNamesRunId(env.body)) {
+    reply.code = static_cast<uint8_t>(StatusCode::kInvalidInput);
+    reply.error =
+        "a submission may not name its run id: run ids are chosen by the coordinator (this "
+        "client is older than the coordinator; upgrade it)";
+    return parts_.sessions->Reply(identity, ClientType::kSubmitReply, reply);
+  }
+  auto submit = transport::BodyAs<SubmitRun>(env);
+  // The decoded frame holds a copy of the snapshot in the envelope's zone:
+  // let it go before the run is built.
+  env.body = msgpack::object();
+  env.zone.clear();
+  // From a client in this process: the model it encoded, so no decoding.
+  std::optional<dsl::PipelineSpec> handed;
+  if (submit.ok()) handed = SpecHandoff::Take(submit->pipeline_hash);
+  std::string packed;  // as it arrived, journaled as it is once checked
+  if (submit.ok() && (!handed || !handed->schedule.empty()) &&
+      storage::IsPackedSnapshot(submit->pipeline_json)) {
+    auto text = storage::UnpackSnapshot(submit->pipeline_json);
+    if (text.ok()) {
+      packed = std::exchange(submit->pipeline_json, std::move(*text));
+    } else {
+      submit = text.status();
+    }
+  }
+  if (!submit.ok()) {
+    reply.code = static_cast<uint8_t>(StatusCode::kInvalidInput);
+    reply.error = "malformed submission: " + submit.status().message();
+    return parts_.sessions->Reply(identity, ClientType::kSubmitReply, reply);
+  }
+  std::string scheduled;  // the snapshot, when the pipeline has a schedule
+  if (handed ? !handed->schedule.empty()
+             : submit->pipeline_json.find("\"schedule\":\"\"") == std::string::npos) {
+    scheduled = submit->pipeline_json;
+  }
+  const std::string hash = submit->pipeline_hash;
+  // A handed model's snapshot was unpacked only for its schedule: the
+  // packed bytes go on to the journal as they came (StartRun keeps them).
+  if (handed && !packed.empty()) submit->pipeline_json = std::move(packed);
+  auto run_id = handed ? parts_.core->SubmitParsed(std::move(*submit), std::move(*handed))
+                       : parts_.core->Submit(std::move(*submit), std::move(packed));
+  if (!run_id.ok()) {
+    reply.code = ReplyCode(run_id.status());
+    reply.error = run_id.status().message();
+    return parts_.sessions->Reply(identity, ClientType::kSubmitReply, reply);
+  }
+  if (!scheduled.empty()) RegisterSubmittedSchedule(parts_.schedules, scheduled, hash, *run_id);
+  // Answered once the run is in the journal: a client that asks about it
+  // right away must find it, and a run id handed out survives a crash.
+  parts_.sessions->Accepted(identity, *run_id);
+}
+
+void ClientGate::OnQuery(const std::string& identity, Envelope& env) {
+  parts_.faults->At(FaultPoint::kQueryAnswering);
+  QueryReply refused;
+  auto query = transport::BodyAs<Query>(env);
+  // No id or argument is this long: refused before any handler copies it
+  // into a message (a 60 MB id cost five times its size in copies).
+  constexpr size_t kMaxQueryField = 4096;
+  if (!query.ok()) {
+    refused.code = static_cast<uint8_t>(StatusCode::kInvalidInput);
+    refused.error = "malformed query: " + query.status().message();
+  } else if (query->id.size() > kMaxQueryField || query->arg.size() > kMaxQueryField) {
+    refused.code = static_cast<uint8_t>(StatusCode::kInvalidInput);
+    refused.error = "query refused: its id (" + std::to_string(query->id.size()) +
+                    " bytes) or argument (" + std::to_string(query->arg.size()) +
+                    " bytes) is longer than " + std::to_string(kMaxQueryField) + " bytes";
+  }
+  if (refused.code != 0) return parts_.sessions->Reply(identity, ClientType::kQueryReply, refused);
+  const Micros steady = parts_.clock->Steady();
+  if (query->kind != QueryKind::kLogs) {
+    QueryContext ctx{parts_.core, parts_.workers, parts_.health, parts_.schedules, steady};
+    return parts_.sessions->Reply(identity, ClientType::kQueryReply,
+                                  parts_.queries->Answer(*query, ctx));
+  }
+  // Answered when the worker that holds the file replies.
+  auto plan = parts_.queries->PlanLogFetch(*query);
+  if (!plan.ok()) {
+    refused.code = ReplyCode(plan.status());
+    refused.error = plan.status().message();
+    return parts_.sessions->Reply(identity, ClientType::kQueryReply, refused);
+  }
+  plan->fetch.request.request_id = parts_.sessions->AwaitLog(
+      identity, std::move(plan->meta), steady + ClientSessions::kLogFetchTimeout);
+  to_dispatcher_->emplace_back();
+  transport::Encode(static_cast<uint16_t>(InternalType::kLogFetch), plan->fetch,
+                    &to_dispatcher_->back());
+}
+
+void ClientGate::OnConfirm(const std::string& identity, Envelope& env) {
+  ConfirmReply reply;
+  auto confirm = transport::BodyAs<ConfirmExec>(env);
+  if (!confirm.ok()) {
+    reply.code = static_cast<uint8_t>(StatusCode::kInvalidInput);
+    reply.error = "malformed confirmation";
+    return parts_.sessions->Reply(identity, ClientType::kConfirmReply, reply);
+  }
+  auto done = parts_.core->Confirm(confirm->exec_id, confirm->kill, "user");
+  if (!done.ok()) {
+    reply.code = ReplyCode(done.status());
+    reply.error = done.status().message();
+    return parts_.sessions->Reply(identity, ClientType::kConfirmReply, reply);
+  }
+  reply.text = *done;
+  parts_.sessions->Confirmed(identity, std::move(reply));  // answered once journaled
+}
+
+void ClientGate::OnCancel(const std::string&, Envelope& env) {
+  auto cancel = transport::BodyAs<CancelRun>(env);
+  if (!cancel.ok()) {
+    spdlog::warn("scheduler: malformed cancel: {}", cancel.status().message());
+    return;
+  }
+  Status c = parts_.core->Cancel(cancel->run_id, cancel->reason, "user");
+  if (!c.ok()) spdlog::warn("cancel of {}: {}", cancel->run_id, c.message());
+}
+
+void ClientGate::OnRegistry(const std::string& identity, Envelope& env) {
+  RegistryReply reply;
+  auto request = transport::BodyAs<RegistryRequest>(env);
+  if (!request.ok()) {
+    reply.code = static_cast<uint8_t>(StatusCode::kInvalidInput);
+    reply.error = "malformed registry request: " + request.status().message();
+    return parts_.sessions->Reply(identity, ClientType::kRegistryReply, reply);
+  }
+  const auto op = static_cast<RegistryOp>(request->op);
+  if (parts_.health->failing() && op != RegistryOp::kReject) {
+    reply.code = static_cast<uint8_t>(StatusCode::kFull);
+    reply.error =
+        "registry changes and triggers are refused while the coordinator cannot write "
+        "its journal: " +
+        parts_.health->Summary(parts_.clock->Steady());
+    return parts_.sessions->Reply(identity, ClientType::kRegistryReply, reply);
+  }
+  auto done = op == RegistryOp::kBackfill ? QueueBackfill(parts_.schedules, *request)
+                                          : parts_.core->ApplyRegistry(*request);
+  if (!done.ok()) {
+    reply.code = ReplyCode(done.status());
+    reply.error = done.status().message();
+    return parts_.sessions->Reply(identity, ClientType::kRegistryReply, reply);
+  }
+  if (op == RegistryOp::kAdd) FollowRegisteredVersion(parts_.schedules, *request, *done);
+  if (op == RegistryOp::kRemove) {
+    parts_.schedules->Unregister(request->name, "the pipeline was removed");
+  }
+  reply.json = std::move(*done);
+  parts_.sessions->Registered(identity, std::move(reply));  // answered once journaled
+}
+
+}  // namespace apollo11::actors

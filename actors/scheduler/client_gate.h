@@ -1,0 +1,103 @@
+#pragma once
+// The scheduler's door for its clients (the CLI, the HTTP API): it decodes a
+// request, refuses what may not pass with the reply the client waits for
+// (another protocol version, a CURVE key whose role does not allow it, a
+// standby asked to change something, new work while the journal cannot be
+// written), and hands the rest to the part that answers it: SchedulerCore
+// (submit, rerun, cancel, confirm, registry), QueryService (queries),
+// ScheduleCore (backfill, and the schedule of a registered or submitted
+// pipeline). Replies go out through ClientSessions, held until the commit
+// that makes them true where the rules say so; a `logs` query becomes a
+// LogFetch frame for the dispatcher.
+//
+// Socket-free: the scheduler loop and the simulator feed it the same bytes.
+// Single-threaded: the scheduler actor's thread calls everything.
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "actors/client_protocol.h"
+#include "actors/internal_messages.h"
+#include "actors/queries/query_service.h"
+#include "actors/scheduler/client_sessions.h"
+#include "actors/scheduler/journal_health.h"
+#include "actors/scheduler/scheduler_core.h"
+#include "actors/schedules/schedule_core.h"
+#include "common/clock.h"
+#include "common/fault_port.h"
+#include "common/log_limiter.h"
+#include "observability/coordinator_metrics.h"
+#include "transport/codec.h"
+#include "transport/key_roles.h"
+
+namespace apollo11::actors {
+
+// What the gate refers to; every pointer must outlive it.
+struct ClientGateParts {
+  SchedulerCore* core = nullptr;
+  JournalHealth* health = nullptr;
+  ClientSessions* sessions = nullptr;
+  const QueryService* queries = nullptr;
+  ScheduleCore* schedules = nullptr;
+  const WorkersSnapshot* workers = nullptr;  // the dispatcher's latest
+  const Clock* clock = nullptr;
+  observability::CoordinatorMetrics* metrics = nullptr;  // null: none counted
+  FaultPort* faults = nullptr;                           // null: NoFaults()
+};
+
+// How the gate treats its clients, set by the node.
+struct ClientGatePolicy {
+  // CURVE is on: every request is checked against its key's roles
+  // (transport/key_roles.h). Off: loopback or --insecure, no roles.
+  bool check_roles = false;
+  // This coordinator is a standby: it answers queries and refuses the rest,
+  // naming the leader's client endpoint (`leader_endpoint`, "" = unknown).
+  bool standby = false;
+  std::function<std::string()> leader_endpoint;
+};
+
+class ClientGate {
+ public:
+  ClientGate(ClientGateParts parts, ClientGatePolicy policy);
+
+  // One frame from client `identity`, authenticated as `peer` (empty key
+  // without CURVE). Whatever it produces for the dispatcher is appended to
+  // `to_dispatcher`, encoded. Never throws on anything the client sent.
+  void OnFrame(const std::string& identity, const transport::PeerAuth& peer, const void* data,
+               size_t size, std::vector<std::string>* to_dispatcher);
+
+ private:
+  using Handler = void (ClientGate::*)(const std::string& identity, transport::Envelope& env);
+  struct RouteRow {
+    ClientType type;
+    Handler handle;
+  };
+  static const std::array<RouteRow, 6> kRoutes;
+
+  // Under CURVE, true when the caller's key role allows a request of `type`;
+  // else answers it with a refusal and returns false.
+  bool Permitted(const std::string& identity, const transport::PeerAuth& peer, ClientType type);
+  void RefuseVersion(const std::string& identity, ClientType type, uint64_t version);
+  // The reply a refused request of type `t` waits for, with `code` and `why`.
+  void ReplyRefusal(const std::string& identity, ClientType t, StatusCode code,
+                    const std::string& why);
+  // A request that starts a run (submit, rerun) while commits fail: refused
+  // with kFull (it could not be journaled) and true; else false.
+  bool RefuseWhileFailing(const std::string& identity);
+
+  void OnSubmit(const std::string& identity, transport::Envelope& env);
+  void OnRerun(const std::string& identity, transport::Envelope& env);
+  void OnQuery(const std::string& identity, transport::Envelope& env);
+  void OnConfirm(const std::string& identity, transport::Envelope& env);
+  void OnCancel(const std::string& identity, transport::Envelope& env);
+  void OnRegistry(const std::string& identity, transport::Envelope& env);
+
+  ClientGateParts parts_;
+  ClientGatePolicy policy_;
+  LogLimiter refusal_log_{10, kMicrosPerSecond};  // refused client requests
+  transport::Envelope env_;
+  std::vector<std::string>* to_dispatcher_ = nullptr;  // during OnFrame
+};
+
+}  // namespace apollo11::actors

@@ -1,0 +1,101 @@
+// SchedulerCore: foreach fan-out. A foreach task that went READY is expanded
+// in the same turn: its items are read from the upstream's result, and its
+// instances' execution records (each with its item) are staged with the
+// task's READY -> RUNNING, so the expansion is journaled in one commit with
+// it. Recovery rebuilds the instances from those records. Split from
+// scheduler_core.cc by concern.
+
+#include <spdlog/spdlog.h>
+
+#include <map>
+
+#include "actors/scheduler/foreach_items.h"
+#include "actors/scheduler/scheduler_core.h"
+#include "common/ids.h"
+#include "common/log_event.h"
+
+namespace apollo11::actors {
+
+Result<std::vector<std::string>> SchedulerCore::ForeachItemsOf(const SchedulerRun& run,
+                                                               int task) const {
+  const dsl::TaskSpec& spec = run.spec().tasks[task];
+  const int up = run.graph->Find(spec.foreach);
+  if (up < 0) return Status::InvalidInput("no upstream task '" + spec.foreach + "'");
+  if (run.dag->state(up) != TaskState::kSuccess) {
+    return Status::InvalidInput("upstream " + spec.foreach + " is " + ToString(run.dag->state(up)) +
+                                ", not SUCCESS");
+  }
+  const size_t cap = static_cast<size_t>(options_.max_foreach_items);
+  if (!spec.foreach_items.empty()) {
+    auto items = ForeachItems::FromJson(run.execs[up].task_output, spec.foreach_items, cap);
+    if (!items.ok()) return Status::InvalidInput(spec.foreach + ": " + items.status().message());
+    return items;
+  }
+  if (run.output_tail_only[up]) {
+    return Status::InvalidInput(
+        "only the journaled tail of " + spec.foreach +
+        "'s output survived the coordinator restart; its lines cannot be fanned out over");
+  }
+  return ForeachItems::FromLines(run.outputs[up], cap);
+}
+
+void SchedulerCore::ExpandForeach(SchedulerRun& run, int task) {
+  const dsl::TaskSpec& spec = run.spec().tasks[task];
+  const std::string source =
+      spec.foreach + (spec.foreach_items.empty() ? "'s output lines" : " " + spec.foreach_items);
+  engine::Effects effects;
+  auto items = ForeachItemsOf(run, task);
+  Status s = items.ok() ? run.dag->Expand(task, static_cast<int>(items->size()), source, &effects)
+                        : run.dag->FailExpansion(
+                              task, "foreach cannot read its items: " + items.status().message(),
+                              &effects);
+  if (!s.ok()) {
+    spdlog::error("foreach expansion of {}.{} refused: {}", run.run_id, spec.id, s.message());
+    return;
+  }
+  const int count = run.dag->InstanceCount(task);
+  if (count > 0) {
+    run.GrowSlots();
+    for (int i = 0; i < count; ++i) {
+      const int slot = run.dag->InstanceSlot(task, i);
+      storage::ExecutionRecord& rec = run.execs[slot];
+      rec.task_id = run.dag->Id(slot);
+      rec.state = TaskState::kPending;
+      rec.item = std::move((*items)[static_cast<size_t>(i)]);
+      run.MarkDirty(slot);
+    }
+    LogEvent(spdlog::level::info, "foreach_expanded",
+             {{"run_id", run.run_id}, {"task_id", spec.id}, {"instances", count}},
+             "{}.{} expanded into {} instances", run.run_id, spec.id, count);
+  }
+  Apply(run, effects, "scheduler");
+  FinishIfDone(run);  // a foreach task that ended at once may end the run
+}
+
+Status SchedulerCore::RestoreInstances(SchedulerRun& run,
+                                       std::vector<storage::ExecutionRecord>* instances) {
+  std::map<int, int> counts;  // task -> instances journaled
+  for (const storage::ExecutionRecord& rec : *instances) {
+    const size_t open = rec.task_id.rfind('[');
+    const int task = run.graph->Find(rec.task_id.substr(0, open));
+    if (task >= 0) ++counts[task];
+  }
+  for (const auto& [task, count] : counts) {
+    APOLLO11_RETURN_IF_ERROR(run.dag->RestoreExpansion(task, count));
+  }
+  run.GrowSlots();
+  for (storage::ExecutionRecord& rec : *instances) {
+    const int slot = run.FindSlot(rec.task_id);
+    if (slot < 0) {
+      return Status::InvalidInput("foreach instance " + rec.task_id +
+                                  " does not fit its task's journaled expansion");
+    }
+    APOLLO11_RETURN_IF_ERROR(run.dag->Restore(slot, rec.state, rec.attempt,
+                                              static_cast<int>(rec.retries_used),
+                                              static_cast<int>(rec.requeues), rec.next_retry_at));
+    run.Adopt(slot, std::move(rec));
+  }
+  return Status::Ok();
+}
+
+}  // namespace apollo11::actors

@@ -1,0 +1,66 @@
+#include "actors/schedules/registry_schedules.h"
+
+#include <spdlog/spdlog.h>
+
+#include <nlohmann/json.hpp>
+
+#include "common/clock.h"
+#include "dsl/pipeline_json.h"
+
+namespace apollo11::actors {
+namespace {
+
+const char* ZoneName(const dsl::PipelineSpec& spec) {
+  return spec.timezone.empty() ? "UTC" : spec.timezone.c_str();
+}
+
+}  // namespace
+
+void RegisterSubmittedSchedule(ScheduleCore* schedules, const std::string& snapshot,
+                               const std::string& hash, const std::string& run_id) {
+  auto spec = dsl::PipelineFromJsonText(snapshot);
+  if (!spec.ok() || spec->schedule.empty()) return;
+  schedules->OnRunStarted(spec->name, run_id);
+  Status s = schedules->Register(snapshot, hash, *spec);
+  if (!s.ok()) {
+    spdlog::error("schedule of {} not registered: {}", spec->name, s.message());
+    return;
+  }
+  spdlog::info("schedule of {} registered: '{}' in {}", spec->name, spec->schedule,
+               ZoneName(*spec));
+}
+
+void FollowRegisteredVersion(ScheduleCore* schedules, const RegistryRequest& request,
+                             const std::string& added_json) {
+  auto added = nlohmann::json::parse(added_json, nullptr, false);
+  auto spec = dsl::PipelineFromJsonText(request.pipeline_json);
+  if (added.is_discarded() || !spec.ok()) return;  // ApplyRegistry parsed both already
+  const std::string hash = added.value("hash", "");
+  const std::string label = added.value("label", "");
+  if (spec->schedule.empty()) {
+    if (schedules->Has(request.name)) {
+      schedules->Unregister(request.name, "version " + label + " has no schedule");
+      spdlog::info("schedule of {} removed: version {} has none", request.name, label);
+    }
+    return;
+  }
+  if (schedules->Fires(request.name, hash)) return;  // the same version again
+  Status s = schedules->Register(request.pipeline_json, hash, *spec);
+  if (!s.ok()) {
+    spdlog::error("schedule of {}@{} not registered: {}", request.name, label, s.message());
+    return;
+  }
+  spdlog::info("schedule of {}@{} registered: '{}' in {}", request.name, label, spec->schedule,
+               ZoneName(*spec));
+}
+
+Result<std::string> QueueBackfill(ScheduleCore* schedules, const RegistryRequest& request) {
+  auto queued = schedules->Backfill(request.name, request.from, request.to, request.max_active);
+  if (!queued.ok()) return queued.status();
+  spdlog::info("backfill of {} from {} to {} by {}: {} scheduled time(s) queued", request.name,
+               FormatTimestamp(request.from), FormatTimestamp(request.to),
+               request.actor.substr(0, 64), *queued);
+  return nlohmann::json{{"name", request.name}, {"queued", *queued}}.dump();
+}
+
+}  // namespace apollo11::actors

@@ -1,0 +1,189 @@
+// HA scenarios on the cluster simulator (tests/sim/cluster_sim.h): three
+// coordinators, a simulated etcd, replication, three workers; every seed
+// is one interleaving. A failure prints its seed; rerun one seed with
+// APOLLO11_SIM_SEED=N, more of them with APOLLO11_SIM_SEEDS=N (CI runs
+// the defaults: a few hundred per scenario, well under a minute in all).
+
+#include "tests/sim/cluster_sim.h"
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+using namespace apollo11;       // NOLINT: test file
+using namespace apollo11::sim;  // NOLINT: test file
+
+namespace {
+
+// The seeds a scenario runs: APOLLO11_SIM_SEED alone, else the first
+// APOLLO11_SIM_SEEDS (or `count`) from `first`.
+std::vector<uint64_t> Seeds(uint64_t first, uint64_t count) {
+  if (const char* one = std::getenv("APOLLO11_SIM_SEED")) return {std::strtoull(one, nullptr, 10)};
+  if (const char* n = std::getenv("APOLLO11_SIM_SEEDS")) count = std::strtoull(n, nullptr, 10);
+  std::vector<uint64_t> seeds;
+  for (uint64_t s = first; s < first + count; ++s) seeds.push_back(s);
+  return seeds;
+}
+
+// A run of `width` parallel chains of `depth` tasks.
+std::vector<dsl::TaskSpec> Chains(int width, int depth) {
+  std::vector<dsl::TaskSpec> tasks;
+  for (int c = 0; c < width; ++c) {
+    for (int d = 0; d < depth; ++d) {
+      const std::string id = "t" + std::to_string(c) + "_" + std::to_string(d);
+      std::vector<std::string> deps;
+      if (d > 0) deps.push_back("t" + std::to_string(c) + "_" + std::to_string(d - 1));
+      tasks.push_back(ClusterTask(id, deps));
+    }
+  }
+  return tasks;
+}
+
+// The violations that are not the re-run of a finished task (issue 21's
+// defect, asserted apart by the regression case below).
+std::vector<std::string> OtherViolations(const ClusterSim& sim) {
+  std::vector<std::string> other;
+  for (const std::string& v : sim.violations()) {
+    if (v.find(" ran again") == std::string::npos) other.push_back(v);
+  }
+  return other;
+}
+
+std::string Joined(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const std::string& l : lines) out += l + "\n";
+  return out;
+}
+
+// Runs until a leader holds both standbys in sync: before that, a sync
+// leader releases at its local commit, and no standby may take over from it
+// (the in-sync gate keeps what it released): the cluster waits for it.
+void AwaitInSync(ClusterSim& sim) {
+  REQUIRE(sim.RunUntil([&] { return sim.Leader() >= 0 && sim.InSync() == 2; }, Millis(15000)));
+}
+
+// Elects a leader, waits for its standbys, and submits `runs` runs; the
+// ids accepted.
+std::vector<std::string> Start(ClusterSim& sim, int runs) {
+  AwaitInSync(sim);
+  std::vector<std::string> ids;
+  for (int r = 0; r < runs; ++r) {
+    const std::string id = sim.Submit("sim.ha", Chains(3, 4));
+    REQUIRE_FALSE(id.empty());
+    ids.push_back(id);
+  }
+  return ids;
+}
+
+// Runs `sim` for a seeded while, then kills its leader; returns who it was.
+int KillLeaderSoon(ClusterSim& sim, uint64_t seed) {
+  sim.RunFor(Millis(50 + static_cast<int64_t>(seed * 37 % 600)));
+  const int leader = sim.Leader();
+  REQUIRE(leader >= 0);
+  sim.Kill(static_cast<size_t>(leader));
+  return leader;
+}
+
+}  // namespace
+
+TEST_CASE("a leader's kill -9 loses no accepted run, and a new leader finishes every run",
+          "[sim][ha]") {
+  size_t reruns = 0;
+  for (uint64_t seed : Seeds(1, 150)) {
+    INFO("seed " << seed << " (rerun with APOLLO11_SIM_SEED=" << seed << ")");
+    ClusterSim sim(ClusterOptions{.seed = seed});
+    const std::vector<std::string> runs = Start(sim, 2);
+    const int dead = KillLeaderSoon(sim, seed);
+    REQUIRE(sim.RunUntil([&] { return sim.AllSucceeded(runs); }, Millis(30000)));
+    CHECK(sim.Leader() != dead);
+    INFO(Joined(sim.violations()));
+    CHECK(OtherViolations(sim).empty());
+    if (sim.violations().size() > OtherViolations(sim).size()) ++reruns;
+  }
+  // Until issue 36 lands, a finished task can run again after a failover
+  // (see the regression case): say how often, so the number is seen.
+  WARN("seeds in which a finished task ran again after the failover: " << reruns);
+}
+
+TEST_CASE("back-to-back leader deaths lose no accepted run", "[sim][ha]") {
+  for (uint64_t seed : Seeds(1000, 100)) {
+    INFO("seed " << seed << " (rerun with APOLLO11_SIM_SEED=" << seed << ")");
+    ClusterSim sim(ClusterOptions{.seed = seed});
+    const std::vector<std::string> runs = Start(sim, 1);
+    const int first = KillLeaderSoon(sim, seed);
+    // The next leader dies soon after its one surviving standby caught up.
+    REQUIRE(sim.RunUntil(
+        [&] { return sim.Leader() >= 0 && sim.Leader() != first && sim.InSync() == 1; },
+        Millis(15000)));
+    KillLeaderSoon(sim, seed + 1);
+    REQUIRE(sim.RunUntil([&] { return sim.AllSucceeded(runs); }, Millis(30000)));
+    INFO(Joined(sim.violations()));
+    CHECK(OtherViolations(sim).empty());
+  }
+}
+
+TEST_CASE("a leader paused past its lease stands down and never acts in its old term",
+          "[sim][ha]") {
+  for (uint64_t seed : Seeds(2000, 100)) {
+    INFO("seed " << seed << " (rerun with APOLLO11_SIM_SEED=" << seed << ")");
+    ClusterSim sim(ClusterOptions{.seed = seed});
+    const std::vector<std::string> runs = Start(sim, 1);
+    sim.RunFor(Millis(100 + static_cast<int64_t>(seed % 300)));
+    const int paused = sim.Leader();
+    REQUIRE(paused >= 0);
+    sim.Pause(static_cast<size_t>(paused), Millis(4000));  // twice the 2 s lease
+    REQUIRE(
+        sim.RunUntil([&] { return sim.Leader() >= 0 && sim.Leader() != paused; }, Millis(15000)));
+    REQUIRE(sim.RunUntil([&] { return sim.AllSucceeded(runs); }, Millis(30000)));
+    CHECK(sim.Leader() != paused);
+    INFO(Joined(sim.violations()));
+    CHECK(OtherViolations(sim).empty());
+  }
+}
+
+TEST_CASE("a standby cut off from replication leaves the in-sync set and cannot take over",
+          "[sim][ha]") {
+  for (uint64_t seed : Seeds(3000, 60)) {
+    INFO("seed " << seed << " (rerun with APOLLO11_SIM_SEED=" << seed << ")");
+    ClusterSim sim(ClusterOptions{.seed = seed});
+    std::vector<std::string> runs = Start(sim, 1);
+    const int leader = sim.Leader();
+    const size_t cut = (static_cast<size_t>(leader) + 1 + seed % 2) % 3;
+    sim.CutReplication(cut, true);
+    // Runs accepted while it is cut off: the leader waits out its timeout
+    // once, drops it, records that, and goes on with the other standby.
+    runs.push_back(sim.Submit("sim.ha", Chains(2, 2)));
+    REQUIRE_FALSE(runs.back().empty());
+    sim.RunFor(Millis(500));
+    sim.Kill(static_cast<size_t>(leader));
+    REQUIRE(sim.RunUntil([&] { return sim.Leader() >= 0; }, Millis(15000)));
+    CHECK(sim.Leader() != static_cast<int>(cut));  // it may lack released batches
+    REQUIRE(sim.RunUntil([&] { return sim.AllSucceeded(runs); }, Millis(30000)));
+    INFO(Joined(sim.violations()));
+    CHECK(OtherViolations(sim).empty());
+  }
+}
+
+// Issue 21's defect, reproduced: after a kill -9 of the leader, a worker
+// whose HELLOs first reach standbys that still name the dead leader meets
+// the new leader only after its claim window (heartbeat x (liveness + 1))
+// closed; executions that had completed on it are requeued ("no worker
+// claimed it after the coordinator restarted") and run a second time.
+// These seeds show it on the code before issue 36's fix; the fix turns this
+// case green, and the [!shouldfail] tag must go with it.
+TEST_CASE("issue 21: after a failover no task that completed runs again",
+          "[sim][ha][regression][!shouldfail]") {
+  bool clean = true;
+  for (uint64_t seed : Seeds(1, 150)) {
+    ClusterSim sim(ClusterOptions{.seed = seed});
+    const std::vector<std::string> runs = Start(sim, 2);
+    KillLeaderSoon(sim, seed);
+    sim.RunUntil([&] { return sim.AllSucceeded(runs); }, Millis(30000));
+    if (sim.violations().size() > OtherViolations(sim).size()) {
+      UNSCOPED_INFO("seed " << seed << ":\n" << Joined(sim.violations()));
+      clean = false;
+    }
+  }
+  CHECK(clean);
+}
