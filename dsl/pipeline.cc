@@ -2,22 +2,6 @@
 
 namespace apollo11::dsl {
 
-const char* ToString(TaskType t) {
-  switch (t) {
-    case TaskType::kShell:
-      return "shell";
-    case TaskType::kPython:
-      return "python";
-    case TaskType::kHttp:
-      return "http";
-    case TaskType::kDb:
-      return "db";
-    case TaskType::kNoop:
-      return "noop";
-  }
-  return "unknown";
-}
-
 const char* ToString(DependencyCondition c) {
   switch (c) {
     case DependencyCondition::kSuccess:

@@ -12,6 +12,7 @@
 #include "common/duration.h"
 #include "common/rare.h"
 #include "common/shared_text.h"
+#include "dsl/task_types.h"
 
 namespace apollo11::dsl {
 
@@ -25,12 +26,10 @@ struct SourceLocation {
   bool operator==(const SourceLocation&) const = default;
 };
 
-enum class TaskType { kShell, kPython, kHttp, kDb, kNoop };
 enum class DependencyCondition { kSuccess, kFailure, kTimeout, kDone };
 enum class Trigger { kAll, kAny };
 enum class Backoff { kFixed, kExponential };
 
-const char* ToString(TaskType t);
 const char* ToString(DependencyCondition c);
 const char* ToString(Trigger t);
 const char* ToString(Backoff b);

@@ -108,7 +108,7 @@ E EnumFrom(const json& j, const E (&values)[N]) {
 
 using json_internal::kBackoffs;
 using json_internal::kConditions;
-using json_internal::kTaskTypes;
+using json_internal::kTaskTypeValues;
 using json_internal::kTriggers;
 
 // Reads `key` into `out` when present; absent keys keep the model default.
@@ -279,7 +279,7 @@ TaskSpec TaskFrom(const json& j, const SharedText& source_file, Locations locati
   };
   TaskSpec t;
   t.id = j.at("id").get<std::string>();
-  t.type = EnumFrom(j.at("type"), kTaskTypes);
+  t.type = EnumFrom(j.at("type"), kTaskTypeValues);
   read_location(j, &t.where);
 #define APOLLO11_TASK_FIELD_READ(key, member, reader, owner, snapshot, wire) \
   APOLLO11_TASK_FIELD_IF_##snapshot(Read(j, key, &t.member);)

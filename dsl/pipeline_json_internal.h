@@ -8,11 +8,13 @@
 #include "common/shared_text.h"
 #include "dsl/pipeline.h"
 #include "dsl/pipeline_json.h"
+#include "dsl/task_types.h"
 
 namespace apollo11::dsl::json_internal {
 
-inline constexpr TaskType kTaskTypes[] = {TaskType::kShell, TaskType::kPython, TaskType::kHttp,
-                                          TaskType::kDb, TaskType::kNoop};
+#define APOLLO11_TASK_TYPE_VALUE(enumerator, name, required) TaskType::enumerator,
+inline constexpr TaskType kTaskTypeValues[] = {APOLLO11_TASK_TYPES(APOLLO11_TASK_TYPE_VALUE)};
+#undef APOLLO11_TASK_TYPE_VALUE
 inline constexpr DependencyCondition kConditions[] = {
     DependencyCondition::kSuccess, DependencyCondition::kFailure, DependencyCondition::kTimeout,
     DependencyCondition::kDone};

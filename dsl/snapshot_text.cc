@@ -33,7 +33,7 @@ bool Cursor::Eat(std::string_view s) {
 namespace {
 
 using json_internal::kConditions;
-using json_internal::kTaskTypes;
+using json_internal::kTaskTypeValues;
 using json_internal::kTriggers;
 
 // `"text"` of printable ASCII without a quote or backslash: the strings
@@ -177,7 +177,7 @@ bool ReadPlainTask(Cursor* c, const SharedText& source_file, bool keep_locations
     t.timeout = Millis(ms);
   }
   if (s.Eat(",\"trigger\":") && !ReadEnum(&s, kTriggers, &t.trigger)) return false;
-  if (!s.Eat(",\"type\":") || !ReadEnum(&s, kTaskTypes, &t.type)) return false;
+  if (!s.Eat(",\"type\":") || !ReadEnum(&s, kTaskTypeValues, &t.type)) return false;
   if (!ReadOptionalWhere(&s, source_file, keep_locations, &t.where) || !s.Eat('}')) return false;
   *out = std::move(t);
   *c = s;

@@ -6,6 +6,7 @@
 
 #include "dsl/suggest.h"
 #include "dsl/task_fields.h"
+#include "dsl/task_types.h"
 
 namespace apollo11::dsl::internal {
 namespace {
@@ -13,7 +14,6 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::vector<std::string> kDependencyKeys = {"task", "on"};
-const std::vector<std::string> kTaskTypes = {"shell", "python", "http", "db", "noop"};
 const std::vector<std::string> kHttpMethods = {"GET",    "POST", "PUT",    "PATCH",
                                                "DELETE", "HEAD", "OPTIONS"};
 
@@ -65,7 +65,7 @@ void TaskParser::Parse(const YamlNode& node, const std::string& file, PipelineSp
   if (auto it = by_key.find("type"); it != by_key.end()) {
     has_type = ReadType(*it->second, &task.type);
   } else if (!HasKey(own, "extends")) {  // an unknown template was reported already
-    report_->Error(task.where, label + " has no 'type' (one of shell, python, http, db, noop)");
+    report_->Error(task.where, label + " has no 'type' (one of " + TaskTypeNameList() + ")");
   }
 
   for (const Field& f : fields) {
@@ -129,27 +129,12 @@ std::vector<Field> TaskParser::WithTemplates(const std::vector<Field>& own) {
 
 void TaskParser::RequireTypeFields(const TaskSpec& task, const std::string& label,
                                    const std::map<std::string, const Field*>& by_key) {
-  auto require = [&](const char* key, bool present) {
-    if (!present && !by_key.count(key)) {
-      report_->Error(task.where,
-                     std::string(ToString(task.type)) + " " + label + " needs '" + key + "'");
-    }
-  };
-  switch (task.type) {
-    case TaskType::kShell:
-      require("command", !task.command.empty());
-      break;
-    case TaskType::kPython:
-      require("script", !task.script.empty());
-      break;
-    case TaskType::kHttp:
-      require("url", !task.url.empty());
-      break;
-    case TaskType::kDb:
-      require("host", !task.db_host.empty());
-      break;
-    case TaskType::kNoop:
-      break;
+  // A member is filled only from a key of by_key (templates' included), so
+  // the key alone tells whether the task has it.
+  const std::string_view key = InfoOf(task.type).required;
+  if (!key.empty() && by_key.count(std::string(key)) == 0) {
+    report_->Error(task.where, std::string(ToString(task.type)) + " " + label + " needs '" +
+                                   std::string(key) + "'");
   }
 }
 
@@ -164,10 +149,8 @@ bool TaskParser::ReadId(const Field& f, std::string* id) {
 
 bool TaskParser::ReadType(const Field& f, TaskType* type) {
   std::string word;
-  if (!report_->GetChoice(f, kTaskTypes, &word)) return false;
-  static const TaskType kByIndex[] = {TaskType::kShell, TaskType::kPython, TaskType::kHttp,
-                                      TaskType::kDb, TaskType::kNoop};
-  *type = kByIndex[std::find(kTaskTypes.begin(), kTaskTypes.end(), word) - kTaskTypes.begin()];
+  if (!report_->GetChoice(f, TaskTypeNames(), &word)) return false;
+  *type = *ParseTaskType(word);  // one of the names
   return true;
 }
 

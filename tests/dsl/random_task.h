@@ -21,7 +21,7 @@ inline TaskSpec RandomTask(std::mt19937& random, int i) {
   const char* const kFiles[] = {"p.yaml", "other.yaml", "we\"ird.yaml", "d\xc3\xa9j\xc3\xa0.yaml"};
   TaskSpec t;
   t.id = "t" + std::to_string(i) + (pick(8) == 0 ? kTexts[pick(10)] : "");
-  t.type = static_cast<TaskType>(pick(5));
+  t.type = static_cast<TaskType>(pick(static_cast<int>(std::size(kTaskTypes))));
   if (pick(2) == 0) t.command = std::string(kTexts[pick(10)]) + (pick(2) ? "true" : "");
   if (pick(3) > 0) t.where = SourceLocation{SharedText(kFiles[pick(4)]), pick(5000) - 2, pick(90)};
   for (int d = pick(4); d > 0; --d) {
