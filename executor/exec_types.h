@@ -70,6 +70,10 @@ enum class ExecOutcomeKind { kSuccess, kFailed, kTimeout, kCanceled, kAlreadyDon
 // "SUCCESS", "FAILED", ... for logs and messages.
 const char* ToString(ExecOutcomeKind kind);
 
+// Why an attempt of a type this worker does not know (a DISPATCH from a
+// newer coordinator) fails: the value, the types it knows, what to do.
+std::string UnknownTaskTypeError(int type);
+
 // How one attempt ended.
 struct ExecOutcome {
   std::string exec_id;

@@ -13,6 +13,7 @@
 #include <optional>
 #include <system_error>
 
+#include "dsl/task_types.h"
 #include "executor/child_process.h"
 #include "executor/containment.h"
 #include "executor/curl_multi.h"
@@ -42,7 +43,20 @@ std::string LogBase(const std::string& dir, const std::string& exec_id, uint32_t
   return dir + "/" + name + "." + std::to_string(attempt);
 }
 
+// What a shell task and a python task execute.
+std::vector<std::string> ShellArgv(const ExecRequest& r) { return {"/bin/sh", "-c", r.command}; }
+std::vector<std::string> PythonArgv(const ExecRequest& r) {
+  std::vector<std::string> argv = {"python3", r.script};
+  argv.insert(argv.end(), r.args.begin(), r.args.end());
+  return argv;
+}
+
 }  // namespace
+
+std::string UnknownTaskTypeError(int type) {
+  return "unknown task type " + std::to_string(type) + " (this worker knows " +
+         dsl::TaskTypeNameList() + "): upgrade the worker";
+}
 
 const char* ToString(ExecOutcomeKind kind) {
   switch (kind) {
@@ -92,46 +106,104 @@ std::vector<std::pair<std::string, size_t>> Executor::KillLeftovers() {
   return containment_->KillLeftovers();
 }
 
+// Each task type's runner, found by the type's enumerator (kShell ->
+// kShellRunner): a type added to APOLLO11_TASK_TYPES without its runner here
+// does not compile, and a value outside the list has none.
+const Executor::Runner* Executor::RunnerOf(dsl::TaskType type) {
+  static constexpr Runner kShellRunner{.start = &Executor::StartProcessTask,
+                                       .argv = &ShellArgv,
+                                       .out = LogSink::Keep::kTail,
+                                       .err_log = true,
+                                       .invalid_input_final = false};
+  static constexpr Runner kPythonRunner{.start = &Executor::StartProcessTask,
+                                        .argv = &PythonArgv,
+                                        .out = LogSink::Keep::kTail,
+                                        .err_log = true,
+                                        .invalid_input_final = false};
+  static constexpr Runner kHttpRunner{.start = &Executor::StartHttp,
+                                      .argv = nullptr,
+                                      .out = LogSink::Keep::kHead,  // the body's first bytes
+                                      .err_log = false,
+                                      .invalid_input_final = false};
+  static constexpr Runner kDbRunner{.start = &Executor::StartDb,
+                                    .argv = nullptr,
+                                    .out = LogSink::Keep::kTail,
+                                    .err_log = true,
+                                    // A wrong URL or password variable stays wrong.
+                                    .invalid_input_final = true};
+  static constexpr Runner kNoopRunner{.start = nullptr,
+                                      .argv = nullptr,
+                                      .out = LogSink::Keep::kTail,
+                                      .err_log = false,
+                                      .invalid_input_final = false};
+  switch (type) {
+#define APOLLO11_TASK_TYPE_RUNNER(enumerator, name, required) \
+  case dsl::TaskType::enumerator:                             \
+    return &enumerator##Runner;
+    APOLLO11_TASK_TYPES(APOLLO11_TASK_TYPE_RUNNER)
+#undef APOLLO11_TASK_TYPE_RUNNER
+    default:  // a value outside the list: a newer coordinator's type
+      return nullptr;
+  }
+}
+
 Status Executor::Launch(const ExecRequest& request) {
-  Micros now = clock_.Now();
-  auto simple = [&](ExecOutcomeKind kind, bool retryable, std::string error) {
-    ExecOutcome o;
-    o.exec_id = request.exec_id;
-    o.attempt = request.attempt;
-    o.kind = kind;
-    o.retryable = retryable;
-    o.error = std::move(error);
-    o.started_at = now;
-    o.finished_at = now;
-    ready_.push_back(std::move(o));
-    return Status::Ok();
-  };
+  const Micros now = clock_.Now();
   Key key(request.exec_id, request.attempt);
   if (execs_.count(key) > 0) {
     return Status::Busy("execution " + request.exec_id + " attempt " +
                         std::to_string(request.attempt) + " is already running");
   }
-  switch (request.type) {
-    case dsl::TaskType::kNoop:
-      return simple(ExecOutcomeKind::kSuccess, true, "");
-    case dsl::TaskType::kDb:
-    case dsl::TaskType::kShell:
-    case dsl::TaskType::kPython:
-    case dsl::TaskType::kHttp:
-      break;
+  const Runner* runner = RunnerOf(request.type);
+  if (runner == nullptr) {
+    return FinishAtOnce(request, now, ExecOutcomeKind::kFailed, /*retryable=*/false,
+                        UnknownTaskTypeError(static_cast<int>(request.type)));
   }
+  if (runner->start == nullptr)
+    return FinishAtOnce(request, now, ExecOutcomeKind::kSuccess, true, "");
 
   auto exec = std::make_unique<Exec>();
   exec->req = request;
+  exec->runner = runner;
   if (auto failed = ResolveSecrets(request.secrets, ProcessEnv(), &exec->req.env)) {
-    return simple(ExecOutcomeKind::kFailed, failed->retryable, std::move(failed->error));
+    return FinishAtOnce(request, now, ExecOutcomeKind::kFailed, failed->retryable,
+                        std::move(failed->error));
   }
   exec->started_at = now;
   if (request.timeout.count() > 0) {
     exec->deadline =
         clock_.Steady() + static_cast<Micros>(request.timeout.count()) * kMicrosPerMilli;
   }
-  const bool http = request.type == dsl::TaskType::kHttp;
+  APOLLO11_RETURN_IF_ERROR(OpenLogs(exec.get()));
+  Status started = (this->*runner->start)(exec.get());
+  exec->req.inputs = {};  // a process's are on disk now; up to ~10 MiB not to keep twice
+  if (!started.ok()) {
+    ExecOutcome o = MakeOutcome(exec.get(), ExecOutcomeKind::kFailed);
+    o.error = started.message();
+    if (runner->invalid_input_final) o.retryable = started.code() != StatusCode::kInvalidInput;
+    ready_.push_back(std::move(o));
+    return Status::Ok();
+  }
+  execs_.emplace(std::move(key), std::move(exec));
+  return Status::Ok();
+}
+
+Status Executor::FinishAtOnce(const ExecRequest& request, Micros now, ExecOutcomeKind kind,
+                              bool retryable, std::string error) {
+  ExecOutcome o;
+  o.exec_id = request.exec_id;
+  o.attempt = request.attempt;
+  o.kind = kind;
+  o.retryable = retryable;
+  o.error = std::move(error);
+  o.started_at = now;
+  o.finished_at = now;
+  ready_.push_back(std::move(o));
+  return Status::Ok();
+}
+
+Status Executor::OpenLogs(Exec* exec) {
+  const ExecRequest& r = exec->req;
   std::string base;
   if (!options_.log_dir.empty()) {
     if (!log_dir_ready_) {
@@ -141,50 +213,29 @@ Status Executor::Launch(const ExecRequest& request) {
         return Status::Io("could not create log dir " + options_.log_dir + ": " + ec.message());
       log_dir_ready_ = true;
     }
-    base = LogBase(options_.log_dir, request.exec_id, request.attempt);
+    base = LogBase(options_.log_dir, r.exec_id, r.attempt);
   }
   APOLLO11_RETURN_IF_ERROR(exec->out.Open(base.empty() ? "" : base + ".out", options_.max_log_bytes,
-                                          http ? LogSink::Keep::kHead : LogSink::Keep::kTail,
-                                          options_.output_tail_bytes));
-  if (!http) {
-    APOLLO11_RETURN_IF_ERROR(exec->err.Open(base.empty() ? "" : base + ".err",
-                                            options_.max_log_bytes, LogSink::Keep::kTail,
-                                            options_.stderr_tail_bytes));
-  }
+                                          exec->runner->out, options_.output_tail_bytes));
+  if (!exec->runner->err_log) return Status::Ok();
+  return exec->err.Open(base.empty() ? "" : base + ".err", options_.max_log_bytes,
+                        LogSink::Keep::kTail, options_.stderr_tail_bytes);
+}
 
-  const bool db = request.type == dsl::TaskType::kDb;
-  Status started = http ? StartHttp(exec.get())
-                   : db ? StartDb(exec.get())
-                        : exec->inputs.Prepare(options_.inputs_dir, request.exec_id,
-                                               request.attempt, request.inputs, &exec->req.env);
-  exec->req.inputs = {};  // on disk now; up to ~10 MiB not to keep twice
-  if (started.ok() && !http && !db) {
-    exec->req.env["APOLLO11_OUTPUT"] = TaskOutputFile::PathIn(exec->inputs.dir());
-  }
-  if (started.ok() && !http && !db) started = StartProcess(exec.get(), request.run_precheck);
-  if (!started.ok()) {
-    ExecOutcome o = MakeOutcome(exec.get(), ExecOutcomeKind::kFailed);
-    o.error = started.message();
-    // A db URL or password variable that is wrong stays wrong.
-    if (db) o.retryable = started.code() != StatusCode::kInvalidInput;
-    ready_.push_back(std::move(o));
-    return Status::Ok();
-  }
-  execs_.emplace(std::move(key), std::move(exec));
-  return Status::Ok();
+Status Executor::StartProcessTask(Exec* exec) {
+  ExecRequest& r = exec->req;
+  Status prepared =
+      exec->inputs.Prepare(options_.inputs_dir, r.exec_id, r.attempt, r.inputs, &r.env);
+  r.inputs = {};  // on disk now
+  if (!prepared.ok()) return prepared;
+  r.env["APOLLO11_OUTPUT"] = TaskOutputFile::PathIn(exec->inputs.dir());
+  return StartProcess(exec, r.run_precheck);
 }
 
 Status Executor::StartProcess(Exec* exec, bool precheck) {
   const ExecRequest& r = exec->req;
-  std::vector<std::string> argv;
-  if (precheck) {
-    argv = {"/bin/sh", "-c", r.precheck};
-  } else if (r.type == dsl::TaskType::kPython) {
-    argv = {"python3", r.script};
-    argv.insert(argv.end(), r.args.begin(), r.args.end());
-  } else {
-    argv = {"/bin/sh", "-c", r.command};
-  }
+  const std::vector<std::string> argv =
+      precheck ? std::vector<std::string>{"/bin/sh", "-c", r.precheck} : exec->runner->argv(r);
   Status fits = TaskInputs::CheckExecSize(argv, r.env);
   if (!fits.ok()) return Status::InvalidInput("could not start: " + fits.message());
   SpawnOptions spawn;

@@ -79,9 +79,10 @@ class Executor final : public TaskRunner {
 
   // Starts one attempt without blocking. Refused (Busy) when the same
   // (exec_id, attempt) is still running, Io when its log files cannot be
-  // opened. Everything else, including "could not start" and unsupported task
-  // types, is reported as an ExecOutcome by a later Process(). noop finishes
-  // at the next Process() and touches no file.
+  // opened. Everything else, including "could not start", is reported as an
+  // ExecOutcome by a later Process(); a type outside APOLLO11_TASK_TYPES
+  // fails, not retryable, with UnknownTaskTypeError and runs nothing. noop
+  // finishes at the next Process() and touches no file.
   Status Launch(const ExecRequest& request) override;
 
   // Stops a running attempt: SIGTERM to its process group, SIGKILL after its
@@ -123,8 +124,21 @@ class Executor final : public TaskRunner {
 
  private:
   struct Exec;
+  struct Runner;
   using Key = std::pair<std::string, uint32_t>;
 
+  // The runner of a task type (executor_exec.h), or nullptr for a value
+  // outside APOLLO11_TASK_TYPES.
+  static const Runner* RunnerOf(dsl::TaskType type);
+  // Queues the outcome of an attempt that ends without running (noop, an
+  // unknown type, secrets that do not resolve) for the next Process().
+  Status FinishAtOnce(const ExecRequest& request, Micros now, ExecOutcomeKind kind, bool retryable,
+                      std::string error);
+  // Opens the attempt's stdout (and stderr, if its runner keeps one) log.
+  Status OpenLogs(Exec* exec);
+  // Starts a shell or python task: its inputs on disk, then its precheck or
+  // itself (StartProcess).
+  Status StartProcessTask(Exec* exec);
   Status StartProcess(Exec* exec, bool precheck);
   Status StartHttp(Exec* exec);
   Status StartDb(Exec* exec);

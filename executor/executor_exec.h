@@ -8,6 +8,8 @@
 
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "common/libcurl_api.h"
 #include "executor/child_process.h"
@@ -19,10 +21,27 @@
 
 namespace apollo11::executor {
 
+// How the executor runs one task type: each type of APOLLO11_TASK_TYPES
+// (dsl/task_types.h) has one, named after its enumerator (kShell:
+// kShellRunner, in Executor::RunnerOf).
+struct Executor::Runner {
+  // Starts the attempt once its logs are open; a failure becomes its FAILED
+  // outcome. nullptr: nothing runs, the attempt succeeds at once (noop).
+  Status (Executor::*start)(Exec* exec);
+  // What a process task executes (shell, python); nullptr for other runners.
+  std::vector<std::string> (*argv)(const ExecRequest& request);
+  LogSink::Keep out;  // what the stdout log keeps in memory: the tail, or the head (an HTTP body)
+  bool err_log;       // whether stderr is captured
+  // A start refused as InvalidInput is not retried (db: a wrong URL or
+  // password variable stays wrong); otherwise a failed start may be.
+  bool invalid_input_final;
+};
+
 // One attempt in flight: a process (precheck, then task), an HTTP transfer or
 // a db statement.
 struct Executor::Exec {
   ExecRequest req;
+  const Runner* runner = nullptr;
   Micros started_at = 0;
   Micros deadline = 0;  // 0 = no timeout
   LogSink out;

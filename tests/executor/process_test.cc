@@ -204,6 +204,28 @@ TEST_CASE("noop finishes at the next Process without a process or file, and db i
   CHECK(out[0].error.find("unsupported db URL") != std::string::npos);
 }
 
+TEST_CASE("a task type this worker does not know fails at once, naming the types it knows",
+          "[executor]") {
+  TempDir dir;
+  SystemClock clock;
+  Executor ex(ExecutorOptions{dir.path(), 1 << 20, 1024}, clock);
+  // What a newer coordinator's type looks like here: a value past the list.
+  ExecRequest r = Shell("future", "touch " + dir.path() + "/ran");
+  r.type = static_cast<TaskType>(9);
+  REQUIRE(ex.Launch(r).ok());
+  CHECK(ex.running() == 0);
+  std::vector<ExecOutcome> out;
+  ex.Process(clock.Steady(), &out);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].exec_id == "r1.future");
+  CHECK(out[0].kind == ExecOutcomeKind::kFailed);
+  CHECK_FALSE(out[0].retryable);
+  CHECK(
+      out[0].error ==
+      "unknown task type 9 (this worker knows shell, python, http, db, noop): upgrade the worker");
+  CHECK(std::filesystem::is_empty(dir.path()));  // no process, no log file
+}
+
 TEST_CASE("a duplicate (exec_id, attempt) is refused while it runs", "[executor]") {
   SystemClock clock;
   Executor ex(ExecutorOptions{}, clock);
