@@ -5,11 +5,13 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "actors/worker/worker_core.h"
 #include "common/log_event.h"
 #include "dsl/pipeline.h"
 #include "dsl/task_fields.h"
+#include "dsl/task_types.h"
 
 namespace apollo11::actors {
 
@@ -36,11 +38,21 @@ void WorkerCore::OnDispatch(transport::Dispatch&& d) {
     FinishUnstarted(key, p.refusal, /*retryable=*/false);
     return;
   }
+  // A type this build does not know (a newer coordinator's) runs nothing.
+  const std::optional<dsl::TaskType> type = dsl::TaskTypeFromWire(p.type);
+  if (!type.has_value()) {
+    std::string error = executor::UnknownTaskTypeError(p.type);
+    LogEvent(spdlog::level::warn, "unknown_task_type",
+             {{"exec_id", key.first}, {"attempt", key.second}, {"type", p.type}},
+             "{} attempt {}: {}", key.first, key.second, error);
+    FinishUnstarted(key, std::move(error), /*retryable=*/false);
+    return;
+  }
   executor::ExecRequest req;
   req.exec_id = d.exec_id;
   req.attempt = d.attempt;
   dsl::CopyWireFields(p, &req);
-  req.type = static_cast<dsl::TaskType>(p.type);
+  req.type = *type;
   req.timeout = Millis(p.timeout_ms);
   req.kill_grace = Millis(p.kill_grace_ms);
   req.run_precheck = p.run_precheck;

@@ -6,6 +6,7 @@
 #include "actors/worker/worker_core.h"
 
 #include <catch2/catch.hpp>
+#include <filesystem>
 
 #include "common/wire_limits.h"
 #include "executor/executor.h"
@@ -263,6 +264,36 @@ TEST_CASE("a DISPATCH the coordinator refused fails at once with its reason and 
   CHECK(result->outcome == static_cast<uint8_t>(transport::Outcome::kRejected));
   CHECK_FALSE(result->retryable);
   CHECK(result->error == d.task.refusal);
+}
+
+TEST_CASE("a DISPATCH of a task type this worker does not know fails, naming the types it knows",
+          "[worker]") {
+  WorkerFixture f;
+  f.Feed(Frame(transport::MsgType::kHeartbeat, Beat(1)));
+  Drain(*f.core);
+  transport::Dispatch d = NoopDispatch("r.future", 1, 1);
+  d.task.type = 9;  // a newer coordinator's type
+  d.task.command = "touch " + f.dir.path() + "/ran";
+  f.Feed(Frame(transport::MsgType::kDispatch, d));
+  CHECK(f.executor->running() == 0);
+  f.Finish();
+  REQUIRE(f.core->outbox().size() == 2);  // the RESULT, then the slot's credit back
+  auto env = transport::DecodeEnvelope(f.core->outbox()[0].data(), f.core->outbox()[0].size());
+  REQUIRE(env.ok());
+  auto result = transport::BodyAs<transport::ResultMsg>(*env);
+  REQUIRE(result.ok());
+  CHECK(result->exec_id == "r.future");
+  CHECK(result->outcome == static_cast<uint8_t>(transport::Outcome::kRejected));  // FAILED
+  CHECK_FALSE(result->retryable);
+  CHECK(
+      result->error ==
+      "unknown task type 9 (this worker knows shell, python, http, db, noop): upgrade the worker");
+  CHECK_FALSE(std::filesystem::exists(f.dir.path() + "/ran"));
+  // A repeat of it is the same attempt: its result again, nothing run.
+  Drain(*f.core);
+  f.Feed(Frame(transport::MsgType::kDispatch, d));
+  CHECK(Count(Drain(*f.core), transport::MsgType::kResult) == 1);
+  CHECK(f.executor->running() == 0);
 }
 
 TEST_CASE("a RESULT too large for the dispatcher's decoder is cut to fit, saying so",
