@@ -3,7 +3,9 @@
 // Each value starts with a record-format version; decoders accept arrays with
 // more fields (written by a newer minor format) or fewer (older), so fields
 // can be appended without a migration. Keys (seq, exec_id, run_id) are not
-// repeated inside values.
+// repeated inside values. Each record's fields are listed once (its Layout in
+// record_codec.cc), and the encoder and the decoder both walk that list;
+// tests/storage/record_bytes_test.cc pins the bytes.
 
 #include <string>
 #include <string_view>
