@@ -42,7 +42,6 @@ enum class InternalType : uint16_t {
   kStartedBatch,  // workers confirmed STARTED
   kResultBatch,   // workers reported RESULTs
   kWorkerGone,    // a worker left or was declared lost: its executions
-  kStaleResult,   // informational: a result for an attempt no longer current
   // dispatcher -> reconciler
   kWorkersSeen,  // every connected worker and when it was last heard (a full snapshot)
   // reconciler -> dispatcher

@@ -7,7 +7,6 @@
 // MSGPACK_DEFINE, a MsgType value (64.. for internal ones), a handler.
 
 #include <algorithm>
-#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -109,7 +108,7 @@ struct Envelope {
 // truncated msgpack, limits exceeded, trailing bytes, wrong envelope shape,
 // protocol version mismatch (naming both versions). Never throws. The type is
 // NOT checked against MsgType: unknown types are returned for the caller to
-// count and drop (see DecodeStats).
+// count and drop.
 Status DecodeEnvelopeInto(const void* data, size_t size, Envelope* env,
                           const DecodeLimits& limits = {});
 
@@ -125,24 +124,13 @@ Result<Envelope> DecodeEnvelope(const void* data, size_t size, const DecodeLimit
 
 // Converts the envelope's body to T. A body of the wrong shape (a DISPATCH
 // read as RESULT, a string where an int is expected, an integer out of T's
-// range), or one its T::Validate() refuses (a Heartbeat load that is not a
-// finite number in range), is InvalidInput naming the message type. Never throws. Missing
+// range) is InvalidInput naming the message type. Never throws. Missing
 // trailing fields keep their defaults; extra trailing fields are ignored.
 template <class T>
 Result<T> BodyAs(const Envelope& env) {
   try {
     T value{};
     env.body.convert(value);
-    // Messages with rules beyond their shape check them here, once, at the edge.
-    if constexpr (requires {
-                    { value.Validate() } -> std::same_as<Status>;
-                  }) {
-      Status valid = value.Validate();
-      if (!valid.ok()) {
-        return Status::InvalidInput(std::string("body of ") + MsgTypeName(env.type) + " (type " +
-                                    std::to_string(env.type) + ") is invalid: " + valid.message());
-      }
-    }
     return value;
   } catch (const std::exception& e) {
     return Status::InvalidInput(std::string("body of ") + MsgTypeName(env.type) + " (type " +
@@ -191,20 +179,5 @@ void FitResultToWire(ResultMsg* r);
 // kResultLayoutSince.. kProtocolVersion), so results survive an upgrade.
 // Errors as DecodeEnvelopeInto and BodyAs. Never throws.
 Result<ResultMsg> DecodeStoredResult(const void* data, size_t size);
-
-// Counters for what a receive loop saw, so unknown and malformed frames are
-// counted and dropped rather than crashing or silently vanishing.
-struct DecodeStats {
-  uint64_t decoded = 0;       // well-formed frames of a known type
-  uint64_t malformed = 0;     // DecodeEnvelope or BodyAs failed
-  uint64_t unknown_type = 0;  // well-formed, but no handler for the type
-  uint16_t last_unknown_type = 0;
-
-  // Records an unknown type (call from the handler switch's default branch).
-  void CountUnknown(uint16_t type) {
-    ++unknown_type;
-    last_unknown_type = type;
-  }
-};
 
 }  // namespace apollo11::transport

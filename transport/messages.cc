@@ -44,8 +44,4 @@ const char* MsgTypeName(uint16_t type) {
   return "UNKNOWN";
 }
 
-bool IsWireMsgType(uint16_t type) {
-  return type >= ToWire(MsgType::kHello) && type <= ToWire(MsgType::kRefused);
-}
-
 }  // namespace apollo11::transport

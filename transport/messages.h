@@ -62,9 +62,6 @@ constexpr uint16_t ToWire(MsgType t) { return static_cast<uint16_t>(t); }
 // (including 64.. which the transport layer does not name). Never null.
 const char* MsgTypeName(uint16_t type);
 
-// True for the wire messages kHello..kBye.
-bool IsWireMsgType(uint16_t type);
-
 // One execution attempt: the key workers deduplicate DISPATCH by.
 struct ExecRef {
   std::string exec_id;

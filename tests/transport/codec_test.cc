@@ -98,8 +98,6 @@ TEST_CASE("message type names cover the protocol", "[codec]") {
   CHECK(std::string(MsgTypeName(ToWire(MsgType::kDispatch))) == "DISPATCH");
   CHECK(std::string(MsgTypeName(ToWire(MsgType::kProbeReply))) == "PROBE_REPLY");
   CHECK(std::string(MsgTypeName(999)) == "UNKNOWN");
-  CHECK(IsWireMsgType(ToWire(MsgType::kBye)));
-  CHECK_FALSE(IsWireMsgType(ToWire(MsgType::kTerm)));
 }
 
 TEST_CASE("a frame from another protocol version is rejected naming both versions", "[codec]") {
@@ -139,10 +137,7 @@ TEST_CASE("an unknown message type is returned to the caller to count", "[codec]
   auto env = DecodeEnvelope(frame.data(), frame.size());
   REQUIRE(env.ok());
   CHECK(env->type == 500);
-  DecodeStats stats;
-  stats.CountUnknown(env->type);
-  CHECK(stats.unknown_type == 1);
-  CHECK(stats.last_unknown_type == 500);
+  CHECK(std::string(MsgTypeName(env->type)) == "UNKNOWN");
 }
 
 TEST_CASE("malformed envelopes are errors, not crashes", "[codec]") {
