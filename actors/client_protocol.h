@@ -240,7 +240,6 @@ enum class RegistryOp : uint8_t {
   kTrigger,   // start a run of name@ref with `params`, idempotent on `key`
   kBackfill,  // one fire of `name`'s schedule per scheduled time in [from, to]
 };
-inline constexpr uint8_t kRegistryOpLast = static_cast<uint8_t>(RegistryOp::kBackfill);
 
 // registry: a change to the pipeline registry, or a trigger. Answered with a
 // RegistryReply once the change is journaled (a refusal at once).

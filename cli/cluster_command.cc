@@ -139,9 +139,8 @@ void AddClusterCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--json", flags->json, "print /api/cluster's JSON");
   CLI::App* resign = cmd->add_subcommand("resign", "ask the leader to hand leadership over");
   resign->add_option("--api-token", flags->token, "the node's API token (or $APOLLO11_API_TOKEN)");
-  cmd->callback([cmd, resign, flags, exit_code] {
+  cmd->callback([resign, flags, exit_code] {
     if (resign->parsed()) return;
-    (void)cmd;
     *exit_code = Show(*flags);
   });
   resign->callback([flags, exit_code] { *exit_code = Resign(*flags); });

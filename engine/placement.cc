@@ -32,9 +32,4 @@ int PickWorker(const std::vector<WorkerView>& workers, const std::string& group,
   return best;
 }
 
-Micros ExpectedRemaining(Micros p50, Micros elapsed) {
-  if (p50 <= 0) p50 = kDefaultP50;
-  return std::max(p50 - elapsed, kMinRemaining);
-}
-
 }  // namespace apollo11::engine

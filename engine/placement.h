@@ -33,11 +33,5 @@ int PickWorker(const std::vector<WorkerView>& workers, const std::string& group,
 
 // Default P50 duration until a task has history.
 inline constexpr Micros kDefaultP50 = kMicrosPerSecond;
-// Least remaining time assumed for an execution that is past its P50.
-inline constexpr Micros kMinRemaining = 10 * kMicrosPerMilli;
-
-// Expected remaining time of an execution that has run `elapsed`:
-// max(p50 - elapsed, kMinRemaining); p50 <= 0 means no history (kDefaultP50).
-Micros ExpectedRemaining(Micros p50, Micros elapsed);
 
 }  // namespace apollo11::engine

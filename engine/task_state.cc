@@ -63,13 +63,6 @@ const char* ToString(AttemptOutcome o) {
   return i < 4 ? kOutcomeNames[i] : "invalid";
 }
 
-std::optional<AttemptOutcome> ParseAttemptOutcome(std::string_view text) {
-  for (int i = 0; i < 4; ++i) {
-    if (text == kOutcomeNames[i]) return static_cast<AttemptOutcome>(i);
-  }
-  return std::nullopt;
-}
-
 std::optional<TaskState> ParseTaskState(std::string_view text) {
   for (int i = 0; i < N; ++i) {
     if (text == kTaskNames[i]) return static_cast<TaskState>(i);

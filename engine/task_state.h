@@ -33,7 +33,6 @@ const char* ToString(RunStatus s);
 const char* ToString(AttemptOutcome o);  // "success", "failed", "timeout", "already_done"
 std::optional<TaskState> ParseTaskState(std::string_view text);
 std::optional<RunStatus> ParseRunStatus(std::string_view text);
-std::optional<AttemptOutcome> ParseAttemptOutcome(std::string_view text);
 
 // True for states a task never leaves.
 bool IsFinal(TaskState s);

@@ -2,11 +2,7 @@
 
 #include <catch2/catch.hpp>
 
-using apollo11::kMicrosPerMilli;
 using apollo11::kMicrosPerSecond;
-using apollo11::engine::ExpectedRemaining;
-using apollo11::engine::kDefaultP50;
-using apollo11::engine::kMinRemaining;
 using apollo11::engine::PickWorker;
 using apollo11::engine::WorkerView;
 
@@ -34,12 +30,6 @@ TEST_CASE("placement ties go to fewer running, then the lower index", "[placemen
   std::vector<WorkerView> w = {
       {"w0", "g", 2, 1, 2, 0}, {"w1", "g", 2, 1, 1, 0}, {"w2", "g", 2, 1, 1, 0}};
   CHECK(PickWorker(w, "g") == 1);
-}
-
-TEST_CASE("expected remaining time falls to a floor and defaults without history", "[placement]") {
-  CHECK(ExpectedRemaining(0, 0) == kDefaultP50);
-  CHECK(ExpectedRemaining(0, 400 * kMicrosPerMilli) == kDefaultP50 - 400 * kMicrosPerMilli);
-  CHECK(ExpectedRemaining(2 * kMicrosPerSecond, 5 * kMicrosPerSecond) == kMinRemaining);
 }
 
 TEST_CASE("placement with labels considers only workers having all of them", "[placement]") {

@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 #include <set>
+#include <string>
 #include <utility>
 
 using apollo11::AttemptOutcome;
@@ -43,14 +44,13 @@ TEST_CASE("illegal transitions are refused, including out of final states", "[ta
   CHECK_FALSE(IsAllowedTransition(static_cast<S>(42), S::kReady));
 }
 
-TEST_CASE("state and outcome names round-trip", "[task_state]") {
+TEST_CASE("state names round-trip and outcomes have their names", "[task_state]") {
   for (int i = 0; i < kTaskStateCount; ++i) {
     const S s = static_cast<S>(i);
     CHECK(apollo11::ParseTaskState(ToString(s)) == s);
   }
-  for (AttemptOutcome o : {AttemptOutcome::kSuccess, AttemptOutcome::kFailed,
-                           AttemptOutcome::kTimeout, AttemptOutcome::kAlreadyDone}) {
-    CHECK(apollo11::ParseAttemptOutcome(ToString(o)) == o);
-  }
-  CHECK_FALSE(apollo11::ParseAttemptOutcome("nope").has_value());
+  CHECK(std::string(ToString(AttemptOutcome::kSuccess)) == "success");
+  CHECK(std::string(ToString(AttemptOutcome::kFailed)) == "failed");
+  CHECK(std::string(ToString(AttemptOutcome::kTimeout)) == "timeout");
+  CHECK(std::string(ToString(AttemptOutcome::kAlreadyDone)) == "already_done");
 }
