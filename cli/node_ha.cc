@@ -66,6 +66,10 @@ void Node::StartHa() {
   registry_.AddComputedCounter("apollo11_ha_failovers_total",
                                "leadership changes this coordinator has seen",
                                [board] { return static_cast<double>(board->failovers()); });
+  const ha::HaElector* elector = elector_.get();
+  registry_.AddComputedCounter("apollo11_ha_elector_steps_total",
+                               "decisions the HA elector has made (campaign, keepalive, step down)",
+                               [elector] { return static_cast<double>(elector->steps()); });
   spdlog::info("HA: campaigning as {} (workers tcp {}, clients {}) in etcd {} with a {} s lease",
                h.self.name, h.self.worker_endpoint, h.self.client_endpoint, h.etcd.front(),
                h.lease_ttl_s);

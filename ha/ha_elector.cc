@@ -56,7 +56,9 @@ void HaElector::Error(const Status& s) {
 
 Micros HaElector::Step() {
   const Micros now = clock_->Steady();
-  return leading_ ? LeaderStep(now) : StandbyStep(now);
+  const Micros next = leading_ ? LeaderStep(now) : StandbyStep(now);
+  steps_.fetch_add(1);
+  return next;
 }
 
 Micros HaElector::LeaderStep(Micros now) {

@@ -80,6 +80,9 @@ class HaElector {
   void Shutdown();
 
   bool leading() const { return leading_; }
+  // Steps taken so far (apollo11_ha_elector_steps_total): each one a decision
+  // made, so a test can wait for one made after an event. Any thread.
+  uint64_t steps() const { return steps_.load(); }
   // Whether the in-sync gate lets this node campaign (true without a gate).
   // Any thread.
   bool eligible() const { return eligible_.load(); }
@@ -122,6 +125,7 @@ class HaElector {
   Micros next_keepalive_ = 0;  // steady
   Micros hold_until_ = 0;      // after a resign: do not campaign before (steady)
   uint64_t last_epoch_ = 0;    // the newest leader epoch seen
+  std::atomic<uint64_t> steps_{0};
   std::atomic<bool> resign_requested_{false};
   std::atomic<bool> eligible_{true};
   mutable std::mutex key_mu_;
