@@ -184,13 +184,37 @@ pipeline:
   CHECK(lost["reason"].get<std::string>().find("far1") != std::string::npos);
 
   // The order team hears only about its own pipelines, and only its events.
-  REQUIRE(order_team.WaitUntil([](const auto& g) { return g.size() >= 2; }, 5000));
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // nothing else may arrive
+  // One thread delivers each alert to every matching rule before the next
+  // one, so once the order team has a failure raised after every alert above
+  // reached `everything`, each of those alerts has been offered to it too.
+  std::string marker = dir.Write("marker.yaml", R"(version: "1.0"
+name: order.marker
+pipeline:
+  - {id: mark, type: shell, command: "exit 1"}
+)");
+  CmdResult marked = Cli(node, {"submit", marker, "--wait", "--json"});
+  INFO(marked.out << marked.err);
+  CHECK(marked.exit_code != 0);
+  const std::string marker_run = ParseJson(marked.out.substr(marked.out.find('{')))["run_id"];
+  REQUIRE(order_team.WaitUntil(
+      [&](const auto& g) {
+        for (const json& a : g) {
+          if (a.value("run_id", "") == marker_run && a.value("type", "") == "run_failed") {
+            return true;
+          }
+        }
+        return false;
+      },
+      5000));
+  std::vector<json> before_marker;
   for (const json& a : order_team.Received()) {
+    if (a.value("run_id", "") != marker_run) before_marker.push_back(a);
+  }
+  for (const json& a : before_marker) {
     CHECK(a["pipeline"] == "order.checkout");
     CHECK((a["type"] == "retries_exhausted" || a["type"] == "run_failed"));
   }
-  CHECK(order_team.Received().size() == 2);
+  CHECK(before_marker.size() == 2);
 
   // The pager's command hook got the node-wide events as JSON on stdin.
   REQUIRE(WaitFor(
@@ -237,15 +261,35 @@ pipeline:
   CHECK(Cli(coord, {"status", second, "--wait"}).exit_code != 0);
   REQUIRE(receiver.WaitUntil([](const auto& got) { return !got.empty(); }, 15000));
   const double arrived = Seconds(t0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(3500));  // a second delivery would be here
-  const auto got = receiver.Received();
+  CHECK(receiver.posts() == 3);  // 500, 500, then 200
+  // A failure of another task, raised after both refunds failed: a second
+  // refund alert (a fold that did not hold) was due before this one, which
+  // the same delivery thread sends after it.
+  const std::string marker = dir.Write("marker.yaml", R"(version: "1.0"
+name: order.marker
+pipeline:
+  - {id: mark, type: shell, command: "exit 1"}
+)");
+  CHECK(Cli(coord, {"submit", marker, "--wait"}).exit_code != 0);
+  REQUIRE(receiver.WaitUntil(
+      [](const auto& got) {
+        for (const json& a : got) {
+          if (a.value("task_id", "") == "mark") return true;
+        }
+        return false;
+      },
+      15000));
+  std::vector<json> got;
+  for (const json& a : receiver.Received()) {
+    if (a.value("task_id", "") != "mark") got.push_back(a);
+  }
   INFO(dir.Read("coord.err"));
   REQUIRE(got.size() == 1);
   CHECK(got[0]["count"] == 2);
   CHECK(got[0]["task_id"] == "refund");
   CHECK(got[0]["stderr_tail"] == "no such order\n");
   CHECK(got[0]["worker_id"] == "w1");
-  CHECK(receiver.posts() == 3);  // 500, 500, then 200
+  CHECK(receiver.posts() == 4);  // and the marker's, at the first try
   CHECK(arrived >= 2.9);         // held for the fold window
   CHECK(
       dir.Read("coord.err").find("attempt 1 of 5 failed: POST " + receiver.Url() + ": HTTP 500") !=
