@@ -55,6 +55,17 @@ nlohmann::json FiresOf(const NodeProcess& node, const std::string& name) {
   return shown.is_object() && shown.contains("fires") ? shown["fires"] : nlohmann::json::array();
 }
 
+// How many fires of `name` were skipped because the pipeline is paused: each
+// one is a scheduled time the schedule decided while the pause held.
+size_t PausedFires(const NodeProcess& node, const std::string& name) {
+  size_t n = 0;
+  for (const auto& f : FiresOf(node, name)) {
+    n += f.value("state", "") == "skipped" &&
+         f.value("reason", "").find("paused") != std::string::npos;
+  }
+  return n;
+}
+
 std::string Stamp(Micros t) { return FormatTimestamp(t); }
 
 Micros NowSeconds() {
@@ -110,9 +121,13 @@ TEST_CASE("a registered schedule fires pinned runs, pauses, backfills and shows 
 
   SECTION("pause skips fires with a reason; unpause resumes them") {
     REQUIRE(node.Cli({"pause", "t.reg"}).exit_code == 0);
-    std::this_thread::sleep_for(500ms);  // a run fired before the pause may still start
+    // The first fire skipped as paused: the pause holds, and every fire
+    // decided before it has its run (committed with the fire's record).
+    REQUIRE(WaitFor([&] { return PausedFires(node, "t.reg") >= 1; }, 10000));
     const size_t paused_at = RunsOf(node, "t.reg").size();
-    std::this_thread::sleep_for(2500ms);
+    // Two more scheduled times decided while paused; none may start a run.
+    const size_t skipped_at = PausedFires(node, "t.reg");
+    REQUIRE(WaitFor([&] { return PausedFires(node, "t.reg") >= skipped_at + 2; }, 10000));
     CHECK(RunsOf(node, "t.reg").size() == paused_at);
     bool skipped = false;
     for (const auto& f : FiresOf(node, "t.reg")) {
@@ -158,26 +173,37 @@ TEST_CASE("a registered schedule fires pinned runs, pauses, backfills and shows 
     // sanitizer build: a fire listed whose run the runs listing before it
     // did not have yet).
     REQUIRE(node.Cli({"pause", "t.reg"}).exit_code == 0);
-    std::this_thread::sleep_for(500ms);  // a fire under way starts its run
+    // A fire skipped as paused: every fire decided before it has its run.
+    REQUIRE(WaitFor([&] { return PausedFires(node, "t.reg") >= 1; }, 10000));
     const nlohmann::json fires = FiresOf(node, "t.reg");
     CheckOneRunPerTime(fires, RunsOf(node, "t.reg"));
   }
 
   SECTION("a version without a schedule, or rm, stops the fires") {
+    // t.tick fires every second as t.reg did, in the same pass over the
+    // schedules: each fire it gains shows a time at which t.reg, had it kept
+    // its schedule, would have fired too.
+    REQUIRE(
+        node.Cli({"pipelines", "add", dir.Write("tick.yaml", EverySecond("t.tick"))}).exit_code ==
+        0);
+    auto ticks_past = [&](size_t n) {
+      const size_t from = FiresOf(node, "t.tick").size();
+      return WaitFor([&] { return FiresOf(node, "t.tick").size() >= from + n; }, 10000);
+    };
     const std::string plain = dir.Write(
         "plain.yaml", "version: \"1.0\"\nname: t.reg\npipeline:\n  - {id: b, type: noop}\n");
     REQUIRE(node.Cli({"pipelines", "add", plain}).exit_code == 0);
-    std::this_thread::sleep_for(500ms);
+    REQUIRE(ticks_past(1));  // a pass after the change: what came before it has landed
     const size_t after = RunsOf(node, "t.reg").size();
-    std::this_thread::sleep_for(2000ms);
+    REQUIRE(ticks_past(2));
     CHECK(RunsOf(node, "t.reg").size() == after);
     CHECK(node.Log().find("schedule of t.reg removed") != std::string::npos);
     REQUIRE(node.Cli({"pipelines", "add", file}).exit_code == 0);  // version 3, scheduled
     REQUIRE(WaitFor([&] { return RunsOf(node, "t.reg").size() >= after + 2; }, 10000));
     REQUIRE(node.Cli({"pipelines", "rm", "t.reg"}).exit_code == 0);
-    std::this_thread::sleep_for(500ms);
+    REQUIRE(ticks_past(1));
     const size_t removed = RunsOf(node, "t.reg").size();
-    std::this_thread::sleep_for(2000ms);
+    REQUIRE(ticks_past(2));
     CHECK(RunsOf(node, "t.reg").size() == removed);
   }
 }
