@@ -124,7 +124,16 @@ TEST_CASE("a RESULT forged by a peer that is not the execution's worker changes 
     second.ForgeResult(run_id + ".a", 1);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // Each forged RESULT and STARTED refused and counted: the dispatcher has
+  // read every one of them (a frame it took would not be counted).
+  CHECK(WaitFor(
+      [&] {
+        const std::string m = Metrics(coord);
+        return MetricValue(m, "apollo11_worker_frames_refused_total{reason=\"unregistered\"}") >=
+                   6 &&
+               MetricValue(m, "apollo11_worker_frames_refused_total{reason=\"not_holder\"}") >= 6;
+      },
+      5000));
   CHECK(TaskState(coord, run_id, "a") == "RUNNING");
   CHECK_FALSE(dir.Exists("b.out"));  // nothing downstream started early
 
