@@ -13,9 +13,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
-#include <thread>
 
 #include "common/clock.h"
+#include "common/timestamp_parse.h"
 #include "tests/actors/cluster_harness.h"
 
 using namespace apollo11::testing;  // NOLINT: test file
@@ -73,6 +73,30 @@ std::string RealWall(int offset_s) {
   return apollo11::FormatTimestamp(clock.Now() + offset_s * apollo11::kMicrosPerSecond);
 }
 
+// Waits until w1's last heartbeat, as the coordinator stamps it, is on the
+// stepped side of `real_offset_s` from real time (the step took effect), then
+// until one stamped a second later: ten heartbeats and three liveness windows
+// past the step, in each of which a worker could have been declared lost.
+bool WaitPastStep(const NodeProc& coord, int real_offset_s) {
+  std::string first;
+  const bool stepped = WaitFor(
+      [&] {
+        first = LastHeartbeat(coord);
+        if (first.empty()) return false;
+        return real_offset_s > 0 ? first > RealWall(real_offset_s)
+                                 : first < RealWall(real_offset_s);
+      },
+      10000);
+  if (!stepped) return false;
+  const apollo11::Micros from = *apollo11::ParseTimestamp(first);
+  return WaitFor(
+      [&] {
+        auto at = apollo11::ParseTimestamp(LastHeartbeat(coord));
+        return at.ok() && *at >= from + apollo11::kMicrosPerSecond;
+      },
+      10000);
+}
+
 bool HasWorker(const NodeProc& coord, const std::string& id) {
   auto doc = ParseJson(Cli(coord, {"workers", "--json"}).out);
   if (!doc.is_array()) return false;
@@ -125,11 +149,11 @@ TEST_CASE(
   // Forward 60 s (past every deadline of 20 s + grace + slack), then back
   // to 60 s behind real time.
   StepWall(dir, "+60s");
-  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  CHECK(WaitPastStep(coord, +50));
   CHECK(WorkerCount(coord) == 2);
   CHECK(LastHeartbeat(coord) > RealWall(+50));  // the coordinator is 60 s ahead
   StepWall(dir, "-60s");
-  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  CHECK(WaitPastStep(coord, -50));
   CHECK(WorkerCount(coord) == 2);
   CHECK(LastHeartbeat(coord) < RealWall(-50));  // and now 60 s behind
 
