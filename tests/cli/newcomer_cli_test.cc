@@ -4,10 +4,8 @@
 #include <signal.h>
 
 #include <catch2/catch.hpp>
-#include <chrono>
 #include <sstream>
 #include <string>
-#include <thread>
 
 #include "tests/actors/cluster_harness.h"
 
@@ -225,16 +223,20 @@ TEST_CASE("a worker whose --connect reaches nothing says so once, and again when
   ScratchDir dir;
   const int port = FreeTcpPort();
   const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(port);
-  NodeProc worker = StartBare(dir, "w1",
-                              {"--role", "worker", "--connect", endpoint, "--worker-id", "w1",
-                               "--heartbeat", "100ms", "--liveness", "3"});
+  NodeProc worker =
+      StartBare(dir, "w1",
+                {"--role", "worker", "--connect", endpoint, "--worker-id", "w1", "--heartbeat",
+                 "100ms", "--liveness", "3", "--health-interval", "200ms"});
   Nodes guard{{&worker}};
   auto unreachable = [&] { return Count(dir.Read("w1.err"), "coordinator_unreachable"); };
   REQUIRE(WaitFor([&] { return unreachable() == 1; }, 5000));
   const std::string err = dir.Read("w1.err");
   CHECK(Has(err, "no answer from the coordinator at " + endpoint));
-  // Said once, not every heartbeat.
-  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  // Said once, not every heartbeat: the health line, logged by the same
+  // tick that would say it again, comes three more times meanwhile.
+  auto health = [&] { return Count(dir.Read("w1.err"), "coordinator last heard"); };
+  const size_t health_then = health();
+  REQUIRE(WaitFor([&] { return health() >= health_then + 3; }, 5000));
   CHECK(unreachable() == 1);
   NodeProc coord = StartBare(dir, "coord",
                              {"--role", "coordinator", "--bind", endpoint, "--api-bind",
