@@ -11,6 +11,7 @@ ENDPOINT"), kill9 (the standby leads within 2 x TTL of a kill -9), sigstop
 old epoch), quorum (etcd quorum paused: the leader steps down within its
 lease; back: a leader again), resign (POST /api/cluster/resign hands over).
 """
+import base64
 import json
 import os
 import signal
@@ -115,6 +116,53 @@ def check(cond, what):
     print("ok:", what)
 
 
+def metric(c, name):
+    """The value of the unlabelled metric `name` on c's /metrics (None when
+    absent or not answered)."""
+    status, body = c.get("/metrics")
+    if status != 200:
+        return None
+    for line in body.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    return None
+
+
+def wait_decisions(cs, what, timeout):
+    """Waits until the HA elector of every coordinator in `cs` has made two
+    more decisions (apollo11_ha_elector_steps_total): the first may have been
+    under way at the call, the second was wholly after it. What an elector
+    would do from what it sees now (campaign, win, lead), it has done then."""
+    start = {c.name: metric(c, "apollo11_ha_elector_steps_total") for c in cs}
+    check(all(v is not None for v in start.values()), f"elector steps are counted: {start}")
+    wait_for(what, lambda: all((metric(c, "apollo11_ha_elector_steps_total") or 0) >=
+                               start[c.name] + 2 for c in cs), timeout)
+
+
+def etcd_leader(endpoints, election):
+    """The leader key of `election` as etcd gives it (its kv), None when
+    there is none."""
+    body = json.dumps({"name": base64.b64encode(election.encode()).decode()}).encode()
+    errors = []
+    for endpoint in endpoints.split(","):
+        req = urllib.request.Request(endpoint + "/v3/election/leader", data=body,
+                                     headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=2) as r:
+                doc = json.loads(r.read() or b"{}")
+        except urllib.error.HTTPError as e:
+            doc = json.loads(e.read() or b"{}")
+        except OSError as e:
+            errors.append(f"{endpoint}: {e}")
+            continue
+        if "election: no leader" in (doc.get("error"), doc.get("message")):
+            return None
+        if "kv" in doc:
+            return doc["kv"]
+        errors.append(f"{endpoint}: {doc}")
+    raise AssertionError("etcd did not say who leads " + election + ": " + "; ".join(errors))
+
+
 def case_elect(bin_dir, cs):
     leader = wait_for("one leader", lambda: one_leader(cs), 20)
     standby = next(c for c in cs if c is not leader)
@@ -167,11 +215,18 @@ def case_sigstop(bin_dir, cs):
     check(new_epoch > old_epoch, "the standby leads in a newer epoch")
     time.sleep(TTL)
     leader.proc.send_signal(signal.SIGCONT)
-    wait_for("the old leader to stand down", lambda: leader.role() == "standby", 1)
-    check(True, "the old leader stands down at once on SIGCONT")
-    wait_for("the old leader to name the new one",
-             lambda: (leader.health() or {}).get("leader") == standby.name, 5)
-    check(True, "the old leader names the new one")
+    # Its lease ran out while it was stopped: the very first answer after
+    # SIGCONT says standby (its act-until deadline has passed; no etcd call
+    # needs to come back first).
+    first = wait_for("the old leader to answer", leader.health, 5)
+    check(first["role"] == "standby",
+          f"the old leader stands down at once on SIGCONT (first answer: {first})")
+    named = wait_for("the old leader to name the new one",
+                     lambda: (lambda h: h if h and h.get("leader") == standby.name else None)(
+                         leader.health()), 5)
+    check(named["role"] == "standby" and named["leader_api"] == standby.api and
+          named["epoch"] == new_epoch,
+          f"the old leader names the new one, its endpoint and its epoch {new_epoch}: {named}")
     log = open(os.path.join(os.path.dirname(leader.state), leader.name + ".stderr")).read()
     check("lost the leader lease" in log, "the old leader logged the lost lease")
     check("apollo11_ha_role 0" in leader.get("/metrics")[1], "and reports role 0")
@@ -180,6 +235,7 @@ def case_sigstop(bin_dir, cs):
 
 def case_quorum(bin_dir, cs, etcd_pids):
     leader = wait_for("one leader", lambda: one_leader(cs), 20)
+    old_epoch = leader.health()["epoch"]
     # Pause two of the three members: no quorum, no lease renewal.
     paused = etcd_pids[1:]
     for pid in paused:
@@ -189,13 +245,16 @@ def case_quorum(bin_dir, cs, etcd_pids):
         wait_for("the leader to stand down", lambda: leader.role() == "standby", 2 * TTL)
         took = time.monotonic() - cut
         check(took <= TTL + 0.5, f"the leader stood down {took:.2f}s after losing quorum (<= TTL)")
-        time.sleep(1)
+        wait_decisions(cs, "two more elector decisions on each coordinator", 30)
         check(all(c.role() == "standby" for c in cs), "nobody leads without a quorum")
     finally:
         for pid in paused:
             os.kill(pid, signal.SIGCONT)
-    wait_for("a leader again", lambda: one_leader(cs), 30)
-    check(True, "a leader is elected once etcd has its quorum back")
+    new = wait_for("a leader again", lambda: one_leader(cs), 30)
+    epoch = (new.health() or {}).get("epoch", 0)
+    check(epoch > old_epoch,
+          f"a leader is elected once etcd has its quorum back, in a newer epoch ({epoch} > "
+          f"{old_epoch})")
 
 
 def case_resign(bin_dir, cs):

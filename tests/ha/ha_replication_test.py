@@ -39,8 +39,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ha_cluster_test import (TTL, Coordinator, check, free_port, one_leader,  # noqa: E402
-                             read_state, wait_for)
+from ha_cluster_test import (TTL, Coordinator, check, etcd_leader, free_port,  # noqa: E402
+                             one_leader, read_state, wait_decisions, wait_for)
 
 TASKS = 300
 
@@ -63,6 +63,8 @@ class Cluster:
     def __init__(self, bin_dir, etcd, root, election):
         self.bin_dir = bin_dir
         self.root = root
+        self.etcd = etcd
+        self.election = election
         self.cs = []
         for name in ("c1", "c2"):
             rep = f"tcp://127.0.0.1:{free_port()}"
@@ -77,7 +79,7 @@ class Cluster:
                 [os.path.join(bin_dir, "apollo11-node"), "start", "--role=worker",
                  "--connect", connect, "--worker-id", wid, "--slots", "4",
                  "--heartbeat", "100ms", "--state-dir", os.path.join(root, wid),
-                 "--http-bind", "off"],
+                 "--http-bind", "off", "--health-interval", "200ms"],
                 stdout=subprocess.DEVNULL, stderr=log)
             self.workers.append((proc, log))
 
@@ -113,6 +115,28 @@ class Cluster:
             return -1
         tasks = json.loads(r.stdout).get("tasks", {})
         return sum(1 for t in tasks.values() if t.get("state") == "SUCCESS")
+
+    def idle_lines(self):
+        """Per worker, its health lines (one every 200 ms) that report nothing
+        running and nothing queued."""
+        out = {}
+        for wid in ("w1", "w2"):
+            out[wid] = 0
+            for line in open(os.path.join(self.root, wid + ".stderr")):
+                try:
+                    e = json.loads(line)
+                except ValueError:
+                    continue
+                out[wid] += (e.get("event") == "health" and e.get("running") == 0 and
+                             e.get("queued") == 0)
+        return out
+
+    def wait_idle(self, what, more=1):
+        """Waits until each worker has logged `more` idle health lines after
+        the call: whatever it had been sent before has run by the first."""
+        start = self.idle_lines()
+        wait_for(what, lambda: all(n >= start[w] + more for w, n in self.idle_lines().items()),
+                 10 + more)
 
     def stop(self):
         for proc, log in self.workers:
@@ -205,8 +229,12 @@ def case_rejoin(cl):
     wait_for("the standby to lead", lambda: standby.role() == "leader", 4 * TTL)
     check_run(cl, run_id, ledger, standby.api)
     leader.proc.send_signal(signal.SIGCONT)
-    wait_for("the old leader to stand down", lambda: leader.role() == "standby", 5)
-    check(True, "the old leader stands down on SIGCONT")
+    # Its lease ran out while it was stopped: the very first answer after
+    # SIGCONT says standby (its act-until deadline has passed; no etcd call
+    # needs to come back first).
+    first = wait_for("the old leader to answer", leader.health, 5)
+    check(first["role"] == "standby",
+          f"the old leader stands down on SIGCONT (first answer: {first})")
 
     def follows():
         h = json.loads(leader.get("/api/cluster")[1] or "{}")
@@ -264,12 +292,22 @@ def case_double(cl):
     leader.proc.wait()
     standby.start()  # behind the leader, which is down
     wait_for("the restarted standby to answer", lambda: standby.role() == "standby", 20)
-    time.sleep(3 * TTL)
+    # Once the dead leader's key is gone from etcd, nothing but the in-sync
+    # record keeps the standby from winning: two decisions after that, it
+    # would lead.
+    wait_for("the dead leader's election key to expire",
+             lambda: etcd_leader(cl.etcd, cl.election) is None, 4 * TTL)
+    wait_decisions([standby], "two more decisions of the standby's elector", 20)
     check(standby.role() == "standby", "a standby that lacks released batches does not lead")
     cluster = json.loads(standby.get("/api/cluster")[1] or "{}")
     check(cluster.get("self", {}).get("eligible") is False, "/api/cluster says it may not lead")
+    cl.wait_idle("both workers idle (what was sent before the kill has run)")
     lines = len(open(ledger).readlines())
-    time.sleep(1)
+    # Two more idle health lines of each worker, and two more decisions of
+    # the standby's elector: a leader, had one been elected, would have
+    # dispatched, and a worker run what came.
+    wait_decisions([standby], "two more decisions of the standby's elector", 20)
+    cl.wait_idle("two more idle health lines of each worker", more=2)
     check(len(open(ledger).readlines()) == lines, "nothing is started without a leader")
     log = open(os.path.join(cl.root, standby.name + ".stderr")).read()
     check("not campaigning" in log, "the standby logged why it does not campaign")
@@ -309,9 +347,14 @@ def case_quorum(cl, etcd_pids):
         wait_for("the leader to stand down", lambda: leader.role() == "standby", 2 * TTL)
         took = time.monotonic() - cut
         check(took <= TTL + 0.5, f"the leader stood down {took:.2f}s after etcd lost quorum")
-        time.sleep(0.5)  # what was running ends; its result waits in the worker
+        # What was running ends; its result waits in the worker.
+        cl.wait_idle("both workers idle (what was sent before the stand-down has run)")
         lines = len(open(ledger).readlines())
-        time.sleep(2)
+        # Two more decisions of each elector and two more idle health lines
+        # of each worker: a leader, had one been elected, would have
+        # dispatched, and a worker run what came.
+        wait_decisions(cl.cs, "two more elector decisions on each coordinator", 30)
+        cl.wait_idle("two more idle health lines of each worker", more=2)
         check(len(open(ledger).readlines()) == lines, "nothing is started without a leader")
         check(all(c.role() == "standby" for c in cl.cs), "nobody leads without a quorum")
     finally:
@@ -339,8 +382,9 @@ def main():
         for name in ("c1", "c2", "w1", "w2"):
             path = os.path.join(root, name + ".stderr")
             if os.path.exists(path):
-                print(f"--- {name} stderr (last lines)")
-                print("".join(open(path).readlines()[-20:]))
+                print(f"--- {name} stderr (last lines, health lines left out)")
+                lines = [line for line in open(path) if '"event":"health"' not in line]
+                print("".join(lines[-20:]))
         return 1
     finally:
         if cl:
