@@ -33,20 +33,22 @@ void ActorSupervisor::Record(const std::string& name, const std::string& reason,
     spdlog::debug("actor {} did not start: {}", name, reason);
   }
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     if (!failure_) failure_ = "actor " + name + ": " + reason;
   }
-  changed_.notify_all();
+  changed_.SignalAll();
 }
 
 std::optional<std::string> ActorSupervisor::failure() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return failure_;
 }
 
 std::optional<std::string> ActorSupervisor::WaitFailure(std::chrono::milliseconds timeout) const {
-  std::unique_lock lock(mu_);
-  changed_.wait_for(lock, timeout, [this] { return failure_.has_value(); });
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  MutexLock lock(&mu_);
+  while (!failure_ && changed_.WaitUntil(mu_, deadline)) {
+  }
   return failure_;
 }
 

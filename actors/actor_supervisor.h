@@ -6,13 +6,12 @@
 // node exits non-zero with it rather than live on as a zombie that answers nothing).
 
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "transport/actor.h"
 
@@ -39,9 +38,9 @@ class ActorSupervisor {
  private:
   void Record(const std::string& name, const std::string& reason, bool started);
 
-  mutable std::mutex mu_;
-  mutable std::condition_variable changed_;
-  std::optional<std::string> failure_;  // guarded by mu_
+  mutable Mutex mu_;
+  mutable CondVar changed_;
+  std::optional<std::string> failure_ GUARDED_BY(mu_);
 };
 
 }  // namespace apollo11::actors

@@ -12,9 +12,9 @@ ElectorThread::ElectorThread(HaElector* elector, const Clock* clock)
 
 void ElectorThread::Resign() {
   elector_->RequestResign();
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   poked_ = true;
-  wake_.notify_all();
+  wake_.SignalAll();
 }
 
 void ElectorThread::Stop() {
@@ -28,8 +28,10 @@ void ElectorThread::Loop(std::stop_token stop) {
   while (!stop.stop_requested()) {
     const Micros next = elector_->Step();
     const Micros wait = std::max<Micros>(next - clock_->Steady(), 0);
-    std::unique_lock lock(mu_);
-    wake_.wait_for(lock, stop, std::chrono::microseconds(wait), [this] { return poked_; });
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(wait);
+    MutexLock lock(&mu_);
+    while (!poked_ && wake_.WaitUntil(mu_, deadline, stop)) {
+    }
     poked_ = false;
   }
 }

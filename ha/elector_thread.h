@@ -3,10 +3,9 @@
 // asked to be called again, a resign request or Stop. Started by the node;
 // joined by Stop (or the destructor), which resigns and revokes the lease.
 
-#include <condition_variable>
-#include <mutex>
 #include <thread>
 
+#include "common/mutex.h"
 #include "ha/ha_elector.h"
 
 namespace apollo11::ha {
@@ -30,9 +29,9 @@ class ElectorThread {
 
   HaElector* elector_;
   const Clock* clock_;
-  std::mutex mu_;
-  std::condition_variable_any wake_;
-  bool poked_ = false;  // guarded by mu_
+  Mutex mu_;
+  CondVar wake_;
+  bool poked_ GUARDED_BY(mu_) = false;
   std::jthread thread_;
 };
 

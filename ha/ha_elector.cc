@@ -177,7 +177,7 @@ void HaElector::Win(const EtcdLeaderKey& key) {
   leading_ = true;
   key_ = key;
   {
-    std::lock_guard lock(key_mu_);
+    MutexLock lock(&key_mu_);
     held_key_ = key;
   }
   last_epoch_ = std::max(last_epoch_, key.rev);
@@ -208,12 +208,12 @@ void HaElector::Resign() {
 }
 
 std::optional<EtcdLeaderKey> HaElector::HeldKey() const {
-  std::lock_guard lock(key_mu_);
+  MutexLock lock(&key_mu_);
   return held_key_;
 }
 
 void HaElector::ForgetKey() {
-  std::lock_guard lock(key_mu_);
+  MutexLock lock(&key_mu_);
   held_key_.reset();
 }
 

@@ -23,11 +23,11 @@
 
 #include <atomic>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <string>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "ha/etcd_port.h"
 #include "ha/role_board.h"
 
@@ -128,8 +128,8 @@ class HaElector {
   std::atomic<uint64_t> steps_{0};
   std::atomic<bool> resign_requested_{false};
   std::atomic<bool> eligible_{true};
-  mutable std::mutex key_mu_;
-  std::optional<EtcdLeaderKey> held_key_;  // guarded by key_mu_
+  mutable Mutex key_mu_;
+  std::optional<EtcdLeaderKey> held_key_ GUARDED_BY(key_mu_);
 };
 
 }  // namespace apollo11::ha

@@ -11,7 +11,7 @@ RoleBoard::RoleBoard(const Clock* clock, Member self) : clock_(clock) {
 }
 
 RoleState RoleBoard::Current() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   RoleState s = state_;
   if (s.role == Role::kLeader && !MayAct()) {
     // Past its deadline a leader is no leader, even before the elector's
@@ -25,24 +25,24 @@ RoleState RoleBoard::Current() const {
 bool RoleBoard::MayAct() const { return leading_.load() && clock_->Steady() < act_until_.load(); }
 
 uint64_t RoleBoard::Subscribe(Listener listener) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   const uint64_t id = next_id_++;
   listeners_.emplace(id, std::move(listener));
   return id;
 }
 
 void RoleBoard::Unsubscribe(uint64_t id) {
-  std::lock_guard notifying(notify_mu_);
-  std::lock_guard lock(mu_);
+  MutexLock notifying(&notify_mu_);
+  MutexLock lock(&mu_);
   listeners_.erase(id);
 }
 
 void RoleBoard::Publish(Role role, uint64_t epoch, Member leader, Micros act_until) {
-  std::lock_guard notifying(notify_mu_);
+  MutexLock notifying(&notify_mu_);
   RoleState now;
   std::vector<Listener> call;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     RoleState next = state_;
     next.role = role;
     next.epoch = epoch;

@@ -7,9 +7,9 @@
 
 #include <atomic>
 #include <map>
-#include <mutex>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "ha/role_view.h"
 
 namespace apollo11::ha {
@@ -42,12 +42,13 @@ class RoleBoard final : public RoleView {
 
  private:
   const Clock* clock_;
-  mutable std::mutex mu_;
-  RoleState state_;                         // guarded by mu_
-  std::map<uint64_t, Listener> listeners_;  // guarded by mu_
-  uint64_t next_id_ = 1;                    // guarded by mu_
-  std::string last_leader_;                 // the last leader known; guarded by mu_
-  std::mutex notify_mu_;                    // held while listeners run
+  // Held while listeners run: a listener unsubscribed is never called after.
+  Mutex notify_mu_;
+  mutable Mutex mu_ ACQUIRED_AFTER(notify_mu_);
+  RoleState state_ GUARDED_BY(mu_);
+  std::map<uint64_t, Listener> listeners_ GUARDED_BY(mu_);
+  uint64_t next_id_ GUARDED_BY(mu_) = 1;
+  std::string last_leader_ GUARDED_BY(mu_);  // the last leader known
   std::atomic<bool> leading_{false};
   std::atomic<Micros> act_until_{0};
   std::atomic<uint64_t> failovers_{0};

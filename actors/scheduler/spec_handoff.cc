@@ -2,16 +2,17 @@
 
 #include "actors/scheduler/spec_handoff.h"
 
-#include <mutex>
 #include <utility>
+
+#include "common/mutex.h"
 
 namespace apollo11::actors {
 namespace {
 
 struct Slot {
-  std::mutex mu;
-  std::string hash;
-  std::optional<dsl::PipelineSpec> spec;
+  Mutex mu;
+  std::string hash GUARDED_BY(mu);
+  std::optional<dsl::PipelineSpec> spec GUARDED_BY(mu);
 };
 
 Slot& TheSlot() {
@@ -24,7 +25,7 @@ Slot& TheSlot() {
 void SpecHandoff::Offer(std::string hash, dsl::PipelineSpec spec) {
   Slot& s = TheSlot();
   std::optional<dsl::PipelineSpec> old;  // freed outside the lock
-  std::lock_guard lock(s.mu);
+  MutexLock lock(&s.mu);
   old = std::move(s.spec);
   s.hash = std::move(hash);
   s.spec = std::move(spec);
@@ -32,7 +33,7 @@ void SpecHandoff::Offer(std::string hash, dsl::PipelineSpec spec) {
 
 std::optional<dsl::PipelineSpec> SpecHandoff::Take(const std::string& hash) {
   Slot& s = TheSlot();
-  std::lock_guard lock(s.mu);
+  MutexLock lock(&s.mu);
   if (!s.spec || s.hash != hash) return std::nullopt;
   std::optional<dsl::PipelineSpec> taken = std::move(s.spec);
   s.spec.reset();
