@@ -93,7 +93,7 @@ nlohmann::json RecordJson(const AlertRecord& r) {
 AlertHistory::AlertHistory(size_t capacity) : capacity_(std::max<size_t>(1, capacity)) {}
 
 void AlertHistory::Add(AlertRecord record) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   if (!record.id.empty()) {
     for (auto it = records_.rbegin(); it != records_.rend(); ++it) {
       if (it->id == record.id) {
@@ -108,7 +108,7 @@ void AlertHistory::Add(AlertRecord record) {
 }
 
 void AlertHistory::Finish(const std::string& id, std::vector<AlertDelivery> deliveries) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   for (auto it = records_.rbegin(); it != records_.rend(); ++it) {
     if (it->id == id) {
       it->deliveries = std::move(deliveries);
@@ -119,7 +119,7 @@ void AlertHistory::Finish(const std::string& id, std::vector<AlertDelivery> deli
 }
 
 void AlertHistory::SetHeld(const void* source, std::vector<AlertRecord> held) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   if (held.empty()) {
     held_.erase(source);
   } else {
@@ -128,7 +128,7 @@ void AlertHistory::SetHeld(const void* source, std::vector<AlertRecord> held) {
 }
 
 std::vector<AlertRecord> AlertHistory::Recent(size_t limit) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   std::vector<AlertRecord> out;
   for (const auto& [source, held] : held_) {
     for (const AlertRecord& r : held) out.push_back(r);
@@ -147,7 +147,7 @@ nlohmann::json AlertHistory::RecentJson(size_t limit) const {
   for (const AlertRecord& r : Recent(limit)) alerts.push_back(RecordJson(r));
   uint64_t recorded = 0;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     recorded = recorded_;
   }
   return {{"alerts", std::move(alerts)}, {"capacity", capacity_}, {"recorded", recorded}};

@@ -14,13 +14,13 @@
 #include <cstdint>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "alerts/alert_event.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 
 namespace apollo11::alerts {
 
@@ -90,10 +90,10 @@ class AlertHistory {
 
  private:
   const size_t capacity_;
-  mutable std::mutex mu_;
-  std::deque<AlertRecord> records_;                       // guarded by mu_; oldest first
-  std::map<const void*, std::vector<AlertRecord>> held_;  // guarded by mu_
-  uint64_t recorded_ = 0;                                 // guarded by mu_
+  mutable Mutex mu_;
+  std::deque<AlertRecord> records_ GUARDED_BY(mu_);  // oldest first
+  std::map<const void*, std::vector<AlertRecord>> held_ GUARDED_BY(mu_);
+  uint64_t recorded_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace apollo11::alerts

@@ -71,11 +71,11 @@ void Notifier::Emit(AlertEvent event) {
   if (!wanted) return;
   if (event.ts == 0) event.ts = clock_->Now();
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     queue_.Push(std::move(event));
   }
   ++emitted_;
-  wake_.notify_one();
+  wake_.Signal();
 }
 
 Notifier::Stats Notifier::stats() const {
@@ -84,7 +84,7 @@ Notifier::Stats Notifier::stats() const {
   s.delivered = delivered_;
   s.failed = failed_;
   s.retries = retries_;
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   s.dropped = queue_.dropped();
   return s;
 }
@@ -95,14 +95,15 @@ void Notifier::Run(std::stop_token stop) {
   for (;;) {
     std::vector<AlertEvent> incoming;
     {
-      std::unique_lock lock(mu_);
-      auto ready = [&] { return queue_.size() > 0; };
+      MutexLock lock(&mu_);
       const Micros due = fold_.NextDue();
       if (due == 0) {
-        wake_.wait(lock, stop, ready);
+        while (queue_.size() == 0 && !stop.stop_requested()) wake_.Wait(mu_, stop);
       } else {
         const Micros wait = std::max<Micros>(0, due - clock_->Now());
-        wake_.wait_for(lock, stop, std::chrono::microseconds(wait), ready);
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(wait);
+        while (queue_.size() == 0 && wake_.WaitUntil(mu_, deadline, stop)) {
+        }
       }
       incoming = queue_.TakeAll();
       if (queue_.dropped() > drops_logged_) {
@@ -238,9 +239,12 @@ Status Notifier::Attempt(const AlertEvent& event, const std::string& target, int
 }
 
 bool Notifier::Sleep(std::stop_token stop, Millis d) {
-  std::unique_lock lock(mu_);
+  const auto deadline = std::chrono::steady_clock::now() + d;
+  MutexLock lock(&mu_);
   // Woken early only by a stop request; Emit's notifications are ignored.
-  return !wake_.wait_for(lock, stop, d, [] { return false; }) && !stop.stop_requested();
+  while (wake_.WaitUntil(mu_, deadline, stop)) {
+  }
+  return !stop.stop_requested();
 }
 
 }  // namespace apollo11::alerts

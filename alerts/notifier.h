@@ -7,10 +7,8 @@
 // delays other alerts, never the scheduler.
 
 #include <atomic>
-#include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <stop_token>
 #include <thread>
 #include <vector>
@@ -21,6 +19,7 @@
 #include "alerts/fold_window.h"
 #include "alerts/sink.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/status.h"
 
 namespace apollo11::alerts {
@@ -84,12 +83,12 @@ class Notifier final : public Sink {
 
   const Clock* clock_;
   const NotifierOptions options_;
-  mutable std::mutex mu_;
-  std::condition_variable_any wake_;
-  AlertQueue queue_;           // guarded by mu_
-  uint64_t drops_logged_ = 0;  // guarded by mu_
-  FoldWindow fold_;            // delivery thread only
-  uint64_t seq_ = 0;           // delivery thread only
+  mutable Mutex mu_;
+  CondVar wake_;
+  AlertQueue queue_ GUARDED_BY(mu_);
+  uint64_t drops_logged_ GUARDED_BY(mu_) = 0;
+  FoldWindow fold_;   // delivery thread only
+  uint64_t seq_ = 0;  // delivery thread only
   std::atomic<uint64_t> emitted_{0}, delivered_{0}, failed_{0}, retries_{0};
   std::jthread thread_;
 };

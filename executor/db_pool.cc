@@ -27,46 +27,46 @@ DbPool::DbPool(size_t threads) {
 
 DbPool::~DbPool() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
     queued_.clear();
     for (const auto& job : running_) cancels_.push_back(job);
   }
-  work_cv_.notify_all();
-  cancel_cv_.notify_all();
+  work_cv_.SignalAll();
+  cancel_cv_.SignalAll();
   for (std::jthread& t : runners_) {
     if (t.joinable()) t.join();
   }
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     runners_done_ = true;
   }
-  cancel_cv_.notify_all();
+  cancel_cv_.SignalAll();
   if (canceller_.joinable()) canceller_.join();
   if (event_fd_ >= 0) ::close(event_fd_);
 }
 
 void DbPool::Submit(std::shared_ptr<DbJob> job) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     queued_.push_back(std::move(job));
   }
-  work_cv_.notify_one();
+  work_cv_.Signal();
 }
 
 void DbPool::Cancel(std::shared_ptr<DbJob> job) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     cancels_.push_back(std::move(job));
   }
-  cancel_cv_.notify_one();
+  cancel_cv_.Signal();
 }
 
 std::vector<std::shared_ptr<DbJob>> DbPool::TakeFinished() {
   uint64_t count = 0;
   while (::read(event_fd_, &count, sizeof(count)) < 0 && errno == EINTR) {
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   std::vector<std::shared_ptr<DbJob>> out;
   out.swap(finished_);
   return out;
@@ -76,8 +76,8 @@ void DbPool::RunnerLoop() {
   for (;;) {
     std::shared_ptr<DbJob> job;
     {
-      std::unique_lock lock(mu_);
-      work_cv_.wait(lock, [this] { return stopping_ || !queued_.empty(); });
+      MutexLock lock(&mu_);
+      while (!stopping_ && queued_.empty()) work_cv_.Wait(mu_);
       if (stopping_) return;
       job = std::move(queued_.front());
       queued_.pop_front();
@@ -85,7 +85,7 @@ void DbPool::RunnerLoop() {
     }
     Execute(job.get());
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(&mu_);
       running_.erase(std::find(running_.begin(), running_.end(), job));
       finished_.push_back(std::move(job));
     }
@@ -97,7 +97,7 @@ void DbPool::RunnerLoop() {
 
 void DbPool::Execute(DbJob* job) {
   {
-    std::lock_guard lock(job->mu);
+    MutexLock lock(&job->mu);
     if (job->cancel_requested) {
       job->run.error = "canceled before it started";
       return;
@@ -106,7 +106,7 @@ void DbPool::Execute(DbJob* job) {
   std::unique_ptr<DbConnection> conn = NewDbConnection(job->target);
   DbRun run = conn->Connect(job->target, job->password, job->connect_timeout_s);
   if (run.ok) {
-    std::lock_guard lock(job->mu);
+    MutexLock lock(&job->mu);
     if (job->cancel_requested) {
       run.ok = false;
       run.error = "canceled before the statement started";
@@ -120,7 +120,7 @@ void DbPool::Execute(DbJob* job) {
     run.summary = "connected (no SQL to run)";
   }
   {
-    std::lock_guard lock(job->mu);  // a cancel in progress finishes first
+    MutexLock lock(&job->mu);  // a cancel in progress finishes first
     job->conn = nullptr;
   }
   conn.reset();
@@ -131,13 +131,13 @@ void DbPool::CancelLoop() {
   for (;;) {
     std::shared_ptr<DbJob> job;
     {
-      std::unique_lock lock(mu_);
-      cancel_cv_.wait(lock, [this] { return !cancels_.empty() || runners_done_; });
+      MutexLock lock(&mu_);
+      while (cancels_.empty() && !runners_done_) cancel_cv_.Wait(mu_);
       if (cancels_.empty()) return;
       job = std::move(cancels_.front());
       cancels_.pop_front();
     }
-    std::lock_guard lock(job->mu);
+    MutexLock lock(&job->mu);
     job->cancel_requested = true;
     if (job->conn != nullptr) job->conn->CancelOnServer();
   }

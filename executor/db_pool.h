@@ -9,15 +9,14 @@
 // Thread safety: Submit, Cancel, TakeFinished and event_fd are called by the
 // executor's thread; the pool's threads only touch jobs under their locks.
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "executor/db_connection.h"
 
@@ -37,9 +36,9 @@ struct DbJob {
   DbRun run;  // set by the pool before the job is finished
   DbResultJson rows;
 
-  std::mutex mu;                  // guards the two below
-  DbConnection* conn = nullptr;   // while Run may be executing
-  bool cancel_requested = false;  // no statement starts once set
+  Mutex mu;
+  DbConnection* conn GUARDED_BY(mu) = nullptr;   // while Run may be executing
+  bool cancel_requested GUARDED_BY(mu) = false;  // no statement starts once set
 };
 
 class DbPool {
@@ -69,15 +68,15 @@ class DbPool {
   void Execute(DbJob* job);
 
   int event_fd_ = -1;
-  std::mutex mu_;
-  std::condition_variable work_cv_;
-  std::condition_variable cancel_cv_;
-  std::deque<std::shared_ptr<DbJob>> queued_;
-  std::vector<std::shared_ptr<DbJob>> running_;
-  std::deque<std::shared_ptr<DbJob>> cancels_;
-  std::vector<std::shared_ptr<DbJob>> finished_;
-  bool stopping_ = false;
-  bool runners_done_ = false;
+  Mutex mu_;
+  CondVar work_cv_;
+  CondVar cancel_cv_;
+  std::deque<std::shared_ptr<DbJob>> queued_ GUARDED_BY(mu_);
+  std::vector<std::shared_ptr<DbJob>> running_ GUARDED_BY(mu_);
+  std::deque<std::shared_ptr<DbJob>> cancels_ GUARDED_BY(mu_);
+  std::vector<std::shared_ptr<DbJob>> finished_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
+  bool runners_done_ GUARDED_BY(mu_) = false;
   std::vector<std::jthread> runners_;
   std::jthread canceller_;
 };
