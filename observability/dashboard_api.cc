@@ -70,7 +70,7 @@ void SendCachedJson(const CachedAnswer& answer, const httplib::Request& req,
   res.set_content(answer.body, kJson);
 }
 
-DashboardApi::DashboardApi(ApiBackend* backend, std::mutex* backend_mu, QueryCache* cache,
+DashboardApi::DashboardApi(ApiBackend* backend, Mutex* backend_mu, QueryCache* cache,
                            nlohmann::json node_info, RecentAlerts recent_alerts)
     : backend_(backend),
       backend_mu_(backend_mu),
@@ -96,7 +96,7 @@ void DashboardApi::Register(httplib::Server& s) {
 void DashboardApi::Graph(const httplib::Request& req, httplib::Response& res) {
   const std::string run_id = req.matches[1];
   auto answer = cache_->Get("graph:" + run_id, [&]() -> Result<std::string> {
-    std::lock_guard lock(*backend_mu_);
+    MutexLock lock(backend_mu_);
     auto run = backend_->Query("run", run_id, 0);
     if (!run.ok()) return run.status();
     auto pipeline = backend_->Query("pipeline", run->value("pipeline", ""), 0);
@@ -125,7 +125,7 @@ void DashboardApi::Logs(const httplib::Request& req, httplib::Response& res) {
     std::string data;
     Result<nlohmann::json> meta = Status::Internal("unanswered");
     {
-      std::lock_guard lock(*backend_mu_);
+      MutexLock lock(backend_mu_);
       meta = backend_->Logs(exec_id, stream, static_cast<uint32_t>(attempt), offset,
                             static_cast<uint32_t>(max_bytes), &data);
     }
@@ -146,7 +146,7 @@ void DashboardApi::Trace(const httplib::Request& req, httplib::Response& res) {
     std::string data;
     Result<nlohmann::json> meta = Status::Internal("unanswered");
     {
-      std::lock_guard lock(*backend_mu_);
+      MutexLock lock(backend_mu_);
       meta = backend_->TraceLog(exec_id, &data);
     }
     if (!meta.ok()) return meta.status();

@@ -14,9 +14,9 @@
 #include <httplib.h>
 
 #include <functional>
-#include <mutex>
 #include <nlohmann/json.hpp>
 
+#include "common/mutex.h"
 #include "observability/api_backend.h"
 #include "observability/query_cache.h"
 
@@ -34,8 +34,8 @@ class DashboardApi {
   // `backend` calls are made holding `backend_mu`; all three must outlive the
   // server. `node_info` is sent as is by /api/node. Without `recent_alerts`,
   // /api/alerts answers an empty list.
-  DashboardApi(ApiBackend* backend, std::mutex* backend_mu, QueryCache* cache,
-               nlohmann::json node_info, RecentAlerts recent_alerts = {});
+  DashboardApi(ApiBackend* backend, Mutex* backend_mu, QueryCache* cache, nlohmann::json node_info,
+               RecentAlerts recent_alerts = {});
 
   // Registers the routes; call once before the server serves.
   void Register(httplib::Server& server);
@@ -46,8 +46,8 @@ class DashboardApi {
   void Trace(const httplib::Request& req, httplib::Response& res);
   void Alerts(const httplib::Request& req, httplib::Response& res);
 
-  ApiBackend* backend_;
-  std::mutex* backend_mu_;
+  ApiBackend* backend_ PT_GUARDED_BY(backend_mu_);
+  Mutex* backend_mu_;
   QueryCache* cache_;
   const nlohmann::json node_info_;
   const RecentAlerts recent_alerts_;

@@ -225,7 +225,7 @@ void GuardedHttpServer::Shutdown() {
   }
   std::vector<std::unique_ptr<Conn>> left;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     left.swap(handed_);
   }
   for (auto& c : left) Close(*c);
@@ -240,17 +240,17 @@ void GuardedHttpServer::Shutdown() {
 }
 
 size_t GuardedHttpServer::refused() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return refused_;
 }
 
 size_t GuardedHttpServer::timed_out() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return timed_out_;
 }
 
 bool GuardedHttpServer::Admit(const std::string& ip) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   int& n = per_address_[ip];
   if (n >= limits_.max_per_address) {
     ++refused_;
@@ -270,7 +270,7 @@ void GuardedHttpServer::Linger(Conn& conn, const std::string& answer) {
 void GuardedHttpServer::Release(Conn& conn) {
   if (!conn.counted) return;
   conn.counted = false;
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   auto it = per_address_.find(conn.ip);
   if (it != per_address_.end() && --it->second <= 0) per_address_.erase(it);
 }
@@ -296,7 +296,7 @@ bool GuardedHttpServer::process_and_close_socket(socket_t sock) {
     conn->deadline = Clock::now() + limits_.head_timeout;
   }
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     handed_.push_back(std::move(conn));
   }
   [[maybe_unused]] ssize_t w = ::write(wake_[1], "c", 1);
@@ -320,7 +320,7 @@ void GuardedHttpServer::ReadLoop(std::stop_token stop) {
     }
     const size_t polled = fds.size() - 1;  // conns[i] is fds[i + 1] for i < polled
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(&mu_);
       for (auto& c : handed_) conns.push_back(std::move(c));
       handed_.clear();
     }
@@ -334,7 +334,7 @@ void GuardedHttpServer::ReadLoop(std::stop_token stop) {
         step = Step::kFinished;
       } else if (step == Step::kWaiting && now >= c.deadline) {
         {
-          std::lock_guard lock(mu_);
+          MutexLock lock(&mu_);
           ++timed_out_;
         }
         Linger(c, Refusal(408, "Request Timeout",

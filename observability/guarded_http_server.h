@@ -20,11 +20,11 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "common/mutex.h"
 #include "observability/http_limits.h"
 
 namespace apollo11::observability {
@@ -76,11 +76,11 @@ class GuardedHttpServer : public httplib::Server {
   int wake_[2] = {-1, -1};  // pipe: a new connection or stop
   std::unique_ptr<httplib::ThreadPool> workers_;
   std::jthread reader_;
-  mutable std::mutex mu_;
-  std::vector<std::unique_ptr<Conn>> handed_;  // guarded by mu_: for the reader
-  std::map<std::string, int> per_address_;     // guarded by mu_
-  size_t refused_ = 0;                         // guarded by mu_
-  size_t timed_out_ = 0;                       // guarded by mu_
+  mutable Mutex mu_;
+  std::vector<std::unique_ptr<Conn>> handed_ GUARDED_BY(mu_);  // for the reader
+  std::map<std::string, int> per_address_ GUARDED_BY(mu_);
+  size_t refused_ GUARDED_BY(mu_) = 0;
+  size_t timed_out_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace apollo11::observability

@@ -48,10 +48,10 @@ void HttpServer::RegistryRoutes(httplib::Server& s, const std::string& id) {
                    return SendError(res, 400, "the body must be a pipeline's YAML");
                  Result<nlohmann::json> added = Status::Internal("unanswered");
                  {
-                   std::lock_guard lock(backend_mu_);
+                   MutexLock lock(&backend_mu_);
                    // Imports resolve nowhere: the body is the whole pipeline.
-                   added = options_.backend->Register(req.body,
-                                                      "/nonexistent/apollo11-http/pipeline.yaml");
+                   added =
+                       backend()->Register(req.body, "/nonexistent/apollo11-http/pipeline.yaml");
                  }
                  if (!added.ok())
                    return SendError(res, HttpStatusOf(added.status()), added.status().message());
@@ -96,8 +96,8 @@ void HttpServer::RegistryRoutes(httplib::Server& s, const std::string& id) {
           }
           Result<nlohmann::json> run = Status::Internal("unanswered");
           {
-            std::lock_guard lock(backend_mu_);
-            run = options_.backend->TriggerRun(trigger);
+            MutexLock lock(&backend_mu_);
+            run = backend()->TriggerRun(trigger);
           }
           if (!run.ok()) {
             // A paused pipeline is a conflict with its state, not an outage.
@@ -134,8 +134,8 @@ void HttpServer::RegistryRoutes(httplib::Server& s, const std::string& id) {
           }
           Result<nlohmann::json> done = Status::Internal("unanswered");
           {
-            std::lock_guard lock(backend_mu_);
-            done = options_.backend->ChangeRegistry(change);
+            MutexLock lock(&backend_mu_);
+            done = backend()->ChangeRegistry(change);
           }
           if (!done.ok())
             return SendError(res, HttpStatusOf(done.status()), done.status().message());

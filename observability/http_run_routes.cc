@@ -27,8 +27,8 @@ void HttpServer::RunRoutes(httplib::Server& s, const std::string& id) {
           }
           Result<std::string> answer = Status::Internal("unanswered");
           {
-            std::lock_guard lock(backend_mu_);
-            answer = options_.backend->Confirm(req.matches[1], action == "kill");
+            MutexLock lock(&backend_mu_);
+            answer = backend()->Confirm(req.matches[1], action == "kill");
           }
           if (!answer.ok())
             return SendError(res, HttpStatusOf(answer.status()), answer.status().message());
@@ -81,8 +81,8 @@ void HttpServer::RunRoutes(httplib::Server& s, const std::string& id) {
           const std::string original = req.matches[1];
           Result<std::string> run_id = Status::Internal("unanswered");
           {
-            std::lock_guard lock(backend_mu_);
-            run_id = options_.backend->Rerun(original, from, downstream);
+            MutexLock lock(&backend_mu_);
+            run_id = backend()->Rerun(original, from, downstream);
           }
           if (!run_id.ok())
             return SendError(res, HttpStatusOf(run_id.status()), run_id.status().message());
@@ -96,16 +96,15 @@ void HttpServer::RunRoutes(httplib::Server& s, const std::string& id) {
           const std::string run_id = req.matches[1];
           Status c;
           {
-            std::lock_guard lock(backend_mu_);
-            auto run = options_.backend->Query("status", run_id, 0);
+            MutexLock lock(&backend_mu_);
+            auto run = backend()->Query("status", run_id, 0);
             if (!run.ok())
               return SendError(res, HttpStatusOf(run.status()), run.status().message());
             const std::string state = run->value("state", "");
             if (state == "SUCCESS" || state == "FAILED" || state == "CANCELED") {
               return SendError(res, 409, "run " + run_id + " already finished: " + state);
             }
-            c = options_.backend->Cancel(run_id,
-                                         "canceled through the HTTP API from " + req.remote_addr);
+            c = backend()->Cancel(run_id, "canceled through the HTTP API from " + req.remote_addr);
           }
           if (!c.ok()) return SendError(res, HttpStatusOf(c), c.message());
           cache_->Clear();

@@ -172,7 +172,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options)
   s->thread_ = std::jthread([self = s.get(), server] {
     pthread_setname_np(pthread_self(), "http");
     const bool listened = server->listen_after_bind();
-    std::lock_guard lock(self->failure_mu_);
+    MutexLock lock(&self->failure_mu_);
     if (!self->stopping_) {
       self->failure_ = listened ? "the HTTP server stopped listening"
                                 : "the HTTP server's listening loop failed";
@@ -192,13 +192,13 @@ HttpServer::~HttpServer() {
 }
 
 std::optional<std::string> HttpServer::failure() const {
-  std::lock_guard lock(failure_mu_);
+  MutexLock lock(&failure_mu_);
   return failure_;
 }
 
 void HttpServer::Stop() {
   {
-    std::lock_guard lock(failure_mu_);
+    MutexLock lock(&failure_mu_);
     stopping_ = true;
   }
   if (server_) server_->stop();
@@ -223,7 +223,7 @@ void HttpServer::Routes() {
     std::string why;
     bool ready = true;
     if (options_.ready) {
-      std::lock_guard lock(backend_mu_);
+      MutexLock lock(&backend_mu_);
       ready = options_.ready(&why);
     }
     res.status = ready ? 200 : 503;
@@ -265,8 +265,8 @@ std::function<void(const httplib::Request&, httplib::Response&)> HttpServer::Que
     auto answer = cache_->Get(key, [&]() -> Result<std::string> {
       Result<nlohmann::json> doc = Status::Internal("unanswered");
       {
-        std::lock_guard lock(backend_mu_);
-        doc = options_.backend->Query(kind, id, limit);
+        MutexLock lock(&backend_mu_);
+        doc = backend()->Query(kind, id, limit);
       }
       if (!doc.ok()) return doc.status();
       return SafeJsonDump(*doc);

@@ -12,13 +12,13 @@
 
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <thread>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/status.h"
 #include "observability/api_backend.h"
 #include "observability/http_limits.h"
@@ -109,20 +109,22 @@ class HttpServer {
   // Whether a mutating call carries the token; if not, answers it (403 when
   // no token is configured, 401 otherwise).
   bool Authorized(const httplib::Request& req, httplib::Response& res) const;
+  // options_.backend, which takes one call at a time.
+  ApiBackend* backend() REQUIRES(backend_mu_) { return options_.backend; }
 
   HttpServerOptions options_;
   std::unique_ptr<GuardedHttpServer> server_;
   // Filled before the server serves (Routes), read-only after.
   std::unique_ptr<RouteTable> routes_;
   std::string bound_;
-  std::mutex backend_mu_;  // one backend call at a time
+  Mutex backend_mu_;  // one backend call (or readiness check) at a time
   SystemClock clock_;
   std::unique_ptr<QueryCache> cache_;
   std::unique_ptr<DashboardApi> dashboard_api_;
   std::jthread thread_;
-  mutable std::mutex failure_mu_;
-  bool stopping_ = false;               // guarded by failure_mu_
-  std::optional<std::string> failure_;  // guarded by failure_mu_
+  mutable Mutex failure_mu_;
+  bool stopping_ GUARDED_BY(failure_mu_) = false;
+  std::optional<std::string> failure_ GUARDED_BY(failure_mu_);
 };
 
 }  // namespace apollo11::observability

@@ -141,7 +141,7 @@ Registry::Family& Registry::FamilyFor(const std::string& name, const std::string
 }
 
 Counter& Registry::AddCounter(const std::string& name, const std::string& help, Labels labels) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   Family& f = FamilyFor(name, help, Type::kCounter, labels);
   Counter& c = counters_.emplace_back();
   f.series.push_back(Series{std::move(labels), &c, nullptr, nullptr, {}});
@@ -149,7 +149,7 @@ Counter& Registry::AddCounter(const std::string& name, const std::string& help, 
 }
 
 Gauge& Registry::AddGauge(const std::string& name, const std::string& help, Labels labels) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   Family& f = FamilyFor(name, help, Type::kGauge, labels);
   Gauge& g = gauges_.emplace_back();
   f.series.push_back(Series{std::move(labels), nullptr, &g, nullptr, {}});
@@ -158,7 +158,7 @@ Gauge& Registry::AddGauge(const std::string& name, const std::string& help, Labe
 
 Histogram& Registry::AddHistogram(const std::string& name, const std::string& help,
                                   std::vector<double> bounds, Labels labels) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   Family& f = FamilyFor(name, help, Type::kHistogram, labels);
   Histogram& h = histograms_.emplace_back(std::move(bounds));
   f.series.push_back(Series{std::move(labels), nullptr, nullptr, &h, {}});
@@ -167,20 +167,20 @@ Histogram& Registry::AddHistogram(const std::string& name, const std::string& he
 
 void Registry::AddComputedGauge(const std::string& name, const std::string& help,
                                 std::function<double()> read, Labels labels) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   Family& f = FamilyFor(name, help, Type::kGauge, labels);
   f.series.push_back(Series{std::move(labels), nullptr, nullptr, nullptr, std::move(read)});
 }
 
 void Registry::AddComputedCounter(const std::string& name, const std::string& help,
                                   std::function<double()> read, Labels labels) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   Family& f = FamilyFor(name, help, Type::kCounter, labels);
   f.series.push_back(Series{std::move(labels), nullptr, nullptr, nullptr, std::move(read)});
 }
 
 std::string Registry::WriteText() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   std::string out;
   out.reserve(families_.size() * 256);
   for (const Family& f : families_) {

@@ -15,10 +15,11 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "common/mutex.h"
 
 namespace apollo11::observability {
 
@@ -105,13 +106,14 @@ class Registry {
     std::vector<Series> series;
   };
   Family& FamilyFor(const std::string& name, const std::string& help, Type type,
-                    const Labels& labels);
+                    const Labels& labels) REQUIRES(mu_);
 
-  mutable std::mutex mu_;  // guards the family list, never the values
-  std::vector<Family> families_;
-  std::deque<Counter> counters_;  // deques: references stay valid as they grow
-  std::deque<Gauge> gauges_;
-  std::deque<Histogram> histograms_;
+  mutable Mutex mu_;  // guards the family list, never the values
+  std::vector<Family> families_ GUARDED_BY(mu_);
+  // Deques: references stay valid as they grow.
+  std::deque<Counter> counters_ GUARDED_BY(mu_);
+  std::deque<Gauge> gauges_ GUARDED_BY(mu_);
+  std::deque<Histogram> histograms_ GUARDED_BY(mu_);
 };
 
 }  // namespace apollo11::observability

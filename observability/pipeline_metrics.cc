@@ -45,7 +45,7 @@ PipelineMetrics::PipelineMetrics(Registry& r, const std::string& pipeline)
 }
 
 PipelineMetrics* PipelineMetricsTable::For(const std::string& pipeline) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   auto it = by_name_.find(pipeline);
   if (it != by_name_.end()) return it->second.get();
   // The first kMaxPipelines names get their own series; later ones share

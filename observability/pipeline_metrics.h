@@ -8,12 +8,12 @@
 #include <array>
 #include <cstddef>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "engine/task_state.h"
 #include "observability/metrics_registry.h"
 
@@ -64,8 +64,8 @@ class PipelineMetricsTable {
 
  private:
   Registry& registry_;
-  std::mutex mu_;
-  std::unordered_map<std::string, std::unique_ptr<PipelineMetrics>> by_name_;  // guarded by mu_
+  Mutex mu_;
+  std::unordered_map<std::string, std::unique_ptr<PipelineMetrics>> by_name_ GUARDED_BY(mu_);
 };
 
 }  // namespace apollo11::observability

@@ -28,12 +28,12 @@ std::shared_ptr<const CachedAnswer> QueryCache::Fresh(const std::string& key) co
 Result<std::shared_ptr<const CachedAnswer>> QueryCache::Get(
     const std::string& key, const std::function<Result<std::string>()>& fetch) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     if (auto kept = Fresh(key)) return kept;
   }
-  std::lock_guard fetching(fetch_mu_);
+  MutexLock fetching(&fetch_mu_);
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     if (auto kept = Fresh(key)) return kept;  // fetched while we waited
     ++fetches_;
   }
@@ -43,7 +43,7 @@ Result<std::shared_ptr<const CachedAnswer>> QueryCache::Get(
   answer->etag = EtagOf(*body);
   answer->body = std::move(*body);
   if (ttl_us_ <= 0) return std::shared_ptr<const CachedAnswer>(std::move(answer));
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   const Micros now = clock_->Steady();
   if (entries_.size() >= max_entries_) {
     for (auto it = entries_.begin(); it != entries_.end();) {
@@ -56,12 +56,12 @@ Result<std::shared_ptr<const CachedAnswer>> QueryCache::Get(
 }
 
 void QueryCache::Clear() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   entries_.clear();
 }
 
 uint64_t QueryCache::fetches() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return fetches_;
 }
 

@@ -10,10 +10,10 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "common/status.h"
 
 namespace apollo11::observability {
@@ -51,15 +51,15 @@ class QueryCache {
     std::shared_ptr<const CachedAnswer> answer;
     Micros at = 0;
   };
-  std::shared_ptr<const CachedAnswer> Fresh(const std::string& key) const;  // needs mu_
+  std::shared_ptr<const CachedAnswer> Fresh(const std::string& key) const REQUIRES(mu_);
 
   const Clock* clock_;
   const Micros ttl_us_;
   const size_t max_entries_;
-  std::mutex fetch_mu_;  // held across a fetch: one at a time
-  mutable std::mutex mu_;
-  std::map<std::string, Entry> entries_;  // guarded by mu_
-  uint64_t fetches_ = 0;                  // guarded by mu_
+  Mutex fetch_mu_;  // held across a fetch: one at a time
+  mutable Mutex mu_ ACQUIRED_AFTER(fetch_mu_);
+  std::map<std::string, Entry> entries_ GUARDED_BY(mu_);
+  uint64_t fetches_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace apollo11::observability
