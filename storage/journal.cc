@@ -88,7 +88,7 @@ Status Journal::RunWrite(const char* what, const std::function<int(MDB_txn*)>& b
     int rc = 0;
     bool at_commit = false;
     {
-      std::shared_lock lock(resize_mu_);
+      ReaderMutexLock lock(&resize_mu_);
       MDB_txn* txn = nullptr;
       rc = mdb_txn_begin(env_->env, nullptr, 0, &txn);
       if (rc == 0) {
@@ -467,7 +467,7 @@ Result<std::vector<RunRecord>> Journal::UnfinishedRuns() {
 }
 
 Result<uint64_t> Journal::BumpEpoch() {
-  std::lock_guard term(term_mu_);
+  MutexLock term(&term_mu_);
   uint64_t epoch = 0;
   APOLLO11_RETURN_IF_ERROR(RunWrite("bump the epoch", [&](MDB_txn* txn) {
     MDB_val k = Val(kEpochKey), v;
@@ -484,7 +484,7 @@ Result<uint64_t> Journal::BumpEpoch() {
 }
 
 Result<uint64_t> Journal::BeginTerm(uint64_t epoch) {
-  std::lock_guard term(term_mu_);
+  MutexLock term(&term_mu_);
   uint64_t stored = 0;
   APOLLO11_RETURN_IF_ERROR(RunWrite("journal the term", [&](MDB_txn* txn) {
     MDB_val k = Val(kEpochKey), v;

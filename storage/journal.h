@@ -15,14 +15,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
-#include <shared_mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "storage/commit_observer.h"
 #include "storage/records.h"
@@ -214,7 +213,7 @@ class Journal final : public RunStore {
   Status OpenEnv();
   // Opens the environment and its databases (no transaction of this process
   // may be open on the previous one).
-  Status OpenHandles();
+  Status OpenHandles() REQUIRES(resize_mu_);
   // Reads last_seq_ and last_batch_ from disk.
   Status ReadPositions();
   // Runs `body` in a write transaction and commits it, growing the map and
@@ -236,14 +235,13 @@ class Journal final : public RunStore {
   // registry: removes from `hashes` the snapshots a registered version names
   // (retention never deletes those).
   int KeepRegisteredHashes(MDB_txn* txn, std::set<std::string>* hashes);
-  Status GrowMap();
-  Status AdoptMapSize() const;
+  Status GrowMap() EXCLUDES(resize_mu_);
+  Status AdoptMapSize() const EXCLUDES(resize_mu_);
   // ReleaseMappedPages with resize_mu_ held (shared or exclusive).
-  void ReleaseMappedPagesLocked() const;
+  void ReleaseMappedPagesLocked() const REQUIRES_SHARED(resize_mu_);
   // Sets mapped_ from /proc/self/maps. Wherever LMDB (re)maps the file: after
-  // mdb_env_open and mdb_env_set_mapsize, with resize_mu_ held exclusively
-  // (or before the journal is shared).
-  void FindMappedRanges() const;
+  // mdb_env_open and mdb_env_set_mapsize, with resize_mu_ held exclusively.
+  void FindMappedRanges() const REQUIRES(resize_mu_);
   Status Error(int rc, const std::string& what) const;
   Result<std::vector<TransitionRecord>> HistoryByIndex(unsigned dbi, const std::string& key);
   Result<uint64_t> ReadLastSeq() const;
@@ -263,23 +261,26 @@ class Journal final : public RunStore {
   const std::string dir_;
   std::string registry_key_;  // this process's claim on dir_ (see Open)
   const JournalOptions options_;
+  // Replaced (InstallCopy) only with resize_mu_ held exclusively, used with
+  // it held shared. Not GUARDED_BY: its handles are used inside the bodies
+  // RunWrite runs under the lock, lambdas the analysis does not follow.
   std::unique_ptr<Env> env_;
   // Held shared by every transaction, exclusive while the map is resized (LMDB
   // requires that no transaction of this process is open then).
-  mutable std::shared_mutex resize_mu_;
+  mutable SharedMutex resize_mu_;
   // Where this process maps data.mdb (address, length), for
   // ReleaseMappedPages: read under resize_mu_ shared, written only where the
   // map moves (FindMappedRanges), so a cached address is never a stale one.
   // Found once per map rather than per release: reading /proc/self/maps took
   // about 300 µs, paid by every 8th commit.
-  mutable std::vector<std::pair<uintptr_t, size_t>> mapped_;
+  mutable std::vector<std::pair<uintptr_t, size_t>> mapped_ GUARDED_BY(resize_mu_);
   std::atomic<uint64_t> last_seq_{0};
   std::atomic<uint64_t> last_batch_{0};
   std::atomic<uint64_t> batch_epoch_{0};  // last_batch_epoch()
   std::atomic<uint64_t> epoch_{0};        // Epoch(), cached for Commit
   // Held by BumpEpoch, BeginTerm and InstallCopy: a term begun on the
   // elector's thread is never lost under a copy installed on another.
-  std::mutex term_mu_;
+  Mutex term_mu_ ACQUIRED_BEFORE(resize_mu_);
   CommitObserver* observer_ = nullptr;
   int stale_readers_cleared_ = 0;
   std::atomic<uint64_t> map_growths_{0};

@@ -11,7 +11,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <mutex>
 #include <set>
 
 #include "storage/data_file_check.h"
@@ -33,17 +32,17 @@ class OpenRegistry {
     return *registry;
   }
   bool Claim(const std::string& key) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     return keys_.insert(key).second;
   }
   void Release(const std::string& key) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     keys_.erase(key);
   }
 
  private:
-  std::mutex mu_;
-  std::set<std::string> keys_;
+  Mutex mu_;
+  std::set<std::string> keys_ GUARDED_BY(mu_);
 };
 
 }  // namespace
@@ -93,7 +92,11 @@ Result<std::unique_ptr<Journal>> Journal::Open(const std::string& dir,
 }
 
 Status Journal::OpenEnv() {
-  APOLLO11_RETURN_IF_ERROR(OpenHandles());
+  {
+    // Not shared yet: taken for what OpenHandles writes (mapped_).
+    WriterMutexLock lock(&resize_mu_);
+    APOLLO11_RETURN_IF_ERROR(OpenHandles());
+  }
   return ReadPositions();
 }
 
@@ -234,7 +237,7 @@ Result<int> Journal::ClearStaleReaders() {
 }
 
 Status Journal::GrowMap() {
-  std::unique_lock lock(resize_mu_);
+  WriterMutexLock lock(&resize_mu_);
   MDB_envinfo info;
   mdb_env_info(env_->env, &info);
   size_t current = info.me_mapsize;
@@ -251,7 +254,7 @@ Status Journal::GrowMap() {
 }
 
 Status Journal::AdoptMapSize() const {
-  std::unique_lock lock(resize_mu_);
+  WriterMutexLock lock(&resize_mu_);
   int rc = mdb_env_set_mapsize(env_->env, 0);
   FindMappedRanges();
   if (rc != 0) return Error(rc, "adopt the map size grown by another process");
@@ -259,7 +262,7 @@ Status Journal::AdoptMapSize() const {
 }
 
 void Journal::ReleaseMappedPages() const {
-  std::shared_lock lock(resize_mu_);
+  ReaderMutexLock lock(&resize_mu_);
   ReleaseMappedPagesLocked();
 }
 
@@ -306,7 +309,7 @@ void Journal::FindMappedRanges() const {
 }
 
 size_t Journal::map_size() const {
-  std::shared_lock lock(resize_mu_);
+  ReaderMutexLock lock(&resize_mu_);
   MDB_envinfo info;
   mdb_env_info(env_->env, &info);
   return info.me_mapsize;

@@ -6,7 +6,6 @@
 #include <lmdb.h>
 
 #include <optional>
-#include <shared_mutex>
 #include <string>
 #include <string_view>
 
@@ -68,20 +67,31 @@ struct Journal::Env {
   }
 };
 
-// A read transaction held under the shared resize lock. Any thread.
-class Journal::ReadTxn {
+// A read transaction held under the shared resize lock, which it takes
+// when constructed and holds for its scope (Begin is called right after).
+// Any thread.
+class SCOPED_CAPABILITY Journal::ReadTxn {
  public:
-  explicit ReadTxn(const Journal& journal) : journal_(journal) {}
-  ~ReadTxn() {
-    if (txn_ != nullptr) mdb_txn_abort(txn_);
+  explicit ReadTxn(const Journal& journal) ACQUIRE_SHARED(journal.resize_mu_) : journal_(journal) {
+    journal_.resize_mu_.LockShared();
   }
-  Status Begin() {
+  ~ReadTxn() RELEASE_GENERIC() {
+    if (txn_ != nullptr) mdb_txn_abort(txn_);
+    if (locked_) journal_.resize_mu_.UnlockShared();
+  }
+  // Lets the lock go and takes it back around AdoptMapSize, which the
+  // analysis cannot follow through the scope's own lock.
+  Status Begin() NO_THREAD_SAFETY_ANALYSIS {
     for (int attempt = 0;; ++attempt) {
-      lock_ = std::shared_lock(journal_.resize_mu_);
+      if (!locked_) {
+        journal_.resize_mu_.LockShared();
+        locked_ = true;
+      }
       int rc = mdb_txn_begin(journal_.env_->env, nullptr, MDB_RDONLY, &txn_);
       if (rc == 0) return Status::Ok();
       txn_ = nullptr;
-      lock_.unlock();
+      journal_.resize_mu_.UnlockShared();
+      locked_ = false;
       // Another process grew the map past ours: adopt its size and retry.
       if (rc == MDB_MAP_RESIZED && attempt < 8) {
         APOLLO11_RETURN_IF_ERROR(journal_.AdoptMapSize());
@@ -105,7 +115,7 @@ class Journal::ReadTxn {
 
  private:
   const Journal& journal_;
-  std::shared_lock<std::shared_mutex> lock_;
+  bool locked_ = true;
   MDB_txn* txn_ = nullptr;
 };
 

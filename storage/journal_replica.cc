@@ -10,7 +10,6 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "storage/journal.h"
@@ -57,7 +56,7 @@ Result<Journal::CopyPosition> Journal::CopyTo(const std::string& dir) const {
   std::filesystem::create_directories(dir, ec);
   if (ec) return Status::Io("create " + dir + ": " + ec.message());
   {
-    std::shared_lock lock(resize_mu_);
+    ReaderMutexLock lock(&resize_mu_);
     int rc = mdb_env_copy2(env_->env, dir.c_str(), MDB_CP_COMPACT);
     if (rc != 0) return Error(rc, "copy the journal to " + dir);
   }
@@ -73,7 +72,7 @@ Status Journal::InstallCopy(const std::string& data_file) {
     return Status::Unsupported("journal " + dir_ + " is open read-only");
   }
   const std::string copy_dir = std::filesystem::path(data_file).parent_path().string();
-  std::lock_guard term(term_mu_);  // no BeginTerm or BumpEpoch meanwhile
+  MutexLock term(&term_mu_);  // no BeginTerm or BumpEpoch meanwhile
   const uint64_t own_epoch = epoch_.load();
   {
     JournalOptions check;
@@ -82,7 +81,7 @@ Status Journal::InstallCopy(const std::string& data_file) {
     if (!opened.ok()) return opened.status();
   }
   {
-    std::unique_lock lock(resize_mu_);  // no transaction of this process is open
+    WriterMutexLock lock(&resize_mu_);  // no transaction of this process is open
     env_ = std::make_unique<Env>();     // closes the old environment
     const std::string target = dir_ + "/data.mdb";
     if (::rename(data_file.c_str(), target.c_str()) != 0) {
@@ -90,7 +89,7 @@ Status Journal::InstallCopy(const std::string& data_file) {
           Status::Io("journal " + dir_ + ": install " + data_file + ": " + std::strerror(errno));
       Status reopened = OpenHandles();
       if (!reopened.ok()) return reopened;
-      lock.unlock();
+      lock.Unlock();
       (void)ReadPositions();
       return failed;
     }
