@@ -56,7 +56,7 @@ Result<std::unique_ptr<ReplicationLeader>> ReplicationLeader::Start(
   leader->feed_in_ = std::move(pair->first);
   leader->feed_out_ = std::move(pair->second);
   {
-    std::lock_guard lock(leader->mu_);
+    MutexLock lock(&leader->mu_);
     leader->status_.role = "leader";
     leader->status_.mode = leader->config_.sync ? "sync" : "async";
     leader->status_.epoch = leader->config_.epoch;
@@ -77,18 +77,18 @@ Result<std::unique_ptr<ReplicationLeader>> ReplicationLeader::Start(
 
 void ReplicationLeader::StopWaiting() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
   }
-  acked_cv_.notify_all();
+  acked_cv_.SignalAll();
 }
 
 ReplicationLeader::~ReplicationLeader() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
   }
-  acked_cv_.notify_all();
+  acked_cv_.SignalAll();
   if (actor_) (void)actor_->Stop(std::chrono::seconds(10));
 }
 
@@ -102,7 +102,7 @@ void ReplicationLeader::OnCommitted(uint64_t batch_no, uint64_t first_seq,
   PutU64(frame, static_cast<uint64_t>(clock_->Now()));
   frame += storage::codec::EncodeBatch(batch);
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     in_sync_.OnHandedOver(batch_no);
   }
   Status sent = transport::Send(feed_out_, frame, /*dontwait=*/true);
@@ -112,9 +112,12 @@ void ReplicationLeader::OnCommitted(uint64_t batch_no, uint64_t first_seq,
 }
 
 void ReplicationLeader::AwaitInSync(uint64_t batch_no) {
-  std::unique_lock lock(mu_);
-  const auto acked = [&] { return stopping_ || in_sync_.Acknowledged(batch_no); };
-  if (acked_cv_.wait_for(lock, config_.timeout, acked)) return;
+  MutexLock lock(&mu_);
+  const CondVar::Deadline deadline = std::chrono::steady_clock::now() + config_.timeout;
+  while (!stopping_ && !in_sync_.Acknowledged(batch_no)) {
+    if (!acked_cv_.WaitUntil(mu_, deadline)) break;
+  }
+  if (stopping_ || in_sync_.Acknowledged(batch_no)) return;
   std::string late;
   for (const std::string& name : in_sync_.DropLate(batch_no)) {
     late += (late.empty() ? "" : ", ") + name;
@@ -125,7 +128,7 @@ void ReplicationLeader::AwaitInSync(uint64_t batch_no) {
     lagging_ = true;
     status_.lagging = true;
   }
-  lock.unlock();
+  lock.Unlock();
   const std::string reason =
       "standby " + late + " did not acknowledge batch " + std::to_string(batch_no) + " within " +
       std::to_string(config_.timeout.count()) +
@@ -143,8 +146,8 @@ void ReplicationLeader::AwaitInSync(uint64_t batch_no) {
   // standby that lacks it must not be able to take over. The replication
   // actor records it (and retries every tick until etcd takes it).
   NudgeRecord();
-  lock.lock();
-  acked_cv_.wait(lock, [&] { return stopping_ || in_sync_.RecordedVersion() >= needed; });
+  lock.Lock();
+  while (!stopping_ && in_sync_.RecordedVersion() < needed) acked_cv_.Wait(mu_);
 }
 
 void ReplicationLeader::NudgeRecord() {
@@ -155,11 +158,11 @@ void ReplicationLeader::NudgeRecord() {
 }
 
 bool ReplicationLeader::RecordInSync() {
-  std::lock_guard record(record_mu_);
+  MutexLock record(&record_mu_);
   std::set<std::string> members;
   uint64_t version = 0;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     if (in_sync_.version() == in_sync_.RecordedVersion()) return true;
     members = in_sync_.RecordedMembers();
     version = in_sync_.version();
@@ -172,15 +175,15 @@ bool ReplicationLeader::RecordInSync() {
     }
   }
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     in_sync_.Recorded(version);
   }
-  acked_cv_.notify_all();
+  acked_cv_.SignalAll();
   return true;
 }
 
 ReplicationStatus ReplicationLeader::Snapshot() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return status_;
 }
 
@@ -296,7 +299,7 @@ void ReplicationLeader::SendCopy(zmq::socket_t& router, ReplicationLeaderCore& c
     ok = transport::SendTo(router, peer, core.CopyEndFrame(size, crc), false).ok();
   }
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     ++status_.copies;
   }
   spdlog::info("replication: sent standby {} a journal copy of {} bytes at batch {} seq {}{}", peer,
@@ -329,7 +332,7 @@ void ReplicationLeader::Publish(const ReplicationLeaderCore& core) {
   refused_ = core.refused().unknown_peer + core.refused().corrupt + core.refused().stale_epoch;
   bool caught_up = false;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(&mu_);
     status_.last_batch = core.last_batch();
     status_.last_seq = core.last_seq();
     status_.standbys = std::move(standbys);
@@ -346,7 +349,7 @@ void ReplicationLeader::Publish(const ReplicationLeaderCore& core) {
       }
     }
   }
-  acked_cv_.notify_all();
+  acked_cv_.SignalAll();
   // Late is safe (every batch already waits for the new members); a failure
   // is retried at the next tick.
   (void)RecordInSync();

@@ -18,11 +18,9 @@
 // local commit. A term starts with both sets empty.
 
 #include <atomic>
-#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -31,6 +29,7 @@
 #include "alerts/sink.h"
 #include "common/clock.h"
 #include "common/duration.h"
+#include "common/mutex.h"
 #include "common/status.h"
 #include "replication/in_sync_set.h"
 #include "replication/replication_leader_core.h"
@@ -102,15 +101,15 @@ class ReplicationLeader final : public storage::CommitObserver {
   void Deliver(zmq::socket_t& router, ReplicationLeaderCore& core,
                ReplicationLeaderCore::Output& out);
   void SendCopy(zmq::socket_t& router, ReplicationLeaderCore& core, const std::string& peer);
-  void Publish(const ReplicationLeaderCore& core);
+  void Publish(const ReplicationLeaderCore& core) EXCLUDES(mu_);
   // Records the in-sync set when it changed since it was last recorded,
   // and wakes a commit waiting for that; false when recording failed (it is
   // retried at the next tick). The replication actor's thread.
-  bool RecordInSync();
+  bool RecordInSync() EXCLUDES(mu_, record_mu_);
   // Waits for the in-sync standbys to acknowledge `batch_no`; when the
   // timeout runs out first, drops the late ones and waits until the record
   // no longer names them (InSyncSet's release rule). The writer thread.
-  void AwaitInSync(uint64_t batch_no);
+  void AwaitInSync(uint64_t batch_no) EXCLUDES(mu_);
   // Asks the replication actor to record the in-sync set now.
   void NudgeRecord();
 
@@ -123,12 +122,12 @@ class ReplicationLeader final : public storage::CommitObserver {
   zmq::socket_t feed_in_;   // the actor's end
   std::unique_ptr<transport::Actor> actor_;
 
-  mutable std::mutex mu_;
-  std::condition_variable acked_cv_;  // acknowledgements, records, stopping
-  InSyncSet in_sync_;                 // guarded by mu_
-  std::mutex record_mu_;              // serializes record_in_sync
-  bool stopping_ = false;             // guarded by mu_
-  ReplicationStatus status_;          // guarded by mu_
+  Mutex record_mu_;  // serializes record_in_sync
+  mutable Mutex mu_ ACQUIRED_AFTER(record_mu_);
+  CondVar acked_cv_;  // acknowledgements, records, stopping
+  InSyncSet in_sync_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
+  ReplicationStatus status_ GUARDED_BY(mu_);
   std::atomic<bool> lagging_{false};
   std::atomic<uint64_t> worst_lag_seq_{0}, worst_lag_ms_{0}, refused_{0};
 };

@@ -25,7 +25,7 @@ Result<std::unique_ptr<ReplicationStandby>> ReplicationStandby::Start(
   std::unique_ptr<ReplicationStandby> standby(
       new ReplicationStandby(journal, clock, std::move(config)));
   {
-    std::lock_guard lock(standby->mu_);
+    MutexLock lock(&standby->mu_);
     standby->status_.role = "standby";
     standby->status_.last_batch = journal->last_batch();
     standby->status_.last_seq = journal->last_seq();
@@ -46,7 +46,7 @@ void ReplicationStandby::Stop() {
 }
 
 ReplicationStatus ReplicationStandby::Snapshot() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return status_;
 }
 
@@ -125,7 +125,7 @@ void ReplicationStandby::Publish(const ReplicationStandbyCore& core) {
   lag_seq_ = lag;
   lag_ms_ = static_cast<uint64_t>(seconds * 1000);
   refused_ = core.counters().refused();
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   status_.epoch = core.epoch();
   status_.last_batch = journal_->last_batch();
   status_.last_seq = seq;

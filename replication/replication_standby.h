@@ -10,13 +10,13 @@
 
 #include <atomic>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <zmq.hpp>
 
 #include "common/clock.h"
 #include "common/duration.h"
+#include "common/mutex.h"
 #include "common/status.h"
 #include "replication/journal_replica_store.h"
 #include "replication/replication_standby_core.h"
@@ -70,8 +70,8 @@ class ReplicationStandby {
   const ReplicationStandbyConfig config_;
   JournalReplicaStore replica_;
   std::unique_ptr<transport::Actor> actor_;
-  mutable std::mutex mu_;
-  ReplicationStatus status_;  // guarded by mu_
+  mutable Mutex mu_;
+  ReplicationStatus status_ GUARDED_BY(mu_);
   std::atomic<uint64_t> lag_seq_{0}, lag_ms_{0}, refused_{0};
 };
 
