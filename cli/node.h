@@ -12,7 +12,6 @@
 #include <atomic>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -28,6 +27,7 @@
 #include "cli/swappable_alert_sink.h"
 #include "cli/test_faults.h"
 #include "common/clock.h"
+#include "common/mutex.h"
 #include "ha/elector_thread.h"
 #include "ha/etcd_client.h"
 #include "ha/ha_elector.h"
@@ -241,12 +241,15 @@ class Node {
   std::unique_ptr<ha::ElectorThread> elector_thread_;
   // The journal's commit observer: outlives the coordinator that commits.
   // The node's thread swaps them (role changes) under replication_mu_;
-  // metrics and replication_status() read them under it.
-  mutable std::mutex replication_mu_;
+  // metrics and replication_status() read them under it. Not GUARDED_BY:
+  // the node's thread, their only writer, also reads them without it, which
+  // the analysis has no way to tell from another thread's read.
+  mutable Mutex replication_mu_;
   std::unique_ptr<replication::ReplicationLeader> replication_leader_;
   std::unique_ptr<replication::ReplicationStandby> replication_standby_;
-  uint64_t refused_before_ = 0;             // refusals counted by replication actors since stopped
-  std::string following_;                   // the follower's leader endpoint; empty: none
+  // Refusals counted by replication actors since stopped.
+  uint64_t refused_before_ GUARDED_BY(replication_mu_) = 0;
+  std::string following_;  // the follower's leader endpoint; empty: none
   std::unique_ptr<FaultPort> test_faults_;  // config_.test_fault's port; outlives coordinator_
   std::unique_ptr<actors::Coordinator> coordinator_;
   std::unique_ptr<actors::WorkerActor> worker_;

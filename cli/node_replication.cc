@@ -66,7 +66,7 @@ Status Node::StartReplicationLeader(uint64_t epoch) {
   }
   if (!leader.ok()) return leader.status();
   {
-    std::lock_guard lock(replication_mu_);
+    MutexLock lock(&replication_mu_);
     replication_leader_ = std::move(*leader);
   }
   journal_->SetCommitObserver(replication_leader_.get());
@@ -81,7 +81,7 @@ Status Node::StartReplicationLeader(uint64_t epoch) {
 void Node::StopReplicationLeader() {
   if (!replication_leader_) return;
   journal_->SetCommitObserver(nullptr);  // the coordinator that committed is stopped
-  std::lock_guard lock(replication_mu_);
+  MutexLock lock(&replication_mu_);
   refused_before_ += replication_leader_->refused();
   replication_leader_.reset();
 }
@@ -96,7 +96,7 @@ Status Node::StartFollower(const std::string& endpoint, const std::string& leade
   auto standby = replication::ReplicationStandby::Start(ctx_, journal_.get(), clock_, sc);
   if (!standby.ok()) return standby.status();
   {
-    std::lock_guard lock(replication_mu_);
+    MutexLock lock(&replication_mu_);
     replication_standby_ = std::move(*standby);
   }
   following_ = endpoint;
@@ -111,7 +111,7 @@ Status Node::StartFollower(const std::string& endpoint, const std::string& leade
 void Node::StopFollower() {
   if (!replication_standby_) return;
   replication_standby_->Stop();  // joins: nothing is applied from here on
-  std::lock_guard lock(replication_mu_);
+  MutexLock lock(&replication_mu_);
   refused_before_ += replication_standby_->refused();
   replication_standby_.reset();
   following_.clear();
@@ -126,14 +126,14 @@ void Node::AddReplicationMetrics() {
       "transitions committed by the leader and not yet durable on the standby (leader: the "
       "worst standby)",
       [this] {
-        std::lock_guard lock(replication_mu_);
+        MutexLock lock(&replication_mu_);
         if (replication_leader_) return static_cast<double>(replication_leader_->worst_lag_seq());
         return replication_standby_ ? static_cast<double>(replication_standby_->lag_seq()) : 0.0;
       });
   registry_.AddComputedGauge(
       "apollo11_replication_lag_seconds",
       "age of the oldest batch a standby has not acknowledged (leader: the worst standby)", [this] {
-        std::lock_guard lock(replication_mu_);
+        MutexLock lock(&replication_mu_);
         if (replication_leader_) return replication_leader_->worst_lag_seconds();
         return replication_standby_ ? replication_standby_->lag_seconds() : 0.0;
       });
@@ -141,7 +141,7 @@ void Node::AddReplicationMetrics() {
       "apollo11_replication_refused_total",
       "replication frames refused: unknown peer, older epoch, bad checksum, gap, undecodable",
       [this] {
-        std::lock_guard lock(replication_mu_);
+        MutexLock lock(&replication_mu_);
         uint64_t n = refused_before_;
         if (replication_leader_) n += replication_leader_->refused();
         if (replication_standby_) n += replication_standby_->refused();
@@ -152,7 +152,7 @@ void Node::AddReplicationMetrics() {
       "1 while no standby acknowledged within --replication-timeout (sync releases at the "
       "local commit meanwhile); 0 on a standby",
       [this] {
-        std::lock_guard lock(replication_mu_);
+        MutexLock lock(&replication_mu_);
         return replication_leader_ && replication_leader_->lagging() ? 1.0 : 0.0;
       });
 }
@@ -163,7 +163,7 @@ void Node::StopReplication() {
 }
 
 replication::ReplicationStatus Node::replication_status() const {
-  std::lock_guard lock(replication_mu_);
+  MutexLock lock(&replication_mu_);
   if (replication_leader_) return replication_leader_->Snapshot();
   if (replication_standby_) return replication_standby_->Snapshot();
   return {};

@@ -5,18 +5,18 @@
 namespace apollo11::cli {
 
 void SwappableAlertSink::Emit(alerts::AlertEvent event) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   if (notifier_) notifier_->Emit(std::move(event));
 }
 
 std::unique_ptr<alerts::Notifier> SwappableAlertSink::Swap(std::unique_ptr<alerts::Notifier> next) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   std::swap(notifier_, next);
   return next;
 }
 
 bool SwappableAlertSink::active() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(&mu_);
   return notifier_ != nullptr;
 }
 

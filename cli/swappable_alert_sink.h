@@ -5,10 +5,10 @@
 // dropped.
 
 #include <memory>
-#include <mutex>
 
 #include "alerts/notifier.h"
 #include "alerts/sink.h"
+#include "common/mutex.h"
 
 namespace apollo11::cli {
 
@@ -27,8 +27,8 @@ class SwappableAlertSink final : public alerts::Sink {
   bool active() const;
 
  private:
-  mutable std::mutex mu_;
-  std::unique_ptr<alerts::Notifier> notifier_;  // guarded by mu_
+  mutable Mutex mu_;
+  std::unique_ptr<alerts::Notifier> notifier_ GUARDED_BY(mu_);
 };
 
 }  // namespace apollo11::cli
