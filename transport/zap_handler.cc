@@ -215,7 +215,7 @@ Result<std::unique_ptr<ZapHandler>> ZapHandler::Start(zmq::context_t& ctx, Autho
     } catch (const std::exception& e) {
       why = std::string("threw: ") + e.what();
     }
-    std::lock_guard lock(counters->mu);
+    MutexLock lock(&counters->mu);
     if (counters->stopping || !pipe.ready_signalled() || counters->failure) return;
     counters->failure = "ZAP handler: " + why;
     spdlog::critical("zap: the ZAP handler stopped: {}", why);
@@ -229,7 +229,7 @@ Result<std::unique_ptr<ZapHandler>> ZapHandler::Start(zmq::context_t& ctx, Autho
 ZapHandler::~ZapHandler() { (void)Stop(std::chrono::seconds(10)); }
 
 std::optional<std::string> ZapHandler::failure() const {
-  std::lock_guard lock(counters_->mu);
+  MutexLock lock(&counters_->mu);
   return counters_->failure;
 }
 
@@ -246,7 +246,7 @@ Status ZapHandler::SetAuthorizedKeys(const AuthorizedKeys& keys, const KeyRolesB
 Status ZapHandler::Stop(std::chrono::milliseconds timeout) {
   if (!actor_) return Status::Ok();
   {
-    std::lock_guard lock(counters_->mu);
+    MutexLock lock(&counters_->mu);
     counters_->stopping = true;
   }
   return actor_->Stop(timeout);

@@ -24,13 +24,13 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 #include <zmq.hpp>
 
+#include "common/mutex.h"
 #include "common/status.h"
 #include "transport/actor.h"
 #include "transport/key_roles.h"
@@ -108,9 +108,9 @@ class ZapHandler {
   struct Counters {
     std::atomic<uint64_t> accepted{0};
     std::atomic<uint64_t> refused{0};
-    std::mutex mu;
-    bool stopping = false;               // guarded by mu: Stop was called
-    std::optional<std::string> failure;  // guarded by mu
+    Mutex mu;
+    bool stopping GUARDED_BY(mu) = false;  // Stop was called
+    std::optional<std::string> failure GUARDED_BY(mu);
   };
   ZapHandler() = default;
 
