@@ -31,7 +31,6 @@ bool HasMore(void* handle) {
 
 // One zmq_send retried on EINTR; returns 0 or the errno.
 int SendFrame(void* handle, std::string_view data, int flags) {
-  AnnotateBeforeSend();
   for (;;) {
     if (zmq_send(handle, data.data(), data.size(), flags) >= 0) return 0;
     int err = zmq_errno();
@@ -42,10 +41,7 @@ int SendFrame(void* handle, std::string_view data, int flags) {
 // One zmq_msg_recv retried on EINTR; returns 0 or the errno.
 int RecvFrame(void* handle, zmq::message_t* msg, int flags) {
   for (;;) {
-    if (zmq_msg_recv(msg->handle(), handle, flags) >= 0) {
-      AnnotateAfterReceive();
-      return 0;
-    }
+    if (zmq_msg_recv(msg->handle(), handle, flags) >= 0) return 0;
     int err = zmq_errno();
     if (err != EINTR) return err;
   }
@@ -109,6 +105,7 @@ Status Connect(zmq::socket_t& socket, const std::string& endpoint) {
 Status SendTo(zmq::socket_t& router, std::string_view identity, std::string_view payload,
               bool dontwait) {
   const int flags = dontwait ? ZMQ_DONTWAIT : 0;
+  AnnotateBeforeSend(router.handle(), identity);
   // Under ROUTER_MANDATORY an unknown identity fails on this first frame, so
   // a half-sent message is never left behind.
   int err = SendFrame(router.handle(), identity, flags | ZMQ_SNDMORE);
@@ -123,6 +120,7 @@ Status SendTo(zmq::socket_t& router, std::string_view identity, std::string_view
 }
 
 Status Send(zmq::socket_t& socket, std::string_view payload, bool dontwait) {
+  AnnotateBeforeSend(socket.handle());
   int err = SendFrame(socket.handle(), payload, dontwait ? ZMQ_DONTWAIT : 0);
   if (err == EAGAIN) return Status::Busy("send would block: no connected peer or queue full");
   if (err != 0) return ErrnoStatus("sending", err);
@@ -135,6 +133,7 @@ Result<RoutedMessage> RecvFrom(zmq::socket_t& router, bool dontwait) {
   int err = RecvFrame(router.handle(), &identity, dontwait ? ZMQ_DONTWAIT : 0);
   if (err == EAGAIN) return Status::Busy("no message waiting");
   if (err != 0) return ErrnoStatus("receiving", err);
+  AnnotateAfterReceive(router.handle(), identity.to_string_view());
   if (!HasMore(router.handle())) {
     return Status::InvalidInput("message without a payload frame");
   }
@@ -159,6 +158,7 @@ Result<zmq::message_t> Recv(zmq::socket_t& socket, bool dontwait) {
   int err = RecvFrame(socket.handle(), &msg, dontwait ? ZMQ_DONTWAIT : 0);
   if (err == EAGAIN) return Status::Busy("no message waiting");
   if (err != 0) return ErrnoStatus("receiving", err);
+  AnnotateAfterReceive(socket.handle());
   if (HasMore(socket.handle())) {
     DrainMore(socket.handle());
     return Status::InvalidInput("multipart message from peer; expected one frame");

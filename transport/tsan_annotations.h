@@ -5,27 +5,48 @@
 // thread) is invisible, and every message buffer handed from one actor to
 // another would be reported as a race. ZeroMQ's contract is that a message
 // sent is complete when it is received; these calls state exactly that to
-// the tool: everything a thread did before a send happens before what any
-// thread does after a later receive. No-ops in every other build.
+// the tool, one link at a time: everything a thread did before a send on a
+// link happens before what the thread at the other end does after a later
+// receive on the same link. Two actors that exchange no message (directly
+// or through a chain of links) stay unordered, so a race between them is
+// reported. No-ops in every other build.
 //
-// The edge is global rather than per socket, because libzmq allocates the
-// buffer inside zmq_send and its address is unknown to the sender. It can
-// hide a race only between an access before a send and one after a receive
-// in another thread: the message-passing pattern actors are built on.
+// A link is what both of its ends can name without talking: the endpoint
+// the socket bound or connected (ZMQ_LAST_ENDPOINT; a tcp endpoint by its
+// port alone, as the two ends may spell the host differently) and, between
+// a ROUTER and a DEALER, the DEALER's routing id: the DEALER knows its own,
+// the ROUTER the one each message comes from or goes to. Peers without a
+// routing id of their own (libzmq names them with a leading zero byte)
+// share their ROUTER's endpoint key. A socket bound or connected to several
+// endpoints is keyed on the last one only; Apollo-11 has none.
+
+#include <string>
+#include <string_view>
 
 #if defined(__SANITIZE_THREAD__)
-#include <sanitizer/tsan_interface.h>
+#define APOLLO11_TSAN_EDGES 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define APOLLO11_TSAN_EDGES 1
+#endif
 #endif
 
 namespace apollo11::transport {
 
-#if defined(__SANITIZE_THREAD__)
-inline char tsan_zmq_sync;  // the address TSan keys the edge on; never read
-inline void AnnotateBeforeSend() { __tsan_release(&tsan_zmq_sync); }
-inline void AnnotateAfterReceive() { __tsan_acquire(&tsan_zmq_sync); }
+// The name of the link at `endpoint` (as ZMQ_LAST_ENDPOINT reports it) to
+// the DEALER whose routing id is `dealer_id` (empty: none, or a PAIR's link).
+// Both ends of one link compute the same name. Any build; pure.
+std::string LinkKey(std::string_view endpoint, std::string_view dealer_id);
+
+#if defined(APOLLO11_TSAN_EDGES)
+// Before a message goes out on `socket` (a libzmq socket handle). `peer`:
+// on a ROUTER, the routing id the message goes to; empty on a DEALER or PAIR.
+void AnnotateBeforeSend(void* socket, std::string_view peer = {});
+// After a message came in on `socket`; `peer` on a ROUTER: its sender.
+void AnnotateAfterReceive(void* socket, std::string_view peer = {});
 #else
-inline void AnnotateBeforeSend() {}
-inline void AnnotateAfterReceive() {}
+inline void AnnotateBeforeSend(void*, std::string_view = {}) {}
+inline void AnnotateAfterReceive(void*, std::string_view = {}) {}
 #endif
 
 }  // namespace apollo11::transport

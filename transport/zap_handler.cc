@@ -49,7 +49,7 @@ std::vector<std::string> RecvRequest(zmq::socket_t& rep, bool* oversized) {
   for (;;) {
     zmq::message_t frame;
     if (!rep.recv(frame, zmq::recv_flags::none)) break;
-    AnnotateAfterReceive();
+    AnnotateAfterReceive(rep.handle());
     if (frames.size() < kMaxZapFrames && frame.size() <= kMaxZapFrameBytes) {
       frames.emplace_back(static_cast<const char*>(frame.data()), frame.size());
     } else {
@@ -79,7 +79,7 @@ namespace {
 
 void SendReply(zmq::socket_t& rep, const ZapDecision& d) {
   const std::string code = d.accepted ? "200" : "400";
-  AnnotateBeforeSend();
+  AnnotateBeforeSend(rep.handle());
   rep.send(zmq::buffer(std::string_view("1.0")), zmq::send_flags::sndmore);
   rep.send(zmq::buffer(d.request_id), zmq::send_flags::sndmore);
   rep.send(zmq::buffer(code), zmq::send_flags::sndmore);
