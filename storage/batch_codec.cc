@@ -6,11 +6,17 @@
 #include <vector>
 
 #include "storage/record_codec.h"
+#include "storage/schedule_records.h"
 
 namespace apollo11::storage::codec {
 namespace {
 
-constexpr uint8_t kBatchFormat = 1;
+// Format 1 carried transitions, executions, runs, snapshots and durations
+// only: a standby lost the registry, trigger keys, schedules and fires (a
+// new leader knew no registered pipeline and fired every due time again).
+// Format 2 adds them; a format-1 batch (an older leader's) still decodes.
+constexpr uint8_t kBatchFormat = 2;
+constexpr uint32_t kFormat1Fields = 7, kFormat2Fields = 12;
 using Packer = msgpack::packer<msgpack::sbuffer>;
 // A batch holds at most a scheduler turn; the limits stop a forged header
 // from allocating gigabytes (array, map, str, bin, ext, depth).
@@ -70,12 +76,66 @@ void ReadRuns(const msgpack::object& o, bool created, RunBatch* out) {
   });
 }
 
+// Format 2's fields 7-11: pipeline versions [name, version, value],
+// pipeline states [name, value], trigger keys [name, key, value], schedules
+// and fires (values).
+void PackRegistryAndSchedules(Packer& p, const RunBatch& batch) {
+  p.pack_array(static_cast<uint32_t>(batch.pipeline_versions().size()));
+  for (const PipelineVersionRecord& v : batch.pipeline_versions()) {
+    p.pack_array(3);
+    p.pack(v.name);
+    p.pack(v.version);
+    PackBin(p, EncodePipelineVersion(v));
+  }
+  p.pack_array(static_cast<uint32_t>(batch.pipeline_states().size()));
+  for (const PipelineStateRecord& st : batch.pipeline_states()) {
+    p.pack_array(2);
+    p.pack(st.name);
+    PackBin(p, EncodePipelineState(st));
+  }
+  p.pack_array(static_cast<uint32_t>(batch.trigger_keys().size()));
+  for (const TriggerKeyRecord& k : batch.trigger_keys()) {
+    p.pack_array(3);
+    p.pack(k.name);
+    p.pack(k.key);
+    PackBin(p, EncodeTriggerKey(k));
+  }
+  p.pack_array(static_cast<uint32_t>(batch.schedule_records().size()));
+  for (const ScheduleRecord& r : batch.schedule_records()) PackBin(p, EncodeSchedule(r));
+  p.pack_array(static_cast<uint32_t>(batch.fire_records().size()));
+  for (const FireRecord& f : batch.fire_records()) PackBin(p, EncodeFire(f));
+}
+
+void ReadRegistryAndSchedules(const msgpack::object_array& top, RunBatch* out) {
+  Each(top.ptr[7], [&](const msgpack::object& e) {
+    const msgpack::object_array& a = Array(e);
+    if (a.size != 3) throw msgpack::type_error();
+    out->PutPipelineVersion(Check(
+        DecodePipelineVersion(a.ptr[0].as<std::string>(), a.ptr[1].as<uint32_t>(), Bin(a.ptr[2]))));
+  });
+  Each(top.ptr[8], [&](const msgpack::object& e) {
+    auto [name, value] = Pair(e);
+    out->PutPipelineState(Check(DecodePipelineState(name, Bin(*value))));
+  });
+  Each(top.ptr[9], [&](const msgpack::object& e) {
+    const msgpack::object_array& a = Array(e);
+    if (a.size != 3) throw msgpack::type_error();
+    TriggerKeyRecord k = Check(DecodeTriggerKey(Bin(a.ptr[2])));
+    k.name = a.ptr[0].as<std::string>();
+    k.key = a.ptr[1].as<std::string>();
+    out->PutTriggerKey(k);
+  });
+  Each(top.ptr[10],
+       [&](const msgpack::object& e) { out->PutSchedule(Check(DecodeSchedule(Bin(e)))); });
+  Each(top.ptr[11], [&](const msgpack::object& e) { out->PutFire(Check(DecodeFire(Bin(e)))); });
+}
+
 }  // namespace
 
 std::string EncodeBatch(const RunBatch& batch) {
   msgpack::sbuffer buf;
   Packer p(buf);
-  p.pack_array(7);
+  p.pack_array(kFormat2Fields);
   p.pack(kBatchFormat);
   p.pack_array(static_cast<uint32_t>(batch.transition_records().size()));
   for (const TransitionRecord& t : batch.transition_records()) PackBin(p, EncodeTransition(t));
@@ -99,6 +159,7 @@ std::string EncodeBatch(const RunBatch& batch) {
     p.pack(key);
     p.pack(static_cast<int64_t>(micros));
   }
+  PackRegistryAndSchedules(p, batch);
   return std::string(buf.data(), buf.size());
 }
 
@@ -107,7 +168,9 @@ Result<RunBatch> DecodeBatch(std::string_view bytes) {
     msgpack::object_handle handle =
         msgpack::unpack(bytes.data(), bytes.size(), nullptr, nullptr, kLimits);
     const msgpack::object_array& top = Array(handle.get());
-    if (top.size < 7 || top.ptr[0].as<uint8_t>() != kBatchFormat) {
+    const uint8_t format = top.size > 0 ? top.ptr[0].as<uint8_t>() : 0;
+    if ((format != 1 || top.size < kFormat1Fields) &&
+        (format != kBatchFormat || top.size < kFormat2Fields)) {
       return Status::Corrupt("replicated batch has an unknown format");
     }
     RunBatch out;
@@ -129,6 +192,7 @@ Result<RunBatch> DecodeBatch(std::string_view bytes) {
       auto [key, micros] = Pair(e);
       out.RecordDuration(key, static_cast<Micros>(micros->as<int64_t>()));
     });
+    if (format == kBatchFormat) ReadRegistryAndSchedules(top, &out);
     return out;
   } catch (const std::exception& e) {
     return Status::Corrupt(std::string("replicated batch does not decode: ") + e.what());

@@ -6,9 +6,11 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <iterator>
+#include <msgpack.hpp>
 #include <string>
 
 #include "storage/batch_codec.h"
+#include "storage/memory_run_store.h"
 #include "storage/snapshot_pack.h"
 
 namespace apollo11::replication {
@@ -98,6 +100,69 @@ TEST_CASE("a run batch round-trips through the batch encoding", "[replication][s
   CHECK(storage::UnpackSnapshot(back->pipeline_snapshots()[1].second).value() == big);
   CHECK(back->duration_samples()[0].second == 77);
   CHECK(storage::codec::DecodeBatch("nope").status().code() == StatusCode::kCorrupt);
+}
+
+// A standby that lacked these knew no registered pipeline, no trigger key
+// and no fire after a failover: the cluster simulator found a schedule
+// that stopped firing on a new leader (tests/sim/cluster_sim_test.cc).
+TEST_CASE("the registry, trigger keys, schedules and fires travel in a replicated batch",
+          "[replication][storage]") {
+  storage::RunBatch batch;
+  batch.PutPipelineVersion({"etl.daily", 3, "sha256:v3", 111, "cli"});
+  batch.PutPipelineState({"etl.daily", 3, 3, true, 222, "ops"});
+  batch.PutTriggerKey({"etl.daily", "k1", "r9", 333});
+  batch.PutSchedule(storage::ScheduleRecord{"etl.daily", "sha256:v3", "{}", 444});
+  storage::FireRecord fire;
+  fire.pipeline = "etl.daily";
+  fire.scheduled_at = 555;
+  fire.run_id = "r9";
+  fire.origin = "schedule";
+  batch.PutFire(fire);
+  auto back = storage::codec::DecodeBatch(storage::codec::EncodeBatch(batch));
+  REQUIRE(back.ok());
+  REQUIRE(back->pipeline_versions().size() == 1);
+  CHECK(back->pipeline_versions()[0].version == 3);
+  CHECK(back->pipeline_versions()[0].hash == "sha256:v3");
+  CHECK(back->pipeline_versions()[0].added_by == "cli");
+  REQUIRE(back->pipeline_states().size() == 1);
+  CHECK(back->pipeline_states()[0].paused);
+  CHECK(back->pipeline_states()[0].paused_by == "ops");
+  REQUIRE(back->trigger_keys().size() == 1);
+  CHECK(back->trigger_keys()[0].run_id == "r9");
+  REQUIRE(back->schedule_records().size() == 1);
+  CHECK(back->schedule_records()[0] == batch.schedule_records()[0]);
+  REQUIRE(back->fire_records().size() == 1);
+  CHECK(back->fire_records()[0] == fire);
+
+  // Applied on a replica, the registry and the schedules read back as the
+  // leader's.
+  storage::MemoryRunStore leader, replica;
+  storage::RunBatch shipped = *back;
+  REQUIRE(leader.Commit(batch).ok());
+  REQUIRE(replica.ApplyReplicated(1, 1, 7, shipped).ok());
+  CHECK(replica.GetPipelineState("etl.daily").value()->paused);
+  CHECK(replica.RunOfTriggerKey("etl.daily", "k1").value() == std::optional<std::string>("r9"));
+  CHECK(replica.Schedules()->size() == 1);
+  CHECK(replica.LastFire("etl.daily").value()->run_id == "r9");
+  CHECK(replica.PipelineVersions("etl.daily")->size() == 1);
+}
+
+TEST_CASE("a format-1 batch of an older leader still decodes", "[replication][storage]") {
+  // [1, transitions, executions, runs, created runs, snapshots, durations]
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> p(buf);
+  p.pack_array(7);
+  p.pack(uint8_t{1});
+  for (int i = 0; i < 4; ++i) p.pack_array(0);
+  p.pack_array(1);
+  p.pack_array(2);
+  p.pack(std::string("sha256:p"));
+  p.pack(std::string("{}"));
+  p.pack_array(0);
+  auto back = storage::codec::DecodeBatch(std::string_view(buf.data(), buf.size()));
+  REQUIRE(back.ok());
+  CHECK(back->pipeline_snapshots().size() == 1);
+  CHECK(back->schedule_records().empty());
 }
 
 TEST_CASE("the fuzz seeds of the replication frame decoder are frames", "[replication]") {
