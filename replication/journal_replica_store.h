@@ -22,7 +22,7 @@ class JournalReplicaStore final : public ReplicaStore {
   JournalReplicaStore(const JournalReplicaStore&) = delete;
   JournalReplicaStore& operator=(const JournalReplicaStore&) = delete;
 
-  storage::RunStore* store() override { return usable_ ? journal_ : nullptr; }
+  storage::RunLog* store() override { return usable_ ? journal_ : nullptr; }
   Status BeginCopy(uint64_t size) override;
   Status AppendCopy(std::string_view bytes) override;
   Status InstallCopy() override;

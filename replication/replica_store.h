@@ -18,7 +18,7 @@ class ReplicaStore {
  public:
   virtual ~ReplicaStore() = default;
   // The store to apply to; null while none is open (a failed install).
-  virtual storage::RunStore* store() = 0;
+  virtual storage::RunLog* store() = 0;
   // Starts a copy of `size` bytes, dropping any unfinished one.
   virtual Status BeginCopy(uint64_t size) = 0;
   // Appends the next bytes of the copy.
@@ -31,7 +31,7 @@ class ReplicaStore {
 // An in-memory store for protocol tests; copies are refused (Unsupported).
 class MemoryReplicaStore final : public ReplicaStore {
  public:
-  storage::RunStore* store() override { return &store_; }
+  storage::RunLog* store() override { return &store_; }
   storage::MemoryRunStore& memory() { return store_; }
   Status BeginCopy(uint64_t) override { return Status::Unsupported("no copies in memory"); }
   Status AppendCopy(std::string_view) override { return Status::Unsupported("no copies"); }

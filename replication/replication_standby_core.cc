@@ -15,7 +15,7 @@ std::string ReplicationStandbyCore::Frame(FrameType type, uint64_t credit, std::
   f.type = type;
   f.epoch = epoch_;
   f.sender = options_.name;
-  if (storage::RunStore* store = replica_->store()) {
+  if (storage::RunLog* store = replica_->store()) {
     f.batch = store->last_batch();
     f.seq = store->last_seq();
     f.batch_epoch = store->last_batch_epoch();
@@ -26,7 +26,7 @@ std::string ReplicationStandbyCore::Frame(FrameType type, uint64_t credit, std::
 }
 
 uint64_t ReplicationStandbyCore::OwnTerm() {
-  storage::RunStore* store = replica_->store();
+  storage::RunLog* store = replica_->store();
   if (store == nullptr) return 0;
   Result<uint64_t> epoch = store->Epoch();
   // A journal that cannot say its epoch applies nothing.
@@ -92,7 +92,7 @@ void ReplicationStandbyCore::OnBatch(const ReplicationFrame& f, std::vector<std:
     ++counters_.refused_order;
     return;
   }
-  storage::RunStore* store = replica_->store();
+  storage::RunLog* store = replica_->store();
   if (store == nullptr) {
     ++counters_.apply_errors;
     return;

@@ -18,7 +18,14 @@ class MemoryRunStore final : public RunStore {
  public:
   MemoryRunStore() = default;
   MemoryRunStore(const MemoryRunStore&) = delete;
-  MemoryRunStore& operator=(const MemoryRunStore&) = delete;
+
+  // Replaces this store's contents with `other`'s, as installing a journal
+  // copy does (the tests' replicas); its commit observer stays its own.
+  void CopyFrom(const MemoryRunStore& other) {
+    CommitObserver* observer = observer_;
+    *this = other;
+    observer_ = observer;
+  }
 
   // InvalidInput for an empty run or execution id, or a created run whose id
   // is stored already (nothing applied), as the journal; never Full.
@@ -65,6 +72,7 @@ class MemoryRunStore final : public RunStore {
   uint64_t commits() const { return commits_; }
 
  private:
+  MemoryRunStore& operator=(const MemoryRunStore&) = default;  // CopyFrom
   // Commit's work; `observe`: hand the batch to the observer.
   Status Apply(RunBatch& batch, bool observe);
 

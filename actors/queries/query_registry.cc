@@ -27,7 +27,7 @@ nlohmann::json& QueryService::EntryOf(nlohmann::json* pipelines, const std::stri
 }
 
 Status QueryService::AddRegistered(nlohmann::json* pipelines) const {
-  PipelineRegistry registry(journal_);
+  PipelineRegistry registry(registry_);
   auto states = registry.States();
   if (!states.ok()) return states.status();
   for (const auto& s : *states) {
@@ -50,7 +50,7 @@ Result<std::optional<nlohmann::json>> QueryService::RegisteredPipeline(const Que
   const size_t at = q.id.find('@');
   const std::string name = q.id.substr(0, at);
   const std::string ref = at == std::string::npos ? "" : q.id.substr(at + 1);
-  PipelineRegistry registry(journal_);
+  PipelineRegistry registry(registry_);
   auto state = registry.State(name);
   if (!state.ok()) return state.status();
   if (!state->has_value()) {
@@ -75,7 +75,7 @@ Result<std::optional<nlohmann::json>> QueryService::RegisteredPipeline(const Que
 }
 
 Result<nlohmann::json> QueryService::PipelineVersionsJson(const std::string& name) const {
-  PipelineRegistry registry(journal_);
+  PipelineRegistry registry(registry_);
   auto state = registry.State(name);
   if (!state.ok()) return state.status();
   if (!state->has_value()) return Status::NotFound("no pipeline " + name + " in the registry");

@@ -25,7 +25,7 @@ void QueryService::AddSchedules(const QueryContext& ctx, nlohmann::json* pipelin
 }
 
 Result<nlohmann::json> QueryService::RecentFires(const std::string& name, size_t limit) const {
-  auto last = journal_->LastFire(name);
+  auto last = schedules_->LastFire(name);
   if (!last.ok()) return last.status();
   nlohmann::json out = nlohmann::json::array();
   if (!last->has_value()) return out;
@@ -36,7 +36,7 @@ Result<nlohmann::json> QueryService::RecentFires(const std::string& name, size_t
   std::vector<storage::FireRecord> fires;
   for (Micros window = 60 * kMicrosPerSecond;; window *= 4) {
     const bool all = window > (Micros{1} << 58);  // 9000 years: take everything
-    auto got = journal_->Fires(name, all ? INT64_MIN : newest - window, newest);
+    auto got = schedules_->Fires(name, all ? INT64_MIN : newest - window, newest);
     if (!got.ok()) return got.status();
     fires = std::move(*got);
     if (fires.size() >= limit || all) break;

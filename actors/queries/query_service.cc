@@ -94,8 +94,11 @@ const std::array<QueryService::Handler, kQueryKindLast + 1> QueryService::kHandl
   return h;
 }();
 
-QueryService::QueryService(storage::RunStore* journal, std::string log_file)
-    : journal_(journal), log_file_(std::move(log_file)) {}
+QueryService::QueryService(storage::StoreReaders stores, std::string log_file)
+    : journal_(stores.runs),
+      registry_(stores.registry),
+      schedules_(stores.schedules),
+      log_file_(std::move(log_file)) {}
 
 QueryReply QueryService::Answer(const Query& q, const QueryContext& ctx) const noexcept {
   const auto index = static_cast<uint8_t>(q.kind);

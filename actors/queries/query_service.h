@@ -39,9 +39,9 @@ struct LogFetchPlan {
 
 class QueryService {
  public:
-  // `journal` must outlive the service. `log_file`: this node's JSON log
+  // The stores must outlive the service. `log_file`: this node's JSON log
   // (kTraceLog reads it); empty when none is kept.
-  QueryService(storage::RunStore* journal, std::string log_file);
+  QueryService(storage::StoreReaders stores, std::string log_file);
 
   // The answer to `q`. Never throws: a failure (a journal error, an unknown
   // kind, anything thrown below) is a reply with `code` and `error` set.
@@ -93,7 +93,9 @@ class QueryService {
   // Handlers indexed by QueryKind (entry 0 is unused).
   static const std::array<Handler, kQueryKindLast + 1> kHandlers;
 
-  storage::RunStore* journal_;
+  storage::RunReader* journal_;
+  storage::RegistryStore* registry_;
+  storage::ScheduleStore* schedules_;
   std::string log_file_;
 };
 

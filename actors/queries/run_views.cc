@@ -149,7 +149,7 @@ nlohmann::json RunSummaryJson(const storage::RunRecord& run,
   return doc;
 }
 
-Result<std::string> RunSummaryText(const storage::RunRecord& run, storage::RunStore* journal,
+Result<std::string> RunSummaryText(const storage::RunRecord& run, storage::RunReader* journal,
                                    size_t max_bytes) {
   std::string header = SafeJsonDump(RunHeaderJson(run));
   header.pop_back();  // the header's closing brace: "tasks" goes last
@@ -191,7 +191,7 @@ Result<std::string> RunSummaryText(const storage::RunRecord& run, storage::RunSt
   return out;
 }
 
-Status WriteRunSummaryJson(const storage::RunRecord& run, storage::RunStore* journal,
+Status WriteRunSummaryJson(const storage::RunRecord& run, storage::RunReader* journal,
                            const std::function<void(std::string_view)>& write) {
   // The header printed whole, its closing "\n}" cut to add "tasks" last.
   std::string piece = SafeJsonDump(RunHeaderJson(run), 2);

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "storage/run_store.h"
+#include "storage/run_reader.h"
 
 namespace apollo11::actors {
 
@@ -26,14 +26,14 @@ nlohmann::json RunSummaryJson(const storage::RunRecord& run,
 // the first that does not) are left out and counted in "tasks_omitted", a
 // key the document has only then (a 1M-task run's status is 180 MB, a client
 // frame 64 MiB).
-Result<std::string> RunSummaryText(const storage::RunRecord& run, storage::RunStore* journal,
+Result<std::string> RunSummaryText(const storage::RunRecord& run, storage::RunReader* journal,
                                    size_t max_bytes = SIZE_MAX);
 // The same document as SafeJsonDump(doc, 2) prints it (`run --json`),
 // handed to `write` in pieces as the journal yields the executions: a
 // 1M-task run's summary is never whole in memory (its JSON tree took the
 // embedded run's RSS from 0.85 to 1.98 GB). Relies on "tasks" sorting after
 // every key of RunHeaderJson, as nlohmann's sorted objects print it.
-Status WriteRunSummaryJson(const storage::RunRecord& run, storage::RunStore* journal,
+Status WriteRunSummaryJson(const storage::RunRecord& run, storage::RunReader* journal,
                            const std::function<void(std::string_view)>& write);
 // The parts of that document: the run without its tasks, and one task.
 nlohmann::json RunHeaderJson(const storage::RunRecord& run);

@@ -22,8 +22,8 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "storage/records.h"
+#include "storage/registry_store.h"
 #include "storage/run_batch.h"
-#include "storage/run_store.h"
 
 namespace apollo11::actors {
 
@@ -33,7 +33,7 @@ std::string VersionLabel(const storage::PipelineVersionRecord& v);
 class PipelineRegistry {
  public:
   // `store` must outlive the registry.
-  explicit PipelineRegistry(storage::RunStore* store) : store_(store) {}
+  explicit PipelineRegistry(storage::RegistryStore* store) : store_(store) {}
 
   // Policy: names must carry a domain prefix ("order.sync"), as
   // --require-domain-prefix asks.
@@ -79,7 +79,7 @@ class PipelineRegistry {
   Status Load();
   Result<std::vector<storage::PipelineVersionRecord>*> VersionsOf(const std::string& name);
 
-  storage::RunStore* store_;
+  storage::RegistryStore* store_;
   bool require_domain_prefix_ = false;
   bool loaded_ = false;
   std::map<std::string, storage::PipelineStateRecord> states_;

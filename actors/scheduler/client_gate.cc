@@ -310,7 +310,7 @@ void ClientGate::OnRegistry(const std::string& identity, Envelope& env) {
     return parts_.sessions->Reply(identity, ClientType::kRegistryReply, reply);
   }
   auto done = op == RegistryOp::kBackfill ? QueueBackfill(parts_.schedules, *request)
-                                          : parts_.core->ApplyRegistry(*request);
+                                          : parts_.core->registry().Apply(*request);
   if (!done.ok()) {
     reply.code = ReplyCode(done.status());
     reply.error = done.status().message();

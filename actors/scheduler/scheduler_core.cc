@@ -61,11 +61,12 @@ SchedulerCore::SchedulerCore(storage::RunStore* store, const Clock* clock, Sched
     : store_(store),
       clock_(clock),
       options_(options),
-      registry_(store),
+      registry_(store, store, clock, this),
       dispatch_(options.kill_grace, options.output_env_cap),
+      foreach_(static_cast<size_t>(options.max_foreach_items)),
       slow_(options.slow_min, options.slow_factor),
       retry_gate_(options.max_retrying) {
-  registry_.set_require_domain_prefix(options.require_domain_prefix);
+  registry_.pipelines().set_require_domain_prefix(options.require_domain_prefix);
   if (!options_.metrics) options_.metrics = observability::CoordinatorMetrics::Inert();
   if (!options_.alerts) options_.alerts = alerts::NullSink::Instance();
   if (!options_.random) {
@@ -76,146 +77,6 @@ SchedulerCore::SchedulerCore(storage::RunStore* store, const Clock* clock, Sched
 }
 
 SchedulerCore::~SchedulerCore() = default;
-
-namespace {
-
-// At most 32 bytes of a client's text for a message, unprintable bytes as '?'.
-std::string Shown(const std::string& text) {
-  std::string out = text.substr(0, 32);
-  for (char& c : out) {
-    if (c < 0x20 || c > 0x7e) c = '?';
-  }
-  return text.size() > 32 ? out + "..." : out;
-}
-
-}  // namespace
-
-Result<std::string> SchedulerCore::Submit(SubmitRun submit, std::string packed) {
-  // Snapshots are journaled under their hash, first come first kept: one
-  // named by another's hash would replace that pipeline for every later
-  // run's recovery and rerun.
-  const std::string actual = dsl::HashCanonicalJson(submit.pipeline_json);
-  if (actual != submit.pipeline_hash) {
-    return Status::InvalidInput("the submission names its pipeline snapshot '" +
-                                Shown(submit.pipeline_hash) + "' but the snapshot's hash is " +
-                                actual + ": refused (a snapshot is journaled under its own hash)");
-  }
-  // Checked before the decode, so the stored text and the submitted one are
-  // compared before the model takes its memory.
-  APOLLO11_RETURN_IF_ERROR(CheckSnapshotUnclaimed(submit.pipeline_hash, submit.pipeline_json));
-  auto spec = SpecFromSnapshot(submit.pipeline_json, "submitted pipeline");
-  if (!spec.ok()) return spec.status();
-  // The text goes before the run is built; StartRun keeps a packed form.
-  if (storage::IsPackedSnapshot(packed)) submit.pipeline_json = std::move(packed);
-  return StartParsed(std::move(submit), std::move(*spec));
-}
-
-Result<std::string> SchedulerCore::SubmitParsed(SubmitRun submit, dsl::PipelineSpec spec) {
-  APOLLO11_RETURN_IF_ERROR(CheckSnapshotUnclaimed(submit.pipeline_hash, submit.pipeline_json));
-  return StartParsed(std::move(submit), std::move(spec));
-}
-
-Status SchedulerCore::CheckSnapshotUnclaimed(const std::string& hash,
-                                             const std::string& submitted) {
-  // The same hash over different text (FNV-1a is no cryptographic hash: such
-  // a pair can be made on purpose) must not run with the journaled one.
-  auto stored = store_->GetPipeline(hash);
-  if (!stored.ok()) return stored.status();
-  if (!stored->has_value()) return Status::Ok();
-  bool same = false;
-  if (storage::IsPackedSnapshot(submitted)) {
-    auto text = storage::UnpackSnapshot(submitted);
-    if (!text.ok()) return text.status();
-    same = **stored == *text;
-  } else {
-    same = **stored == submitted;
-  }
-  if (!same) {
-    return Status::InvalidInput("a different pipeline snapshot is already journaled under hash " +
-                                Shown(hash) + ": refused (two snapshots cannot share a hash)");
-  }
-  return Status::Ok();
-}
-
-Result<std::string> SchedulerCore::StartParsed(SubmitRun submit, dsl::PipelineSpec spec) {
-  // A submitted file whose snapshot is a registered version runs pinned to it.
-  uint32_t version = 0;
-  if (auto state = registry_.State(spec.name); state.ok() && state->has_value()) {
-    auto v = registry_.Resolve(spec.name, submit.pipeline_hash);
-    if (v.ok()) version = v->version;
-  }
-  return StartRun(std::move(submit), std::move(spec), version);
-}
-
-Result<std::string> SchedulerCore::StartRun(SubmitRun submit, dsl::PipelineSpec spec,
-                                            uint32_t version) {
-  Status params = dsl::CheckParamLimits(submit.params);
-  if (!params.ok()) return params;
-  if (options_.require_domain_prefix && spec.name.find('.') == std::string::npos) {
-    return Status::InvalidInput("pipeline name '" + spec.name +
-                                "' has no domain prefix (DOMAIN.NAME): this coordinator runs "
-                                "with --require-domain-prefix");
-  }
-
-  const Micros now = clock_->Now();
-  auto new_id = NewRunId(now);
-  if (!new_id.ok()) return new_id.status();
-  // Packed before the run is built: a large snapshot's text (17 MB at 100k
-  // tasks) is gone before the graph, the records and the first commit's
-  // pages take their memory. One packed already (SubmitParsed) is kept: JSON
-  // text never begins with the packed form's tag.
-  std::string snapshot = storage::IsPackedSnapshot(submit.pipeline_json)
-                             ? std::move(submit.pipeline_json)
-                             : storage::PackSnapshot(std::move(submit.pipeline_json));
-  // The snapshot's decode, and then the graph's build (it frees the declared
-  // dependencies), leave freed small blocks that glibc keeps resident. They
-  // go back to the system before the run's records are allocated and again
-  // before its first commit: a 1M-task run peaked 250 MB above what it held.
-  constexpr size_t kTrimFromTasks = 8192;
-  const bool large = spec.tasks.size() >= kTrimFromTasks;
-  if (large) malloc_trim(0);
-  auto made = MakeRun(*new_id, std::move(spec));
-  if (!made.ok()) return made.status();
-  if (large) malloc_trim(0);
-  storage::RunRecord record;
-  record.pipeline_hash = submit.pipeline_hash;
-  record.params = std::move(submit.params);
-  record.pipeline_version = version;
-  batch_.PutPackedPipeline(submit.pipeline_hash, std::move(snapshot));
-  SchedulerRun& ref = Register(std::move(*made), std::move(record), now);
-  effects_.clear();
-  ref.dag->Start(now, &effects_);
-  Apply(ref, effects_, "scheduler");
-  FinishIfDone(ref);  // an empty pipeline finishes at once
-  return ref.run_id;
-}
-
-SchedulerRun& SchedulerCore::Register(std::unique_ptr<SchedulerRun> run, storage::RunRecord record,
-                                      Micros now) {
-  run->trace_id = NewTraceId();
-  const size_t n = run->spec().tasks.size();
-  run->record = std::move(record);
-  run->record.run_id = run->run_id;
-  run->record.pipeline_name = run->spec().name;
-  run->record.status = RunStatus::kRunning;
-  run->record.created_at = now;
-  run->record.started_at = now;
-  run->record.task_count = static_cast<uint32_t>(n);
-  for (size_t i = 0; i < n; ++i) {
-    run->exec_dirty[i] = 1;
-    run->dirty_list.push_back(static_cast<int>(i));
-  }
-  batch_.CreateRun(run->record);
-  run->creation_unjournaled = true;
-  options_.metrics->RunSubmitted(n);
-  SchedulerRun& ref = *run;
-  const std::string run_id = run->run_id;
-  runs_.emplace(run_id, std::move(run));
-  LogEvent(spdlog::level::info, "run_started",
-           {{"run_id", run_id}, {"pipeline", ref.spec().name}, {"tasks", n}},
-           "run {} of {} started: {} tasks", run_id, ref.spec().name, n);
-  return ref;
-}
 
 void SchedulerCore::StageDeadline(SchedulerRun& run, int task, Micros started_steady) {
   const dsl::TaskSpec& spec = run.task_spec(task);
@@ -453,6 +314,13 @@ void SchedulerCore::OnDeadlineExceeded(const DeadlineExceeded& exceeded) {
   }
 }
 
+void SchedulerCore::ExpandForeach(SchedulerRun& run, int task) {
+  engine::Effects effects;
+  if (!foreach_.Expand(run, task, &effects)) return;
+  Apply(run, effects, "scheduler");
+  FinishIfDone(run);  // a foreach task that ended at once may end the run
+}
+
 void SchedulerCore::Apply(SchedulerRun& run, engine::Effects& effects, const std::string& actor,
                           const std::string& worker_id, int cause_task) {
   const Micros now = clock_->Now();
@@ -583,6 +451,15 @@ std::vector<std::string> SchedulerCore::ActiveRunIds() const {
   for (const auto& [id, run] : runs_) ids.push_back(id);
   std::sort(ids.begin(), ids.end());
   return ids;
+}
+
+void SchedulerCore::StagePipelineRejected(const std::string& name, const std::string& errors) {
+  alerts::AlertEvent a;
+  a.type = alerts::AlertType::kPipelineRejected;
+  a.pipeline = name;
+  a.ts = clock_->Now();
+  a.reason = errors;
+  staged_alerts_.push_back(std::move(a));
 }
 
 }  // namespace apollo11::actors

@@ -32,8 +32,9 @@
 
 #include "actors/client_protocol.h"
 #include "actors/internal_messages.h"
-#include "actors/registry/pipeline_registry.h"
+#include "actors/registry/registry_service.h"
 #include "actors/scheduler/dispatch_builder.h"
+#include "actors/scheduler/foreach_expansion.h"
 #include "actors/scheduler/retry_gate.h"
 #include "actors/scheduler/scheduler_run.h"
 #include "actors/scheduler/slow_watch.h"
@@ -102,26 +103,6 @@ struct SchedulerOptions {
   bool require_domain_prefix = false;
 };
 
-// registry: a request to start a run of a registered pipeline, NAME@VERSION
-// (StartPinned). Schedules, backfill and rerun start their runs through it.
-struct StartRequest {
-  std::string name;
-  std::string version;  // "" = the active one; "N", "N-HASH" or a hash prefix
-  // Overrides of the declared params: undeclared or ill-typed ones are
-  // refused (dsl::ResolveParams).
-  std::map<std::string, std::string> params;
-  // "" = none. A key already seen for `name` starts nothing and answers the
-  // run it started (stored with the run in one commit, so it survives a
-  // crash). Schedules use "schedule:<time>", backfill likewise.
-  std::string trigger_key;
-  std::string actor = "trigger";  // who asked, for the log line
-  bool ignore_pause = false;      // true only for operator-driven reruns
-};
-struct StartResult {
-  std::string run_id;
-  uint32_t version = 0;
-  bool existing = false;  // the trigger key had started run_id already
-};
 inline constexpr double kDefaultRetryStagger = 0.5;
 
 // What Recover found and did, for the log line and the API.
@@ -150,11 +131,11 @@ struct SchedulerOutbox {
   bool Empty() const;
 };
 
-class SchedulerCore {
+class SchedulerCore final : public RegistryHost {
  public:
   // `store` and `clock` must outlive the core.
   SchedulerCore(storage::RunStore* store, const Clock* clock, SchedulerOptions options);
-  ~SchedulerCore();
+  ~SchedulerCore() override;
 
   // Crash recovery, once, before anything else: rebuilds every unfinished
   // run from the journal's current state (runs, executions, pipeline
@@ -183,22 +164,17 @@ class SchedulerCore {
   // hash is trusted (the caller computed it); a hash that names another
   // journaled snapshot is refused as by Submit.
   Result<std::string> SubmitParsed(SubmitRun submit, dsl::PipelineSpec spec);
-  // registry: starts a run of NAME@VERSION with `request`'s params, pinned
-  // to that version, or answers the run its trigger key started. Staged like
-  // Submit (the caller's Flush commits run, snapshot and key together).
-  // NotFound: no such pipeline or version; Busy: the pipeline is paused;
-  // InvalidInput: a removed pipeline without a version, bad params.
-  Result<StartResult> StartPinned(const StartRequest& request);
-  // registry: the pipeline registry (add, pause, rm, reads). Changes it
-  // stages are committed by the next Flush.
-  PipelineRegistry& registry() { return registry_; }
-  // registry: applies a client's registry request (add, reject, rm, pause,
-  // unpause, trigger) and returns the reply's JSON; what it changes is
-  // staged for the next Flush. A kReject stages the pipeline_rejected alert
-  // and returns InvalidInput carrying the errors.
-  Result<std::string> ApplyRegistry(const RegistryRequest& request);
-  // registry: raises `pipeline_rejected` for `name` after the next commit.
-  void StagePipelineRejected(const std::string& name, const std::string& errors);
+  // The pipeline registry and the runs registered pipelines start
+  // (triggers, schedule fires, backfill); what it changes is staged for the
+  // next Flush.
+  RegistryService& registry() { return registry_; }
+  // RegistryHost: the turn's batch; a run of a validated snapshot pinned to
+  // registered `version` (0 = none); the version an active run is pinned to.
+  storage::RunBatch* batch() override { return &batch_; }
+  Result<std::string> StartRun(SubmitRun submit, dsl::PipelineSpec spec, uint32_t version) override;
+  std::optional<uint32_t> ActiveRunVersion(const std::string& run_id) const override;
+  // RegistryHost: raises `pipeline_rejected` for `name` after the next commit.
+  void StagePipelineRejected(const std::string& name, const std::string& errors) override;
   // `apollo11 rerun`: starts a new run of finished run `rerun.run_id`'s
   // snapshot and params (record field rerun_of names it) in which every task
   // engine::SelectReused does not select keeps its SUCCESS and outputs,
@@ -279,9 +255,6 @@ class SchedulerCore {
     uint32_t attempt;  // kSlow: the attempt being watched
   };
 
-  // The pipeline model of a journaled or submitted snapshot, without source
-  // locations (the scheduler shows none); `what` names it in the error.
-  static Result<dsl::PipelineSpec> SpecFromSnapshot(const std::string& snapshot, const char* what);
   SchedulerRun* FindRunOfExec(const std::string& exec_id, int* task);
   // A run id no run in memory or in the store has, for a run created at wall
   // time `now`; the generator is seeded from the store on first use.
@@ -289,9 +262,6 @@ class SchedulerCore {
   // The in-memory context of a run over a validated pipeline, every task
   // PENDING (Submit) or about to be restored (Recover).
   Result<std::unique_ptr<SchedulerRun>> MakeRun(const std::string& run_id, dsl::PipelineSpec spec);
-  // Starts a run of a validated snapshot; `version` = the registered version
-  // it is pinned to (0 = none).
-  Result<std::string> StartRun(SubmitRun submit, dsl::PipelineSpec spec, uint32_t version);
   // SubmitParsed past its checks: pins a registered version, then StartRun.
   Result<std::string> StartParsed(SubmitRun submit, dsl::PipelineSpec spec);
   // InvalidInput when the journal holds a snapshot under `hash` other than
@@ -308,15 +278,10 @@ class SchedulerCore {
   Status RecoverRun(const storage::RunRecord& record, Micros now, RecoveryReport* report);
   // Restores the journaled executions of `run` into its DAG.
   Status RestoreExecutions(SchedulerRun& run);
-  // Rebuilds the journaled foreach instances (`instances`: their execution
-  // records) of `run` into its DAG, after its tasks were restored.
-  Status RestoreInstances(SchedulerRun& run, std::vector<storage::ExecutionRecord>* instances);
-  // A foreach task went READY: reads its items, stages its instances'
-  // records and applies the expansion (scheduler_foreach.cc).
+  // A foreach task went READY: expands it (ForeachExpansion; its instances'
+  // records are staged with the task's READY -> RUNNING, so the expansion is
+  // journaled in one commit) and applies what follows.
   void ExpandForeach(SchedulerRun& run, int task);
-  // The items of foreach task `task`, at most max_foreach_items + 1;
-  // InvalidInput naming why they cannot be read.
-  Result<std::vector<std::string>> ForeachItemsOf(const SchedulerRun& run, int task) const;
   // Hands a recovered run's RUNNING executions to their workers to claim.
   void StageAdoption(SchedulerRun& run, Micros now, RecoveryReport* report);
   // Stages the coordinator's deadline of `task`'s current attempt (when it
@@ -368,10 +333,11 @@ class SchedulerCore {
   storage::RunStore* store_;
   const Clock* clock_;
   SchedulerOptions options_;
-  PipelineRegistry registry_;
+  RegistryService registry_;
   std::unique_ptr<engine::RandomSource> own_random_;  // when options.random is null
 
   DispatchBuilder dispatch_;
+  ForeachExpansion foreach_;
   SlowWatch slow_;
   RetryGate retry_gate_;
   std::vector<RetryGate::Entry> retry_starts_;  // scratch: slots freed this Apply

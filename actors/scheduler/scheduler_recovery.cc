@@ -17,15 +17,6 @@ namespace apollo11::actors {
 
 // The pipeline model of a journaled snapshot, decoded task by task: the DOM
 // of the whole document (several times the size of the model) never exists.
-Result<dsl::PipelineSpec> SchedulerCore::SpecFromSnapshot(const std::string& snapshot,
-                                                          const char* what) {
-  auto spec = dsl::PipelineFromJsonText(snapshot, dsl::Locations::kCheckAndDrop);
-  if (!spec.ok() && spec.status().code() == StatusCode::kInvalidInput) {
-    return Status::InvalidInput(std::string(what) + " is not valid JSON");
-  }
-  return spec;
-}
-
 Result<std::unique_ptr<SchedulerRun>> SchedulerCore::MakeRun(const std::string& run_id,
                                                              dsl::PipelineSpec spec) {
   auto graph = engine::RunGraph::Compile(std::move(spec));
@@ -213,7 +204,7 @@ Status SchedulerCore::RestoreExecutions(SchedulerRun& run) {
     }
     run.Adopt(task, std::move(rec));
   }
-  APOLLO11_RETURN_IF_ERROR(RestoreInstances(run, &instances));
+  APOLLO11_RETURN_IF_ERROR(ForeachExpansion::Restore(run, &instances));
   if (run.trace_id.empty()) run.trace_id = NewTraceId();
   return Status::Ok();
 }

@@ -1,6 +1,16 @@
 #include "actors/scheduler/scheduler_run.h"
 
+#include "dsl/pipeline_json.h"
+
 namespace apollo11::actors {
+
+Result<dsl::PipelineSpec> SpecFromSnapshot(const std::string& snapshot, const char* what) {
+  auto spec = dsl::PipelineFromJsonText(snapshot, dsl::Locations::kCheckAndDrop);
+  if (!spec.ok() && spec.status().code() == StatusCode::kInvalidInput) {
+    return Status::InvalidInput(std::string(what) + " is not valid JSON");
+  }
+  return spec;
+}
 
 int SchedulerRun::FindSlot(const std::string& task_id) const {
   const int task = graph->Find(task_id);

@@ -90,4 +90,8 @@ struct SchedulerRun {
   }
 };
 
+// The pipeline model of a journaled or submitted snapshot, without source
+// locations (the scheduler shows none); `what` names it in the error.
+Result<dsl::PipelineSpec> SpecFromSnapshot(const std::string& snapshot, const char* what);
+
 }  // namespace apollo11::actors

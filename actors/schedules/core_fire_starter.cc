@@ -14,7 +14,7 @@ std::string FireKeyOf(const storage::FireRecord& fire) {
 
 Result<std::string> CoreFireStarter::StartFiredRun(const storage::ScheduleRecord& schedule,
                                                    storage::FireRecord fire) {
-  auto state = core_->registry().State(schedule.pipeline);
+  auto state = core_->registry().pipelines().State(schedule.pipeline);
   if (!state.ok()) return state.status();
   std::string run_id;
   if (state->has_value() && (*state)->active != 0) {
@@ -25,13 +25,13 @@ Result<std::string> CoreFireStarter::StartFiredRun(const storage::ScheduleRecord
     // Two versions may hold the same content (1, 2, then 1's again as 3):
     // the active one when it is the schedule's, else the hash resolves (or
     // says why not, in the skipped fire's reason).
-    auto active = core_->registry().Resolve(schedule.pipeline, "");
+    auto active = core_->registry().pipelines().Resolve(schedule.pipeline, "");
     start.version = active.ok() && active->hash == schedule.pipeline_hash
                         ? std::to_string(active->version)
                         : schedule.pipeline_hash;
     start.trigger_key = FireKeyOf(fire);
     start.actor = fire.origin;
-    auto started = core_->StartPinned(start);
+    auto started = core_->registry().StartPinned(start);
     if (!started.ok()) return started.status();
     if (started->existing) {
       return Status::InvalidInput("run " + started->run_id +

@@ -1,6 +1,6 @@
 #pragma once
 // The FireStarter of a coordinator: a fire of a registered pipeline starts
-// a run of the schedule's version through SchedulerCore::StartPinned, keyed
+// a run of the schedule's version through RegistryService::StartPinned, keyed
 // "schedule:<time>" (refused while the pipeline is paused); a schedule that
 // came with `submit` starts its snapshot through SchedulerCore::Submit.
 // Either way the fire record is staged in the core's batch, so a fire and

@@ -34,7 +34,7 @@ void FollowRegisteredVersion(ScheduleCore* schedules, const RegistryRequest& req
                              const std::string& added_json) {
   auto added = nlohmann::json::parse(added_json, nullptr, false);
   auto spec = dsl::PipelineFromJsonText(request.pipeline_json);
-  if (added.is_discarded() || !spec.ok()) return;  // ApplyRegistry parsed both already
+  if (added.is_discarded() || !spec.ok()) return;  // RegistryService::Apply parsed both already
   const std::string hash = added.value("hash", "");
   const std::string label = added.value("label", "");
   if (spec->schedule.empty()) {

@@ -20,7 +20,7 @@ namespace apollo11::actors {
 void RegisterSubmittedSchedule(ScheduleCore* schedules, const std::string& snapshot,
                                const std::string& hash, const std::string& run_id);
 
-// Version `added_json` (SchedulerCore::ApplyRegistry's answer to kAdd:
+// Version `added_json` (RegistryService::Apply's answer to kAdd:
 // name, hash, label) of `request.name` was registered: its schedule, if it
 // has one, replaces the pipeline's, and a version without one removes it.
 // The same version again changes nothing.

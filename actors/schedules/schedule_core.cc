@@ -33,8 +33,9 @@ struct ScheduleCore::Entry {
   int backfill_max = 0;  // cap for backfill fires; 0: max_active_runs
 };
 
-ScheduleCore::ScheduleCore(storage::RunStore* store, const Clock* clock, FireStarter* starter)
-    : store_(store), clock_(clock), starter_(starter) {}
+ScheduleCore::ScheduleCore(storage::ScheduleStore* store, storage::RunReader* runs,
+                           const Clock* clock, FireStarter* starter)
+    : store_(store), runs_(runs), clock_(clock), starter_(starter) {}
 
 ScheduleCore::~ScheduleCore() = default;
 
@@ -87,7 +88,7 @@ Status ScheduleCore::Load() {
     e.next = next.empty() ? 0 : next[0];
     entries_[record.pipeline] = std::move(*entry);
   }
-  auto unfinished = store_->UnfinishedRuns();
+  auto unfinished = runs_->UnfinishedRuns();
   if (!unfinished.ok()) return unfinished.status();
   for (const storage::RunRecord& r : *unfinished) OnRunStarted(r.pipeline_name, r.run_id);
   return Status::Ok();

@@ -31,7 +31,8 @@
 #include "common/time_zone.h"
 #include "dsl/cron_schedule.h"
 #include "dsl/pipeline.h"
-#include "storage/run_store.h"
+#include "storage/run_reader.h"
+#include "storage/schedule_store.h"
 
 namespace apollo11::actors {
 
@@ -52,8 +53,10 @@ class ScheduleCore {
   // most this late.
   static constexpr Micros kOnTimeGrace = 60 * kMicrosPerSecond;
 
-  // `store`, `clock` and `starter` must outlive the core.
-  ScheduleCore(storage::RunStore* store, const Clock* clock, FireStarter* starter);
+  // `store` (schedules and fires), `runs` (the unfinished runs at Load),
+  // `clock` and `starter` must outlive the core.
+  ScheduleCore(storage::ScheduleStore* store, storage::RunReader* runs, const Clock* clock,
+               FireStarter* starter);
   ~ScheduleCore();
 
   // Once at start, after the scheduler's Recover: reads the registered
@@ -98,7 +101,8 @@ class ScheduleCore {
   bool HasRoom(const Entry& e, const storage::FireRecord& fire) const;
   bool Start(Entry& e, storage::FireRecord fire, Micros now);
 
-  storage::RunStore* store_;
+  storage::ScheduleStore* store_;
+  storage::RunReader* runs_;
   const Clock* clock_;
   FireStarter* starter_;
   std::map<std::string, std::unique_ptr<Entry>> entries_;  // by pipeline

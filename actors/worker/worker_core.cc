@@ -45,7 +45,7 @@ WorkerCore::WorkerCore(executor::TaskRunner* runner, const Clock* clock, WorkerO
     : runner_(runner),
       clock_(clock),
       store_(outbox),
-      node_log_(node_log),
+      logs_(runner, node_log, options.worker_id),
       options_(std::move(options)),
       run_slots_(options_.slots),
       depth_(options_.adapt_prefetch
@@ -304,52 +304,10 @@ bool WorkerCore::OnProbeFrame(const transport::Envelope& envelope) {
 bool WorkerCore::OnLogRequestFrame(const transport::Envelope& envelope) {
   auto request = transport::BodyAs<transport::LogRequest>(envelope);
   if (!request.ok()) return false;
-  OnLogRequest(*request);
+  auto entry = entries_.find({request->exec_id, request->attempt});
+  const bool running = entry != entries_.end() && !entry->second.finished;
+  Send(transport::MsgType::kLogReply, logs_.Answer(*request, running));
   return true;
-}
-
-void WorkerCore::OnLogRequest(const transport::LogRequest& request) {
-  // One slice per request, bounded: a log viewer never stalls the worker, and
-  // the reply's data stays within the dispatcher's string limit.
-  constexpr uint32_t kMaxSlice = static_cast<uint32_t>(kWireMaxStringBytes - 1024);
-  transport::LogReply reply;
-  reply.request_id = request.request_id;
-  if (request.stream == transport::kLogStreamEvents) {
-    // This node's log lines about the execution, every attempt (bounded
-    // scan: tens of ms of this thread at most).
-    if (node_log_ == nullptr) {
-      reply.error = "worker " + options_.worker_id + " keeps no log file";
-    } else if (auto lines = node_log_->LinesAbout(request.exec_id); !lines.ok()) {
-      reply.error = lines.status().message();
-    } else {
-      std::string all;
-      for (const std::string& l : *lines) all += l + "\n";
-      reply.size = all.size();
-      if (request.offset < all.size()) {
-        reply.data = all.substr(
-            request.offset, request.max_bytes ? std::min(request.max_bytes, kMaxSlice) : kMaxSlice);
-      }
-    }
-    Send(transport::MsgType::kLogReply, reply);
-    return;
-  }
-  auto entry = entries_.find({request.exec_id, request.attempt});
-  reply.running = entry != entries_.end() && !entry->second.finished;
-  const uint64_t max_bytes =
-      std::min<uint64_t>(request.max_bytes ? request.max_bytes : kMaxSlice, kMaxSlice);
-  auto slice = runner_->ReadOutput(request.exec_id, request.attempt, request.stream == 1,
-                                   request.offset, max_bytes);
-  if (slice.ok()) {
-    reply.size = slice->size;
-    reply.data = std::move(slice->data);
-  } else if (slice.status().code() != StatusCode::kNotFound) {
-    reply.error = "worker " + options_.worker_id + " keeps no log files";
-  } else {
-    // Nothing written (yet): the file appears with the first byte. An
-    // attempt that printed nothing is not an error; the client says so.
-    reply.size = 0;
-  }
-  Send(transport::MsgType::kLogReply, reply);
 }
 
 void WorkerCore::OnFinished(std::vector<executor::ExecOutcome>& finished) {

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "actors/worker/coordinator_follower.h"
+#include "actors/worker/log_slices.h"
 #include "actors/worker/node_log_reader.h"
 #include "actors/worker/queue_depth.h"
 #include "common/clock.h"
@@ -199,7 +200,6 @@ class WorkerCore {
   // withholds, plus what a deeper one adds (QueueDepth::OnFreed).
   void GrantCredit(uint32_t freed);
   void SendCredit(uint32_t n);
-  void OnLogRequest(const transport::LogRequest& request);
   // Queues the RESULTs of these finished entries and stores them in the
   // outbox (one transaction) until they are ACKed.
   void Report(const std::vector<Key>& keys);
@@ -208,7 +208,7 @@ class WorkerCore {
   executor::TaskRunner* runner_;
   const Clock* clock_;
   storage::Outbox* store_;
-  const NodeLogReader* node_log_;
+  LogSlices logs_;  // LOG_REQUEST answers
   WorkerOptions options_;
   std::vector<std::string> outbox_;
   std::map<Key, Entry> entries_;    // queued, running or finished-but-unacknowledged

@@ -48,8 +48,8 @@ struct RegistryFixture {
   }
   Result<PipelineRegistry::Added> Add(const dsl::PipelineSpec& spec) {
     storage::RunBatch batch;
-    auto added = core.registry().Add(spec.name, dsl::ContentHash(spec), dsl::CanonicalJson(spec),
-                                     clock.Now(), "test", &batch);
+    auto added = core.registry().pipelines().Add(
+        spec.name, dsl::ContentHash(spec), dsl::CanonicalJson(spec), clock.Now(), "test", &batch);
     if (added.ok()) REQUIRE(store->Commit(batch).ok());
     return added;
   }
@@ -82,7 +82,7 @@ TEST_CASE("adding a pipeline twice keeps one version and a change adds the next"
   CHECK(f.store->PipelineVersions("etl.daily")->size() == 2);
   CHECK((*f.store->GetPipelineState("etl.daily"))->active == 2);
 
-  auto& r = f.core.registry();
+  auto& r = f.core.registry().pipelines();
   CHECK(r.Resolve("etl.daily", "")->version == 2);
   CHECK(r.Resolve("etl.daily", "1")->version == 1);
   CHECK(r.Resolve("etl.daily", VersionLabel(v1->version))->version == 1);
@@ -99,7 +99,7 @@ TEST_CASE("a run started from the registry is pinned to its version", "[registry
   req.name = "etl.daily";
   req.version = "1";
   req.params = {{"limit", "5"}};
-  auto started = f.core.StartPinned(req);
+  auto started = f.core.registry().StartPinned(req);
   REQUIRE(started.ok());
   CHECK(started->version == 1);
   REQUIRE(f.Flush().ok());
@@ -110,7 +110,7 @@ TEST_CASE("a run started from the registry is pinned to its version", "[registry
   CHECK((*run)->params.at("limit") == "5");
   CHECK((*run)->params.at("day") == "2026-01-01");
   req.version.clear();
-  auto latest = f.core.StartPinned(req);
+  auto latest = f.core.registry().StartPinned(req);
   REQUIRE(latest.ok());
   CHECK(latest->version == 2);
 }
@@ -126,17 +126,17 @@ TEST_CASE("the same trigger key starts one run, also after a restart", "[registr
     StartRequest req;
     req.name = "etl.daily";
     req.trigger_key = "order-42";
-    auto a = f.core.StartPinned(req);
+    auto a = f.core.registry().StartPinned(req);
     REQUIRE(a.ok());
     CHECK_FALSE(a->existing);
-    auto b = f.core.StartPinned(req);  // same turn, not committed yet
+    auto b = f.core.registry().StartPinned(req);  // same turn, not committed yet
     REQUIRE(b.ok());
     CHECK(b->existing);
     CHECK(b->run_id == a->run_id);
     REQUIRE(f.Flush().ok());
     first = a->run_id;
     req.trigger_key = "order-43";
-    auto c = f.core.StartPinned(req);
+    auto c = f.core.registry().StartPinned(req);
     REQUIRE(c.ok());
     CHECK(c->run_id != first);
   }
@@ -146,7 +146,7 @@ TEST_CASE("the same trigger key starts one run, also after a restart", "[registr
   StartRequest req;
   req.name = "etl.daily";
   req.trigger_key = "order-42";
-  auto again = f.core.StartPinned(req);
+  auto again = f.core.registry().StartPinned(req);
   REQUIRE(again.ok());
   CHECK(again->existing);
   CHECK(again->run_id == first);
@@ -157,16 +157,16 @@ TEST_CASE("a paused pipeline refuses triggers until it is unpaused", "[registry]
   RegistryFixture f;
   REQUIRE(f.Add(Spec("etl.daily", "echo 1")).ok());
   storage::RunBatch batch;
-  REQUIRE(f.core.registry().SetPaused("etl.daily", true, 1, "ops", &batch).ok());
+  REQUIRE(f.core.registry().pipelines().SetPaused("etl.daily", true, 1, "ops", &batch).ok());
   REQUIRE(f.store->Commit(batch).ok());
   StartRequest req;
   req.name = "etl.daily";
-  auto refused = f.core.StartPinned(req);
+  auto refused = f.core.registry().StartPinned(req);
   CHECK(refused.status().code() == StatusCode::kBusy);
   CHECK(refused.status().message().find("paused") != std::string::npos);
   CHECK((*f.store->GetPipelineState("etl.daily"))->paused);
-  REQUIRE(f.core.registry().SetPaused("etl.daily", false, 2, "ops", &batch).ok());
-  CHECK(f.core.StartPinned(req).ok());
+  REQUIRE(f.core.registry().pipelines().SetPaused("etl.daily", false, 2, "ops", &batch).ok());
+  CHECK(f.core.registry().StartPinned(req).ok());
 }
 
 TEST_CASE("undeclared and ill-typed params are refused", "[registry]") {
@@ -175,17 +175,17 @@ TEST_CASE("undeclared and ill-typed params are refused", "[registry]") {
   StartRequest req;
   req.name = "etl.daily";
   req.params = {{"color", "red"}};
-  auto undeclared = f.core.StartPinned(req);
+  auto undeclared = f.core.registry().StartPinned(req);
   CHECK(undeclared.status().code() == StatusCode::kInvalidInput);
   CHECK(undeclared.status().message().find("declares no param 'color'") != std::string::npos);
   req.params = {{"limit", "ten"}};
-  auto ill = f.core.StartPinned(req);
+  auto ill = f.core.registry().StartPinned(req);
   CHECK(ill.status().code() == StatusCode::kInvalidInput);
   CHECK(ill.status().message().find("integer") != std::string::npos);
   req.params = {{"dry", "yes"}};
-  CHECK(f.core.StartPinned(req).status().code() == StatusCode::kInvalidInput);
+  CHECK(f.core.registry().StartPinned(req).status().code() == StatusCode::kInvalidInput);
   req.params = {{"dry", "true"}, {"limit", "-3"}, {"day", "anything"}};
-  CHECK(f.core.StartPinned(req).ok());
+  CHECK(f.core.registry().StartPinned(req).ok());
   CHECK(std::string(dsl::ParamType("0.5")) == "number");
 }
 
@@ -193,13 +193,13 @@ TEST_CASE("a removed pipeline starts nothing by name and keeps its versions", "[
   RegistryFixture f;
   REQUIRE(f.Add(Spec("etl.daily", "echo 1")).ok());
   storage::RunBatch batch;
-  REQUIRE(f.core.registry().Remove("etl.daily", 1, &batch).ok());
+  REQUIRE(f.core.registry().pipelines().Remove("etl.daily", 1, &batch).ok());
   REQUIRE(f.store->Commit(batch).ok());
   StartRequest req;
   req.name = "etl.daily";
-  CHECK(f.core.StartPinned(req).status().code() == StatusCode::kInvalidInput);
+  CHECK(f.core.registry().StartPinned(req).status().code() == StatusCode::kInvalidInput);
   req.version = "1";
-  CHECK(f.core.StartPinned(req).ok());
+  CHECK(f.core.registry().StartPinned(req).ok());
   auto v2 = f.Add(Spec("etl.daily", "echo 1"));  // added again: a new version number
   REQUIRE(v2.ok());
   CHECK(v2->version.version == 2);

@@ -94,7 +94,7 @@ TEST_CASE("a task's non-UTF-8 output is answered with replacement characters, ne
   SchedulerCore core(j.journal.get(), &clock, {});
   WorkersSnapshot workers;
   workers.workers.push_back({"w\xff", "g", 1, 1, 0, 0, 0, {"l\xfe"}, 0, 0});
-  QueryService service(j.journal.get(), "");
+  QueryService service(storage::ReadersOf(j.journal.get()), "");
   QueryContext ctx{&core, &workers, nullptr, nullptr, clock.Now()};
   const Query queries[] = {Ask(QueryKind::kStatus, "r1"),
                            Ask(QueryKind::kRun, "r1"),
@@ -122,7 +122,7 @@ TEST_CASE("query refusals carry their status code", "[query]") {
   SystemClock clock;
   SchedulerCore core(j.journal.get(), &clock, {});
   WorkersSnapshot workers;
-  QueryService service(j.journal.get(), "");
+  QueryService service(storage::ReadersOf(j.journal.get()), "");
   QueryContext ctx{&core, &workers, nullptr, nullptr, clock.Now()};
 
   QueryReply missing = service.Answer(Ask(QueryKind::kStatus, "nope"), ctx);
@@ -229,7 +229,7 @@ TEST_CASE("a refusal quotes at most 512 bytes of what the client sent", "[query]
   SystemClock clock;
   SchedulerCore core(j.journal.get(), &clock, {});
   WorkersSnapshot workers;
-  QueryService service(j.journal.get(), "");
+  QueryService service(storage::ReadersOf(j.journal.get()), "");
   QueryContext ctx{&core, &workers, nullptr, nullptr, clock.Now()};
   const std::string huge(1 << 20, 'x');
   for (const Query& q : {Ask(QueryKind::kStatus, huge), Ask(QueryKind::kExplain, "r1", huge),
@@ -280,7 +280,7 @@ TEST_CASE("the pipeline query shows env names, not values, unless the full snaps
                     R"({"name":"shop.load","tasks":[{"id":"a","env":{"PLAIN":"plain-value-77"},)"
                     R"("secrets":{"P":"env:TOKEN"}}]})");
   REQUIRE((*opened)->Commit(batch).ok());
-  QueryService service(opened->get(), "");
+  QueryService service(storage::ReadersOf(opened->get()), "");
 
   QueryReply shown = service.Answer(Ask(QueryKind::kPipeline, "shop.load"), {});
   REQUIRE(shown.code == 0);
@@ -422,7 +422,7 @@ TEST_CASE("a run's status is streamed from the journal and reads as the tree-bui
   SystemClock clock;
   SchedulerCore core(journal.get(), &clock, {});
   WorkersSnapshot workers;
-  QueryService service(journal.get(), "");
+  QueryService service(storage::ReadersOf(journal.get()), "");
   QueryContext ctx{&core, &workers, nullptr, nullptr, clock.Now()};
   QueryReply reply = service.Answer(Ask(QueryKind::kStatus, "r7"), ctx);
   REQUIRE(reply.error.empty());

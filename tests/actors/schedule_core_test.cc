@@ -52,7 +52,8 @@ struct Fixture {
   storage::MemoryRunStore store;
   FakeClock clock{kT0};
   FakeStarter starter{&store};
-  std::unique_ptr<ScheduleCore> core = std::make_unique<ScheduleCore>(&store, &clock, &starter);
+  std::unique_ptr<ScheduleCore> core =
+      std::make_unique<ScheduleCore>(&store, &store, &clock, &starter);
 
   void Register(const std::string& extra, const std::string& cron = "* * * * *") {
     dsl::PipelineSpec spec;
@@ -80,7 +81,7 @@ struct Fixture {
     starter.Commit();
   }
   void Restart() {
-    core = std::make_unique<ScheduleCore>(&store, &clock, &starter);
+    core = std::make_unique<ScheduleCore>(&store, &store, &clock, &starter);
     REQUIRE(core->Load().ok());
   }
   size_t Tick() {

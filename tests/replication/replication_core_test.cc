@@ -227,7 +227,7 @@ TEST_CASE("a new standby installs a journal copy and then takes the stream", "[r
   s.OnFrame(out.frames[0].second, 0, &replies);
   CHECK(replica.store()->last_batch() == 6);
   CHECK(replica.store()->last_seq() == 6);
-  CHECK(replica.store()->HistoryOfRun("r1")->size() == 6);
+  CHECK(standby_journal->get()->HistoryOfRun("r1")->size() == 6);
 }
 
 TEST_CASE("a standby that diverged in an older term gets a copy, not the stream", "[replication]") {

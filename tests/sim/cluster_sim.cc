@@ -176,6 +176,76 @@ void ClusterSim::Kill(size_t node) {
   n.rep_in.clear();
 }
 
+void ClusterSim::Restart(size_t node) {
+  Node& n = *nodes_.at(node);
+  Trace("restart " + n.name);
+  n.alive = true;
+  n.paused_until = 0;
+  n.etcd.cut = false;
+  n.etcd.Reset();
+  n.board.Publish(ha::Role::kStandby, 0, ha::Member{}, 0);
+  n.following.clear();
+  StartNode(node);
+}
+
+bool ClusterSim::RegisterEverySecond(const std::string& name,
+                                     const std::vector<dsl::TaskSpec>& tasks, Millis limit) {
+  dsl::PipelineSpec spec;
+  spec.version = "1.0";
+  spec.name = name;
+  spec.tasks = tasks;
+  spec.schedule = "* * * * * *";
+  spec.overlap = "allow";
+  spec.catchup = "all";
+  spec.catchup_window = Millis(600000);
+  spec.max_active_runs = 100;
+  actors::RegistryRequest r;
+  r.op = static_cast<uint8_t>(actors::RegistryOp::kAdd);
+  r.name = name;
+  r.pipeline_json = dsl::CanonicalJson(spec);
+  r.pipeline_hash = dsl::ContentHash(spec);
+  r.actor = "sim";
+  std::string frame;
+  transport::Encode(static_cast<uint16_t>(ClientType::kRegistry), r, &frame);
+  if (!RunUntil([&] { return Leader() >= 0; }, limit)) return false;
+  Node& leader = *nodes_[static_cast<size_t>(Leader())];
+  leader.from_clients.emplace_back("registrar", frame);
+  return RunUntil([&] { return !LeaderFires(name).empty(); }, limit);
+}
+
+std::map<Micros, std::set<std::string>> ClusterSim::FireRuns(const std::string& pipeline) {
+  std::map<Micros, std::set<std::string>> runs;
+  for (const auto& n : nodes_) {
+    auto fires = n->store().Fires(pipeline, 0, clock_.Now());
+    if (!fires.ok()) continue;
+    for (const storage::FireRecord& f : *fires) {
+      if (f.state == storage::FireState::kStarted) runs[f.scheduled_at].insert(f.run_id);
+    }
+  }
+  return runs;
+}
+
+std::set<Micros> ClusterSim::LeaderFires(const std::string& pipeline) {
+  std::set<Micros> times;
+  const int leader = Leader();
+  if (leader < 0) return times;
+  auto fires = nodes_[static_cast<size_t>(leader)]->store().Fires(pipeline, 0, clock_.Now());
+  if (!fires.ok()) return times;
+  for (const storage::FireRecord& f : *fires) {
+    if (f.state == storage::FireState::kStarted) times.insert(f.scheduled_at);
+  }
+  return times;
+}
+
+bool ClusterSim::Launched(const std::string& exec_id) const {
+  for (const auto& w : workers_) {
+    for (const executor::ExecRequest& req : w->runner.launched) {
+      if (req.exec_id == exec_id) return true;
+    }
+  }
+  return false;
+}
+
 void ClusterSim::CutEtcd(size_t node, bool cut) { nodes_.at(node)->etcd.cut = cut; }
 
 void ClusterSim::CutReplication(size_t node, bool cut) { nodes_.at(node)->replication_cut = cut; }

@@ -88,6 +88,22 @@ class ClusterSim {
   bool AllSucceeded(const std::vector<std::string>& runs) const;
 
   void Kill(size_t node);
+  // Starts a killed coordinator again on its journal, as a standby (a new
+  // process: new lease, new elector).
+  void Restart(size_t node);
+  // Registers pipeline `name` of `tasks` with the leader, firing every
+  // second (overlap allow, catch-up of every missed time within 10 min), and
+  // runs until it answers. False when no leader took it within `limit`.
+  bool RegisterEverySecond(const std::string& name, const std::vector<dsl::TaskSpec>& tasks,
+                           Millis limit = Millis(10000));
+  // Every run any coordinator's journal says a fire of `pipeline` started,
+  // by scheduled time (a dead leader's journal included).
+  std::map<Micros, std::set<std::string>> FireRuns(const std::string& pipeline);
+  // The scheduled times of `pipeline` the leader's journal holds a started
+  // fire for.
+  std::set<Micros> LeaderFires(const std::string& pipeline);
+  // Whether some worker launched execution `exec_id` (any attempt).
+  bool Launched(const std::string& exec_id) const;
   // SIGSTOP for `d`: nothing of the node runs meanwhile; frames to it wait.
   void Pause(size_t node, Millis d);
   void CutEtcd(size_t node, bool cut);
@@ -113,6 +129,7 @@ class ClusterSim {
   void StartReplicationLeader(Node& n, uint64_t epoch);
   void Follow(Node& n, const std::string& endpoint, const std::string& leader);
   void SendReplication(Node& from, const std::string& peer, const std::string& frame);
+  void SendCopy(Node& leader, const std::string& peer);
   void StartCoordinator(Node& n, bool standby, uint64_t epoch);
   void StopCoordinator(Node& n);
   void SchedulerTurn(Node& n);

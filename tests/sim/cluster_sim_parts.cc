@@ -238,10 +238,28 @@ void ClusterSim::ReplicationTurn(Node& n) {
     }
   }
   for (auto& [peer, frame] : out.frames) SendReplication(n, peer, frame);
-  if (!options_.sync) return;
+  for (const std::string& peer : out.copies) SendCopy(n, peer);
+  // Observed in both modes (the tests read it); only a sync leader waits
+  // for it and records it.
   n.in_sync->Observe(n.rep_leader->standbys(), now);
+  if (!options_.sync) return;
   ResolveWait(n);
   RecordInSync(n);
+}
+
+void ClusterSim::SendCopy(Node& leader, const std::string& peer) {
+  // The journal copy a diverged or far-behind standby is sent (the real
+  // leader ships its LMDB file in chunks): here the store is copied whole,
+  // and the standby, which installs it, says HELLO again from there.
+  for (auto& to : nodes_) {
+    if (to->name != peer || !to->alive || !to->rep_standby) continue;
+    if (leader.replication_cut || to->replication_cut) return;
+    Trace(leader.name + " sends a journal copy to " + peer);
+    to->store().CopyFrom(leader.store());
+    to->rep_standby = std::make_unique<replication::ReplicationStandbyCore>(
+        replication::StandbyOptions{to->name, leader.name, 64}, &to->replica);
+    SendReplication(*to, leader.name, to->rep_standby->Hello());
+  }
 }
 
 void ClusterSim::ResolveWait(Node& n) {

@@ -1,13 +1,17 @@
 // HA scenarios on the cluster simulator (tests/sim/cluster_sim.h): three
 // coordinators, a simulated etcd, replication, three workers; every seed
 // is one interleaving. A failure prints its seed; rerun one seed with
-// APOLLO11_SIM_SEED=N, more of them with APOLLO11_SIM_SEEDS=N (CI runs
-// the defaults: a few hundred per scenario, well under a minute in all).
+// APOLLO11_SIM_SEED=N, more of them with APOLLO11_SIM_SEEDS=N, and
+// APOLLO11_SIM_TRACE=1 prints the interleaving. CI runs the defaults: about
+// 3,000 seeds in all, seconds in the optimised build.
 
 #include "tests/sim/cluster_sim.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -17,9 +21,13 @@ using namespace apollo11::sim;  // NOLINT: test file
 namespace {
 
 // The seeds a scenario runs: APOLLO11_SIM_SEED alone, else the first
-// APOLLO11_SIM_SEEDS (or `count`) from `first`.
+// APOLLO11_SIM_SEEDS (or `count`) from `first`. Under the sanitizers (an
+// unoptimised build, 10-20x slower) the default is a tenth.
 std::vector<uint64_t> Seeds(uint64_t first, uint64_t count) {
   if (const char* one = std::getenv("APOLLO11_SIM_SEED")) return {std::strtoull(one, nullptr, 10)};
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  count = std::max<uint64_t>(count / 10, 10);
+#endif
   if (const char* n = std::getenv("APOLLO11_SIM_SEEDS")) count = std::strtoull(n, nullptr, 10);
   std::vector<uint64_t> seeds;
   for (uint64_t s = first; s < first + count; ++s) seeds.push_back(s);
@@ -90,7 +98,7 @@ int KillLeaderSoon(ClusterSim& sim, uint64_t seed) {
 TEST_CASE("a leader's kill -9 loses no accepted run, and a new leader finishes every run",
           "[sim][ha]") {
   size_t reruns = 0;
-  for (uint64_t seed : Seeds(1, 150)) {
+  for (uint64_t seed : Seeds(1, 1000)) {
     INFO("seed " << seed << " (rerun with APOLLO11_SIM_SEED=" << seed << ")");
     ClusterSim sim(ClusterOptions{.seed = seed});
     const std::vector<std::string> runs = Start(sim, 2);
@@ -107,7 +115,7 @@ TEST_CASE("a leader's kill -9 loses no accepted run, and a new leader finishes e
 }
 
 TEST_CASE("back-to-back leader deaths lose no accepted run", "[sim][ha]") {
-  for (uint64_t seed : Seeds(1000, 100)) {
+  for (uint64_t seed : Seeds(1000, 500)) {
     INFO("seed " << seed << " (rerun with APOLLO11_SIM_SEED=" << seed << ")");
     ClusterSim sim(ClusterOptions{.seed = seed});
     const std::vector<std::string> runs = Start(sim, 1);
@@ -125,7 +133,7 @@ TEST_CASE("back-to-back leader deaths lose no accepted run", "[sim][ha]") {
 
 TEST_CASE("a leader paused past its lease stands down and never acts in its old term",
           "[sim][ha]") {
-  for (uint64_t seed : Seeds(2000, 100)) {
+  for (uint64_t seed : Seeds(2000, 500)) {
     INFO("seed " << seed << " (rerun with APOLLO11_SIM_SEED=" << seed << ")");
     ClusterSim sim(ClusterOptions{.seed = seed});
     const std::vector<std::string> runs = Start(sim, 1);
@@ -144,7 +152,7 @@ TEST_CASE("a leader paused past its lease stands down and never acts in its old 
 
 TEST_CASE("a standby cut off from replication leaves the in-sync set and cannot take over",
           "[sim][ha]") {
-  for (uint64_t seed : Seeds(3000, 60)) {
+  for (uint64_t seed : Seeds(3000, 300)) {
     INFO("seed " << seed << " (rerun with APOLLO11_SIM_SEED=" << seed << ")");
     ClusterSim sim(ClusterOptions{.seed = seed});
     std::vector<std::string> runs = Start(sim, 1);
@@ -163,6 +171,79 @@ TEST_CASE("a standby cut off from replication leaves the in-sync set and cannot 
     INFO(Joined(sim.violations()));
     CHECK(OtherViolations(sim).empty());
   }
+}
+
+namespace {
+
+// A schedule firing every second across `kills` leader kills (each killed
+// leader restarted a while later). Returns, per scheduled time, how many
+// runs of it some worker launched; `missed` gets the due times after the
+// first fire the final leader's journal holds no started fire for.
+std::map<Micros, int> CronAcrossKills(ClusterSim& sim, uint64_t seed, int kills,
+                                      std::vector<Micros>* missed) {
+  AwaitInSync(sim);
+  REQUIRE(sim.RegisterEverySecond("sim.cron", {ClusterTask("a")}));
+  for (int k = 0; k < kills; ++k) {
+    REQUIRE(sim.RunUntil([&] { return sim.Leader() >= 0 && sim.InSync() >= 1; }, Millis(20000)));
+    const int dead = KillLeaderSoon(sim, seed + static_cast<uint64_t>(k));
+    REQUIRE(sim.RunUntil([&] { return sim.Leader() >= 0; }, Millis(20000)));
+    sim.RunFor(Millis(300 + static_cast<int64_t>((seed + k) % 700)));
+    sim.Restart(static_cast<size_t>(dead));
+  }
+  sim.RunFor(Millis(5000));  // every due time so far has fired and run
+  std::map<Micros, int> launched;
+  const auto runs = sim.FireRuns("sim.cron");
+  for (const auto& [at, ids] : runs) {
+    for (const std::string& id : ids) launched[at] += sim.Launched(id + ".a") ? 1 : 0;
+  }
+  const std::set<Micros> fired = sim.LeaderFires("sim.cron");
+  REQUIRE_FALSE(fired.empty());
+  const Micros last = *fired.rbegin() - 2 * kMicrosPerSecond;  // still settling
+  for (Micros at = *fired.begin(); at <= last; at += kMicrosPerSecond) {
+    if (fired.count(at) == 0) missed->push_back(at);
+  }
+  return launched;
+}
+
+}  // namespace
+
+TEST_CASE("a schedule firing every second across leader kills runs each due time once (sync)",
+          "[sim][ha][schedule]") {
+  for (uint64_t seed : Seeds(4000, 300)) {
+    INFO("seed " << seed << " (rerun with APOLLO11_SIM_SEED=" << seed << ")");
+    ClusterSim sim(ClusterOptions{.task_min = Millis(20), .task_max = Millis(100), .seed = seed});
+    std::vector<Micros> missed;
+    const std::map<Micros, int> launched = CronAcrossKills(sim, seed, 3, &missed);
+    CHECK(missed.empty());
+    for (const auto& [at, n] : launched) {
+      INFO("due time " << at);
+      CHECK(n <= 1);
+    }
+    INFO(Joined(sim.violations()));
+    CHECK(OtherViolations(sim).empty());
+  }
+}
+
+// Async replication releases a batch before any standby holds it: a fire a
+// leader journaled and started just before its death can be unknown to its
+// successor, which fires that time again (catch-up). Measured, not
+// asserted; docs/ha.md says what async mode can do.
+TEST_CASE("async replication: how often a due time runs twice across leader kills",
+          "[sim][ha][schedule]") {
+  size_t times = 0, twice = 0, missed_total = 0;
+  for (uint64_t seed : Seeds(5000, 300)) {
+    INFO("seed " << seed << " (rerun with APOLLO11_SIM_SEED=" << seed << ")");
+    ClusterSim sim(ClusterOptions{
+        .sync = false, .task_min = Millis(20), .task_max = Millis(100), .seed = seed});
+    std::vector<Micros> missed;
+    for (const auto& [at, n] : CronAcrossKills(sim, seed, 3, &missed)) {
+      ++times;
+      if (n > 1) ++twice;
+    }
+    missed_total += missed.size();
+  }
+  WARN("async: " << twice << " of " << times << " due times ran twice, " << missed_total
+                 << " were missed, over 3 leader kills per seed");
 }
 
 // Issue 21's defect, reproduced: after a kill -9 of the leader, a worker

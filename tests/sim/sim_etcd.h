@@ -107,6 +107,11 @@ class SimEtcdPort final : public ha::EtcdPort {
     if (nobody && !line.empty() && line.front() == this) blocked_until_ = 0;
     return blocked_until_ != 0;
   }
+  // A new process behind this port: it is in no campaign.
+  void Reset() {
+    blocked_until_ = 0;
+    LeaveLine();
+  }
   // The node of this port is gone: it waits in no line.
   void LeaveLine() {
     auto& line = etcd_->line;

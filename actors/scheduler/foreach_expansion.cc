@@ -1,23 +1,17 @@
-// SchedulerCore: foreach fan-out. A foreach task that went READY is expanded
-// in the same turn: its items are read from the upstream's result, and its
-// instances' execution records (each with its item) are staged with the
-// task's READY -> RUNNING, so the expansion is journaled in one commit with
-// it. Recovery rebuilds the instances from those records. Split from
-// scheduler_core.cc by concern.
+#include "actors/scheduler/foreach_expansion.h"
 
 #include <spdlog/spdlog.h>
 
 #include <map>
 
 #include "actors/scheduler/foreach_items.h"
-#include "actors/scheduler/scheduler_core.h"
 #include "common/ids.h"
 #include "common/log_event.h"
 
 namespace apollo11::actors {
 
-Result<std::vector<std::string>> SchedulerCore::ForeachItemsOf(const SchedulerRun& run,
-                                                               int task) const {
+Result<std::vector<std::string>> ForeachExpansion::ItemsOf(const SchedulerRun& run,
+                                                           int task) const {
   const dsl::TaskSpec& spec = run.spec().tasks[task];
   const int up = run.graph->Find(spec.foreach);
   if (up < 0) return Status::InvalidInput("no upstream task '" + spec.foreach + "'");
@@ -25,7 +19,7 @@ Result<std::vector<std::string>> SchedulerCore::ForeachItemsOf(const SchedulerRu
     return Status::InvalidInput("upstream " + spec.foreach + " is " + ToString(run.dag->state(up)) +
                                 ", not SUCCESS");
   }
-  const size_t cap = static_cast<size_t>(options_.max_foreach_items);
+  const size_t cap = max_items_;
   if (!spec.foreach_items.empty()) {
     auto items = ForeachItems::FromJson(run.execs[up].task_output, spec.foreach_items, cap);
     if (!items.ok()) return Status::InvalidInput(spec.foreach + ": " + items.status().message());
@@ -39,41 +33,38 @@ Result<std::vector<std::string>> SchedulerCore::ForeachItemsOf(const SchedulerRu
   return ForeachItems::FromLines(run.outputs[up], cap);
 }
 
-void SchedulerCore::ExpandForeach(SchedulerRun& run, int task) {
+bool ForeachExpansion::Expand(SchedulerRun& run, int task, engine::Effects* effects) const {
   const dsl::TaskSpec& spec = run.spec().tasks[task];
   const std::string source =
       spec.foreach + (spec.foreach_items.empty() ? "'s output lines" : " " + spec.foreach_items);
-  engine::Effects effects;
-  auto items = ForeachItemsOf(run, task);
-  Status s = items.ok() ? run.dag->Expand(task, static_cast<int>(items->size()), source, &effects)
-                        : run.dag->FailExpansion(
-                              task, "foreach cannot read its items: " + items.status().message(),
-                              &effects);
+  auto items = ItemsOf(run, task);
+  Status s = items.ok()
+                 ? run.dag->Expand(task, static_cast<int>(items->size()), source, effects)
+                 : run.dag->FailExpansion(
+                       task, "foreach cannot read its items: " + items.status().message(), effects);
   if (!s.ok()) {
     spdlog::error("foreach expansion of {}.{} refused: {}", run.run_id, spec.id, s.message());
-    return;
+    return false;
   }
   const int count = run.dag->InstanceCount(task);
-  if (count > 0) {
-    run.GrowSlots();
-    for (int i = 0; i < count; ++i) {
-      const int slot = run.dag->InstanceSlot(task, i);
-      storage::ExecutionRecord& rec = run.execs[slot];
-      rec.task_id = run.dag->Id(slot);
-      rec.state = TaskState::kPending;
-      rec.item = std::move((*items)[static_cast<size_t>(i)]);
-      run.MarkDirty(slot);
-    }
-    LogEvent(spdlog::level::info, "foreach_expanded",
-             {{"run_id", run.run_id}, {"task_id", spec.id}, {"instances", count}},
-             "{}.{} expanded into {} instances", run.run_id, spec.id, count);
+  if (count == 0) return true;
+  run.GrowSlots();
+  for (int i = 0; i < count; ++i) {
+    const int slot = run.dag->InstanceSlot(task, i);
+    storage::ExecutionRecord& rec = run.execs[slot];
+    rec.task_id = run.dag->Id(slot);
+    rec.state = TaskState::kPending;
+    rec.item = std::move((*items)[static_cast<size_t>(i)]);
+    run.MarkDirty(slot);
   }
-  Apply(run, effects, "scheduler");
-  FinishIfDone(run);  // a foreach task that ended at once may end the run
+  LogEvent(spdlog::level::info, "foreach_expanded",
+           {{"run_id", run.run_id}, {"task_id", spec.id}, {"instances", count}},
+           "{}.{} expanded into {} instances", run.run_id, spec.id, count);
+  return true;
 }
 
-Status SchedulerCore::RestoreInstances(SchedulerRun& run,
-                                       std::vector<storage::ExecutionRecord>* instances) {
+Status ForeachExpansion::Restore(SchedulerRun& run,
+                                 std::vector<storage::ExecutionRecord>* instances) {
   std::map<int, int> counts;  // task -> instances journaled
   for (const storage::ExecutionRecord& rec : *instances) {
     const size_t open = rec.task_id.rfind('[');
