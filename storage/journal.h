@@ -216,6 +216,16 @@ class Journal final : public RunStore {
   Status OpenHandles() REQUIRES(resize_mu_);
   // Reads last_seq_ and last_batch_ from disk.
   Status ReadPositions();
+  // OpenHandles' steps, in its order: creates, configures and opens the LMDB
+  // environment; clears (and logs) the reader slots of dead processes; opens
+  // every database and checks the schema version in one transaction (its
+  // two parts: OpenTables, CheckSchemaVersion, which stamp a writable
+  // journal).
+  Status CreateEnvironment();
+  void ClearStaleReadersAtOpen();
+  Status OpenDatabases();
+  Status OpenTables(MDB_txn* txn);
+  Status CheckSchemaVersion(MDB_txn* txn);
   // Runs `body` in a write transaction and commits it, growing the map and
   // retrying the whole transaction on MDB_MAP_FULL. `body` returns an LMDB or
   // errno code; on any error the transaction is aborted.

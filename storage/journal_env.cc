@@ -116,6 +116,13 @@ Status Journal::ReadPositions() {
 
 Status Journal::OpenHandles() {
   mapped_.clear();  // the old environment's map, if any, is gone
+  APOLLO11_RETURN_IF_ERROR(CreateEnvironment());
+  FindMappedRanges();
+  ClearStaleReadersAtOpen();
+  return OpenDatabases();
+}
+
+Status Journal::CreateEnvironment() {
   Env& e = *env_;
   int rc = mdb_env_create(&e.env);
   if (rc != 0) return Error(rc, "create environment");
@@ -128,7 +135,10 @@ Status Journal::OpenHandles() {
   if (options_.sync == JournalOptions::Sync::kNone) flags |= MDB_NOSYNC;
   rc = mdb_env_open(e.env, dir_.c_str(), flags, 0644);
   if (rc != 0) return Error(rc, "open environment");
-  FindMappedRanges();
+  return Status::Ok();
+}
+
+void Journal::ClearStaleReadersAtOpen() {
   // Reader slots of processes that died (kill -9) would pin old pages forever.
   // (LMDB resets the table itself when this is the only process using the
   // environment; the check matters when another process still has it open.)
@@ -142,10 +152,25 @@ Status Journal::OpenHandles() {
     spdlog::info("journal {}: cleared {} stale reader slot(s) left by dead processes", dir_,
                  *cleared);
   }
+}
 
+Status Journal::OpenDatabases() {
   MDB_txn* txn = nullptr;
-  rc = mdb_txn_begin(e.env, nullptr, options_.read_only ? MDB_RDONLY : 0, &txn);
+  int rc = mdb_txn_begin(env_->env, nullptr, options_.read_only ? MDB_RDONLY : 0, &txn);
   if (rc != 0) return Error(rc, "begin the opening transaction");
+  Status opened = OpenTables(txn);
+  if (opened.ok()) opened = CheckSchemaVersion(txn);
+  if (!opened.ok()) {
+    mdb_txn_abort(txn);
+    return opened;
+  }
+  rc = mdb_txn_commit(txn);  // also makes the dbi handles usable by every txn
+  if (rc != 0) return Error(rc, "commit the opening transaction");
+  return Status::Ok();
+}
+
+Status Journal::OpenTables(MDB_txn* txn) {
+  Env& e = *env_;
   struct Db {
     const char* name;
     MDB_dbi* dbi;
@@ -166,43 +191,42 @@ Status Journal::OpenHandles() {
       {"registry", &e.registry, 0, &e.registry_missing},
   };
   for (const Db& db : dbs) {
-    rc = mdb_dbi_open(txn, db.name, db.flags | (options_.read_only ? 0 : MDB_CREATE), db.dbi);
+    int rc = mdb_dbi_open(txn, db.name, db.flags | (options_.read_only ? 0 : MDB_CREATE), db.dbi);
     if (rc == MDB_NOTFOUND && options_.read_only && db.missing != nullptr) {
       *db.missing = true;
       continue;
     }
-    if (rc != 0) {
-      mdb_txn_abort(txn);
-      if (rc == MDB_NOTFOUND) {
-        return Status::NotFound("the journal in " + dir_ + " has no '" + db.name +
-                                "' database yet (is it still being created?)");
-      }
-      return Error(rc, std::string("open database ") + db.name);
+    if (rc == MDB_NOTFOUND) {
+      return Status::NotFound("the journal in " + dir_ + " has no '" + db.name +
+                              "' database yet (is it still being created?)");
     }
+    if (rc != 0) return Error(rc, std::string("open database ") + db.name);
   }
   // sched: tables newer than the journal format; a read-only open of an
   // older journal finds none and reads them as empty (dbi 0).
   for (MDB_dbi* dbi : {&e.schedules, &e.fires}) {
     const char* name = dbi == &e.schedules ? "schedules" : "fires";
-    rc = mdb_dbi_open(txn, name, options_.read_only ? 0 : MDB_CREATE, dbi);
+    int rc = mdb_dbi_open(txn, name, options_.read_only ? 0 : MDB_CREATE, dbi);
     if (rc == MDB_NOTFOUND && options_.read_only) {
       *dbi = 0;
     } else if (rc != 0) {
-      mdb_txn_abort(txn);
       return Error(rc, std::string("open database ") + name);
     }
   }
+  return Status::Ok();
+}
+
+Status Journal::CheckSchemaVersion(MDB_txn* txn) {
   MDB_val k = Val(kSchemaKey), v;
-  rc = mdb_get(txn, e.meta, &k, &v);
+  int rc = mdb_get(txn, env_->meta, &k, &v);
   if (rc == MDB_NOTFOUND && !options_.read_only) {
     std::string version;
     PutU64(version, kSchemaVersion);
     MDB_val nv = Val(version);
-    rc = mdb_put(txn, e.meta, &k, &nv, 0);
+    rc = mdb_put(txn, env_->meta, &k, &nv, 0);
   } else if (rc == 0) {
     uint64_t found = v.mv_size == 8 ? GetU64(View(v)) : ~0ull;
     if (found > kSchemaVersion) {
-      mdb_txn_abort(txn);
       return Status::Unsupported("the journal in " + dir_ + " has schema version " +
                                  std::to_string(found) + ", newer than the " +
                                  std::to_string(kSchemaVersion) +
@@ -215,17 +239,12 @@ Status Journal::OpenHandles() {
       std::string version;
       PutU64(version, kSchemaVersion);
       MDB_val nv = Val(version);
-      rc = mdb_put(txn, e.meta, &k, &nv, 0);
+      rc = mdb_put(txn, env_->meta, &k, &nv, 0);
     }
   } else if (rc == MDB_NOTFOUND) {
     rc = 0;  // read-only on a journal whose creator has not committed yet
   }
-  if (rc != 0) {
-    mdb_txn_abort(txn);
-    return Error(rc, "read the schema version");
-  }
-  rc = mdb_txn_commit(txn);  // also makes the dbi handles usable by every txn
-  if (rc != 0) return Error(rc, "commit the opening transaction");
+  if (rc != 0) return Error(rc, "read the schema version");
   return Status::Ok();
 }
 
