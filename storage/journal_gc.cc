@@ -59,16 +59,47 @@ int ExecutionsOf(MDB_txn* txn, MDB_dbi executions, const std::string& run_id, si
   return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
+// The next runs_by_time key at or after `resume` ("" = the first), into
+// `*time_key`; MDB_NOTFOUND past the last.
+int NextRunByTime(MDB_txn* txn, MDB_dbi runs_by_time, const std::string& resume,
+                  std::string* time_key) {
+  Cursor cursor;
+  int rc = cursor.Open(txn, runs_by_time);
+  if (rc != 0) return rc;
+  MDB_val k = Val(resume), v;
+  rc = cursor.Get(&k, &v, resume.empty() ? MDB_FIRST : MDB_SET_RANGE);
+  if (rc != 0) return rc;
+  time_key->assign(View(k));
+  return 0;
+}
+
 }  // namespace
 
 // What one write transaction did; applied to the report only once it commits
-// (RunWrite may replay the body after growing the map).
+// (RunWrite may replay the body after growing the map). Its Remove* steps
+// delete one eligible run in `txn`, oldest records first, counting what goes
+// against `budget` (the records this transaction may delete); each returns
+// an LMDB code.
 struct Journal::GcStep {
   std::string resume;  // runs_by_time key to continue from ("" = the start)
   bool finished = false;
   size_t deleted = 0;
   GcReport report;
   std::set<std::string> hashes;  // pipelines of the runs removed
+
+  // The run under `time_key` (pipeline `hash`): its transitions, then its
+  // executions, then the run itself, as far as the budget goes.
+  int RemoveRun(MDB_txn* txn, const Env& e, const std::string& time_key, const std::string& hash,
+                size_t budget);
+  // 1. Transitions and their index entries, oldest first, within budget.
+  int RemoveTransitions(MDB_txn* txn, const Env& e, const std::string& run_id, size_t budget);
+  // One transition with its exec_index and run_index entries (its
+  // run_index entry alone when the transition is gone already).
+  int RemoveTransition(MDB_txn* txn, const Env& e, const std::string& run_id,
+                       const std::string& seq);
+  // 2. Execution records (and any exec_index entry left without its
+  // transition).
+  int RemoveExecutions(MDB_txn* txn, const Env& e, const std::string& run_id, size_t budget);
 };
 
 int Journal::GcDeleteStep(MDB_txn* txn, Micros finished_before, size_t budget, GcStep* step) {
@@ -79,19 +110,12 @@ int Journal::GcDeleteStep(MDB_txn* txn, Micros finished_before, size_t budget, G
   if (int rc = mdb_put(txn, e.meta, &fk, &fv, 0); rc != 0) return rc;
   while (step->deleted < budget) {
     std::string time_key;
-    {
-      Cursor cursor;
-      int rc = cursor.Open(txn, e.runs_by_time);
-      if (rc != 0) return rc;
-      MDB_val k = Val(step->resume), v;
-      rc = cursor.Get(&k, &v, step->resume.empty() ? MDB_FIRST : MDB_SET_RANGE);
-      if (rc == MDB_NOTFOUND) {
-        step->finished = true;
-        return 0;
-      }
-      if (rc != 0) return rc;
-      time_key.assign(View(k));
+    int rc = NextRunByTime(txn, e.runs_by_time, step->resume, &time_key);
+    if (rc == MDB_NOTFOUND) {
+      step->finished = true;
+      return 0;
     }
+    if (rc != 0) return rc;
     if (time_key.size() < 8) return MDB_CORRUPTED;
     // Ordered by creation: a run created at or after the cutoff cannot have
     // finished before it, and neither can any later one.
@@ -99,77 +123,96 @@ int Journal::GcDeleteStep(MDB_txn* txn, Micros finished_before, size_t budget, G
       step->finished = true;
       return 0;
     }
-    const std::string run_id = time_key.substr(8);
     bool eligible = false;
     std::string hash;
-    int rc = CheckEligible(txn, e.active_runs, e.runs, run_id, finished_before, &eligible, &hash);
+    rc = CheckEligible(txn, e.active_runs, e.runs, time_key.substr(8), finished_before, &eligible,
+                       &hash);
     if (rc != 0) return rc;
     if (!eligible) {
       step->resume = After(time_key);
       continue;
     }
-    step->resume = time_key;  // until the run is gone, continue with it
+    if ((rc = step->RemoveRun(txn, e, time_key, hash, budget)) != 0) return rc;
+  }
+  return 0;
+}
 
-    // 1. Transitions and their index entries, oldest first, within budget.
-    std::vector<std::string> seqs;
-    {
-      Cursor cursor;
-      rc = cursor.Open(txn, e.run_index);
-      if (rc != 0) return rc;
-      MDB_val k = Val(run_id), v;
-      for (rc = cursor.Get(&k, &v, MDB_SET_KEY); rc == 0 && step->deleted + seqs.size() < budget;
-           rc = cursor.Get(&k, &v, MDB_NEXT_DUP)) {
-        seqs.emplace_back(View(v));
-      }
-      if (rc != 0 && rc != MDB_NOTFOUND) return rc;
-    }
-    for (const std::string& seq : seqs) {
-      MDB_val sk = Val(seq), tv;
-      rc = mdb_get(txn, e.transitions, &sk, &tv);
-      if (rc == 0) {
-        Result<TransitionRecord> t = codec::DecodeTransition(codec::DecodeSeqKey(seq), View(tv));
-        if (!t.ok()) return MDB_CORRUPTED;
-        const std::string exec_id =
-            t->exec_id.empty() ? MakeExecId(t->run_id, t->task_id) : t->exec_id;
-        MDB_val ek = Val(exec_id), ev = Val(seq);
-        rc = mdb_del(txn, e.exec_index, &ek, &ev);
-        if (rc == 0) ++step->report.index_entries;
-        if (rc != 0 && rc != MDB_NOTFOUND) return rc;
-        if ((rc = mdb_del(txn, e.transitions, &sk, nullptr)) != 0) return rc;
-        ++step->report.transitions;
-      } else if (rc != MDB_NOTFOUND) {
-        return rc;
-      }
-      MDB_val rk = Val(run_id), rv = Val(seq);
-      if ((rc = mdb_del(txn, e.run_index, &rk, &rv)) != 0) return rc;
-      ++step->report.index_entries;
-      ++step->deleted;
-    }
-    if (step->deleted >= budget) return 0;  // more transitions may remain
+int Journal::GcStep::RemoveRun(MDB_txn* txn, const Env& e, const std::string& time_key,
+                               const std::string& hash, size_t budget) {
+  const std::string run_id = time_key.substr(8);
+  resume = time_key;  // until the run is gone, continue with it
+  int rc = RemoveTransitions(txn, e, run_id, budget);
+  if (rc != 0 || deleted >= budget) return rc;  // more transitions may remain
+  rc = RemoveExecutions(txn, e, run_id, budget);
+  if (rc != 0 || deleted >= budget) return rc;
 
-    // 2. Execution records (and any exec_index entry left without its
-    // transition).
-    std::vector<std::string> execs;
-    rc = ExecutionsOf(txn, e.executions, run_id, budget - step->deleted, &execs);
+  // 3. The run itself, last: until this commits the next GC finds it.
+  MDB_val rk = Val(run_id), tk = Val(time_key);
+  if ((rc = mdb_del(txn, e.runs, &rk, nullptr)) != 0) return rc;
+  if ((rc = mdb_del(txn, e.runs_by_time, &tk, nullptr)) != 0) return rc;
+  ++deleted;
+  report.run_ids.push_back(run_id);
+  if (!hash.empty()) hashes.insert(hash);
+  resume = After(time_key);
+  return 0;
+}
+
+int Journal::GcStep::RemoveTransitions(MDB_txn* txn, const Env& e, const std::string& run_id,
+                                       size_t budget) {
+  std::vector<std::string> seqs;
+  {
+    Cursor cursor;
+    int rc = cursor.Open(txn, e.run_index);
     if (rc != 0) return rc;
-    for (const std::string& exec_id : execs) {
-      MDB_val k = Val(exec_id);
-      if ((rc = mdb_del(txn, e.executions, &k, nullptr)) != 0) return rc;
-      rc = mdb_del(txn, e.exec_index, &k, nullptr);
-      if (rc != 0 && rc != MDB_NOTFOUND) return rc;
-      ++step->report.executions;
-      ++step->deleted;
+    MDB_val k = Val(run_id), v;
+    for (rc = cursor.Get(&k, &v, MDB_SET_KEY); rc == 0 && deleted + seqs.size() < budget;
+         rc = cursor.Get(&k, &v, MDB_NEXT_DUP)) {
+      seqs.emplace_back(View(v));
     }
-    if (step->deleted >= budget) return 0;
+    if (rc != 0 && rc != MDB_NOTFOUND) return rc;
+  }
+  for (const std::string& seq : seqs) {
+    if (int rc = RemoveTransition(txn, e, run_id, seq); rc != 0) return rc;
+  }
+  return 0;
+}
 
-    // 3. The run itself, last: until this commits the next GC finds it.
-    MDB_val rk = Val(run_id), tk = Val(time_key);
-    if ((rc = mdb_del(txn, e.runs, &rk, nullptr)) != 0) return rc;
-    if ((rc = mdb_del(txn, e.runs_by_time, &tk, nullptr)) != 0) return rc;
-    ++step->deleted;
-    step->report.run_ids.push_back(run_id);
-    if (!hash.empty()) step->hashes.insert(hash);
-    step->resume = After(time_key);
+int Journal::GcStep::RemoveTransition(MDB_txn* txn, const Env& e, const std::string& run_id,
+                                      const std::string& seq) {
+  MDB_val sk = Val(seq), tv;
+  int rc = mdb_get(txn, e.transitions, &sk, &tv);
+  if (rc == 0) {
+    Result<TransitionRecord> t = codec::DecodeTransition(codec::DecodeSeqKey(seq), View(tv));
+    if (!t.ok()) return MDB_CORRUPTED;
+    const std::string exec_id = t->exec_id.empty() ? MakeExecId(t->run_id, t->task_id) : t->exec_id;
+    MDB_val ek = Val(exec_id), ev = Val(seq);
+    rc = mdb_del(txn, e.exec_index, &ek, &ev);
+    if (rc == 0) ++report.index_entries;
+    if (rc != 0 && rc != MDB_NOTFOUND) return rc;
+    if ((rc = mdb_del(txn, e.transitions, &sk, nullptr)) != 0) return rc;
+    ++report.transitions;
+  } else if (rc != MDB_NOTFOUND) {
+    return rc;
+  }
+  MDB_val rk = Val(run_id), rv = Val(seq);
+  if ((rc = mdb_del(txn, e.run_index, &rk, &rv)) != 0) return rc;
+  ++report.index_entries;
+  ++deleted;
+  return 0;
+}
+
+int Journal::GcStep::RemoveExecutions(MDB_txn* txn, const Env& e, const std::string& run_id,
+                                      size_t budget) {
+  std::vector<std::string> execs;
+  int rc = ExecutionsOf(txn, e.executions, run_id, budget - deleted, &execs);
+  if (rc != 0) return rc;
+  for (const std::string& exec_id : execs) {
+    MDB_val k = Val(exec_id);
+    if ((rc = mdb_del(txn, e.executions, &k, nullptr)) != 0) return rc;
+    rc = mdb_del(txn, e.exec_index, &k, nullptr);
+    if (rc != 0 && rc != MDB_NOTFOUND) return rc;
+    ++report.executions;
+    ++deleted;
   }
   return 0;
 }
