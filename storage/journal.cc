@@ -1,3 +1,9 @@
+// The journal's write side: Commit's group commit (WriteBatch, WriteRun) and
+// RunWrite, which grows a full map and adopts one another process grew; the
+// error an LMDB code is reported as; the last seq; the duration statistics
+// (written with every batch, read by DurationP50); the epoch. The reads of
+// runs and executions are in journal_runs.cc.
+
 #include "storage/journal.h"
 
 #include <lmdb.h>
@@ -14,7 +20,6 @@
 #include "common/ids.h"
 #include "storage/journal_internal.h"
 #include "storage/record_codec.h"
-#include "storage/snapshot_pack.h"
 
 namespace apollo11::storage {
 namespace {
@@ -292,146 +297,6 @@ uint64_t Journal::last_seq() const {
   return last_seq_.load();
 }
 
-Result<std::vector<TransitionRecord>> Journal::HistoryByIndex(unsigned dbi,
-                                                              const std::string& key) {
-  std::vector<TransitionRecord> out;
-  if (key.empty() || key.size() > 511) return out;
-  ReadTxn txn(*this);
-  APOLLO11_RETURN_IF_ERROR(txn.Begin());
-  Cursor cursor;
-  int rc = cursor.Open(txn.get(), dbi);
-  if (rc != 0) return Error(rc, "open a cursor");
-  MDB_val k = Val(key), v;
-  for (rc = cursor.Get(&k, &v, MDB_SET_KEY); rc == 0; rc = cursor.Get(&k, &v, MDB_NEXT_DUP)) {
-    MDB_val tv;
-    int found = mdb_get(txn.get(), env_->transitions, &v, &tv);
-    if (found == MDB_NOTFOUND) continue;  // pruned by retention
-    if (found != 0) return Error(found, "read a transition");
-    Result<TransitionRecord> record =
-        codec::DecodeTransition(codec::DecodeSeqKey(View(v)), View(tv));
-    if (!record.ok()) return record.status();
-    out.push_back(std::move(record).value());
-  }
-  if (rc != MDB_NOTFOUND) return Error(rc, "scan an index");
-  return out;
-}
-
-Result<std::vector<TransitionRecord>> Journal::HistoryOfRun(const std::string& run_id) {
-  return HistoryByIndex(env_->run_index, run_id);
-}
-
-Result<std::optional<RunRecord>> Journal::GetRun(const std::string& run_id) {
-  ReadTxn txn(*this);
-  APOLLO11_RETURN_IF_ERROR(txn.Begin());
-  auto found = txn.Find(env_->runs, run_id);
-  if (!found.ok()) return found.status();
-  if (!found->has_value()) return std::optional<RunRecord>();
-  Result<RunRecord> run = codec::DecodeRun(run_id, **found);
-  if (!run.ok()) return run.status();
-  return std::optional<RunRecord>(std::move(run).value());
-}
-
-Result<std::string> Journal::LastCreatedRunId() {
-  ReadTxn txn(*this);
-  APOLLO11_RETURN_IF_ERROR(txn.Begin());
-  auto last = txn.Find(env_->meta, kLastRunIdKey);
-  if (!last.ok()) return last.status();
-  if (last->has_value()) return std::string(**last);
-  // A journal written before the key existed: its greatest run id.
-  Cursor cursor;
-  int rc = cursor.Open(txn.get(), env_->runs);
-  if (rc != 0) return Error(rc, "open a cursor");
-  MDB_val k, v;
-  rc = cursor.Get(&k, &v, MDB_LAST);
-  if (rc == MDB_NOTFOUND) return std::string();
-  if (rc != 0) return Error(rc, "find the last run id");
-  return std::string(View(k));
-}
-
-Result<std::vector<RunRecord>> Journal::ListRuns(size_t limit) {
-  std::vector<RunRecord> out;
-  ReadTxn txn(*this);
-  APOLLO11_RETURN_IF_ERROR(txn.Begin());
-  Cursor cursor;
-  int rc = cursor.Open(txn.get(), env_->runs_by_time);
-  if (rc != 0) return Error(rc, "open a cursor");
-  MDB_val k, v;
-  for (rc = cursor.Get(&k, &v, MDB_LAST); rc == 0 && out.size() < limit;
-       rc = cursor.Get(&k, &v, MDB_PREV)) {
-    std::string_view run_id = View(k).substr(8);
-    auto found = txn.Find(env_->runs, run_id);
-    if (!found.ok()) return found.status();
-    if (!found->has_value()) continue;
-    Result<RunRecord> run = codec::DecodeRun(run_id, **found);
-    if (!run.ok()) return run.status();
-    out.push_back(std::move(run).value());
-  }
-  if (rc != 0 && rc != MDB_NOTFOUND) return Error(rc, "list runs");
-  return out;
-}
-
-Result<std::vector<ExecutionRecord>> Journal::ExecutionsOfRun(const std::string& run_id) {
-  std::vector<ExecutionRecord> out;
-  APOLLO11_RETURN_IF_ERROR(ForEachExecutionOfRun(run_id, [&out](ExecutionRecord& record) {
-    out.push_back(std::move(record));
-    return Status::Ok();
-  }));
-  return out;
-}
-
-Status Journal::ForEachExecutionOfRun(const std::string& run_id,
-                                      const std::function<Status(ExecutionRecord&)>& visit) {
-  const std::string prefix = run_id + ".";
-  ReadTxn txn(*this);
-  APOLLO11_RETURN_IF_ERROR(txn.Begin());
-  Cursor cursor;
-  int rc = cursor.Open(txn.get(), env_->executions);
-  if (rc != 0) return Error(rc, "open a cursor");
-  MDB_val k = Val(prefix), v;
-  // A 100k-task run's records are tens of MB of pages (RssFile grew 12 MB
-  // in one status read): let them go from the RSS as the scan passes (the
-  // cursor's pages are mapped again on use).
-  constexpr size_t kReleaseEvery = 4096;
-  size_t seen = 0;
-  for (rc = cursor.Get(&k, &v, MDB_SET_RANGE); rc == 0; rc = cursor.Get(&k, &v, MDB_NEXT)) {
-    std::string_view exec_id = View(k);
-    if (exec_id.substr(0, prefix.size()) != prefix) break;
-    Result<ExecutionRecord> record = codec::DecodeExecution(exec_id, View(v));
-    if (!record.ok()) return record.status();
-    APOLLO11_RETURN_IF_ERROR(visit(*record));
-    if (++seen % kReleaseEvery == 0) ReleaseMappedPagesLocked();
-  }
-  if (seen >= kReleaseEvery) ReleaseMappedPagesLocked();
-  if (rc != 0 && rc != MDB_NOTFOUND) return Error(rc, "scan executions");
-  return Status::Ok();
-}
-
-Result<std::optional<ExecutionRecord>> Journal::GetExecution(const std::string& exec_id) {
-  ReadTxn txn(*this);
-  APOLLO11_RETURN_IF_ERROR(txn.Begin());
-  auto found = txn.Find(env_->executions, exec_id);
-  if (!found.ok()) return found.status();
-  if (!found->has_value()) return std::optional<ExecutionRecord>();
-  Result<ExecutionRecord> record = codec::DecodeExecution(exec_id, **found);
-  if (!record.ok()) return record.status();
-  return std::optional<ExecutionRecord>(std::move(record).value());
-}
-
-Result<std::optional<std::string>> Journal::GetPipeline(const std::string& hash) {
-  ReadTxn txn(*this);
-  APOLLO11_RETURN_IF_ERROR(txn.Begin());
-  auto found = txn.Find(env_->pipelines, hash);
-  if (!found.ok()) return found.status();
-  if (!found->has_value()) return std::optional<std::string>();
-  auto text = UnpackSnapshot(**found);
-  if ((*found)->size() >= (1u << 20)) ReleaseMappedPagesLocked();
-  if (!text.ok()) {
-    return Status::Corrupt("journal " + dir_ + ": pipeline snapshot " + hash + ": " +
-                           text.status().message());
-  }
-  return std::optional<std::string>(std::move(text).value());
-}
-
 Result<std::optional<Micros>> Journal::DurationP50(const std::string& stats_key) {
   ReadTxn txn(*this);
   APOLLO11_RETURN_IF_ERROR(txn.Begin());
@@ -444,26 +309,6 @@ Result<std::optional<Micros>> Journal::DurationP50(const std::string& stats_key)
   size_t n = d.size();
   Micros p50 = n % 2 == 1 ? d[n / 2] : d[n / 2 - 1] + (d[n / 2] - d[n / 2 - 1]) / 2;
   return std::optional<Micros>(p50);
-}
-
-Result<std::vector<RunRecord>> Journal::UnfinishedRuns() {
-  std::vector<RunRecord> out;
-  ReadTxn txn(*this);
-  APOLLO11_RETURN_IF_ERROR(txn.Begin());
-  Cursor cursor;
-  int rc = cursor.Open(txn.get(), env_->active_runs);
-  if (rc != 0) return Error(rc, "open a cursor");
-  MDB_val k, v;
-  for (rc = cursor.Get(&k, &v, MDB_FIRST); rc == 0; rc = cursor.Get(&k, &v, MDB_NEXT)) {
-    auto found = txn.Find(env_->runs, View(k));
-    if (!found.ok()) return found.status();
-    if (!found->has_value()) continue;
-    Result<RunRecord> run = codec::DecodeRun(View(k), **found);
-    if (!run.ok()) return run.status();
-    out.push_back(std::move(run).value());
-  }
-  if (rc != MDB_NOTFOUND) return Error(rc, "list unfinished runs");
-  return out;
 }
 
 Result<uint64_t> Journal::BumpEpoch() {

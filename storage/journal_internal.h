@@ -1,7 +1,8 @@
 #pragma once
 // Internals of the journal shared by its implementation files (journal.cc,
-// journal_gc.cc): the LMDB handles, a read transaction under the resize lock,
-// a scoped cursor. Not part of the storage API.
+// journal_runs.cc, journal_gc.cc, ...): the LMDB handles, a read
+// transaction under the resize lock, a scoped cursor. Not part of the storage
+// API.
 
 #include <lmdb.h>
 
