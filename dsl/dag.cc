@@ -1,6 +1,7 @@
 #include "dsl/dag.h"
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 
 namespace apollo11::dsl {
@@ -45,6 +46,152 @@ Graph BuildGraph(const PipelineSpec& spec) {
   return g;
 }
 
+// The strongly connected components of a graph: each node's component, and
+// the smallest node of each component that holds a cycle (more than one
+// node).
+struct Components {
+  std::vector<int> of;
+  std::vector<int> cycle_roots;
+};
+
+// Tarjan's strongly connected components, with an explicit stack rather
+// than recursion (dag.h: FindCycles is iterative).
+class SccFinder {
+ public:
+  explicit SccFinder(const Graph& g)
+      : g_(g),
+        n_(static_cast<int>(g.in_degree.size())),
+        index_(n_, -1),
+        low_(n_, 0),
+        on_stack_(n_, 0) {
+    found_.of.assign(n_, -1);
+  }
+
+  Components Run() {
+    for (int root = 0; root < n_; ++root) {
+      if (index_[root] < 0) Visit(root);
+    }
+    return std::move(found_);
+  }
+
+ private:
+  struct Frame {
+    int node;
+    int next_edge;
+  };
+
+  void Enter(int v) {
+    index_[v] = low_[v] = counter_++;
+    stack_.push_back(v);
+    on_stack_[v] = 1;
+    frames_.push_back({v, g_.first_edge[v]});
+  }
+
+  // Every node reachable from `root` that no earlier root reached.
+  void Visit(int root) {
+    Enter(root);
+    while (!frames_.empty()) {
+      Frame& f = frames_.back();
+      int u = f.node;
+      if (f.next_edge < g_.first_edge[u + 1]) {
+        int v = g_.edges[f.next_edge++].to;
+        if (index_[v] < 0) {
+          Enter(v);
+        } else if (on_stack_[v]) {
+          low_[u] = std::min(low_[u], index_[v]);
+        }
+        continue;
+      }
+      if (low_[u] == index_[u]) PopComponent(u);
+      frames_.pop_back();
+      if (!frames_.empty()) {
+        int parent = frames_.back().node;
+        low_[parent] = std::min(low_[parent], low_[u]);
+      }
+    }
+  }
+
+  // Takes the component whose first visited node is `u` off the stack.
+  void PopComponent(int u) {
+    int smallest = u;
+    size_t size = 0;
+    int w;
+    do {
+      w = stack_.back();
+      stack_.pop_back();
+      on_stack_[w] = 0;
+      found_.of[w] = components_;
+      smallest = std::min(smallest, w);
+      ++size;
+    } while (w != u);
+    ++components_;
+    if (size > 1) found_.cycle_roots.push_back(smallest);
+  }
+
+  const Graph& g_;
+  const int n_;
+  std::vector<int> index_, low_;
+  std::vector<char> on_stack_;
+  std::vector<int> stack_;
+  std::vector<Frame> frames_;
+  int counter_ = 0;
+  int components_ = 0;
+  Components found_;
+};
+
+// The shortest cycle through a task inside its component, by breadth-first
+// search. One search serves every component: its scratch arrays are keyed
+// by the start, so the whole is linear in the graph.
+class CycleSearch {
+ public:
+  CycleSearch(const PipelineSpec& spec, const Graph& g, const std::vector<int>& component)
+      : spec_(spec),
+        g_(g),
+        component_(component),
+        parent_(spec.tasks.size(), -1),
+        seen_in_(spec.tasks.size(), -1) {}
+
+  // nullopt when `s` is on no cycle but a self-loop.
+  std::optional<Cycle> Through(int s) {
+    std::vector<int> queue{s};
+    seen_in_[s] = s;
+    for (size_t head = 0; head < queue.size(); ++head) {
+      int u = queue[head];
+      for (int e = g_.first_edge[u]; e < g_.first_edge[u + 1]; ++e) {
+        int v = g_.edges[e].to;
+        if (component_[v] != component_[s]) continue;
+        if (v == s && u != s) return Path(s, u, g_.edges[e]);
+        if (seen_in_[v] != s) {
+          seen_in_[v] = s;
+          parent_[v] = u;
+          queue.push_back(v);
+        }
+      }
+    }
+    return std::nullopt;
+  }
+
+ private:
+  // s -> ... -> last -> s, `closing` being the edge last -> s.
+  Cycle Path(int s, int last, const Graph::Edge& closing) const {
+    std::vector<int> path;
+    for (int v = last; v != s; v = parent_[v]) path.push_back(v);
+    path.push_back(s);
+    std::reverse(path.begin(), path.end());
+    Cycle cycle;
+    for (int v : path) cycle.path.push_back(spec_.tasks[v].id);
+    cycle.path.push_back(spec_.tasks[s].id);
+    cycle.where = closing.entry->where;
+    return cycle;
+  }
+
+  const PipelineSpec& spec_;
+  const Graph& g_;
+  const std::vector<int>& component_;
+  std::vector<int> parent_;
+  std::vector<int> seen_in_;
+};
+
 }  // namespace
 
 DagSummary Summarize(const PipelineSpec& spec) {
@@ -87,103 +234,17 @@ DagSummary Summarize(const PipelineSpec& spec) {
 
 std::vector<Cycle> FindCycles(const PipelineSpec& spec, size_t max_cycles) {
   Graph g = BuildGraph(spec);
-  const int n = static_cast<int>(spec.tasks.size());
+  Components components = SccFinder(g).Run();
+  std::vector<int>& roots = components.cycle_roots;
+  std::sort(roots.begin(), roots.end());
+  if (roots.size() > max_cycles) roots.resize(max_cycles);
 
-  // Tarjan's strongly connected components, with an explicit stack.
-  std::vector<int> index(n, -1), low(n, 0), component(n, -1);
-  std::vector<char> on_stack(n, 0);
-  std::vector<int> stack;
-  struct Frame {
-    int node;
-    int next_edge;
-  };
-  std::vector<Frame> frames;
-  std::vector<int> cycle_roots;  // smallest node of each component with a cycle
-  int counter = 0;
-  int components = 0;
-  for (int root = 0; root < n; ++root) {
-    if (index[root] >= 0) continue;
-    index[root] = low[root] = counter++;
-    stack.push_back(root);
-    on_stack[root] = 1;
-    frames.push_back({root, g.first_edge[root]});
-    while (!frames.empty()) {
-      Frame& f = frames.back();
-      int u = f.node;
-      if (f.next_edge < g.first_edge[u + 1]) {
-        int v = g.edges[f.next_edge++].to;
-        if (index[v] < 0) {
-          index[v] = low[v] = counter++;
-          stack.push_back(v);
-          on_stack[v] = 1;
-          frames.push_back({v, g.first_edge[v]});
-        } else if (on_stack[v]) {
-          low[u] = std::min(low[u], index[v]);
-        }
-        continue;
-      }
-      if (low[u] == index[u]) {
-        int smallest = u;
-        size_t size = 0;
-        int w;
-        do {
-          w = stack.back();
-          stack.pop_back();
-          on_stack[w] = 0;
-          component[w] = components;
-          smallest = std::min(smallest, w);
-          ++size;
-        } while (w != u);
-        ++components;
-        if (size > 1) cycle_roots.push_back(smallest);
-      }
-      frames.pop_back();
-      if (!frames.empty()) {
-        int parent = frames.back().node;
-        low[parent] = std::min(low[parent], low[u]);
-      }
-    }
-  }
-
-  std::sort(cycle_roots.begin(), cycle_roots.end());
-  if (cycle_roots.size() > max_cycles) cycle_roots.resize(max_cycles);
-
-  // In each component, the shortest cycle through its first task (BFS).
+  // In each component, the shortest cycle through its first task.
   std::vector<Cycle> cycles;
-  std::vector<int> parent(n, -1);
-  std::vector<int> seen_in(n, -1);
-  for (int s : cycle_roots) {
-    std::vector<int> queue{s};
-    seen_in[s] = s;
-    const Graph::Edge* closing = nullptr;
-    int last = -1;
-    for (size_t head = 0; head < queue.size() && closing == nullptr; ++head) {
-      int u = queue[head];
-      for (int e = g.first_edge[u]; e < g.first_edge[u + 1]; ++e) {
-        int v = g.edges[e].to;
-        if (component[v] != component[s]) continue;
-        if (v == s && u != s) {
-          closing = &g.edges[e];
-          last = u;
-          break;
-        }
-        if (seen_in[v] != s) {
-          seen_in[v] = s;
-          parent[v] = u;
-          queue.push_back(v);
-        }
-      }
-    }
-    if (closing == nullptr) continue;  // only a self-loop: reported by the checker
-    std::vector<int> path;
-    for (int v = last; v != s; v = parent[v]) path.push_back(v);
-    path.push_back(s);
-    std::reverse(path.begin(), path.end());
-    Cycle cycle;
-    for (int v : path) cycle.path.push_back(spec.tasks[v].id);
-    cycle.path.push_back(spec.tasks[s].id);
-    cycle.where = closing->entry->where;
-    cycles.push_back(std::move(cycle));
+  CycleSearch search(spec, g, components.of);
+  for (int s : roots) {
+    // None: only a self-loop, reported by the checker.
+    if (std::optional<Cycle> cycle = search.Through(s)) cycles.push_back(std::move(*cycle));
   }
   return cycles;
 }
