@@ -37,93 +37,117 @@ Result<RunGraph> RunGraph::Compile(const dsl::PipelineSpec& spec) {
 Result<RunGraph> RunGraph::Compile(dsl::PipelineSpec&& spec_in) {
   RunGraph g;
   g.spec_ = std::move(spec_in);
-  const dsl::PipelineSpec& spec = g.spec_;
+  APOLLO11_RETURN_IF_ERROR(g.IndexIds());
+  std::vector<int> out_degree;
+  APOLLO11_RETURN_IF_ERROR(g.LinkUpstream(&out_degree));
+  g.LinkDownstream(out_degree);
+  APOLLO11_RETURN_IF_ERROR(g.CheckAcyclic());
+  return g;
+}
+
+Status RunGraph::IndexIds() {
+  const dsl::PipelineSpec& spec = spec_;
   const int n = static_cast<int>(spec.tasks.size());
-  g.by_id_.resize(n);
-  std::iota(g.by_id_.begin(), g.by_id_.end(), 0);
-  std::sort(g.by_id_.begin(), g.by_id_.end(),
+  by_id_.resize(n);
+  std::iota(by_id_.begin(), by_id_.end(), 0);
+  std::sort(by_id_.begin(), by_id_.end(),
             [&spec](int a, int b) { return spec.tasks[a].id < spec.tasks[b].id; });
   for (int k = 1; k < n; ++k) {
-    const std::string& id = spec.tasks[g.by_id_[k]].id;
-    if (id == spec.tasks[g.by_id_[k - 1]].id) {
+    const std::string& id = spec.tasks[by_id_[k]].id;
+    if (id == spec.tasks[by_id_[k - 1]].id) {
       return Status::InvalidInput("duplicate task id '" + id + "'");
     }
   }
+  return Status::Ok();
+}
 
-  g.up_begin_.assign(n + 1, 0);
-  std::vector<int> out_degree(n, 0);
+Status RunGraph::LinkUpstream(std::vector<int>* out_degree) {
+  const dsl::PipelineSpec& spec = spec_;
+  const int n = static_cast<int>(spec.tasks.size());
+  up_begin_.assign(n + 1, 0);
+  out_degree->assign(n, 0);
   size_t edges = 0;
   for (const auto& t : spec.tasks) edges += t.depends_on.size();
-  g.up_edges_.reserve(edges);
+  up_edges_.reserve(edges);
   for (int i = 0; i < n; ++i) {
-    g.up_begin_[i] = static_cast<int>(g.up_edges_.size());
+    up_begin_[i] = static_cast<int>(up_edges_.size());
     for (const dsl::Dependency& dep : spec.tasks[i].depends_on) {
-      int u = g.Find(dep.task);
+      int u = Find(dep.task);
       if (u < 0) {
         return Status::InvalidInput("task '" + spec.tasks[i].id + "' depends on unknown task '" +
                                     dep.task + "'");
       }
-      g.up_edges_.push_back({u, dep.on});
-      ++out_degree[u];
+      up_edges_.push_back({u, dep.on});
+      ++(*out_degree)[u];
     }
   }
-  g.up_begin_[n] = static_cast<int>(g.up_edges_.size());
+  up_begin_[n] = static_cast<int>(up_edges_.size());
+  return Status::Ok();
+}
 
+void RunGraph::LinkDownstream(const std::vector<int>& out_degree) {
   // Reverse edges, grouped by upstream, each group in dependent index order.
-  g.down_begin_.assign(n + 1, 0);
-  for (int i = 0; i < n; ++i) g.down_begin_[i + 1] = g.down_begin_[i] + out_degree[i];
-  g.down_edges_.resize(g.up_edges_.size());
-  g.flags_.assign(n, 0);
-  std::vector<int> fill(g.down_begin_.begin(), g.down_begin_.end() - 1);
+  const int n = size();
+  down_begin_.assign(n + 1, 0);
+  for (int i = 0; i < n; ++i) down_begin_[i + 1] = down_begin_[i] + out_degree[i];
+  down_edges_.resize(up_edges_.size());
+  flags_.assign(n, 0);
+  std::vector<int> fill(down_begin_.begin(), down_begin_.end() - 1);
   for (int v = 0; v < n; ++v) {
-    for (const Edge& e : g.Upstream(v)) {
-      g.down_edges_[fill[e.task]++] = {v, e.on};
+    for (const Edge& e : Upstream(v)) {
+      down_edges_[fill[e.task]++] = {v, e.on};
       if (e.on == dsl::DependencyCondition::kFailure || e.on == dsl::DependencyCondition::kDone) {
-        g.flags_[e.task] |= kFailureHandled;
+        flags_[e.task] |= kFailureHandled;
       }
       if (e.on == dsl::DependencyCondition::kTimeout || e.on == dsl::DependencyCondition::kDone) {
-        g.flags_[e.task] |= kTimeoutHandled;
+        flags_[e.task] |= kTimeoutHandled;
       }
     }
   }
+}
 
+Status RunGraph::CheckAcyclic() const {
   // Kahn's algorithm: whatever is left unvisited lies on or behind a cycle.
+  const int n = size();
   std::vector<int> indeg(n), queue;
   queue.reserve(n);
   for (int i = 0; i < n; ++i) {
-    indeg[i] = g.InDegree(i);
+    indeg[i] = InDegree(i);
     if (indeg[i] == 0) queue.push_back(i);
   }
   for (size_t head = 0; head < queue.size(); ++head) {
-    for (const Edge& e : g.Dependents(queue[head])) {
+    for (const Edge& e : Dependents(queue[head])) {
       if (--indeg[e.task] == 0) queue.push_back(e.task);
     }
   }
-  if (static_cast<int>(queue.size()) != n) {
-    // Walk upstream through unvisited tasks until one repeats: that is a cycle.
-    int start = 0;
-    while (indeg[start] == 0) ++start;
-    std::vector<int> pos(n, -1), path;
-    int cur = start;
-    while (pos[cur] < 0) {
-      pos[cur] = static_cast<int>(path.size());
-      path.push_back(cur);
-      for (const Edge& e : g.Upstream(cur)) {
-        if (indeg[e.task] > 0) {
-          cur = e.task;
-          break;
-        }
+  if (static_cast<int>(queue.size()) == n) return Status::Ok();
+  return Status::InvalidInput("dependency cycle: " + CyclePath(indeg));
+}
+
+std::string RunGraph::CyclePath(const std::vector<int>& unvisited) const {
+  // Walk upstream through unvisited tasks until one repeats: that is a cycle.
+  const int n = size();
+  int start = 0;
+  while (unvisited[start] == 0) ++start;
+  std::vector<int> pos(n, -1), path;
+  int cur = start;
+  while (pos[cur] < 0) {
+    pos[cur] = static_cast<int>(path.size());
+    path.push_back(cur);
+    for (const Edge& e : Upstream(cur)) {
+      if (unvisited[e.task] > 0) {
+        cur = e.task;
+        break;
       }
     }
-    // path[k + 1] is upstream of path[k]; print in run order from `cur`.
-    std::string text = g.id(cur);
-    for (size_t k = path.size() - 1; k > static_cast<size_t>(pos[cur]); --k) {
-      text += " -> " + g.id(path[k]);
-    }
-    text += " -> " + g.id(cur);
-    return Status::InvalidInput("dependency cycle: " + text);
   }
-  return g;
+  // path[k + 1] is upstream of path[k]; print in run order from `cur`.
+  std::string text = id(cur);
+  for (size_t k = path.size() - 1; k > static_cast<size_t>(pos[cur]); --k) {
+    text += " -> " + id(path[k]);
+  }
+  text += " -> " + id(cur);
+  return text;
 }
 
 }  // namespace apollo11::engine

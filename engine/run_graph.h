@@ -69,6 +69,17 @@ class RunGraph {
   static constexpr uint8_t kTimeoutHandled = 2;
 
   RunGraph() = default;
+  // Compile's steps, in its order, each on spec_: sorts the task indices by
+  // id (by_id_), refusing a duplicate; links each task to its upstreams,
+  // refusing an unknown one, counting each task's dependents into
+  // `*out_degree`; builds the reverse edges and the handled flags; refuses
+  // a cycle, named by CyclePath from the in-degrees Kahn's walk left
+  // (`unvisited`: nonzero off the walk).
+  Status IndexIds();
+  Status LinkUpstream(std::vector<int>* out_degree);
+  void LinkDownstream(const std::vector<int>& out_degree);
+  Status CheckAcyclic() const;
+  std::string CyclePath(const std::vector<int>& unvisited) const;
 
   dsl::PipelineSpec spec_;
   // Task indices in id order, for Find: 4 bytes a task, where a hash map
