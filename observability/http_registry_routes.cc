@@ -6,6 +6,8 @@
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
+#include <functional>
+
 #include "common/json_dump.h"
 #include "common/timestamp_parse.h"
 #include "observability/http_routing.h"
@@ -36,80 +38,47 @@ Status ReadBackfillBody(const nlohmann::json& body, ApiBackend::RegistryChange* 
   return Status::Ok();
 }
 
+// A trigger request's body (empty, or {"params": {...}, "idempotency_key":
+// K, "version": V}), into `trigger`; InvalidInput says what is wrong.
+Status ReadTriggerBody(const std::string& text, ApiBackend::TriggerSpec* trigger) {
+  if (text.empty()) return Status::Ok();
+  auto body = nlohmann::json::parse(text, nullptr, false);
+  if (body.is_discarded() || !body.is_object()) {
+    return Status::InvalidInput("body must be a JSON object: {\"params\": {...}}");
+  }
+  for (const auto& [key, value] : body.items()) {
+    if (key == "params") continue;
+    if ((key == "idempotency_key" || key == "version") && value.is_string()) {
+      (key == "version" ? trigger->version : trigger->key) = value.get<std::string>();
+      continue;
+    }
+    return Status::InvalidInput("unknown body field '" + key + "'");
+  }
+  if (body.contains("params")) {
+    const auto& p = body["params"];
+    if (!p.is_object()) return Status::InvalidInput("params must be a JSON object");
+    for (const auto& [name, value] : p.items()) {
+      if (value.is_string()) {
+        trigger->params[name] = value.get<std::string>();
+      } else if (value.is_number() || value.is_boolean()) {
+        trigger->params[name] = SafeJsonDump(value);
+      } else {
+        return Status::InvalidInput("param '" + name + "' must be a string, number or boolean");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 void HttpServer::RegistryRoutes(httplib::Server& s, const std::string& id) {
   // GET lists the pipelines; POST (registry): a pipeline YAML in the body
   // becomes its next version.
   RouteGetPost(s, *routes_, "/api/pipelines", QueryRoute("pipelines", 0),
-               [this](const httplib::Request& req, httplib::Response& res) {
-                 if (!Authorized(req, res)) return;
-                 if (req.body.empty())
-                   return SendError(res, 400, "the body must be a pipeline's YAML");
-                 Result<nlohmann::json> added = Status::Internal("unanswered");
-                 {
-                   MutexLock lock(&backend_mu_);
-                   // Imports resolve nowhere: the body is the whole pipeline.
-                   added =
-                       backend()->Register(req.body, "/nonexistent/apollo11-http/pipeline.yaml");
-                 }
-                 if (!added.ok())
-                   return SendError(res, HttpStatusOf(added.status()), added.status().message());
-                 cache_->Clear();
-                 spdlog::info("http: pipeline {} registered by {}", SafeJsonDump((*added)["label"]),
-                              req.remote_addr);
-                 SendJson(res, added->value("unchanged", false) ? 200 : 201, *added);
-               });
+               std::bind_front(&HttpServer::RegisterPipeline, this));
   Route(s, *routes_, "POST", "/api/pipelines/" + id + "/runs",
-        [this](const httplib::Request& req, httplib::Response& res) {
-          if (!Authorized(req, res)) return;
-          ApiBackend::TriggerSpec trigger;
-          trigger.name = req.matches[1];
-          trigger.key = req.get_header_value("Idempotency-Key");
-          if (!req.body.empty()) {
-            auto body = nlohmann::json::parse(req.body, nullptr, false);
-            if (body.is_discarded() || !body.is_object()) {
-              return SendError(res, 400, "body must be a JSON object: {\"params\": {...}}");
-            }
-            for (const auto& [key, value] : body.items()) {
-              if (key == "params") continue;
-              if ((key == "idempotency_key" || key == "version") && value.is_string()) {
-                (key == "version" ? trigger.version : trigger.key) = value.get<std::string>();
-                continue;
-              }
-              return SendError(res, 400, "unknown body field '" + key + "'");
-            }
-            if (body.contains("params")) {
-              const auto& p = body["params"];
-              if (!p.is_object()) return SendError(res, 400, "params must be a JSON object");
-              for (const auto& [name, value] : p.items()) {
-                if (value.is_string()) {
-                  trigger.params[name] = value.get<std::string>();
-                } else if (value.is_number() || value.is_boolean()) {
-                  trigger.params[name] = SafeJsonDump(value);
-                } else {
-                  return SendError(res, 400,
-                                   "param '" + name + "' must be a string, number or boolean");
-                }
-              }
-            }
-          }
-          Result<nlohmann::json> run = Status::Internal("unanswered");
-          {
-            MutexLock lock(&backend_mu_);
-            run = backend()->TriggerRun(trigger);
-          }
-          if (!run.ok()) {
-            // A paused pipeline is a conflict with its state, not an outage.
-            const int status =
-                run.status().code() == StatusCode::kBusy ? 409 : HttpStatusOf(run.status());
-            return SendError(res, status, run.status().message());
-          }
-          cache_->Clear();
-          spdlog::info("http: run {} of {} triggered by {}", SafeJsonDump((*run)["run_id"]),
-                       trigger.name, req.remote_addr);
-          SendJson(res, run->value("existing", false) ? 200 : 201, *run);
-        });
+        std::bind_front(&HttpServer::TriggerPipelineRun, this));
   // A version's snapshot with the newest fires (?limit=N of them, default
   // 20), as `apollo11 pipelines show`; the versions, as `pipelines versions`.
   Route(s, *routes_, "GET", "/api/pipelines/" + id, QueryRoute("pipeline", 1));
@@ -119,30 +88,71 @@ void HttpServer::RegistryRoutes(httplib::Server& s, const std::string& id) {
   // backfill ({"from": T1, "to": T2, "max_active": N}, times as `apollo11
   // backfill` takes them).
   Route(s, *routes_, "POST", "/api/pipelines/" + id + "/(pause|unpause|remove|backfill)",
-        [this](const httplib::Request& req, httplib::Response& res) {
-          if (!Authorized(req, res)) return;
-          ApiBackend::RegistryChange change{req.matches[2], req.matches[1]};
-          if (change.op == "backfill") {
-            auto body = nlohmann::json::parse(req.body, nullptr, false);
-            if (body.is_discarded() || !body.is_object()) {
-              return SendError(res, 400,
-                               "body must be a JSON object: {\"from\": \"2026-11-01\", "
-                               "\"to\": \"2026-11-02T00:00:00Z\", \"max_active\": 2}");
-            }
-            Status read = ReadBackfillBody(body, &change);
-            if (!read.ok()) return SendError(res, 400, read.message());
-          }
-          Result<nlohmann::json> done = Status::Internal("unanswered");
-          {
-            MutexLock lock(&backend_mu_);
-            done = backend()->ChangeRegistry(change);
-          }
-          if (!done.ok())
-            return SendError(res, HttpStatusOf(done.status()), done.status().message());
-          cache_->Clear();
-          spdlog::info("http: {} of pipeline {} by {}", change.op, change.name, req.remote_addr);
-          SendJson(res, 200, *done);
-        });
+        std::bind_front(&HttpServer::ChangePipeline, this));
+}
+
+void HttpServer::RegisterPipeline(const httplib::Request& req, httplib::Response& res) {
+  if (!Authorized(req, res)) return;
+  if (req.body.empty()) return SendError(res, 400, "the body must be a pipeline's YAML");
+  Result<nlohmann::json> added = Status::Internal("unanswered");
+  {
+    MutexLock lock(&backend_mu_);
+    // Imports resolve nowhere: the body is the whole pipeline.
+    added = backend()->Register(req.body, "/nonexistent/apollo11-http/pipeline.yaml");
+  }
+  if (!added.ok()) return SendError(res, HttpStatusOf(added.status()), added.status().message());
+  cache_->Clear();
+  spdlog::info("http: pipeline {} registered by {}", SafeJsonDump((*added)["label"]),
+               req.remote_addr);
+  SendJson(res, added->value("unchanged", false) ? 200 : 201, *added);
+}
+
+void HttpServer::TriggerPipelineRun(const httplib::Request& req, httplib::Response& res) {
+  if (!Authorized(req, res)) return;
+  ApiBackend::TriggerSpec trigger;
+  trigger.name = req.matches[1];
+  trigger.key = req.get_header_value("Idempotency-Key");
+  if (Status read = ReadTriggerBody(req.body, &trigger); !read.ok()) {
+    return SendError(res, 400, read.message());
+  }
+  Result<nlohmann::json> run = Status::Internal("unanswered");
+  {
+    MutexLock lock(&backend_mu_);
+    run = backend()->TriggerRun(trigger);
+  }
+  if (!run.ok()) {
+    // A paused pipeline is a conflict with its state, not an outage.
+    const int status = run.status().code() == StatusCode::kBusy ? 409 : HttpStatusOf(run.status());
+    return SendError(res, status, run.status().message());
+  }
+  cache_->Clear();
+  spdlog::info("http: run {} of {} triggered by {}", SafeJsonDump((*run)["run_id"]), trigger.name,
+               req.remote_addr);
+  SendJson(res, run->value("existing", false) ? 200 : 201, *run);
+}
+
+void HttpServer::ChangePipeline(const httplib::Request& req, httplib::Response& res) {
+  if (!Authorized(req, res)) return;
+  ApiBackend::RegistryChange change{req.matches[2], req.matches[1]};
+  if (change.op == "backfill") {
+    auto body = nlohmann::json::parse(req.body, nullptr, false);
+    if (body.is_discarded() || !body.is_object()) {
+      return SendError(res, 400,
+                       "body must be a JSON object: {\"from\": \"2026-11-01\", "
+                       "\"to\": \"2026-11-02T00:00:00Z\", \"max_active\": 2}");
+    }
+    Status read = ReadBackfillBody(body, &change);
+    if (!read.ok()) return SendError(res, 400, read.message());
+  }
+  Result<nlohmann::json> done = Status::Internal("unanswered");
+  {
+    MutexLock lock(&backend_mu_);
+    done = backend()->ChangeRegistry(change);
+  }
+  if (!done.ok()) return SendError(res, HttpStatusOf(done.status()), done.status().message());
+  cache_->Clear();
+  spdlog::info("http: {} of pipeline {} by {}", change.op, change.name, req.remote_addr);
+  SendJson(res, 200, *done);
 }
 
 }  // namespace apollo11::observability

@@ -5,6 +5,9 @@
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
+#include <functional>
+#include <string>
+
 #include "common/json_dump.h"
 #include "observability/http_routing.h"
 #include "observability/http_server.h"
@@ -12,32 +15,45 @@
 
 namespace apollo11::observability {
 
+namespace {
+
+// The fields of a rerun request's body (see RunRoutes).
+struct RerunBody {
+  std::string from;
+  bool failed = false, downstream = false;
+};
+
+// Reads `text` into `*rerun`; InvalidInput says what is wrong.
+Status ReadRerunBody(const std::string& text, RerunBody* rerun) {
+  auto body = text.empty() ? nlohmann::json::object() : nlohmann::json::parse(text, nullptr, false);
+  if (body.is_discarded() || !body.is_object()) {
+    return Status::InvalidInput(
+        "body must be a JSON object: {\"failed\": true} or {\"from\": "
+        "\"TASK\", \"downstream\": true}");
+  }
+  for (const auto& [key, value] : body.items()) {
+    if (key == "from" && value.is_string()) {
+      rerun->from = value.get<std::string>();
+    } else if ((key == "failed" || key == "downstream") && value.is_boolean()) {
+      (key == "failed" ? rerun->failed : rerun->downstream) = value.get<bool>();
+    } else {
+      return Status::InvalidInput("unknown or ill-typed body field '" + key + "'");
+    }
+  }
+  if (rerun->failed && !rerun->from.empty()) {
+    return Status::InvalidInput("give failed or from, not both");
+  }
+  if (rerun->downstream && rerun->from.empty()) {
+    return Status::InvalidInput("downstream goes with from");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 void HttpServer::RunRoutes(httplib::Server& s, const std::string& id) {
   Route(s, *routes_, "POST", "/api/executions/([A-Za-z0-9_.:@-]+)/confirm",
-        [this](const httplib::Request& req, httplib::Response& res) {
-          if (!Authorized(req, res)) return;
-          auto body = nlohmann::json::parse(req.body, nullptr, false);
-          const std::string action =
-              body.is_object() && body.contains("action") && body["action"].is_string()
-                  ? body["action"].get<std::string>()
-                  : "";
-          if (action != "kill" && action != "keep") {
-            return SendError(res, 400,
-                             "body must be {\"action\": \"kill\"} or {\"action\": \"keep\"}");
-          }
-          Result<std::string> answer = Status::Internal("unanswered");
-          {
-            MutexLock lock(&backend_mu_);
-            answer = backend()->Confirm(req.matches[1], action == "kill");
-          }
-          if (!answer.ok())
-            return SendError(res, HttpStatusOf(answer.status()), answer.status().message());
-          cache_->Clear();
-          SendJson(res, 202,
-                   nlohmann::json{{"exec_id", std::string(req.matches[1])},
-                                  {"action", action},
-                                  {"answer", *answer}});
-        });
+        std::bind_front(&HttpServer::ConfirmExecution, this));
   if (options_.cluster) {
     Route(s, *routes_, "GET", "/api/cluster",
           [this](const httplib::Request&, httplib::Response& res) {
@@ -56,60 +72,68 @@ void HttpServer::RunRoutes(httplib::Server& s, const std::string& id) {
   // Body: {} or {"failed": true} (the default), or {"from": "TASK",
   // "downstream": true}.
   Route(s, *routes_, "POST", "/api/runs/" + id + "/rerun",
-        [this](const httplib::Request& req, httplib::Response& res) {
-          if (!Authorized(req, res)) return;
-          auto body = req.body.empty() ? nlohmann::json::object()
-                                       : nlohmann::json::parse(req.body, nullptr, false);
-          if (body.is_discarded() || !body.is_object()) {
-            return SendError(res, 400,
-                             "body must be a JSON object: {\"failed\": true} or {\"from\": "
-                             "\"TASK\", \"downstream\": true}");
-          }
-          std::string from;
-          bool failed = false, downstream = false;
-          for (const auto& [key, value] : body.items()) {
-            if (key == "from" && value.is_string()) {
-              from = value.get<std::string>();
-            } else if ((key == "failed" || key == "downstream") && value.is_boolean()) {
-              (key == "failed" ? failed : downstream) = value.get<bool>();
-            } else {
-              return SendError(res, 400, "unknown or ill-typed body field '" + key + "'");
-            }
-          }
-          if (failed && !from.empty()) return SendError(res, 400, "give failed or from, not both");
-          if (downstream && from.empty()) return SendError(res, 400, "downstream goes with from");
-          const std::string original = req.matches[1];
-          Result<std::string> run_id = Status::Internal("unanswered");
-          {
-            MutexLock lock(&backend_mu_);
-            run_id = backend()->Rerun(original, from, downstream);
-          }
-          if (!run_id.ok())
-            return SendError(res, HttpStatusOf(run_id.status()), run_id.status().message());
-          cache_->Clear();
-          spdlog::info("http: run {} reruns {}, started by {}", *run_id, original, req.remote_addr);
-          SendJson(res, 201, nlohmann::json{{"run_id", *run_id}, {"rerun_of", original}});
-        });
+        std::bind_front(&HttpServer::RerunRun, this));
   Route(s, *routes_, "POST", "/api/runs/" + id + "/cancel",
-        [this](const httplib::Request& req, httplib::Response& res) {
-          if (!Authorized(req, res)) return;
-          const std::string run_id = req.matches[1];
-          Status c;
-          {
-            MutexLock lock(&backend_mu_);
-            auto run = backend()->Query("status", run_id, 0);
-            if (!run.ok())
-              return SendError(res, HttpStatusOf(run.status()), run.status().message());
-            const std::string state = run->value("state", "");
-            if (state == "SUCCESS" || state == "FAILED" || state == "CANCELED") {
-              return SendError(res, 409, "run " + run_id + " already finished: " + state);
-            }
-            c = backend()->Cancel(run_id, "canceled through the HTTP API from " + req.remote_addr);
-          }
-          if (!c.ok()) return SendError(res, HttpStatusOf(c), c.message());
-          cache_->Clear();
-          SendJson(res, 202, nlohmann::json{{"run_id", run_id}, {"cancel", "requested"}});
-        });
+        std::bind_front(&HttpServer::CancelRun, this));
+}
+
+void HttpServer::ConfirmExecution(const httplib::Request& req, httplib::Response& res) {
+  if (!Authorized(req, res)) return;
+  auto body = nlohmann::json::parse(req.body, nullptr, false);
+  const std::string action =
+      body.is_object() && body.contains("action") && body["action"].is_string()
+          ? body["action"].get<std::string>()
+          : "";
+  if (action != "kill" && action != "keep") {
+    return SendError(res, 400, "body must be {\"action\": \"kill\"} or {\"action\": \"keep\"}");
+  }
+  Result<std::string> answer = Status::Internal("unanswered");
+  {
+    MutexLock lock(&backend_mu_);
+    answer = backend()->Confirm(req.matches[1], action == "kill");
+  }
+  if (!answer.ok()) return SendError(res, HttpStatusOf(answer.status()), answer.status().message());
+  cache_->Clear();
+  SendJson(res, 202,
+           nlohmann::json{
+               {"exec_id", std::string(req.matches[1])}, {"action", action}, {"answer", *answer}});
+}
+
+void HttpServer::RerunRun(const httplib::Request& req, httplib::Response& res) {
+  if (!Authorized(req, res)) return;
+  RerunBody rerun;
+  if (Status read = ReadRerunBody(req.body, &rerun); !read.ok()) {
+    return SendError(res, 400, read.message());
+  }
+  const std::string original = req.matches[1];
+  Result<std::string> run_id = Status::Internal("unanswered");
+  {
+    MutexLock lock(&backend_mu_);
+    run_id = backend()->Rerun(original, rerun.from, rerun.downstream);
+  }
+  if (!run_id.ok()) return SendError(res, HttpStatusOf(run_id.status()), run_id.status().message());
+  cache_->Clear();
+  spdlog::info("http: run {} reruns {}, started by {}", *run_id, original, req.remote_addr);
+  SendJson(res, 201, nlohmann::json{{"run_id", *run_id}, {"rerun_of", original}});
+}
+
+void HttpServer::CancelRun(const httplib::Request& req, httplib::Response& res) {
+  if (!Authorized(req, res)) return;
+  const std::string run_id = req.matches[1];
+  Status c;
+  {
+    MutexLock lock(&backend_mu_);
+    auto run = backend()->Query("status", run_id, 0);
+    if (!run.ok()) return SendError(res, HttpStatusOf(run.status()), run.status().message());
+    const std::string state = run->value("state", "");
+    if (state == "SUCCESS" || state == "FAILED" || state == "CANCELED") {
+      return SendError(res, 409, "run " + run_id + " already finished: " + state);
+    }
+    c = backend()->Cancel(run_id, "canceled through the HTTP API from " + req.remote_addr);
+  }
+  if (!c.ok()) return SendError(res, HttpStatusOf(c), c.message());
+  cache_->Clear();
+  SendJson(res, 202, nlohmann::json{{"run_id", run_id}, {"cancel", "requested"}});
 }
 
 }  // namespace apollo11::observability

@@ -102,6 +102,17 @@ class HttpServer {
   void ApiRoutes();
   void RegistryRoutes(httplib::Server& s, const std::string& id);
   void RunRoutes(httplib::Server& s, const std::string& id);
+  // The handlers of their POSTs, each answering one request on an httplib
+  // worker thread (one backend call at a time, under backend_mu_):
+  // registering a pipeline, triggering its run, changing its registry state
+  // (pause, unpause, remove, backfill); answering a slow task, rerunning and
+  // canceling a run.
+  void RegisterPipeline(const httplib::Request& req, httplib::Response& res);
+  void TriggerPipelineRun(const httplib::Request& req, httplib::Response& res);
+  void ChangePipeline(const httplib::Request& req, httplib::Response& res);
+  void ConfirmExecution(const httplib::Request& req, httplib::Response& res);
+  void RerunRun(const httplib::Request& req, httplib::Response& res);
+  void CancelRun(const httplib::Request& req, httplib::Response& res);
   // A handler answering the read-only query `kind` through the cache, its
   // id in regex group `id_group` (0: none).
   std::function<void(const httplib::Request&, httplib::Response&)> QueryRoute(const char* kind,
