@@ -87,6 +87,13 @@ CoordinatorMetrics::CoordinatorMetrics(Registry& r)
       heartbeat_losses(r.AddCounter("apollo11_heartbeat_losses_total",
                                     "Workers declared lost after missing their heartbeats.")),
       pipelines_(r) {
+  AddStateSeries(r);
+  AddRefusalCounters(r);
+  AddRetryRatio(r);
+  AddRunOutcomes(r);
+}
+
+void CoordinatorMetrics::AddStateSeries(Registry& r) {
   for (int s = 0; s < kTaskStateCount; ++s) {
     const auto state = static_cast<TaskState>(s);
     if (IsFinal(state)) continue;
@@ -107,6 +114,9 @@ CoordinatorMetrics::CoordinatorMetrics(Registry& r)
         &r.AddCounter("apollo11_transitions_total", "Journaled state transitions by target state.",
                       {{"to", StateLabel(static_cast<TaskState>(s))}});
   }
+}
+
+void CoordinatorMetrics::AddRefusalCounters(Registry& r) {
   for (int i = 0; i < kWorkerRefusals; ++i) {
     refused_frames_[i] = &r.AddCounter(
         "apollo11_worker_frames_refused_total",
@@ -114,6 +124,9 @@ CoordinatorMetrics::CoordinatorMetrics(Registry& r)
         "execution, wrong key role, duplicate worker id, ...), by reason.",
         {{"reason", ToString(static_cast<WorkerRefusal>(i))}});
   }
+}
+
+void CoordinatorMetrics::AddRetryRatio(Registry& r) {
   executions_created_ =
       &r.AddCounter("apollo11_executions_created_total", "Executions (tasks of runs) created.");
   Counter* retries = transitions_[static_cast<int>(TaskState::kRetrying)];
@@ -125,6 +138,9 @@ CoordinatorMetrics::CoordinatorMetrics(Registry& r)
                        const double c = static_cast<double>(created->value());
                        return c > 0 ? static_cast<double>(retries->value()) / c : 0.0;
                      });
+}
+
+void CoordinatorMetrics::AddRunOutcomes(Registry& r) {
   for (RunStatus s : {RunStatus::kSuccess, RunStatus::kFailed, RunStatus::kCanceled}) {
     runs_[static_cast<int>(s)] = &r.AddCounter(
         "apollo11_runs_finished_total", "Runs finished, by outcome.", {{"outcome", StateLabel(s)}});

@@ -124,6 +124,15 @@ class CoordinatorMetrics {
   Counter& heartbeat_losses;  // workers declared lost for missed heartbeats
 
  private:
+  // The constructor's labelled series, registered in this order: executions
+  // by state (current, finished) and transitions by target state; refused
+  // worker frames by reason; executions created and the retry ratio over
+  // them; finished runs by outcome.
+  void AddStateSeries(Registry& r);
+  void AddRefusalCounters(Registry& r);
+  void AddRetryRatio(Registry& r);
+  void AddRunOutcomes(Registry& r);
+
   std::array<Gauge*, kTaskStateCount> executions_{};             // non-final states only
   std::array<Counter*, kTaskStateCount> executions_finished_{};  // final states only
   std::array<Counter*, kTaskStateCount> transitions_{};
