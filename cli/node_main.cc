@@ -99,8 +99,8 @@ void AddReplicationOptions(CLI::App* start, NodeFlags* f) {
       ->delimiter(',');
 }
 
-// The flags of `start`, stored in `*f`.
-void AddStartFlags(CLI::App* start, NodeFlags* f) {
+// The node: its role, settings file, state dir and endpoints.
+void AddNodeFlags(CLI::App* start, NodeFlags* f) {
   start->add_option("--role", f->role, "coordinator, worker or all (one box); required")
       ->check(CLI::IsMember({"coordinator", "worker", "all"}));
   start->add_option("--config", f->config,
@@ -114,6 +114,10 @@ void AddStartFlags(CLI::App* start, NodeFlags* f) {
   start->add_option("--bind", f->bind, "coordinator: endpoint workers connect to");
   start->add_option("--api-bind", f->api_bind, "coordinator: endpoint clients connect to");
   start->add_option("--connect", f->connect, "worker: the coordinator's worker endpoint");
+}
+
+// A worker: its group, how much work it takes on, its labels.
+void AddWorkerCapacityFlags(CLI::App* start, NodeFlags* f) {
   start->add_option("--group", f->group, "worker group");
   start->add_option("--slots", f->slots, "worker: tasks run at once (0: the number of cores)");
   start
@@ -123,6 +127,10 @@ void AddStartFlags(CLI::App* start, NodeFlags* f) {
                    "least 4, at most 256)")
       ->check(CLI::Range(-1, static_cast<int>(apollo11::actors::kMaxWorkerPrefetch)));
   start->add_option("--labels", f->labels, "worker labels")->delimiter(',');
+}
+
+// Heartbeats, reconciliation, and when a task is slow or a peer lost.
+void AddTimingFlags(CLI::App* start, NodeFlags* f) {
   start->add_option("--heartbeat", f->heartbeat, "heartbeat interval");
   start->add_option("--reconcile-interval", f->reconcile_interval,
                     "coordinator: how often workers are asked what they run");
@@ -131,6 +139,11 @@ void AddStartFlags(CLI::App* start, NodeFlags* f) {
                     "also needs 5x its task's P50)");
   start->add_option("--liveness", f->liveness, "missed heartbeats before a peer is lost")
       ->check(apollo11::cli::AtLeast(1));
+}
+
+// What a coordinator holds at most: its backlog, retries, requeues,
+// foreach items, and finished runs (retention).
+void AddCoordinatorLimitFlags(CLI::App* start, NodeFlags* f) {
   start
       ->add_option("--max-backlog", f->max_backlog,
                    "READY+RUNNING executions before promotion pauses")
@@ -149,6 +162,11 @@ void AddStartFlags(CLI::App* start, NodeFlags* f) {
                     "their history and local logs; default off");
   start->add_option("--retention-interval", f->retention_interval,
                     "coordinator: how often retention runs (default 1h; first at start)");
+}
+
+// A worker's identity, its drain on SIGTERM, and how its task processes
+// are held.
+void AddWorkerProcessFlags(CLI::App* start, NodeFlags* f) {
   start->add_option("--worker-id", f->worker_id,
                     "worker identity (default HOSTNAME-XXXX, stable for a state dir)");
   start->add_option("--drain-timeout", f->drain_timeout,
@@ -157,6 +175,10 @@ void AddStartFlags(CLI::App* start, NodeFlags* f) {
                     "worker: how task processes are held so none outlives its task: auto (a "
                     "cgroup v2 per execution when allowed, else process-tree), cgroup (or refuse "
                     "to run tasks), process-tree");
+}
+
+// Logs and health lines.
+void AddLoggingFlags(CLI::App* start, NodeFlags* f) {
   start->add_option("--log-level", f->log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
   start->add_option("--health-interval", f->health_interval,
@@ -165,6 +187,10 @@ void AddStartFlags(CLI::App* start, NodeFlags* f) {
       ->add_option("--log-format", f->log_format,
                    "stderr log format: json or text (default: text on a terminal, else json)")
       ->check(CLI::IsMember({"json", "text"}));
+}
+
+// CURVE keys, the pipeline name rule, and --insecure.
+void AddSecurityFlags(CLI::App* start, NodeFlags* f) {
   start->add_option("--curve-key", f->curve_key, "this node's CURVE key pair (apollo11 keygen)");
   start->add_option("--authorized-keys", f->authorized_keys,
                     "coordinator: file of public keys allowed to connect");
@@ -174,14 +200,20 @@ void AddStartFlags(CLI::App* start, NodeFlags* f) {
                   "domain prefix (DOMAIN.NAME)");
   start->add_flag("--insecure", f->insecure,
                   "allow binding non-loopback addresses without CURVE (or HTTP without a token)");
+}
+
+// The HTTP endpoint and its API token.
+void AddHttpFlags(CLI::App* start, NodeFlags* f) {
   start->add_option("--http-bind", f->http_bind,
                     "HOST:PORT for /metrics, /healthz, /readyz and the JSON API, or off "
                     "(default: 127.0.0.1:8011 with a coordinator, off on a worker)");
   start->add_option("--api-token", f->api_token,
                     "bearer token for mutating HTTP API calls (without one they are refused)");
   start->add_option("--api-token-file", f->api_token_file, "file holding the API token");
-  start->add_option("--alert-fold-window", f->alert_fold_window,
-                    "coordinator: repeats of an alert within it are delivered once, with a count");
+}
+
+// Leader election among coordinators (docs/ha.md).
+void AddHaOptions(CLI::App* start, NodeFlags* f) {
   start->add_option("--ha-etcd", f->ha_etcd,
                     "coordinator: etcd client URLs (http://H:2379,...): elect one leader among "
                     "the coordinators (docs/ha.md); default: no HA");
@@ -197,6 +229,21 @@ void AddStartFlags(CLI::App* start, NodeFlags* f) {
   start->add_option("--ha-lease", f->ha_lease,
                     "coordinator: the leader's etcd lease TTL (default 5s); it stands down "
                     "before the lease can expire");
+}
+
+// The flags of `start`, stored in `*f`, in the order --help lists them.
+void AddStartFlags(CLI::App* start, NodeFlags* f) {
+  AddNodeFlags(start, f);
+  AddWorkerCapacityFlags(start, f);
+  AddTimingFlags(start, f);
+  AddCoordinatorLimitFlags(start, f);
+  AddWorkerProcessFlags(start, f);
+  AddLoggingFlags(start, f);
+  AddSecurityFlags(start, f);
+  AddHttpFlags(start, f);
+  start->add_option("--alert-fold-window", f->alert_fold_window,
+                    "coordinator: repeats of an alert within it are delivered once, with a count");
+  AddHaOptions(start, f);
   AddReplicationOptions(start, f);
 }
 
