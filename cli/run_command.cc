@@ -1,8 +1,8 @@
 // `apollo11 run FILE`: an embedded run. Validates the pipeline, then starts
 // a Node of role all in this process, its coordinator and worker linked over
 // inproc ZeroMQ sockets exactly as a cluster is over tcp, submits the run as
-// any client does (RemoteCoordinator::SubmitAndFollow), shows progress, and
-// exits with the run's outcome.
+// any client does (RemoteCoordinator::SubmitAndFollow), shows progress
+// (RunFollower, cli/run_follower.h), and exits with the run's outcome.
 //
 // `apollo11 run --resume RUN_ID`: the same, for a run an earlier process left
 // unfinished (killed, powered off): the coordinator recovers it from the
@@ -15,8 +15,6 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
-#include <atomic>
-#include <csignal>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -30,6 +28,7 @@
 #include "cli/logging_setup.h"
 #include "cli/node.h"
 #include "cli/remote.h"
+#include "cli/run_follower.h"
 #include "cli/state_dir.h"
 #include "cli/usage_errors.h"
 #include "common/ids.h"
@@ -45,10 +44,6 @@
 
 namespace apollo11::cli {
 namespace {
-
-std::atomic<int> g_interrupts{0};
-
-extern "C" void OnInterrupt(int) { g_interrupts.fetch_add(1); }
 
 struct RunFlags {
   std::string file;
@@ -69,38 +64,6 @@ struct RunFlags {
   std::vector<std::string> library_dirs;
   std::vector<std::string> params;  // registry: -p key=value
 };
-
-const char* kStateOrder[] = {"PENDING", "READY",   "RUNNING", "RETRYING", "SUCCESS",
-                             "FAILED",  "TIMEOUT", "SKIPPED", "CANCELED"};
-
-std::string ProgressLine(const std::vector<uint32_t>& counts, double elapsed) {
-  std::string line;
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%7.1fs ", elapsed);
-  line += buf;
-  for (const char* name : kStateOrder) {
-    auto state = ParseTaskState(name);
-    uint32_t n = counts.size() > static_cast<size_t>(*state) ? counts[static_cast<int>(*state)] : 0;
-    if (n == 0) continue;
-    std::snprintf(buf, sizeof(buf), " %s %u", name, n);
-    line += buf;
-  }
-  return line;
-}
-
-// Counts of a run's tasks by state, read from the journal (resume mode has
-// no RunProgress subscription: the run was submitted by another process).
-// The records are read one at a time, not held (a large run's are tens of
-// MB); a journal error leaves the counts of the records read before it.
-std::vector<uint32_t> CountsFromJournal(storage::Journal& journal, const std::string& run_id) {
-  std::vector<uint32_t> counts(kTaskStateCount, 0);
-  Status read = journal.ForEachExecutionOfRun(run_id, [&](storage::ExecutionRecord& e) {
-    ++counts[static_cast<int>(e.state)];
-    return Status::Ok();
-  });
-  if (!read.ok()) spdlog::warn("progress counts of run {}: {}", run_id, read.ToString());
-  return counts;
-}
 
 // Pipelines up to this many tasks are handed to the in-process scheduler as
 // their model (SpecHandoff) besides their snapshot; larger ones are freed
@@ -264,101 +227,14 @@ std::optional<int> StartNode(Node& node, const RunFlags& flags, LogSettings log,
   return std::nullopt;
 }
 
-// The live side of `run`: progress lines on stderr, Ctrl-C (first: cancel,
-// second: exit at once), and a watch on the node's actors. The progress line
-// is redrawn in place, only on a terminal in text format and without
-// --no-progress or --quiet: otherwise stderr holds log records (in JSON, one
-// object per line), not a stream of progress.
-class RunFollower {
- public:
-  RunFollower(Node& node, const RunFlags& flags)
-      : node_(node),
-        resume_(!flags.resume.empty()),
-        quiet_(flags.quiet),
-        progress_(!flags.quiet && !flags.no_progress && ::isatty(STDERR_FILENO) &&
-                  !StderrIsJson()) {}
-
-  FollowHooks Hooks(size_t task_count) {
-    FollowHooks hooks;
-    hooks.cancel_reason = "canceled by the user (interrupt)";
-    // In-process: the node's actors are watched directly. A resumed run was
-    // submitted by another process: nothing is pushed, its record is polled.
-    hooks.quiet_poll = resume_ ? std::chrono::milliseconds(200) : std::chrono::milliseconds(0);
-    hooks.accepted = [this, task_count](const std::string& run_id) {
-      if (quiet_) return;
-      StderrPrintf(spdlog::level::info, "run_submitted",
-                   "run %s started: %zu tasks (state in %s)\n", run_id.c_str(), task_count,
-                   node_.config().state_dir.c_str());
-    };
-    hooks.progress = [this](const std::vector<uint32_t>& counts) { counts_ = counts; };
-    hooks.tick = [this](const std::string& run_id) { return Tick(run_id); };
-    return hooks;
-  }
-
-  // The last progress line, once the run ended (from the journal when resumed).
-  void Finish(const std::string& run_id) {
-    if (resume_) counts_ = CountsFromJournal(*node_.journal(), run_id);
-    PrintLine(/*finished=*/true);
-    if (progress_ && last_line_ != 0) std::fprintf(stderr, "\n");
-  }
-
-  // Why the follow was stopped early, if an actor died.
-  const std::optional<Status>& failure() const { return failure_; }
-
- private:
-  FollowAction Tick(const std::string& run_id) {
-    if (g_interrupts.load() > 1) {
-      StderrPrintf(spdlog::level::warn, "interrupt",
-                   "\napollo11 run: interrupted twice; exiting without waiting\n");
-      std::_Exit(kExitAbandoned);
-    }
-    if (!failure_) failure_ = node_.ActorFailure();
-    if (failure_) return FollowAction::kStop;
-    if (run_id.empty()) return FollowAction::kContinue;
-    if (resume_ && clock_.Now() - last_poll_ >= 200 * kMicrosPerMilli) {
-      last_poll_ = clock_.Now();
-      if (counts_.empty() || last_poll_ - last_line_ >= kMicrosPerSecond) {
-        counts_ = CountsFromJournal(*node_.journal(), run_id);
-      }
-    }
-    PrintLine(/*finished=*/false);
-    if (g_interrupts.load() == 0) return FollowAction::kContinue;
-    if (!cancel_announced_) {
-      StderrPrintf(spdlog::level::warn, "interrupt",
-                   "\napollo11 run: canceling run %s (Ctrl-C again to abandon)\n", run_id.c_str());
-      cancel_announced_ = true;
-    }
-    return FollowAction::kCancel;
-  }
-
-  void PrintLine(bool finished) {
-    const Micros now = clock_.Now();
-    if (!progress_ || counts_.empty()) return;
-    if (!finished && now - last_line_ < 100 * kMicrosPerMilli) return;
-    std::string line =
-        ProgressLine(counts_, static_cast<double>(now - started_) / kMicrosPerSecond);
-    std::fprintf(stderr, "\r\033[K%s", line.c_str());
-    last_line_ = now;
-  }
-
-  Node& node_;
-  const bool resume_;
-  const bool quiet_;
-  const bool progress_;  // progress lines: a terminal, and neither --quiet nor --no-progress
-  SystemClock clock_;
-  const Micros started_ = clock_.Now();
-  Micros last_poll_ = 0, last_line_ = 0;
-  std::vector<uint32_t> counts_;
-  bool cancel_announced_ = false;
-  std::optional<Status> failure_;
-};
-
 // Submits the run (or, resumed, takes it as it is) and follows it to its
 // end. Returns the run id ("" when the submission failed, with `*code` set)
 // and whether it finished.
 std::string SubmitAndFollow(Node& node, RemoteCoordinator& client, actors::SubmitRun submit,
                             const RunFlags& flags, size_t tasks, bool* finished, int* code) {
-  RunFollower follower(node, flags);
+  RunFollower follower(
+      node,
+      {.resume = !flags.resume.empty(), .quiet = flags.quiet, .no_progress = flags.no_progress});
   std::string run_id = flags.resume;
   FollowHooks hooks = follower.Hooks(tasks);
   if (flags.resume.empty()) {
@@ -482,8 +358,7 @@ int Run(const RunFlags& flags) {
     return kExitInternal;
   }
   (*client)->set_warn_on_journal_error(false);  // run reports from the journal itself
-  std::signal(SIGINT, OnInterrupt);
-  std::signal(SIGTERM, OnInterrupt);
+  RunFollower::CatchInterrupts();
   bool finished = false;
   int code = kExitOk;
   // The snapshot is the coordinator's once sent: it is moved, not copied.
