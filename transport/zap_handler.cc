@@ -139,6 +139,99 @@ ZapDecision DecideZap(const std::vector<std::string>& request, const AuthorizedK
   return d;
 }
 
+namespace {
+
+// Where the handler counts the handshakes it decided.
+struct ZapCounts {
+  std::atomic<uint64_t>& accepted;
+  std::atomic<uint64_t>& refused;
+};
+
+// Binds `rep` to kZapEndpoint in `context` and tells the owner, through
+// `pipe`, whether it could; false when not.
+bool BindZapSocket(zmq::context_t& context, ActorPipe& pipe, zmq::socket_t& rep) {
+  try {
+    rep = zmq::socket_t(context, zmq::socket_type::rep);
+    rep.set(zmq::sockopt::linger, 0);
+    rep.bind(kZapEndpoint);
+  } catch (const zmq::error_t& e) {
+    if (e.num() == EADDRINUSE) {
+      pipe.SignalReady(Status::Busy("a ZAP handler already runs in this context (" +
+                                    std::string(kZapEndpoint) + " is bound)"));
+    } else {
+      pipe.SignalReady(
+          Status::Io(std::string("ZAP handler cannot bind ") + kZapEndpoint + ": " + e.what()));
+    }
+    return false;
+  }
+  pipe.SignalReady(Status::Ok());
+  return true;
+}
+
+// Takes the owner's command waiting on `pipe`: new keys and roles, answered
+// kSetKeysDone. False when the handler must stop ($TERM, or the context
+// terminated).
+bool TakeZapCommand(ActorPipe& pipe, AuthorizedKeys& keys, KeyRolesByKey& roles) {
+  auto cmd = pipe.Recv(/*dontwait=*/true);
+  if (cmd.ok()) {
+    if (pipe.IsTerm(*cmd)) return false;
+    if (cmd->type == kSetKeys) {
+      auto msg = BodyAs<SetKeysMsg>(*cmd);
+      if (msg.ok()) {
+        keys = FromWire(*msg);
+        roles = std::move(msg->roles);
+      }
+      (void)pipe.Send(kSetKeysDone, SetKeysDoneMsg{});
+    }
+  } else if (IsContextTerminated(cmd.status())) {
+    return false;
+  }
+  return true;
+}
+
+// Reads one ZAP request from `rep`, decides it and replies. False when the
+// context was terminated.
+bool AnswerZapRequest(zmq::socket_t& rep, const AuthorizedKeys& keys, const KeyRolesByKey& roles,
+                      ZapCounts counts) {
+  try {
+    bool oversized = false;
+    std::vector<std::string> request = RecvRequest(rep, &oversized);
+    ZapDecision d = DecideZap(request, keys, roles);
+    if (oversized) d = Refuse(std::move(d), "malformed ZAP request: too large");
+    // Counted before the reply: whoever sees the handshake's outcome
+    // (a client's first message arriving) already sees the count.
+    if (d.accepted) {
+      counts.accepted.fetch_add(1);
+    } else {
+      counts.refused.fetch_add(1);
+      spdlog::warn("zap: refused {} client from {}: {}", d.mechanism.empty() ? "?" : d.mechanism,
+                   d.address.empty() ? "?" : d.address, d.status_text);
+    }
+    SendReply(rep, d);
+  } catch (const zmq::error_t& e) {
+    if (e.num() == ETERM) return false;
+    spdlog::error("zap: socket error: {}", e.what());
+  }
+  return true;
+}
+
+// The handler's thread: binds, then answers requests and the owner's
+// commands until told to stop or the context ends.
+void ServeZap(zmq::context_t& context, ActorPipe& pipe, ZapCounts counts, AuthorizedKeys& keys,
+              KeyRolesByKey& roles) {
+  zmq::socket_t rep;
+  if (!BindZapSocket(context, pipe, rep)) return;
+  for (;;) {
+    zmq::pollitem_t items[] = {pipe.PollItem(), {rep.handle(), 0, ZMQ_POLLIN, 0}};
+    auto n = Poll(items, std::chrono::milliseconds(-1));
+    if (!n.ok()) return;  // context terminated
+    if ((items[0].revents & ZMQ_POLLIN) && !TakeZapCommand(pipe, keys, roles)) return;
+    if ((items[1].revents & ZMQ_POLLIN) && !AnswerZapRequest(rep, keys, roles, counts)) return;
+  }
+}
+
+}  // namespace
+
 Result<std::unique_ptr<ZapHandler>> ZapHandler::Start(zmq::context_t& ctx, AuthorizedKeys keys,
                                                       KeyRolesByKey roles) {
   std::unique_ptr<ZapHandler> handler(new ZapHandler());
@@ -146,65 +239,7 @@ Result<std::unique_ptr<ZapHandler>> ZapHandler::Start(zmq::context_t& ctx, Autho
   zmq::context_t* context = &ctx;
   auto serve = [context, counters, keys = std::move(keys),
                 roles = std::move(roles)](ActorPipe& pipe) mutable {
-    zmq::socket_t rep;
-    try {
-      rep = zmq::socket_t(*context, zmq::socket_type::rep);
-      rep.set(zmq::sockopt::linger, 0);
-      rep.bind(kZapEndpoint);
-    } catch (const zmq::error_t& e) {
-      if (e.num() == EADDRINUSE) {
-        pipe.SignalReady(Status::Busy("a ZAP handler already runs in this context (" +
-                                      std::string(kZapEndpoint) + " is bound)"));
-      } else {
-        pipe.SignalReady(
-            Status::Io(std::string("ZAP handler cannot bind ") + kZapEndpoint + ": " + e.what()));
-      }
-      return;
-    }
-    pipe.SignalReady(Status::Ok());
-    for (;;) {
-      zmq::pollitem_t items[] = {pipe.PollItem(), {rep.handle(), 0, ZMQ_POLLIN, 0}};
-      auto n = Poll(items, std::chrono::milliseconds(-1));
-      if (!n.ok()) return;  // context terminated
-      if (items[0].revents & ZMQ_POLLIN) {
-        auto cmd = pipe.Recv(/*dontwait=*/true);
-        if (cmd.ok()) {
-          if (pipe.IsTerm(*cmd)) return;
-          if (cmd->type == kSetKeys) {
-            auto msg = BodyAs<SetKeysMsg>(*cmd);
-            if (msg.ok()) {
-              keys = FromWire(*msg);
-              roles = std::move(msg->roles);
-            }
-            (void)pipe.Send(kSetKeysDone, SetKeysDoneMsg{});
-          }
-        } else if (IsContextTerminated(cmd.status())) {
-          return;
-        }
-      }
-      if (items[1].revents & ZMQ_POLLIN) {
-        try {
-          bool oversized = false;
-          std::vector<std::string> request = RecvRequest(rep, &oversized);
-          ZapDecision d = DecideZap(request, keys, roles);
-          if (oversized) d = Refuse(std::move(d), "malformed ZAP request: too large");
-          // Counted before the reply: whoever sees the handshake's outcome
-          // (a client's first message arriving) already sees the count.
-          if (d.accepted) {
-            counters->accepted.fetch_add(1);
-          } else {
-            counters->refused.fetch_add(1);
-            spdlog::warn("zap: refused {} client from {}: {}",
-                         d.mechanism.empty() ? "?" : d.mechanism,
-                         d.address.empty() ? "?" : d.address, d.status_text);
-          }
-          SendReply(rep, d);
-        } catch (const zmq::error_t& e) {
-          if (e.num() == ETERM) return;
-          spdlog::error("zap: socket error: {}", e.what());
-        }
-      }
-    }
+    ServeZap(*context, pipe, ZapCounts{counters->accepted, counters->refused}, keys, roles);
   };
   // Any end but Stop's is recorded: without the handler, CURVE servers in
   // this context admit any key, so its owner must stop serving.
