@@ -21,6 +21,7 @@ BUILD_PACKAGES=(
 )
 # Extra tools the test suite and the benchmarks use.
 TEST_PACKAGES=(clang libclang-rt-14-dev hyperfine procps curl python3-jsonschema python3-yaml faketime)
+TEST_PACKAGES+=(universal-ctags)  # tests/layering/check_sizes.py measures functions with it (issue 35)
 # obs (issue 19): promtool checks a node's /metrics; util-linux's `script` gives `run` a terminal.
 TEST_PACKAGES+=(prometheus util-linux)
 # web (issue 17): the dashboard's browser tests drive Debian's chromium.
