@@ -34,11 +34,7 @@ MAX_FUNCTION_LINES = 80
 # ("actors/x.cc") or a function ("actors/x.cc:Name", every definition of that
 # name in the file). Delete an entry as soon as its offender is fixed: this
 # check fails on an entry that matches nothing.
-ALLOWED = {
-    # The lead is shrinking these two in the actors/ step of issue 35.
-    "actors/scheduler/scheduler_core.cc": "issue 35: SchedulerCore is being split (lead)",
-    "actors/worker/worker_core.cc": "issue 35: WorkerCore is being split (lead)",
-}
+ALLOWED: dict = {}
 
 
 def is_loop_file(rel):
