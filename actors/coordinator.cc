@@ -74,6 +74,7 @@ Result<std::unique_ptr<Coordinator>> Coordinator::Start(zmq::context_t& ctx,
   dp.options.alerts = config.alerts;
   dp.options.ha = config.ha;
   dp.options.standby = config.standby;
+  dp.options.watchers = config.watchers;
   dp.heartbeat = config.reconciler.heartbeat;
   dp.reconcile_interval = config.reconcile_interval;
   dp.worker_endpoint = config.worker_endpoint;

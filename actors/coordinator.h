@@ -15,6 +15,7 @@
 
 #include "actors/actor_loop.h"
 #include "actors/actor_supervisor.h"
+#include "actors/dispatcher/watchers.h"
 #include "actors/reconciler/reconciler_core.h"
 #include "actors/scheduler/retention.h"
 #include "actors/scheduler/scheduler_core.h"
@@ -57,6 +58,9 @@ struct CoordinatorConfig {
   // $APOLLO11_TEST_FAULT on apollo11-node). Null: no faults. Must outlive
   // the coordinator.
   FaultPort* faults = nullptr;
+  // The workers that watch this coordinator, kept across its restarts (the
+  // node owns it; null: none kept). Must outlive the coordinator.
+  Watchers* watchers = nullptr;
   // election: the HA role of an --ha-etcd node (null: no HA, lead as today).
   // Must outlive the coordinator. With `standby` the coordinator recovers
   // and schedules nothing, takes no worker and answers only read-only

@@ -227,6 +227,12 @@ class WorkerLoop {
 
   void Flush() {
     if (!SendQueued(Current(), *core_) && core_->awaiting_hello_reply()) hello_unsent_ = true;
+    // WATCHes to the other coordinators: one that is not connected misses
+    // one, and the next heartbeat sends another.
+    for (const auto& [i, frame] : core_->watch_outbox()) {
+      if (i < dealers_.size()) (void)transport::Send(dealers_[i], frame, /*dontwait=*/true);
+    }
+    core_->watch_outbox().clear();
   }
 
   transport::ActorPipe& pipe_;

@@ -19,7 +19,10 @@ peak RSS; (5) hop latency on a 1,000-task chain, from the execution records
 (worker end of a task -> worker start of the next); (6) coordinator restart
 after kill -9 on a seeded state dir of 1M transitions; (7) idle footprint of
 apollo11-node --role=all; (8) write amplification of the embedded noop DAG:
-device bytes, write_bytes and durable syncs per task (write_amp.py).
+device bytes, write_bytes and durable syncs per task (write_amp.py); (9)
+HA failover: kill -9 of the leader to the new leader's first task, with the
+defaults, with --ha-lease 2s and with --heartbeat 100ms (failover.py, on a
+3-member etcd of its own; not in --smoke).
 
 Only the standard library: ninja, Dask (dask_run.py under a Python that can
 import `distributed`), /usr/bin/time and apollo11 are run as commands.
@@ -703,6 +706,49 @@ def run_idle(b, seconds):
         shutil.rmtree(state, ignore_errors=True)
 
 
+# Section 9's targets (issue 36): kill -9 of the leader to the new leader's
+# first dispatch, at most the lease TTL + 0.5 s.
+FAILOVER_TARGET_MS = {"defaults": 5500, "lease2": 2500}
+
+
+def run_failover(b, tries):
+    """Section 9 (issue 36): failover time with the defaults, with
+    --ha-lease 2s and with --heartbeat 100ms (bench/failover.py), on a 3-member
+    etcd of its own. ([results], None) or ([], why not)."""
+    if shutil.which("etcd") is None:
+        return [], "etcd not installed (apt-get install etcd-server)"
+    if not b.cluster_ok:
+        return [], "cluster roles not available"
+    import failover  # noqa: E402  (it finds tests/ha/ beside bench/)
+    root = tempfile.mkdtemp(prefix="failover-", dir=b.work)
+    out = []
+    try:
+        with failover.Etcd(root) as etcd:
+            for profile in failover.PROFILES:
+                out.append(failover.measure(os.path.dirname(b.a.apollo11_node), etcd, root,
+                                            profile, tries, 50, log=log))
+    except (AssertionError, OSError, RuntimeError, subprocess.SubprocessError) as e:
+        log("failover failed: %s" % e)
+        return out, str(e)
+    return out, None
+
+
+def failover_rows(failover):
+    results, why = failover
+    if not results:
+        return [("9", "HA failover (kill -9 of the leader)", "not measured: %s" % why,
+                 "", "", "", "n/a")]
+    rows = []
+    for r in results:
+        target = FAILOVER_TARGET_MS.get(r["profile"])
+        rows.append(("9", "HA failover, kill -9 of the leader -> first task the new leader "
+                          "dispatched, %s: %s" % (r["profile"], r["flags"]),
+                     "p50 %d ms, max %d ms (n=%d)" % (r["p50_ms"], r["max_ms"], r["tries"]),
+                     "", "", "<= %.1f s" % (target / 1000.0) if target else "",
+                     verdict(r["max_ms"] <= target) if target else ""))
+    return rows
+
+
 def run_write_amp(b, cfg):
     """Section 8 (issue 18): bytes and syncs per task of the embedded noop
     DAG of section 1 (see write_amp.py)."""
@@ -891,8 +937,8 @@ def main(argv):
     p.add_argument("--idle-seconds", type=int, help="idle footprint window (default 60)")
     p.add_argument("--timeout", type=int, default=300, help="per-command timeout, seconds")
     p.add_argument("--skip", default="",
-                   help="comma-separated sections to leave out: scaling, recovery, idle "
-                        "(for a shorter run of rows 1-3 and 5)")
+                   help="comma-separated sections to leave out: scaling, recovery, idle, "
+                        "failover (for a shorter run of rows 1-3 and 5)")
     p.add_argument("--prefetch", type=int,
                    help="--prefetch N for every apollo11 run and worker (default: theirs)")
     p.add_argument("--out", default=os.path.join(HERE, "out"), help="where results.md goes")
@@ -918,6 +964,7 @@ def main(argv):
     else:
         cfg = dict(runs=5, dag_tasks=5000, depth=10, scaling=[1000, 10000, 100000],
                    chain=1000, recovery=(1000000, 10000), idle=60, try_1m=not a.no_1m)
+    cfg["failover_tries"] = 3 if a.quick else 5
     if a.runs:
         cfg["runs"] = a.runs
     if a.idle_seconds is not None:
@@ -974,8 +1021,14 @@ def main(argv):
 
         log("section 8: write amplification, %d-task noop DAG" % cfg["dag_tasks"])
         wa = run_write_amp(b, cfg)
+        if a.smoke or "failover" in skip:
+            failover = ([], "skipped (--smoke or --skip failover)")
+        else:
+            log("section 9: HA failover, %d tries per profile" % cfg["failover_tries"])
+            failover = run_failover(b, cfg["failover_tries"])
         rows = build_table(b, cfg, dag, scaling, skipped_1m, lat, recovery, idle)
         rows += write_amp.table_rows(wa, S)
+        rows += failover_rows(failover)
         versions = []
         try:
             versions.append(subprocess.run([a.apollo11, "--version"], stdout=subprocess.PIPE,
@@ -1013,7 +1066,8 @@ def main(argv):
                               for m, (h, e) in lat.items()},
                "recovery": recovery[0],
                "idle": idle[0],
-               "write_amp": wa}
+               "write_amp": wa,
+               "failover": failover[0]}
         with open(os.path.join(a.out, "results.json"), "w") as f:
             json.dump(raw, f, indent=2)
         print(md)

@@ -1,7 +1,8 @@
 // election: `apollo11 cluster [--http HOST:PORT] [--json]`: the HA view of a
 // coordinator (its role, the leader, the epoch, the coordinators known) from
-// its GET /api/cluster; `apollo11 cluster resign --api-token T`: asks the
-// leader to hand leadership over (POST /api/cluster/resign), for upgrades.
+// its GET /api/cluster; `apollo11 cluster resign [--http HOST:PORT]
+// --api-token T`: asks the leader to hand leadership over (POST
+// /api/cluster/resign), for upgrades.
 // Through the node's HTTP API: the election lives in the node, not in the
 // scheduler the client protocol talks to.
 
@@ -138,6 +139,9 @@ void AddClusterCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--http", flags->http, "the coordinator's --http-bind HOST:PORT");
   cmd->add_flag("--json", flags->json, "print /api/cluster's JSON");
   CLI::App* resign = cmd->add_subcommand("resign", "ask the leader to hand leadership over");
+  // Also after `resign`, as docs/ha.md writes it: `cluster resign --http
+  // LEADER:8011 --api-token T` (before it, `cluster --http LEADER resign`).
+  resign->add_option("--http", flags->http, "the leader's --http-bind HOST:PORT");
   resign->add_option("--api-token", flags->token, "the node's API token (or $APOLLO11_API_TOKEN)");
   cmd->callback([resign, flags, exit_code] {
     if (resign->parsed()) return;

@@ -24,9 +24,16 @@ Result<RemoteCoordinator*> CoordinatorApi::Link() {
   return link_.get();
 }
 
+void CoordinatorApi::DropLinkAfter(const Status& status) {
+  if (!status.ok() && status.code() == StatusCode::kIo) link_.reset();
+  // A standby sent the request on to the leader: the next one starts at
+  // this node's coordinator again (which may lead by then).
+  if (link_ && link_->current_endpoint() != endpoint_) link_.reset();
+}
+
 template <class T>
 T CoordinatorApi::Forget(T result) {
-  if (!result.ok() && result.status().code() == StatusCode::kIo) link_.reset();
+  DropLinkAfter(result.ok() ? Status::Ok() : result.status());
   return result;
 }
 
@@ -140,7 +147,7 @@ Status CoordinatorApi::Cancel(const std::string& run_id, const std::string& reas
   auto link = Link();
   if (!link.ok()) return link.status();
   Status s = (*link)->Cancel(run_id, reason);
-  if (!s.ok() && s.code() == StatusCode::kIo) link_.reset();
+  DropLinkAfter(s);
   return s;
 }
 

@@ -41,10 +41,17 @@ class CoordinatorApi final : public observability::ApiBackend {
 
  private:
   // The link, (re)connected on demand: after a timeout the old socket may
-  // still receive the late answer, so it is dropped rather than reused.
+  // still receive the late answer, so it is dropped rather than reused. A
+  // request a standby refused is followed to the leader it names, as the
+  // CLI does (so a standby's API answers with the leader's view), and the
+  // link is then dropped too (DropLinkAfter): the next request asks this node's
+  // coordinator first again.
   Result<RemoteCoordinator*> Link();
   // Sends `r` (its actor set to "http") and returns the coordinator's JSON.
   Result<nlohmann::json> SendRegistry(actors::RegistryRequest r);
+  // Drops the link after a request that ended in `status` when it may not
+  // be reused (see Link).
+  void DropLinkAfter(const Status& status);
   template <class T>
   T Forget(T result);
 

@@ -18,6 +18,10 @@ struct HaConfig {
   ha::Member self;                // --ha-name and the two --ha-advertise endpoints
   int64_t lease_ttl_s = 5;        // --ha-lease
   std::string election = "apollo11/coordinators";
+  // --ha-without-replication: the operator accepted that the journal is not
+  // replicated (ResolveNodeConfig refuses --ha-etcd without
+  // --replication-bind otherwise).
+  bool without_replication = false;
   bool enabled() const { return !etcd.empty(); }
 };
 

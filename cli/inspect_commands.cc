@@ -128,7 +128,11 @@ Result<nlohmann::json> LocalQuery(const InspectFlags& f, const std::string& kind
   return out;
 }
 
-Result<nlohmann::json> Ask(const InspectFlags& f, const std::string& kind, bool need_remote) {
+// `link`, when given, keeps the connection from one call to the next
+// (status --wait polls through it: a coordinator found dead or not leading
+// is passed over once, not at every poll).
+Result<nlohmann::json> Ask(const InspectFlags& f, const std::string& kind, bool need_remote,
+                           std::unique_ptr<RemoteCoordinator>* link = nullptr) {
   const std::string endpoint = f.Endpoint();
   if (endpoint.empty()) {
     if (need_remote) {
@@ -138,9 +142,14 @@ Result<nlohmann::json> Ask(const InspectFlags& f, const std::string& kind, bool 
     }
     return LocalQuery(f, kind);
   }
-  auto remote = f.Connect();
-  if (!remote.ok()) return remote.status();
-  return (*remote)->Query(kind, f.id, f.arg, static_cast<uint32_t>(f.limit));
+  std::unique_ptr<RemoteCoordinator> own;
+  if (link == nullptr) link = &own;
+  if (!*link) {
+    auto remote = f.Connect();
+    if (!remote.ok()) return remote.status();
+    *link = std::move(*remote);
+  }
+  return (*link)->Query(kind, f.id, f.arg, static_cast<uint32_t>(f.limit));
 }
 
 int Print(const nlohmann::json& doc, bool json, const std::string& kind) {
@@ -272,7 +281,8 @@ int LocalStatus(const InspectFlags& f) {
 
 int Inspect(const InspectFlags& f, const std::string& kind, bool need_remote) {
   if (kind == "status" && !need_remote && f.Endpoint().empty()) return LocalStatus(f);
-  auto doc = Ask(f, kind, need_remote);
+  std::unique_ptr<RemoteCoordinator> link;
+  auto doc = Ask(f, kind, need_remote, &link);
   if (!doc.ok()) return Fail(kind.c_str(), doc.status());
   if (kind == "status" && f.wait) {
     // Poll the run's record alone until the run ends (the whole status of a
@@ -282,10 +292,10 @@ int Inspect(const InspectFlags& f, const std::string& kind, bool need_remote) {
       Result<nlohmann::json> line = *doc;
       while (!IsFinal(*ParseRunStatus(Str(*line, "state")))) {
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
-        line = Ask(f, "run", need_remote);
+        line = Ask(f, "run", need_remote, &link);
         if (!line.ok()) return Fail(kind.c_str(), line.status());
       }
-      doc = Ask(f, kind, need_remote);
+      doc = Ask(f, kind, need_remote, &link);
       if (!doc.ok()) return Fail(kind.c_str(), doc.status());
     }
     Print(*doc, f.json, kind);

@@ -135,6 +135,7 @@ Status Node::StartCoordinatorActors(bool standby, uint64_t epoch) {
     test_faults_ = std::move(*faults);
   }
   cc.faults = test_faults_.get();
+  cc.watchers = &watchers_;
   auto coordinator = actors::Coordinator::Start(ctx_, journal_.get(), clock_, std::move(cc));
   if (!coordinator.ok()) return coordinator.status();
   coordinator_ = std::move(*coordinator);

@@ -249,8 +249,11 @@ class Node {
   std::unique_ptr<replication::ReplicationStandby> replication_standby_;
   // Refusals counted by replication actors since stopped.
   uint64_t refused_before_ GUARDED_BY(replication_mu_) = 0;
-  std::string following_;  // the follower's leader endpoint; empty: none
+  std::string following_;                   // the follower's leader endpoint; empty: none
   std::unique_ptr<FaultPort> test_faults_;  // config_.test_fault's port; outlives coordinator_
+  // The workers watching this node's coordinator, kept across its restarts
+  // (a standby that becomes the leader announces itself to them).
+  actors::Watchers watchers_;
   std::unique_ptr<actors::Coordinator> coordinator_;
   std::unique_ptr<actors::WorkerActor> worker_;
   // The HTTP server and its API client go first: they call the coordinator.

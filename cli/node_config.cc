@@ -273,6 +273,25 @@ Status ResolveReplication(const NodeFlags& f, NodeEnv& env, NodeConfig* c) {
   return Status::Ok();
 }
 
+// With --ha-etcd: a journal that is not replicated makes every failover
+// lose the runs the old leader had, so it takes an explicit opt-out.
+Status CheckHaReplication(const NodeFlags& f) {
+  if (f.replication_bind.empty() && !f.ha_without_replication) {
+    return Status::InvalidInput(
+        "--ha-etcd without --replication-bind: the journal would not be replicated, so a "
+        "standby that takes over would know only the runs in its own journal (the leader's "
+        "stay on the leader's disk until it leads again). Give every coordinator "
+        "--replication-bind tcp://HOST:PORT (docs/ha.md, \"Replication\"), or pass "
+        "--ha-without-replication (config key ha-without-replication: true) to accept that");
+  }
+  if (!f.replication_bind.empty() && f.ha_without_replication) {
+    return Status::InvalidInput(
+        "--ha-without-replication with --replication-bind: the journal is replicated; drop one "
+        "of them");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::string DefaultWorkerId(const std::string& state_dir, NodeEnv& env) {
@@ -345,6 +364,12 @@ Result<NodeConfig> ResolveNodeConfig(const NodeFlags& flags, NodeEnv& env) {
                                   c.ha.self.name);
     }
     c.replication.name = c.ha.self.name;
+    APOLLO11_RETURN_IF_ERROR(CheckHaReplication(flags));
+    c.ha.without_replication = flags.ha_without_replication;
+  } else if (flags.ha_without_replication) {
+    return Status::InvalidInput(
+        "--ha-without-replication needs --ha-etcd (it only says what an "
+        "elected coordinator may do without --replication-bind)");
   }
   c.alert_rules = flags.alert_rules;
   c.alert_fold_window = d->fold_window;

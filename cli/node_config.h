@@ -66,6 +66,9 @@ struct NodeFlags {
   // lease TTL.
   std::string ha_etcd, ha_name, ha_advertise, ha_lease = "5s";
   std::string ha_election = "apollo11/coordinators";  // the etcd election (one per cluster)
+  // --ha-without-replication: HA without --replication-bind, knowingly (a
+  // standby that takes over knows only the runs in its own journal).
+  bool ha_without_replication = false;
   // Journal replication (docs/ha.md, "Replication").
   std::string replication;                     // sync or async; "": sync when replicating
   std::string replication_timeout;             // "": 1s

@@ -75,8 +75,9 @@ void Node::StartHa() {
                h.lease_ttl_s);
   if (config_.replication.bind.empty()) {
     spdlog::warn(
-        "HA without --replication-bind: the journal is not replicated, so a standby that takes "
-        "over knows only the runs in its own journal (docs/ha.md, \"Replication\")");
+        "HA without replication (--ha-without-replication): the journal is not replicated, so "
+        "a standby that takes over knows only the runs in its own journal (docs/ha.md, "
+        "\"Replication\")");
   }
   elector_thread_ = std::make_unique<ha::ElectorThread>(elector_.get(), clock_);
 }

@@ -229,6 +229,9 @@ void AddHaOptions(CLI::App* start, NodeFlags* f) {
   start->add_option("--ha-lease", f->ha_lease,
                     "coordinator: the leader's etcd lease TTL (default 5s); it stands down "
                     "before the lease can expire");
+  start->add_flag("--ha-without-replication", f->ha_without_replication,
+                  "coordinator: allow --ha-etcd without --replication-bind, accepting that a "
+                  "standby that takes over knows only the runs in its own journal (docs/ha.md)");
 }
 
 // The flags of `start`, stored in `*f`, in the order --help lists them.

@@ -7,9 +7,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include <memory>
 #include <set>
 #include <thread>
 
+#include "actors/scheduler/retention.h"
 #include "cli/node.h"
 #include "ha/in_sync.h"
 #include "transport/sockets.h"
@@ -93,6 +95,17 @@ Status Node::StartFollower(const std::string& endpoint, const std::string& leade
   sc.leader_name = leader_name;
   sc.name = r.name;
   sc.curve = r.curve;
+  // The leader's --retention removes runs from its journal alone (it is no
+  // commit, so nothing is shipped): a standby applies its own, the same
+  // policy, to the runs it replicated (docs/ha.md, "Retention").
+  const actors::RetentionOptions& retention = config_.coordinator_config.retention;
+  if (retention.older_than.count() > 0) {
+    auto rule = std::make_shared<actors::Retention>(journal_.get(), retention);
+    sc.upkeep = [rule](Micros wall_now, Micros steady_now) {
+      rule->RunDue(wall_now, steady_now);
+      return rule->NextDue();
+    };
+  }
   auto standby = replication::ReplicationStandby::Start(ctx_, journal_.get(), clock_, sc);
   if (!standby.ok()) return standby.status();
   {

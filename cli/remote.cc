@@ -74,11 +74,12 @@ Status RemoteCoordinator::WatchConnection(zmq::context_t& ctx) {
   char name[64];
   std::snprintf(name, sizeof(name), "inproc://apollo11-cli-monitor-%p-%zu",
                 static_cast<void*>(this), ++dials_);
-  // CONNECTED: with several coordinators, whether a connection came up at
-  // all (Ask passes over one that does not). DISCONNECTED after
+  // CONNECT_RETRIED before HANDSHAKE_SUCCEEDED: with several coordinators,
+  // nothing listens there (Ask passes over it at once; one that never
+  // finishes a handshake, after ConnectWindow). DISCONNECTED after
   // HANDSHAKE_SUCCEEDED: the request in flight is lost.
   const int events = ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
-                     ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_CONNECTED |
+                     ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_CONNECT_RETRIED |
                      ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED;
   if (zmq_socket_monitor(socket_->handle(), name, events) != 0) {
     return Status::Io(std::string("cannot watch the connection: ") + zmq_strerror(zmq_errno()));
@@ -106,8 +107,8 @@ Status RemoteCoordinator::Refusal() {
       if (!monitor_->recv(rest, zmq::recv_flags::dontwait)) break;
       event = std::move(rest);
     }
-    if (id == ZMQ_EVENT_CONNECTED) {
-      connected_ = true;
+    if (id == ZMQ_EVENT_CONNECT_RETRIED) {
+      if (!handshaken_) connect_failed_ = true;
       continue;
     }
     if (id == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
@@ -161,11 +162,13 @@ Result<std::string> RemoteCoordinator::Await(uint16_t reply_type) {
     if (!polled.ok()) return polled.status();
     if (waiting_) waiting_();
     APOLLO11_RETURN_IF_ERROR(Refusal());
-    if (!connected_ && endpoints_.size() > 1 &&
-        std::chrono::steady_clock::now() - start >= ConnectWindow()) {
+    if (!handshaken_ && endpoints_.size() > 1 &&
+        (connect_failed_ || std::chrono::steady_clock::now() - start >= ConnectWindow())) {
       unreachable_ = true;  // Ask tries the next coordinator
-      return Status::Io("no connection to the coordinator at " + endpoint_ + " within " +
-                        std::to_string(ConnectWindow().count()) + " ms");
+      return Status::Io(connect_failed_
+                            ? "nothing listens at " + endpoint_
+                            : "no connection to the coordinator at " + endpoint_ + " within " +
+                                  std::to_string(ConnectWindow().count()) + " ms");
     }
     // After a close, a reply that came before it is still read (libzmq
     // queues a connection's messages before it reports the close).
@@ -213,9 +216,13 @@ Result<std::string> RemoteCoordinator::Rerun(const actors::RerunRun& rerun) {
 Result<std::string> RemoteCoordinator::StartRun(std::string frame) {
   const auto reply_type = static_cast<uint16_t>(actors::ClientType::kSubmitReply);
   Result<std::string> raw = std::string();
-  if (endpoints_.size() > 1) {
-    raw = Ask(frame, reply_type, OnDrop::kFail);  // kept until a leader took it
+  if (endpoints_.size() > 1 || endpoint_.rfind("inproc://", 0) != 0) {
+    // Kept until a leader took it: a standby's refusal names the leader,
+    // where it is sent again.
+    raw = Ask(frame, reply_type, OnDrop::kFail);
   } else {
+    // `apollo11 run`'s own coordinator, which leads: the snapshot goes at
+    // once (a 1M-task run's peak).
     APOLLO11_RETURN_IF_ERROR(SendRequest(frame));
     std::string().swap(frame);  // the coordinator's once sent
     raw = Await(reply_type);
@@ -242,13 +249,16 @@ Status RemoteCoordinator::Cancel(const std::string& run_id, const std::string& r
                     actors::CancelRun{run_id, reason}, &frame);
   // Confirm it was taken: the run's status, asked on the same connection,
   // answers once the cancel applied. A cancel is idempotent, so one whose
-  // connection closed before that answer is sent again on the new one.
+  // connection closed before that answer is sent again on the new one, and
+  // so is one a standby refused (its "not the leader" reply, which has the
+  // type of the query's, sent the query on to the leader).
   for (int tries = 0;; ++tries) {
     APOLLO11_RETURN_IF_ERROR(SendRequest(frame));
     const size_t drops = drops_;
+    const std::string sent_to = endpoint_;
     auto status = Query("status", run_id);
     if (!status.ok()) return status.status();
-    if (drops_ == drops || tries >= 1) return Status::Ok();
+    if ((drops_ == drops && endpoint_ == sent_to) || tries >= 2) return Status::Ok();
   }
 }
 

@@ -116,6 +116,10 @@ class RemoteCoordinator {
   // in its JSON and logs in its own format) turns that off.
   void set_warn_on_journal_error(bool warn) { warn_on_journal_error_ = warn; }
 
+  // The endpoint the next request goes to: where the last answer came from
+  // (a followed leader's, once a standby named it).
+  const std::string& current_endpoint() const { return endpoint_; }
+
  private:
   RemoteCoordinator() = default;
   Result<actors::QueryReply> AskQuery(const actors::Query& q);
@@ -137,10 +141,12 @@ class RemoteCoordinator {
   };
   // Sends `frame` and returns the first reply of `reply_type`. A reply
   // whose error says "not the leader; the leader is X" is followed (the
-  // frame is sent to X, also when X is not in the list), and with several
-  // endpoints one that cannot be connected to within ConnectWindow() is
-  // passed over for the next; at most two rounds of the list. `on_drop`:
-  // see OnDrop.
+  // frame is sent to X, also when X is not in the list), as is a lost
+  // connection (OnDrop::kResend) with several endpoints (to the next): at
+  // most two rounds of the list. With several endpoints, one where nothing
+  // listens is passed over at once and one that finishes no handshake
+  // within ConnectWindow() after it, until the timeout. `on_drop`: see
+  // OnDrop.
   Result<std::string> Ask(const std::string& frame, uint16_t reply_type, OnDrop on_drop);
   // The error for a request whose connection closed before its answer
   // (`why`): it may have been applied, so it is not sent again. Dials the
@@ -175,10 +181,10 @@ class RemoteCoordinator {
   size_t drops_ = 0;                    // connections seen to close, ever
   std::optional<transport::CurveKeyPair> curve_;
   std::string server_public_;
-  bool connected_ = false;    // the monitor saw the current socket connect
-  bool unreachable_ = false;  // the last Await gave up for want of a connection
-  bool handshaken_ = false;   // the current connection finished its handshake
-  bool dropped_ = false;      // a connection past its handshake closed (monitor)
+  bool connect_failed_ = false;  // a connection attempt failed before any handshake
+  bool unreachable_ = false;     // the last Await gave up for want of a connection
+  bool handshaken_ = false;      // the current connection finished its handshake
+  bool dropped_ = false;         // a connection past its handshake closed (monitor)
   std::unique_ptr<zmq::socket_t> socket_;
   std::unique_ptr<zmq::socket_t> monitor_;  // connection events of socket_
   std::string endpoint_;

@@ -2,15 +2,22 @@
 
 namespace apollo11::ha {
 
-std::string NotLeaderReply(std::string_view endpoint) {
+std::string NotLeaderReply(std::string_view endpoint, std::string_view detail) {
   std::string out(kNotLeaderPrefix);
   out += endpoint.empty() ? kLeaderUnknown : endpoint;
+  if (!detail.empty()) {
+    out += "; ";
+    out += detail;
+  }
   return out;
 }
 
 std::optional<std::string> ParseNotLeader(std::string_view text) {
   if (text.substr(0, kNotLeaderPrefix.size()) != kNotLeaderPrefix) return std::nullopt;
   std::string_view rest = text.substr(kNotLeaderPrefix.size());
+  if (const size_t detail = rest.find("; "); detail != std::string_view::npos) {
+    rest = rest.substr(0, detail);
+  }
   while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
   while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\n' || rest.back() == '\r' ||
                            rest.back() == '\t')) {

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <array>
 #include <utility>
 #include <vector>
@@ -77,11 +78,12 @@ void ReplicationStandby::Body(transport::ActorPipe& pipe, zmq::context_t& ctx) {
   // restarted and forgot us, or frames were lost).
   bool said_hello = false;
   Micros last_heard = clock_->Steady(), last_flow = last_heard;
+  Micros upkeep_due = config_.upkeep ? last_heard : 0;  // 0: none
   uint64_t copies = 0, flowed = 0;
   for (;;) {
     std::array<zmq::pollitem_t, 2> items = {pipe.PollItem(),
                                             zmq::pollitem_t{dealer.handle(), 0, ZMQ_POLLIN, 0}};
-    if (!transport::Poll(items, kStandbyTick).ok()) return;
+    if (!transport::Poll(items, PollWait(upkeep_due)).ok()) return;
     if (items[0].revents & ZMQ_POLLIN) {
       auto cmd = pipe.Recv();
       if (!cmd.ok() || pipe.IsTerm(*cmd)) return;
@@ -110,8 +112,19 @@ void ReplicationStandby::Body(transport::ActorPipe& pipe, zmq::context_t& ctx) {
       spdlog::info("replication: installed a journal copy from the leader at batch {} seq {}",
                    journal_->last_batch(), journal_->last_seq());
     }
+    if (upkeep_due != 0 && clock_->Steady() >= upkeep_due) {
+      upkeep_due = config_.upkeep(clock_->Now(), clock_->Steady());
+    }
     Publish(core);
   }
+}
+
+std::chrono::milliseconds ReplicationStandby::PollWait(Micros upkeep_due) const {
+  if (upkeep_due == 0) return kStandbyTick;
+  const Micros now = clock_->Steady();
+  if (upkeep_due <= now) return std::chrono::milliseconds(0);
+  return std::min<std::chrono::milliseconds>(
+      kStandbyTick, std::chrono::milliseconds((upkeep_due - now + 999) / 1000));
 }
 
 void ReplicationStandby::Publish(const ReplicationStandbyCore& core) {

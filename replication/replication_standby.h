@@ -9,6 +9,7 @@
 // CLI, a coordinator answering read-only queries) may run meanwhile.
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -36,6 +37,13 @@ struct ReplicationStandbyConfig {
   // The coordinators' shared key pair: the link is a CURVE client with it,
   // trusting only a leader holding the same pair. Unset: plain TCP.
   std::optional<transport::CurveKeyPair> curve;
+  // Work on the journal that the leader does in its scheduler and a standby
+  // must do too, on the data it applied (retention: docs/ha.md,
+  // "Retention"). Called on the standby's thread, the journal's one writer,
+  // between frames, with the wall and steady times; returns the Steady()
+  // time it wants to run next (0: never; at or before now: at once). Unset:
+  // none.
+  std::function<Micros(Micros wall_now, Micros steady_now)> upkeep;
 };
 
 class ReplicationStandby {
@@ -64,6 +72,9 @@ class ReplicationStandby {
                      ReplicationStandbyConfig config);
   void Body(transport::ActorPipe& pipe, zmq::context_t& ctx);
   void Publish(const ReplicationStandbyCore& core);
+  // How long the loop may wait for a frame: a tick, or less when the upkeep
+  // is due sooner (`upkeep_due` 0: no upkeep).
+  std::chrono::milliseconds PollWait(Micros upkeep_due) const;
 
   storage::Journal* journal_;
   const Clock* clock_;

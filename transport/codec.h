@@ -47,16 +47,24 @@ struct CountingSink {
 };
 }  // namespace codec_internal
 
+// Appends the frame [version, type, body] to *out: a frame in another
+// version's envelope, for a message whose layout that version shares (the
+// REFUSED a worker of another version is sent: transport/protocol_mismatch.h).
+template <class T>
+void EncodeAs(uint32_t version, uint16_t type, const T& body, std::string* out) {
+  codec_internal::StringSink sink{out};
+  msgpack::packer<codec_internal::StringSink> packer(sink);
+  packer.pack_array(3);
+  packer.pack_uint32(version);
+  packer.pack_uint16(type);
+  packer.pack(body);
+}
+
 // Appends the frame [kProtocolVersion, type, body] to *out (nothing else), so
 // a caller that reuses one string per loop allocates only when it grows.
 template <class T>
 void Encode(uint16_t type, const T& body, std::string* out) {
-  codec_internal::StringSink sink{out};
-  msgpack::packer<codec_internal::StringSink> packer(sink);
-  packer.pack_array(3);
-  packer.pack_uint32(kProtocolVersion);
-  packer.pack_uint16(type);
-  packer.pack(body);
+  EncodeAs(kProtocolVersion, type, body, out);
 }
 
 // Same with the enum.

@@ -32,6 +32,8 @@ const char* MsgTypeName(uint16_t type) {
       return "LOG_REPLY";
     case MsgType::kRefused:
       return "REFUSED";
+    case MsgType::kWatch:
+      return "WATCH";
     case MsgType::kActorReady:
       return "ACTOR_READY";
     case MsgType::kActorDone:

@@ -48,6 +48,11 @@ enum class MsgType : uint16_t {
   kLogRequest,  // D->W: a slice of an execution's captured output
   kLogReply,    // W->D: the slice
   kRefused,     // D->W: your HELLO is refused for good (Refused); a worker stops
+  // W->D, to every coordinator but the one it follows: "I am connected to you"
+  // (Watch). A coordinator that leads answers with a HEARTBEAT of its term,
+  // and a new leader announces itself to the workers that watch it. An older
+  // coordinator takes it as an unknown type (upgrade coordinators first).
+  kWatch,
   // Actor runtime (transport/actor.h); never sent over the network.
   kActorReady = 61,
   kActorDone = 62,
@@ -131,8 +136,25 @@ struct Hello {
   // Executions it queues beyond its slots (credit = slots + prefetch); 0 from
   // a worker that predates queues.
   uint32_t prefetch = 0;
+  // True: `running` and `finished` together list every attempt the worker
+  // holds, so what the journal says it runs and neither lists it does not
+  // hold (handed back at once). False from a worker that predates them: it
+  // lists only unfinished ones, and its RESULTs claim the rest.
+  bool lists_finished = false;
+  // Attempts that finished and whose RESULT (resent right after this HELLO)
+  // is not acknowledged: they take no slot.
+  std::vector<ExecRef> finished = {};
   bool operator==(const Hello&) const = default;
-  MSGPACK_DEFINE(group, slots, labels, running, worker_id, prefetch);
+  MSGPACK_DEFINE(group, slots, labels, running, worker_id, prefetch, lists_finished, finished);
+};
+
+// W→D: the worker `worker_id` is connected to this coordinator but follows
+// another; the newest epoch it has seen.
+struct Watch {
+  std::string worker_id;
+  uint64_t epoch_seen = 0;
+  bool operator==(const Watch&) const = default;
+  MSGPACK_DEFINE(worker_id, epoch_seen);
 };
 
 // D→W: the coordinator refuses this worker (its id is taken by a live worker,
@@ -140,8 +162,13 @@ struct Hello {
 // the worker logs `reason` and stops, rather than run tasks beside another.
 struct Refused {
   std::string reason;
+  // A standby's "not the leader" refusal: the epoch of the leader it names
+  // (0: none known, or an older coordinator). A worker that has seen a newer
+  // epoch drops it: it was sent before that term began (a frame from the
+  // standby a coordinator was before it led, delivered late).
+  uint64_t epoch = 0;
   bool operator==(const Refused&) const = default;
-  MSGPACK_DEFINE(reason);
+  MSGPACK_DEFINE(reason, epoch);
 };
 
 // W→D: `credits` more executions may be sent.

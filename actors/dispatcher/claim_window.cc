@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <map>
 
 #include "common/log_event.h"
@@ -40,6 +41,29 @@ const std::string* ClaimWindow::Owner(const std::string& exec_id, uint32_t attem
   auto o = waiting_.find(exec_id);
   if (o == waiting_.end() || o->second.attempt != attempt) return nullptr;
   return &o->second.worker_id;
+}
+
+void ClaimWindow::ReleaseUnlisted(const std::string& worker_id,
+                                  const std::vector<std::string>& listed,
+                                  std::vector<WorkerGone>* gone_out) {
+  WorkerGone gone;
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
+    if (it->second.worker_id != worker_id ||
+        std::binary_search(listed.begin(), listed.end(), it->first)) {
+      ++it;
+      continue;
+    }
+    gone.execs.push_back({it->first, it->second.attempt});
+    it = waiting_.erase(it);
+  }
+  if (gone.execs.empty()) return;
+  gone.worker_id = worker_id;
+  gone.reason =
+      "its worker " + worker_id + " rejoined after the coordinator restarted and does not hold it";
+  LogEvent(spdlog::level::warn, "recovery_unclaimed",
+           {{"worker_id", worker_id}, {"count", gone.execs.size()}, {"reason", gone.reason}},
+           "recovery: {}: {} executions handed back", gone.reason, gone.execs.size());
+  gone_out->push_back(std::move(gone));
 }
 
 void ClaimWindow::ReleaseDue(Micros now, std::vector<WorkerGone>* gone_out) {

@@ -33,6 +33,13 @@ class ClaimWindow {
   // Stops waiting for `exec_id` (a newer attempt was queued, or it was
   // canceled): a worker claiming it later is not given it.
   void Drop(const std::string& exec_id) { waiting_.erase(exec_id); }
+  // Worker `worker_id` said HELLO and did not list these executions the
+  // journal says it runs (a HELLO lists every attempt the worker holds,
+  // finished ones too): it does not hold them, so they are handed back now
+  // in one WorkerGone appended to `gone`, instead of at their deadline.
+  // `listed` is sorted.
+  void ReleaseUnlisted(const std::string& worker_id, const std::vector<std::string>& listed,
+                       std::vector<WorkerGone>* gone);
   // Appends to `gone` the executions whose deadline passed at `now`
   // (Steady()), one
   // WorkerGone per worker the journal named, and forgets them.

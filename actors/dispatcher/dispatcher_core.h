@@ -20,6 +20,7 @@
 
 #include "actors/dispatcher/claim_window.h"
 #include "actors/dispatcher/ready_queue.h"
+#include "actors/dispatcher/watchers.h"
 #include "actors/dispatcher/worker_protocol.h"
 #include "actors/internal_messages.h"
 #include "alerts/sink.h"
@@ -65,9 +66,11 @@ struct DispatcherOptions {
   uint64_t epoch = 1;  // the coordinator's term; sent with DISPATCH, CANCEL, HEARTBEAT
   // CURVE: every frame must come from a key with the `worker` role.
   bool require_worker_role = false;
-  // Whether a connection (ROUTER identity) is still there; asked when a
-  // HELLO claims the id of a registered worker from another connection.
-  // Null: assume it is (the claim is refused).
+  // Whether a connection (ROUTER identity) is there, found by sending it a
+  // HEARTBEAT of `epoch`; asked when a HELLO claims the id of a registered
+  // worker from another connection, and to announce a new term to watching
+  // workers. Null: assume it is (the claim is refused; the announcement is
+  // sent as a frame of the step's output).
   std::function<bool(const std::string& route)> connected;
   observability::CoordinatorMetrics* metrics = nullptr;  // optional; must outlive the core
   alerts::Sink* alerts = nullptr;  // gets worker_lost; null: no alerts; outlives the core
@@ -76,6 +79,10 @@ struct DispatcherOptions {
   // other worker frames.
   const ha::RoleView* ha = nullptr;
   bool standby = false;
+  // The workers that watch this coordinator (WATCH), kept by the node
+  // across the coordinator's restarts; null: none kept, none announced to.
+  // Must outlive the core.
+  Watchers* watchers = nullptr;
 };
 
 // Everything one step produced. `to_workers` frames are already encoded.
@@ -150,6 +157,17 @@ class DispatcherCore {
   Micros GaugesDue() const;
   // Periodic: a HEARTBEAT to every worker.
   void Heartbeat(DispatcherOutput* out);
+  // A new leader's first turn: it will announce its term to every worker
+  // that watched this coordinator since `heard_since` (Steady()), until
+  // `until`. A worker follows a newer term at once and says HELLO, so the
+  // claim window closes on workers that rejoined, not on a timer.
+  void StartAnnouncing(Micros heard_since, Micros until);
+  // Each turn while announcing: a HEARTBEAT of the term, marked
+  // unregistered, to each watcher whose connection is back (a role change
+  // rebinds the sockets; workers reconnect within libzmq's reconnect
+  // interval). Stops at `until` or when every watcher was told.
+  void Announce(Micros now, DispatcherOutput* out);
+  bool announcing() const { return !to_announce_.empty(); }
   // Periodic reconciliation: asks each worker about the executions we
   // believe it runs. One it does not hold (a DISPATCH or a report was lost)
   // is handed back to the scheduler and its slot's credit restored.
@@ -223,6 +241,9 @@ class DispatcherCore {
   // The handlers of WorkerAction. Those returning bool return false when the
   // body does not decode (the frame is counted as dropped).
   bool OnHello(const Frame& f, DispatcherOutput* out);
+  // A WATCH: remembered (never refused, never answered by a standby); a
+  // leader answers a worker not registered here with a HEARTBEAT of its term.
+  void OnWatch(const Frame& f, DispatcherOutput* out);
   bool OnCredit(const Frame& f);
   bool OnStarted(const Frame& f, DispatcherOutput* out);
   bool OnResult(const Frame& f, DispatcherOutput* out);
@@ -262,6 +283,11 @@ class DispatcherCore {
               bool bye = false);
   // A worker_lost alert for what Forget just handed back.
   void AlertLost(const WorkerGone& gone);
+  // A frame from `identity` in worker-protocol `version`, not this build's:
+  // a REFUSED in that version naming both and the upgrade order (on a
+  // standby: the leader, as to anyone), so the worker learns why it is not
+  // heard. Nothing for a version too old to have REFUSED.
+  void TellOtherVersion(const std::string& identity, uint32_t version, DispatcherOutput* out);
   // Queues one frame of `type` to the worker at `identity`.
   template <class T>
   void Send(const std::string& identity, transport::MsgType type, const T& body,
@@ -292,7 +318,10 @@ class DispatcherCore {
   std::map<std::string, Worker> workers_;                // by worker id
   std::unordered_map<std::string, std::string> routes_;  // connection -> worker id
   ReadyQueue ready_;
-  ClaimWindow claims_;  // recovered RUNNING executions not yet claimed
+  ClaimWindow claims_;
+  std::vector<std::string> to_announce_;  // watcher routes not yet told of this term
+  Micros announce_until_ =
+      0;  // Steady(): StartAnnouncing's `until`  // recovered RUNNING executions not yet claimed
   struct Reservation {
     std::string worker_id;
     uint32_t attempt = 0;

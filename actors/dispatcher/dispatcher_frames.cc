@@ -55,10 +55,13 @@ void DispatcherCore::OnWorkerFrame(const std::string& identity, const transport:
     if (!transport::IsOtherProtocolVersion(decoded)) {
       spdlog::warn("dropped a malformed frame from peer {} ({} bytes): {}", Printable(identity),
                    size, decode.message());
-    } else if (other_version_peers_.size() < kMaxRemembered &&
-               other_version_peers_.insert(identity).second) {  // once per peer, while few
-      spdlog::error("peer {} speaks another protocol version; its frames are dropped: {}",
-                    Printable(identity), decode.message());
+    } else {
+      if (other_version_peers_.size() < kMaxRemembered &&
+          other_version_peers_.insert(identity).second) {  // once per peer, while few
+        spdlog::error("peer {} speaks another protocol version; its frames are dropped: {}",
+                      Printable(identity), decode.message());
+      }
+      TellOtherVersion(identity, decoded.version, out);
     }
     return;
   }
@@ -66,6 +69,9 @@ void DispatcherCore::OnWorkerFrame(const std::string& identity, const transport:
   const transport::Envelope* envelope = &decoded;
   Worker* w = WorkerAt(identity);
   Frame frame{identity, w, *envelope, peer};
+  if (envelope->type == transport::ToWire(transport::MsgType::kWatch)) {
+    return OnWatch(frame, out);  // before Admitted: a standby takes it too
+  }
   if (!Admitted(frame, out)) return;
   const WorkerState state = w ? WorkerState::kRegistered : WorkerState::kUnregistered;
   const WorkerAction action = DecideWorkerAction(state, envelope->type);
@@ -96,6 +102,8 @@ void DispatcherCore::OnWorkerFrame(const std::string& identity, const transport:
     case WorkerAction::kLogReply:
       ok = OnLogReply(frame, out);
       break;
+    case WorkerAction::kWatch:
+      break;  // taken before Admitted (OnWatch)
     case WorkerAction::kBye: {
       const std::string id = w->id;  // Forget destroys *w
       Forget(id, "worker " + id + " left (BYE)", out, /*bye=*/true);
@@ -299,6 +307,57 @@ void DispatcherCore::Finish(Worker& w, const std::string& exec_id) {
     w.expected_busy_ms -= e->second;
     w.expected.erase(e);
   }
+}
+
+void DispatcherCore::OnWatch(const Frame& f, DispatcherOutput* out) {
+  if (options_.require_worker_role && !transport::MayWork(f.peer.roles)) {
+    ++dropped_frames_;  // only a worker's key may be announced to
+    return;
+  }
+  auto watch = transport::BodyAs<transport::Watch>(f.envelope);
+  if (!watch.ok() || !IsValidWorkerId(watch->worker_id)) {
+    ++dropped_frames_;
+    return;
+  }
+  if (options_.watchers != nullptr) {
+    options_.watchers->Heard(watch->worker_id, f.identity, clock_->Steady());
+  }
+  if (options_.standby || f.worker != nullptr || watch->epoch_seen > options_.epoch) return;
+  transport::Heartbeat hb;
+  hb.epoch = options_.epoch;
+  hb.registered = false;
+  Send(f.identity, transport::MsgType::kHeartbeat, hb, out);
+}
+
+void DispatcherCore::StartAnnouncing(Micros heard_since, Micros until) {
+  if (options_.standby || options_.watchers == nullptr) return;
+  to_announce_ = options_.watchers->RoutesHeardSince(heard_since);
+  announce_until_ = until;
+  if (to_announce_.empty()) return;
+  LogEvent(spdlog::level::info, "leader_announcing",
+           {{"epoch", options_.epoch}, {"workers", to_announce_.size()}},
+           "announcing epoch {} to {} workers that watched this coordinator", options_.epoch,
+           to_announce_.size());
+}
+
+void DispatcherCore::Announce(Micros now, DispatcherOutput* out) {
+  if (to_announce_.empty()) return;
+  if (now > announce_until_) {
+    spdlog::info("{} watching workers did not reconnect in time to hear of epoch {}",
+                 to_announce_.size(), options_.epoch);
+    to_announce_.clear();
+    return;
+  }
+  transport::Heartbeat hb;
+  hb.epoch = options_.epoch;
+  hb.registered = false;
+  std::erase_if(to_announce_, [&](const std::string& route) {
+    // The probe of `connected` is itself a HEARTBEAT of this term, which the
+    // worker follows (registered or not, a newer term makes it say HELLO).
+    if (options_.connected) return options_.connected(route);
+    Send(route, transport::MsgType::kHeartbeat, hb, out);
+    return true;
+  });
 }
 
 }  // namespace apollo11::actors

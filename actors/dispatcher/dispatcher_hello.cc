@@ -11,6 +11,7 @@
 #include "actors/dispatcher/dispatcher_core.h"
 #include "common/log_event.h"
 #include "ha/not_leader.h"
+#include "transport/protocol_mismatch.h"
 
 namespace apollo11::actors {
 bool IsValidWorkerId(const std::string& id) {
@@ -32,9 +33,15 @@ bool DispatcherCore::Admitted(const Frame& f, DispatcherOutput* out) {
     // Every frame, not only HELLO: a worker still heartbeating a coordinator
     // that stood down learns where to go.
     ++dropped_frames_;
-    const std::string leader = options_.ha ? options_.ha->Current().leader.worker_endpoint : "";
-    Send(f.identity, transport::MsgType::kRefused, transport::Refused{ha::NotLeaderReply(leader)},
-         out);
+    transport::Refused refused;
+    if (options_.ha) {
+      const ha::RoleState role = options_.ha->Current();
+      refused.reason = ha::NotLeaderReply(role.leader.worker_endpoint);
+      refused.epoch = role.leader.worker_endpoint.empty() ? 0 : role.epoch;
+    } else {
+      refused.reason = ha::NotLeaderReply("");
+    }
+    Send(f.identity, transport::MsgType::kRefused, refused, out);
     return false;
   }
   if (options_.require_worker_role && !transport::MayWork(f.peer.roles)) {
@@ -67,6 +74,18 @@ void DispatcherCore::RefuseHello(const Frame& f, observability::WorkerRefusal re
   LogEvent(spdlog::level::err, "worker_refused",
            {{"peer", Printable(f.identity)}, {"reason", why}, {"not_logged", suppressed}},
            "refused HELLO from peer {}: {}", Printable(f.identity), why);
+}
+
+void DispatcherCore::TellOtherVersion(const std::string& identity, uint32_t version,
+                                      DispatcherOutput* out) {
+  // A standby sends it to the leader first, as any worker: the leader may
+  // speak its version (an upgrade under way), else it says why not.
+  const std::string leader =
+      options_.standby && options_.ha ? options_.ha->Current().leader.worker_endpoint : "";
+  std::string frame = transport::EncodeRefusedAs(
+      version,
+      options_.standby ? ha::NotLeaderReply(leader) : transport::ProtocolMismatchReason(version));
+  if (!frame.empty()) out->to_workers.emplace_back(identity, std::move(frame));
 }
 
 bool DispatcherCore::RouteConnected(const std::string& route) const {
@@ -179,6 +198,17 @@ bool DispatcherCore::OnHello(const Frame& f, DispatcherOutput* out) {
       Send(w->route, transport::MsgType::kCancel, cancel, out);
     }
   }
+  // What the journal says it runs and its HELLO does not list, it does not
+  // hold (such a HELLO lists finished attempts too): handed back at once.
+  // The finished ones stay in the window until their RESULT claims them.
+  if (hello->lists_finished) {
+    std::vector<std::string> listed;
+    for (const auto& ref : hello->running) listed.push_back(ref.exec_id);
+    for (const auto& ref : hello->finished) listed.push_back(ref.exec_id);
+    std::sort(listed.begin(), listed.end());
+    claims_.ReleaseUnlisted(w->id, listed, &out->gone);
+  }
+  if (options_.watchers != nullptr) options_.watchers->Forget(w->id);
   transport::Heartbeat hb;
   hb.epoch = options_.epoch;
   Send(w->route, transport::MsgType::kHeartbeat, hb, out);

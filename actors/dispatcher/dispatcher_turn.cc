@@ -56,10 +56,22 @@ void DispatcherTurn::OnEnqueue(Enqueue m) {
 Micros DispatcherTurn::NextWake() const {
   Micros wake = std::min(next_beat_, next_probe_);
   if (core_.GaugesDue() != 0) wake = std::min(wake, core_.GaugesDue());
+  // Announcing a new term: look for reconnected watchers every 20 ms.
+  if (core_.announcing()) wake = std::min(wake, clock_->Steady() + 20 * kMicrosPerMilli);
   return wake;
 }
 
 void DispatcherTurn::End(WorkerLink& workers, DispatcherFrames* out) {
+  const Micros now = clock_->Steady();
+  if (!announced_) {
+    // A new term: the workers that watch this coordinator (a WATCH every
+    // heartbeat) hear of it now, not when they next look for a leader.
+    announced_ = true;
+    const Micros heartbeat = timers_.heartbeat.count() * kMicrosPerMilli;
+    core_.StartAnnouncing(now - 3 * heartbeat,
+                          now + std::max<Micros>(heartbeat, 2 * kMicrosPerSecond));
+  }
+  core_.Announce(now, &out_);
   OnTimers(clock_->Steady(), out);
   core_.Place(&out_);
   core_.PublishGauges();

@@ -92,6 +92,7 @@ class DispatcherTurn {
   DispatcherOutput out_;
   uint64_t answer_ticket_ = 0;  // an Enqueue the scheduler waits on (see Enqueue::ticket)
   Micros next_beat_ = 0, next_probe_ = 0;
+  bool announced_ = false;  // the first End announces a leader's term
 };
 
 }  // namespace apollo11::actors

@@ -28,6 +28,7 @@ constexpr Row kTable[] = {
     {MsgType::kProbeReply, {A::kAskHello,     A::kProbeReply}},
     {MsgType::kLogReply,   {A::kAskHello,     A::kLogReply}},
     {MsgType::kBye,        {A::kAskHello,     A::kBye}},
+    {MsgType::kWatch,      {A::kWatch,        A::kWatch}},
 };
 //   anything else         kAskHello          kRefuse
 // clang-format on
@@ -61,6 +62,8 @@ const char* ToString(WorkerAction action) {
       return "log_reply";
     case A::kBye:
       return "bye";
+    case A::kWatch:
+      return "watch";
     case A::kAskHello:
       return "ask_hello";
     case A::kRefuse:

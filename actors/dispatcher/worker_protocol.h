@@ -35,6 +35,7 @@ enum class WorkerAction : uint8_t {
   kProbeReply,  // hand back what the worker does not hold
   kLogReply,    // forward to the waiting log fetch
   kBye,         // forget the worker, hand its executions back
+  kWatch,       // a worker following another coordinator: remember its route
   kAskHello,    // refused: answer a heartbeat marked unregistered
   kRefuse,      // refused: dropped and counted
 };

@@ -30,7 +30,17 @@ void ReconcilerCore::OnUnwatch(const Unwatch& unwatch) {
 
 std::vector<WorkerLost> ReconcilerCore::LostWorkers(Micros now) {
   std::vector<WorkerLost> lost;
-  const Micros limit = options_.heartbeat.count() * kMicrosPerMilli * options_.liveness;
+  const Micros heartbeat = options_.heartbeat.count() * kMicrosPerMilli;
+  const Micros limit = heartbeat * options_.liveness;
+  // This loop runs at least every heartbeat. A gap of a whole liveness
+  // window is the coordinator's own stall (SIGSTOP, a host that stopped
+  // scheduling it): its workers could not be heard meanwhile, so that time
+  // is not silence.
+  if (last_check_ != 0 && now - last_check_ >= limit) {
+    const Micros stall = now - last_check_;  // a worker's window starts again
+    for (auto& [id, seen] : last_seen_) seen = std::min(now, seen + stall);
+  }
+  last_check_ = now;
   for (auto it = last_seen_.begin(); it != last_seen_.end();) {
     Micros silent = now - it->second;
     if (silent > limit) {

@@ -39,7 +39,9 @@ class ReconcilerCore {
   void OnUnwatch(const Unwatch& unwatch);
 
   // Workers silent for longer than heartbeat * liveness at `now`; they are
-  // forgotten here (the dispatcher hands their executions back).
+  // forgotten here (the dispatcher hands their executions back). Called at
+  // least every heartbeat; a gap of heartbeat x liveness between two calls is this
+  // coordinator's own stall, and is not counted as anyone's silence.
   std::vector<WorkerLost> LostWorkers(Micros now);
   // Deadlines that passed at `now` and were not unwatched.
   DeadlineExceeded Expired(Micros now);
@@ -58,6 +60,7 @@ class ReconcilerCore {
   };
   ReconcilerOptions options_;
   std::map<std::string, Micros> last_seen_;
+  Micros last_check_ = 0;  // the previous LostWorkers (Steady())
   std::priority_queue<Due, std::vector<Due>, std::greater<>> heap_;
   std::map<std::pair<std::string, uint32_t>, Deadline> watched_;
 };

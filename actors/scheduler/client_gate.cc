@@ -49,12 +49,33 @@ void ClientGate::OnFrame(const std::string& identity, const transport::PeerAuth&
     if (version != kClientProtocolVersion) return RefuseVersion(identity, route.type, version);
     if (!Permitted(identity, peer, route.type)) return;
     if (policy_.standby && route.type != ClientType::kQuery) {
-      const std::string leader = policy_.leader_endpoint ? policy_.leader_endpoint() : "";
-      return ReplyRefusal(identity, route.type, StatusCode::kNotLeader, ha::NotLeaderReply(leader));
+      return ReplyRefusal(identity, route.type, StatusCode::kNotLeader,
+                          ha::NotLeaderReply(LeaderEndpoint()));
     }
     return (this->*route.handle)(identity, env_);
   }
   spdlog::warn("scheduler: dropped a client message of unknown type {}", env_.type);
+}
+
+std::string ClientGate::LeaderEndpoint() const {
+  return policy_.leader_endpoint ? policy_.leader_endpoint() : "";
+}
+
+bool ClientGate::StandbyDefers(const std::string& identity, QueryKind kind) {
+  if (!policy_.standby || (kind != QueryKind::kWorkers && kind != QueryKind::kLogs)) return false;
+  ReplyRefusal(
+      identity, ClientType::kQuery, StatusCode::kNotLeader,
+      ha::NotLeaderReply(LeaderEndpoint(), "a standby has no workers: they connect to the leader"));
+  return true;
+}
+
+void ClientGate::StandbyLacks(QueryReply* reply) const {
+  if (!policy_.standby || reply->code != static_cast<uint8_t>(StatusCode::kNotFound)) return;
+  reply->code = static_cast<uint8_t>(StatusCode::kNotLeader);
+  reply->error = ha::NotLeaderReply(
+      LeaderEndpoint(), reply->error +
+                            " in this standby's journal, which may not hold every run the leader "
+                            "has: ask the leader");
 }
 
 bool ClientGate::Permitted(const std::string& identity, const transport::PeerAuth& peer,
@@ -244,11 +265,13 @@ void ClientGate::OnQuery(const std::string& identity, Envelope& env) {
                     " bytes) is longer than " + std::to_string(kMaxQueryField) + " bytes";
   }
   if (refused.code != 0) return parts_.sessions->Reply(identity, ClientType::kQueryReply, refused);
+  if (StandbyDefers(identity, query->kind)) return;
   const Micros steady = parts_.clock->Steady();
   if (query->kind != QueryKind::kLogs) {
     QueryContext ctx{parts_.core, parts_.workers, parts_.health, parts_.schedules, steady};
-    return parts_.sessions->Reply(identity, ClientType::kQueryReply,
-                                  parts_.queries->Answer(*query, ctx));
+    QueryReply answer = parts_.queries->Answer(*query, ctx);
+    StandbyLacks(&answer);
+    return parts_.sessions->Reply(identity, ClientType::kQueryReply, answer);
   }
   // Answered when the worker that holds the file replies.
   auto plan = parts_.queries->PlanLogFetch(*query);

@@ -2,13 +2,12 @@
 // The scheduler's door for its clients (the CLI, the HTTP API): it decodes a
 // request, refuses what may not pass with the reply the client waits for
 // (another protocol version, a CURVE key whose role does not allow it, a
-// standby asked to change something, new work while the journal cannot be
-// written), and hands the rest to the part that answers it: SchedulerCore
-// (submit, rerun, cancel, confirm, registry), QueryService (queries),
-// ScheduleCore (backfill, and the schedule of a registered or submitted
-// pipeline). Replies go out through ClientSessions, held until the commit
-// that makes them true where the rules say so; a `logs` query becomes a
-// LogFetch frame for the dispatcher.
+// standby asked to change something or about what only the leader knows,
+// new work while the journal cannot be written), and hands the rest to the part that answers it:
+// SchedulerCore (submit, rerun, cancel, confirm, registry), QueryService (queries), ScheduleCore
+// (backfill, and the schedule of a registered or submitted pipeline). Replies go out through
+// ClientSessions, held until the commit that makes them true where the rules say so; a `logs` query
+// becomes a LogFetch frame for the dispatcher.
 //
 // Socket-free: the scheduler loop and the simulator feed it the same bytes.
 // Single-threaded: the scheduler actor's thread calls everything.
@@ -78,6 +77,16 @@ class ClientGate {
   // Under CURVE, true when the caller's key role allows a request of `type`;
   // else answers it with a refusal and returns false.
   bool Permitted(const std::string& identity, const transport::PeerAuth& peer, ClientType type);
+  // The leader's client endpoint as the policy knows it ("" = unknown).
+  std::string LeaderEndpoint() const;
+  // On a standby, a query about the workers (`workers`, `logs`), which
+  // connect to the leader alone: answered "not the leader; the leader is X"
+  // (the CLI and the HTTP API follow it) and true; else false.
+  bool StandbyDefers(const std::string& identity, QueryKind kind);
+  // On a standby, an answer "no run X" (any NotFound) becomes "not the
+  // leader; the leader is L; no run X in this standby's journal ...": its
+  // journal may lag the leader's, so it must not say the run does not exist.
+  void StandbyLacks(QueryReply* reply) const;
   void RefuseVersion(const std::string& identity, ClientType type, uint64_t version);
   // The reply a refused request of type `t` waits for, with `code` and `why`.
   void ReplyRefusal(const std::string& identity, ClientType t, StatusCode code,

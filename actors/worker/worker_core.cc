@@ -136,11 +136,15 @@ void WorkerCore::Hello() {
   hello.slots = options_.slots;
   hello.labels = options_.labels;
   hello.prefetch = depth_.advertised();
+  // Every attempt it holds, the finished ones apart (their RESULT follows): a
+  // coordinator that took over hands back at once what a HELLO does not list.
   for (const auto& [key, entry] : entries_) {
-    if (!entry.finished) hello.running.push_back({key.first, key.second});
+    (entry.finished ? hello.finished : hello.running).push_back({key.first, key.second});
   }
+  hello.lists_finished = true;
   Send(transport::MsgType::kHello, hello);
   SendCredit(depth_.OnHello(Held()));
+  WatchOthers();
   // Results the previous coordinator (or connection) never acknowledged.
   const Micros now = clock_->Steady();
   for (auto& [key, entry] : entries_) {
@@ -154,13 +158,17 @@ void WorkerCore::Hello() {
 }
 
 void WorkerCore::OnFrame(const void* data, size_t size, size_t from) {
-  auto envelope = transport::DecodeEnvelope(data, size);
-  if (!envelope.ok()) {
+  transport::Envelope decoded;
+  const Status decode = transport::DecodeEnvelopeInto(data, size, &decoded);
+  if (!decode.ok()) {
     ++dropped_frames_;
+    if (transport::IsOtherProtocolVersion(decoded)) return OnOtherVersion(from, decode.message());
     spdlog::warn("worker {}: dropped a malformed frame ({} bytes): {}", options_.worker_id, size,
-                 envelope.status().message());
+                 decode.message());
     return;
   }
+  if (RefusedForVersion(decoded, from) || StaleRefusal(decoded)) return;
+  const transport::Envelope* envelope = &decoded;
   const auto admit = follower_.OnFrame(from, *envelope, epoch_seen_);
   if (admit == CoordinatorFollower::Admit::kDrop) return;
   frame_from_ = from;
@@ -400,7 +408,7 @@ void WorkerCore::WarnIfUnreachable(Micros now, bool reconnecting) {
   const Micros interval = options_.heartbeat.count() * kMicrosPerMilli;
   if (unreachable_said_ || now - last_frame_ <= interval * options_.liveness) return;
   unreachable_said_ = true;
-  if (reconnecting) return;  // the reconnect line says it
+  if (reconnecting || SpeaksOtherVersion(follower_.current())) return;  // said already
   const double silent_s = static_cast<double>(now - last_frame_) / 1e6;
   LogEvent(spdlog::level::warn, "coordinator_unreachable",
            {{"endpoint", follower_.current_endpoint()}, {"silent_s", silent_s}},
@@ -412,12 +420,14 @@ void WorkerCore::WarnIfUnreachable(Micros now, bool reconnecting) {
 bool WorkerCore::Tick() {
   const Micros now = clock_->Steady();
   LogHealth(now);
+  LogFolded(now);
   const Micros interval = options_.heartbeat.count() * kMicrosPerMilli;
   WarnIfUnreachable(now, now - last_heard_ > interval * options_.liveness);
   if (now - last_heartbeat_ >= interval) {
     transport::Heartbeat hb;
     hb.epoch = epoch_seen_;
     Send(transport::MsgType::kHeartbeat, hb);
+    WatchOthers();
     last_heartbeat_ = now;
   }
   if (!heard_since_hello_ && now - last_hello_ >= interval) {

@@ -26,6 +26,7 @@
 #include "actors/worker/queue_depth.h"
 #include "common/clock.h"
 #include "common/duration.h"
+#include "common/log_folder.h"
 #include "executor/exec_types.h"
 #include "executor/task_runner.h"
 #include "observability/worker_metrics.h"
@@ -86,6 +87,12 @@ class WorkerCore {
   // Frames to send to the coordinator, oldest first; the actor sends and
   // clears them.
   std::vector<std::string>& outbox() { return outbox_; }
+  // WATCH frames for the coordinators it does not follow, each with that
+  // coordinator's index in the --connect list, sent at every HELLO and every
+  // heartbeat (several coordinators only): the one that leads, or becomes
+  // leader, learns where this worker is and tells it at once. The actor
+  // sends them on those connections and clears them.
+  std::vector<std::pair<size_t, std::string>>& watch_outbox() { return watch_outbox_; }
 
   // (Re)introduces the worker: HELLO with the executions it holds, then
   // CREDIT for its free slots. Call after (re)connecting.
@@ -124,6 +131,8 @@ class WorkerCore {
   // Executions held but not started: waiting for a slot.
   size_t queued() const { return queue_.size(); }
   uint64_t dropped_frames() const { return dropped_frames_; }
+  // "Not the leader" refusals dropped as older than the newest term seen.
+  uint64_t stale_refusals() const { return stale_refusals_; }
   uint64_t epoch_seen() const { return epoch_seen_; }
   // True from Hello() until the coordinator is first heard after it.
   bool awaiting_hello_reply() const { return !heard_since_hello_; }
@@ -161,10 +170,29 @@ class WorkerCore {
   // the leader and names `leader` ("" unknown): follow it (HELLO at once, or
   // after a heartbeat when no other coordinator is named).
   void FollowLeader(const std::string& leader);
+  // Queues a WATCH for every coordinator but the current one.
+  void WatchOthers();
   // The current coordinator is silent past the liveness timeout, or did not
   // answer a HELLO within a heartbeat: the next one becomes current (several
   // coordinators only).
   void FollowNext();
+  // Logs the counts of the lines log_folder_ held back whose floods ended.
+  void LogFolded(Micros now);
+  // worker_follow.cc: coordinator `from` speaks another protocol version
+  // (`why`: the decoder's error, or the REFUSED that says so). Logged once
+  // per coordinator (until it speaks this version); nothing else changes:
+  // it is not heard, so the worker keeps saying HELLO, quietly, and moves
+  // on through its list as from a silent coordinator.
+  void OnOtherVersion(size_t from, const std::string& why);
+  // True (after OnOtherVersion) when `envelope`, from coordinator `from`,
+  // is a REFUSED naming a protocol mismatch; else false, and a coordinator
+  // that speaks this version is no longer taken for one that does not.
+  bool RefusedForVersion(const transport::Envelope& envelope, size_t from);
+  bool SpeaksOtherVersion(size_t coordinator) const;
+  // True for a "not the leader" REFUSED naming a leader of an epoch older
+  // than the newest this worker has seen: sent before that term began (by
+  // the standby the new leader was), it is dropped, not followed.
+  bool StaleRefusal(const transport::Envelope& envelope);
   // A coordinator that was not current spoke in the newest epoch and the
   // frame was handled: it is current now; introduce ourselves unless the
   // frame's handler did (Hello() was called `hellos_before` times before).
@@ -211,6 +239,7 @@ class WorkerCore {
   LogSlices logs_;  // LOG_REQUEST answers
   WorkerOptions options_;
   std::vector<std::string> outbox_;
+  std::vector<std::pair<size_t, std::string>> watch_outbox_;
   std::map<Key, Entry> entries_;    // queued, running or finished-but-unacknowledged
   std::deque<Queued> queue_;        // held, waiting for a slot, oldest first
   std::vector<std::string> acked_;  // outbox keys of ACKed results, erased by EndTurn
@@ -228,6 +257,7 @@ class WorkerCore {
   bool heard_since_hello_ = false;
   bool draining_ = false;  // HELLO may be lost if sent before the coordinator was up
   uint64_t dropped_frames_ = 0;
+  uint64_t stale_refusals_ = 0;
   std::string refusal_;
   Micros next_health_ = 0;  // 0: not yet started
   CoordinatorFollower follower_;
@@ -236,6 +266,11 @@ class WorkerCore {
   // FollowLeader moved on without saying HELLO: Tick says it a heartbeat
   // later to that coordinator rather than passing it over.
   bool hello_deferred_ = false;
+  // Per coordinator (by index): the protocol mismatch logged, "" if none.
+  std::vector<std::string> other_version_;
+  // Following lines ("is not the leader", "is silent") repeat around a
+  // failover: each is logged once per 10 s, with a count.
+  LogFolder log_folder_{10 * kMicrosPerSecond};
 };
 
 }  // namespace apollo11::actors

@@ -4,9 +4,12 @@
 #include <zlib.h>
 
 #include <catch2/catch.hpp>
+#include <map>
+#include <set>
 
 #include "actors/actor_loop.h"
 #include "actors/dispatcher/dispatcher_core.h"
+#include "actors/dispatcher/watchers.h"
 #include "actors/reconciler/reconciler_core.h"
 #include "actors/scheduler/scheduler_core.h"
 #include "actors/scheduler/turn_commit.h"
@@ -882,6 +885,212 @@ TEST_CASE("a rejoining worker is asked before its unlisted executions are handed
   auto snapshot = core.Snapshot();
   REQUIRE(snapshot.size() == 1);
   CHECK(snapshot[0].running == 1);
+}
+
+// ---- a new leader and the workers that watch it (issue 36) ----------------
+
+namespace {
+
+std::string WatchFrame(const std::string& worker_id, uint64_t epoch_seen) {
+  return transport::EncodeToString(transport::MsgType::kWatch,
+                                   transport::Watch{worker_id, epoch_seen});
+}
+
+// The HEARTBEATs among `out`'s frames, by route.
+std::map<std::string, transport::Heartbeat> HeartbeatsIn(const DispatcherOutput& out) {
+  std::map<std::string, transport::Heartbeat> beats;
+  for (const auto& [route, frame] : out.to_workers) {
+    auto env = transport::DecodeEnvelope(frame.data(), frame.size());
+    REQUIRE(env.ok());
+    if (env->type != transport::ToWire(transport::MsgType::kHeartbeat)) continue;
+    auto hb = transport::BodyAs<transport::Heartbeat>(*env);
+    REQUIRE(hb.ok());
+    beats[route] = *hb;
+  }
+  return beats;
+}
+
+}  // namespace
+
+TEST_CASE("Watchers keeps each worker's newest route, and makes room by age",
+          "[dispatcher][watch]") {
+  Watchers w;
+  w.Heard("w1", "w1/a", 10);
+  w.Heard("w2", "w2/a", 20);
+  w.Heard("w1", "w1/b", 30);  // reconnected from a new process
+  CHECK(w.size() == 2);
+  CHECK(w.RoutesHeardSince(0) == std::vector<std::string>{"w1/b", "w2/a"});
+  CHECK(w.RoutesHeardSince(25) == std::vector<std::string>{"w1/b"});
+  w.Forget("w1");
+  CHECK(w.RoutesHeardSince(0) == std::vector<std::string>{"w2/a"});
+  for (size_t i = 0; i < Watchers::kMaxWatchers + 5; ++i) {
+    w.Heard("x" + std::to_string(i), "r", 100 + static_cast<Micros>(i));
+  }
+  CHECK(w.size() == Watchers::kMaxWatchers);
+  CHECK(w.RoutesHeardSince(0).size() == Watchers::kMaxWatchers);
+  CHECK(w.RoutesHeardSince(100 + 5).size() == Watchers::kMaxWatchers);  // the oldest went
+}
+
+TEST_CASE("a leader answers a watching worker with its term, a standby only remembers it",
+          "[dispatcher][watch]") {
+  FakeClock clock;
+  Watchers watchers;
+  DispatcherOptions options;
+  options.watchers = &watchers;
+  options.epoch = 7;
+  options.standby = true;
+  DispatcherOutput out;
+  {
+    DispatcherCore standby(&clock, options);
+    const std::string f = WatchFrame("w1", 6);
+    standby.OnWorkerFrame("w1/route", f.data(), f.size(), &out);
+    CHECK(out.to_workers.empty());  // no refusal, no "not the leader" flood
+    CHECK(watchers.RoutesHeardSince(0) == std::vector<std::string>{"w1/route"});
+  }
+  options.standby = false;
+  DispatcherCore leader(&clock, options);
+  std::string f = WatchFrame("w2", 6);
+  leader.OnWorkerFrame("w2/route", f.data(), f.size(), &out);
+  auto beats = HeartbeatsIn(out);
+  REQUIRE(beats.count("w2/route") == 1);
+  CHECK(beats["w2/route"].epoch == 7);
+  CHECK_FALSE(beats["w2/route"].registered);  // the worker says HELLO
+  // A worker that has seen a newer term is not called back to this one.
+  out.Clear();
+  f = WatchFrame("w3", 8);
+  leader.OnWorkerFrame("w3/route", f.data(), f.size(), &out);
+  CHECK(out.to_workers.empty());
+  // Garbage in a WATCH is dropped and counted, never remembered.
+  f = WatchFrame("bad id\n", 1);
+  leader.OnWorkerFrame("x", f.data(), f.size(), &out);
+  CHECK(out.to_workers.empty());
+  CHECK(watchers.size() == 3);
+  CHECK(leader.dropped_frames() == 1);
+}
+
+TEST_CASE("a new leader announces its term to the workers that watched it, once reconnected",
+          "[dispatcher][watch]") {
+  FakeClock clock;
+  Watchers watchers;
+  watchers.Heard("w1", "w1/r", clock.Steady());
+  watchers.Heard("w2", "w2/r", clock.Steady());
+  watchers.Heard("old", "old/r", clock.Steady() - 60 * kMicrosPerSecond);
+  std::set<std::string> up = {"w1/r"};
+  std::vector<std::string> probed;
+  DispatcherOptions options;
+  options.watchers = &watchers;
+  options.epoch = 9;
+  options.connected = [&](const std::string& route) {
+    probed.push_back(route);  // the probe is a HEARTBEAT of the term
+    return up.count(route) > 0;
+  };
+  DispatcherCore core(&clock, options);
+  DispatcherOutput out;
+  core.StartAnnouncing(clock.Steady() - 30 * kMicrosPerSecond, clock.Steady() + kMicrosPerSecond);
+  REQUIRE(core.announcing());
+  core.Announce(clock.Steady(), &out);
+  CHECK(probed == std::vector<std::string>{"w1/r", "w2/r"});  // not the one heard long ago
+  CHECK(core.announcing());                                   // w2 has not reconnected yet
+  probed.clear();
+  up.insert("w2/r");
+  clock.Advance(20 * kMicrosPerMilli);
+  core.Announce(clock.Steady(), &out);
+  CHECK(probed == std::vector<std::string>{"w2/r"});
+  CHECK_FALSE(core.announcing());
+  // Without the probe (no sockets), the announcement is a frame of the output.
+  options.connected = nullptr;
+  DispatcherCore bare(&clock, options);
+  bare.StartAnnouncing(0, clock.Steady() + kMicrosPerSecond);
+  bare.Announce(clock.Steady(), &out);
+  auto beats = HeartbeatsIn(out);
+  CHECK(beats.size() == 3);
+  CHECK(beats["w1/r"].epoch == 9);
+  CHECK_FALSE(beats["w1/r"].registered);
+  // Past its deadline a watcher that never came back is given up.
+  DispatcherCore late(&clock, options);
+  late.StartAnnouncing(0, clock.Steady());
+  clock.Advance(1);
+  late.Announce(clock.Steady(), &out);
+  CHECK_FALSE(late.announcing());
+}
+
+TEST_CASE("a HELLO listing every attempt its worker holds hands back at once what it lacks",
+          "[dispatcher][recovery][watch]") {
+  FakeClock clock;
+  Watchers watchers;
+  watchers.Heard("w1", "w1", clock.Steady());
+  DispatcherOptions options;
+  options.watchers = &watchers;
+  DispatcherCore core(&clock, options);
+  DispatcherOutput out;
+  AdoptRunning adopt;
+  adopt.claim_until = clock.Now() + 30 * kMicrosPerSecond;
+  adopt.execs.push_back({"r.running", 1, "w1", 100});
+  adopt.execs.push_back({"r.finished", 1, "w1", 100});  // its RESULT is not acknowledged
+  adopt.execs.push_back({"r.lost", 1, "w1", 100});      // its DISPATCH died with the old leader
+  adopt.execs.push_back({"r.other", 1, "w2", 100});
+  core.OnAdopt(adopt);
+  transport::Hello h;
+  h.worker_id = "w1";
+  h.slots = 2;
+  h.running = {{"r.running", 1}};
+  h.finished = {{"r.finished", 1}};
+  h.lists_finished = true;
+  const std::string frame = transport::EncodeToString(transport::MsgType::kHello, h);
+  core.OnWorkerFrame("w1", frame.data(), frame.size(), &out);
+  REQUIRE(out.gone.size() == 1);
+  REQUIRE(out.gone[0].execs.size() == 1);
+  CHECK(out.gone[0].execs[0].exec_id == "r.lost");
+  CHECK(out.gone[0].reason.find("does not hold it") != std::string::npos);
+  // r.finished waits for its RESULT (it takes no slot meanwhile), r.other
+  // for w2 or the window.
+  CHECK(core.unclaimed() == 2);
+  CHECK(watchers.size() == 0);  // w1 joined: it no longer watches
+  // Its RESULT claims r.finished; the free slot takes new work at once.
+  transport::ResultMsg result;
+  result.exec_id = "r.finished";
+  result.attempt = 1;
+  const std::string rf = transport::EncodeToString(transport::MsgType::kResult, result);
+  const std::string credit = CreditFrame(1);
+  out.Clear();
+  core.OnWorkerFrame("w1", rf.data(), rf.size(), &out);
+  core.OnWorkerFrame("w1", credit.data(), credit.size(), &out);
+  CHECK(out.results.items.size() == 1);
+  CHECK(core.unclaimed() == 1);
+  Enqueue e;
+  e.execs.push_back(Exec("r.next"));
+  core.OnEnqueue(std::move(e));
+  core.Place(&out);
+  CHECK(out.placed.placed.size() == 1);
+  // The older HELLO (no lists_finished) hands back nothing early: its
+  // finished attempts are claimed by their RESULTs.
+  DispatcherCore old(&clock, {});
+  old.OnAdopt(adopt);
+  h.lists_finished = false;
+  h.finished.clear();
+  const std::string older = transport::EncodeToString(transport::MsgType::kHello, h);
+  DispatcherOutput out2;
+  old.OnWorkerFrame("w1", older.data(), older.size(), &out2);
+  for (const WorkerGone& g : out2.gone) UNSCOPED_INFO(g.reason << " " << g.execs.size());
+  CHECK(out2.gone.empty());
+  CHECK(old.unclaimed() == 3);
+}
+
+TEST_CASE("a coordinator's own stall is not counted as its workers' silence", "[reconciler]") {
+  ReconcilerOptions options;
+  options.heartbeat = Millis(100);
+  options.liveness = 3;
+  ReconcilerCore core(options);
+  const Micros t0 = 1'000'000'000;
+  core.OnWorkersSeen({{{"w1", t0}}});
+  CHECK(core.LostWorkers(t0 + 100'000).empty());
+  // SIGSTOP for 5 s: when the loop runs again, w1 has 300 ms from then.
+  CHECK(core.LostWorkers(t0 + 5'100'000).empty());
+  CHECK(core.LostWorkers(t0 + 5'200'000).empty());
+  CHECK(core.LostWorkers(t0 + 5'300'000).empty());
+  auto lost = core.LostWorkers(t0 + 5'390'000);
+  REQUIRE(lost.size() == 1);
+  CHECK(lost[0].worker_id == "w1");
 }
 
 // ---- slow tasks and labels -------------------------------------------------

@@ -4,12 +4,15 @@
 // and that the epoch fence holds across coordinators.
 
 #include <catch2/catch.hpp>
+#include <map>
 
 #include "actors/worker/coordinator_follower.h"
 #include "actors/worker/worker_core.h"
 #include "ha/not_leader.h"
+#include "tests/actors/log_capture.h"
 #include "tests/executor/fake_task_runner.h"
 #include "transport/coordinator_endpoints.h"
+#include "transport/protocol_mismatch.h"
 
 using namespace apollo11;          // NOLINT: test file
 using namespace apollo11::actors;  // NOLINT: test file
@@ -165,9 +168,15 @@ TEST_CASE(
   CHECK(f.core->coordinators().current() == kB);
   f.core->Hello();  // what the actor does after a fresh socket
   auto sent = f.Sent();
+  // The inventory lists both attempts it holds, the finished one apart (it
+  // takes no slot): the new leader hands back at once only what the journal
+  // places here and the HELLO lacks.
   transport::Hello hello = Follow::HelloIn(sent);
+  CHECK(hello.lists_finished);
   REQUIRE(hello.running.size() == 1);
   CHECK(hello.running[0].exec_id == "r.busy");
+  REQUIRE(hello.finished.size() == 1);
+  CHECK(hello.finished[0].exec_id == "r.done");
   CHECK(Follow::Count(sent, MsgType::kResult) == 1);
   // The new leader (epoch 9) ACKs it; the old one's late ACK would have been dropped.
   f.Feed(kB, Frame(MsgType::kHeartbeat, Beat(9)));
@@ -282,4 +291,178 @@ TEST_CASE("a HELLO nobody answers within a heartbeat is said to the next coordin
     f.Feed(kC, Frame(MsgType::kHeartbeat, Beat(3)));
   }
   CHECK(f.core->coordinators().current() == kC);
+}
+
+TEST_CASE(
+    "a standby's refusals of frames sent before the worker moved to the leader change "
+    "nothing and are not logged again",
+    "[follow]") {
+  // Issue 36: every REFUSED in flight from the standby (one per frame it
+  // got: the HELLO and each result resent with it) made the worker say
+  // HELLO to the leader again, with every result, and log one more line:
+  // 800 to 1,900 lines per worker per failover.
+  testing::LogCapture log;
+  Follow f;
+  f.Feed(kA, Frame(MsgType::kHeartbeat, Beat(4)));
+  for (const char* id : {"r.t1", "r.t2"}) {
+    f.Feed(kA, Frame(MsgType::kDispatch, ShellDispatch(id, 4)));
+  }
+  f.clock.Advance(kMicrosPerMilli);
+  for (const char* id : {"r.t1", "r.t2"}) REQUIRE(f.runner.Complete(id, 1));
+  f.FinishAll();
+  f.Sent();
+  // A stood down, now a standby naming C: it refuses the two results, the
+  // credit and the heartbeat that were on their way.
+  for (int i = 0; i < 4; ++i) f.Feed(kA, Frame(MsgType::kRefused, NotLeader("tcp://c:1")));
+  CHECK(f.core->coordinators().current() == kC);
+  auto sent = f.Sent();
+  CHECK(Follow::Count(sent, MsgType::kHello) == 1);
+  CHECK(Follow::Count(sent, MsgType::kResult) == 2);
+  CHECK(log.Count("is not the leader") == 1);
+}
+
+TEST_CASE("the same 'is not the leader' line is logged once per 10 s, then with its count",
+          "[follow]") {
+  testing::LogCapture log;
+  Follow f("tcp://a:1");  // one coordinator, a standby that names nobody in the list
+  for (int i = 0; i < 50; ++i) {
+    f.Feed(kA, Frame(MsgType::kRefused, NotLeader("tcp://z:1")));
+    f.clock.Advance(10 * kMicrosPerMilli);
+  }
+  CHECK(log.Count("is not the leader") == 1);
+  f.clock.Advance(10 * kMicrosPerSecond);
+  f.core->Tick();  // the flood stopped: its count is logged once
+  CHECK(log.Count("49 more like it were not logged") == 1);
+  f.Feed(kA, Frame(MsgType::kRefused, NotLeader("tcp://z:1")));
+  CHECK(log.Count("is not the leader") == 2);  // the count's line, and no other
+  f.clock.Advance(10 * kMicrosPerSecond);
+  f.Feed(kA, Frame(MsgType::kRefused, NotLeader("tcp://z:1")));
+  CHECK(log.Count("is not the leader") == 3);
+  CHECK(log.Count("1 more like it in the last 10 s") == 1);
+}
+
+TEST_CASE(
+    "a coordinator of another protocol version is logged once with its refusal, and the "
+    "worker keeps trying quietly instead of stopping",
+    "[follow][protocol]") {
+  testing::LogCapture log;
+  Follow f("tcp://a:1,tcp://b:1");
+  // A, a newer coordinator (version kProtocolVersion + 1), refuses us in our
+  // version, naming both; B is silent.
+  const std::string refusal = transport::ProtocolMismatchReason(transport::kProtocolVersion - 1);
+  for (int i = 0; i < 5; ++i) {
+    f.Feed(kA, Frame(MsgType::kRefused, transport::Refused{refusal}));
+    f.clock.Advance(100 * kMicrosPerMilli);
+    f.core->Tick();
+    f.Sent();
+    f.clock.Advance(100 * kMicrosPerMilli);
+    f.core->Tick();  // B: no answer either; back to A
+    f.Sent();
+  }
+  CHECK(f.core->refusal().empty());  // not a reason to stop
+  CHECK(log.Count("speaks another protocol version") == 1);
+  CHECK(log.Count("is silent") == 1);  // B's, once; A's is said by the mismatch
+  CHECK(log.Count("worker protocol " + std::to_string(transport::kProtocolVersion)) >= 1);
+  CHECK(log.Count("no answer from the coordinator at tcp://a:1") == 0);
+  // A frame A sends in its own version: dropped quietly (the mismatch is known).
+  std::string newer;
+  transport::EncodeAs(transport::kProtocolVersion + 1, transport::ToWire(MsgType::kHeartbeat),
+                      Beat(9), &newer);
+  f.Feed(kA, newer);
+  CHECK(log.Count("malformed") == 0);
+  CHECK(log.Count("speaks another protocol version") == 1);
+  // Once A speaks this version, it is heard, and a later mismatch is news again.
+  f.Feed(kA, Frame(MsgType::kHeartbeat, Beat(3)));
+  f.Feed(kA, Frame(MsgType::kRefused, transport::Refused{refusal}));
+  CHECK(log.Count("speaks another protocol version") == 2);
+}
+
+namespace {
+
+// The WATCH frames queued since the last call, by coordinator; then cleared.
+std::map<size_t, transport::Watch> Watches(WorkerCore& core) {
+  std::map<size_t, transport::Watch> out;
+  for (const auto& [to, frame] : core.watch_outbox()) {
+    auto env = transport::DecodeEnvelope(frame.data(), frame.size());
+    REQUIRE(env.ok());
+    REQUIRE(env->type == transport::ToWire(MsgType::kWatch));
+    auto watch = transport::BodyAs<transport::Watch>(*env);
+    REQUIRE(watch.ok());
+    out[to] = *watch;
+  }
+  core.watch_outbox().clear();
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a worker watches every coordinator it does not follow, at each heartbeat",
+          "[follow][watch]") {
+  Follow f;
+  Watches(*f.core);  // those of the constructor's HELLO
+  f.Feed(kA, Frame(MsgType::kHeartbeat, Beat(4)));
+  f.clock.Advance(100 * kMicrosPerMilli);
+  CHECK_FALSE(f.core->Tick());
+  auto watches = Watches(*f.core);
+  REQUIRE(watches.size() == 2);
+  CHECK(watches.count(kA) == 0);
+  CHECK(watches[kB].worker_id == "w1");
+  CHECK(watches[kB].epoch_seen == 4);
+  CHECK(watches[kC].epoch_seen == 4);
+  // Between heartbeats, nothing.
+  f.clock.Advance(50 * kMicrosPerMilli);
+  CHECK_FALSE(f.core->Tick());
+  CHECK(Watches(*f.core).empty());
+  // A single coordinator is never watched.
+  Follow one("tcp://a:1");
+  one.clock.Advance(100 * kMicrosPerMilli);
+  CHECK_FALSE(one.core->Tick());
+  CHECK(one.core->watch_outbox().empty());
+}
+
+TEST_CASE("a new leader's announcement to a watching worker is followed at once",
+          "[follow][watch]") {
+  Follow f;
+  f.Feed(kA, Frame(MsgType::kHeartbeat, Beat(4)));
+  f.Sent();
+  Watches(*f.core);
+  // kB, elected in epoch 5, announces itself: a HEARTBEAT of its term that
+  // says the worker is not registered there.
+  f.Feed(kB, Frame(MsgType::kHeartbeat, Beat(5, /*registered=*/false)));
+  CHECK(f.core->coordinators().current() == kB);
+  auto sent = f.Sent();
+  CHECK(Follow::Count(sent, MsgType::kHello) == 1);
+  // It now watches kA and kC.
+  auto watches = Watches(*f.core);
+  CHECK(watches.count(kB) == 0);
+  CHECK(watches.count(kA) == 1);
+  CHECK(watches.count(kC) == 1);
+  // The old leader's term is fenced off: its heartbeat does not take the worker back.
+  f.Feed(kA, Frame(MsgType::kHeartbeat, Beat(4)));
+  CHECK(f.core->coordinators().current() == kB);
+}
+
+TEST_CASE("a 'not the leader' refusal from before the newest term is dropped, not followed",
+          "[follow][watch]") {
+  Follow f;
+  f.Feed(kB, Frame(MsgType::kHeartbeat, Beat(19, /*registered=*/false)));
+  REQUIRE(f.core->coordinators().current() == kB);
+  f.Sent();
+  // kB refused the worker while it was still a standby of the epoch-2
+  // leader at kA; the frame arrives after kB began leading in epoch 19.
+  transport::Refused late = NotLeader("tcp://a:1");
+  late.epoch = 2;
+  f.Feed(kB, Frame(MsgType::kRefused, late));
+  CHECK(f.core->coordinators().current() == kB);
+  CHECK(f.core->stale_refusals() == 1);
+  CHECK(f.Sent().empty());
+  // One naming a newer term is followed, as is one that names no epoch (an
+  // older coordinator, or no leader known).
+  transport::Refused newer = NotLeader("tcp://c:1");
+  newer.epoch = 20;
+  f.Feed(kB, Frame(MsgType::kRefused, newer));
+  CHECK(f.core->coordinators().current() == kC);
+  f.Feed(kC, Frame(MsgType::kRefused, NotLeader("tcp://a:1")));
+  CHECK(f.core->coordinators().current() == kA);
+  CHECK(f.core->stale_refusals() == 1);
 }

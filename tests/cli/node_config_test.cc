@@ -292,6 +292,8 @@ TEST_CASE("HA flags: off by default, resolved with their defaults, each refusal 
   CHECK(Refusal(f, env).rfind(
             "--ha-name, --ha-advertise, --ha-lease and --ha-election need --ha-etcd", 0) == 0);
   f.ha_etcd = "http://e1:2379, http://e2:2379,";
+  // (HA without replication must be asked for since issue 36: see the next case.)
+  f.ha_without_replication = true;
   auto c = ResolveNodeConfig(f, env);
   REQUIRE(c.ok());
   CHECK(c->ha.etcd == std::vector<std::string>{"http://e1:2379", "http://e2:2379"});
@@ -331,6 +333,39 @@ TEST_CASE("HA flags: off by default, resolved with their defaults, each refusal 
 
   f.role = "all";
   CHECK(Refusal(f, env).rfind("--ha-etcd needs --role=coordinator", 0) == 0);
+}
+
+TEST_CASE(
+    "HA: --ha-etcd without --replication-bind is refused unless --ha-without-replication accepts "
+    "a standby that knows only its own journal",
+    "[cli][node][ha]") {
+  FakeNodeEnv env;
+  NodeFlags f;
+  f.role = "coordinator";
+  f.ha_etcd = "http://e1:2379";
+  f.ha_name = "c1";
+  const std::string why = Refusal(f, env);
+  CHECK(why.rfind("--ha-etcd without --replication-bind: ", 0) == 0);
+  CHECK(why.find("a standby that takes over would know only the runs in its own journal") !=
+        std::string::npos);
+  CHECK(why.find("--ha-without-replication") != std::string::npos);
+  f.ha_without_replication = true;
+  auto c = ResolveNodeConfig(f, env);
+  REQUIRE(c.ok());
+  CHECK(c->ha.without_replication);
+  CHECK(c->replication.bind.empty());
+  // Both at once contradict each other.
+  f.replication_bind = "tcp://127.0.0.1:7013";
+  CHECK(Refusal(f, env).rfind("--ha-without-replication with --replication-bind", 0) == 0);
+  f.ha_without_replication = false;
+  c = ResolveNodeConfig(f, env);
+  REQUIRE(c.ok());
+  CHECK_FALSE(c->ha.without_replication);
+  // Without --ha-etcd it has nothing to allow.
+  NodeFlags alone;
+  alone.role = "coordinator";
+  alone.ha_without_replication = true;
+  CHECK(Refusal(alone, env).rfind("--ha-without-replication needs --ha-etcd", 0) == 0);
 }
 
 TEST_CASE("replication settings resolve for a leader and a static standby", "[cli][node]") {

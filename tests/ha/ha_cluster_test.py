@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
 """Multi-process HA tests against the real 3-member etcd of the etcd_cluster
-fixture: two `apollo11-node --role=coordinator --ha-etcd` processes.
+fixture: two `apollo11-node --role=coordinator --ha-etcd` processes. They test
+the election alone, so they do not replicate the journal and say so with
+--ha-without-replication (ha_replication_test.py replicates).
 
   ha_cluster_test.py APOLLO11_BIN_DIR ETCD_STATE CASE
 
 CASE: elect (two coordinators elect one leader; the standby answers
 read-only queries and refuses a submit with "not the leader; the leader is
-ENDPOINT"), kill9 (the standby leads within 2 x TTL of a kill -9), sigstop
+ENDPOINT", which the CLI follows), kill9 (the standby leads within 2 x TTL of a kill -9), sigstop
 (a leader paused past its lease steps down on SIGCONT and never acts in its
 old epoch), quorum (etcd quorum paused: the leader steps down within its
-lease; back: a leader again), resign (POST /api/cluster/resign hands over).
+lease; back: a leader again), resign (POST /api/cluster/resign hands over,
+and `apollo11 cluster resign` as docs/ha.md writes it hands back),
+standby_reads (a standby lacking a run, and asked for the workers, answers
+with the leader's view).
 """
 import base64
 import json
@@ -48,7 +53,9 @@ class Coordinator:
                      "--state-dir", self.state, "--bind", self.workers, "--api-bind", self.api,
                      "--http-bind", self.http, "--heartbeat", "100ms", "--log-format", "json",
                      "--api-token", "0123456789abcdef-token",
-                     "--ha-etcd", etcd, "--ha-name", name, "--ha-election", election, *extra]
+                     "--ha-etcd", etcd, "--ha-name", name, "--ha-election", election,
+                     *([] if "--replication-bind" in extra else ["--ha-without-replication"]),
+                     *extra]
         self.proc = None
         self.start()
 
@@ -186,11 +193,88 @@ def case_elect(bin_dir, cs):
     check(runs.returncode == 0, "a standby answers read-only queries (runs): " + runs.stderr)
     with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
         f.write('version: "1.0"\nname: demo.ha_elect\npipeline:\n  - id: a\n    type: noop\n')
+    # Since issue 36 the CLI follows the standby's refusal to the leader it
+    # names (it used to stop there, exit 3): the refusal names the leader's
+    # client endpoint (the standby's log says so), and the leader has the run.
     sub = subprocess.run([apollo11, "submit", "--coordinator", standby.api, f.name],
                          capture_output=True, text=True, timeout=30)
-    check(sub.returncode != 0 and
-          f"not the leader; the leader is {leader.api}" in sub.stdout + sub.stderr,
-          "a standby refuses a submit naming the leader: " + sub.stderr.strip())
+    check(sub.returncode == 0, "a submit sent to the standby is followed to the leader: " +
+          sub.stderr.strip())
+    run_id = sub.stdout.strip()
+    on_leader = subprocess.run([apollo11, "status", run_id, "--json", "--coordinator", leader.api],
+                               capture_output=True, text=True, timeout=30)
+    check(on_leader.returncode == 0 and json.loads(on_leader.stdout)["run_id"] == run_id,
+          f"the leader took the run {run_id} the standby was given")
+    req = urllib.request.Request(f"http://{standby.http}/api/cluster/resign", method="POST",
+                                 headers={"Authorization": "Bearer 0123456789abcdef-token"})
+    try:
+        urllib.request.urlopen(req, timeout=5)
+        refusal = ""
+    except urllib.error.HTTPError as e:
+        refusal = f"{e.code} {e.read().decode()}"
+    check(refusal.startswith("421") and f"not the leader; the leader is {leader.api}" in refusal,
+          "a standby refuses what only a leader does, naming the leader: " + refusal)
+
+
+def case_standby_reads(bin_dir, cs, root):
+    """Issue 36: a standby whose journal lacks a run (here: no replication at
+    all) never answers "no run"; `workers` and /api/workers on a standby give
+    the leader's workers, not "no worker is connected"."""
+    leader = wait_for("one leader", lambda: one_leader(cs), 20)
+    standby = next(c for c in cs if c is not leader)
+    wait_for("the standby to learn the leader",
+             lambda: (standby.health() or {}).get("leader_api") == leader.api, 5)
+    apollo11 = os.path.join(bin_dir, "apollo11")
+    worker_log = open(os.path.join(root, "w1.stderr"), "w")
+    worker = subprocess.Popen(
+        [os.path.join(bin_dir, "apollo11-node"), "start", "--role=worker",
+         "--state-dir", os.path.join(root, "w1"), "--worker-id", "w1",
+         "--connect", f"{standby.workers},{leader.workers}", "--heartbeat", "100ms"],
+        stdout=subprocess.DEVNULL, stderr=worker_log)
+    try:
+        def cli(*args, coordinator):
+            return subprocess.run([apollo11, *args, "--coordinator", coordinator],
+                                  capture_output=True, text=True, timeout=30)
+        wait_for("the worker to join the leader",
+                 lambda: "w1" in cli("workers", "--json", coordinator=leader.api).stdout, 10)
+        with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+            f.write('version: "1.0"\nname: demo.ha_reads\npipeline:\n'
+                    '  - id: a\n    type: noop\n')
+        sub = cli("submit", "--wait", f.name, coordinator=leader.api)
+        check(sub.returncode == 0, "a run on the leader: " + sub.stderr.strip())
+        run_id = sub.stdout.splitlines()[0].strip()
+
+        status = cli("status", run_id, "--json", coordinator=standby.api)
+        check(status.returncode == 0 and json.loads(status.stdout)["state"] == "SUCCESS",
+              "`status RUN` sent to a standby that lacks the run is answered by the leader "
+              f"(exit {status.returncode}): {status.stderr.strip()}")
+        code, body = standby.get(f"/api/runs/{run_id}", timeout=15)
+        check(code == 200 and json.loads(body)["run_id"] == run_id,
+              f"/api/runs/RUN on the standby gives the leader's answer: {code} {body[:200]}")
+        missing = cli("status", "no-such-run", coordinator=standby.api)
+        check(missing.returncode != 0 and "no run no-such-run" in missing.stderr,
+              "a run nobody has is still unknown, said by the leader: " + missing.stderr.strip())
+
+        workers = cli("workers", "--json", coordinator=standby.api)
+        listed = json.loads(workers.stdout) if workers.returncode == 0 else []
+        check([w["id"] for w in listed] == ["w1"],
+              "`apollo11 workers` sent to the standby lists the leader's workers: " +
+              workers.stdout.strip() + workers.stderr.strip())
+        code, body = standby.get("/api/workers", timeout=15)
+        check(code == 200 and [w["id"] for w in json.loads(body)] == ["w1"],
+              f"/api/workers on the standby lists the leader's workers: {code} {body[:200]}")
+        # The standby's API still answers what it knows itself from its own
+        # coordinator: its cluster view says standby.
+        check(json.loads(standby.get("/api/cluster")[1])["role"] == "standby",
+              "the standby's own answers stay its own")
+    finally:
+        worker.terminate()
+        try:
+            worker.wait(10)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+            worker.wait()
+        worker_log.close()
 
 
 def case_kill9(bin_dir, cs):
@@ -268,6 +352,36 @@ def case_resign(bin_dir, cs):
     wait_for("the old leader to be standby", lambda: leader.role() == "standby", 3 * TTL)
     check(one_leader(cs) is standby, "leadership handed over")
 
+    # docs/ha.md's upgrade runbook, as written there: `apollo11 cluster resign
+    # --http LEADER:8011 --api-token T`, then `apollo11 cluster --http
+    # STANDBY:8011` says it leads (issue 36: the first was a parse error).
+    apollo11 = os.path.join(bin_dir, "apollo11")
+    leader, standby = standby, leader
+    refused = subprocess.run([apollo11, "cluster", "resign", "--http", standby.http,
+                              "--api-token", "0123456789abcdef-token"],
+                             capture_output=True, text=True, timeout=30)
+    check(refused.returncode == 2 and "not the leader" in refused.stderr,
+          "a standby refuses resign, naming the leader: " + refused.stderr.strip())
+    resign = subprocess.run([apollo11, "cluster", "resign", "--http", leader.http,
+                             "--api-token", "0123456789abcdef-token"],
+                            capture_output=True, text=True, timeout=30)
+    check(resign.returncode == 0 and "resign requested" in resign.stdout,
+          "`apollo11 cluster resign --http LEADER --api-token T` as docs/ha.md writes it: " +
+          resign.stdout.strip() + resign.stderr.strip())
+
+    def says_it_leads():
+        shown = subprocess.run([apollo11, "cluster", "--http", standby.http],
+                               capture_output=True, text=True, timeout=30)
+        return shown if shown.returncode == 0 and ", leader\n" in shown.stdout else None
+    shown = wait_for("`apollo11 cluster --http STANDBY` to say it leads", says_it_leads, 3 * TTL)
+    check(f"this node: {standby.name} " in shown.stdout,
+          "`apollo11 cluster --http STANDBY` says it leads: " + shown.stdout.splitlines()[0])
+    wait_for("the old leader to be standby", lambda: leader.role() == "standby", 3 * TTL)
+    # `apollo11 cluster` says "leader" from the election on; /healthz only
+    # once the coordinator restarted as leader.
+    wait_for("one leader, the old one", lambda: one_leader(cs) is standby, 3 * TTL)
+    check(one_leader(cs) is standby, "leadership handed back")
+
 
 def main():
     bin_dir, state_file, case = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -282,6 +396,8 @@ def main():
         # Each case gets its own election name: cases may run one after another.
         if case == "quorum":
             case_quorum(bin_dir, cs, etcd_pids)
+        elif case == "standby_reads":
+            case_standby_reads(bin_dir, cs, root)
         else:
             {"elect": case_elect, "kill9": case_kill9, "sigstop": case_sigstop,
              "resign": case_resign}[case](bin_dir, cs)

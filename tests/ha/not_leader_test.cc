@@ -27,3 +27,13 @@ TEST_CASE("other replies and odd endpoints are not taken for a leader", "[ha]") 
   CHECK(ParseNotLeader("not the leader; the leader is  tcp://h:1 \n") ==
         std::optional<std::string>("tcp://h:1"));
 }
+
+TEST_CASE("a not-the-leader reply may say why after the endpoint, which still parses", "[ha]") {
+  const std::string reply = NotLeaderReply("tcp://10.0.0.7:7012", "no run r1 in this journal");
+  CHECK(reply == "not the leader; the leader is tcp://10.0.0.7:7012; no run r1 in this journal");
+  CHECK(ParseNotLeader(reply) == std::optional<std::string>("tcp://10.0.0.7:7012"));
+  CHECK(ParseNotLeader(NotLeaderReply("", "why")) == std::optional<std::string>(""));
+  CHECK(NotLeaderReply("", "why") == "not the leader; the leader is unknown; why");
+  CHECK(ParseNotLeader("not the leader; the leader is tcp://a b; why") ==
+        std::optional<std::string>(""));
+}

@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <catch2/catch.hpp>
+#include <set>
 #include <string>
 #include <vector>
 #include <zmq.hpp>
@@ -119,6 +120,13 @@ double Metric(const NodeProc& node, const std::string& name) {
   return -1;
 }
 
+// The ids of the runs in a node's journal, read as the CLI reads it.
+std::set<std::string> RunIds(const std::string& state) {
+  std::set<std::string> ids;
+  for (const auto& r : Local(state, {"runs", "--limit", "1000"})) ids.insert(r["run_id"]);
+  return ids;
+}
+
 }  // namespace
 
 // The leader still knows the killed standby's name and sends it heartbeats:
@@ -162,6 +170,32 @@ TEST_CASE("a fresh standby takes a journal copy, then the stream", "[cluster][re
   Submit(leader, dir, 20, 2);  // then the stream
   REQUIRE(WaitFor([&] { return CaughtUp(dir); }, 10000));
   CheckSameHistories(dir);
+}
+
+// Retention is no commit, so nothing of it is shipped: before, a standby
+// kept every run its leader removed (docs/ha.md, "Retention").
+TEST_CASE("a standby removes the runs its leader's retention removed", "[cluster][replication]") {
+  ScratchDir dir;
+  const std::vector<std::string> retention = {"--retention", "3s", "--retention-interval", "200ms"};
+  NodeProc leader = StartLeader(dir, "leader", retention);
+  NodeProc standby = StartStandby(dir, leader.listening["replication"], "standby", retention);
+  Nodes guard{{&leader, &standby}};
+  const std::string first = Submit(leader, dir, 20, 1), second = Submit(leader, dir, 20, 2);
+  REQUIRE(WaitFor([&] { return CaughtUp(dir); }, 10000));
+  const std::string leader_state = dir.path() + "/leader", standby_state = dir.path() + "/standby";
+  CHECK(RunIds(standby_state) == std::set<std::string>{first, second});
+
+  REQUIRE(WaitFor([&] { return RunIds(leader_state).empty(); }, 15000));
+  CHECK(WaitFor([&] { return RunIds(standby_state).empty(); }, 5000));
+  CHECK(dir.Read("standby.err").find("retention: removed") != std::string::npos);
+  for (const std::string& id : {first, second}) {
+    CmdResult r = Run({Apollo11(), "history", id, "--state-dir", standby_state});
+    CHECK(r.exit_code == 2);  // no run ID in the journal
+  }
+  // The stream goes on from the same position: the removal moved no batch.
+  const std::string third = Submit(leader, dir, 20, 3);
+  REQUIRE(WaitFor([&] { return CaughtUp(dir); }, 10000));
+  CHECK(RunIds(standby_state).count(third) == 1);
 }
 
 TEST_CASE("forged replication frames are refused and counted, never applied",
@@ -329,4 +363,47 @@ TEST_CASE(
   INFO(err);
   CHECK(code > 0);
   CHECK(err.find("--replication-bind " + taken + " cannot be bound") != std::string::npos);
+}
+
+TEST_CASE(
+    "an HA coordinator without --replication-bind refuses to start unless "
+    "--ha-without-replication (a flag or a config key) accepts what a failover loses",
+    "[cluster][replication][ha]") {
+  // Issue 36: HA without replication used to start with a warning, and a
+  // run accepted by the leader was unknown to the standby that took over.
+  ScratchDir dir;
+  const std::vector<std::string> ha = {Node(),           "start",
+                                       "--role",         "coordinator",
+                                       "--state-dir",    dir.path() + "/c1",
+                                       "--bind",         "tcp://127.0.0.1:0",
+                                       "--api-bind",     "tcp://127.0.0.1:0",
+                                       "--http-bind",    "off",
+                                       "--ha-advertise", "tcp://127.0.0.1:1,tcp://127.0.0.1:2",
+                                       "--ha-etcd",      "http://127.0.0.1:1",
+                                       "--ha-name",      "c1"};
+  CmdResult refused = Run(ha);
+  INFO(refused.err);
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.err.find("--ha-etcd without --replication-bind") != std::string::npos);
+  CHECK(refused.err.find("would know only the runs in its own journal") != std::string::npos);
+  CHECK(refused.err.find("--ha-without-replication") != std::string::npos);
+  CHECK_FALSE(dir.Exists("c1/journal"));  // refused before anything was opened
+
+  // The opt-out as a config key: the node starts, and says what it costs.
+  const std::string config = dir.Write("node.yaml", "ha-without-replication: true\n");
+  // (StartNode gives the state dir c1 and an HTTP port of its own.)
+  std::vector<std::string> args;
+  for (size_t i = 2; i < ha.size(); i += 2) {
+    if (ha[i] == "--state-dir" || ha[i] == "--http-bind") continue;
+    args.insert(args.end(), {ha[i], ha[i + 1]});
+  }
+  args.insert(args.end(), {"--config", config});
+  NodeProc c1 = StartNode(dir, "c1", args);
+  Nodes guard{{&c1}};
+  REQUIRE(WaitFor(
+      [&] {
+        return dir.Read("c1.err").find("HA without replication (--ha-without-replication)") !=
+               std::string::npos;
+      },
+      5000));
 }

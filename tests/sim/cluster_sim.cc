@@ -37,6 +37,10 @@ ClusterSim::ClusterSim(ClusterOptions options)
   start_ = clock_.Steady();
   trace_ = std::getenv("APOLLO11_SIM_TRACE") != nullptr;
   if (!trace_) spdlog::set_level(spdlog::level::off);  // the actors' own logs
+  // APOLLO11_SIM_TRACE=debug: the actors' debug lines too.
+  if (trace_ && std::string(std::getenv("APOLLO11_SIM_TRACE")) == "debug") {
+    spdlog::set_level(spdlog::level::debug);
+  }
   for (size_t i = 0; i < options_.coordinators; ++i) {
     nodes_.push_back(std::make_unique<Node>(i, &etcd_, &clock_));
     worker_endpoints_.push_back(nodes_.back()->self.worker_endpoint);

@@ -69,6 +69,7 @@ struct ClusterSim::Node {
   std::unique_ptr<actors::DispatcherTurn> disp;
   std::unique_ptr<actors::ReconcilerTurn> recon;
   std::unique_ptr<NodeWorkers> link;
+  actors::Watchers watchers;  // as the node keeps them, across restarts
   bool standby = true;
   uint64_t epoch = 0;
   std::deque<std::string> sched_from_disp, sched_from_recon, disp_from_sched, disp_from_recon,

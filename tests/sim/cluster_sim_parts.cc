@@ -119,6 +119,7 @@ void ClusterSim::StartCoordinator(Node& n, bool standby, uint64_t epoch) {
   d.epoch = epoch;
   d.ha = &n.board;
   d.standby = standby;
+  d.watchers = &n.watchers;
   n.disp = std::make_unique<actors::DispatcherTurn>(
       &clock_, d, actors::DispatcherTurnOptions{options_.heartbeat, options_.reconcile_interval});
   actors::ReconcilerOptions r;
@@ -322,6 +323,11 @@ void ClusterSim::WorkerTurn(Worker& w) {
       if (to.alive && to.sched) to.from_workers.emplace_back(w.id, std::move(frame));
     }
     w.core->outbox().clear();
+    for (auto& [i, frame] : w.core->watch_outbox()) {
+      Node& other = *nodes_[i];
+      if (other.alive && other.sched) other.from_workers.emplace_back(w.id, std::move(frame));
+    }
+    w.core->watch_outbox().clear();
   };
   const size_t was = w.core->coordinators().current();
   while (!w.inbox.empty()) {

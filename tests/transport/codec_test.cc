@@ -66,6 +66,8 @@ constexpr uint8_t kV = static_cast<uint8_t>(kProtocolVersion);
 
 TEST_CASE("every wire message survives an encode/decode round trip", "[codec]") {
   CheckRoundTrip(MsgType::kHello, Hello{"etl", 8, {"gpu", "ssd"}, {{"r.a", 1}, {"r.b", 3}}, "w1"});
+  CheckRoundTrip(MsgType::kHello, Hello{"etl", 8, {}, {{"r.a", 1}}, "w1", 2, true, {{"r.b", 3}}});
+  CheckRoundTrip(MsgType::kWatch, Watch{"w1", 42});
   CheckRoundTrip(MsgType::kCredit, Credit{5});
   CheckRoundTrip(MsgType::kDispatch, SampleDispatch());
   CheckRoundTrip(MsgType::kStarted, Started{"r.a", 1, 1700000000000001});
