@@ -427,9 +427,9 @@ bool WorkerCore::Tick() {
     transport::Heartbeat hb;
     hb.epoch = epoch_seen_;
     Send(transport::MsgType::kHeartbeat, hb);
-    WatchOthers();
     last_heartbeat_ = now;
   }
+  if (now - last_watch_ >= WatchInterval()) WatchOthers();
   if (!heard_since_hello_ && now - last_hello_ >= interval) {
     // No answer to HELLO yet (sent before the coordinator was listening, or
     // lost): say it again rather than wait for the liveness timeout; with
@@ -454,6 +454,7 @@ bool WorkerCore::Tick() {
 
 Micros WorkerCore::NextTick() const {
   Micros next = last_heartbeat_ + options_.heartbeat.count() * kMicrosPerMilli;
+  if (follower_.size() > 1) next = std::min(next, last_watch_ + WatchInterval());
   const Micros resend = options_.result_resend.count() * kMicrosPerMilli;
   for (const auto& [key, entry] : entries_) {
     if (entry.finished) next = std::min(next, entry.last_sent + resend);

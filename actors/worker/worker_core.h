@@ -89,7 +89,7 @@ class WorkerCore {
   std::vector<std::string>& outbox() { return outbox_; }
   // WATCH frames for the coordinators it does not follow, each with that
   // coordinator's index in the --connect list, sent at every HELLO and every
-  // heartbeat (several coordinators only): the one that leads, or becomes
+  // WatchInterval() (several coordinators only): the one that leads, or becomes
   // leader, learns where this worker is and tells it at once. The actor
   // sends them on those connections and clears them.
   std::vector<std::pair<size_t, std::string>>& watch_outbox() { return watch_outbox_; }
@@ -172,6 +172,11 @@ class WorkerCore {
   void FollowLeader(const std::string& leader);
   // Queues a WATCH for every coordinator but the current one.
   void WatchOthers();
+  // How often WATCHes go out: every heartbeat, at least every second, so a
+  // coordinator that just (re)started knows this worker before it can be
+  // elected (the announcement reaches only workers it knows).
+  Micros WatchInterval() const;
+  static constexpr Micros kMaxWatchInterval = kMicrosPerSecond;
   // The current coordinator is silent past the liveness timeout, or did not
   // answer a HELLO within a heartbeat: the next one becomes current (several
   // coordinators only).
@@ -240,6 +245,7 @@ class WorkerCore {
   WorkerOptions options_;
   std::vector<std::string> outbox_;
   std::vector<std::pair<size_t, std::string>> watch_outbox_;
+  Micros last_watch_ = 0;           // the last WatchOthers (Steady())
   std::map<Key, Entry> entries_;    // queued, running or finished-but-unacknowledged
   std::deque<Queued> queue_;        // held, waiting for a slot, oldest first
   std::vector<std::string> acked_;  // outbox keys of ACKed results, erased by EndTurn

@@ -106,8 +106,13 @@ bool WorkerCore::SpeaksOtherVersion(size_t coordinator) const {
   return coordinator < other_version_.size() && !other_version_[coordinator].empty();
 }
 
+Micros WorkerCore::WatchInterval() const {
+  return std::min<Micros>(options_.heartbeat.count() * kMicrosPerMilli, kMaxWatchInterval);
+}
+
 void WorkerCore::WatchOthers() {
   if (follower_.size() < 2) return;
+  last_watch_ = clock_->Steady();
   transport::Watch watch{options_.worker_id, epoch_seen_};
   for (size_t i = 0; i < follower_.size(); ++i) {
     if (i == follower_.current()) continue;

@@ -466,3 +466,25 @@ TEST_CASE("a 'not the leader' refusal from before the newest term is dropped, no
   CHECK(f.core->coordinators().current() == kA);
   CHECK(f.core->stale_refusals() == 1);
 }
+
+TEST_CASE("with a long heartbeat a worker still watches every second", "[follow][watch]") {
+  FakeClock clock;
+  testing::FakeTaskRunner runner;
+  WorkerOptions options;
+  options.worker_id = "w1";
+  options.slots = 1;
+  options.heartbeat = Millis(10000);  // the default
+  options.coordinator_endpoint = "tcp://a:1,tcp://b:1";
+  WorkerCore core(&runner, &clock, options);
+  core.Hello();
+  CHECK(Watches(core).size() == 1);  // with the first HELLO
+  CHECK(core.NextTick() <= clock.Steady() + kMicrosPerSecond);
+  clock.Advance(999 * kMicrosPerMilli);
+  core.Tick();
+  CHECK(Watches(core).empty());
+  clock.Advance(1 * kMicrosPerMilli);
+  core.Tick();
+  auto watches = Watches(core);
+  REQUIRE(watches.size() == 1);
+  CHECK(watches.count(kB) == 1);
+}

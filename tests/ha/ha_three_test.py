@@ -28,8 +28,10 @@ kill -> the first task start in the ledger after the kill.
 What it checks, and reports all of, not only the first:
   - every run ends SUCCESS with each task SUCCESS once in the journal;
   - no task ran to completion twice (two "done" lines of one run and task);
-  - no execution was requeued (RUNNING -> READY) while its worker was alive:
-    no worker is ever killed here, so any requeue is one;
+  - no execution that had started was requeued (RUNNING -> READY), and no
+    live worker was declared lost: no worker is ever killed here (queued
+    executions a worker dropped while the leader was silent are requeued
+    before they start: counted, not a failure);
   - defaults only: each first DISPATCH within the lease TTL + 0.5 s (the
     target of issue 36; the TTL is read from the coordinator's log).
 
@@ -275,13 +277,28 @@ def analyse(cl, runs, ledger, kills, mode):
     findings.append((not again, f"tasks that ran to completion twice (ledger): {len(again)}" + (
         "".join(f"\n    {run} {task}: attempts/pids {[(a, p) for a, p, _ in v]}"
                 for (run, task), v in sorted(again.items())[:20]))))
+    # A requeue (RUNNING -> READY) of an attempt that had started on its
+    # worker, or one that declared a live worker lost, is a defect: no
+    # worker is ever killed here. One of an attempt that never started is
+    # not: a worker drops its queue once the leader has been silent for
+    # --liveness heartbeats (docs/delivery.md, "Worker-side queues"), and
+    # the new leader hands back at once what its HELLO does not list.
+    starts = {(run, task, attempt) for kind, run, task, attempt, _, _ in read_ledger(ledger)
+              if kind == "start"}
     requeues = [t for t in history if t.get("from") == "RUNNING" and t.get("to") == "READY"]
+    # The requeue's record carries the attempt it makes READY: the one
+    # handed back is the attempt before it.
+    bad = [t for t in requeues
+           if (t.get("run_id"), t.get("task_id"), t.get("attempt", 0) - 1) in starts
+           or " lost" in t.get("reason", "")]
     reasons = collections.Counter(re.sub(r"w\d+|\d+(\.\d+)?m?s", "N", t.get("reason", ""))
-                                  for t in requeues)
-    findings.append((not requeues,
-                     f"executions requeued while their worker was alive (no worker is ever "
-                     f"killed): {len(requeues)}" +
+                                  for t in bad)
+    findings.append((not bad,
+                     f"started executions requeued, or live workers declared lost (no worker "
+                     f"is ever killed): {len(bad)}" +
                      "".join(f"\n    {n} x {why}" for why, n in reasons.most_common())))
+    findings.append((True, f"queued executions dropped by their worker while the leader was "
+                           f"silent, requeued before they started: {len(requeues) - len(bad)}"))
     dispatch = first_dispatches(history, kills)
     lease = cl.lease_s()
     for i, (k, d) in enumerate(zip(kills, dispatch)):
