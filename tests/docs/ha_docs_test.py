@@ -71,6 +71,8 @@ NOT_RUN = {
     'build/tests/actors/chaos_test "[chaos-ha]"':
         ("a long run of minutes (CTest chaos_ha runs one round)",
          ["build/tests/actors/chaos_test", "--list-tests", "[chaos-ha]"], 1),
+    "bench/failover.py --tries 5 --profiles defaults,lease2":
+        ("a benchmark of minutes (docs/PERFORMANCE.md)", ["bench/failover.py", "--help"], 0),
 }
 
 # Commands that fail today, each with the change that makes it pass.
