@@ -4,9 +4,11 @@
 // leader's coordinator recovers from the journal exactly as a restarted one.
 #include <spdlog/spdlog.h>
 
+#include <memory>
 #include <thread>
 
 #include "cli/node.h"
+#include "common/log_folder.h"
 #include "ha/in_sync.h"
 #include "ha/role_change.h"
 
@@ -30,10 +32,18 @@ void Node::StartHa() {
     e.ts = clock_->Now();
     alerts_.Emit(std::move(e));
   };
-  events.etcd_error = [last = std::string()](const Status& s) mutable {
-    if (s.message() == last) return;  // one line per distinct trouble
-    last = s.message();
-    spdlog::warn("HA: {}", s.message());
+  // One line per kind of trouble per 10 s, with the count of those held
+  // back: a journal epoch ahead of a fresh etcd made the elector refuse to
+  // lead ~130 times a second ("refusing to lead in epoch N"), each campaign
+  // climbing etcd's revision towards the journal's, and logged each one.
+  // Called on the elector's thread only.
+  events.etcd_error = [clock = clock_, folder = std::make_shared<LogFolder>(10 * kMicrosPerSecond)](
+                          const Status& s) {
+    uint64_t folded = 0;
+    if (!folder->Allow(LogFolder::NumbersFolded(s.message()), clock->Steady(), &folded)) {
+      return;
+    }
+    spdlog::warn("HA: {}{}", s.message(), folder->Suffix(folded));
   };
   events.eligibility = [](bool may, const std::string& why) {
     if (may) {

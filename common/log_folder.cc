@@ -52,4 +52,17 @@ std::string LogFolder::Suffix(uint64_t folded) const {
   return text;
 }
 
+std::string LogFolder::NumbersFolded(std::string_view line) {
+  std::string key;
+  key.reserve(line.size());
+  for (char c : line) {
+    if (c < '0' || c > '9') {
+      key += c;
+    } else if (key.empty() || key.back() != '#') {
+      key += '#';
+    }
+  }
+  return key;
+}
+
 }  // namespace apollo11

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -38,6 +39,10 @@ class LogFolder {
 
   // " (N more like it in the last S s)" for N held back, "" for none.
   std::string Suffix(uint64_t folded) const;
+
+  // A key for lines that differ only in their numbers (an epoch, a count, a
+  // port): `line` with each run of digits as one '#'.
+  static std::string NumbersFolded(std::string_view line);
 
  private:
   struct Entry {

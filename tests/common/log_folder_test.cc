@@ -51,3 +51,33 @@ TEST_CASE("a folder keeps at most its bound of lines, dropping the oldest", "[lo
 
 }  // namespace
 }  // namespace apollo11
+
+namespace apollo11 {
+namespace {
+
+TEST_CASE("lines that differ only in their numbers fold under one key", "[log]") {
+  CHECK(LogFolder::NumbersFolded("refusing to lead in epoch 99: journal epoch 1054") ==
+        "refusing to lead in epoch #: journal epoch #");
+  CHECK(LogFolder::NumbersFolded("refusing to lead in epoch 100: journal epoch 1054") ==
+        LogFolder::NumbersFolded("refusing to lead in epoch 99: journal epoch 1054"));
+  CHECK(LogFolder::NumbersFolded("") == "");
+  CHECK(LogFolder::NumbersFolded("7") == "#");
+  CHECK(LogFolder::NumbersFolded("etcd at http://e1:2379 refused") ==
+        "etcd at http://e#:# refused");
+  // 1,054 refusals in 8 s, as an elector climbing to a journal's epoch made:
+  // one line, then nothing until the interval ends.
+  LogFolder folder(10 * kMicrosPerSecond);
+  int logged = 0;
+  uint64_t folded = 0;
+  for (int i = 0; i < 1054; ++i) {
+    const std::string line = "refusing to lead in epoch " + std::to_string(100 + 2 * i);
+    if (folder.Allow(LogFolder::NumbersFolded(line), i * 7600, &folded)) ++logged;
+  }
+  CHECK(logged == 1);
+  auto stale = folder.TakeStale(10 * kMicrosPerSecond);
+  REQUIRE(stale.size() == 1);
+  CHECK(stale[0].second == 1053);
+}
+
+}  // namespace
+}  // namespace apollo11
