@@ -246,8 +246,12 @@ struct Heartbeat {
   // Coordinator -> worker only: false when the coordinator does not know this
   // worker (its HELLO was lost, or the coordinator restarted): say HELLO again.
   bool registered = true;
+  // Coordinator -> worker: this heartbeat answers a HELLO; the CANCELs of
+  // what the coordinator does not leave to the worker came before it (a
+  // worker starts its queue only then). False from an older coordinator.
+  bool answers_hello = false;
   bool operator==(const Heartbeat&) const = default;
-  MSGPACK_DEFINE(epoch, registered);
+  MSGPACK_DEFINE(epoch, registered, answers_hello);
 };
 
 // D→W: are these attempts still running?

@@ -162,8 +162,9 @@ class DispatcherCore {
   // `until`. A worker follows a newer term at once and says HELLO, so the
   // claim window closes on workers that rejoined, not on a timer.
   void StartAnnouncing(Micros heard_since, Micros until);
-  // Each turn while announcing: a HEARTBEAT of the term, marked
-  // unregistered, to each watcher whose connection is back (a role change
+  // Each turn while announcing: a HEARTBEAT of the term (not marked
+  // unregistered: the worker keeps its queue for the claim window) to each
+  // watcher whose connection is back (a role change
   // rebinds the sockets; workers reconnect within libzmq's reconnect
   // interval). Stops at `until` or when every watcher was told.
   void Announce(Micros now, DispatcherOutput* out);

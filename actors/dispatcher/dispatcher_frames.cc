@@ -323,9 +323,11 @@ void DispatcherCore::OnWatch(const Frame& f, DispatcherOutput* out) {
     options_.watchers->Heard(watch->worker_id, f.identity, clock_->Steady());
   }
   if (options_.standby || f.worker != nullptr || watch->epoch_seen > options_.epoch) return;
+  // A heartbeat of this term (not "unregistered", which would make the
+  // worker drop its queue: nothing of it was requeued here; the claim
+  // window holds what the journal places on it).
   transport::Heartbeat hb;
   hb.epoch = options_.epoch;
-  hb.registered = false;
   Send(f.identity, transport::MsgType::kHeartbeat, hb, out);
 }
 
@@ -350,10 +352,9 @@ void DispatcherCore::Announce(Micros now, DispatcherOutput* out) {
   }
   transport::Heartbeat hb;
   hb.epoch = options_.epoch;
-  hb.registered = false;
   std::erase_if(to_announce_, [&](const std::string& route) {
     // The probe of `connected` is itself a HEARTBEAT of this term, which the
-    // worker follows (registered or not, a newer term makes it say HELLO).
+    // worker follows (a newer term makes it say HELLO).
     if (options_.connected) return options_.connected(route);
     Send(route, transport::MsgType::kHeartbeat, hb, out);
     return true;

@@ -211,6 +211,7 @@ bool DispatcherCore::OnHello(const Frame& f, DispatcherOutput* out) {
   if (options_.watchers != nullptr) options_.watchers->Forget(w->id);
   transport::Heartbeat hb;
   hb.epoch = options_.epoch;
+  hb.answers_hello = true;  // after the CANCELs above
   Send(w->route, transport::MsgType::kHeartbeat, hb, out);
   for (const transport::Probe& probe : rejoin_probes) {
     Send(w->route, transport::MsgType::kProbe, probe, out);

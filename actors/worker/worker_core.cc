@@ -172,6 +172,10 @@ void WorkerCore::OnFrame(const void* data, size_t size, size_t from) {
   const auto admit = follower_.OnFrame(from, *envelope, epoch_seen_);
   if (admit == CoordinatorFollower::Admit::kDrop) return;
   frame_from_ = from;
+  // Another coordinator decides what the queue keeps (before the handler: a
+  // DISPATCH or a HELLO's answer from it says so at once).
+  switching_ = admit == CoordinatorFollower::Admit::kSwitchAndDeliver;
+  if (switching_) hello_answered_ = false;
   const uint64_t hellos_before = hellos_;
   last_heard_ = clock_->Steady();
   last_frame_ = last_heard_;
@@ -239,6 +243,9 @@ bool WorkerCore::OnDispatchFrame(const transport::Envelope& envelope) {
     return true;
   }
   epoch_seen_ = d->epoch;
+  // A coordinator places work here only once it registered us, after the
+  // CANCELs and the heartbeat that answer our HELLO: answered, too.
+  hello_answered_ = true;
   OnDispatch(std::move(*d));
   return true;
 }
@@ -266,26 +273,6 @@ void WorkerCore::EndTurn() {
   Status s = store_->Erase(acked_);
   if (!s.ok()) spdlog::warn("worker {}: outbox: {}", options_.worker_id, s.message());
   acked_.clear();
-}
-
-bool WorkerCore::OnHeartbeatFrame(const transport::Envelope& envelope) {
-  auto hb = transport::BodyAs<transport::Heartbeat>(envelope);
-  if (!hb.ok()) return false;
-  if (!hb->registered) {
-    // The coordinator does not know us: our HELLO never arrived, or it
-    // declared us lost and requeued what we held.
-    DropQueued("the coordinator does not know this worker");
-    epoch_seen_ = std::max(epoch_seen_, hb->epoch);
-    Hello();
-    return true;
-  }
-  if (hb->epoch > epoch_seen_) {
-    // A new coordinator term: introduce ourselves again.
-    const bool first = epoch_seen_ == 0;
-    epoch_seen_ = hb->epoch;
-    if (!first) Hello();
-  }
-  return true;
 }
 
 bool WorkerCore::OnProbeFrame(const transport::Envelope& envelope) {
@@ -447,7 +434,10 @@ bool WorkerCore::Tick() {
     }
   }
   if (now - last_heard_ <= interval * options_.liveness) return false;
-  DropQueued("the coordinator was silent for " + std::to_string(options_.liveness) + " heartbeats");
+  // The queue is kept, not started: the HELLO that follows lists it, and it
+  // starts once a coordinator has answered that HELLO, after the CANCELs of
+  // whatever it gave to another worker meanwhile (a new leader claims it).
+  hello_answered_ = false;
   FollowNext();
   return true;
 }

@@ -261,7 +261,15 @@ class WorkerCore {
   Micros last_frame_ = 0;
   bool unreachable_said_ = false;  // warned, and not heard from since
   bool heard_since_hello_ = false;
-  bool draining_ = false;  // HELLO may be lost if sent before the coordinator was up
+  // Queued executions may start: false from the moment the worker changes
+  // coordinator, finds its coordinator silent or sees a new term, until a
+  // coordinator answers its HELLO (a heartbeat with answers_hello, or any
+  // registered one of its term, or a DISPATCH). So a queue kept across a
+  // failover never starts an execution the coordinator has meanwhile given
+  // to another worker: the CANCEL for it comes before that answer.
+  bool hello_answered_ = false;
+  bool switching_ = false;  // the frame being handled made its sender current
+  bool draining_ = false;   // HELLO may be lost if sent before the coordinator was up
   uint64_t dropped_frames_ = 0;
   uint64_t stale_refusals_ = 0;
   std::string refusal_;

@@ -95,7 +95,7 @@ void WorkerCore::Launch(const Key& key, const executor::ExecRequest& req,
 }
 
 void WorkerCore::StartQueued() {
-  if (queue_.empty()) return;
+  if (queue_.empty() || !hello_answered_) return;
   const Micros interval = options_.heartbeat.count() * kMicrosPerMilli;
   const Micros hold = interval * std::max(1, options_.liveness - 1);
   if (clock_->Steady() - last_frame_ > hold) return;

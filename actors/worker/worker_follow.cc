@@ -2,9 +2,12 @@
 // 14). Which coordinator is current is CoordinatorFollower's decision; this
 // is what the worker does when it changes: HELLO there, with the executions
 // it holds and every result not yet acknowledged. Also what it does with a
-// coordinator of another protocol version: log it once and keep trying.
+// coordinator of another protocol version: log it once and keep trying; and
+// its heartbeats (a new term, the answer to a HELLO that lets the queue start).
 
 #include <spdlog/spdlog.h>
+
+#include <algorithm>
 
 #include "actors/worker/worker_core.h"
 #include "common/log_event.h"
@@ -21,6 +24,7 @@ void WorkerCore::FollowLeader(const std::string& leader) {
   // and the log around every failover (issue 36), and following it would
   // leave the coordinator the worker chose for a reason of its own: dropped.
   if (frame_from_ != follower_.current()) return;
+  hello_answered_ = false;  // another coordinator decides what the queue keeps
   const bool at_once = follower_.OnNotLeader(frame_from_, leader);
   const std::string named = leader.empty() ? "unknown" : leader;
   const std::string line = fmt::format(
@@ -125,6 +129,41 @@ bool WorkerCore::StaleRefusal(const transport::Envelope& envelope) {
   auto refused = transport::BodyAs<transport::Refused>(envelope);
   if (!refused.ok() || refused->epoch == 0 || refused->epoch >= epoch_seen_) return false;
   ++stale_refusals_;
+  return true;
+}
+
+bool WorkerCore::OnHeartbeatFrame(const transport::Envelope& envelope) {
+  auto hb = transport::BodyAs<transport::Heartbeat>(envelope);
+  if (!hb.ok()) return false;
+  if (!hb->registered) {
+    // The coordinator does not know us: our HELLO never arrived, or it
+    // declared us lost and requeued what we held.
+    DropQueued("the coordinator does not know this worker");
+    epoch_seen_ = std::max(epoch_seen_, hb->epoch);
+    Hello();
+    return true;
+  }
+  if (hb->answers_hello) {
+    // The answer to our HELLO, after the CANCELs of what the coordinator
+    // gave to another worker: the queue may start.
+    epoch_seen_ = std::max(epoch_seen_, hb->epoch);
+    hello_answered_ = true;
+    return true;
+  }
+  if (hb->epoch > epoch_seen_) {
+    // A new coordinator term: introduce ourselves again.
+    const bool first = epoch_seen_ == 0;
+    epoch_seen_ = hb->epoch;
+    if (!first) {
+      hello_answered_ = false;  // a new term: its claims decide what we keep
+      Hello();
+      return true;
+    }
+  }
+  // A coordinator that knows us in its current term (one older than the
+  // answers_hello flag answers a HELLO this way too); not one we are only
+  // now following, which has not seen our HELLO yet.
+  if (!switching_) hello_answered_ = true;
   return true;
 }
 

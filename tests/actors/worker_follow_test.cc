@@ -428,7 +428,7 @@ TEST_CASE("a new leader's announcement to a watching worker is followed at once"
   Watches(*f.core);
   // kB, elected in epoch 5, announces itself: a HEARTBEAT of its term that
   // says the worker is not registered there.
-  f.Feed(kB, Frame(MsgType::kHeartbeat, Beat(5, /*registered=*/false)));
+  f.Feed(kB, Frame(MsgType::kHeartbeat, Beat(5)));
   CHECK(f.core->coordinators().current() == kB);
   auto sent = f.Sent();
   CHECK(Follow::Count(sent, MsgType::kHello) == 1);
@@ -445,7 +445,7 @@ TEST_CASE("a new leader's announcement to a watching worker is followed at once"
 TEST_CASE("a 'not the leader' refusal from before the newest term is dropped, not followed",
           "[follow][watch]") {
   Follow f;
-  f.Feed(kB, Frame(MsgType::kHeartbeat, Beat(19, /*registered=*/false)));
+  f.Feed(kB, Frame(MsgType::kHeartbeat, Beat(19)));
   REQUIRE(f.core->coordinators().current() == kB);
   f.Sent();
   // kB refused the worker while it was still a standby of the epoch-2
@@ -487,4 +487,59 @@ TEST_CASE("with a long heartbeat a worker still watches every second", "[follow]
   auto watches = Watches(core);
   REQUIRE(watches.size() == 1);
   CHECK(watches.count(kB) == 1);
+}
+
+TEST_CASE(
+    "a queue kept across a silent leader starts once the new leader answers the HELLO, and what "
+    "it cancels never starts",
+    "[follow][queue]") {
+  FakeClock clock;
+  testing::FakeTaskRunner runner;
+  WorkerOptions options;
+  options.worker_id = "w1";
+  options.slots = 1;
+  options.prefetch = 2;
+  options.heartbeat = Millis(100);
+  options.liveness = 3;
+  options.coordinator_endpoint = "tcp://a:1,tcp://b:1";
+  WorkerCore core(&runner, &clock, options);
+  auto feed = [&](size_t from, const std::string& frame) {
+    core.OnFrame(frame.data(), frame.size(), from);
+  };
+  core.Hello();
+  transport::Heartbeat answer = Beat(4);
+  answer.answers_hello = true;
+  feed(kA, Frame(MsgType::kHeartbeat, answer));
+  for (const char* id : {"r.run", "r.next", "r.given"}) {
+    feed(kA, Frame(MsgType::kDispatch, ShellDispatch(id, 4)));
+  }
+  REQUIRE(runner.IsRunning("r.run", 1));
+  REQUIRE(core.queued() == 2);
+  // The leader dies: after --liveness silent heartbeats the worker moves on,
+  // keeping its queue (it used to drop it, and the new leader requeued it).
+  bool silent = false;
+  for (int i = 0; i < 5 && !silent; ++i) {
+    clock.Advance(100 * kMicrosPerMilli);
+    silent = core.Tick();
+  }
+  REQUIRE(silent);
+  CHECK(core.queued() == 2);
+  core.Hello();  // what the actor does after a fresh socket
+  core.outbox().clear();
+  // Its running task ends; the slot frees, but nothing starts before the
+  // new leader has answered the HELLO.
+  REQUIRE(runner.Complete("r.run", 1));
+  auto done = runner.Take();
+  core.OnFinished(done);
+  CHECK_FALSE(runner.IsRunning("r.next", 1));
+  // The new leader (kB, epoch 9) gave r.given to another worker meanwhile:
+  // its CANCEL comes before the answer, so r.given never starts.
+  feed(kB, Frame(MsgType::kCancel, transport::Cancel{"r.given", 1, 9}));
+  transport::Heartbeat new_answer = Beat(9);
+  new_answer.answers_hello = true;
+  feed(kB, Frame(MsgType::kHeartbeat, new_answer));
+  CHECK(core.coordinators().current() == kB);
+  CHECK(runner.IsRunning("r.next", 1));
+  CHECK(core.queued() == 0);
+  for (const auto& req : runner.launched) CHECK(req.exec_id != "r.given");
 }

@@ -116,6 +116,10 @@ TEST_CASE("a worker queues executions beyond its slots and starts the next as a 
   auto replies = f.Take<transport::ProbeReply>(transport::MsgType::kProbeReply);
   REQUIRE(replies.size() == 1);
   CHECK(replies[0].states.at(0).state == 1);
+  transport::Heartbeat answer;  // the coordinator answers the HELLO
+  answer.epoch = 1;
+  f.Feed(transport::MsgType::kHeartbeat, answer);
+  f.core->outbox().clear();
 
   // A slot frees: the oldest queued one starts at once, before anything else
   // is asked of the coordinator; one credit goes back.

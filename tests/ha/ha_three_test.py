@@ -29,9 +29,9 @@ What it checks, and reports all of, not only the first:
   - every run ends SUCCESS with each task SUCCESS once in the journal;
   - no task ran to completion twice (two "done" lines of one run and task);
   - no execution that had started was requeued (RUNNING -> READY), and no
-    live worker was declared lost: no worker is ever killed here (queued
-    executions a worker dropped while the leader was silent are requeued
-    before they start: counted, not a failure);
+    live worker was declared lost: no worker is ever killed here (an
+    execution whose DISPATCH died with the leader is requeued before it
+    starts: counted, not a failure);
   - defaults only: each first DISPATCH within the lease TTL + 0.5 s (the
     target of issue 36; the TTL is read from the coordinator's log).
 
@@ -280,9 +280,8 @@ def analyse(cl, runs, ledger, kills, mode):
     # A requeue (RUNNING -> READY) of an attempt that had started on its
     # worker, or one that declared a live worker lost, is a defect: no
     # worker is ever killed here. One of an attempt that never started is
-    # not: a worker drops its queue once the leader has been silent for
-    # --liveness heartbeats (docs/delivery.md, "Worker-side queues"), and
-    # the new leader hands back at once what its HELLO does not list.
+    # not: the leader journaled its placement and died before the DISPATCH
+    # left, and the new leader hands back at once what no HELLO lists.
     starts = {(run, task, attempt) for kind, run, task, attempt, _, _ in read_ledger(ledger)
               if kind == "start"}
     requeues = [t for t in history if t.get("from") == "RUNNING" and t.get("to") == "READY"]
@@ -297,8 +296,8 @@ def analyse(cl, runs, ledger, kills, mode):
                      f"started executions requeued, or live workers declared lost (no worker "
                      f"is ever killed): {len(bad)}" +
                      "".join(f"\n    {n} x {why}" for why, n in reasons.most_common())))
-    findings.append((True, f"queued executions dropped by their worker while the leader was "
-                           f"silent, requeued before they started: {len(requeues) - len(bad)}"))
+    findings.append((True, f"executions requeued before they started (their DISPATCH died "
+                           f"with the leader): {len(requeues) - len(bad)}"))
     dispatch = first_dispatches(history, kills)
     lease = cl.lease_s()
     for i, (k, d) in enumerate(zip(kills, dispatch)):
