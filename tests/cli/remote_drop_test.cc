@@ -191,6 +191,7 @@ TEST_CASE("a cancel whose connection closes before it is confirmed is sent again
   std::vector<uint16_t> after;
   for (int i = 0; i < 3; ++i) {
     auto next = coordinator.Next(milliseconds(5000));
+    INFO("frames after the restart before this one: " << after.size());
     REQUIRE(next);
     after.push_back(next->type);
     if (next->type == static_cast<uint16_t>(ClientType::kQuery) &&
