@@ -12,7 +12,9 @@
 
 #include <cstddef>
 #include <map>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/clock.h"
@@ -31,7 +33,7 @@ class Watchers {
   std::vector<std::string> RoutesHeardSince(Micros since) const;
   // The worker registered with this coordinator (it said HELLO): it no
   // longer watches.
-  void Forget(const std::string& worker_id) { by_id_.erase(worker_id); }
+  void Forget(const std::string& worker_id);
   size_t size() const { return by_id_.size(); }
 
  private:
@@ -40,6 +42,9 @@ class Watchers {
     Micros heard = 0;
   };
   std::map<std::string, Entry> by_id_;
+  // (heard, worker id) of every entry: the oldest is found in O(log n) when
+  // a flood of made-up ids from a peer keeps the directory full.
+  std::set<std::pair<Micros, std::string>> by_heard_;
 };
 
 }  // namespace apollo11::actors
