@@ -12,6 +12,7 @@
 #include "actors/scheduler/retention.h"
 #include "actors/scheduler/scheduler_core.h"
 #include "common/clock.h"
+#include "common/fault_port.h"
 #include "ha/role_view.h"
 #include "storage/journal.h"
 #include "transport/actor.h"
