@@ -35,6 +35,13 @@ Result<zmq::socket_t> Dial(zmq::context_t& ctx, const WorkerConfig& config,
   zmq::socket_t dealer(ctx, zmq::socket_type::dealer);
   transport::SocketOptions options;
   options.immediate = true;
+  // A coordinator that takes over rebinds its port: the worker is back
+  // within ~20-40 ms (issue 36: HELLO within 100 ms of an election). A port
+  // that stays closed is retried at 20, 40, 80, then every 100 ms (libzmq's
+  // own pace): a longer back-off would let a coordinator that starts up
+  // later wait for its workers past its claim window.
+  options.reconnect_ivl_ms = 20;
+  options.reconnect_ivl_max_ms = 100;
   APOLLO11_RETURN_IF_ERROR(transport::ConfigureDealer(dealer, route, options));
   if (config.curve) {
     APOLLO11_RETURN_IF_ERROR(

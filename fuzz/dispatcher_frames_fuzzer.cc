@@ -18,6 +18,7 @@
 #include "fuzz/fuzz_check.h"
 #include "fuzz/heap_budget.h"
 #include "transport/codec.h"
+#include "transport/protocol_mismatch.h"
 
 namespace apollo11::fuzz {
 namespace {
@@ -39,11 +40,20 @@ actors::QueuedExec MakeExec(uint8_t index) {
 
 void CheckOutput(const actors::DispatcherCore& core, const actors::DispatcherOutput& out) {
   for (const auto& [identity, frame] : out.to_workers) {
-    auto env = transport::DecodeEnvelope(frame.data(), frame.size());
-    Require(env.ok(), "every frame the dispatcher sends decodes on the worker");
+    transport::Envelope env;
+    if (transport::DecodeEnvelopeInto(frame.data(), frame.size(), &env).ok()) continue;
+    // A worker of another protocol version is answered in its own version,
+    // with a REFUSED it can read (transport/protocol_mismatch.h).
+    Require(transport::IsOtherProtocolVersion(env) && env.version >= transport::kRefusedSince,
+            "every frame the dispatcher sends decodes on the worker it is addressed to");
+    Require(env.type == transport::ToWire(transport::MsgType::kRefused),
+            "a worker of another version is only sent a REFUSED");
+    Require(transport::BodyAs<transport::Refused>(env).ok(),
+            "a REFUSED in another version decodes as one");
   }
   for (const actors::WorkerSnapshot& w : core.Snapshot()) {
-    Require(w.credits <= w.slots, "a worker never holds more credit than slots");
+    Require(w.credits <= w.slots + w.prefetch,
+            "a worker never holds more credit than its slots and prefetch");
   }
 }
 

@@ -97,7 +97,10 @@ bool WriteFrames(const fs::path& dir, const std::string& pipeline_json) {
       WriteFrame(dir, "log_request", ToWire(MsgType::kLogRequest),
                  transport::LogRequest{7, "r1.greet", 1, 1, 0, 65536}) &&
       WriteFrame(dir, "log_reply", ToWire(MsgType::kLogReply),
-                 transport::LogReply{7, "hello\n", 6, false, ""});
+                 transport::LogReply{7, "hello\n", 6, false, ""}) &&
+      WriteFrame(dir, "refused", ToWire(MsgType::kRefused),
+                 transport::Refused{"not the leader; the leader is tcp://10.0.0.2:5555", 7}) &&
+      WriteFrame(dir, "watch", ToWire(MsgType::kWatch), transport::Watch{"w1", 6});
   using actors::ClientType;
   auto client = [&](const char* name, ClientType type, const auto& body) {
     return WriteFrame(dir, name, static_cast<uint16_t>(type), body);
@@ -225,8 +228,18 @@ bool WriteDispatcherPrograms(const fs::path& dir) {
   AppendStep(&lost, S::kPlace, 0);
   AppendStep(&lost, S::kWorkerLost, 1);
   AppendStep(&lost, S::kFrame, 1, Frame(MsgType::kCredit, transport::Credit{1}));
+  // A worker of an older protocol (answered in its own version), then one
+  // that watches this coordinator before it says HELLO.
+  std::string strangers;
+  std::string old_hello;
+  transport::EncodeAs(transport::kProtocolVersion - 1, ToWire(MsgType::kHello),
+                      transport::Hello{"", 2, {}, {}, ""}, &old_hello);
+  AppendStep(&strangers, S::kFrame, 2, old_hello);
+  AppendStep(&strangers, S::kFrame, 1, Frame(MsgType::kWatch, transport::Watch{"w2", 3}));
+  AppendStep(&strangers, S::kFrame, 1, Frame(MsgType::kHello, transport::Hello{"", 1, {}, {}, ""}));
+  AppendStep(&strangers, S::kHeartbeat, 0);
   return WriteFile(dir / "worker_life.bin", life) && WriteFile(dir / "recovery.bin", recovery) &&
-         WriteFile(dir / "worker_lost.bin", lost);
+         WriteFile(dir / "worker_lost.bin", lost) && WriteFile(dir / "strangers.bin", strangers);
 }
 
 // The canonical JSON of every YAML seed that parses. Paths inside are made

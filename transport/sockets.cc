@@ -78,6 +78,12 @@ Status ConfigureDealer(zmq::socket_t& dealer, const std::string& identity,
     APOLLO11_RETURN_IF_ERROR(SetCommon(dealer, options));
     if (!identity.empty()) dealer.set(zmq::sockopt::routing_id, identity);
     dealer.set(zmq::sockopt::immediate, options.immediate ? 1 : 0);
+    if (options.reconnect_ivl_ms > 0) {
+      dealer.set(zmq::sockopt::reconnect_ivl, options.reconnect_ivl_ms);
+    }
+    if (options.reconnect_ivl_max_ms > 0) {
+      dealer.set(zmq::sockopt::reconnect_ivl_max, options.reconnect_ivl_max_ms);
+    }
     return Status::Ok();
   } catch (const zmq::error_t& e) {
     return ErrnoStatus("configuring DEALER", e.num());

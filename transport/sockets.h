@@ -30,6 +30,12 @@ struct SocketOptions {
   // HELLO, so stale frames (old-epoch heartbeats) are never replayed in a
   // burst on reconnect, and the worker learns the link is down.
   bool immediate = true;
+  // DEALER only: ZMQ_RECONNECT_IVL and ZMQ_RECONNECT_IVL_MAX in ms; 0 keeps
+  // libzmq's (100 ms, no back-off). With a max above the interval, failed
+  // attempts back off by doubling up to it, and a connection that succeeds
+  // starts again from the interval.
+  int reconnect_ivl_ms = 0;
+  int reconnect_ivl_max_ms = 0;
 };
 
 // The message of the Status returned once the context is terminated (ETERM):

@@ -344,7 +344,7 @@ std::vector<WorkerSnapshot> DispatcherCore::Snapshot() const {
     auto lost = losses_.find(id);
     out.push_back({id, w.group, w.slots, w.credits, static_cast<uint32_t>(w.running.size()),
                    w.last_seen, w.expected_busy_ms, w.labels, w.joined_at,
-                   lost == losses_.end() ? 0 : lost->second});
+                   lost == losses_.end() ? 0 : lost->second, w.prefetch});
   }
   return out;
 }

@@ -56,6 +56,9 @@ void DispatcherTurn::OnEnqueue(Enqueue m) {
 Micros DispatcherTurn::NextWake() const {
   Micros wake = std::min(next_beat_, next_probe_);
   if (core_.GaugesDue() != 0) wake = std::min(wake, core_.GaugesDue());
+  // A new term is announced in the first turn, not when a frame or the
+  // first heartbeat (a whole --heartbeat away) first wakes the loop.
+  if (!announced_) return clock_->Steady();
   // Announcing a new term: look for reconnected watchers every 20 ms.
   if (core_.announcing()) wake = std::min(wake, clock_->Steady() + 20 * kMicrosPerMilli);
   return wake;

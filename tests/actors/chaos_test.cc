@@ -14,10 +14,11 @@
 //
 // The follow mode (HA, issue 14) moves the coordinator between two endpoints
 // at each of its restarts; workers and the CLI are given both. The HA mode
-// runs two coordinators elected through real etcd and replicating their
-// journal; the victim may be the leader, the standby or a worker; the checks
-// are read from the final leader's journal, and
-//   6. the standby's journal catches up and gives the same histories.
+// runs three coordinators ($APOLLO11_CHAOS_COORDINATORS, 2 or 3) elected
+// through real etcd and replicating their journal; the victim may be the
+// leader, a standby or a worker; the checks are read from the final leader's
+// journal, and
+//   6. every standby's journal catches up and gives the same histories.
 // Kills come back to back, whoever the victim: a standby killed and then the
 // leader before the standby is in sync again leaves nobody who may lead
 // until a coordinator that has every released batch is back (the in-sync
@@ -25,9 +26,12 @@
 // ctest runs it as chaos_ha (with the etcd_cluster fixture):
 //   APOLLO11_ETCD_STATE=STATE ./tests/actors/chaos_test "[chaos-ha]"
 //
-// CI runs one round with a dozen kills. By hand, for a long run:
+// CI runs one round with a dozen kills, at 100 ms heartbeats and (HA) a 2 s
+// lease. By hand, for a long run:
 //   APOLLO11_CHAOS_ROUNDS=20 APOLLO11_CHAOS_KILLS=12 ./tests/actors/chaos_test
-// (APOLLO11_CHAOS_SEED fixes the random choices.) The totals are printed.
+// (APOLLO11_CHAOS_SEED fixes the random choices; APOLLO11_CHAOS_DEFAULTS=1
+// starts every node with the product's default heartbeat, liveness and
+// lease.) The totals are printed.
 
 #include <signal.h>
 #include <unistd.h>
@@ -133,10 +137,11 @@ struct Totals {
 //   kFollow  one coordinator that comes back on the other of two endpoint
 //            pairs each time (its journal with it); workers and the CLI are
 //            given both and must follow it;
-//   kHa      two coordinators elected through the real etcd of the
-//            etcd_cluster fixture ($APOLLO11_ETCD_STATE), replicating their
-//            journal (--ha-etcd --replication-bind, sync); either may be the
-//            victim, leader or standby.
+//   kHa      three coordinators (or $APOLLO11_CHAOS_COORDINATORS) elected
+//            through the real etcd of the etcd_cluster fixture
+//            ($APOLLO11_ETCD_STATE), replicating their journal (--ha-etcd
+//            --replication-bind, sync); any may be the victim, leader or
+//            standby.
 enum class ChaosMode { kSingle, kFollow, kHa };
 
 // The etcd client URLs of the fixture named by $APOLLO11_ETCD_STATE.
@@ -159,11 +164,15 @@ std::string EtcdEndpoints() {
 class ChaosCluster {
  public:
   ChaosCluster(const ScratchDir& dir, ChaosMode mode) : dir_(dir), mode_(mode) {
-    coordinators_ = mode == ChaosMode::kHa ? 2 : 1;
-    names_ = mode == ChaosMode::kHa ? std::vector<std::string>{"c1", "c2"}
-                                    : std::vector<std::string>{"coord"};
+    coordinators_ =
+        mode == ChaosMode::kHa ? std::clamp(EnvInt("APOLLO11_CHAOS_COORDINATORS", 3), 2, 3) : 1;
+    names_ = {"coord"};
+    if (mode == ChaosMode::kHa) {
+      names_.clear();
+      for (size_t i = 0; i < coordinators_; ++i) names_.push_back("c" + std::to_string(i + 1));
+    }
     for (const char* w : {"w1", "w2", "w3"}) names_.push_back(w);
-    for (int i = 0; i < 2; ++i) {
+    for (int i = 0; i < 3; ++i) {
       workers_.push_back(Endpoint(FreeTcpPort()));
       api_.push_back(Endpoint(FreeTcpPort()));
       replication_.push_back(Endpoint(FreeTcpPort()));
@@ -173,8 +182,8 @@ class ChaosCluster {
       election_ =
           "apollo11-test/chaos-" + std::to_string(::getpid()) + "-" + std::to_string(FreeTcpPort());
     }
-    const bool both = mode != ChaosMode::kSingle;
-    cli_.listening["api"] = both ? api_[0] + "," + api_[1] : api_[0];
+    cli_.listening["api"] =
+        Joined(api_, mode == ChaosMode::kSingle ? 1 : std::max<size_t>(2, coordinators_));
     procs_.resize(names_.size());
     generation_.assign(names_.size(), 0);
   }
@@ -188,9 +197,11 @@ class ChaosCluster {
   void Start(size_t i) {
     const std::string out = names_[i] + "." + std::to_string(generation_[i]++);
     if (!IsCoordinator(i)) {
-      const bool both = mode_ != ChaosMode::kSingle;
-      procs_[i] = StartWorkerAt(dir_, both ? workers_[0] + "," + workers_[1] : workers_[0],
-                                names_[i], 3, out);
+      const size_t endpoints = mode_ == ChaosMode::kSingle ? 1 : std::max<size_t>(2, coordinators_);
+      procs_[i] = StartNode(dir_, out,
+                            {"--role", "worker", "--connect", Joined(workers_, endpoints),
+                             "--worker-id", names_[i], "--slots", "3"},
+                            names_[i], default_timing_);
       return;
     }
     // Kills here come ten times faster than any real failure rate: a task
@@ -200,11 +211,11 @@ class ChaosCluster {
     if (mode_ == ChaosMode::kFollow) at = generation_[i] % 2 == 0 ? 1 : 0;
     args.insert(args.end(), {"--bind", workers_[at], "--api-bind", api_[at]});
     if (mode_ == ChaosMode::kHa) {
-      args.insert(args.end(),
-                  {"--replication-bind", replication_[i], "--ha-etcd", etcd_, "--ha-name",
-                   names_[i], "--ha-election", election_, "--ha-lease", "2s"});
+      args.insert(args.end(), {"--replication-bind", replication_[i], "--ha-etcd", etcd_,
+                               "--ha-name", names_[i], "--ha-election", election_});
+      if (!default_timing_) args.insert(args.end(), {"--ha-lease", "2s"});
     }
-    procs_[i] = StartNode(dir_, out, args, names_[i]);
+    procs_[i] = StartNode(dir_, out, args, names_[i], default_timing_);
   }
 
   // The state dir (under the scratch dir) of the coordinator that leads
@@ -219,10 +230,14 @@ class ChaosCluster {
     }
     return "";
   }
-  // The other coordinator's state dir (HA), or empty.
-  std::string StandbyState(const std::string& leader) const {
-    if (mode_ != ChaosMode::kHa) return "";
-    return leader == names_[0] ? names_[1] : names_[0];
+  // The other coordinators' state dirs (HA), or none.
+  std::vector<std::string> StandbyStates(const std::string& leader) const {
+    std::vector<std::string> out;
+    if (mode_ != ChaosMode::kHa) return out;
+    for (size_t i = 0; i < coordinators_; ++i) {
+      if (names_[i] != leader) out.push_back(names_[i]);
+    }
+    return out;
   }
   // HA: true once a coordinator leads and has a standby in sync (so the
   // first kill of the leader fails over instead of waiting for it).
@@ -244,7 +259,15 @@ class ChaosCluster {
 
  private:
   const ScratchDir& dir_;
+  // "a,b,...": the first `n` of `endpoints`.
+  static std::string Joined(const std::vector<std::string>& endpoints, size_t n) {
+    std::string out;
+    for (size_t i = 0; i < n; ++i) out += (i ? "," : "") + endpoints[i];
+    return out;
+  }
+
   const ChaosMode mode_;
+  const bool default_timing_ = EnvInt("APOLLO11_CHAOS_DEFAULTS", 0) != 0;
   size_t coordinators_ = 1;
   std::vector<std::string> names_, workers_, api_, replication_;
   std::string etcd_, election_;
@@ -353,7 +376,9 @@ void ChaosRound(unsigned seed, int kills, Totals* totals, ChaosMode mode = Chaos
   }
   std::string leader;
   REQUIRE(WaitFor([&] { return !(leader = cluster.LeaderState()).empty(); }, 10000));
-  if (mode == ChaosMode::kHa) CheckStandbyEqual(dir, leader, cluster.StandbyState(leader), run_ids);
+  for (const std::string& standby : cluster.StandbyStates(leader)) {
+    CheckStandbyEqual(dir, leader, standby, run_ids);
+  }
   for (size_t i = 0; i < cluster.size(); ++i) {
     ::kill(cluster.proc(i).pid, SIGKILL);
     WaitExit(cluster.proc(i).pid, 5000);

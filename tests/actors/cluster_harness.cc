@@ -13,11 +13,11 @@ namespace apollo11::testing {
 std::string Node() { return Apollo11() + "-node"; }
 
 NodeProc StartNode(const ScratchDir& dir, const std::string& name, std::vector<std::string> args,
-                   const std::string& state) {
+                   const std::string& state, bool default_timing) {
   std::vector<std::string> argv = {
-      Node(),        "start", "--heartbeat", "100ms",
-      "--liveness",  "3",     "--state-dir", dir.path() + "/" + (state.empty() ? name : state),
+      Node(),        "start", "--state-dir", dir.path() + "/" + (state.empty() ? name : state),
       "--log-level", "info",  "--http-bind", "127.0.0.1:0"};
+  if (!default_timing) argv.insert(argv.end(), {"--heartbeat", "100ms", "--liveness", "3"});
   argv.insert(argv.end(), args.begin(), args.end());
   NodeProc p;
   p.pid = SpawnNamed(argv, dir.path(), name);

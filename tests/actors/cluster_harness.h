@@ -25,8 +25,10 @@ struct NodeProc {
 // and its state dir in DIR/STATE (STATE defaults to NAME), and waits for the
 // listening line. HTTP binds a free loopback port ("http" in the listening
 // line), so nodes of concurrent tests never collide on the default 8011.
+// Heartbeat 100 ms and liveness 3 unless `default_timing` (the product's
+// defaults: only what ARGS says).
 NodeProc StartNode(const ScratchDir& dir, const std::string& name, std::vector<std::string> args,
-                   const std::string& state = "");
+                   const std::string& state = "", bool default_timing = false);
 // A coordinator; port 0 picks free ports. `name` also names its state dir
 // ("coord"): a restarted coordinator passes a new name and state "coord".
 NodeProc StartCoordinator(const ScratchDir& dir, const std::string& bind = "tcp://127.0.0.1:0",

@@ -9,6 +9,7 @@
 
 #include "actors/actor_loop.h"
 #include "actors/dispatcher/dispatcher_core.h"
+#include "actors/dispatcher/dispatcher_turn.h"
 #include "actors/dispatcher/watchers.h"
 #include "actors/reconciler/reconciler_core.h"
 #include "actors/scheduler/scheduler_core.h"
@@ -966,6 +967,26 @@ TEST_CASE("a leader answers a watching worker with its term, a standby only reme
   CHECK(out.to_workers.empty());
   CHECK(watchers.size() == 3);
   CHECK(leader.dropped_frames() == 1);
+}
+
+// Issue 36: the dispatcher loop polls until NextWake; a new leader that
+// waited for its first frame or heartbeat announced its term up to a second
+// (the WATCH interval) after its election.
+TEST_CASE("a new leader's dispatcher turn wakes at once to announce its term, then sleeps",
+          "[dispatcher][watch]") {
+  struct NoLink final : WorkerLink {
+    bool Send(const std::string&, const std::string&) override { return true; }
+  } link;
+  FakeClock clock;
+  Watchers watchers;
+  DispatcherOptions options;
+  options.watchers = &watchers;
+  options.epoch = 4;
+  DispatcherTurn turn(&clock, options, {Millis(10000), Millis(30000)});
+  CHECK(turn.NextWake() == clock.Steady());
+  DispatcherFrames out;
+  turn.End(link, &out);
+  CHECK(turn.NextWake() > clock.Steady());
 }
 
 TEST_CASE("a new leader announces its term to the workers that watched it, once reconnected",
