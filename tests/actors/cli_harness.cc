@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -26,6 +27,13 @@ ScratchDir::ScratchDir() {
 }
 
 ScratchDir::~ScratchDir() {
+  // APOLLO11_KEEP_SCRATCH=1 keeps every scratch dir (logs, journals) for a
+  // post-mortem of a long chaos run.
+  const char* keep = std::getenv("APOLLO11_KEEP_SCRATCH");
+  if (keep != nullptr && *keep != '\0' && *keep != '0') {
+    std::fprintf(stderr, "scratch dir kept: %s\n", path_.c_str());
+    return;
+  }
   std::error_code ec;
   fs::remove_all(path_, ec);
 }
