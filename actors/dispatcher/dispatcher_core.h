@@ -105,7 +105,7 @@ struct WorkerSnapshot {
   std::vector<std::string> labels;  // sorted
   Micros joined_at = 0;             // this connection's first HELLO
   uint32_t losses = 0;              // times this id was declared lost since the coordinator started
-  uint32_t prefetch = 0;            // executions it queues beyond its slots: credits <= slots + this
+  uint32_t prefetch = 0;  // executions it queues beyond its slots: credits <= slots + this
 };
 
 class DispatcherCore {
