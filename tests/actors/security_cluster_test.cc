@@ -48,6 +48,9 @@ class RoguePeer {
     hello.slots = slots;
     Send(transport::MsgType::kHello, hello);
   }
+  // Keeps a registered rogue alive: a silent one is soon lost, and its frames
+  // are then refused as an unregistered peer's.
+  void Heartbeat() { Send(transport::MsgType::kHeartbeat, transport::Heartbeat{}); }
   // A forged SUCCESS for (exec_id, attempt).
   void ForgeResult(const std::string& exec_id, uint32_t attempt) {
     transport::ResultMsg r;
@@ -92,7 +95,7 @@ std::string TaskState(const NodeProc& coord, const std::string& run_id, const st
 std::string SlowPipeline(const ScratchDir& dir) {
   return dir.Write("slow.yaml",
                    "version: \"1.0\"\nname: test.forge\npipeline:\n"
-                   "  - id: a\n    type: shell\n    command: \"sleep 2; echo real\"\n"
+                   "  - id: a\n    type: shell\n    command: \"sleep 3; echo real\"\n"
                    "  - id: b\n    type: shell\n    depends_on: [a]\n"
                    "    command: \"printf '%s' \\\"$APOLLO11_OUTPUT_A\\\" > " +
                        dir.path() + "/b.out\"\n");
@@ -103,7 +106,12 @@ std::string SlowPipeline(const ScratchDir& dir) {
 TEST_CASE("a RESULT forged by a peer that is not the execution's worker changes nothing",
           "[cluster][security]") {
   ScratchDir dir;
-  NodeProc coord = StartCoordinator(dir);
+  // Liveness 3 s: the rogue "w2" below must stay registered while a loaded
+  // machine polls for it, or its forgeries count as a stranger's.
+  NodeProc coord = StartNode(dir, "coord",
+                             {"--role", "coordinator", "--bind", "tcp://127.0.0.1:0", "--api-bind",
+                              "tcp://127.0.0.1:0", "--heartbeat", "100ms", "--liveness", "30"},
+                             "", /*default_timing=*/true);
   NodeProc w1 = StartWorker(dir, coord, "w1", 1);
   Nodes guard{{&coord, &w1}};
   REQUIRE(WaitFor([&] { return WorkerCount(coord) == 1; }, 5000));
@@ -118,9 +126,15 @@ TEST_CASE("a RESULT forged by a peer that is not the execution's worker changes 
   RoguePeer stranger(endpoint, "stranger");
   RoguePeer second(endpoint, "w2");
   second.Hello(1);
-  REQUIRE(WaitFor([&] { return WorkerCount(coord) == 2; }, 5000));
+  REQUIRE(WaitFor(
+      [&] {
+        second.Heartbeat();
+        return WorkerCount(coord) == 2;
+      },
+      5000));
   for (int i = 0; i < 3; ++i) {
     stranger.ForgeResult(run_id + ".a", 1);
+    second.Heartbeat();
     second.ForgeResult(run_id + ".a", 1);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
