@@ -35,4 +35,14 @@ inline constexpr size_t kMaxParamsBytes = size_t{2} << 20;
 // gets the tail of its output up to min(per-upstream cap, this / count).
 inline constexpr size_t kMaxDispatchOutputsBytes = size_t{8} << 20;
 
+// What `${...}` placeholders may expand a task's fields to at dispatch
+// (docs/dsl.md, "Templating"): one field at most kWireMaxStringBytes (a
+// longer one could not be sent), the expanded fields of a task together at
+// most kMaxTaskBytes. Upstream outputs read for `${tasks.ID.output...}` are
+// parsed once per task; their text together may be parsed at most
+// kMaxExpandedParseBytes times over for one task.
+inline constexpr size_t kMaxExpandedFieldBytes = kWireMaxStringBytes;
+inline constexpr size_t kMaxExpandedTaskBytes = kMaxTaskBytes;
+inline constexpr size_t kMaxExpandedParseBytes = size_t{16} << 20;
+
 }  // namespace apollo11

@@ -69,7 +69,8 @@ struct Value {
   std::optional<nlohmann::json> json;
 };
 
-Result<Value> Resolve(const TemplateRef& ref, std::string_view name, const TemplateValues& v) {
+Result<Value> Resolve(const TemplateRef& ref, std::string_view name, const TemplateValues& v,
+                      TemplateBudget* budget) {
   using Kind = TemplateRef::Kind;
   switch (ref.kind) {
     case Kind::kRunId:
@@ -93,9 +94,9 @@ Result<Value> Resolve(const TemplateRef& ref, std::string_view name, const Templ
   if (text == nullptr || text->empty()) {
     return Malformed(name, "task '" + ref.name + "' gave no output ($APOLLO11_OUTPUT)");
   }
-  nlohmann::json doc = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return Malformed(name, "task '" + ref.name + "' output is not JSON");
-  const nlohmann::json* at = JsonAtPath(doc, ref.path);
+  Result<const nlohmann::json*> doc = budget->Parsed(ref.name, *text);
+  if (!doc.ok()) return Malformed(name, doc.status().message());
+  const nlohmann::json* at = JsonAtPath(**doc, ref.path);
   if (at == nullptr) {
     return Malformed(name, "task '" + ref.name + "' output has no '" + ref.path + "'");
   }
@@ -145,7 +146,48 @@ Result<std::string> Escape(const Value& value, std::string_view name, TemplateCo
   return value.text;
 }
 
+Status TooLong(std::string_view name, size_t bytes, size_t limit) {
+  return Malformed(name, "would make the field " + std::to_string(bytes) + " bytes, over the " +
+                             std::to_string(limit) + "-byte limit of an expanded field");
+}
+
 }  // namespace
+
+TemplateBudget::TemplateBudget(size_t field_bytes, size_t task_bytes, size_t parse_bytes)
+    : field_bytes_(field_bytes), task_bytes_(task_bytes), parse_bytes_(parse_bytes) {}
+
+TemplateBudget::~TemplateBudget() = default;
+
+Result<const nlohmann::json*> TemplateBudget::Parsed(const std::string& id,
+                                                     const std::string& text) {
+  if (auto it = docs_.find(id); it != docs_.end()) return it->second.get();
+  if (text.size() > parse_bytes_ - parsed_) {
+    return Status::InvalidInput("reading task '" + id + "' output (" +
+                                std::to_string(text.size()) + " bytes) would pass the " +
+                                std::to_string(parse_bytes_) +
+                                " bytes of upstream output a task's placeholders may parse");
+  }
+  parsed_ += text.size();
+  auto doc = std::make_unique<nlohmann::json>(
+      nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false));
+  if (doc->is_discarded()) return Status::InvalidInput("task '" + id + "' output is not JSON");
+  // Keep it for the task's next placeholders while the kept texts are few.
+  if (cached_ + text.size() > parse_bytes_ / 2) {
+    docs_.clear();
+    cached_ = 0;
+  }
+  cached_ += text.size();
+  return docs_.emplace(id, std::move(doc)).first->second.get();
+}
+
+Status TemplateBudget::ChargeField(size_t bytes) {
+  if (bytes > task_bytes_ - task_used_) {
+    return Status::InvalidInput("its expanded fields together would pass the " +
+                                std::to_string(task_bytes_) + "-byte limit of a task");
+  }
+  task_used_ += bytes;
+  return Status::Ok();
+}
 
 bool TemplateExpander::HasPlaceholder(std::string_view text) {
   size_t pos = 0;
@@ -178,26 +220,40 @@ Status TemplateExpander::Scan(std::string_view text, std::vector<TemplateRef>* o
 }
 
 Result<std::string> TemplateExpander::Expand(std::string_view text, TemplateContext ctx,
-                                             const TemplateValues& values) {
+                                             const TemplateValues& values,
+                                             TemplateBudget* budget) {
   std::vector<TemplateRef> refs;
   APOLLO11_RETURN_IF_ERROR(Scan(text, &refs));
   if (refs.empty()) return std::string(text);
+  TemplateBudget fresh;
+  if (budget == nullptr) budget = &fresh;
+  const size_t limit = budget->field_bytes();
   std::string out;
   size_t pos = 0;
   bool in_string = false, escaped = false;
   for (const TemplateRef& ref : refs) {
     const std::string_view literal = text.substr(pos, ref.begin - pos);
+    const std::string_view name = text.substr(ref.begin + 2, ref.end - ref.begin - 3);
+    if (literal.size() > limit - out.size()) return TooLong(name, out.size() + literal.size(), limit);
     out.append(literal);
     TrackJsonString(literal, &in_string, &escaped);
-    const std::string_view name = text.substr(ref.begin + 2, ref.end - ref.begin - 3);
-    Result<Value> value = Resolve(ref, name, values);
+    Result<Value> value = Resolve(ref, name, values, budget);
     if (!value.ok()) return value.status();
     Result<std::string> escaped_value = Escape(*value, name, ctx, in_string);
     if (!escaped_value.ok()) return escaped_value.status();
+    if (escaped_value->size() > limit - out.size()) {
+      return TooLong(name, out.size() + escaped_value->size(), limit);
+    }
     out += *escaped_value;
     pos = ref.end;
   }
-  out.append(text.substr(pos));
+  const std::string_view rest = text.substr(pos);
+  if (rest.size() > limit - out.size()) {
+    return TooLong(text.substr(refs.back().begin + 2, refs.back().end - refs.back().begin - 3),
+                   out.size() + rest.size(), limit);
+  }
+  out.append(rest);
+  APOLLO11_RETURN_IF_ERROR(budget->ChargeField(out.size()));
   return out;
 }
 

@@ -11,11 +11,14 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "common/status.h"
+#include "common/wire_limits.h"
 
 namespace apollo11::dsl {
 
@@ -46,6 +49,39 @@ struct TemplateValues {
   const std::string* item = nullptr;  // a foreach instance's item; nullptr elsewhere
 };
 
+// What expanding one task's fields may cost, shared by all its fields:
+// each field may grow to `field_bytes`, the expanded fields together to
+// `task_bytes`; an upstream output is parsed once (kept while the text of the
+// kept ones stays under `parse_bytes` / 2) and all parses together read at
+// most `parse_bytes`. Every size is checked before the text is built, so a
+// pipeline whose placeholders would pass a limit costs no more than the
+// limit. One per task; not thread-safe.
+class TemplateBudget {
+ public:
+  explicit TemplateBudget(size_t field_bytes = kMaxExpandedFieldBytes,
+                          size_t task_bytes = kMaxExpandedTaskBytes,
+                          size_t parse_bytes = kMaxExpandedParseBytes);
+  ~TemplateBudget();
+  TemplateBudget(const TemplateBudget&) = delete;
+  TemplateBudget& operator=(const TemplateBudget&) = delete;
+
+  size_t field_bytes() const { return field_bytes_; }
+  size_t task_bytes() const { return task_bytes_; }
+  size_t parse_bytes() const { return parse_bytes_; }
+  // The output of upstream `id` (its text `text`) parsed: from the cache, or
+  // parsed now and charged. InvalidInput naming the limit when the parses
+  // would pass it, or when the text is not JSON.
+  Result<const nlohmann::json*> Parsed(const std::string& id, const std::string& text);
+  // Charges a field that expanded to `bytes`; InvalidInput naming the limit
+  // when the task's fields together pass it.
+  Status ChargeField(size_t bytes);
+
+ private:
+  size_t field_bytes_, task_bytes_, parse_bytes_;
+  size_t task_used_ = 0, parsed_ = 0, cached_ = 0;
+  std::map<std::string, std::unique_ptr<nlohmann::json>> docs_;
+};
+
 class TemplateExpander {
  public:
   // The placeholders of `text` in order. A `${` starting one of ours that is
@@ -55,9 +91,11 @@ class TemplateExpander {
 
   // `text` with every placeholder replaced by its value escaped for `ctx`.
   // A missing param, output, output path or item, or a value the context
-  // cannot carry, is InvalidInput with a sentence naming the placeholder.
+  // cannot carry, is InvalidInput with a sentence naming the placeholder;
+  // so is a result that would pass `budget` (nullptr: a fresh default one).
   static Result<std::string> Expand(std::string_view text, TemplateContext ctx,
-                                    const TemplateValues& values);
+                                    const TemplateValues& values,
+                                    TemplateBudget* budget = nullptr);
 
   // kJsonBody when `body` (after leading white space) starts with `{` or `[`,
   // else kRaw.

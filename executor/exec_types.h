@@ -84,6 +84,9 @@ struct ExecOutcome {
   int exit_code = 0;
   bool retryable = true;    // false: retrying cannot help (4xx, precheck refusal, rejected)
   std::string output;       // stdout tail (http: body head), <= output_tail_bytes
+  // How many bytes the task printed to stdout (http: the body's size), of
+  // which `output` holds the tail (head): more than output.size() when cut.
+  uint64_t output_bytes = 0;
   std::string error;        // one human sentence; empty on success
   std::string stderr_tail;  // last <= stderr_tail_bytes of stderr (processes only)
   Micros started_at = 0;

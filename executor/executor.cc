@@ -373,6 +373,7 @@ ExecOutcome Executor::MakeOutcome(Exec* exec, ExecOutcomeKind kind) {
   // Only files that exist: a task that printed nothing has none.
   o.stdout_path = exec->out.created() ? exec->out.path() : "";
   o.stderr_path = exec->err.created() ? exec->err.path() : "";
+  o.output_bytes = exec->out.bytes_seen();
   o.output = exec->out.Finish();
   o.stderr_tail = exec->err.Finish();
   for (const auto& [name, sink] :

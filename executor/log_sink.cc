@@ -88,6 +88,7 @@ bool LogSink::EnsureOpen() {
 
 void LogSink::Write(const char* data, size_t n) {
   if (n == 0) return;
+  seen_ += n;
   if (keep_ == Keep::kTail && keep_bytes_ > 0) {
     if (n >= keep_bytes_) {
       kept_.assign(data + n - keep_bytes_, keep_bytes_);

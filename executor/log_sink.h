@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "common/status.h"
@@ -41,6 +42,9 @@ class LogSink {
   // file is incomplete ("disk full (No space left on device) after 4096
   // bytes"). Output past the cap is not a failure: the marker line says so.
   const std::string& write_error() const { return write_error_; }
+  // Every byte passed to Write, kept or not: more than Finish() returns when
+  // the stream outgrew `keep_bytes`.
+  uint64_t bytes_seen() const { return seen_; }
   // True once the file exists (something was written to it).
   bool created() const { return fd_ >= 0 || wrote_file_; }
 
@@ -56,6 +60,7 @@ class LogSink {
   std::string path_;
   size_t max_file_bytes_ = 0;
   size_t written_ = 0;
+  uint64_t seen_ = 0;
   bool truncated_ = false;
   Keep keep_ = Keep::kNone;
   size_t keep_bytes_ = 0;

@@ -227,9 +227,13 @@ struct ResultMsg {
   // The task's result as compact JSON ($APOLLO11_OUTPUT, a db task's rows);
   // empty = none. Appended last, like stderr_tail.
   std::string task_output;
+  // Every byte the task printed to stdout (http: the body's size); more than
+  // output.size() when `output` is only its tail. 0 = unknown (a worker
+  // before this field). Appended last, like stderr_tail.
+  uint64_t output_bytes = 0;
   bool operator==(const ResultMsg&) const = default;
   MSGPACK_DEFINE(exec_id, attempt, outcome, exit_code, retryable, output, error, started_at,
-                 finished_at, stderr_tail, logs_truncated, task_output);
+                 finished_at, stderr_tail, logs_truncated, task_output, output_bytes);
 };
 
 // D→W: the RESULT is durable; stop resending it.

@@ -98,10 +98,11 @@ Status DispatchBuilder::ExpandTemplates(const SchedulerRun& run, int task,
     return up < 0 ? nullptr : &run.execs[up].task_output.get();
   };
   Status status = Status::Ok();
+  dsl::TemplateBudget budget;  // shared by the task's fields
   dsl::ForEachTemplatedField(
       *p, [&](const char* key, dsl::TemplateContext ctx, std::string& value) {
         if (!status.ok() || !dsl::TemplateExpander::HasPlaceholder(value)) return;
-        Result<std::string> out = dsl::TemplateExpander::Expand(value, ctx, values);
+        Result<std::string> out = dsl::TemplateExpander::Expand(value, ctx, values, &budget);
         if (!out.ok()) {
           status = Status::InvalidInput(std::string("'") + key + "': " + out.status().message());
           return;

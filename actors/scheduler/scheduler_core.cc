@@ -255,7 +255,14 @@ Status SchedulerCore::ApplyResult(SchedulerRun& run, int task, const ResultFrom&
   if (r.started_at && r.finished_at >= r.started_at) {
     run.metrics->AttemptRan(r.finished_at - r.started_at);
   }
-  if (run.has_dependents[task]) run.outputs[task] = r.output;
+  if (run.has_dependents[task]) {
+    run.outputs[task] = r.output;
+    if (r.output_bytes > r.output.size()) {
+      run.output_cut[task] = r.output_bytes;
+    } else {
+      run.output_cut.erase(task);
+    }
+  }
   run.stderr_tails[task] = outcome == AttemptOutcome::kSuccess ? "" : r.stderr_tail;
   if (outcome == AttemptOutcome::kSuccess && r.finished_at > r.started_at) {
     batch_.RecordDuration(run.spec().name + "/" + run.task_spec(task).id,

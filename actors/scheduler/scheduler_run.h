@@ -5,6 +5,7 @@
 // SchedulerCore; the dispatch builder, slow watch and explain read it.
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -54,6 +55,9 @@ struct SchedulerRun {
   // By task index: the output above holds only the journaled tail (the run
   // was recovered), too little to fan a foreach out over its lines.
   std::vector<uint8_t> output_tail_only;
+  // Task index -> how many bytes it printed, for the few tasks whose output
+  // above is only the tail the worker kept (its stdout outgrew the tail).
+  std::map<int, uint64_t> output_cut;
   bool progress_dirty = true;
   bool finished = false;
   // Created by this process and its run record not yet committed: its

@@ -319,6 +319,7 @@ void WorkerCore::OnFinished(std::vector<executor::ExecOutcome>& finished) {
     e.result.outcome = static_cast<uint8_t>(ToWire(o.kind));
     e.result.exit_code = o.exit_code;
     e.result.retryable = o.retryable;
+    e.result.output_bytes = o.output_bytes;
     e.result.output = std::move(o.output);
     e.result.error = std::move(o.error);
     e.result.stderr_tail = std::move(o.stderr_tail);

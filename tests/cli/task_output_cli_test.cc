@@ -103,3 +103,69 @@ pipeline:
   CHECK(v.err.find(file + ":7:5: error: task 'b', 'command': ${tasks.a.output.x}: task 'a' is "
                           "not an upstream of 'b'") != std::string::npos);
 }
+
+TEST_CASE("placeholders that would grow a task past 4 MiB fail it with the limit, not the node",
+          "[cli][output][template][limits]") {
+  ScratchDir dir;
+  const std::string state = dir.path() + "/s";
+  // a's output is a 60,000-character JSON string; b repeats it in 80 env
+  // values: each fits a field, together 4.8 MB pass the task's 4 MiB.
+  std::string yaml = R"(version: "1.0"
+name: test.templatebomb
+pipeline:
+  - id: a
+    type: shell
+    command: "printf '\"%060000d\"' 0 > \"$APOLLO11_OUTPUT\""
+  - id: b
+    type: shell
+    depends_on: a
+    command: "echo never"
+    env:
+)";
+  for (int i = 0; i < 80; ++i) yaml += "      V" + std::to_string(i) + ": \"${tasks.a.output}\"\n";
+  const std::string file = dir.Write("p.yaml", yaml);
+  CmdResult run = Run({Apollo11(), "run", file, "--state-dir", state, "--json"});
+  CHECK(run.exit_code != 0);
+  const std::string run_id = ParseJson(run.out)["run_id"];
+  auto status = ParseJson(Run({Apollo11(), "status", run_id, "--state-dir", state, "--json"}).out);
+  INFO(status.dump().substr(0, 4000));
+  CHECK(status["tasks"]["a"]["state"] == "SUCCESS");
+  CHECK(status["tasks"]["b"]["state"] == "FAILED");
+  CHECK(status["tasks"]["b"]["attempts"] == 1);
+  const std::string error = status["tasks"]["b"].value("error", "");
+  CHECK(error.find("could not fill in the task's fields") != std::string::npos);
+  CHECK(error.find("4194304-byte limit of a task") != std::string::npos);
+}
+
+TEST_CASE("foreach over a stdout larger than the tail the worker keeps fails, losing no item",
+          "[cli][output][foreach][limits]") {
+  ScratchDir dir;
+  const std::string state = dir.path() + "/s";
+  const std::string ledger = dir.path() + "/ran";
+  // 100 lines of about 1 KB: 100 KB, past the 64 KiB stdout tail.
+  const std::string file = dir.Write("p.yaml", R"(version: "1.0"
+name: test.foreachcut
+pipeline:
+  - id: list
+    type: shell
+    command: "for i in $(seq 1 100); do printf '%s-%01000d\n' $i 0; done"
+  - id: each
+    type: shell
+    depends_on: list
+    foreach: list
+    command: "echo x >> )" + ledger + R"("
+)");
+  CmdResult run = Run({Apollo11(), "run", file, "--state-dir", state, "--json"});
+  CHECK(run.exit_code != 0);
+  const std::string run_id = ParseJson(run.out)["run_id"];
+  auto status = ParseJson(Run({Apollo11(), "status", run_id, "--state-dir", state, "--json"}).out);
+  INFO(status.dump().substr(0, 4000));
+  CHECK(status["tasks"]["list"]["state"] == "SUCCESS");
+  CHECK(status["tasks"]["each"]["state"] == "FAILED");
+  CHECK_FALSE(status["tasks"].contains("each[0]"));
+  CHECK_FALSE(dir.Exists("ran"));  // no instance ran on a partial list
+  const std::string error = status["tasks"]["each"].value("error", "");
+  CHECK(error.find("list printed 100") != std::string::npos);
+  CHECK(error.find("the coordinator got only 65536") != std::string::npos);
+  CHECK(error.find("$APOLLO11_OUTPUT") != std::string::npos);
+}

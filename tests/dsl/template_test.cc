@@ -211,3 +211,44 @@ TEST_CASE("an output path names keys and array indexes, and a bad one is nullptr
 
 }  // namespace
 }  // namespace apollo11::dsl
+
+TEST_CASE("a field that placeholders would grow past its limit is refused before it is built",
+          "[dsl][template][limits]") {
+  using apollo11::dsl::TemplateBudget;
+  TemplateBudget budget(/*field_bytes=*/200, /*task_bytes=*/250, /*parse_bytes=*/1000);
+  // The whole output is 74 bytes of compact JSON: two fit a field, three do not.
+  auto two = TemplateExpander::Expand("${tasks.a.output} ${tasks.a.output}", TemplateContext::kRaw,
+                                      Values(), &budget);
+  REQUIRE(two.ok());
+  auto three = TemplateExpander::Expand("${tasks.a.output} ${tasks.a.output} ${tasks.a.output}",
+                                        TemplateContext::kRaw, Values(), &budget);
+  REQUIRE_FALSE(three.ok());
+  CHECK(three.status().message().find("over the 200-byte limit of an expanded field") !=
+        std::string::npos);
+  // The fields of a task share its budget: 149 bytes used, 149 more pass 250.
+  auto again = TemplateExpander::Expand("${tasks.a.output} ${tasks.a.output}",
+                                        TemplateContext::kRaw, Values(), &budget);
+  REQUIRE_FALSE(again.ok());
+  CHECK(again.status().message().find("250-byte limit of a task") != std::string::npos);
+  // The default budget is the wire's: a 1 MiB field.
+  CHECK(TemplateBudget().field_bytes() == apollo11::kWireMaxStringBytes);
+}
+
+TEST_CASE("an upstream output is parsed once per task, and parsing is bounded",
+          "[dsl][template][limits]") {
+  using apollo11::dsl::TemplateBudget;
+  const std::string& a = kOutputs.at("a");
+  // Room for exactly two parses: the cache must spare the other 98.
+  TemplateBudget budget(1 << 20, 1 << 20, 2 * a.size());
+  std::string text;
+  for (int i = 0; i < 100; ++i) text += "${tasks.a.output.n}";
+  auto out = TemplateExpander::Expand(text, TemplateContext::kRaw, Values(), &budget);
+  REQUIRE(out.ok());
+  CHECK(*out == std::string(100, '3'));
+  TemplateBudget tight(1 << 20, 1 << 20, a.size() - 1);
+  auto refused = TemplateExpander::Expand("${tasks.a.output.n}", TemplateContext::kRaw, Values(),
+                                          &tight);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().message().find("bytes of upstream output a task's placeholders may parse") !=
+        std::string::npos);
+}
