@@ -119,7 +119,9 @@ Result<nlohmann::json> CoordinatorApi::ChangeRegistry(const RegistryChange& c) {
 }
 
 Result<nlohmann::json> CoordinatorApi::Register(const std::string& yaml, const std::string& path) {
-  dsl::ParseResult parsed = dsl::ParsePipelineText(yaml, path);
+  dsl::ParseOptions options;
+  options.read_files = false;  // the request is the whole input: nothing read from this disk
+  dsl::ParseResult parsed = dsl::ParsePipelineText(yaml, path, options);
   actors::RegistryRequest r = RegistrationOf(parsed, yaml, path, "http");
   auto link = Link();
   if (!link.ok()) return link.status();

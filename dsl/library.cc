@@ -122,6 +122,10 @@ void Library::LoadImports(const Field& f) {
       report_->Error(f.file, item, "each import must be a file path");
       continue;
     }
+    if (!options_.read_files) {
+      report_->Error(f.file, item, std::string(kNoFilesRead) + ": 'imports' names one");
+      continue;
+    }
     std::optional<fs::path> resolved = ResolveImport(f, item);
     if (!resolved) continue;
     const fs::path& display = *resolved;

@@ -19,6 +19,12 @@
 
 namespace apollo11::dsl::internal {
 
+// The start of the error for a file named where no file is read
+// (ParseOptions::read_files false).
+inline constexpr const char* kNoFilesRead =
+    "the pipeline text is the whole input here (registered over HTTP, the coordinator reads no "
+    "file for it; `apollo11 pipelines add` reads the files on your side)";
+
 struct NamedPolicy {
   std::optional<RetryPolicy> policy;  // nullopt when its definition had errors
   SourceLocation where;
@@ -63,6 +69,8 @@ class Library {
   // many tasks multiplies like an alias).
   bool ChargeTemplateUse(const Template& t);
   size_t max_expanded_bytes() const { return options_.max_expanded_bytes; }
+  // ParseOptions::read_files: false = no file is read or looked up.
+  bool reads_files() const { return options_.read_files; }
 
   // Drops the templates and the imported files' trees once every task is
   // read: the templates' fields point into those trees. Policies stay.

@@ -29,6 +29,12 @@ struct ParseOptions {
   // of these directories (searched in order for a relative import not found
   // beside the importing file); symbolic links are followed before checking.
   std::vector<std::string> library_dirs;
+  // False when the text is the whole input and the reader's disk is not
+  // the author's (a pipeline registered over HTTP is parsed on the
+  // coordinator): nothing is read or looked up on disk for it. Imports and a
+  // db task's `script:` file are then refused, and a python `script:` must
+  // be an absolute path, which the worker runs and nothing here checks.
+  bool read_files = true;
 };
 
 struct ParseResult {

@@ -89,6 +89,9 @@ void TaskParser::Parse(const YamlNode& node, const std::string& file, PipelineSp
     if (f.key == "foreach" && f.value.IsMap()) ReadForeachItems(f, Writable(&task.foreach_items));
   }
   if (has_type && task.type == TaskType::kDb) LoadDbScript(&task, by_key);
+  if (has_type && task.type == TaskType::kPython && !library_->reads_files()) {
+    RequireWorkerScriptPath(task, by_key);
+  }
   if (has_type) RequireTypeFields(task, label, by_key);
   if (has_id) spec->tasks.push_back(std::move(task));
 }
@@ -163,6 +166,12 @@ bool TaskParser::ReadTextOrEmpty(const Field& f, std::string* out) {
 bool TaskParser::ReadScriptPath(const Field& f, std::string* out) {
   std::string script;
   if (!report_->GetString(f, &script)) return false;
+  if (!library_->reads_files()) {
+    // Nothing is looked up on this disk, which is not the author's: a db
+    // script is refused (LoadDbScript), a python one checked by the type.
+    *out = script;
+    return true;
+  }
   fs::path p = fs::path(script).is_absolute() ? fs::path(script) : base_dir_ / script;
   p = p.lexically_normal();
   std::error_code ec;

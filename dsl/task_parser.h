@@ -62,6 +62,10 @@ class TaskParser {
   // A db task's `script:` (already resolved to a file) is read into its
   // `sql`; `sql` and `script` together, or a script over 1 MiB, is an error.
   void LoadDbScript(TaskSpec* task, const std::map<std::string, const Field*>& by_key);
+  // Without file reads (ParseOptions::read_files): a python script is the
+  // worker's path, so it must be absolute and normal.
+  void RequireWorkerScriptPath(const TaskSpec& task,
+                               const std::map<std::string, const Field*>& by_key);
   bool ReadDependsOn(const Field& f, std::vector<Dependency>* out);
   bool ReadTrigger(const Field& f, Trigger* out);
   bool ReadRetry(const Field& f, RareOptional<RetryPolicy>* out);

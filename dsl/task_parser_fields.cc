@@ -69,6 +69,11 @@ void TaskParser::LoadDbScript(TaskSpec* task, const std::map<std::string, const 
                    "a db task takes 'sql' or 'script', not both");
     return;
   }
+  if (!library_->reads_files()) {
+    report_->Error(FieldReader::At(*script->second),
+                   std::string(kNoFilesRead) + ": write the SQL in 'sql:' instead of 'script:'");
+    return;
+  }
   constexpr size_t kMaxSqlScriptBytes = size_t{1} << 20;
   // One byte over the limit tells a file at the limit from a larger one.
   std::optional<std::string> text = ReadSmallFile(task->script, kMaxSqlScriptBytes + 1);
@@ -88,6 +93,17 @@ void TaskParser::LoadDbScript(TaskSpec* task, const std::map<std::string, const 
     report_->Error(FieldReader::At(*script->second),
                    "SQL script " + Quote(task->script.get()) + " is empty");
   }
+}
+
+void TaskParser::RequireWorkerScriptPath(const TaskSpec& task,
+                                         const std::map<std::string, const Field*>& by_key) {
+  auto script = by_key.find("script");
+  if (script == by_key.end() || task.script.empty()) return;
+  const std::filesystem::path path(task.script.get());
+  if (path.is_absolute() && path.lexically_normal() == path) return;
+  report_->Error(FieldReader::At(*script->second),
+                 std::string(kNoFilesRead) +
+                     ": a python 'script:' must be a plain absolute path, which the worker runs");
 }
 
 bool TaskParser::ReadForeach(const Field& f, std::string* out) {

@@ -162,9 +162,8 @@ Result<const nlohmann::json*> TemplateBudget::Parsed(const std::string& id,
                                                      const std::string& text) {
   if (auto it = docs_.find(id); it != docs_.end()) return it->second.get();
   if (text.size() > parse_bytes_ - parsed_) {
-    return Status::InvalidInput("reading task '" + id + "' output (" +
-                                std::to_string(text.size()) + " bytes) would pass the " +
-                                std::to_string(parse_bytes_) +
+    return Status::InvalidInput("reading task '" + id + "' output (" + std::to_string(text.size()) +
+                                " bytes) would pass the " + std::to_string(parse_bytes_) +
                                 " bytes of upstream output a task's placeholders may parse");
   }
   parsed_ += text.size();
@@ -220,8 +219,7 @@ Status TemplateExpander::Scan(std::string_view text, std::vector<TemplateRef>* o
 }
 
 Result<std::string> TemplateExpander::Expand(std::string_view text, TemplateContext ctx,
-                                             const TemplateValues& values,
-                                             TemplateBudget* budget) {
+                                             const TemplateValues& values, TemplateBudget* budget) {
   std::vector<TemplateRef> refs;
   APOLLO11_RETURN_IF_ERROR(Scan(text, &refs));
   if (refs.empty()) return std::string(text);
@@ -234,7 +232,8 @@ Result<std::string> TemplateExpander::Expand(std::string_view text, TemplateCont
   for (const TemplateRef& ref : refs) {
     const std::string_view literal = text.substr(pos, ref.begin - pos);
     const std::string_view name = text.substr(ref.begin + 2, ref.end - ref.begin - 3);
-    if (literal.size() > limit - out.size()) return TooLong(name, out.size() + literal.size(), limit);
+    if (literal.size() > limit - out.size())
+      return TooLong(name, out.size() + literal.size(), limit);
     out.append(literal);
     TrackJsonString(literal, &in_string, &escaped);
     Result<Value> value = Resolve(ref, name, values, budget);

@@ -94,8 +94,7 @@ class TemplateExpander {
   // cannot carry, is InvalidInput with a sentence naming the placeholder;
   // so is a result that would pass `budget` (nullptr: a fresh default one).
   static Result<std::string> Expand(std::string_view text, TemplateContext ctx,
-                                    const TemplateValues& values,
-                                    TemplateBudget* budget = nullptr);
+                                    const TemplateValues& values, TemplateBudget* budget = nullptr);
 
   // kJsonBody when `body` (after leading white space) starts with `{` or `[`,
   // else kRaw.

@@ -232,3 +232,64 @@ TEST_CASE("the registry on a real node: versions, a rejected cycle, idempotent t
   REQUIRE(after);
   CHECK(after->status >= 400);
 }
+
+TEST_CASE("a pipeline registered over HTTP makes the coordinator read nothing from its disk",
+          "[registry][e2e][security]") {
+  ScratchDir dir;
+  // Stands for /etc/shadow, the CURVE secret key or the token file.
+  const std::string secret = dir.Write("coordinator-secret.txt", "TOPSECRET-4711\n");
+  dir.Write("node.yaml", "");
+  NodeProc node = StartAll(dir, "node");
+  Nodes guard{{&node}};
+  auto http = Http(node);
+  auto post = [&](const std::string& name, const std::string& task) {
+    const std::string yaml =
+        "version: \"1.0\"\nname: demo." + name + "\npipeline:\n  - id: t\n" + task;
+    auto res = http->Post("/api/pipelines", yaml, "application/yaml");
+    REQUIRE(res);
+    return *res;
+  };
+  for (const std::string& path : {secret, std::string("/proc/self/environ")}) {
+    auto db = post("steal", "    type: db\n    host: sqlite:///" + dir.path() +
+                                "/x.db\n    script: " + path + "\n");
+    INFO(db.body);
+    CHECK(db.status == 400);
+    CHECK(db.body.find("needs 'host'") == std::string::npos);  // only the script is refused
+    CHECK(db.body.find("the coordinator reads no file") != std::string::npos);
+    CHECK(db.body.find("write the SQL in 'sql:'") != std::string::npos);
+    CHECK(db.body.find("TOPSECRET") == std::string::npos);
+  }
+  auto imported =
+      http->Post("/api/pipelines",
+                 "version: \"1.0\"\nname: demo.imp\nimports: [" + secret +
+                     "]\npipeline:\n  - id: t\n    type: shell\n    command: \"true\"\n",
+                 "application/yaml");
+  REQUIRE(imported);
+  CHECK(imported->status == 400);
+  CHECK(imported->body.find("'imports' names one") != std::string::npos);
+  // A python script is the workers' path: not looked up here, so whether a
+  // file exists on the coordinator tells the caller nothing.
+  auto exists = post("py1", "    type: python\n    script: " + secret + "\n");
+  auto missing = post("py2", "    type: python\n    script: /nonexistent/x.py\n");
+  CHECK(exists.status == 201);
+  CHECK(missing.status == 201);
+  auto relative = post("py3", "    type: python\n    script: x.py\n");
+  CHECK(relative.status == 400);
+  CHECK(relative.body.find("must be a plain absolute path") != std::string::npos);
+  // Nothing the coordinator holds is served back.
+  for (const char* name : {"demo.steal", "demo.py1", "demo.imp"}) {
+    auto shown = http->Get(std::string("/api/pipelines/") + name);
+    REQUIRE(shown);
+    CHECK(shown->body.find("TOPSECRET") == std::string::npos);
+  }
+  // The same files through the CLI are the author's own: read on the client.
+  const std::string sql = dir.Write("q.sql", "select 1");
+  const std::string local =
+      dir.Write("local.yaml",
+                "version: \"1.0\"\nname: demo.local\npipeline:\n  - id: t\n    type: db\n"
+                "    host: sqlite:///" +
+                    dir.path() + "/x.db\n    script: q.sql\n");
+  CmdResult add = Cli(node, {"pipelines", "add", local});
+  INFO(add.err);
+  CHECK(add.exit_code == 0);
+}
