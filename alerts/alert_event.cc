@@ -6,11 +6,13 @@ namespace apollo11::alerts {
 
 namespace {
 constexpr std::array<const char*, kAlertTypeCount> kNames = {
-    "retries_exhausted",  "timeout",       "run_failed",
-    "run_canceled",       "worker_lost",   "backlog_at_cap",
-    "slow_task",          "journal_error", "run_succeeded",
-    "leadership_changed", "lease_lost",    "pipeline_rejected",
-    "standby_lagging"};
+    "retries_exhausted", "timeout",
+    "run_failed",        "run_canceled",
+    "worker_lost",       "backlog_at_cap",
+    "slow_task",         "journal_error",
+    "run_succeeded",     "leadership_changed",
+    "lease_lost",        "pipeline_rejected",
+    "standby_lagging",   "election_key_refused"};
 }  // namespace
 
 const char* ToString(AlertType type) { return kNames[static_cast<size_t>(type)]; }
@@ -63,6 +65,9 @@ std::string AlertText(const AlertEvent& e) {
       break;
     case AlertType::kStandbyLagging:
       what = "replication: no standby is in sync";
+      break;
+    case AlertType::kElectionKeyRefused:
+      what = "election: a key that is not a coordinator's was first in line";
       break;
   }
   std::string text = "apollo11: " + what;

@@ -18,21 +18,22 @@
 namespace apollo11::alerts {
 
 enum class AlertType : uint8_t {
-  kRetriesExhausted,   // a task ended FAILED after its retries (or requeues)
-  kTimeout,            // a task ended TIMEOUT
-  kRunFailed,          // a run ended FAILED
-  kRunCanceled,        // a run ended CANCELED
-  kWorkerLost,         // a worker stopped answering or its connection broke
-  kBacklogAtCap,       // READY+RUNNING reached max_backlog: promotion paused
-  kSlowTask,           // a task runs far longer than it usually does
-  kJournalError,       // a journal commit failed (disk full, I/O error)
-  kRunSucceeded,       // a run ended SUCCESS (only rules naming it receive it)
-  kLeadershipChanged,  // election: this coordinator became leader or stood down
-  kLeaseLost,          // election: the leader could not renew its etcd lease and stood down
-  kPipelineRejected,   // registry: a new version was refused; the previous one stays active
-  kStandbyLagging,     // replication: a standby missed --replication-timeout
+  kRetriesExhausted,    // a task ended FAILED after its retries (or requeues)
+  kTimeout,             // a task ended TIMEOUT
+  kRunFailed,           // a run ended FAILED
+  kRunCanceled,         // a run ended CANCELED
+  kWorkerLost,          // a worker stopped answering or its connection broke
+  kBacklogAtCap,        // READY+RUNNING reached max_backlog: promotion paused
+  kSlowTask,            // a task runs far longer than it usually does
+  kJournalError,        // a journal commit failed (disk full, I/O error)
+  kRunSucceeded,        // a run ended SUCCESS (only rules naming it receive it)
+  kLeadershipChanged,   // election: this coordinator became leader or stood down
+  kLeaseLost,           // election: the leader could not renew its etcd lease and stood down
+  kPipelineRejected,    // registry: a new version was refused; the previous one stays active
+  kStandbyLagging,      // replication: a standby missed --replication-timeout
+  kElectionKeyRefused,  // election: a key not a coordinator's was first in line; removed
 };
-inline constexpr int kAlertTypeCount = 13;
+inline constexpr int kAlertTypeCount = 14;
 
 // "retries_exhausted", "timeout", ... as written in the config and the JSON.
 const char* ToString(AlertType type);

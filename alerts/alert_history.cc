@@ -21,6 +21,7 @@ const char* SeverityOf(AlertType type) {
     case AlertType::kStandbyLagging:
       return "warning";
     case AlertType::kLeaseLost:
+    case AlertType::kElectionKeyRefused:
       return "error";
     case AlertType::kRunSucceeded:
       return "info";

@@ -45,6 +45,20 @@ void Node::StartHa() {
     }
     spdlog::warn("HA: {}{}", s.message(), folder->Suffix(folded));
   };
+  // Someone with write access to etcd put a key under the election prefix
+  // that no coordinator campaigned with: logged and alerted (folded per 10 s
+  // while it cannot be removed).
+  events.foreign_key =
+      [this, folder = std::make_shared<LogFolder>(10 * kMicrosPerSecond)](const std::string& why) {
+        uint64_t folded = 0;
+        if (!folder->Allow(LogFolder::NumbersFolded(why), clock_->Steady(), &folded)) return;
+        spdlog::error("HA: {}{}", why, folder->Suffix(folded));
+        alerts::AlertEvent e;
+        e.type = alerts::AlertType::kElectionKeyRefused;
+        e.reason = why;
+        e.ts = clock_->Now();
+        alerts_.Emit(std::move(e));
+      };
   events.eligibility = [](bool may, const std::string& why) {
     if (may) {
       spdlog::info("HA: may campaign again: {}", why);

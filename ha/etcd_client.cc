@@ -147,4 +147,10 @@ Result<bool> EtcdClient::PutIfLeader(const EtcdLeaderKey& leader, std::string_vi
   return DecodeTxn(*body);
 }
 
+Result<bool> EtcdClient::DeleteIfCreated(std::string_view key, uint64_t rev) {
+  auto body = Post("/v3/kv/txn", DeleteIfCreatedRequest(key, rev), options_.request_timeout);
+  if (!body.ok()) return body.status();
+  return DecodeTxn(*body);
+}
+
 }  // namespace apollo11::ha

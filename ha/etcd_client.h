@@ -33,6 +33,7 @@ class EtcdClient final : public EtcdPort {
   Result<std::optional<EtcdLeader>> Leader(std::string_view election) override;
   Status Resign(const EtcdLeaderKey& leader) override;
   Result<std::optional<std::string>> Get(std::string_view key) override;
+  Result<bool> DeleteIfCreated(std::string_view key, uint64_t rev) override;
   Result<bool> PutIfLeader(const EtcdLeaderKey& leader, std::string_view key,
                            std::string_view value) override;
 

@@ -158,6 +158,15 @@ std::string ResignRequest(const EtcdLeaderKey& leader) {
 
 std::string RangeRequest(std::string_view key) { return json{{"key", Base64Encode(key)}}.dump(); }
 
+std::string DeleteIfCreatedRequest(std::string_view key, uint64_t rev) {
+  json compare = {{"key", Base64Encode(key)},
+                  {"target", "CREATE"},
+                  {"result", "EQUAL"},
+                  {"create_revision", std::to_string(rev)}};
+  json del = {{"request_delete_range", {{"key", Base64Encode(key)}}}};
+  return json{{"compare", json::array({compare})}, {"success", json::array({del})}}.dump();
+}
+
 std::string PutIfLeaderRequest(const EtcdLeaderKey& leader, std::string_view key,
                                std::string_view value) {
   json compare = {{"key", Base64Encode(leader.key)},

@@ -25,6 +25,8 @@ std::string LeaderRequest(std::string_view election);
 std::string ResignRequest(const EtcdLeaderKey& leader);
 std::string RangeRequest(std::string_view key);
 // A transaction: put `key` = `value` if `leader`'s key has its create revision.
+// A txn deleting `key` while its create_revision is `rev`.
+std::string DeleteIfCreatedRequest(std::string_view key, uint64_t rev);
 std::string PutIfLeaderRequest(const EtcdLeaderKey& leader, std::string_view key,
                                std::string_view value);
 

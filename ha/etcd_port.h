@@ -64,6 +64,9 @@ class EtcdPort {
   // successor wrote).
   virtual Result<bool> PutIfLeader(const EtcdLeaderKey& leader, std::string_view key,
                                    std::string_view value) = 0;
+  // Deletes `key` only while it still has create revision `rev` (one etcd
+  // transaction): true when deleted, false when it is gone or was recreated.
+  virtual Result<bool> DeleteIfCreated(std::string_view key, uint64_t rev) = 0;
 };
 
 }  // namespace apollo11::ha

@@ -11,6 +11,15 @@ namespace {
 constexpr Micros kRetry = 500 * kMicrosPerMilli;  // after an etcd error
 constexpr Micros kMinWait = 200 * kMicrosPerMilli, kMaxWait = 2 * kMicrosPerSecond;
 
+// A key from etcd as a log may show it: printable ASCII, at most 100 bytes.
+std::string Printable(const std::string& key) {
+  std::string out = key.substr(0, 100);
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7e) c = '?';
+  }
+  return key.size() > 100 ? out + "..." : out;
+}
+
 }  // namespace
 
 std::string EncodeMember(const Member& m) {
@@ -34,6 +43,21 @@ Member DecodeMember(const std::string& value) {
   m.client_endpoint = str("client");
   m.replication_endpoint = str("replication");
   return m;
+}
+
+std::string ForeignKeyReason(const EtcdLeader& leader) {
+  if (leader.key.lease == 0) {
+    return "it has no lease (every coordinator's key has one; this one would never expire)";
+  }
+  auto doc = nlohmann::json::parse(leader.value, nullptr, /*allow_exceptions=*/false);
+  auto text = [&](const char* k) {
+    auto it = doc.find(k);
+    return it != doc.end() && it->is_string() && !it->get<std::string>().empty();
+  };
+  if (!doc.is_object() || !text("name") || !text("worker") || !text("client")) {
+    return "its value is not a coordinator's record (name, worker and client endpoints)";
+  }
+  return "";
 }
 
 HaElector::HaElector(EtcdPort* etcd, const Clock* clock, RoleBoard* board, ElectorOptions options,
@@ -257,6 +281,23 @@ bool HaElector::ClaimInSync(const EtcdLeaderKey& key) {
   return false;
 }
 
+void HaElector::RemoveForeignKey(const EtcdLeaderKey& key, const std::string& why) {
+  // etcd's campaign waits behind it for as long as it exists: remove it,
+  // but only that very key (a txn on its create revision).
+  auto removed = etcd_->DeleteIfCreated(key.key, key.rev);
+  std::string what = "ignored the key " + Printable(key.key) + " (create revision " +
+                     std::to_string(key.rev) + ") first in line under the election: " + why;
+  if (!removed.ok()) {
+    what += "; could not remove it: " + removed.status().message();
+  } else if (*removed) {
+    what += "; removed it";
+  }
+  if (events_.foreign_key && (key.rev != last_foreign_rev_ || !removed.ok())) {
+    events_.foreign_key(what);
+  }
+  last_foreign_rev_ = key.rev;
+}
+
 void HaElector::ObserveLeader() {
   auto leader = etcd_->Leader(options_.election);
   if (!leader.ok()) {
@@ -265,6 +306,12 @@ void HaElector::ObserveLeader() {
     return;
   }
   if (!leader->has_value()) {
+    board_->Publish(Role::kStandby, last_epoch_, Member{}, 0);
+    return;
+  }
+  if (const std::string why = ForeignKeyReason(**leader); !why.empty()) {
+    // Not a leader, nor an epoch: nobody is told to follow it.
+    RemoveForeignKey((*leader)->key, why);
     board_->Publish(Role::kStandby, last_epoch_, Member{}, 0);
     return;
   }

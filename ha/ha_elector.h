@@ -55,12 +55,21 @@ struct ElectorEvents {
   std::function<void(const Status& error)> etcd_error;
   // The in-sync gate changed its answer: `may` campaign or not, and why.
   std::function<void(bool may, const std::string& why)> eligibility;
+  // The key first in line under the election is not a coordinator's (no
+  // lease, or not a coordinator's record): it was ignored, and removed
+  // unless `why` says otherwise. Once per key seen.
+  std::function<void(const std::string& why)> foreign_key;
 };
 
 // The election value a coordinator campaigns with, and back; a value that
 // does not decode gives a Member named "?" (never throws).
 std::string EncodeMember(const Member& m);
 Member DecodeMember(const std::string& value);
+// Why `leader` cannot be a coordinator's campaign key, "" when it can be:
+// every campaign key is attached to a lease (a lease-less key never expires
+// and would hold the election forever) and holds EncodeMember's record with
+// a name and the worker and client endpoints.
+std::string ForeignKeyReason(const EtcdLeader& leader);
 
 class HaElector {
  public:
@@ -100,6 +109,8 @@ class HaElector {
   // Publishes standby with the current leader as etcd reports it (unknown on
   // an error).
   void ObserveLeader();
+  // Ignores, reports and deletes a key that is not a coordinator's.
+  void RemoveForeignKey(const EtcdLeaderKey& key, const std::string& why);
   Micros TtlMicros() const { return ttl_s_ * kMicrosPerSecond; }
   Micros Margin() const;
   void Error(const Status& s);
@@ -117,8 +128,9 @@ class HaElector {
   ElectorEvents events_;
   std::string value_;  // EncodeMember(self)
 
-  int64_t lease_ = 0;  // 0: none held
-  int64_t ttl_s_ = 0;  // as granted
+  int64_t lease_ = 0;              // 0: none held
+  uint64_t last_foreign_rev_ = 0;  // the foreign key last reported
+  int64_t ttl_s_ = 0;              // as granted
   bool leading_ = false;
   EtcdLeaderKey key_;          // while leading
   Micros act_until_ = 0;       // while leading (steady)

@@ -102,6 +102,23 @@ class FakeEtcd final : public EtcdPort {
     return true;
   }
 
+  Result<bool> DeleteIfCreated(std::string_view key, uint64_t rev) override {
+    if (down) return Unreachable();
+    Purge();
+    auto it = keys_.find(std::string(key));
+    if (it == keys_.end() || it->second.rev != rev) return false;
+    keys_.erase(it);
+    ++revision;
+    return true;
+  }
+  // A key put under `election` without a lease, as a peer with write access
+  // to etcd could (lease 0: it never expires); its create revision.
+  uint64_t Plant(std::string_view election, const std::string& suffix, std::string value) {
+    keys_[std::string(election) + "/" + suffix] = {++revision, 0, std::move(value)};
+    return revision;
+  }
+  bool Has(const std::string& key) const { return keys_.count(key) > 0; }
+
   bool LeaseAlive(int64_t lease) {
     Purge();
     return leases_.count(lease) > 0;
@@ -123,7 +140,7 @@ class FakeEtcd final : public EtcdPort {
       it = clock_->Steady() >= it->second.expiry ? leases_.erase(it) : std::next(it);
     }
     for (auto it = keys_.begin(); it != keys_.end();) {
-      if (!leases_.count(it->second.lease)) {
+      if (it->second.lease != 0 && !leases_.count(it->second.lease)) {
         it = keys_.erase(it);
         ++revision;
       } else {

@@ -14,7 +14,8 @@ old epoch), quorum (etcd quorum paused: the leader steps down within its
 lease; back: a leader again), resign (POST /api/cluster/resign hands over,
 and `apollo11 cluster resign` as docs/ha.md writes it hands back),
 standby_reads (a standby lacking a run, and asked for the workers, answers
-with the leader's view).
+with the leader's view), planted (a lease-less key planted under the
+election is never followed and is removed; a coordinator leads).
 """
 import base64
 import json
@@ -402,6 +403,71 @@ def case_resign(bin_dir, cs):
     check(one_leader(cs) is standby, "leadership handed back")
 
 
+def etcd_put(endpoints, key, value):
+    """Puts key = value with no lease, as anyone with write access to etcd
+    could; returns the key's create revision."""
+    body = json.dumps({"key": base64.b64encode(key.encode()).decode(),
+                       "value": base64.b64encode(value.encode()).decode()}).encode()
+    endpoint = endpoints.split(",")[0]
+    req = urllib.request.Request(endpoint + "/v3/kv/put", data=body,
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=2) as r:
+        return int(json.loads(r.read())["header"]["revision"])
+
+
+def etcd_get(endpoints, key):
+    """The kv of `key` (a linearizable read), None when it does not exist."""
+    body = json.dumps({"key": base64.b64encode(key.encode()).decode()}).encode()
+    req = urllib.request.Request(endpoints.split(",")[0] + "/v3/kv/range", data=body,
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=2) as r:
+        kvs = json.loads(r.read()).get("kvs") or []
+    return kvs[0] if kvs else None
+
+
+def plant(etcd, election):
+    """A key without a lease under the election prefix, shaped as a
+    coordinator's record naming an endpoint nobody runs, put before any
+    coordinator campaigns: first in line, and it would never expire."""
+    evil = json.dumps({"name": "evil", "worker": "tcp://127.0.0.1:9",
+                       "client": "tcp://127.0.0.1:9", "replication": ""})
+    return etcd_put(etcd, election + "/planted", evil)
+
+
+def case_planted(bin_dir, cs, etcd, election, root, planted_rev):
+    """The planted key (plant) is never followed: no /healthz names it, its
+    revision is no epoch; it is removed, logged and alerted, and a real
+    coordinator leads."""
+    seen = []
+
+    def led_by_a_coordinator():
+        for c in cs:
+            h = c.health()
+            if h:
+                seen.append((h.get("leader"), h.get("epoch")))
+        return one_leader(cs)
+    wait_for("a coordinator to lead past the planted key", led_by_a_coordinator, 4 * TTL)
+    check(all(name != "evil" and epoch != planted_rev for name, epoch in seen),
+          f"no coordinator named the planted key as leader or took its epoch: {set(seen)}")
+    check(etcd_get(etcd, election + "/planted") is None, "the planted key is gone from etcd")
+    kv = etcd_leader(etcd, election)
+    check(kv is not None and int(kv.get("lease", 0)) != 0, "etcd's leader is a leased key")
+    logs = "".join(open(os.path.join(root, c.name + ".stderr")).read() for c in cs)
+    check(f"{election}/planted (create revision {planted_rev})" in logs and
+          "has no lease" in logs and "removed it" in logs,
+          "a coordinator logged the planted key, why it is no coordinator's and its removal")
+
+    def delivered():
+        for name in os.listdir(root):
+            if name.startswith("alerts-"):
+                for line in open(os.path.join(root, name)):
+                    if line.strip() and json.loads(line).get("type") == "election_key_refused":
+                        return json.loads(line)
+        return None
+    alert = wait_for("the election_key_refused alert delivered by its hook", delivered, 10)
+    check("planted" in alert.get("reason", ""), f"the alert names the key: {alert.get('reason')}")
+
+
 def main():
     bin_dir, state_file, case = sys.argv[1], sys.argv[2], sys.argv[3]
     state = read_state(state_file)
@@ -412,21 +478,25 @@ def main():
     cs = []
     try:
         extra = []
-        if case == "sigstop":
+        if case in ("sigstop", "planted"):
             # The lease_lost and leadership_changed alerts, delivered by a
             # command hook to a file per coordinator: case_sigstop reads them.
             config = os.path.join(root, "alerts.yaml")
             with open(config, "w") as f:
                 # A 1 s fold window: the first alert of a group is held that
                 # long (docs/operations.md, "Folding"), 60 s by default.
-                f.write("alert-fold-window: 1s\nalerts:\n  - name: ha\n    events: [lease_lost, leadership_changed]\n"
+                f.write("alert-fold-window: 1s\nalerts:\n  - name: ha\n    events: [lease_lost, "
+                        "leadership_changed, election_key_refused]\n"
                         f"    command: \"cat >> {root}/alerts-$PPID.jsonl; echo >> "
                         f"{root}/alerts-$PPID.jsonl\"\n")
             extra = ["--config", config]
+        planted_rev = plant(etcd, election) if case == "planted" else 0
         cs = [Coordinator(bin_dir, etcd, root, n, election, extra) for n in ("c1", "c2")]
         # Each case gets its own election name: cases may run one after another.
         if case == "quorum":
             case_quorum(bin_dir, cs, etcd_pids)
+        elif case == "planted":
+            case_planted(bin_dir, cs, etcd, election, root, planted_rev)
         elif case == "standby_reads":
             case_standby_reads(bin_dir, cs, root)
         else:

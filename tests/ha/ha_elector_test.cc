@@ -30,11 +30,13 @@ struct Node {
                       journal_epoch = e;
                       return Status::Ok();
                     },
-                    [this](const std::string& why) { lost.push_back(why); }, nullptr, nullptr}) {}
+                    [this](const std::string& why) { lost.push_back(why); }, nullptr, nullptr,
+                    [this](const std::string& why) { foreign.push_back(why); }}) {}
   RoleBoard board;
   HaElector elector;
   uint64_t journal_epoch = 0;
   std::vector<std::string> lost;
+  std::vector<std::string> foreign;  // foreign_key reports
   Micros next = 0;
   bool paused = false;
 };
@@ -334,4 +336,44 @@ TEST_CASE("a deposed leader cannot overwrite the record its successor wrote",
   REQUIRE(stale.ok());
   CHECK_FALSE(*stale);
   CHECK(DecodeInSync(sim.etcd.values[key])->leader == "b");
+}
+
+TEST_CASE("a key planted under the election without a lease is never followed and is removed",
+          "[ha][elector][hostile]") {
+  Sim sim;
+  // First in line before anyone campaigns; lease 0 never expires.
+  const uint64_t planted =
+      sim.etcd.Plant("test/election", "planted",
+                     EncodeMember(Member{"evil", "tcp://evil:1", "tcp://evil:2", "tcp://evil:3"}));
+  Node& a = sim.Add("a");
+  Node& b = sim.Add("b");
+  sim.RunUntil(sim.clock.Steady() + 5 * kMicrosPerSecond, [&] {
+    for (Node* n : {&a, &b}) {
+      REQUIRE(n->board.Current().leader.name != "evil");
+      REQUIRE(n->board.Current().epoch != planted);
+    }
+  });
+  CHECK_FALSE(sim.etcd.Has("test/election/planted"));
+  CHECK(sim.ActingLeaders() == 1);
+  REQUIRE(a.foreign.size() + b.foreign.size() >= 1);
+  const std::string& why = a.foreign.empty() ? b.foreign[0] : a.foreign[0];
+  CHECK(why.find("test/election/planted") != std::string::npos);
+  CHECK(why.find("has no lease") != std::string::npos);
+  CHECK(why.find("removed it") != std::string::npos);
+}
+
+TEST_CASE("a leased key whose value is not a coordinator's record is ignored and removed",
+          "[ha][elector][hostile]") {
+  Sim sim;
+  auto lease = sim.etcd.GrantLease(60);
+  REQUIRE(lease.ok());
+  // Campaigns with a value no coordinator writes, before the real ones.
+  REQUIRE(sim.etcd.Campaign("test/election", lease->id, "not a record", Millis(0)).ok());
+  Node& a = sim.Add("a");
+  sim.RunFor(3 * kMicrosPerSecond);
+  CHECK(a.board.role() == Role::kLeader);
+  REQUIRE_FALSE(a.foreign.empty());
+  CHECK(a.foreign[0].find("not a coordinator's record") != std::string::npos);
+  CHECK(
+      ForeignKeyReason(EtcdLeader{{"e", "k", 1, 7}, EncodeMember(a.board.Current().self)}).empty());
 }

@@ -86,6 +86,10 @@ class SimEtcdPort final : public ha::EtcdPort {
     if (cut) return Unreachable();
     return etcd_->fake.PutIfLeader(leader, key, value);
   }
+  Result<bool> DeleteIfCreated(std::string_view key, uint64_t rev) override {
+    if (cut) return Unreachable();
+    return etcd_->fake.DeleteIfCreated(key, rev);
+  }
 
   // Whether this port's caller would still be inside its last campaign at
   // Steady() `now`: its wait has not passed, and someone leads or another
