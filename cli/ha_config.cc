@@ -1,6 +1,10 @@
 #include "cli/ha_config.h"
 
+#include <algorithm>
+#include <utility>
+
 #include "cli/node_config.h"
+#include "cli/node_env.h"
 #include "common/duration.h"
 
 namespace apollo11::cli {
@@ -12,6 +16,64 @@ bool Wildcard(const std::string& endpoint) {
   return endpoint.find("://*") != std::string::npos ||
          endpoint.find("://0.0.0.0") != std::string::npos ||
          endpoint.find("://[::]") != std::string::npos;
+}
+
+bool AnyEtcdSecurityFlag(const NodeFlags& f) {
+  return !f.ha_etcd_cacert.empty() || !f.ha_etcd_cert.empty() || !f.ha_etcd_key.empty() ||
+         !f.ha_etcd_user.empty() || !f.ha_etcd_password_file.empty();
+}
+
+// --ha-etcd-cacert/-cert/-key and --ha-etcd-user/-password-file, checked
+// and read now: a coordinator that could never talk to etcd does not start.
+Result<ha::EtcdSecurity> ResolveEtcdSecurity(const NodeFlags& f,
+                                             const std::vector<std::string>& etcd, NodeEnv& env) {
+  ha::EtcdSecurity s;
+  const bool https = std::any_of(etcd.begin(), etcd.end(),
+                                 [](const std::string& e) { return StartsWith(e, "https://"); });
+  const bool tls_flag =
+      !f.ha_etcd_cacert.empty() || !f.ha_etcd_cert.empty() || !f.ha_etcd_key.empty();
+  if (tls_flag && !https) {
+    return Status::InvalidInput(
+        "--ha-etcd-cacert, --ha-etcd-cert and --ha-etcd-key are for https:// etcd endpoints; "
+        "--ha-etcd gives none");
+  }
+  if (f.ha_etcd_cert.empty() != f.ha_etcd_key.empty()) {
+    return Status::InvalidInput("--ha-etcd-cert and --ha-etcd-key go together");
+  }
+  for (const auto& [flag, path] :
+       {std::pair{"--ha-etcd-cacert", &f.ha_etcd_cacert},
+        std::pair{"--ha-etcd-cert", &f.ha_etcd_cert}, std::pair{"--ha-etcd-key", &f.ha_etcd_key}}) {
+    if (path->empty()) continue;
+    auto readable = env.ReadFirstLine(*path);
+    if (!readable.ok()) {
+      return Status::InvalidInput(std::string(flag) + " " + *path + ": " +
+                                  readable.status().message());
+    }
+  }
+  s.cacert = f.ha_etcd_cacert.empty() ? "" : env.AbsolutePath(f.ha_etcd_cacert);
+  s.cert = f.ha_etcd_cert.empty() ? "" : env.AbsolutePath(f.ha_etcd_cert);
+  s.key = f.ha_etcd_key.empty() ? "" : env.AbsolutePath(f.ha_etcd_key);
+  if (f.ha_etcd_user.empty() != f.ha_etcd_password_file.empty()) {
+    return Status::InvalidInput("--ha-etcd-user and --ha-etcd-password-file go together");
+  }
+  if (!f.ha_etcd_user.empty()) {
+    auto line = env.ReadFirstLine(f.ha_etcd_password_file);
+    if (!line.ok()) {
+      return Status::InvalidInput("--ha-etcd-password-file " + f.ha_etcd_password_file + ": " +
+                                  line.status().message());
+    }
+    std::string password = *line;
+    while (!password.empty() && (password.back() == '\n' || password.back() == '\r')) {
+      password.pop_back();
+    }
+    if (password.empty()) {
+      return Status::InvalidInput("--ha-etcd-password-file " + f.ha_etcd_password_file +
+                                  " is empty");
+    }
+    s.user = f.ha_etcd_user;
+    s.password = std::move(password);
+  }
+  return s;
 }
 
 }  // namespace
@@ -35,9 +97,10 @@ Result<HaConfig> ResolveHaConfig(const NodeFlags& f, NodeEnv& env) {
   c.etcd = SplitList(f.ha_etcd);
   if (c.etcd.empty()) {
     if (!f.ha_name.empty() || !f.ha_advertise.empty() || f.ha_lease != "5s" ||
-        f.ha_election != HaConfig().election) {
+        f.ha_election != HaConfig().election || AnyEtcdSecurityFlag(f)) {
       return Status::InvalidInput(
-          "--ha-name, --ha-advertise, --ha-lease and --ha-election need --ha-etcd (the etcd "
+          "--ha-name, --ha-advertise, --ha-lease, --ha-election and --ha-etcd-* need --ha-etcd "
+          "(the etcd "
           "endpoints of the election)");
     }
     return c;
@@ -93,6 +156,9 @@ Result<HaConfig> ResolveHaConfig(const NodeFlags& f, NodeEnv& env) {
     return Status::InvalidInput("--ha-election: want a name of 1 to 200 bytes");
   }
   c.election = f.ha_election;
+  auto security = ResolveEtcdSecurity(f, c.etcd, env);
+  if (!security.ok()) return security.status();
+  c.security = std::move(*security);
   c.self = ha::Member{f.ha_name.empty() ? env.Hostname() : f.ha_name, advertise[0], advertise[1],
                       replicates ? advertise[2] : ""};
   return c;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "ha/etcd_client.h"
 #include "ha/role_view.h"
 
 namespace apollo11::cli {
@@ -22,6 +23,9 @@ struct HaConfig {
   // replicated (ResolveNodeConfig refuses --ha-etcd without
   // --replication-bind otherwise).
   bool without_replication = false;
+  // --ha-etcd-cacert/-cert/-key, --ha-etcd-user and the password read from
+  // --ha-etcd-password-file.
+  ha::EtcdSecurity security;
   bool enabled() const { return !etcd.empty(); }
 };
 

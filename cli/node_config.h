@@ -66,6 +66,8 @@ struct NodeFlags {
   // lease TTL.
   std::string ha_etcd, ha_name, ha_advertise, ha_lease = "5s";
   std::string ha_election = "apollo11/coordinators";  // the etcd election (one per cluster)
+  // etcd's TLS and authentication (docs/ha.md, "etcd access").
+  std::string ha_etcd_cacert, ha_etcd_cert, ha_etcd_key, ha_etcd_user, ha_etcd_password_file;
   // --ha-without-replication: HA without --replication-bind, knowingly (a
   // standby that takes over knows only the runs in its own journal).
   bool ha_without_replication = false;

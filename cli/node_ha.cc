@@ -17,8 +17,8 @@ namespace apollo11::cli {
 void Node::StartHa() {
   const HaConfig& h = config_.ha;
   ha_board_ = std::make_unique<ha::RoleBoard>(clock_, h.self);
-  etcd_ =
-      std::make_unique<ha::EtcdClient>(ha::EtcdClientOptions{h.etcd, Millis(500), Millis(1500)});
+  etcd_ = std::make_unique<ha::EtcdClient>(ha::EtcdClientOptions{h.etcd, Millis(500), Millis(1500)},
+                                           h.security);
   ha::ElectorEvents events;
   events.begin_term = [journal = journal_.get()](uint64_t epoch) {
     auto term = journal->BeginTerm(epoch);
@@ -72,8 +72,8 @@ void Node::StartHa() {
   // alone and no standby could ever take over.
   if (!config_.replication.bind.empty() && config_.replication.sync) {
     options.in_sync_key = ha::InSyncKey(h.election);
-    in_sync_etcd_ =
-        std::make_unique<ha::EtcdClient>(ha::EtcdClientOptions{h.etcd, Millis(500), Millis(1500)});
+    in_sync_etcd_ = std::make_unique<ha::EtcdClient>(
+        ha::EtcdClientOptions{h.etcd, Millis(500), Millis(1500)}, h.security);
   }
   elector_ = std::make_unique<ha::HaElector>(etcd_.get(), clock_, ha_board_.get(), options,
                                              std::move(events));

@@ -229,6 +229,19 @@ void AddHaOptions(CLI::App* start, NodeFlags* f) {
   start->add_option("--ha-lease", f->ha_lease,
                     "coordinator: the leader's etcd lease TTL (default 5s); it stands down "
                     "before the lease can expire");
+  start->add_option("--ha-etcd-cacert", f->ha_etcd_cacert,
+                    "coordinator: CA bundle (PEM) that signed etcd's certificate, for https:// "
+                    "endpoints (default: the system's)");
+  start->add_option("--ha-etcd-cert", f->ha_etcd_cert,
+                    "coordinator: client certificate (PEM) for an etcd that requires one "
+                    "(--client-cert-auth); with --ha-etcd-key");
+  start->add_option("--ha-etcd-key", f->ha_etcd_key,
+                    "coordinator: the private key (PEM) of --ha-etcd-cert");
+  start->add_option("--ha-etcd-user", f->ha_etcd_user,
+                    "coordinator: etcd user, for an etcd with authentication enabled; with "
+                    "--ha-etcd-password-file");
+  start->add_option("--ha-etcd-password-file", f->ha_etcd_password_file,
+                    "coordinator: file whose first line is the password of --ha-etcd-user");
   start->add_flag("--ha-without-replication", f->ha_without_replication,
                   "coordinator: allow --ha-etcd without --replication-bind, accepting that a "
                   "standby that takes over knows only the runs in its own journal (docs/ha.md)");

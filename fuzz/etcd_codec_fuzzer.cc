@@ -10,6 +10,7 @@
 #include "fuzz/fuzz_check.h"
 #include "fuzz/heap_budget.h"
 #include "ha/etcd_codec.h"
+#include "ha/ha_elector.h"
 
 namespace apollo11::fuzz {
 namespace {
@@ -30,6 +31,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::CheckRefusal(ha::DecodeKeepAlive(body));
   fuzz::CheckRefusal(ha::DecodeCampaign(body));
   fuzz::CheckRefusal(ha::DecodeLeader(body));
+  fuzz::CheckRefusal(ha::DecodeAuthenticate(body));
+  (void)ha::IsInvalidTokenAnswer(body);
+  if (auto leader = ha::DecodeLeader(body); leader.ok() && leader->has_value()) {
+    (void)ha::ForeignKeyReason(**leader);  // the elector's check of a leader key
+  }
   (void)ha::DecodeEmpty(body);
   if (auto raw = ha::Base64Decode(body)) {
     fuzz::Require(ha::Base64Decode(ha::Base64Encode(*raw)) == raw, "base64 round-trips");

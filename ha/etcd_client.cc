@@ -11,6 +11,7 @@ namespace apollo11::ha {
 namespace {
 
 constexpr size_t kMaxBody = 1 << 20;  // etcd's answers here are small
+constexpr const char* kAuthenticatePath = "/v3/auth/authenticate";
 
 size_t Collect(char* data, size_t size, size_t n, void* user) {
   auto* out = static_cast<std::string*>(user);
@@ -30,7 +31,8 @@ struct ListDeleter {
 
 }  // namespace
 
-EtcdClient::EtcdClient(EtcdClientOptions options) : options_(std::move(options)) {
+EtcdClient::EtcdClient(EtcdClientOptions options, EtcdSecurity security)
+    : options_(std::move(options)), security_(std::move(security)) {
   if (options_.endpoints.empty()) options_.endpoints.push_back("http://127.0.0.1:2379");
 }
 
@@ -56,8 +58,12 @@ Result<std::string> EtcdClient::Post(const std::string& path, const std::string&
     const std::string url = options_.endpoints[index] + path;
     std::unique_ptr<CURL, EasyDeleter> easy(curl.curl_easy_init(), EasyDeleter{&curl});
     if (!easy) return Status::Internal("etcd: curl_easy_init failed");
-    std::unique_ptr<curl_slist, ListDeleter> headers(
-        curl.curl_slist_append(nullptr, "Content-Type: application/json"), ListDeleter{&curl});
+    curl_slist* list = curl.curl_slist_append(nullptr, "Content-Type: application/json");
+    if (list != nullptr && !token_.empty() && path != kAuthenticatePath) {
+      const std::string auth = "Authorization: " + token_;
+      if (curl_slist* more = curl.curl_slist_append(list, auth.c_str())) list = more;
+    }
+    std::unique_ptr<curl_slist, ListDeleter> headers(list, ListDeleter{&curl});
     std::string answer;
     char error[CURL_ERROR_SIZE] = {0};
     CURL* e = easy.get();
@@ -74,6 +80,10 @@ Result<std::string> EtcdClient::Post(const std::string& path, const std::string&
                           static_cast<long>(std::min(options_.connect_timeout, left).count()));
     curl.curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(left.count()));
     curl.curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    const EtcdSecurity& tls = security_;
+    if (!tls.cacert.empty()) curl.curl_easy_setopt(e, CURLOPT_CAINFO, tls.cacert.c_str());
+    if (!tls.cert.empty()) curl.curl_easy_setopt(e, CURLOPT_SSLCERT, tls.cert.c_str());
+    if (!tls.key.empty()) curl.curl_easy_setopt(e, CURLOPT_SSLKEY, tls.key.c_str());
     const CURLcode rc = curl.curl_easy_perform(e);
     if (rc == CURLE_OK) {
       current_ = index;
@@ -94,34 +104,57 @@ Result<std::string> EtcdClient::Post(const std::string& path, const std::string&
   return Status::Io("etcd unreachable (" + failures + ")");
 }
 
+Status EtcdClient::Authenticate(Millis timeout) {
+  token_.clear();
+  const EtcdSecurity& s = security_;
+  auto body = Post(kAuthenticatePath, AuthenticateRequest(s.user, s.password), timeout);
+  if (!body.ok()) return body.status();
+  auto token = DecodeAuthenticate(*body);
+  if (!token.ok()) {
+    return Status::Io("etcd refused user " + s.user + ": " + token.status().message());
+  }
+  token_ = std::move(*token);
+  return Status::Ok();
+}
+
+Result<std::string> EtcdClient::Call(const std::string& path, const std::string& body,
+                                     Millis timeout, bool wait_is_answer) {
+  if (security_.user.empty()) return Post(path, body, timeout, wait_is_answer);
+  if (token_.empty()) APOLLO11_RETURN_IF_ERROR(Authenticate(options_.request_timeout));
+  auto answer = Post(path, body, timeout, wait_is_answer);
+  if (!answer.ok() || !IsInvalidTokenAnswer(*answer)) return answer;
+  APOLLO11_RETURN_IF_ERROR(Authenticate(options_.request_timeout));
+  return Post(path, body, timeout, wait_is_answer);
+}
+
 Result<EtcdLease> EtcdClient::GrantLease(int64_t ttl_s) {
-  auto body = Post("/v3/lease/grant", GrantRequest(ttl_s), options_.request_timeout);
+  auto body = Call("/v3/lease/grant", GrantRequest(ttl_s), options_.request_timeout);
   if (!body.ok()) return body.status();
   return DecodeGrant(*body);
 }
 
 Result<EtcdLease> EtcdClient::KeepAlive(int64_t lease) {
-  auto body = Post("/v3/lease/keepalive", LeaseIdRequest(lease), options_.request_timeout);
+  auto body = Call("/v3/lease/keepalive", LeaseIdRequest(lease), options_.request_timeout);
   if (!body.ok()) return body.status();
   return DecodeKeepAlive(*body);
 }
 
 Status EtcdClient::Revoke(int64_t lease) {
-  auto body = Post("/v3/lease/revoke", LeaseIdRequest(lease), options_.request_timeout);
+  auto body = Call("/v3/lease/revoke", LeaseIdRequest(lease), options_.request_timeout);
   if (!body.ok()) return body.status();
   return DecodeEmpty(*body);
 }
 
 Result<EtcdLeaderKey> EtcdClient::Campaign(std::string_view election, int64_t lease,
                                            std::string_view value, Millis wait) {
-  auto body = Post("/v3/election/campaign", CampaignRequest(election, lease, value), wait,
+  auto body = Call("/v3/election/campaign", CampaignRequest(election, lease, value), wait,
                    /*wait_is_answer=*/true);
   if (!body.ok()) return body.status();
   return DecodeCampaign(*body);
 }
 
 Result<std::optional<EtcdLeader>> EtcdClient::Leader(std::string_view election) {
-  auto body = Post("/v3/election/leader", LeaderRequest(election), options_.request_timeout);
+  auto body = Call("/v3/election/leader", LeaderRequest(election), options_.request_timeout);
   if (!body.ok()) return body.status();
   auto leader = DecodeLeader(*body);
   if (leader.ok() && leader->has_value()) (*leader)->key.name = std::string(election);
@@ -129,26 +162,26 @@ Result<std::optional<EtcdLeader>> EtcdClient::Leader(std::string_view election) 
 }
 
 Status EtcdClient::Resign(const EtcdLeaderKey& leader) {
-  auto body = Post("/v3/election/resign", ResignRequest(leader), options_.request_timeout);
+  auto body = Call("/v3/election/resign", ResignRequest(leader), options_.request_timeout);
   if (!body.ok()) return body.status();
   return DecodeEmpty(*body);
 }
 
 Result<std::optional<std::string>> EtcdClient::Get(std::string_view key) {
-  auto body = Post("/v3/kv/range", RangeRequest(key), options_.request_timeout);
+  auto body = Call("/v3/kv/range", RangeRequest(key), options_.request_timeout);
   if (!body.ok()) return body.status();
   return DecodeRange(*body);
 }
 
 Result<bool> EtcdClient::PutIfLeader(const EtcdLeaderKey& leader, std::string_view key,
                                      std::string_view value) {
-  auto body = Post("/v3/kv/txn", PutIfLeaderRequest(leader, key, value), options_.request_timeout);
+  auto body = Call("/v3/kv/txn", PutIfLeaderRequest(leader, key, value), options_.request_timeout);
   if (!body.ok()) return body.status();
   return DecodeTxn(*body);
 }
 
 Result<bool> EtcdClient::DeleteIfCreated(std::string_view key, uint64_t rev) {
-  auto body = Post("/v3/kv/txn", DeleteIfCreatedRequest(key, rev), options_.request_timeout);
+  auto body = Call("/v3/kv/txn", DeleteIfCreatedRequest(key, rev), options_.request_timeout);
   if (!body.ok()) return body.status();
   return DecodeTxn(*body);
 }

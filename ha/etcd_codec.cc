@@ -267,6 +267,26 @@ Result<bool> DecodeTxn(std::string_view body) {
   return it->get<bool>();
 }
 
+std::string AuthenticateRequest(std::string_view user, std::string_view password) {
+  return json{{"name", std::string(user)}, {"password", std::string(password)}}.dump(
+      -1, ' ', false, json::error_handler_t::replace);
+}
+
+Result<std::string> DecodeAuthenticate(std::string_view body) {
+  auto doc = Answer(body);
+  if (!doc.ok()) return doc.status();
+  auto it = doc->find("token");
+  if (it == doc->end() || !it->is_string() || it->get<std::string>().empty()) {
+    return Bad("no \"token\" in the authentication answer");
+  }
+  return it->get<std::string>();
+}
+
+bool IsInvalidTokenAnswer(std::string_view body) {
+  return body.find("invalid auth token") != std::string_view::npos ||
+         body.find("user name is empty") != std::string_view::npos;
+}
+
 Status DecodeEmpty(std::string_view body) {
   auto doc = Answer(body);
   return doc.ok() ? Status::Ok() : doc.status();

@@ -44,5 +44,11 @@ Result<std::optional<std::string>> DecodeRange(std::string_view body);
 Result<bool> DecodeTxn(std::string_view body);
 // Ok for any well-formed answer that is not an error object.
 Status DecodeEmpty(std::string_view body);
+// /v3/auth/authenticate: the request for `user`, and the token it answers.
+std::string AuthenticateRequest(std::string_view user, std::string_view password);
+Result<std::string> DecodeAuthenticate(std::string_view body);
+// True when etcd refused a request for its auth token (expired, revoked,
+// or none given while auth is on): authenticate again.
+bool IsInvalidTokenAnswer(std::string_view body);
 
 }  // namespace apollo11::ha

@@ -290,7 +290,8 @@ TEST_CASE("HA flags: off by default, resolved with their defaults, each refusal 
 
   f.ha_name = "c1";
   CHECK(Refusal(f, env).rfind(
-            "--ha-name, --ha-advertise, --ha-lease and --ha-election need --ha-etcd", 0) == 0);
+            "--ha-name, --ha-advertise, --ha-lease, --ha-election and --ha-etcd-* need --ha-etcd",
+            0) == 0);
   f.ha_etcd = "http://e1:2379, http://e2:2379,";
   // (HA without replication must be asked for since issue 36: see the next case.)
   f.ha_without_replication = true;
@@ -333,6 +334,46 @@ TEST_CASE("HA flags: off by default, resolved with their defaults, each refusal 
 
   f.role = "all";
   CHECK(Refusal(f, env).rfind("--ha-etcd needs --role=coordinator", 0) == 0);
+}
+
+TEST_CASE("HA: etcd TLS and authentication flags are checked and read at start",
+          "[cli][node][ha]") {
+  FakeNodeEnv env;
+  NodeFlags f;
+  f.role = "coordinator";
+  f.ha_without_replication = true;
+  f.ha_etcd_user = "coord";
+  CHECK(Refusal(f, env).rfind("--ha-name, --ha-advertise, --ha-lease, --ha-election and "
+                              "--ha-etcd-* need --ha-etcd",
+                              0) == 0);
+  f.ha_etcd = "http://e1:2379";
+  CHECK(Refusal(f, env) == "--ha-etcd-user and --ha-etcd-password-file go together");
+  f.ha_etcd_password_file = "pw";
+  CHECK(Refusal(f, env) == "--ha-etcd-password-file pw: No such file or directory");
+  env.files["pw"] = "\n";
+  CHECK(Refusal(f, env) == "--ha-etcd-password-file pw is empty");
+  env.files["pw"] = "s3cret\r\n";
+  auto c = ResolveNodeConfig(f, env);
+  REQUIRE(c.ok());
+  CHECK(c->ha.security.user == "coord");
+  CHECK(c->ha.security.password == "s3cret");
+
+  f.ha_etcd_cacert = "ca.pem";
+  CHECK(Refusal(f, env).rfind("--ha-etcd-cacert, --ha-etcd-cert and --ha-etcd-key are for "
+                              "https:// etcd endpoints",
+                              0) == 0);
+  f.ha_etcd = "https://e1:2379";
+  CHECK(Refusal(f, env) == "--ha-etcd-cacert ca.pem: No such file or directory");
+  env.files["ca.pem"] = "-----BEGIN CERTIFICATE-----\n";
+  f.ha_etcd_cert = "c.pem";
+  CHECK(Refusal(f, env) == "--ha-etcd-cert and --ha-etcd-key go together");
+  f.ha_etcd_key = "c.key";
+  env.files["c.pem"] = env.files["c.key"] = "-----BEGIN-----\n";
+  c = ResolveNodeConfig(f, env);
+  REQUIRE(c.ok());
+  CHECK(c->ha.security.cacert == "/home/u/ca.pem");  // absolute: the node may chdir
+  CHECK(c->ha.security.cert == "/home/u/c.pem");
+  CHECK(c->ha.security.key == "/home/u/c.key");
 }
 
 TEST_CASE(

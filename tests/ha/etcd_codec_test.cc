@@ -108,3 +108,22 @@ TEST_CASE("kv range and txn answers decode, and a failed compare is false", "[ha
       R"({"compare":[{"create_revision":"2","key":"ZWwvMQ==","result":"EQUAL","target":"CREATE"}],)"
       R"("success":[{"request_put":{"key":"aw==","value":"dg=="}}]})");
 }
+
+TEST_CASE("authentication and the guarded delete speak the gateway's JSON", "[ha][etcd]") {
+  CHECK(AuthenticateRequest("coord", "p\"w") == R"({"name":"coord","password":"p\"w"})");
+  auto token = DecodeAuthenticate(R"({"header":{"revision":"3"},"token":"abc.12"})");
+  REQUIRE(token.ok());
+  CHECK(*token == "abc.12");
+  auto refused = DecodeAuthenticate(
+      R"({"error":"etcdserver: authentication failed, invalid user ID or password","code":3})");
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().message().find("invalid user ID or password") != std::string::npos);
+  CHECK_FALSE(DecodeAuthenticate(R"({"header":{}})").ok());
+  CHECK(IsInvalidTokenAnswer(R"({"error":"etcdserver: invalid auth token","code":3})"));
+  CHECK(IsInvalidTokenAnswer(R"({"error":"etcdserver: user name is empty","code":3})"));
+  CHECK_FALSE(IsInvalidTokenAnswer(R"({"header":{},"ID":"7","TTL":"5"})"));
+  CHECK(
+      DeleteIfCreatedRequest("el/x", 9) ==
+      R"({"compare":[{"create_revision":"9","key":"ZWwveA==","result":"EQUAL","target":"CREATE"}],)"
+      R"("success":[{"request_delete_range":{"key":"ZWwveA=="}}]})");
+}
