@@ -164,6 +164,8 @@ class Node {
   // election (cli/node_ha.cc): starts the board, the etcd client and the
   // elector thread.
   void StartHa();
+  // What the elector tells this node: journal the term, log and alert.
+  ha::ElectorEvents HaElectorEvents();
   // election: when the board's role differs from the running coordinator's,
   // restarts the coordinator in the new role (a new leader recovers from the
   // journal exactly as a restart does). A failure is kept for ActorFailure.

@@ -14,11 +14,7 @@
 
 namespace apollo11::cli {
 
-void Node::StartHa() {
-  const HaConfig& h = config_.ha;
-  ha_board_ = std::make_unique<ha::RoleBoard>(clock_, h.self);
-  etcd_ = std::make_unique<ha::EtcdClient>(ha::EtcdClientOptions{h.etcd, Millis(500), Millis(1500)},
-                                           h.security);
+ha::ElectorEvents Node::HaElectorEvents() {
   ha::ElectorEvents events;
   events.begin_term = [journal = journal_.get()](uint64_t epoch) {
     auto term = journal->BeginTerm(epoch);
@@ -66,6 +62,15 @@ void Node::StartHa() {
       spdlog::warn("HA: not campaigning: {}", why);
     }
   };
+  return events;
+}
+
+void Node::StartHa() {
+  const HaConfig& h = config_.ha;
+  ha_board_ = std::make_unique<ha::RoleBoard>(clock_, h.self);
+  etcd_ = std::make_unique<ha::EtcdClient>(ha::EtcdClientOptions{h.etcd, Millis(500), Millis(1500)},
+                                           h.security);
+  ha::ElectorEvents events = HaElectorEvents();
   ha::ElectorOptions options{h.election, h.lease_ttl_s, Millis(0), ""};
   // Gated only where a leader waits for its standbys: an async leader
   // releases before any standby has a batch, so its record would name it

@@ -23,7 +23,9 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "actors/dispatcher/dispatcher_core.h"
@@ -34,6 +36,7 @@
 #include "cli/node_config.h"
 #include "cli/node_env.h"
 #include "cli/node_flag_sources.h"
+#include "cli/process_secrets.h"
 #include "cli/state_dir.h"
 #include "cli/systemd_notify.h"
 #include "cli/usage_errors.h"
@@ -284,6 +287,10 @@ int Start(const NodeFlags& f) {
   apollo11::SetProcessLogNode(f.role != "worker"    ? apollo11::cli::CoordinatorLogNode()
                               : f.worker_id.empty() ? apollo11::cli::DefaultWorkerId(state_dir, env)
                                                     : f.worker_id);
+  if (Status s = apollo11::cli::EnsureWritableStateDir(state_dir); !s.ok()) {
+    std::fprintf(stderr, "apollo11-node: %s\n", s.message().c_str());
+    return kExitInvalidInput;
+  }
   if (Status s = apollo11::cli::SetUpLogging(apollo11::cli::ResolveNodeLog(f, env)); !s.ok()) {
     std::fprintf(stderr, "apollo11-node: %s\n", s.message().c_str());
     return kExitInvalidInput;
@@ -360,9 +367,16 @@ int main(int argc, char** argv) {
       exit_code = kExitInvalidInput;
       return;
     }
-    // Tasks inherit the node's environment: a token given there stays
-    // with the node (still one thread, so unsetenv is safe).
-    ::unsetenv(apollo11::cli::FlagEnvName("--api-token").c_str());
+    // Tasks inherit the node's environment and run as its user: a token
+    // given on the command line or in the environment is blanked where
+    // /proc shows them, and the node's /proc files and memory need root
+    // (still one thread, so unsetenv is safe).
+    apollo11::cli::ScrubSecrets(argc, argv, {"--api-token"},
+                                {apollo11::cli::FlagEnvName("--api-token")});
+    if (!apollo11::cli::MakeUndumpable()) {
+      std::fprintf(stderr, "apollo11-node: could not make the process undumpable: %s\n",
+                   std::strerror(errno));
+    }
     exit_code = Start(f);
   });
   if (auto code = apollo11::cli::CheckSubcommand(app, argc, argv)) return *code;

@@ -1,10 +1,30 @@
 #include "cli/state_dir.h"
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 
 #include "common/clock.h"
 
 namespace apollo11::cli {
+
+Status EnsureWritableStateDir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    return Status::InvalidInput("state dir " + dir + " cannot be created: " + ec.message() +
+                                " (give --state-dir a writable directory)");
+  }
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    return Status::InvalidInput("state dir " + dir + " is not writable: " + std::strerror(errno) +
+                                " (the journal and logs live there; give --state-dir a writable "
+                                "directory)");
+  }
+  return Status::Ok();
+}
 
 std::string ClientStateDir(const std::string& flag, const GetenvFn& getenv) {
   if (!flag.empty()) return flag;

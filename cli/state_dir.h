@@ -34,6 +34,11 @@ std::string ResolveStateDir(const std::string& flag);
 inline std::string JournalDir(const std::string& state_dir) { return state_dir + "/journal"; }
 inline std::string LogDir(const std::string& state_dir) { return state_dir + "/logs"; }
 
+// Creates the state dir `dir` when missing; InvalidInput naming it when it
+// cannot be created or is not writable (a read-only file system, its
+// permissions), before anything else is opened in it.
+Status EnsureWritableStateDir(const std::string& dir);
+
 // Opens the journal of the state dir `flag` resolves to (ResolveStateDir),
 // read-only, for the commands that read it without a coordinator (status,
 // history, runs, logs, trace). A state dir without a journal is NotFound:

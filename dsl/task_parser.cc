@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstring>
 
+#include "dsl/credentials.h"
 #include "dsl/suggest.h"
 #include "dsl/task_fields.h"
 #include "dsl/task_types.h"
@@ -192,6 +193,13 @@ bool TaskParser::ReadHttpUrl(const Field& f, std::string* out) {
   if (!report_->GetString(f, out)) return false;
   if (!StartsWith(*out, "http://") && !StartsWith(*out, "https://")) {
     report_->Error(FieldReader::At(f), "'url' must start with http:// or https://");
+    return false;
+  }
+  const std::string found = CredentialInUrl(*out, UrlField::kHttpUrl);
+  if (!found.empty()) {
+    report_->Error(FieldReader::At(f),
+                   "'url' must not hold credentials (it has " + found +
+                       "; credentials never sit in the pipeline): send them in a header");
     return false;
   }
   return true;

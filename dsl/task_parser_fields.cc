@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "common/small_file.h"
+#include "dsl/credentials.h"
 #include "dsl/secret_ref.h"
 #include "dsl/task_parser.h"
 
@@ -34,13 +35,12 @@ bool TaskParser::ReadDbUrl(const Field& f, std::string* out) {
   if (!report_->GetString(f, out)) return false;
   for (const char* scheme : {"postgres://", "postgresql://", "mysql://", "mariadb://"}) {
     if (!StartsWith(*out, scheme) || out->size() <= std::strlen(scheme)) continue;
-    const std::string rest = out->substr(std::strlen(scheme));
-    const std::string authority = rest.substr(0, rest.find('/'));
-    const size_t at = authority.rfind('@');
-    if (at != std::string::npos && authority.substr(0, at).find(':') != std::string::npos) {
+    const std::string found = CredentialInUrl(*out, UrlField::kDbHost);
+    if (!found.empty()) {
       report_->Error(FieldReader::At(f),
-                     "'host' must not hold a password (credentials never sit in the pipeline); "
-                     "name the variable that holds it with 'password_env:'");
+                     "'host' must not hold a password (it has " + found +
+                         "; credentials never sit in the pipeline); name the variable that "
+                         "holds it with 'password_env:' or use 'secrets:'");
       return false;
     }
     return true;

@@ -13,10 +13,19 @@ namespace {
 constexpr size_t kMaxBody = 1 << 20;  // etcd's answers here are small
 constexpr const char* kAuthenticatePath = "/v3/auth/authenticate";
 
+// An answer being read, and whether it outgrew kMaxBody.
+struct Body {
+  std::string text;
+  bool too_large = false;
+};
+
 size_t Collect(char* data, size_t size, size_t n, void* user) {
-  auto* out = static_cast<std::string*>(user);
-  if (out->size() + size * n > kMaxBody) return 0;  // aborts the transfer
-  out->append(data, size * n);
+  auto* out = static_cast<Body*>(user);
+  if (out->text.size() + size * n > kMaxBody) {
+    out->too_large = true;
+    return 0;  // aborts the transfer
+  }
+  out->text.append(data, size * n);
   return size * n;
 }
 
@@ -64,7 +73,7 @@ Result<std::string> EtcdClient::Post(const std::string& path, const std::string&
       if (curl_slist* more = curl.curl_slist_append(list, auth.c_str())) list = more;
     }
     std::unique_ptr<curl_slist, ListDeleter> headers(list, ListDeleter{&curl});
-    std::string answer;
+    Body answer;
     char error[CURL_ERROR_SIZE] = {0};
     CURL* e = easy.get();
     curl.curl_easy_setopt(e, CURLOPT_URL, url.c_str());
@@ -87,7 +96,14 @@ Result<std::string> EtcdClient::Post(const std::string& path, const std::string&
     const CURLcode rc = curl.curl_easy_perform(e);
     if (rc == CURLE_OK) {
       current_ = index;
-      return answer;
+      return std::move(answer.text);
+    }
+    if (answer.too_large) {
+      // etcd answered: not an unreachable endpoint, a value no coordinator
+      // wrote (one is a few hundred bytes).
+      current_ = index;
+      return Status::Corrupt("etcd answered " + path + " with more than " +
+                             std::to_string(kMaxBody) + " bytes: refused");
     }
     if (rc == CURLE_OPERATION_TIMEDOUT && wait_is_answer) {
       curl_off_t connected = 0;

@@ -6,8 +6,11 @@ namespace apollo11::observability {
 
 void SendJson(httplib::Response& res, int status, const nlohmann::json& body) {
   res.status = status;
-  // Answers carry task-, peer- and file-derived text: never throw on it.
+  // Answers carry task-, peer- and file-derived text (a 404 echoes the
+  // path): never throw on it, and never let a browser run or sniff it.
   res.set_content(SafeJsonDump(body), kJsonType);
+  res.set_header("X-Content-Type-Options", "nosniff");
+  res.set_header("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'");
 }
 
 void SendError(httplib::Response& res, int status, const std::string& message) {

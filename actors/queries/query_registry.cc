@@ -5,6 +5,7 @@
 #include "actors/queries/query_service.h"
 #include "actors/registry/pipeline_registry.h"
 #include "common/json_dump.h"
+#include "dsl/credentials.h"
 #include "dsl/pipeline_json.h"
 
 namespace apollo11::actors {
@@ -66,7 +67,10 @@ Result<std::optional<nlohmann::json>> QueryService::RegisteredPipeline(const Que
   }
   auto doc = nlohmann::json::parse(**snapshot, nullptr, false);
   if (doc.is_discarded()) return Status::Corrupt("snapshot " + version->hash + " is not JSON");
-  if (q.arg != "full") dsl::HideEnvValues(&doc);
+  if (q.arg != "full") {
+    dsl::HideEnvValues(&doc);
+    dsl::RedactCredentials(&doc);
+  }
   nlohmann::json out = VersionJson(*version, (*state)->active);
   out["name"] = name;
   out["paused"] = (*state)->paused;

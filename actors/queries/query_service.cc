@@ -12,6 +12,7 @@
 #include "common/log_event.h"
 #include "common/log_scan.h"
 #include "common/utf8.h"
+#include "dsl/credentials.h"
 #include "dsl/pipeline_json.h"
 #include "storage/records.h"
 
@@ -287,7 +288,10 @@ QueryReply QueryService::AnswerPipeline(const Query& q, const QueryContext&) con
   if (doc.is_discarded()) {
     return Fail(Status::Corrupt("snapshot " + run->pipeline_hash + " is not JSON"));
   }
-  if (!full) dsl::HideEnvValues(&doc);
+  if (!full) {
+    dsl::HideEnvValues(&doc);
+    dsl::RedactCredentials(&doc);
+  }
   return Json({{"name", q.id},
                {"hash", run->pipeline_hash},
                {"last_run_id", run->run_id},

@@ -3,6 +3,8 @@
 // rogue peer here is a raw DEALER speaking the worker protocol.
 
 #include <httplib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -328,4 +330,90 @@ TEST_CASE("with CURVE a reader queries, a client submits, only an admin cancels"
   CmdResult stranger = c.As("stranger", {"runs", "--json"});
   CHECK(stranger.exit_code != 0);
   CHECK(stranger.err.find("refused by the coordinator's authentication") != std::string::npos);
+}
+
+TEST_CASE("a task cannot read the API token from its node's /proc files or memory",
+          "[cluster][security]") {
+  ScratchDir dir;
+  // The node runs as an unprivileged user (nobody when the test is root:
+  // root reads any /proc file), as the packaged service does.
+  REQUIRE(::chmod(dir.path().c_str(), 0777) == 0);
+  std::vector<std::string> argv;
+  if (::geteuid() == 0) {
+    argv = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"};
+  }
+  const std::string out = dir.path() + "/seen";
+  argv.insert(argv.end(),
+              {"env", "APOLLO11_API_TOKEN=envtoken-0123456789abcdef", Node(), "start", "--role",
+               "all", "--state-dir", dir.path() + "/state", "--bind", "tcp://127.0.0.1:0",
+               "--api-bind", "tcp://127.0.0.1:0", "--http-bind", "127.0.0.1:0", "--worker-id", "w1",
+               "--api-token", "argtoken-0123456789abcdef"});
+  NodeProc node;
+  node.pid = SpawnNamed(argv, dir.path(), "node");
+  REQUIRE(node.pid > 0);
+  Nodes guard{{&node}};
+  REQUIRE(WaitFor(
+      [&] {
+        const std::string text = dir.Read("node.out");
+        const size_t nl = text.find('\n');
+        if (nl == std::string::npos) return false;
+        node.listening = ParseJson(text.substr(0, nl));
+        return node.listening.is_object();
+      },
+      10000));
+  // The task's parent is the node: what it can read there, it writes down.
+  const std::string file =
+      dir.Write("p.yaml",
+                "version: \"1.0\"\nname: test.peek\npipeline:\n  - id: peek\n    type: shell\n"
+                "    command: \"echo $PPID > " +
+                    out + ".ppid; cat /proc/$PPID/environ > " + out +
+                    ".env 2>&1; cat /proc/$PPID/cmdline > " + out +
+                    ".cmd 2>&1; head -c 4096 /proc/$PPID/mem > " + out + ".mem 2>&1; true\"\n");
+  CmdResult submitted = Cli(node, {"submit", file});
+  REQUIRE(submitted.exit_code == 0);
+  const std::string run_id = submitted.out.substr(0, submitted.out.find('\n'));
+  auto done = ParseJson(Cli(node, {"status", run_id, "--wait", "--json"}).out);
+  REQUIRE(done.value("state", "") == "SUCCESS");
+  CHECK(std::stoi(dir.Read("seen.ppid")) == node.pid);  // it did look at the node
+  for (const char* what : {"seen.env", "seen.cmd", "seen.mem"}) {
+    const std::string seen = dir.Read(what);
+    INFO(what << ": " << seen.substr(0, 300));
+    CHECK(seen.find("envtoken-0123456789abcdef") == std::string::npos);
+    CHECK(seen.find("argtoken-0123456789abcdef") == std::string::npos);
+  }
+  // The environment and memory need root; the command line shows the flag
+  // with its value blanked.
+  CHECK(dir.Read("seen.env").find("Permission denied") != std::string::npos);
+  CHECK(dir.Read("seen.mem").find("Permission denied") != std::string::npos);
+  CHECK(dir.Read("seen.cmd").find("--api-token") != std::string::npos);
+  // The token still works: the node kept it.
+  const std::string addr = node.listening["http"].get<std::string>();
+  httplib::Client http(addr.substr(0, addr.rfind(':')),
+                       std::stoi(addr.substr(addr.rfind(':') + 1)));
+  http.set_bearer_token_auth("argtoken-0123456789abcdef");
+  auto canceled = http.Post("/api/runs/" + run_id + "/cancel", "{}", "application/json");
+  REQUIRE(canceled);
+  CHECK(canceled->status != 401);
+  CHECK(canceled->status != 403);
+}
+
+TEST_CASE("a node on a state dir it cannot write says so, naming the state dir",
+          "[cluster][security]") {
+  ScratchDir dir;
+  REQUIRE(::chmod(dir.path().c_str(), 0777) == 0);
+  const std::string state = dir.path() + "/ro";
+  REQUIRE(::mkdir(state.c_str(), 0555) == 0);  // root's, or read-only for its owner
+  std::vector<std::string> argv;
+  if (::geteuid() == 0) {
+    argv = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"};
+  }
+  argv.insert(argv.end(),
+              {Node(), "start", "--role", "all", "--state-dir", state, "--http-bind", "127.0.0.1:0",
+               "--bind", "tcp://127.0.0.1:0", "--api-bind", "tcp://127.0.0.1:0"});
+  CmdResult r = Run(argv);
+  INFO(r.err);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("state dir " + state + " is not writable: Permission denied") !=
+        std::string::npos);
+  CHECK(r.err.find("log file") == std::string::npos);
 }

@@ -196,3 +196,29 @@ TEST_CASE("validate refuses aliases that expand past the limit, naming the alias
                          "passes 134217728 bytes") != std::string::npos);
   CHECK(o.err.size() < 1000);  // one error, the megabyte not quoted
 }
+
+TEST_CASE("validate refuses credentials in a db host or an http url, at their position", "[cli]") {
+  TempDir dir;
+  std::string bad = dir.Write(
+      "creds.yaml",
+      "version: \"1.0\"\nname: a.creds\npipeline:\n"
+      "  - {id: q, type: db, host: \"postgres://app@db/orders?sslmode=require&password=hunter2\", "
+      "sql: \"select 1\"}\n"
+      "  - {id: m, type: db, host: \"mysql://app:hunter2@db/orders\", sql: \"select 1\"}\n"
+      "  - {id: h, type: http, url: \"https://bot:hunter2@api.example.com/v1\"}\n"
+      "  - {id: ok, type: http, url: \"https://api.example.com/v1?page_token=abc&q=a@b\"}\n"
+      "  - {id: ok2, type: db, host: \"postgres://app@db/orders?sslmode=require\", "
+      "sql: \"select 1\"}\n");
+  Outcome o = Apollo11(dir, "validate " + bad);
+  INFO(o.out << o.err);
+  CHECK(o.exit_code == 2);
+  CHECK(o.err.find(bad + ":4:29: error: 'host' must not hold a password (it has the query "
+                         "parameter 'password'") != std::string::npos);
+  CHECK(o.err.find(bad + ":5:29: error: 'host' must not hold a password (it has a password "
+                         "before '@'") != std::string::npos);
+  CHECK(o.err.find(bad + ":6:30: error: 'url' must not hold credentials (it has a user (and "
+                         "password) before '@'") != std::string::npos);
+  CHECK(o.err.find(":7:") == std::string::npos);  // a page token and an '@' in the query are fine
+  CHECK(o.err.find(":8:") == std::string::npos);
+  CHECK(o.err.find("hunter2") == std::string::npos);  // the error does not repeat the secret
+}

@@ -70,3 +70,36 @@ TEST_CASE("a campaign that is not won within its wait is busy, a silent etcd tim
     CHECK(alive.status().code() == StatusCode::kIo);
   }
 }
+
+TEST_CASE("an answer over 1 MiB is refused as such, not taken for an unreachable etcd",
+          "[ha][etcd]") {
+  const std::string huge = R"({"kvs":[{"value":")" + std::string(2 << 20, 'A') + R"("}]})";
+  FakeHttpServer server({{200, huge}});
+  EtcdClient client({{server.url()}});
+  auto got = client.Get("apollo11/coordinators.insync");
+  REQUIRE_FALSE(got.ok());
+  CHECK(got.status().code() == StatusCode::kCorrupt);
+  CHECK_THAT(got.status().message(),
+             Catch::Contains("etcd answered /v3/kv/range with more than 1048576 bytes") &&
+                 !Catch::Contains("unreachable"));
+}
+
+TEST_CASE("with a user, every call carries the token and a stale token is fetched again",
+          "[ha][etcd]") {
+  FakeHttpServer server({{200, R"({"header":{},"token":"tok1"})"},
+                         {200, R"({"header":{},"ID":"7","TTL":"5"})"},
+                         {401, R"({"error":"etcdserver: invalid auth token","code":16})"},
+                         {200, R"({"header":{},"token":"tok2"})"},
+                         {200, R"({"result":{"ID":"7","TTL":"5"}})"}});
+  EtcdClient client({{server.url()}}, EtcdSecurity{"", "", "", "coord", "pw"});
+  REQUIRE(client.GrantLease(5).ok());
+  auto alive = client.KeepAlive(7);  // refused for its token, then again with a new one
+  REQUIRE(alive.ok());
+  CHECK(alive->ttl_s == 5);
+  auto requests = server.requests();
+  REQUIRE(requests.size() == 5);
+  CHECK(requests[0].first == "/v3/auth/authenticate");
+  CHECK(requests[0].second == R"({"name":"coord","password":"pw"})");
+  CHECK(requests[3].first == "/v3/auth/authenticate");
+  CHECK(requests[4].first == "/v3/lease/keepalive");
+}
