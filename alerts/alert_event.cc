@@ -12,7 +12,8 @@ constexpr std::array<const char*, kAlertTypeCount> kNames = {
     "slow_task",         "journal_error",
     "run_succeeded",     "leadership_changed",
     "lease_lost",        "pipeline_rejected",
-    "standby_lagging",   "election_key_refused"};
+    "standby_lagging",   "election_key_refused",
+    "run_cap_reached"};
 }  // namespace
 
 const char* ToString(AlertType type) { return kNames[static_cast<size_t>(type)]; }
@@ -68,6 +69,9 @@ std::string AlertText(const AlertEvent& e) {
       break;
     case AlertType::kElectionKeyRefused:
       what = "election: a key that is not a coordinator's was first in line";
+      break;
+    case AlertType::kRunCapReached:
+      what = "a run was not started: a cap on active runs is reached";
       break;
   }
   std::string text = "apollo11: " + what;

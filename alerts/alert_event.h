@@ -32,8 +32,9 @@ enum class AlertType : uint8_t {
   kPipelineRejected,    // registry: a new version was refused; the previous one stays active
   kStandbyLagging,      // replication: a standby missed --replication-timeout
   kElectionKeyRefused,  // election: a key not a coordinator's was first in line; removed
+  kRunCapReached,       // a run start refused, or a fire skipped, at a cap on active runs
 };
-inline constexpr int kAlertTypeCount = 14;
+inline constexpr int kAlertTypeCount = 15;
 
 // "retries_exhausted", "timeout", ... as written in the config and the JSON.
 const char* ToString(AlertType type);

@@ -19,6 +19,7 @@ const char* SeverityOf(AlertType type) {
     case AlertType::kRunCanceled:
     case AlertType::kLeadershipChanged:
     case AlertType::kStandbyLagging:
+    case AlertType::kRunCapReached:
       return "warning";
     case AlertType::kLeaseLost:
     case AlertType::kElectionKeyRefused:

@@ -163,6 +163,8 @@ void FillCoordinator(const NodeFlags& f, const Durations& d, NodeConfig* c) {
   cc.scheduler.retry_stagger = actors::kDefaultRetryStagger;
   cc.scheduler.max_requeues = f.max_requeues;
   cc.scheduler.max_foreach_items = f.max_foreach_items;
+  cc.scheduler.max_active_runs = static_cast<size_t>(f.max_active_runs);
+  cc.scheduler.max_schedule_overlap = static_cast<size_t>(f.max_schedule_overlap);
   cc.scheduler.require_domain_prefix = f.require_domain_prefix;  // registry
   cc.scheduler.slow_min = d.slow_min;
   cc.reconciler.heartbeat = d.heartbeat;

@@ -42,6 +42,8 @@ struct NodeFlags {
   size_t max_retrying = 100;  // coordinator: retries waiting with a timer; 0 = no cap
   unsigned max_requeues = 3;
   int max_foreach_items = 10000;
+  int max_active_runs = 10000;     // runs active at once in the coordinator
+  int max_schedule_overlap = 100;  // runs of one `overlap: allow` schedule at once
   std::string worker_id;
   std::string drain_timeout = "5m";
   std::string containment = "auto";  // worker: auto, cgroup or process-tree

@@ -160,6 +160,16 @@ void AddCoordinatorLimitFlags(CLI::App* start, NodeFlags* f) {
       ->add_option("--max-foreach-items", f->max_foreach_items,
                    "coordinator: items one foreach task may fan out into; more FAILS the task")
       ->check(apollo11::cli::AtLeast(1));
+  start
+      ->add_option("--max-active-runs", f->max_active_runs,
+                   "coordinator: runs active at once, however started; a start beyond it is "
+                   "refused and alerted (run_cap_reached)")
+      ->check(CLI::Range(1, 1'000'000));
+  start
+      ->add_option("--max-schedule-overlap", f->max_schedule_overlap,
+                   "coordinator: runs of one `overlap: allow` schedule active at once; a fire "
+                   "beyond it is skipped, journaled and alerted")
+      ->check(CLI::Range(1, 1'000'000));
   start->add_option("--retention", f->retention,
                     "coordinator: remove runs finished longer ago than this (e.g. 30d) with "
                     "their history and local logs; default off");

@@ -33,10 +33,12 @@ Result<std::vector<std::string>> ForeachExpansion::ItemsOf(const SchedulerRun& r
   if (auto cut = run.output_cut.find(up); cut != run.output_cut.end()) {
     const std::string& tail = run.outputs[up].get();
     return Status::InvalidInput(
-        spec.foreach + " printed " + std::to_string(cut->second) + " bytes, of which the coordinator got only " +
-        std::to_string(tail.size()) +
-        " (the worker's output tail): fanning out over them would lose items; write the items as a JSON array to $APOLLO11_OUTPUT and name it in "
-        "`foreach: {task: " + spec.foreach + ", items: output}`");
+        spec.foreach + " printed " + std::to_string(cut->second) +
+        " bytes, of which the coordinator got only " + std::to_string(tail.size()) +
+        " (the worker's output tail): fanning out over them would lose items; write the items as a "
+        "JSON array to $APOLLO11_OUTPUT and name it in "
+        "`foreach: {task: " +
+        spec.foreach + ", items: output}`");
   }
   return ForeachItems::FromLines(run.outputs[up], cap);
 }

@@ -61,6 +61,14 @@ struct SchedulerOptions {
   // Items one foreach task may fan out into; more fails the task
   // (--max-foreach-items).
   int max_foreach_items = 10000;
+  // Runs active at once in this coordinator, however they start (submit,
+  // trigger, schedule, rerun, backfill); a start beyond it is refused
+  // (kFull) and raises run_cap_reached (--max-active-runs). Each run holds
+  // memory for each of its tasks until it ends.
+  size_t max_active_runs = 10000;
+  // Runs of one schedule with `overlap: allow` active at once; a fire beyond
+  // it is skipped, journaled with the reason (--max-schedule-overlap).
+  size_t max_schedule_overlap = 100;
   // The tail of an upstream's output passed to a task, per upstream (its
   // $APOLLO11_INPUTS_DIR file): the whole tail a worker reports.
   size_t output_env_cap = 64 * 1024;
@@ -185,6 +193,8 @@ class SchedulerCore final : public RegistryHost {
   // Stages a schedule's fire or schedule record in this turn's batch, so it
   // is committed with the run it starts (sched; CoreFireStarter).
   void StageFire(storage::FireRecord fire) { batch_.PutFire(std::move(fire)); }
+  // Stages the run_cap_reached alert (released after the commit).
+  void StageRunCapAlert(const std::string& why);
   void StageSchedule(storage::ScheduleRecord s) { batch_.PutSchedule(std::move(s)); }
   // Cancels a run: every task not yet final becomes CANCELED; running ones
   // are killed on their workers.
@@ -267,6 +277,9 @@ class SchedulerCore final : public RegistryHost {
   // InvalidInput when the journal holds a snapshot under `hash` other than
   // `submitted` (JSON text, or its packed form).
   Status CheckSnapshotUnclaimed(const std::string& hash, const std::string& submitted);
+  // Full, with the run_cap_reached alert staged, when max_active_runs runs
+  // are active.
+  Status CheckRunCap();
   // Takes a new run in: fills `record` (the caller sets its hash, params and
   // rerun_of), stages it and every execution record, and keeps the run.
   SchedulerRun& Register(std::unique_ptr<SchedulerRun> run, storage::RunRecord record, Micros now);

@@ -12,6 +12,7 @@
 namespace apollo11::actors {
 
 Result<std::string> SchedulerCore::Rerun(const RerunRun& rerun) {
+  APOLLO11_RETURN_IF_ERROR(CheckRunCap());
   auto active = runs_.find(rerun.run_id);
   auto source = ReadRerunSource(rerun, store_, active != runs_.end() && !active->second->finished);
   if (!source.ok()) return source.status();

@@ -90,8 +90,26 @@ Result<std::string> SchedulerCore::StartParsed(SubmitRun submit, dsl::PipelineSp
   return StartRun(std::move(submit), std::move(spec), version);
 }
 
+Status SchedulerCore::CheckRunCap() {
+  if (runs_.size() < options_.max_active_runs) return Status::Ok();
+  const std::string why = std::to_string(runs_.size()) +
+                          " runs are active, the coordinator's cap (--max-active-runs " +
+                          std::to_string(options_.max_active_runs) + ")";
+  StageRunCapAlert(why);
+  return Status::Full(why + ": no run starts until one ends");
+}
+
+void SchedulerCore::StageRunCapAlert(const std::string& why) {
+  alerts::AlertEvent a;
+  a.type = alerts::AlertType::kRunCapReached;
+  a.ts = clock_->Now();
+  a.reason = why;
+  staged_alerts_.push_back(std::move(a));
+}
+
 Result<std::string> SchedulerCore::StartRun(SubmitRun submit, dsl::PipelineSpec spec,
                                             uint32_t version) {
+  APOLLO11_RETURN_IF_ERROR(CheckRunCap());
   Status params = dsl::CheckParamLimits(submit.params);
   if (!params.ok()) return params;
   if (options_.require_domain_prefix && spec.name.find('.') == std::string::npos) {

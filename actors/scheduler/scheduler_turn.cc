@@ -44,6 +44,7 @@ SchedulerTurn::SchedulerTurn(SchedulerTurnConfig config)
              config_.options.metrics, config_.faults},
             config_.clients) {
   if (config_.faults == nullptr) config_.faults = NoFaults();
+  schedule_.set_max_overlap(config_.options.max_schedule_overlap);
 }
 
 RecoveryReport SchedulerTurn::Start() {

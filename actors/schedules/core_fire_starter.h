@@ -19,6 +19,7 @@ class CoreFireStarter final : public FireStarter {
                                     storage::FireRecord fire) override;
   void StageFire(storage::FireRecord fire) override;
   void StageSchedule(storage::ScheduleRecord schedule) override;
+  void RunCapReached(const std::string& why) override { core_->StageRunCapAlert(why); }
   // Whether a run was started since the last call (for the test fault hooks).
   bool TakeStarted();
 

@@ -22,6 +22,9 @@ class FireStarter {
   virtual void StageFire(storage::FireRecord fire) = 0;
   // Stages a schedule record (registered or replaced).
   virtual void StageSchedule(storage::ScheduleRecord schedule) = 0;
+  // A fire was skipped at a cap of the coordinator (`why` names it): raise
+  // the run_cap_reached alert once the skip is durable. Default: nothing.
+  virtual void RunCapReached(const std::string& why) { (void)why; }
 };
 
 }  // namespace apollo11::actors

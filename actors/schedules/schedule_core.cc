@@ -172,7 +172,17 @@ void ScheduleCore::Decide(Entry& e, Micros at, const std::string& origin, Micros
     return;
   }
   const size_t active = active_[e.record.pipeline];
-  if (e.spec.overlap == "skip") {
+  if (e.spec.overlap == "allow" && fire.origin != "backfill") {
+    // Past the coordinator's ceiling for overlapping runs: never queued
+    // (a queue behind a schedule that fires faster than it runs only grows).
+    fire.state = FireState::kSkipped;
+    fire.reason = std::to_string(active) +
+                  " run(s) active, the coordinator's cap for overlap: allow "
+                  "(--max-schedule-overlap " +
+                  std::to_string(max_overlap_) + ")";
+    starter_->RunCapReached(e.record.pipeline + ": the fire at " +
+                            FormatTimestamp(fire.scheduled_at) + " was skipped: " + fire.reason);
+  } else if (e.spec.overlap == "skip") {
     fire.state = FireState::kSkipped;
     fire.reason = std::to_string(active) + " run(s) active (max_active_runs " +
                   std::to_string(e.spec.max_active_runs) + ", overlap: skip)";
@@ -191,7 +201,7 @@ bool ScheduleCore::HasRoom(const Entry& e, const FireRecord& fire) const {
   if (fire.origin == "backfill" && e.backfill_max > 0) {
     cap = static_cast<size_t>(e.backfill_max);
   } else if (e.spec.overlap == "allow") {
-    cap = SIZE_MAX;
+    cap = max_overlap_;
   }
   return active < cap;
 }

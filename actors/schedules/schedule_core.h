@@ -74,6 +74,9 @@ class ScheduleCore {
   // and its queued fires are journaled as skipped for `why`. Its fire
   // records stay. No schedule: nothing happens.
   void Unregister(const std::string& pipeline, const std::string& why);
+  // Runs of one `overlap: allow` schedule active at once; a fire beyond it
+  // is skipped (SchedulerOptions::max_schedule_overlap).
+  void set_max_overlap(size_t runs) { max_overlap_ = runs; }
   // Decides every fire due at the clock's now. Returns how many runs started.
   size_t Tick();
   // The wall time at which Tick next has work, or 0 when none.
@@ -108,6 +111,7 @@ class ScheduleCore {
   std::map<std::string, std::unique_ptr<Entry>> entries_;  // by pipeline
   std::map<std::string, std::string> run_pipeline_;        // active run -> pipeline
   std::map<std::string, size_t> active_;                   // pipeline -> active runs
+  size_t max_overlap_ = 100;
 };
 
 }  // namespace apollo11::actors

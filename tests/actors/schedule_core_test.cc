@@ -38,6 +38,8 @@ class FakeStarter final : public FireStarter {
   }
   void StageFire(FireRecord fire) override { batch_.PutFire(std::move(fire)); }
   void StageSchedule(storage::ScheduleRecord s) override { batch_.PutSchedule(std::move(s)); }
+  void RunCapReached(const std::string& why) override { caps.push_back(why); }
+  std::vector<std::string> caps;  // RunCapReached reports
   void Commit() { REQUIRE(store_->Commit(batch_).ok()); }
   void Crash() { batch_.Clear(); }
 
@@ -290,6 +292,32 @@ TEST_CASE("a removed schedule fires nothing more, its queue skipped, across a re
   f.core->Unregister("t.sched", "again");  // no schedule: nothing happens
   f.starter.Commit();
   CHECK(f.Fires().size() == 2);
+}
+
+TEST_CASE("overlap: allow stops at the coordinator's ceiling: later fires are skipped, not queued",
+          "[schedule][overlap]") {
+  Fixture f;
+  f.core->set_max_overlap(3);
+  f.Register("allow");
+  for (int m = 1; m <= 6; ++m) {  // no run ever ends
+    f.clock.Set(kT0 + m * kMinute);
+    f.Tick();
+  }
+  std::vector<FireRecord> fires = f.Fires();
+  REQUIRE(fires.size() == 6);
+  CHECK(f.Started() == 3);
+  for (int i = 3; i < 6; ++i) {
+    CHECK(fires[i].state == FireState::kSkipped);
+    CHECK(fires[i].reason ==
+          "3 run(s) active, the coordinator's cap for overlap: allow (--max-schedule-overlap 3)");
+  }
+  REQUIRE(f.starter.caps.size() == 3);
+  CHECK(f.starter.caps[0].find("t.sched: the fire at ") == 0);
+  // A run ends: the next fire starts again.
+  f.core->OnRunFinished(fires[0].run_id);
+  f.clock.Set(kT0 + 7 * kMinute);
+  f.Tick();
+  CHECK(f.Fires().back().state == FireState::kStarted);
 }
 
 }  // namespace apollo11::actors

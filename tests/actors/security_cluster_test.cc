@@ -417,3 +417,33 @@ TEST_CASE("a node on a state dir it cannot write says so, naming the state dir",
         std::string::npos);
   CHECK(r.err.find("log file") == std::string::npos);
 }
+
+TEST_CASE("a coordinator at --max-active-runs refuses the next run naming the cap and alerts",
+          "[cluster][security]") {
+  ScratchDir dir;
+  const std::string alerts = dir.path() + "/alerts.jsonl";
+  dir.Write("node.yaml",
+            "alert-fold-window: 200ms\nalerts:\n  - name: caps\n    events: "
+            "[run_cap_reached]\n    command: \"cat >> " +
+                alerts + "; echo >> " + alerts + "\"\n");
+  NodeProc coord = StartNode(
+      dir, "coord",
+      {"--role", "coordinator", "--bind", "tcp://127.0.0.1:0", "--api-bind", "tcp://127.0.0.1:0",
+       "--max-active-runs", "2", "--config", dir.path() + "/node.yaml"});
+  Nodes guard{{&coord}};  // no worker: every run stays active
+  const std::string file =
+      dir.Write("p.yaml",
+                "version: \"1.0\"\nname: test.cap\npipeline:\n  - id: a\n    type: shell\n"
+                "    command: \"true\"\n");
+  CHECK(Cli(coord, {"submit", file}).exit_code == 0);
+  CHECK(Cli(coord, {"submit", file}).exit_code == 0);
+  CmdResult third = Cli(coord, {"submit", file});
+  INFO(third.err);
+  CHECK(third.exit_code != 0);
+  CHECK(third.err.find("2 runs are active, the coordinator's cap (--max-active-runs 2)") !=
+        std::string::npos);
+  REQUIRE(
+      WaitFor([&] { return dir.Read("alerts.jsonl").find("run_cap_reached") != std::string::npos; },
+              10000));
+  CHECK(dir.Read("alerts.jsonl").find("--max-active-runs 2") != std::string::npos);
+}
