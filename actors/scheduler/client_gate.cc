@@ -48,6 +48,7 @@ void ClientGate::OnFrame(const std::string& identity, const transport::PeerAuth&
     const uint64_t version = ClientRequestVersion(env_.body);
     if (version != kClientProtocolVersion) return RefuseVersion(identity, route.type, version);
     if (!Permitted(identity, peer, route.type)) return;
+    peer_roles_ = peer.roles;
     if (policy_.standby && route.type != ClientType::kQuery) {
       return ReplyRefusal(identity, route.type, StatusCode::kNotLeader,
                           ha::NotLeaderReply(LeaderEndpoint()));
@@ -263,6 +264,13 @@ void ClientGate::OnQuery(const std::string& identity, Envelope& env) {
     refused.error = "query refused: its id (" + std::to_string(query->id.size()) +
                     " bytes) or argument (" + std::to_string(query->arg.size()) +
                     " bytes) is longer than " + std::to_string(kMaxQueryField) + " bytes";
+  }
+  if (refused.code == 0 && query->arg == "full" && policy_.check_roles &&
+      !transport::MaySubmit(peer_roles_)) {
+    // The whole snapshot holds env values: what a submitter may see (it
+    // starts runs with them), not a reader.
+    refused.code = static_cast<uint8_t>(StatusCode::kPermissionDenied);
+    refused.error = "a query with arg full shows env values: it needs role client or admin";
   }
   if (refused.code != 0) return parts_.sessions->Reply(identity, ClientType::kQueryReply, refused);
   if (StandbyDefers(identity, query->kind)) return;

@@ -104,6 +104,8 @@ class ClientGate {
 
   ClientGateParts parts_;
   ClientGatePolicy policy_;
+  // The roles of the peer whose frame is being handled (OnFrame).
+  transport::KeyRoles peer_roles_ = 0;
   LogLimiter refusal_log_{10, kMicrosPerSecond};  // refused client requests
   transport::Envelope env_;
   std::vector<std::string>* to_dispatcher_ = nullptr;  // during OnFrame

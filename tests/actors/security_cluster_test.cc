@@ -13,6 +13,7 @@
 #include <thread>
 #include <zmq.hpp>
 
+#include "cli/remote.h"
 #include "tests/actors/cli_harness.h"
 #include "tests/actors/cluster_harness.h"
 #include "transport/codec.h"
@@ -446,4 +447,35 @@ TEST_CASE("a coordinator at --max-active-runs refuses the next run naming the ca
       WaitFor([&] { return dir.Read("alerts.jsonl").find("run_cap_reached") != std::string::npos; },
               10000));
   CHECK(dir.Read("alerts.jsonl").find("--max-active-runs 2") != std::string::npos);
+}
+
+TEST_CASE("with CURVE a reader sees a pipeline's env names only, never its values",
+          "[cluster][security]") {
+  CurveCluster c;
+  Nodes guard{{&c.coord}};
+  const std::string file =
+      c.dir.Write("env.yaml",
+                  "version: \"1.0\"\nname: test.envs\npipeline:\n  - id: a\n    type: shell\n"
+                  "    env: {REGION: eu-plain-value-42}\n    command: \"true\"\n");
+  REQUIRE(c.As("client", {"pipelines", "add", file}).exit_code == 0);
+  auto as = [&](const std::string& who) {
+    auto remote = apollo11::cli::RemoteCoordinator::Connect(
+        c.coord.listening["api"].get<std::string>(), c.d + "/" + who + ".key",
+        c.d + "/coord.pub", std::chrono::milliseconds(5000));
+    REQUIRE(remote.ok());
+    return std::move(*remote);
+  };
+  // The whole snapshot, env values included, is for those who may start runs.
+  auto reader = as("reader");
+  auto full = reader->Query("pipeline", "test.envs", "full");
+  REQUIRE_FALSE(full.ok());
+  CHECK(full.status().message().find("needs role client or admin") != std::string::npos);
+  auto shown = reader->Query("pipeline", "test.envs");
+  REQUIRE(shown.ok());
+  CHECK(shown->dump().find("eu-plain-value-42") == std::string::npos);
+  CHECK(shown->dump().find("REGION") != std::string::npos);
+  auto client = as("client");
+  auto whole = client->Query("pipeline", "test.envs", "full");
+  REQUIRE(whole.ok());
+  CHECK(whole->dump().find("eu-plain-value-42") != std::string::npos);
 }
