@@ -202,14 +202,19 @@ struct GuardedHttpServer::Conn {
   bool in_body = false;
   size_t head_end = 0, total = 0;
   Head head;
-  bool counted = false;    // holds one of its address's connections
-  bool lingering = false;  // refused: waiting for the client to close
+  bool counted = false;      // holds one of its address's connections
+  bool health_only = false;  // holds a health-only slot: /healthz or 503
+  bool lingering = false;    // refused: waiting for the client to close
 };
 
 namespace {
 // How long a refused connection is kept half-closed so that the client reads
 // the refusal instead of a reset (closing with unread input sends RST).
 constexpr std::chrono::milliseconds kLinger{1000};
+// A connection past its address's cap may still ask GET /healthz: this many
+// in all, with this long for its request head.
+constexpr int kMaxHealthOnly = 64;
+constexpr std::chrono::milliseconds kHealthOnlyHead{1000};
 }  // namespace
 
 GuardedHttpServer::GuardedHttpServer(const HttpLimits& limits) : limits_(limits) {
@@ -259,15 +264,23 @@ size_t GuardedHttpServer::timed_out() const {
   return timed_out_;
 }
 
-bool GuardedHttpServer::Admit(const std::string& ip) {
+GuardedHttpServer::Admission GuardedHttpServer::Admit(const std::string& ip) {
   MutexLock lock(&mu_);
   int& n = per_address_[ip];
-  if (n >= limits_.max_per_address) {
-    ++refused_;
-    return false;
+  if (n < limits_.max_per_address) {
+    ++n;
+    return Admission::kAdmitted;
   }
-  ++n;
-  return true;
+  if (n == 0) per_address_.erase(ip);
+  int& h = health_only_[ip];
+  if (h < limits_.max_per_address && health_only_total_ < kMaxHealthOnly) {
+    ++h;
+    ++health_only_total_;
+    return Admission::kHealthOnly;
+  }
+  if (h == 0) health_only_.erase(ip);
+  ++refused_;
+  return Admission::kRefused;
 }
 
 void GuardedHttpServer::Linger(Conn& conn, const std::string& answer) {
@@ -281,8 +294,10 @@ void GuardedHttpServer::Release(Conn& conn) {
   if (!conn.counted) return;
   conn.counted = false;
   MutexLock lock(&mu_);
-  auto it = per_address_.find(conn.ip);
-  if (it != per_address_.end() && --it->second <= 0) per_address_.erase(it);
+  std::map<std::string, int>& slots = conn.health_only ? health_only_ : per_address_;
+  if (conn.health_only) --health_only_total_;
+  auto it = slots.find(conn.ip);
+  if (it != slots.end() && --it->second <= 0) slots.erase(it);
 }
 
 void GuardedHttpServer::Close(Conn& conn) {
@@ -293,17 +308,26 @@ void GuardedHttpServer::Close(Conn& conn) {
   Release(conn);
 }
 
+std::string GuardedHttpServer::TooMany(const std::string& ip) const {
+  return Refusal(503, "Service Unavailable",
+                 "too many connections from " + ip + " (at most " +
+                     std::to_string(limits_.max_per_address) +
+                     " at once; past that only GET /healthz is answered)");
+}
+
 bool GuardedHttpServer::process_and_close_socket(socket_t sock) {
   auto conn = std::make_unique<Conn>();
   conn->sock = sock;
   PeerOf(sock, &conn->ip, &conn->port);
-  conn->counted = Admit(conn->ip);
+  const Admission admission = Admit(conn->ip);
+  conn->counted = admission != Admission::kRefused;
+  conn->health_only = admission == Admission::kHealthOnly;
   if (!conn->counted) {
-    Linger(*conn, Refusal(503, "Service Unavailable",
-                          "too many connections from " + conn->ip + " (at most " +
-                              std::to_string(limits_.max_per_address) + " at once)"));
+    Linger(*conn, TooMany(conn->ip));
   } else {
-    conn->deadline = Clock::now() + limits_.head_timeout;
+    conn->deadline = Clock::now() + (conn->health_only ? std::min<std::chrono::milliseconds>(
+                                                             kHealthOnlyHead, limits_.head_timeout)
+                                                       : limits_.head_timeout);
   }
   {
     MutexLock lock(&mu_);
@@ -362,6 +386,13 @@ void GuardedHttpServer::ReadLoop(std::stop_token stop) {
         } else {
           Linger(c, kHealthy);
         }
+        keep.push_back(std::move(conns[i]));
+      } else if (step == Step::kComplete && c.health_only) {
+        {
+          MutexLock lock(&mu_);
+          ++refused_;
+        }
+        Linger(c, TooMany(c.ip));
         keep.push_back(std::move(conns[i]));
       } else if (step == Step::kComplete) {
         std::shared_ptr<Conn> done(std::move(conns[i]));

@@ -7,7 +7,10 @@
 // stay answered. GET /healthz is answered by the reader itself ("ok"), so it
 // is answered even while every worker is busy. The whole request head must arrive within a deadline
 // (not just each byte), the body within another, an answer must be taken within a third, and each
-// client address may hold only a few connections at once. Range and If-Range are dropped (RFC 9110
+// client address may hold only a few connections at once; past that, a few
+// more per address (and a bounded number in all) may still ask GET /healthz
+// within a short head deadline, so connections held by one client do not
+// fail the health probe that shares its address. Range and If-Range are dropped (RFC 9110
 // lets a server ignore them), so an answer is never multiplied by overlapping ranges. One request
 // per connection (Connection: close).
 //
@@ -67,9 +70,14 @@ class GuardedHttpServer : public httplib::Server {
   void Linger(Conn& conn, const std::string& answer);
   // Gives the connection's per-address slot back (once).
   void Release(Conn& conn);
+  // Where a new connection from `ip` goes: a slot of its address, a
+  // health-only slot (its address is at its cap), or a refusal.
+  enum class Admission { kAdmitted, kHealthOnly, kRefused };
   // Closes the socket and releases it.
   void Close(Conn& conn);
-  bool Admit(const std::string& ip);
+  Admission Admit(const std::string& ip);
+  // The 503 for a client address past its cap.
+  std::string TooMany(const std::string& ip) const;
 
   const HttpLimits limits_;
   std::function<std::string()> health_body_;
@@ -79,6 +87,8 @@ class GuardedHttpServer : public httplib::Server {
   mutable Mutex mu_;
   std::vector<std::unique_ptr<Conn>> handed_ GUARDED_BY(mu_);  // for the reader
   std::map<std::string, int> per_address_ GUARDED_BY(mu_);
+  std::map<std::string, int> health_only_ GUARDED_BY(mu_);  // per address
+  int health_only_total_ GUARDED_BY(mu_) = 0;
   size_t refused_ GUARDED_BY(mu_) = 0;
   size_t timed_out_ GUARDED_BY(mu_) = 0;
 };
