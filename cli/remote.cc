@@ -101,7 +101,11 @@ Status RemoteCoordinator::Refusal() {
     zmq::message_t event;
     if (!monitor_->recv(event, zmq::recv_flags::dontwait)) return Status::Ok();
     uint16_t id = 0;
+    uint32_t value = 0;  // for a failed handshake: why (ZMQ_PROTOCOL_ERROR_*)
     if (event.size() >= sizeof(id)) std::memcpy(&id, event.data(), sizeof(id));
+    if (event.size() >= sizeof(id) + sizeof(value)) {
+      std::memcpy(&value, static_cast<const char*>(event.data()) + sizeof(id), sizeof(value));
+    }
     while (event.more()) {  // the endpoint frame
       zmq::message_t rest;
       if (!monitor_->recv(rest, zmq::recv_flags::dontwait)) break;
@@ -126,7 +130,14 @@ Status RemoteCoordinator::Refusal() {
       continue;
     }
     // Without CURVE a failed handshake is a peer that closed during the
-    // greeting (a coordinator restarting): the request is still queued.
+    // greeting (a coordinator restarting): the request is still queued;
+    // unless the peer speaks another mechanism, which retrying never fixes.
+    if (!curve_ && id == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL &&
+        value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH) {
+      return Status::PermissionDenied(
+          "refused: the coordinator at " + endpoint_ +
+          " requires CURVE; pass --key and --server-key ($APOLLO11_KEY, $APOLLO11_SERVER_KEY)");
+    }
     if (!curve_) continue;
     if (id == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) {
       return Status::PermissionDenied(

@@ -460,8 +460,8 @@ TEST_CASE("with CURVE a reader sees a pipeline's env names only, never its value
   REQUIRE(c.As("client", {"pipelines", "add", file}).exit_code == 0);
   auto as = [&](const std::string& who) {
     auto remote = apollo11::cli::RemoteCoordinator::Connect(
-        c.coord.listening["api"].get<std::string>(), c.d + "/" + who + ".key",
-        c.d + "/coord.pub", std::chrono::milliseconds(5000));
+        c.coord.listening["api"].get<std::string>(), c.d + "/" + who + ".key", c.d + "/coord.pub",
+        std::chrono::milliseconds(5000));
     REQUIRE(remote.ok());
     return std::move(*remote);
   };
@@ -478,4 +478,18 @@ TEST_CASE("with CURVE a reader sees a pipeline's env names only, never its value
   auto whole = client->Query("pipeline", "test.envs", "full");
   REQUIRE(whole.ok());
   CHECK(whole->dump().find("eu-plain-value-42") != std::string::npos);
+}
+
+TEST_CASE("a plaintext client of a CURVE coordinator is told CURVE is required, at once",
+          "[cluster][security]") {
+  CurveCluster c;
+  Nodes guard{{&c.coord}};
+  const auto start = std::chrono::steady_clock::now();
+  CmdResult plain = Cli(c.coord, {"runs", "--json", "--timeout", "10"});
+  const auto took = std::chrono::steady_clock::now() - start;
+  INFO(plain.err);
+  CHECK(plain.exit_code != 0);
+  CHECK(plain.err.find("requires CURVE; pass --key and --server-key") != std::string::npos);
+  CHECK(plain.err.find("is it running") == std::string::npos);
+  CHECK(took < std::chrono::seconds(5));  // not the 10 s timeout
 }
