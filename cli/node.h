@@ -186,7 +186,9 @@ class Node {
   // when it cannot be bound (a conflict after this is still found, later).
   Status ProbeReplicationBind();
   void StopReplicationLeader();
-  Status StartFollower(const std::string& endpoint, const std::string& leader_name);
+  // `leader_epoch`: the epoch etcd backs for that leader (0: any).
+  Status StartFollower(const std::string& endpoint, const std::string& leader_name,
+                       uint64_t leader_epoch = 0);
   void StopFollower();
   void AddReplicationMetrics();
   void StopReplication();
@@ -252,6 +254,7 @@ class Node {
   // Refusals counted by replication actors since stopped.
   uint64_t refused_before_ GUARDED_BY(replication_mu_) = 0;
   std::string following_;                   // the follower's leader endpoint; empty: none
+  uint64_t following_epoch_ = 0;            // the leader epoch it accepts; 0: any
   std::unique_ptr<FaultPort> test_faults_;  // config_.test_fault's port; outlives coordinator_
   // The workers watching this node's coordinator, kept across its restarts
   // (a standby that becomes the leader announces itself to them).

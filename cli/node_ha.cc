@@ -120,6 +120,7 @@ void Node::SyncHaRole() {
   now.epoch = epoch_;
   now.replication_leader = replication_leader_ != nullptr;
   now.following = following_;
+  now.following_epoch = following_epoch_;
   now.replicates = !config_.replication.bind.empty();
   for (const ha::RoleStep& step : ha::PlanRoleChange(now, s)) {
     Status done = RunRoleStep(step, s);
@@ -156,7 +157,7 @@ Status Node::RunRoleStep(const ha::RoleStep& step, const ha::RoleState& s) {
     case Kind::kStartCoordinator:
       return RestartCoordinatorAs(step.standby, step.epoch);
     case Kind::kFollow:
-      return StartFollower(step.endpoint, step.leader);
+      return StartFollower(step.endpoint, step.leader, step.epoch);
   }
   return Status::Internal("unknown role step");
 }

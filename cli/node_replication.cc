@@ -88,11 +88,13 @@ void Node::StopReplicationLeader() {
   replication_leader_.reset();
 }
 
-Status Node::StartFollower(const std::string& endpoint, const std::string& leader_name) {
+Status Node::StartFollower(const std::string& endpoint, const std::string& leader_name,
+                           uint64_t leader_epoch) {
   const ReplicationSettings& r = config_.replication;
   replication::ReplicationStandbyConfig sc;
   sc.leader_endpoint = endpoint;
   sc.leader_name = leader_name;
+  sc.leader_epoch = leader_epoch;
   sc.name = r.name;
   sc.curve = r.curve;
   // The leader's --retention removes runs from its journal alone (it is no
@@ -113,6 +115,7 @@ Status Node::StartFollower(const std::string& endpoint, const std::string& leade
     replication_standby_ = std::move(*standby);
   }
   following_ = endpoint;
+  following_epoch_ = leader_epoch;
   listening_["replication_follow"] = endpoint;
   listening_["replication_name"] = r.name;
   spdlog::info("replication: standby {} follows {} ({}) from batch {} seq {}", r.name,
@@ -128,6 +131,7 @@ void Node::StopFollower() {
   refused_before_ += replication_standby_->refused();
   replication_standby_.reset();
   following_.clear();
+  following_epoch_ = 0;
 }
 
 void Node::AddReplicationMetrics() {

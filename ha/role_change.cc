@@ -28,9 +28,11 @@ void PlanFollow(const NodeRoles& now, const RoleState& board, std::vector<RoleSt
   if (board.leader.name.empty() || board.leader.name == board.self.name || endpoint.empty()) {
     return;
   }
-  if (endpoint == now.following) return;
+  // The same leader re-elected in a newer term is followed again in that
+  // term: the follower accepts only the epoch etcd backs.
+  if (endpoint == now.following && board.epoch == now.following_epoch) return;
   if (!now.following.empty()) steps->push_back(Step(Kind::kStopFollower));
-  steps->push_back(Step(Kind::kFollow, true, 0, endpoint, board.leader.name));
+  steps->push_back(Step(Kind::kFollow, true, board.epoch, endpoint, board.leader.name));
 }
 
 }  // namespace

@@ -33,6 +33,7 @@ struct NodeRoles {
   uint64_t epoch = 0;               // the epoch its coordinator runs in
   bool replication_leader = false;  // serving standbys
   std::string following;            // the replication endpoint followed; "" none
+  uint64_t following_epoch = 0;     // the leader epoch the follower accepts
   bool replicates = false;          // the cluster replicates its journal
 };
 

@@ -69,6 +69,7 @@ void ReplicationStandby::Body(transport::ActorPipe& pipe, zmq::context_t& ctx) {
   StandbyOptions core_options;
   core_options.name = config_.name;
   core_options.leader = config_.leader_name;
+  core_options.leader_epoch = config_.leader_epoch;
   core_options.credit = config_.credit;
   ReplicationStandbyCore core(core_options, &replica_);
   const Micros idle = config_.idle_hello.count() * 1000;

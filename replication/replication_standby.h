@@ -31,7 +31,11 @@ namespace apollo11::replication {
 struct ReplicationStandbyConfig {
   std::string leader_endpoint;  // the leader's --replication-bind
   std::string leader_name;      // expected sender of frames; empty accepts any
-  std::string name;             // this standby's name (its routing id)
+  // The epoch etcd names for that leader (ha::RoleState::epoch): frames of
+  // any other epoch are refused, so a forged epoch cannot outrank the real
+  // leader. 0: none known (a static --replication-follow), any newer accepted.
+  uint64_t leader_epoch = 0;
+  std::string name;  // this standby's name (its routing id)
   uint64_t credit = 64;
   Millis idle_hello{1000};
   // The coordinators' shared key pair: the link is a CURVE client with it,

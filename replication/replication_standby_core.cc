@@ -51,7 +51,8 @@ void ReplicationStandbyCore::OnFrame(std::string_view bytes, Micros wall_now,
     ++counters_.refused_peer;
     return;
   }
-  if (f.epoch < epoch_ || f.epoch < OwnTerm()) {
+  if (f.epoch < epoch_ || f.epoch < OwnTerm() ||
+      (options_.leader_epoch != 0 && f.epoch != options_.leader_epoch)) {
     ++counters_.refused_epoch;
     return;
   }

@@ -30,6 +30,8 @@ struct StandbyOptions {
   std::string name;      // sender of every frame; the leader's routing id for us
   std::string leader;    // the leader's name; empty accepts any sender
   uint64_t credit = 64;  // batches in flight
+  // The only epoch accepted (the one etcd backs); 0: any not older.
+  uint64_t leader_epoch = 0;
 };
 
 class ReplicationStandbyCore {

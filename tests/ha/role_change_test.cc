@@ -31,12 +31,13 @@ RoleState Board(Role role, uint64_t epoch, Member leader) {
   return s;
 }
 
-NodeRoles Standby(std::string following = "") {
+NodeRoles Standby(std::string following = "", uint64_t following_epoch = 12) {
   NodeRoles n;
   n.coordinator_running = true;
   n.coordinator_standby = true;
   n.epoch = 4;
   n.following = std::move(following);
+  n.following_epoch = n.following.empty() ? 0 : following_epoch;
   n.replicates = true;
   return n;
 }
@@ -68,6 +69,7 @@ TEST_CASE("a leader standing down stops waiting for standbys first, then stops s
   CHECK(steps[4].epoch == 9);  // a standby keeps its journal's epoch
   CHECK(steps[5].endpoint == "tcp://other:3");
   CHECK(steps[5].leader == "other");
+  CHECK(steps[5].epoch == 12);  // the follower accepts only the epoch etcd backs
 }
 
 TEST_CASE("a standby follows a new leader's stream and nothing else changes", "[ha][role_change]") {
@@ -77,6 +79,11 @@ TEST_CASE("a standby follows a new leader's stream and nothing else changes", "[
   CHECK(
       PlanRoleChange(Standby("tcp://new:3"), Board(Role::kStandby, 12, Node("new", "tcp://new:3")))
           .empty());
+  // The same leader re-elected in a newer term: followed again, in that term.
+  auto again =
+      PlanRoleChange(Standby("tcp://new:3"), Board(Role::kStandby, 15, Node("new", "tcp://new:3")));
+  CHECK(Kinds(again) == std::vector<Kind>{Kind::kStopFollower, Kind::kFollow});
+  CHECK(again[1].epoch == 15);
   // No leader known, or one without a replication endpoint: keep following.
   CHECK(PlanRoleChange(Standby("tcp://old:3"), Board(Role::kStandby, 12, Member{})).empty());
   CHECK(PlanRoleChange(Standby("tcp://old:3"), Board(Role::kStandby, 12, Node("new"))).empty());

@@ -115,7 +115,7 @@ TEST_CASE("a standby applies the leader's batches in order and acknowledges them
           "[replication]") {
   Cluster c;
   MemoryReplicaStore replica;
-  ReplicationStandbyCore s({"s1", "c1", 8}, &replica);
+  ReplicationStandbyCore s({"s1", "c1", 8, 0}, &replica);
   c.Hello(s, "s1");
   CHECK(c.copies.empty());  // both empty: nothing to copy
   for (int i = 0; i < 20; ++i) {
@@ -132,7 +132,7 @@ TEST_CASE("a standby applies the leader's batches in order and acknowledges them
 TEST_CASE("credit bounds the batches in flight to a standby", "[replication]") {
   Cluster c;
   MemoryReplicaStore replica;
-  ReplicationStandbyCore s({"s1", "c1", 2}, &replica);
+  ReplicationStandbyCore s({"s1", "c1", 2, 0}, &replica);
   c.Hello(s, "s1");
   for (int i = 0; i < 5; ++i) c.Commit(Step("r1", i));
   CHECK(c.to_standby.size() == 2);  // no ack yet: two credits, two batches
@@ -144,7 +144,7 @@ TEST_CASE("credit bounds the batches in flight to a standby", "[replication]") {
 TEST_CASE("a standby that rejoins behind catches up from its last batch", "[replication]") {
   Cluster c;
   MemoryReplicaStore replica;
-  ReplicationStandbyCore s({"s1", "c1", 16}, &replica);
+  ReplicationStandbyCore s({"s1", "c1", 16, 0}, &replica);
   c.Hello(s, "s1");
   for (int i = 0; i < 10; ++i) c.Commit(Step("r1", i));
   c.Run(s, "s1");
@@ -163,7 +163,7 @@ TEST_CASE("a standby too far behind for the window is sent a copy", "[replicatio
   Cluster c({}, /*window=*/4);
   for (int i = 0; i < 10; ++i) c.Commit(Step("r1", i));
   MemoryReplicaStore replica;
-  ReplicationStandbyCore s({"s1", "c1", 16}, &replica);
+  ReplicationStandbyCore s({"s1", "c1", 16, 0}, &replica);
   c.Hello(s, "s1");
   REQUIRE(c.copies == std::vector<std::string>{"s1"});
   CHECK(c.to_standby.empty());  // no batch is streamed before the copy
@@ -193,7 +193,7 @@ TEST_CASE("a new standby installs a journal copy and then takes the stream", "[r
   auto standby_journal = storage::Journal::Open(dir.path() + "/standby", {});
   REQUIRE(standby_journal.ok());
   JournalReplicaStore replica(standby_journal->get());
-  ReplicationStandbyCore s({"s1", "c1", 16}, &replica);
+  ReplicationStandbyCore s({"s1", "c1", 16, 0}, &replica);
   std::vector<std::string> replies;
   leader.OnFrame("s1", s.Hello(), 0, &out);
   REQUIRE(out.copies == std::vector<std::string>{"s1"});
@@ -280,7 +280,7 @@ TEST_CASE("a standby refuses every frame from a term older than one its journal 
   MemoryReplicaStore replica;
   storage::MemoryRunStore& store = replica.memory();
   REQUIRE(store.BeginTerm(9).ok());  // it won an election meanwhile
-  ReplicationStandbyCore s({"s1", "c1", 16}, &replica);
+  ReplicationStandbyCore s({"s1", "c1", 16, 0}, &replica);
   ReplicationLeaderCore leader({"c1", {}, 16}, 8, {});
   std::vector<std::string> replies;
   s.OnFrame(leader.CopyBeginFrame(4), 0, &replies);
@@ -300,7 +300,7 @@ TEST_CASE("a copy with a bad checksum is never installed", "[replication]") {
   auto standby_journal = storage::Journal::Open(dir.path() + "/standby", {});
   REQUIRE(standby_journal.ok());
   JournalReplicaStore replica(standby_journal->get());
-  ReplicationStandbyCore s({"s1", "c1", 16}, &replica);
+  ReplicationStandbyCore s({"s1", "c1", 16, 0}, &replica);
   ReplicationLeaderCore leader({"c1", {}, 16}, 5, {});
   std::vector<std::string> replies;
   s.OnFrame(leader.CopyBeginFrame(4), 0, &replies);
@@ -318,7 +318,7 @@ TEST_CASE("a copy with a bad checksum is never installed", "[replication]") {
 TEST_CASE("forged replication frames are refused, counted and never applied", "[replication]") {
   Cluster c(LeaderOptions{"", {"s1"}, 0});
   MemoryReplicaStore replica;
-  ReplicationStandbyCore s({"s1", "c1", 16}, &replica);
+  ReplicationStandbyCore s({"s1", "c1", 16, 0}, &replica);
   c.Hello(s, "s1");
   c.Commit(Step("r1", 0));
   c.Run(s, "s1");
@@ -327,7 +327,7 @@ TEST_CASE("forged replication frames are refused, counted and never applied", "[
   // At the leader: a peer it does not know, and a frame whose sender is not
   // the peer it came from.
   ReplicationLeaderCore::Output out;
-  ReplicationStandbyCore stranger({"x9", "c1", 16}, &replica);
+  ReplicationStandbyCore stranger({"x9", "c1", 16, 0}, &replica);
   c.leader.OnFrame("x9", stranger.Hello(), 0, &out);
   c.leader.OnFrame("s1", stranger.Hello(), 0, &out);
   c.leader.OnFrame("s1", "garbage", 0, &out);
@@ -380,4 +380,27 @@ TEST_CASE("forged replication frames are refused, counted and never applied", "[
 }
 
 }  // namespace
+TEST_CASE("a standby told its leader's epoch refuses any other, however high", "[replication]") {
+  Cluster c(LeaderOptions{"", {"s1"}, 0});
+  MemoryReplicaStore replica;
+  ReplicationStandbyCore s({"s1", "c1", 16, 3}, &replica);  // etcd backs epoch 3
+  c.Hello(s, "s1");
+  c.Commit(Step("r1", 0));
+  c.Run(s, "s1");
+  REQUIRE(replica.memory().last_batch() == 1);
+  // A heartbeat forged in the leader's name with an epoch no etcd record
+  // backs: refused, and the real stream goes on.
+  ReplicationFrame forged;
+  forged.type = FrameType::kHeartbeat;
+  forged.epoch = uint64_t{1} << 63;
+  forged.sender = "c1";
+  std::vector<std::string> replies;
+  s.OnFrame(EncodeFrame(forged), 0, &replies);
+  CHECK(s.counters().refused_epoch == 1);
+  CHECK(s.epoch() == 3);
+  c.Commit(Step("r1", 1));
+  c.Run(s, "s1");
+  CHECK(replica.memory().last_batch() == 2);
+}
+
 }  // namespace apollo11::replication

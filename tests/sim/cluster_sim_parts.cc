@@ -258,7 +258,7 @@ void ClusterSim::SendCopy(Node& leader, const std::string& peer) {
     Trace(leader.name + " sends a journal copy to " + peer);
     to->store().CopyFrom(leader.store());
     to->rep_standby = std::make_unique<replication::ReplicationStandbyCore>(
-        replication::StandbyOptions{to->name, leader.name, 64}, &to->replica);
+        replication::StandbyOptions{to->name, leader.name, 64, 0}, &to->replica);
     SendReplication(*to, leader.name, to->rep_standby->Hello());
   }
 }
