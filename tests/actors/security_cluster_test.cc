@@ -93,14 +93,17 @@ std::string TaskState(const NodeProc& coord, const std::string& run_id, const st
   return doc["tasks"][task].value("state", "");
 }
 
-// A pipeline whose task `a` runs for a while on the real worker and prints
-// "real"; `b` writes what it received from `a` to DIR/b.out.
+// A pipeline whose task `a` runs on the real worker until the test creates
+// DIR/go (however slow the machine, it is RUNNING while the test forges),
+// then prints "real"; `b` writes what it received from `a` to DIR/b.out.
 std::string SlowPipeline(const ScratchDir& dir) {
   return dir.Write("slow.yaml",
                    "version: \"1.0\"\nname: test.forge\npipeline:\n"
-                   "  - id: a\n    type: shell\n    command: \"sleep 3; echo real\"\n"
-                   "  - id: b\n    type: shell\n    depends_on: [a]\n"
-                   "    command: \"printf '%s' \\\"$APOLLO11_OUTPUT_A\\\" > " +
+                   "  - id: a\n    type: shell\n    command: \"until [ -e " +
+                       dir.path() +
+                       "/go ]; do sleep 0.05; done; echo real\"\n"
+                       "  - id: b\n    type: shell\n    depends_on: [a]\n"
+                       "    command: \"printf '%s' \\\"$APOLLO11_OUTPUT_A\\\" > " +
                        dir.path() + "/b.out\"\n");
 }
 
@@ -153,6 +156,7 @@ TEST_CASE("a RESULT forged by a peer that is not the execution's worker changes 
       5000));
   CHECK(TaskState(coord, run_id, "a") == "RUNNING");
   CHECK_FALSE(dir.Exists("b.out"));  // nothing downstream started early
+  dir.Write("go", "");
 
   auto done = ParseJson(Cli(coord, {"status", run_id, "--wait", "--json"}).out);
   CHECK(done.value("state", "") == "SUCCESS");
