@@ -15,9 +15,9 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
-// The parts of a URL this file looks at: [user_begin, host_begin) is the
-// user info with its '@' (empty when none), [query_begin, query_end) the
-// query without its '?' (npos when none).
+// The parts of a URL this file looks at: [user_begin, at) is the user info
+// before its '@', [query_begin, query_end) the query without its '?' (all
+// npos when absent).
 struct UrlParts {
   size_t user_begin = std::string_view::npos, at = std::string_view::npos;
   size_t query_begin = std::string_view::npos, query_end = std::string_view::npos;
@@ -60,6 +60,7 @@ void ForEachQueryParam(std::string_view url, const UrlParts& p, Fn fn) {
 
 bool LooksLikeCredentialName(std::string_view name) {
   const std::string n = Lower(name);
+  if (n == "passfile") return false;  // libpq: the path of a password file, not a password
   for (std::string_view word : {"pass", "pwd", "secret", "token", "apikey", "api_key", "api-key",
                                 "authorization", "cookie"}) {
     if (n.find(word) != std::string::npos) return true;

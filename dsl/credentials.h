@@ -14,7 +14,8 @@ namespace apollo11::dsl {
 
 // True for a parameter or header name that says it carries a secret:
 // password, passwd, pwd, pass, secret, token, apikey, api_key, api-key,
-// authorization, cookie, or one containing one of them (any case).
+// authorization, cookie, or one containing one of them (any case); not
+// libpq's `passfile`, which names a file.
 bool LooksLikeCredentialName(std::string_view name);
 
 // Which URL field is checked: a db task's `host` may name a user but holds

@@ -14,7 +14,8 @@ TEST_CASE("credential-shaped names, in any case", "[dsl][credentials]") {
     INFO(name);
     CHECK(LooksLikeCredentialName(name));
   }
-  for (const char* name : {"sslmode", "user", "Content-Type", "page", "q", "connect_timeout"}) {
+  for (const char* name :
+       {"sslmode", "user", "Content-Type", "page", "q", "connect_timeout", "passfile"}) {
     INFO(name);
     CHECK_FALSE(LooksLikeCredentialName(name));
   }
