@@ -173,6 +173,12 @@ void ScheduleCore::Decide(Entry& e, Micros at, const std::string& origin, Micros
   }
   const size_t active = active_[e.record.pipeline];
   if (e.spec.overlap == "allow" && fire.origin != "backfill") {
+    // Backfill fires may wait in the queue: `allow` starts this one anyway
+    // while under the ceiling.
+    if (HasRoom(e, fire)) {
+      Start(e, std::move(fire), now);
+      return;
+    }
     // Past the coordinator's ceiling for overlapping runs: never queued
     // (a queue behind a schedule that fires faster than it runs only grows).
     fire.state = FireState::kSkipped;
