@@ -146,6 +146,10 @@ Result<std::string> Escape(const Value& value, std::string_view name, TemplateCo
   return value.text;
 }
 
+// The text of the parsed upstream outputs kept for a task's later
+// placeholders (one wire string's worth).
+constexpr size_t kMaxCachedParseBytes = kWireMaxStringBytes;
+
 Status TooLong(std::string_view name, size_t bytes, size_t limit) {
   return Malformed(name, "would make the field " + std::to_string(bytes) + " bytes, over the " +
                              std::to_string(limit) + "-byte limit of an expanded field");
@@ -170,8 +174,10 @@ Result<const nlohmann::json*> TemplateBudget::Parsed(const std::string& id,
   auto doc = std::make_unique<nlohmann::json>(
       nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false));
   if (doc->is_discarded()) return Status::InvalidInput("task '" + id + "' output is not JSON");
-  // Keep it for the task's next placeholders while the kept texts are few.
-  if (cached_ + text.size() > parse_bytes_ / 2) {
+  // Keep it for the task's next placeholders while the kept texts are small:
+  // a parsed document takes many times its text, and before the cache only
+  // one was alive at a time.
+  if (cached_ + text.size() > kMaxCachedParseBytes) {
     docs_.clear();
     cached_ = 0;
   }

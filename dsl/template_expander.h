@@ -52,8 +52,8 @@ struct TemplateValues {
 // What expanding one task's fields may cost, shared by all its fields:
 // each field may grow to `field_bytes`, the expanded fields together to
 // `task_bytes`; an upstream output is parsed once (kept while the text of the
-// kept ones stays under `parse_bytes` / 2) and all parses together read at
-// most `parse_bytes`. Every size is checked before the text is built, so a
+// kept ones stays under 1 MiB) and all parses together read at most
+// `parse_bytes`. Every size is checked before the text is built, so a
 // pipeline whose placeholders would pass a limit costs no more than the
 // limit. One per task; not thread-safe.
 class TemplateBudget {

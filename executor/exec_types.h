@@ -82,8 +82,8 @@ struct ExecOutcome {
   // Process exit code, -N when killed by signal N; for http the HTTP status
   // (0 when no response arrived).
   int exit_code = 0;
-  bool retryable = true;    // false: retrying cannot help (4xx, precheck refusal, rejected)
-  std::string output;       // stdout tail (http: body head), <= output_tail_bytes
+  bool retryable = true;  // false: retrying cannot help (4xx, precheck refusal, rejected)
+  std::string output;     // stdout tail (http: body head), <= output_tail_bytes
   // How many bytes the task printed to stdout (http: the body's size), of
   // which `output` holds the tail (head): more than output.size() when cut.
   uint64_t output_bytes = 0;

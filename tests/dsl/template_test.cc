@@ -246,9 +246,9 @@ TEST_CASE("an upstream output is parsed once per task, and parsing is bounded",
   REQUIRE(out.ok());
   CHECK(*out == std::string(100, '3'));
   TemplateBudget tight(1 << 20, 1 << 20, a.size() - 1);
-  auto refused = TemplateExpander::Expand("${tasks.a.output.n}", TemplateContext::kRaw, Values(),
-                                          &tight);
+  auto refused =
+      TemplateExpander::Expand("${tasks.a.output.n}", TemplateContext::kRaw, Values(), &tight);
   REQUIRE_FALSE(refused.ok());
-  CHECK(refused.status().message().find("bytes of upstream output a task's placeholders may parse") !=
-        std::string::npos);
+  CHECK(refused.status().message().find(
+            "bytes of upstream output a task's placeholders may parse") != std::string::npos);
 }

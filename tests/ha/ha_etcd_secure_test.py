@@ -26,25 +26,10 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from free_ports import free_port  # noqa: E402
+from ha_cluster_test import check, wait_for  # noqa: E402
 
 TOKEN = "0123456789abcdef-token"
 ELECTION = "apollo11/secure-test"
-
-
-def check(cond, what):
-    if not cond:
-        raise AssertionError(what)
-    print("ok:", what)
-
-
-def wait_for(what, fn, timeout):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = fn()
-        if got:
-            return got
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
 def run(argv, **kw):
