@@ -65,9 +65,14 @@ Result<std::unique_ptr<RemoteCoordinator>> RemoteCoordinator::ConnectWithKeys(
   return r;
 }
 
-RemoteCoordinator::~RemoteCoordinator() {
+RemoteCoordinator::~RemoteCoordinator() { CloseSocket(); }
+
+void RemoteCoordinator::CloseSocket() {
+  if (socket_ && monitor_) (void)zmq_socket_monitor(socket_->handle(), nullptr, 0);
   if (monitor_) monitor_->close();
   if (socket_) socket_->close();
+  monitor_.reset();
+  socket_.reset();
 }
 
 Status RemoteCoordinator::WatchConnection(zmq::context_t& ctx) {
@@ -89,6 +94,7 @@ Status RemoteCoordinator::WatchConnection(zmq::context_t& ctx) {
     monitor_->set(zmq::sockopt::linger, 0);
     monitor_->connect(name);
   } catch (const zmq::error_t& e) {
+    (void)zmq_socket_monitor(socket_->handle(), nullptr, 0);  // no reader: see CloseSocket
     monitor_.reset();
     return Status::Io(std::string("cannot watch the connection: ") + e.what());
   }

@@ -169,6 +169,12 @@ class RemoteCoordinator {
   // refused key would otherwise look like a coordinator that is not
   // running; a connection that closes loses the request in flight.
   Status WatchConnection(zmq::context_t& ctx);
+  // Closes the socket and its monitor, in the one safe order: libzmq sends
+  // each event with a blocking send on its I/O thread, so an event of a
+  // socket whose monitor reader is gone blocks that thread for good (every
+  // socket of the context stops: no connect, no event, no answer). The
+  // socket stops emitting first, then the reader goes.
+  void CloseSocket();
   // Reads the monitor's pending events: an error naming why the handshake
   // failed, or Ok (connected_ and dropped_ updated).
   Status Refusal();

@@ -41,9 +41,7 @@ std::optional<std::string> LeaderNamed(const std::string& raw) {
 }  // namespace
 
 Status RemoteCoordinator::Dial(size_t i) {
-  if (monitor_) monitor_->close();
-  if (socket_) socket_->close();
-  monitor_.reset();
+  CloseSocket();
   current_ = i;
   endpoint_ = endpoints_[i];
   connect_failed_ = false;

@@ -71,6 +71,31 @@ struct RunFlags {
 // are never both whole in memory (the 1M-task run's peak).
 constexpr size_t kHandoffMaxTasks = 65536;
 
+// apollo11 run's one worker is in group default with no labels: a task that
+// asks for another group or for labels would stay READY for good. Refused
+// before anything starts, naming such tasks (five, then how many more).
+Status RefuseUnplaceable(const dsl::PipelineSpec& spec) {
+  std::string named;
+  size_t count = 0;
+  for (const dsl::TaskSpec& t : spec.tasks) {
+    const std::string& group = t.group.get();
+    const std::vector<std::string>& labels = t.labels.get();
+    if (group == "default" && labels.empty()) continue;
+    if (++count > 5) continue;
+    std::string needs = group == "default" ? "" : "group " + group;
+    for (const std::string& label : labels) {
+      needs += (needs.empty() ? "label " : ", label ") + label;
+    }
+    named += (named.empty() ? "" : "; ") + ("'" + t.id + "' (" + needs + ")");
+  }
+  if (count == 0) return Status::Ok();
+  if (count > 5) named += "; and " + std::to_string(count - 5) + " more";
+  return Status::InvalidInput(
+      "apollo11 run's one worker is in group default with no labels, so these tasks would wait "
+      "for a worker for good: " +
+      named + ". Run the pipeline on a cluster (apollo11 submit) or drop their group and labels");
+}
+
 // Parses and checks `file` as `validate` does, and keeps its snapshot
 // (canonical JSON) and task count; the model goes to the embedded scheduler
 // (SpecHandoff), or, for a large pipeline, is freed before the coordinator
@@ -90,6 +115,16 @@ int LoadPipeline(const std::string& file, const std::vector<std::string>& librar
   }
   if (!parsed.ok()) return kExitInvalidInput;
   const dsl::PipelineSpec& spec = *parsed.pipeline;
+  if (Status placeable = RefuseUnplaceable(spec); !placeable.ok()) {
+    return FailCommand("run", placeable);
+  }
+  if (!spec.schedule.empty() && !quiet) {
+    StderrPrintf(spdlog::level::warn, "note",
+                 "apollo11 run: note: the pipeline's schedule (\"%s\") is not kept here: apollo11 "
+                 "run runs it once, now. Register it (apollo11 pipelines add) to run it on its "
+                 "schedule\n",
+                 spec.schedule.c_str());
+  }
   std::map<std::string, std::string> given;
   for (const std::string& arg : param_args) {
     Status s = dsl::ParseParamArg(arg, &given);

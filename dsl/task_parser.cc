@@ -80,6 +80,16 @@ void TaskParser::Parse(const YamlNode& node, const std::string& file, PipelineSp
                                                 ToString(*info->owner) + " tasks use it)");
       continue;
     }
+    if (has_type) {
+      const std::string_view refused = RefusedKeyReason(task.type, f.key);
+      if (!refused.empty()) {
+        const std::string type = ToString(task.type);
+        const char* article = type == "http" ? "an " : "a ";
+        report_->Error(FieldReader::KeyAt(f), Quote(f.key) + " does nothing on " + article + type +
+                                                  " task: " + std::string(refused) + "; remove it");
+        continue;
+      }
+    }
     auto reader = Readers().find(f.key);
     if (reader == Readers().end()) {
       report_->Error(FieldReader::KeyAt(f),

@@ -40,4 +40,18 @@ const std::string& TaskTypeNameList() {
   return *list;
 }
 
+std::string_view RefusedKeyReason(TaskType t, std::string_view key) {
+  struct Refused {
+    TaskType type;
+    std::string_view key, why;
+  };
+#define APOLLO11_TASK_REFUSED_ROW(enumerator, key, why) Refused{TaskType::enumerator, key, why},
+  static constexpr Refused kRefused[] = {APOLLO11_TASK_REFUSED_KEYS(APOLLO11_TASK_REFUSED_ROW)};
+#undef APOLLO11_TASK_REFUSED_ROW
+  for (const Refused& r : kRefused) {
+    if (r.type == t && r.key == key) return r.why;
+  }
+  return "";
+}
+
 }  // namespace apollo11::dsl

@@ -37,6 +37,22 @@ namespace apollo11::dsl {
 enum class TaskType { APOLLO11_TASK_TYPES(APOLLO11_TASK_TYPE_ENUMERATOR) };
 #undef APOLLO11_TASK_TYPE_ENUMERATOR
 
+// Keys every type may have (APOLLO11_TASK_FIELDS rows without an owner) that
+// a type refuses because they would do nothing there: X(enumerator, key,
+// why). Validation names the key, the type and `why`.
+#define APOLLO11_TASK_REFUSED_KEYS(X)                                                   \
+  X(kHttp, "env",                                                                       \
+    "it starts no process, so nothing reads an environment; put the value in its url, " \
+    "headers or body (a secret: list it under secrets: and write $NAME there)")         \
+  X(kNoop, "retry", "it runs nothing, so it cannot fail")                               \
+  X(kNoop, "timeout", "it runs nothing, so it cannot run long")                         \
+  X(kNoop, "precheck", "it runs nothing, so there is nothing to check before it")       \
+  X(kNoop, "env", "it starts no process")                                               \
+  X(kNoop, "secrets", "it starts no process")
+
+// Why a task of type `t` refuses `key`, or "" when it does not.
+std::string_view RefusedKeyReason(TaskType t, std::string_view key);
+
 // What the list says of one type.
 struct TaskTypeInfo {
   TaskType type;

@@ -59,6 +59,24 @@ std::string Problem(const PipelineSpec& spec,
   return "";
 }
 
+// A db task's `sql` is never expanded: a value pasted into SQL would be an
+// injection. A placeholder there is refused with the way to bind it.
+void RefuseSqlPlaceholders(const TaskSpec& task, std::vector<Diagnostic>* out) {
+  const std::string& sql = Unboxed(task.sql);
+  if (!TemplateExpander::HasPlaceholder(sql)) return;
+  std::vector<TemplateRef> refs;
+  const bool scanned = TemplateExpander::Scan(sql, &refs).ok() && !refs.empty();
+  const std::string first =
+      scanned ? sql.substr(refs[0].begin, refs[0].end - refs[0].begin) : std::string("${");
+  out->push_back(Diagnostic{
+      Diagnostic::Severity::kError, task.where,
+      "task '" + task.id + "', 'sql': " + first +
+          " is not expanded in SQL (pasting a value into a statement is an injection): write a "
+          "placeholder ($1 for PostgreSQL, ? for MariaDB and SQLite) and bind the value with "
+          "params: [\"" +
+          first + "\"]"});
+}
+
 }  // namespace
 
 void CheckTemplates(const PipelineSpec& spec,
@@ -68,6 +86,7 @@ void CheckTemplates(const PipelineSpec& spec,
   size_t budget = kAncestorWalkBudget;
   for (size_t t = 0; t < spec.tasks.size(); ++t) {
     const TaskSpec& task = spec.tasks[t];
+    if (task.type == TaskType::kDb) RefuseSqlPlaceholders(task, out);
     bool walked = false, walk_ok = false;
     ForEachTemplatedField(task, [&](const char* key, TemplateContext, const std::string& value) {
       if (!TemplateExpander::HasPlaceholder(value)) return;

@@ -123,7 +123,7 @@ const Executor::Runner* Executor::RunnerOf(dsl::TaskType type) {
   static constexpr Runner kHttpRunner{.start = &Executor::StartHttp,
                                       .argv = nullptr,
                                       .out = LogSink::Keep::kHead,  // the body's first bytes
-                                      .err_log = false,
+                                      .err_log = true,              // its precheck's output, if any
                                       .invalid_input_final = false};
   static constexpr Runner kDbRunner{.start = &Executor::StartDb,
                                     .argv = nullptr,
@@ -175,7 +175,12 @@ Status Executor::Launch(const ExecRequest& request) {
         clock_.Steady() + static_cast<Micros>(request.timeout.count()) * kMicrosPerMilli;
   }
   APOLLO11_RETURN_IF_ERROR(OpenLogs(exec.get()));
-  Status started = (this->*runner->start)(exec.get());
+  // A process task runs its own precheck (StartProcessTask); an http or db
+  // task's is a process of its own before the transfer or statement.
+  const bool precheck_first =
+      request.run_precheck && !request.precheck.empty() && runner->argv == nullptr;
+  Status started =
+      precheck_first ? StartPrecheckFirst(exec.get()) : (this->*runner->start)(exec.get());
   exec->req.inputs = {};  // a process's are on disk now; up to ~10 MiB not to keep twice
   if (!started.ok()) {
     ExecOutcome o = MakeOutcome(exec.get(), ExecOutcomeKind::kFailed);
@@ -230,6 +235,21 @@ Status Executor::StartProcessTask(Exec* exec) {
   if (!prepared.ok()) return prepared;
   r.env["APOLLO11_OUTPUT"] = TaskOutputFile::PathIn(exec->inputs.dir());
   return StartProcess(exec, r.run_precheck);
+}
+
+Status Executor::StartPrecheckFirst(Exec* exec) {
+  ExecRequest& r = exec->req;
+  Status prepared =
+      exec->inputs.Prepare(options_.inputs_dir, r.exec_id, r.attempt, r.inputs, &r.env);
+  r.inputs = {};  // on disk now
+  if (!prepared.ok()) return prepared;
+  return StartProcess(exec, /*precheck=*/true);
+}
+
+Status Executor::StartAfterPrecheck(Exec* exec) {
+  if (exec->runner->argv != nullptr) return StartProcess(exec, /*precheck=*/false);
+  exec->in_precheck = false;
+  return (this->*exec->runner->start)(exec);
 }
 
 Status Executor::StartProcess(Exec* exec, bool precheck) {

@@ -139,6 +139,13 @@ class Executor final : public TaskRunner {
   // Starts a shell or python task: its inputs on disk, then its precheck or
   // itself (StartProcess).
   Status StartProcessTask(Exec* exec);
+  // Starts an http or db task that must run its precheck first: the
+  // precheck as a process (inputs on disk, the task's environment), the task
+  // itself when it exits 0 (StartAfterPrecheck).
+  Status StartPrecheckFirst(Exec* exec);
+  // The task of `exec`, once its precheck exited 0: a process task's
+  // process, an http transfer or a db statement.
+  Status StartAfterPrecheck(Exec* exec);
   Status StartProcess(Exec* exec, bool precheck);
   Status StartHttp(Exec* exec);
   Status StartDb(Exec* exec);

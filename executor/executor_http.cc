@@ -1,9 +1,12 @@
 #include <algorithm>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "executor/curl_multi.h"
 #include "executor/executor.h"
 #include "executor/executor_exec.h"
+#include "executor/secret_refs.h"
 
 // The HTTP side of Executor: one libcurl easy handle per attempt, driven by
 // the CurlMulti.
@@ -15,6 +18,37 @@ namespace {
 size_t OnHttpBody(char* data, size_t size, size_t n, void* user) {
   static_cast<LogSink*>(user)->Write(data, size * n);
   return size * n;
+}
+
+// What an attempt sends: the request's url, header lines and body with the
+// task's secrets in place of their `$NAME` references (secret_refs.h). Only
+// curl sees it; messages name the request's own url, with the references.
+struct HttpText {
+  std::string url;
+  std::vector<std::string> header_lines;  // "Name: value"
+  std::string body;
+};
+
+Result<HttpText> WithSecrets(const ExecRequest& r) {
+  std::map<std::string, std::string> values;
+  for (const auto& [name, ref] : r.secrets) {
+    auto it = r.env.find(name);  // where ResolveSecrets put the value
+    if (it != r.env.end()) values.emplace(name, it->second);
+  }
+  HttpText t;
+  auto url = ExpandSecretRefs(r.url, values, dsl::TemplateContext::kUrl, "the url");
+  if (!url.ok()) return url.status();
+  t.url = std::move(*url);
+  for (const auto& [k, v] : r.headers) {
+    auto value = ExpandSecretRefs(v, values, dsl::TemplateContext::kHeader, "header " + k);
+    if (!value.ok()) return value.status();
+    t.header_lines.push_back(k + ": " + *value);
+  }
+  auto body =
+      ExpandSecretRefs(r.body, values, dsl::TemplateExpander::BodyContext(r.body), "the body");
+  if (!body.ok()) return body.status();
+  t.body = std::move(*body);
+  return t;
 }
 
 }  // namespace
@@ -30,12 +64,14 @@ Status Executor::StartHttp(Exec* exec) {
     }
   }
   const ExecRequest& r = exec->req;
+  Result<HttpText> text = WithSecrets(r);
+  if (!text.ok()) return Status::InvalidInput("could not start: " + text.status().message());
   const LibCurl& curl = curl_->curl();
   exec->curl = &curl;
   exec->easy = curl.curl_easy_init();
   if (exec->easy == nullptr) return Status::Internal("could not start: curl_easy_init failed");
   CURL* e = exec->easy;
-  curl.curl_easy_setopt(e, CURLOPT_URL, r.url.c_str());
+  curl.curl_easy_setopt(e, CURLOPT_URL, text->url.c_str());  // copied by curl
   curl.curl_easy_setopt(e, CURLOPT_PRIVATE, exec);
   curl.curl_easy_setopt(e, CURLOPT_ERRORBUFFER, exec->curl_error);
   curl.curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &OnHttpBody);
@@ -50,15 +86,16 @@ Status Executor::StartHttp(Exec* exec) {
   if (r.timeout.count() > 0) {
     curl.curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(r.timeout.count()));
   }
-  for (const auto& [k, v] : r.headers) {
-    exec->headers = curl.curl_slist_append(exec->headers, (k + ": " + v).c_str());
+  for (const std::string& line : text->header_lines) {
+    exec->headers = curl.curl_slist_append(exec->headers, line.c_str());
   }
   if (exec->headers != nullptr) curl.curl_easy_setopt(e, CURLOPT_HTTPHEADER, exec->headers);
   if (r.method == "HEAD") {
     curl.curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
-  } else if (!r.body.empty() || r.method == "POST") {
-    curl.curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(r.body.size()));
-    curl.curl_easy_setopt(e, CURLOPT_COPYPOSTFIELDS, r.body.c_str());
+  } else if (!text->body.empty() || r.method == "POST") {
+    curl.curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
+                          static_cast<curl_off_t>(text->body.size()));
+    curl.curl_easy_setopt(e, CURLOPT_COPYPOSTFIELDS, text->body.c_str());
     if (r.method != "POST") curl.curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r.method.c_str());
   } else if (r.method != "GET") {
     curl.curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, r.method.c_str());

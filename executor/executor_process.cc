@@ -66,7 +66,10 @@ void Executor::Stop(Exec* exec, ExecOutcomeKind why, Micros now) {
 void Executor::ReadPipes(Exec* exec, bool drain) {
   char buf[kReadChunk];
   int* fds[2] = {&exec->child.stdout_fd, &exec->child.stderr_fd};
-  LogSink* sinks[2] = {&exec->out, &exec->err};
+  // An http or db task's stdout log is its answer (a body, rows): what its
+  // precheck prints goes to its stderr log.
+  const bool aside = exec->in_precheck && exec->runner->argv == nullptr;
+  LogSink* sinks[2] = {aside ? &exec->err : &exec->out, &exec->err};
   for (int i = 0; i < 2; ++i) {
     int& fd = *fds[i];
     size_t budget = drain ? kDrainBudget : kReadBudget;
@@ -151,10 +154,13 @@ std::optional<ExecOutcome> Executor::EndOf(Exec* exec) {
   }
   if (exec->in_precheck) {
     if (exited && code == 0) {
-      Status started = StartProcess(exec, /*precheck=*/false);
+      Status started = StartAfterPrecheck(exec);
       if (started.ok()) return std::nullopt;
       ExecOutcome o = MakeOutcome(exec, ExecOutcomeKind::kFailed);
       o.error = started.message();
+      if (exec->runner->invalid_input_final) {
+        o.retryable = started.code() != StatusCode::kInvalidInput;
+      }
       return o;
     }
     if (exited && code == 3) {

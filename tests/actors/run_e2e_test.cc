@@ -387,3 +387,35 @@ TEST_CASE("db and http client libraries are opened by the first task that needs 
     CHECK_FALSE(Opened(run, library));
   }
 }
+
+TEST_CASE("run refuses tasks its one worker cannot take, and notes a schedule it does not keep",
+          "[e2e]") {
+  ScratchDir dir;
+  CmdResult placed = RunPipeline(dir, R"(version: "1.0"
+name: test.placed
+pipeline:
+  - {id: train, type: shell, command: "true", group: gpu}
+  - {id: fast, type: shell, command: "true", labels: [ssd, nvme]}
+  - {id: plain, type: shell, command: "true"}
+)");
+  INFO(placed.err);
+  CHECK(placed.exit_code == 2);
+  CHECK(placed.err.find("apollo11 run's one worker is in group default with no labels") !=
+        std::string::npos);
+  CHECK(placed.err.find("'train' (group gpu); 'fast' (label ssd, label nvme)") !=
+        std::string::npos);
+  CHECK(placed.err.find("'plain'") == std::string::npos);
+
+  CmdResult scheduled = RunPipeline(dir, R"(version: "1.0"
+name: test.scheduled
+schedule: "0 2 * * *"
+pipeline:
+  - {id: once, type: shell, command: "true"}
+)");
+  INFO(scheduled.err);
+  CHECK(scheduled.exit_code == 0);
+  CHECK(scheduled.err.find("0 2 * * *") != std::string::npos);  // JSON-escaped quotes around it
+  CHECK(scheduled.err.find("is not kept here: apollo11 run runs it once, now") !=
+        std::string::npos);
+  CHECK(TaskState(ParseJson(scheduled.out), "once") == "SUCCESS");
+}

@@ -11,8 +11,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 #include "tests/actors/cluster_harness.h"
 
@@ -52,10 +54,44 @@ std::string HttpGet(const NodeProc& node, const std::string& path) {
   return res->body;
 }
 
-std::string Pipeline(const std::string& secrets_dir, const std::string& seen_dir) {
+// An http task's secrets, as the server it calls receives them.
+struct HookServer {
+  httplib::Server server;
+  int port = 0;
+  std::mutex mu;
+  std::string authorization, key, body;
+  std::jthread thread;  // last: joined before what it uses goes away
+
+  HookServer() {
+    server.Post("/hook", [this](const httplib::Request& req, httplib::Response& res) {
+      std::lock_guard lock(mu);
+      authorization = req.get_header_value("Authorization");
+      key = req.get_param_value("key");
+      body = req.body;
+      res.set_content("ok", "text/plain");
+    });
+    port = server.bind_to_any_port("127.0.0.1");
+    thread = std::jthread([this] { server.listen_after_bind(); });
+  }
+  ~HookServer() { server.stop(); }
+};
+
+std::string Pipeline(const std::string& secrets_dir, const std::string& seen_dir, int hook_port) {
   return R"(version: "1.0"
 name: test.secrets
 pipeline:
+  - id: calls
+    type: http
+    method: POST
+    url: "http://127.0.0.1:)" +
+         std::to_string(hook_port) + R"(/hook?key=$API_TOKEN"
+    headers: {Authorization: "Bearer ${DB_PASSWORD}"}
+    body: "cred=$CRED"
+    secrets:
+      DB_PASSWORD: file:)" +
+         secrets_dir + R"(/db1
+      API_TOKEN: env:OPS_TEST_UPSTREAM_TOKEN
+      CRED: credential:cred1
   - id: reads
     type: shell
     command: "printf %s \"$DB_PASSWORD\" > )" +
@@ -110,7 +146,9 @@ TEST_CASE("a task sees its secrets and no file, log or answer of the cluster hol
   Nodes nodes{{&coord, &worker}};
   REQUIRE(WaitFor([&] { return WorkerCount(coord) == 1; }, 10000));
 
-  const std::string file = dir.Write("secrets.yaml", Pipeline(secrets, outside.path() + "/seen"));
+  HookServer hook;
+  const std::string file =
+      dir.Write("secrets.yaml", Pipeline(secrets, outside.path() + "/seen", hook.port));
   CmdResult submitted = Cli(coord, {"submit", file, "--wait", "--json"});
   INFO(submitted.out << submitted.err);
   auto run = ParseJson(submitted.out.substr(submitted.out.find('{')));
@@ -123,12 +161,19 @@ TEST_CASE("a task sees its secrets and no file, log or answer of the cluster hol
   CHECK(outside.Read("seen/api") == kEnvSecret);
   CHECK(outside.Read("seen/cred") == kCredSecret);
   CHECK(outside.Read("seen/plain") == kPlainEnv);
+  {  // The http task's, in its header, url and body, put in by the worker.
+    std::lock_guard lock(hook.mu);
+    CHECK(hook.authorization == std::string("Bearer ") + kFileSecret);
+    CHECK(hook.key == kEnvSecret);
+    CHECK(hook.body == std::string("cred=") + kCredSecret);
+  }
 
   CmdResult status = Cli(coord, {"status", run_id, "--json"});
   auto doc = ParseJson(status.out);
   REQUIRE(doc.is_object());
   const auto& tasks = doc["tasks"];
   CHECK(tasks["reads"]["state"] == "SUCCESS");
+  CHECK(tasks["calls"]["state"] == "SUCCESS");
   // A group-readable secret file fails for good, naming the mode.
   CHECK(tasks["open_mode"]["state"] == "FAILED");
   CHECK(tasks["open_mode"]["attempts"] == 1);

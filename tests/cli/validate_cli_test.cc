@@ -157,7 +157,7 @@ TEST_CASE("validate --library lets imports resolve in a library directory", "[cl
   dir.Write("lib/policies.yaml", "retry_policy:\n  shared: {max_retries: 2}\n");
   const std::string pipeline = dir.Write("p/pipeline.yaml",
                                          "version: \"1.0\"\nname: a.b\nimports: [policies.yaml]\n"
-                                         "pipeline: [{id: a, type: noop, retry: shared}]\n");
+                                         "pipeline: [{id: a, type: shell, command: x, retry: shared}]\n");
   CHECK(Apollo11(dir, "validate " + pipeline).exit_code == 2);
   Outcome o = Apollo11(dir, "validate --library " + dir.Path("lib") + " " + pipeline);
   INFO(o.out << o.err);
@@ -221,4 +221,23 @@ TEST_CASE("validate refuses credentials in a db host or an http url, at their po
   CHECK(o.err.find(":7:") == std::string::npos);  // a page token and an '@' in the query are fine
   CHECK(o.err.find(":8:") == std::string::npos);
   CHECK(o.err.find("hunter2") == std::string::npos);  // the error does not repeat the secret
+}
+
+TEST_CASE("validate refuses keys that would do nothing and placeholders in SQL, saying why",
+          "[cli]") {
+  TempDir dir;
+  std::string bad =
+      dir.Write("inert.yaml",
+                "version: \"1.0\"\nname: a.inert\nparams: {day: x}\npipeline:\n"
+                "  - {id: n, type: noop, retry: {max_retries: 2}}\n"
+                "  - {id: h, type: http, url: \"http://h/\", env: {A: b}}\n"
+                "  - {id: d, type: db, host: \"sqlite:///x.db\", sql: \"DELETE FROM t WHERE day = "
+                "'${params.day}'\"}\n");
+  Outcome o = Apollo11(dir, "validate " + bad);
+  INFO(o.out << o.err);
+  CHECK(o.exit_code == 2);
+  CHECK(o.err.find(bad + ":5:25: error: 'retry' does nothing on a noop task: it runs nothing, "
+                         "so it cannot fail; remove it") != std::string::npos);
+  CHECK(o.err.find(bad + ":6:43: error: 'env' does nothing on an http task") != std::string::npos);
+  CHECK(o.err.find("'sql': ${params.day} is not expanded in SQL") != std::string::npos);
 }

@@ -405,3 +405,26 @@ TEST_CASE("a server that never answers still ends the task at its timeout", "[db
     CHECK(std::chrono::steady_clock::now() - start < std::chrono::milliseconds(6000));
   }
 }
+
+TEST_CASE("a db task asked to run its precheck runs it first: 0 runs the statement, 3 skips it",
+          "[db][sqlite][precheck]") {
+  TempDir dir;
+  const std::string url = "sqlite://" + dir.path() + "/t.db";
+  REQUIRE(RunOne(Db(url, "CREATE TABLE t (x integer)")).kind == ExecOutcomeKind::kSuccess);
+  auto insert = [&](const std::string& precheck) {
+    ExecRequest r = Db(url, "INSERT INTO t VALUES (1)");
+    r.precheck = precheck;
+    r.run_precheck = true;
+    return r;
+  };
+  ExecOutcome done = RunOne(insert("echo loaded already; exit 3"));
+  CHECK(done.kind == ExecOutcomeKind::kAlreadyDone);
+  ExecOutcome refused = RunOne(insert("exit 2"));
+  CHECK(refused.kind == ExecOutcomeKind::kFailed);
+  CHECK_FALSE(refused.retryable);
+  CHECK(refused.error == "precheck exited 2: refusing to rerun");
+  ExecOutcome ran = RunOne(insert("echo checked"));
+  CHECK(Rows(ran) == Json::parse(R"({"rows_affected": 1})"));
+  CHECK(ran.output.find("checked") == std::string::npos);  // the precheck's is in stderr
+  CHECK(Rows(RunOne(Db(url, "SELECT count(*) AS n FROM t")))["rows"][0]["n"] == 1);
+}

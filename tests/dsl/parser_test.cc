@@ -227,8 +227,8 @@ TEST_CASE("values of the wrong type are refused with what was found", "[dsl]") {
   ExpectErrorAt(
       Parse("version: \"1.0\"\nname: a.b\nconcurrency: -1\npipeline: [{id: a, type: noop}]\n"),
       "'concurrency' must be between 0 and 1000000", 3, 14);
-  ExpectErrorAt(Parse(kHeader + "  - {id: a, type: noop, env: {1BAD: x}}\n"), "variable names", 4,
-                31);
+  ExpectErrorAt(Parse(kHeader + "  - {id: a, type: shell, env: {1BAD: x}, command: x}\n"),
+                "variable names", 4, 32);
   ExpectErrorAt(Parse(kHeader + "  - {id: a, type: noop, trigger: most}\n"),
                 "'trigger' must be one of all, any, found 'most'", 4, 34);
   ExpectErrorAt(Parse(kHeader + "  - {id: A-1, type: noop}\n"), "task id 'A-1' must be lowercase",
@@ -293,19 +293,21 @@ TEST_CASE("a cycle is reported with its whole path", "[dsl]") {
 }
 
 TEST_CASE("durations are checked wherever they appear", "[dsl]") {
-  ExpectErrorAt(Parse(kHeader + "  - {id: a, type: noop, timeout: 5x}\n"),
-                "'timeout': bad duration '5x'", 4, 34);
-  ExpectErrorAt(Parse(kHeader + "  - {id: a, type: noop, timeout: 1.5s}\n"), "bad duration '1.5s'",
-                4, 34);
-  ExpectErrorAt(Parse(kHeader + "  - {id: a, type: noop, timeout: 0s}\n"), "longer than 0s", 4, 34);
-  ExpectErrorAt(Parse(kHeader + "  - {id: a, type: noop, retry: {max_retries: 1, delay: soon}}\n"),
-                "'delay': bad duration 'soon'", 4, 56);
+  ExpectErrorAt(Parse(kHeader + "  - {id: a, type: shell, timeout: 5x, command: x}\n"),
+                "'timeout': bad duration '5x'", 4, 35);
+  ExpectErrorAt(Parse(kHeader + "  - {id: a, type: shell, timeout: 1.5s, command: x}\n"),
+                "bad duration '1.5s'", 4, 35);
+  ExpectErrorAt(Parse(kHeader + "  - {id: a, type: shell, timeout: 0s, command: x}\n"),
+                "longer than 0s", 4, 35);
   ExpectErrorAt(
       Parse(kHeader +
-            "  - {id: a, type: noop, retry: {max_retries: 1, delay: 1m, max_delay: 1s}}\n"),
-      "'max_delay' is shorter than 'delay'", 4, 71);
-  ParseResult ok =
-      Parse(kHeader + "  - {id: a, type: noop, timeout: 1h30m, retry: {max_retries: 1}}\n");
+            "  - {id: a, type: shell, retry: {max_retries: 1, delay: soon}, command: x}\n"),
+      "'delay': bad duration 'soon'", 4, 57);
+  ExpectErrorAt(Parse(kHeader + "  - {id: a, type: shell, retry: {max_retries: 1, delay: 1m, "
+                                "max_delay: 1s}, command: x}\n"),
+                "'max_delay' is shorter than 'delay'", 4, 72);
+  ParseResult ok = Parse(
+      kHeader + "  - {id: a, type: shell, timeout: 1h30m, retry: {max_retries: 1}, command: x}\n");
   INFO(Dump(ok));
   REQUIRE(ok.ok());
   CHECK(ok.pipeline->tasks[0].retry->delay == Millis(1000));  // default delay
@@ -418,11 +420,11 @@ TEST_CASE("unknown policy and template names are errors", "[dsl]") {
   ParseResult r = Parse(
       "version: \"1.0\"\nname: a.b\nretry_policy:\n  fast: {max_retries: 2}\ntemplates:\n"
       "  base: {type: noop, group: etl}\npipeline:\n"
-      "  - {id: a, type: noop, retry: retry_policy.fsat}\n"
+      "  - {id: a, type: shell, command: x, retry: retry_policy.fsat}\n"
       "  - {id: b, extends: bsae}\n"
       "  - {id: c, extends: base}\n");
   ExpectErrorAt(r, "unknown retry policy 'retry_policy.fsat' (did you mean 'retry_policy.fast'?)",
-                8, 32);
+                8, 45);
   ExpectErrorAt(r, "unknown template 'bsae' (did you mean 'base'?)", 9, 22);
   CHECK(Find(r, "'c'") == nullptr);            // the template gave c its type
   CHECK(Find(r, "has no 'type'") == nullptr);  // no cascade from the unknown template
@@ -634,4 +636,41 @@ TEST_CASE("a db task refuses a password in its URL, sql with script, and bad fie
   ParseResult both = LoadPipelineFile(path);
   INFO(Dump(both));
   CHECK(Find(both, "a db task takes 'sql' or 'script', not both") != nullptr);
+}
+
+TEST_CASE("keys that would do nothing on a type are refused, naming why", "[dsl]") {
+  ExpectErrorAt(Parse(kHeader + "  - {id: a, type: http, url: \"http://x/\", env: {A: b}}\n"),
+                "'env' does nothing on an http task: it starts no process", 4, 43);
+  for (const char* key : {"retry: {max_retries: 3}", "timeout: 5s", "precheck: \"true\"",
+                          "env: {A: b}", "secrets: {A: \"env:B\"}"}) {
+    const std::string line = std::string("  - {id: a, type: noop, ") + key + "}\n";
+    ParseResult r = Parse(kHeader + line);
+    INFO(line << Dump(r));
+    CHECK_FALSE(r.ok());
+    CHECK(Find(r, "does nothing on a noop task") != nullptr);
+  }
+  // The same keys on a type they work on are taken.
+  CHECK(Parse(kHeader +
+              "  - {id: a, type: shell, command: x, retry: {max_retries: 3}, timeout: 5s, "
+              "precheck: \"true\", env: {A: b}}\n")
+            .ok());
+}
+
+TEST_CASE("a db task's sql refuses a placeholder, pointing at params", "[dsl][db]") {
+  ParseResult r = Parse(
+      "version: \"1.0\"\nname: test.pipeline\nparams: {day: \"2026-01-01\"}\n"
+      "pipeline:\n"
+      "  - {id: a, type: db, host: \"sqlite:///x.db\", "
+      "sql: \"DELETE FROM t WHERE day = '${params.day}'\"}\n");
+  INFO(Dump(r));
+  CHECK_FALSE(r.ok());
+  const Diagnostic* d = Find(r, "'sql': ${params.day} is not expanded in SQL");
+  REQUIRE(d != nullptr);
+  CHECK(d->message.find("params: [\"${params.day}\"]") != std::string::npos);
+  // Bound as a param, it is taken; a shell-style ${X} in SQL is no placeholder of ours.
+  CHECK(Parse("version: \"1.0\"\nname: test.pipeline\nparams: {day: x}\n"
+              "pipeline:\n"
+              "  - {id: a, type: db, host: \"sqlite:///x.db\", "
+              "sql: \"DELETE FROM t WHERE day = ?\", params: [\"${params.day}\"]}\n")
+            .ok());
 }

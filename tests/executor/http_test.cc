@@ -57,6 +57,8 @@ class TestServer {
       seen_method_ = req.method;
       seen_body_ = req.body;
       seen_token_ = req.get_header_value("X-Token");
+      seen_key_ = req.get_param_value("key");
+      ++echoes_;
       res.status = 201;
       res.set_content("stored", "text/plain");
     };
@@ -89,6 +91,14 @@ class TestServer {
     std::lock_guard l(mu_);
     return seen_token_;
   }
+  std::string seen_key() {  // the query parameter `key`, decoded
+    std::lock_guard l(mu_);
+    return seen_key_;
+  }
+  int echoes() {  // requests to /echo so far
+    std::lock_guard l(mu_);
+    return echoes_;
+  }
 
  private:
   httplib::Server server_;
@@ -96,7 +106,8 @@ class TestServer {
   std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;
-  std::string seen_method_, seen_body_, seen_token_;
+  std::string seen_method_, seen_body_, seen_token_, seen_key_;
+  int echoes_ = 0;
   std::jthread thread_;  // last: joined before the members it uses go away
 };
 
@@ -224,4 +235,74 @@ TEST_CASE("method, headers and body reach the server", "[executor][http]") {
   CHECK(server.seen_method() == "POST");
   CHECK(server.seen_body() == "a=1&b=2");
   CHECK(server.seen_token() == "t2");
+}
+
+TEST_CASE("an http task's secrets are put in its url, headers and body on the worker",
+          "[executor][http][secrets]") {
+  TestServer server;
+  SystemClock clock;
+  Executor ex(ExecutorOptions{}, clock);
+  ::setenv("APOLLO11_TEST_HTTP_TOKEN", "s3cr&t \"q\"", 1);
+  auto r = Http("secret", server.Url("/echo?key=$API_TOKEN&other=$NOT_A_SECRET"));
+  r.method = "POST";
+  r.secrets = {{"API_TOKEN", "env:APOLLO11_TEST_HTTP_TOKEN"}};
+  r.headers = {{"X-Token", "Bearer ${API_TOKEN}"}, {"Content-Type", "application/json"}};
+  r.body = R"({"t": "$API_TOKEN", "cost": "$5"})";
+  auto o = RunOne(ex, clock, r);
+  INFO(o.error);
+  CHECK(o.kind == ExecOutcomeKind::kSuccess);
+  CHECK(server.seen_token() == "Bearer s3cr&t \"q\"");
+  CHECK(server.seen_key() == "s3cr&t \"q\"");  // percent-encoded in the url, decoded by the server
+  CHECK(server.seen_body() == R"({"t": "s3cr&t \"q\"", "cost": "$5"})");  // JSON-escaped
+
+  // A value that would split a header fails the attempt, naming the secret, not its value.
+  ::setenv("APOLLO11_TEST_HTTP_TOKEN", "line1\r\nX-Evil: 1", 1);
+  auto bad = Http("badsecret", server.Url("/echo"));
+  bad.method = "POST";
+  bad.secrets = r.secrets;
+  bad.headers = {{"X-Token", "$API_TOKEN"}};
+  const int before = server.echoes();
+  auto refused = RunOne(ex, clock, bad);
+  CHECK(refused.kind == ExecOutcomeKind::kFailed);
+  CHECK(refused.error.find("secret API_TOKEN cannot go in header X-Token") != std::string::npos);
+  CHECK(refused.error.find("line1") == std::string::npos);
+  CHECK(server.echoes() == before);
+  ::unsetenv("APOLLO11_TEST_HTTP_TOKEN");
+}
+
+TEST_CASE("an http task asked to run its precheck runs it before the request",
+          "[executor][http][precheck]") {
+  TestServer server;
+  SystemClock clock;
+  Executor ex(ExecutorOptions{}, clock);
+  auto with = [&](const std::string& id, const std::string& precheck) {
+    auto r = Http(id, server.Url("/echo"));
+    r.method = "POST";
+    r.body = "x";
+    r.precheck = precheck;
+    r.run_precheck = true;
+    return r;
+  };
+  // Exit 3: done already, nothing sent.
+  auto done = RunOne(ex, clock, with("done", "echo already posted; exit 3"));
+  CHECK(done.kind == ExecOutcomeKind::kAlreadyDone);
+  CHECK(server.echoes() == 0);
+  // Any other failure refuses the rerun, for good, and sends nothing.
+  auto refused = RunOne(ex, clock, with("refused", "exit 1"));
+  CHECK(refused.kind == ExecOutcomeKind::kFailed);
+  CHECK_FALSE(refused.retryable);
+  CHECK(refused.error == "precheck exited 1: refusing to rerun");
+  CHECK(server.echoes() == 0);
+  // Exit 0: the request goes out; the body stays the task's output, what the
+  // precheck printed goes to its stderr.
+  auto ran = RunOne(ex, clock, with("ran", "echo checked; echo warn >&2"));
+  INFO(ran.error);
+  CHECK(ran.kind == ExecOutcomeKind::kSuccess);
+  CHECK(ran.output == "stored");
+  CHECK(server.echoes() == 1);
+  // Not asked (a first attempt): no precheck, whatever it says.
+  auto first = with("first", "exit 1");
+  first.run_precheck = false;
+  CHECK(RunOne(ex, clock, first).kind == ExecOutcomeKind::kSuccess);
+  CHECK(server.echoes() == 2);
 }

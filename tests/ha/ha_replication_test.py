@@ -43,6 +43,12 @@ from ha_cluster_test import (TTL, Coordinator, check, etcd_leader, free_port,  #
                              one_leader, read_state, wait_decisions, wait_for)
 
 TASKS = 300
+# Heartbeats every 100 ms keep the failovers fast; a worker or coordinator is
+# taken for silent after LIVENESS of them. At 3 (400 ms), an ASan coordinator
+# on a busy 2-core machine paused that long: its workers left for the standby
+# and came back, and each return requeued what they ran until tasks used up
+# their requeues and the run FAILED. 8 keeps the failover within a second.
+LIVENESS = "8"
 
 
 def pipeline(path, ledger, name):
@@ -70,7 +76,7 @@ class Cluster:
             rep = f"tcp://127.0.0.1:{free_port()}"
             self.cs.append(Coordinator(bin_dir, etcd, root, name, election,
                                        ["--replication-bind", rep, "--replication-timeout",
-                                        "2s"]))
+                                        "2s", "--liveness", LIVENESS]))
         self.workers = []
         connect = ",".join(c.workers for c in self.cs)
         for wid in ("w1", "w2"):
@@ -78,7 +84,8 @@ class Cluster:
             proc = subprocess.Popen(
                 [os.path.join(bin_dir, "apollo11-node"), "start", "--role=worker",
                  "--connect", connect, "--worker-id", wid, "--slots", "4",
-                 "--heartbeat", "100ms", "--state-dir", os.path.join(root, wid),
+                 "--heartbeat", "100ms", "--liveness", LIVENESS,
+                 "--state-dir", os.path.join(root, wid),
                  "--http-bind", "off", "--health-interval", "200ms"],
                 stdout=subprocess.DEVNULL, stderr=log)
             self.workers.append((proc, log))
@@ -105,13 +112,16 @@ class Cluster:
         check(r.returncode == 0, f"submitted {name}: {r.stderr.strip()}")
         return r.stdout.strip().splitlines()[0], ledger
 
-    def succeeded(self, run_id, coordinator=None, answer_within=None):
-        """SUCCESS tasks of the run, -1 when the status query failed;
-        `answer_within` (s) replaces the CLI's 10 s wait for an answer."""
+    def succeeded(self, run_id, coordinator=None, answer_within=None, errors=None):
+        """SUCCESS tasks of the run, -1 when the status query failed (its
+        stderr appended to `errors` if given); `answer_within` (s) replaces
+        the CLI's 10 s wait for an answer."""
         wait = ["--timeout", str(answer_within)] if answer_within else []
         r = self.cli("status", run_id, "--json", *wait, coordinator=coordinator,
                      timeout=30 + (answer_within or 0))
         if r.returncode != 0:
+            if errors is not None:
+                errors.append(r.stderr.strip())
             return -1
         tasks = json.loads(r.stdout).get("tasks", {})
         return sum(1 for t in tasks.values() if t.get("state") == "SUCCESS")
@@ -258,13 +268,16 @@ def case_rejoin(cl):
 
 def queries_meanwhile(cl, run_id, api, seconds):
     """Status queries to `api`, one started every 50 ms for `seconds`, each
-    in its own CLI process: [(seconds it took, SUCCESS count or -1)]."""
+    in its own CLI process: [(seconds it took, SUCCESS count or -1, seconds
+    after the first it began, the CLI's stderr if it failed)]."""
     answers = []
+    first = time.monotonic()
 
     def one():
         began = time.monotonic()
-        n = cl.succeeded(run_id, api, answer_within=25)
-        answers.append((round(time.monotonic() - began, 2), n))
+        errors = []
+        n = cl.succeeded(run_id, api, answer_within=25, errors=errors)
+        answers.append((round(time.monotonic() - began, 2), n, round(began - first, 2), *errors))
 
     threads = []
     end = time.monotonic() + seconds
