@@ -278,11 +278,18 @@ void AddStartFlags(CLI::App* start, NodeFlags* f) {
 
 // What SIGHUP reloads: the config file's alert rules and the flags'
 // authorized-keys file, resolved again from the flags the node started with.
+// The whole file is checked first, as start checks it (every key known,
+// every value one its option takes): a file that start would refuse is not
+// half-applied, and the running configuration stays.
 apollo11::Result<apollo11::cli::NodeConfig> Reresolve(const NodeFlags& f,
                                                       apollo11::cli::NodeEnv& env) {
   apollo11::cli::NotifyReloading();
   NodeFlags fresh = f;
   if (!f.config.empty()) {
+    NodeFlags scratch;
+    CLI::App check{"the config file, checked on reload", "apollo11-node"};
+    AddStartFlags(&check, &scratch);
+    APOLLO11_RETURN_IF_ERROR(apollo11::cli::ApplyNodeConfigFile(check, f.config));
     auto rules = apollo11::alerts::LoadAlertRules(f.config);
     if (!rules.ok()) return rules.status();
     fresh.alert_rules = std::move(*rules);

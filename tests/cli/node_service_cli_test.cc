@@ -223,6 +223,26 @@ TEST_CASE("SIGHUP reloads the authorized keys with their roles, the alert rules 
   CHECK(submitted.exit_code == 0);
   CHECK(WaitFor([&] { return dir.Exists("alerted"); }, 15000));
 
+  // A config file start would refuse (a misspelled key) is refused whole:
+  // its new alert rule is not taken either.
+  dir.Write("node.yaml",
+            "alert-fold-windw: 5s\nalerts:\n  - name: a\n    events: [run_failed]\n"
+            "    command: \"true\"\n  - name: b\n    events: [run_failed]\n"
+            "    command: \"true\"\n");
+  REQUIRE(::kill(coord.pid, SIGHUP) == 0);
+  REQUIRE(WaitFor(
+      [&] {
+        return dir.Read("coord.err")
+                   .find(
+                       "unknown key 'alert-fold-windw' (did you mean "
+                       "'alert-fold-window'?)") != std::string::npos;
+      },
+      10000));
+  CHECK(dir.Read("coord.err").find("reload failed, keeping the running configuration") !=
+        std::string::npos);
+  CHECK(dir.Read("coord.err").find("reload: 2 alert rules in force") == std::string::npos);
+  dir.Write("node.yaml", "log-level: info\n");
+
   // A broken key file: the reload is refused, logged, and the keys stay.
   dir.Write("authorized", "reader not-a-key\n");
   REQUIRE(::kill(coord.pid, SIGHUP) == 0);
