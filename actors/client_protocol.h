@@ -62,7 +62,7 @@ inline constexpr uint16_t kClientProtocolVersion = 3;
 // A reply's code and error as a Status; an unknown code reads as kInternal.
 inline Status ReplyStatus(uint8_t code, const std::string& error) {
   if (code == 0 && error.empty()) return Status::Ok();
-  if (code == 0 || code > static_cast<uint8_t>(StatusCode::kNotLeader)) {
+  if (code == 0 || code > static_cast<uint8_t>(StatusCode::kConflict)) {
     return Status::Internal(error);
   }
   return Status::Error(static_cast<StatusCode>(code), error);

@@ -14,10 +14,12 @@
 namespace apollo11::cli {
 
 // Prints "apollo11 CMD: why" on stderr and returns the exit code for it:
-// what the user asked for is wrong or absent (2), or anything else (3).
+// what the user asked for is wrong, absent or in conflict with an earlier
+// request (2), or anything else (3).
 inline int FailCommand(const char* cmd, const Status& s) {
   std::fprintf(stderr, "apollo11 %s: %s\n", cmd, s.message().c_str());
-  return s.code() == StatusCode::kNotFound || s.code() == StatusCode::kInvalidInput
+  return s.code() == StatusCode::kNotFound || s.code() == StatusCode::kInvalidInput ||
+                 s.code() == StatusCode::kConflict
              ? kExitInvalidInput
              : kExitInternal;
 }

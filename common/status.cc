@@ -26,6 +26,8 @@ const char* StatusCodeName(StatusCode code) {
       return "permission denied";
     case StatusCode::kNotLeader:
       return "not the leader";
+    case StatusCode::kConflict:
+      return "conflict";
   }
   return "unknown";
 }

@@ -25,7 +25,8 @@ enum class StatusCode {
   kUnsupported,       // valid but not available in this build or mode
   kInternal,          // a bug: an invariant did not hold
   kPermissionDenied,  // the caller's key role does not allow it (key_roles.h)
-  kNotLeader,         // election: a standby coordinator; the message names the leader (ha/not_leader.h)
+  kNotLeader,  // election: a standby coordinator; the message names the leader (ha/not_leader.h)
+  kConflict,  // the request contradicts an earlier one (a reused idempotency key); exit 2, HTTP 409
 };
 
 const char* StatusCodeName(StatusCode code);
@@ -50,6 +51,7 @@ class [[nodiscard]] Status {
   static Status PermissionDenied(std::string m) {
     return Error(StatusCode::kPermissionDenied, std::move(m));
   }
+  static Status Conflict(std::string m) { return Error(StatusCode::kConflict, std::move(m)); }
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }

@@ -78,6 +78,8 @@ int HttpStatusOf(const Status& s) {
       return 403;
     case StatusCode::kNotLeader:
       return 421;
+    case StatusCode::kConflict:
+      return 409;
     case StatusCode::kInvalidInput:
     case StatusCode::kUnsupported:
       return 400;

@@ -30,11 +30,38 @@ Result<std::optional<StartResult>> RegistryService::KnownKey(const StartRequest&
   return std::optional<StartResult>(out);
 }
 
+Status RegistryService::SameRequest(const StartRequest& request, const StartResult& known) {
+  std::string differ;
+  if (!request.version.empty()) {
+    auto version = registry_.Resolve(request.name, request.version);
+    if (version.ok() && version->version != known.version) {
+      differ = "version " + std::to_string(version->version) + " (the run has version " +
+               std::to_string(known.version) + ")";
+    }
+  }
+  auto rec = runs_->GetRun(known.run_id);
+  if (rec.ok() && rec->has_value()) {  // not yet committed: nothing to compare
+    for (const auto& [name, value] : request.params) {
+      auto had = (*rec)->params.find(name);
+      if (had != (*rec)->params.end() && had->second == value) continue;
+      differ += (differ.empty() ? "" : ", ") + name + "=" + value + " (the run has " +
+                (had == (*rec)->params.end() ? std::string("none") : had->second) + ")";
+    }
+  }
+  if (differ.empty()) return Status::Ok();
+  return Status::Conflict("idempotency key " + request.trigger_key + " started run " +
+                          known.run_id + " of " + request.name + " with other values: " + differ +
+                          "; a key names one request: use a new key for a different one");
+}
+
 Result<StartResult> RegistryService::StartPinned(const StartRequest& request) {
   if (!request.trigger_key.empty()) {
     auto known = KnownKey(request);
     if (!known.ok()) return known.status();
-    if (known->has_value()) return **known;
+    if (known->has_value()) {
+      APOLLO11_RETURN_IF_ERROR(SameRequest(request, **known));
+      return **known;
+    }
   }
   auto version = registry_.Resolve(request.name, request.version);
   if (!version.ok()) return version.status();

@@ -87,6 +87,10 @@ class RegistryService {
   Result<std::string> StateJson(const std::string& name);
   // The run key `key` of `name` started, when it started one.
   Result<std::optional<StartResult>> KnownKey(const StartRequest& request);
+  // Ok when `request` asks for what its key's run `known` got (each param it
+  // gives, and the version it names, if any); a Conflict naming the run and
+  // each difference otherwise.
+  Status SameRequest(const StartRequest& request, const StartResult& known);
 
   PipelineRegistry registry_;
   storage::RunReader* runs_;

@@ -161,6 +161,15 @@ TEST_CASE("the registry on a real node: versions, a rejected cycle, idempotent t
   CHECK(again.err.find("already") != std::string::npos);
   json runs = ParseJson(Cli(node, {"runs", "--json"}).out);
   CHECK(runs.size() == 1);
+  // The key with other values is a conflict, not the old run.
+  CmdResult other =
+      Cli(node, {"trigger", "demo.reg", "-p", "limit=6", "--idempotency-key", "order-42"});
+  INFO(other.err);
+  CHECK(other.exit_code == 2);
+  CHECK(other.err.find("idempotency key order-42 started run " + run_id +
+                       " of demo.reg with other values: limit=6 (the run has 5)") !=
+        std::string::npos);
+  CHECK(ParseJson(Cli(node, {"runs", "--json"}).out).size() == 1);
 
   // The same over HTTP with the token, then pause.
   std::unique_ptr<httplib::Client> http = Http(node);
@@ -169,6 +178,11 @@ TEST_CASE("the registry on a real node: versions, a rejected cycle, idempotent t
   REQUIRE(posted);
   CHECK(posted->status == 200);
   CHECK(json::parse(posted->body)["run_id"] == run_id);
+  auto conflict = http->Post("/api/pipelines/demo.reg/runs", {{"Idempotency-Key", "order-42"}},
+                             R"({"params": {"limit": 6}})", "application/json");
+  REQUIRE(conflict);
+  CHECK(conflict->status == 409);
+  CHECK(conflict->body.find("limit=6 (the run has 5)") != std::string::npos);
   CmdResult paused = Cli(node, {"pause", "demo.reg"});
   REQUIRE(paused.exit_code == 0);
   CmdResult refused = Cli(node, {"trigger", "demo.reg"});
