@@ -227,22 +227,22 @@ Status Executor::OpenLogs(Exec* exec) {
                         LogSink::Keep::kTail, options_.stderr_tail_bytes);
 }
 
-Status Executor::StartProcessTask(Exec* exec) {
+Status Executor::PrepareInputs(Exec* exec) {
   ExecRequest& r = exec->req;
   Status prepared =
       exec->inputs.Prepare(options_.inputs_dir, r.exec_id, r.attempt, r.inputs, &r.env);
   r.inputs = {};  // on disk now
-  if (!prepared.ok()) return prepared;
-  r.env["APOLLO11_OUTPUT"] = TaskOutputFile::PathIn(exec->inputs.dir());
-  return StartProcess(exec, r.run_precheck);
+  return prepared;
+}
+
+Status Executor::StartProcessTask(Exec* exec) {
+  APOLLO11_RETURN_IF_ERROR(PrepareInputs(exec));
+  exec->req.env["APOLLO11_OUTPUT"] = TaskOutputFile::PathIn(exec->inputs.dir());
+  return StartProcess(exec, exec->req.run_precheck);
 }
 
 Status Executor::StartPrecheckFirst(Exec* exec) {
-  ExecRequest& r = exec->req;
-  Status prepared =
-      exec->inputs.Prepare(options_.inputs_dir, r.exec_id, r.attempt, r.inputs, &r.env);
-  r.inputs = {};  // on disk now
-  if (!prepared.ok()) return prepared;
+  APOLLO11_RETURN_IF_ERROR(PrepareInputs(exec));
   return StartProcess(exec, /*precheck=*/true);
 }
 

@@ -136,6 +136,9 @@ class Executor final : public TaskRunner {
                       std::string error);
   // Opens the attempt's stdout (and stderr, if its runner keeps one) log.
   Status OpenLogs(Exec* exec);
+  // Writes the attempt's inputs (params, upstream outputs) to disk and names
+  // them in its environment; the request no longer holds them.
+  Status PrepareInputs(Exec* exec);
   // Starts a shell or python task: its inputs on disk, then its precheck or
   // itself (StartProcess).
   Status StartProcessTask(Exec* exec);

@@ -155,9 +155,10 @@ TEST_CASE("validate refuses imports outside the pipeline's directory and never e
 TEST_CASE("validate --library lets imports resolve in a library directory", "[cli][imports]") {
   TempDir dir;
   dir.Write("lib/policies.yaml", "retry_policy:\n  shared: {max_retries: 2}\n");
-  const std::string pipeline = dir.Write("p/pipeline.yaml",
-                                         "version: \"1.0\"\nname: a.b\nimports: [policies.yaml]\n"
-                                         "pipeline: [{id: a, type: shell, command: x, retry: shared}]\n");
+  const std::string pipeline =
+      dir.Write("p/pipeline.yaml",
+                "version: \"1.0\"\nname: a.b\nimports: [policies.yaml]\n"
+                "pipeline: [{id: a, type: shell, command: x, retry: shared}]\n");
   CHECK(Apollo11(dir, "validate " + pipeline).exit_code == 2);
   Outcome o = Apollo11(dir, "validate --library " + dir.Path("lib") + " " + pipeline);
   INFO(o.out << o.err);
