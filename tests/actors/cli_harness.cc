@@ -5,12 +5,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iostream>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -85,6 +88,36 @@ pid_t SpawnTo(const std::vector<std::string>& argv, const std::string& cwd, cons
   return pid;
 }
 
+// A command run by Run() is killed after this many seconds (exit code 124),
+// so a hung command fails its test with its output instead of holding the
+// whole test until CTest's timeout. APOLLO11_TEST_CMD_TIMEOUT_S overrides.
+int CommandDeadlineSeconds() {
+  const char* env = std::getenv("APOLLO11_TEST_CMD_TIMEOUT_S");
+  const int parsed = env ? std::atoi(env) : 0;
+  return parsed > 0 ? parsed : 300;
+}
+
+// waitpid with a deadline: polls (1 ms growing to 20 ms) and SIGKILLs the
+// child when `seconds` pass, setting *killed. Returns the wait status.
+int WaitBounded(pid_t pid, int seconds, bool* killed) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  auto pause = std::chrono::milliseconds(1);
+  for (;;) {
+    int status = 0;
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid || (done < 0 && errno != EINTR)) return status;
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(pid, SIGKILL);
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      *killed = true;
+      return status;
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(20));
+  }
+}
+
 }  // namespace
 
 CmdResult Run(const std::vector<std::string>& argv, const std::string& cwd) {
@@ -92,14 +125,22 @@ CmdResult Run(const std::vector<std::string>& argv, const std::string& cwd) {
   std::string dir = ::mkdtemp(tmpl);
   CmdResult r;
   pid_t pid = SpawnTo(argv, cwd, dir + "/out", dir + "/err");
+  bool killed = false;
   if (pid > 0) {
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    const int status = WaitBounded(pid, CommandDeadlineSeconds(), &killed);
+    r.exit_code = killed ? 124 : WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
   r.out = ReadFile(dir + "/out");
   r.err = ReadFile(dir + "/err");
+  if (killed) {
+    std::string line =
+        "[test harness] killed after " + std::to_string(CommandDeadlineSeconds()) + " s:";
+    for (const std::string& a : argv) line += " " + a;
+    std::cerr << line << "\n--- its stdout ---\n"
+              << r.out << "\n--- its stderr ---\n"
+              << r.err << std::endl;
+    r.err += "\n" + line + "\n";
+  }
   std::error_code ec;
   fs::remove_all(dir, ec);
   return r;

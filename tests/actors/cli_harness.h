@@ -33,7 +33,9 @@ class ScratchDir {
 // Path of the apollo11 binary under test.
 std::string Apollo11();
 
-// Runs argv (argv[0] searched on PATH) to completion in `cwd`.
+// Runs argv (argv[0] searched on PATH) to completion in `cwd`; a command still
+// running after 300 s (APOLLO11_TEST_CMD_TIMEOUT_S) is killed: exit code 124,
+// and a line saying so on the test's stderr and at the end of `err`.
 CmdResult Run(const std::vector<std::string>& argv, const std::string& cwd = "");
 
 // Starts argv in the background with stdout/stderr to files under `dir`.

@@ -285,7 +285,7 @@ TEST_CASE("a rerun survives a coordinator killed -9 mid-run and over HTTP", "[cl
   CHECK(coord2.listening["recovered_runs"] == 1);
   ::unlink((dir.path() + "/slow").c_str());
   auto summary = ParseJson(Cli(coord2, {"status", second, "--wait", "--json"}).out);
-  INFO(summary.dump() << dir.Read("coord2.err"));
+  INFO(summary.dump() << dir.Read("coord2.err") << "\n--- w1 ---\n" << dir.Read("w1.err"));
   CHECK(summary["state"] == "SUCCESS");
   CHECK(summary["rerun_of"] == original);
   CHECK(summary["tasks"]["extract"]["reused_from"] == original);
