@@ -122,7 +122,7 @@ Result<nlohmann::json> CoordinatorApi::Register(const std::string& yaml, const s
   dsl::ParseOptions options;
   options.read_files = false;  // the request is the whole input: nothing read from this disk
   dsl::ParseResult parsed = dsl::ParsePipelineText(yaml, path, options);
-  actors::RegistryRequest r = RegistrationOf(parsed, yaml, path, "http");
+  actors::RegistryRequest r = RegistrationOf(&parsed, yaml, path, "http");
   auto link = Link();
   if (!link.ok()) return link.status();
   auto reply = Forget((*link)->Registry(r));

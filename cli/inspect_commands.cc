@@ -327,6 +327,7 @@ int Submit(const InspectFlags& f) {
   auto remote = f.Connect();
   if (!remote.ok()) return Fail("submit", remote.status());
   actors::SubmitRun submit;
+  dsl::ForgetSource(&*parsed.pipeline);
   submit.pipeline_json = dsl::TakeCanonicalJson(std::move(*parsed.pipeline));
   submit.pipeline_hash = dsl::HashCanonicalJson(submit.pipeline_json);
   submit.params = std::move(*params);

@@ -30,13 +30,15 @@ std::string PipelineNameOf(std::string_view yaml, const std::string& path) {
   return std::filesystem::path(path).stem().string();
 }
 
-actors::RegistryRequest RegistrationOf(const dsl::ParseResult& parsed, std::string_view yaml,
+actors::RegistryRequest RegistrationOf(dsl::ParseResult* parsed_result, std::string_view yaml,
                                        const std::string& path, const std::string& actor) {
+  const dsl::ParseResult& parsed = *parsed_result;
   actors::RegistryRequest r;
   r.actor = actor;
   if (parsed.ok()) {
     r.op = static_cast<uint8_t>(actors::RegistryOp::kAdd);
     r.name = parsed.pipeline->name;
+    dsl::ForgetSource(&*parsed_result->pipeline);
     r.pipeline_json = dsl::CanonicalJson(*parsed.pipeline);
     r.pipeline_hash = dsl::HashCanonicalJson(r.pipeline_json);
     return r;

@@ -14,8 +14,9 @@
 namespace apollo11::cli {
 
 // The request for `parsed`, the result of checking `yaml` read from `path`;
-// `actor` names who registers ("cli", "http").
-actors::RegistryRequest RegistrationOf(const dsl::ParseResult& parsed, std::string_view yaml,
+// `actor` names who registers ("cli", "http"). A pipeline that parsed has
+// its source forgotten (dsl::ForgetSource) before its snapshot is made.
+actors::RegistryRequest RegistrationOf(dsl::ParseResult* parsed, std::string_view yaml,
                                        const std::string& path, const std::string& actor);
 
 // The pipeline name of `yaml` as far as a file that does not validate tells

@@ -6,6 +6,7 @@
 
 #include "cli/client_flags.h"
 #include "cli/command.h"
+#include "cli/line_diff.h"
 #include "cli/pipeline_registration.h"
 #include "common/json_dump.h"
 #include "common/small_file.h"
@@ -51,7 +52,7 @@ int Add(const PipelinesFlags& f) {
     for (const dsl::Diagnostic& d : parsed.diagnostics) {
       std::fprintf(stderr, "%s\n", dsl::FormatDiagnostic(d).c_str());
     }
-    auto reply = (*remote)->Registry(RegistrationOf(parsed, *text, file, "cli"));
+    auto reply = (*remote)->Registry(RegistrationOf(&parsed, *text, file, "cli"));
     if (!parsed.ok()) {
       std::fprintf(stderr,
                    "apollo11 pipelines add: %s was rejected; the active version (if any) stays\n",
@@ -140,10 +141,25 @@ int Versions(const PipelinesFlags& f) {
   return kExitOk;
 }
 
-// Prints the paths where two JSON values differ, as "-" and "+" lines.
+bool MultiLine(const nlohmann::json& j) {
+  return j.is_string() && j.get_ref<const std::string&>().find('\n') != std::string::npos;
+}
+
+// Prints the paths where two JSON values differ, as "-" and "+" lines; two
+// texts of several lines (a task's code, SQL or command) line by line, as
+// "- PATH:LINE: \"text\"" (each line JSON-quoted: no control character
+// reaches the terminal).
 void DiffJson(const std::string& path, const nlohmann::json& a, const nlohmann::json& b,
               int* changes) {
   if (a == b) return;
+  if (a.is_string() && b.is_string() && (MultiLine(a) || MultiLine(b))) {
+    for (const DiffLine& d :
+         LineDiff(a.get_ref<const std::string&>(), b.get_ref<const std::string&>())) {
+      ++*changes;
+      std::printf("%c %s:%zu: %s\n", d.mark, path.c_str(), d.line, SafeJsonDump(d.text).c_str());
+    }
+    return;
+  }
   if (a.is_object() && b.is_object()) {
     for (const auto& [k, v] : a.items()) {
       DiffJson(path + "." + k, v, b.contains(k) ? b[k] : nlohmann::json(), changes);

@@ -133,10 +133,10 @@ int LoadPipeline(const std::string& file, const std::vector<std::string>& librar
   auto params = dsl::ResolveParams(spec.name, spec.params, given);
   if (!params.ok()) return FailCommand("run", params.status());
   *task_count = spec.tasks.size();
+  dsl::ForgetSource(&*parsed.pipeline);
   if (*task_count <= kHandoffMaxTasks) {
     submit->pipeline_json = dsl::CanonicalJson(spec);
     submit->pipeline_hash = dsl::HashCanonicalJson(submit->pipeline_json);
-    dsl::DropLocations(&*parsed.pipeline);
     actors::SpecHandoff::Offer(submit->pipeline_hash, std::move(*parsed.pipeline));
   } else {
     submit->pipeline_json = dsl::TakeCanonicalJson(std::move(*parsed.pipeline));

@@ -21,6 +21,9 @@ inline constexpr size_t kWireMaxArrayItems = 100'000;
 // Dependencies of one task: each sends its output (or a share of the
 // budget below) to the task.
 inline constexpr size_t kMaxTaskDependencies = 50'000;
+// The source of one task's code: a python task's script or inline code, a db
+// task's SQL script. One msgpack string, so the DISPATCH carries it whole.
+inline constexpr size_t kMaxTaskCodeBytes = kWireMaxStringBytes;
 // The bytes of a task's own fields (command, script, args, env, headers,
 // body, precheck, ...) plus the names of its dependencies.
 inline constexpr size_t kMaxTaskBytes = size_t{4} << 20;

@@ -83,7 +83,11 @@ struct TaskSpec {
   // shell
   Rare<std::string> command;
   Rare<std::string> workdir;
-  // python: script is resolved to an absolute path (relative to the pipeline file)
+  // python: the script's file name. When the parser reads files, `script:`
+  // is read into `code` and only its file name is kept here (the snapshot
+  // holds what runs, not where it was read from); a pipeline parsed without
+  // file reads (registered over HTTP) may instead name an absolute path on
+  // the worker, which is run as it is then (its code is not captured).
   Rare<std::string> script;
   Rare<std::vector<std::string>> args;
   // http
@@ -118,6 +122,11 @@ struct TaskSpec {
   // Environment variable name -> secret reference (dsl/secret_ref.h); the
   // worker resolves the values at launch. Only references are stored.
   Rare<std::map<std::string, std::string>> secrets;
+  // python: the source the worker runs (`code:` inline, or a `script:`
+  // file's content read at submission or registration, which may be
+  // empty), at most kMaxTaskCodeBytes. Unused when `script` is an absolute
+  // path: a path on the worker.
+  Rare<std::string> code;
 
   bool operator==(const TaskSpec&) const = default;
 };

@@ -430,6 +430,11 @@ void DropLocations(PipelineSpec* spec) {
   }
 }
 
+void ForgetSource(PipelineSpec* spec) {
+  DropLocations(spec);
+  spec->source_file.clear();
+}
+
 std::string ContentHash(const PipelineSpec& spec) { return HashCanonicalJson(CanonicalJson(spec)); }
 
 std::string HashCanonicalJson(std::string_view canonical) {

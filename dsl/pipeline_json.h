@@ -36,6 +36,13 @@ Result<PipelineSpec> PipelineFromJsonText(std::string_view text,
 // from YAML then equals what kCheckAndDrop decodes from its snapshot.
 void DropLocations(PipelineSpec* spec);
 
+// Forgets where the pipeline's text came from: every location and the
+// source file's name. A snapshot records what a pipeline does, so every
+// submission and registration forgets its source first: the same content
+// read from any path or directory, with other comments or line numbers,
+// makes the same snapshot, hash and registered version.
+void ForgetSource(PipelineSpec* spec);
+
 // About how many tasks the snapshot `text` holds (its "id" keys, and ids in
 // env maps too), for PipelineFromJsonText's reserve(): never more than a
 // valid snapshot of text.size() bytes could hold, whatever the text is.
@@ -55,8 +62,8 @@ std::string CanonicalJson(const PipelineSpec& spec);
 // no tasks.
 std::string TakeCanonicalJson(PipelineSpec&& spec);
 
-// 16 hex digits of the 64-bit FNV-1a hash of CanonicalJson(spec). Locations are
-// part of the snapshot, so moving a task within the file changes the hash.
+// 16 hex digits of the 64-bit FNV-1a hash of CanonicalJson(spec). Locations
+// are part of it unless ForgetSource removed them.
 std::string ContentHash(const PipelineSpec& spec);
 // The same hash of a CanonicalJson result the caller already holds (building
 // the canonical JSON of a large pipeline twice costs as much as parsing it).

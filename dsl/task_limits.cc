@@ -28,7 +28,8 @@ size_t TaskBytes(const TaskSpec& t, SizedField* largest) {
   size_t total = 0;
   for (SizedField f :
        {SizedField{"command", t.command.size()}, SizedField{"workdir", t.workdir.size()},
-        SizedField{"script", t.script.size()}, SizedField{"url", t.url.size()},
+        SizedField{"script", t.script.size()}, SizedField{"code", t.code.size()},
+        SizedField{"url", t.url.size()},
         SizedField{"method", t.method.size()}, SizedField{"body", t.body.size()},
         SizedField{"precheck", t.precheck.size()}, SizedField{"host", t.db_host.size()},
         SizedField{"sql", t.sql.size()}, SizedField{"password_env", t.db_password_env.size()}}) {

@@ -100,9 +100,7 @@ void TaskParser::Parse(const YamlNode& node, const std::string& file, PipelineSp
     if (f.key == "foreach" && f.value.IsMap()) ReadForeachItems(f, Writable(&task.foreach_items));
   }
   if (has_type && task.type == TaskType::kDb) LoadDbScript(&task, by_key);
-  if (has_type && task.type == TaskType::kPython && !library_->reads_files()) {
-    RequireWorkerScriptPath(task, by_key);
-  }
+  if (has_type && task.type == TaskType::kPython) LoadPythonScript(&task, by_key);
   if (has_type) RequireTypeFields(task, label, by_key);
   if (has_id) spec->tasks.push_back(std::move(task));
 }
@@ -145,11 +143,18 @@ void TaskParser::RequireTypeFields(const TaskSpec& task, const std::string& labe
                                    const std::map<std::string, const Field*>& by_key) {
   // A member is filled only from a key of by_key (templates' included), so
   // the key alone tells whether the task has it.
-  const std::string_view key = InfoOf(task.type).required;
-  if (!key.empty() && by_key.count(std::string(key)) == 0) {
-    report_->Error(task.where, std::string(ToString(task.type)) + " " + label + " needs '" +
-                                   std::string(key) + "'");
+  const std::string_view required = InfoOf(task.type).required;
+  if (required.empty()) return;
+  std::string wanted;
+  for (std::string_view rest = required; !rest.empty();) {
+    const size_t bar = std::min(rest.find('|'), rest.size());
+    const std::string key(rest.substr(0, bar));
+    if (by_key.count(key) > 0) return;
+    wanted += (wanted.empty() ? "'" : "' or '") + key;
+    rest.remove_prefix(std::min(bar + 1, rest.size()));
   }
+  report_->Error(task.where,
+                 std::string(ToString(task.type)) + " " + label + " needs " + wanted + "'");
 }
 
 bool TaskParser::ReadId(const Field& f, std::string* id) {

@@ -59,9 +59,21 @@ class TaskParser {
   bool ReadHttpStatuses(const Field& f, std::vector<int>* out);
   bool ReadDbUrl(const Field& f, std::string* out);
   bool ReadEnvName(const Field& f, std::string* out);
+  // Inline python source: at most kMaxTaskCodeBytes.
+  bool ReadCode(const Field& f, std::string* out);
+  // The content of the file at `path` named by field `f`, or nullopt after
+  // reporting why not: unreadable, over kMaxTaskCodeBytes, or empty unless
+  // `allow_empty`. `what` names the file in messages ("SQL script").
+  std::optional<std::string> ReadTaskFile(const Field& f, const std::string& path,
+                                          const std::string& what, bool allow_empty);
   // A db task's `script:` (already resolved to a file) is read into its
-  // `sql`; `sql` and `script` together, or a script over 1 MiB, is an error.
+  // `sql`, and `script` keeps the file name; `sql` and `script` together,
+  // or a script over 1 MiB, is an error (dsl/task_code.cc).
   void LoadDbScript(TaskSpec* task, const std::map<std::string, const Field*>& by_key);
+  // A python task's `script:` file is read into its `code`, and `script`
+  // keeps the file name; `script` and `code` together is an error. Without
+  // file reads the script stays the worker's path (RequireWorkerScriptPath).
+  void LoadPythonScript(TaskSpec* task, const std::map<std::string, const Field*>& by_key);
   // Without file reads (ParseOptions::read_files): a python script is the
   // worker's path, so it must be absolute and normal.
   void RequireWorkerScriptPath(const TaskSpec& task,

@@ -1,10 +1,8 @@
 // The readers of the db, secret and foreach task fields (TaskParser's other
 // readers are in task_parser.cc; the key table is dsl/task_fields.h).
-#include <cerrno>
 #include <cstring>
 #include <optional>
 
-#include "common/small_file.h"
 #include "dsl/credentials.h"
 #include "dsl/secret_ref.h"
 #include "dsl/task_parser.h"
@@ -59,51 +57,6 @@ bool TaskParser::ReadEnvName(const Field& f, std::string* out) {
   report_->Error(FieldReader::At(f),
                  Quote(f.key) + " must name an environment variable, found " + Quote(*out));
   return false;
-}
-
-void TaskParser::LoadDbScript(TaskSpec* task, const std::map<std::string, const Field*>& by_key) {
-  auto script = by_key.find("script");
-  if (script == by_key.end() || task->script.empty()) return;
-  if (by_key.count("sql") > 0) {
-    report_->Error(FieldReader::KeyAt(*script->second),
-                   "a db task takes 'sql' or 'script', not both");
-    return;
-  }
-  if (!library_->reads_files()) {
-    report_->Error(FieldReader::At(*script->second),
-                   std::string(kNoFilesRead) + ": write the SQL in 'sql:' instead of 'script:'");
-    return;
-  }
-  constexpr size_t kMaxSqlScriptBytes = size_t{1} << 20;
-  // One byte over the limit tells a file at the limit from a larger one.
-  std::optional<std::string> text = ReadSmallFile(task->script, kMaxSqlScriptBytes + 1);
-  if (!text.has_value()) {
-    report_->Error(FieldReader::At(*script->second),
-                   "cannot read " + Quote(task->script.get()) + ": " + std::strerror(errno));
-    return;
-  }
-  if (text->size() > kMaxSqlScriptBytes) {
-    report_->Error(FieldReader::At(*script->second),
-                   "SQL script " + Quote(task->script.get()) + " is larger than the limit of " +
-                       std::to_string(kMaxSqlScriptBytes) + " bytes");
-    return;
-  }
-  task->sql = std::move(*text);
-  if (task->sql.empty()) {
-    report_->Error(FieldReader::At(*script->second),
-                   "SQL script " + Quote(task->script.get()) + " is empty");
-  }
-}
-
-void TaskParser::RequireWorkerScriptPath(const TaskSpec& task,
-                                         const std::map<std::string, const Field*>& by_key) {
-  auto script = by_key.find("script");
-  if (script == by_key.end() || task.script.empty()) return;
-  const std::filesystem::path path(task.script.get());
-  if (path.is_absolute() && path.lexically_normal() == path) return;
-  report_->Error(FieldReader::At(*script->second),
-                 std::string(kNoFilesRead) +
-                     ": a python 'script:' must be a plain absolute path, which the worker runs");
 }
 
 bool TaskParser::ReadForeach(const Field& f, std::string* out) {

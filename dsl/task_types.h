@@ -25,12 +25,13 @@ namespace apollo11::dsl {
 //               DISPATCH's `type`), so rows are only ever appended
 //   name        the YAML `type:` word, also the snapshot's JSON value
 //   required    the key a task of this type must have (its own or from a
-//               template it extends); "" for none
-#define APOLLO11_TASK_TYPES(X)   \
-  X(kShell, "shell", "command")  \
-  X(kPython, "python", "script") \
-  X(kHttp, "http", "url")        \
-  X(kDb, "db", "host")           \
+//               template it extends), or keys separated by '|' of which it
+//               must have one; "" for none
+#define APOLLO11_TASK_TYPES(X)        \
+  X(kShell, "shell", "command")       \
+  X(kPython, "python", "script|code") \
+  X(kHttp, "http", "url")             \
+  X(kDb, "db", "host")                \
   X(kNoop, "noop", "")
 
 #define APOLLO11_TASK_TYPE_ENUMERATOR(enumerator, name, required) enumerator,

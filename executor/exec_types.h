@@ -37,8 +37,10 @@ struct ExecRequest {
   // shell
   std::string command;
   std::string workdir;  // shell and python; empty = the worker's cwd
-  // python: `python3 SCRIPT ARGS...`
+  // python: `python3 SCRIPT ARGS...`; with `code`, SCRIPT is the file
+  // name the code is written to in the attempt's inputs directory.
   std::string script;
+  std::string code;
   std::vector<std::string> args;
   // http
   std::string url;

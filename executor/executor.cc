@@ -237,8 +237,21 @@ Status Executor::PrepareInputs(Exec* exec) {
 
 Status Executor::StartProcessTask(Exec* exec) {
   APOLLO11_RETURN_IF_ERROR(PrepareInputs(exec));
+  APOLLO11_RETURN_IF_ERROR(WriteTaskCode(exec));
   exec->req.env["APOLLO11_OUTPUT"] = TaskOutputFile::PathIn(exec->inputs.dir());
   return StartProcess(exec, exec->req.run_precheck);
+}
+
+Status Executor::WriteTaskCode(Exec* exec) {
+  ExecRequest& r = exec->req;
+  if (r.type != dsl::TaskType::kPython || (!r.script.empty() && r.script.front() == '/')) {
+    return Status::Ok();  // not python, or a path on this worker (no captured code)
+  }
+  auto path = exec->inputs.WriteCode(r.script.empty() ? "task.py" : r.script, r.code);
+  if (!path.ok()) return path.status();
+  r.script = std::move(*path);
+  std::string().swap(r.code);  // on disk now
+  return Status::Ok();
 }
 
 Status Executor::StartPrecheckFirst(Exec* exec) {

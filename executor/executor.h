@@ -139,6 +139,9 @@ class Executor final : public TaskRunner {
   // Writes the attempt's inputs (params, upstream outputs) to disk and names
   // them in its environment; the request no longer holds them.
   Status PrepareInputs(Exec* exec);
+  // A python task's captured source (ExecRequest::code): written to the
+  // attempt's inputs directory, and `script` made that file's path.
+  Status WriteTaskCode(Exec* exec);
   // Starts a shell or python task: its inputs on disk, then its precheck or
   // itself (StartProcess).
   Status StartProcessTask(Exec* exec);

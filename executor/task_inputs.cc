@@ -76,7 +76,7 @@ bool TaskInputs::RemoveOwnFiles() const {
   const int root = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (root < 0) return errno == ENOENT;
   bool emptied = true;
-  for (const char* folder : {"params", "outputs"}) {
+  for (const char* folder : {"params", "outputs", "code"}) {
     const int fd = ::openat(root, folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd >= 0) {
       for (const auto& [in, name] : written_) {
@@ -141,7 +141,7 @@ Status TaskInputs::Prepare(const std::string& root, const std::string& exec_id, 
 }
 
 Status TaskInputs::WriteAll(const std::vector<TaskInput>& inputs) {
-  for (const char* folder : {"params", "outputs"}) {
+  for (const char* folder : {"params", "outputs", "code"}) {
     if (::mkdir((dir_ + "/" + folder).c_str(), 0700) != 0) {
       return Status::Io("could not create " + dir_ + "/" + folder + ": " + std::strerror(errno));
     }
@@ -153,6 +153,19 @@ Status TaskInputs::WriteAll(const std::vector<TaskInput>& inputs) {
     written_.emplace_back(Folder(in.kind), in.name);
   }
   return Status::Ok();
+}
+
+Result<std::string> TaskInputs::WriteCode(const std::string& name, const std::string& code) {
+  if (dir_.empty()) return Status::Internal("WriteCode before Prepare");
+  if (!SafeName(name)) {
+    return Status::InvalidInput("could not write the task's code: " + name +
+                                " cannot be a file name");
+  }
+  const std::string path = dir_ + "/code/" + name;
+  Status s = WriteFile(path, code);
+  if (!s.ok()) return Status::Io("could not write the task's code: " + s.message());
+  written_.emplace_back("code", name);
+  return path;
 }
 
 Status TaskInputs::CheckExecSize(const std::vector<std::string>& argv,

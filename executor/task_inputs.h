@@ -9,6 +9,7 @@
 //   set in the environment when the value is at most kInlineValueBytes and
 //   the inline entries so far stay within kInlineTotalBytes; otherwise the
 //   variable is not set and the file is the only copy;
+// - a python task's captured source is written to code/<script name> there;
 // - the directory is removed when the TaskInputs is destroyed, that is when
 //   the execution has ended.
 
@@ -44,6 +45,12 @@ class TaskInputs {
   // behind.
   Status Prepare(const std::string& root, const std::string& exec_id, uint32_t attempt,
                  const std::vector<TaskInput>& inputs, std::map<std::string, std::string>* env);
+
+  // Writes `code` (a python task's source) to code/NAME in the directory
+  // and returns the file's path, which the task is run from; removed with
+  // the rest. After a successful Prepare. NAME must be a plain file name
+  // (else InvalidInput); a file that cannot be written is Io.
+  Result<std::string> WriteCode(const std::string& name, const std::string& code);
 
   // The directory; empty before a successful Prepare.
   const std::string& dir() const { return dir_; }

@@ -26,7 +26,9 @@ namespace apollo11::transport {
 // last; TaskPayload carries a db task's db_host, sql, sql_params and
 // db_password_env, and every task's secrets (references a worker resolves at
 // launch), appended; a worker of version 3 could run neither.
-inline constexpr uint32_t kProtocolVersion = 4;
+// 5: TaskPayload.code, a python task's source (its script is now a file
+// name); a worker of version 4 would look for the script on its own disk.
+inline constexpr uint32_t kProtocolVersion = 5;
 // The first version whose ResultMsg has today's layout (see DecodeStoredResult).
 inline constexpr uint32_t kResultLayoutSince = 1;
 
@@ -117,10 +119,14 @@ struct TaskPayload {
   std::string db_password_env;
   // Variable name -> secret reference (dsl/secret_ref.h); never a value.
   std::map<std::string, std::string> secrets;
+  // python: the source to run, written to a file named `script` (task.py
+  // when empty) in the attempt's own directory; unused when `script` is an
+  // absolute path, a path on the worker.
+  std::string code;
   bool operator==(const TaskPayload&) const = default;
   MSGPACK_DEFINE(type, command, workdir, script, args, url, method, headers, body, expect_status,
                  env, timeout_ms, kill_grace_ms, precheck, run_precheck, inputs, refusal, db_host,
-                 sql, sql_params, db_password_env, secrets);
+                 sql, sql_params, db_password_env, secrets, code);
 };
 
 // W→D: join or rejoin, listing the executions the worker still holds.

@@ -66,6 +66,7 @@ TEST_CASE("the wire copy carries exactly the fields marked for the worker", "[ds
     std::vector<int> expect_status;
     std::string db_host, sql, db_password_env;
     std::vector<std::string> sql_params;
+    std::string code;
   };
   TaskSpec spec;
   spec.command = "echo hi";
@@ -76,6 +77,7 @@ TEST_CASE("the wire copy carries exactly the fields marked for the worker", "[ds
   spec.precheck = "true";
   spec.sql = "select 1";  // db fields travel too: the worker runs the SQL
   spec.sql_params = {"x"};
+  spec.code = "print('hi')";  // a python task's source travels with it
   Wire wire;
   CopyWireFields(spec, &wire);
   CHECK(wire.command == "echo hi");
@@ -86,6 +88,7 @@ TEST_CASE("the wire copy carries exactly the fields marked for the worker", "[ds
   CHECK(wire.precheck == "true");
   CHECK(wire.sql == "select 1");
   CHECK(wire.sql_params == std::vector<std::string>{"x"});
+  CHECK(wire.code == "print('hi')");
 }
 
 }  // namespace apollo11::dsl

@@ -194,3 +194,39 @@ TEST_CASE("a task whose environment is too large fails with a clear reason", "[e
   INFO(out[0].error);
   CHECK(out[0].error.find("could not start: APOLLO11_HUGE is 200014 bytes") != std::string::npos);
 }
+
+TEST_CASE("a python task runs its shipped code from its inputs directory, which then goes",
+          "[executor][inputs][code]") {
+  TempDir root;
+  SystemClock clock;
+  ExecutorOptions options;
+  options.inputs_dir = root.path() + "/inputs";
+  Executor ex(options, clock);
+  ExecRequest r;
+  r.exec_id = "r1.py";
+  r.attempt = 1;
+  r.type = TaskType::kPython;
+  r.script = "job.py";  // a file name: the code is written there, not looked up
+  r.code =
+      "import os, sys\nprint(os.path.relpath(__file__, os.environ['APOLLO11_INPUTS_DIR']), "
+      "sys.argv[1:])\n";
+  r.args = {"a"};
+  REQUIRE(ex.Launch(r).ok());
+  auto out = RunToCompletion(ex, clock, std::chrono::milliseconds(10000));
+  REQUIRE(out.size() == 1);
+  INFO(out[0].error);
+  CHECK(out[0].kind == ExecOutcomeKind::kSuccess);
+  CHECK(out[0].output == "code/job.py ['a']\n");
+  CHECK(Entries(root.path() + "/inputs") == 0);
+
+  // A name that cannot be a file name fails the attempt, naming it.
+  r.attempt = 2;
+  r.script = "..";
+  REQUIRE(ex.Launch(r).ok());
+  out = RunToCompletion(ex, clock, std::chrono::milliseconds(10000));
+  REQUIRE(out.size() == 1);
+  CHECK(out[0].kind == ExecOutcomeKind::kFailed);
+  CHECK(out[0].error.find("could not write the task's code: .. cannot be a file name") !=
+        std::string::npos);
+  CHECK(Entries(root.path() + "/inputs") == 0);
+}
