@@ -54,8 +54,9 @@ struct NodeFlags {
   std::string authorized_keys;  // coordinator: public keys allowed to connect
   std::string server_key;       // worker: the coordinator's public key
   bool insecure = false;
-  // registry: refuse pipeline names without a domain prefix (DOMAIN.NAME).
-  bool require_domain_prefix = false;
+  // registry: refuse pipeline names without a domain prefix (DOMAIN.NAME);
+  // on unless --allow-unprefixed-names (brief 6: enforced from day one).
+  bool require_domain_prefix = true;
   // "" = the role's default (coordinator/all: 127.0.0.1:8011; worker: off);
   // "off" = no HTTP server.
   std::string http_bind;

@@ -208,9 +208,10 @@ void AddSecurityFlags(CLI::App* start, NodeFlags* f) {
   start->add_option("--authorized-keys", f->authorized_keys,
                     "coordinator: file of public keys allowed to connect");
   start->add_option("--server-key", f->server_key, "worker: the coordinator's public key file");
-  start->add_flag("--require-domain-prefix", f->require_domain_prefix,
-                  "coordinator: refuse pipelines (registered or submitted) whose name has no "
-                  "domain prefix (DOMAIN.NAME)");
+  start->add_flag("--require-domain-prefix,!--allow-unprefixed-names", f->require_domain_prefix,
+                  "coordinator: refuse pipelines (registered, triggered or submitted) whose name "
+                  "has no domain prefix (DOMAIN.NAME); on by default, "
+                  "--allow-unprefixed-names (or require-domain-prefix: false) lets them in");
   start->add_flag("--insecure", f->insecure,
                   "allow binding non-loopback addresses without CURVE (or HTTP without a token)");
 }

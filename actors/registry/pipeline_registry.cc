@@ -58,7 +58,9 @@ Result<PipelineRegistry::Added> PipelineRegistry::Add(const std::string& name,
       (name.find('.') == std::string::npos || name.front() == '.' || name.back() == '.')) {
     return Status::InvalidInput("pipeline name '" + name +
                                 "' has no domain prefix (DOMAIN.NAME, e.g. order." + name +
-                                "): this coordinator runs with --require-domain-prefix");
+                                "): this coordinator requires one "
+                                "(started with --allow-unprefixed-names, it would let the name "
+                                "in)");
   }
   APOLLO11_RETURN_IF_ERROR(Load());
   auto versions = VersionsOf(name);

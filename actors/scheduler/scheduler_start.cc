@@ -112,10 +112,12 @@ Result<std::string> SchedulerCore::StartRun(SubmitRun submit, dsl::PipelineSpec 
   APOLLO11_RETURN_IF_ERROR(CheckRunCap());
   Status params = dsl::CheckParamLimits(submit.params);
   if (!params.ok()) return params;
-  if (options_.require_domain_prefix && spec.name.find('.') == std::string::npos) {
+  if (options_.require_domain_prefix && (spec.name.find('.') == std::string::npos ||
+                                         spec.name.front() == '.' || spec.name.back() == '.')) {
     return Status::InvalidInput("pipeline name '" + spec.name +
-                                "' has no domain prefix (DOMAIN.NAME): this coordinator runs "
-                                "with --require-domain-prefix");
+                                "' has no domain prefix (DOMAIN.NAME, e.g. name: order.sync): this "
+                                "coordinator requires one (started with --allow-unprefixed-names, "
+                                "it would let the name in)");
   }
 
   const Micros now = clock_->Now();
