@@ -172,7 +172,11 @@ void ScheduleCore::Decide(Entry& e, Micros at, const std::string& origin, Micros
     return;
   }
   const size_t active = active_[e.record.pipeline];
-  if (e.spec.overlap == "allow" && fire.origin != "backfill") {
+  // `catchup: all` promises every missed time a run: those wait their turn
+  // (oldest first, max_active_runs at once) whatever `overlap` says, which
+  // rules the fires that come on time.
+  const bool owed = fire.origin == "catchup" && e.spec.catchup == "all";
+  if (e.spec.overlap == "allow" && fire.origin != "backfill" && (!owed || HasRoom(e, fire))) {
     // Backfill fires may wait in the queue: `allow` starts this one anyway
     // while under the ceiling.
     if (HasRoom(e, fire)) {
@@ -188,13 +192,14 @@ void ScheduleCore::Decide(Entry& e, Micros at, const std::string& origin, Micros
                   std::to_string(max_overlap_) + ")";
     starter_->RunCapReached(e.record.pipeline + ": the fire at " +
                             FormatTimestamp(fire.scheduled_at) + " was skipped: " + fire.reason);
-  } else if (e.spec.overlap == "skip") {
+  } else if (e.spec.overlap == "skip" && !owed) {
     fire.state = FireState::kSkipped;
     fire.reason = std::to_string(active) + " run(s) active (max_active_runs " +
                   std::to_string(e.spec.max_active_runs) + ", overlap: skip)";
   } else {
     fire.state = FireState::kQueued;
-    fire.reason = std::to_string(active) + " run(s) active: waits for one to end";
+    fire.reason = std::to_string(active) + " run(s) active: waits for one to end" +
+                  (owed ? " (a missed time, owed a run by catchup: all)" : "");
     e.queue.push_back(fire);
   }
   starter_->StageFire(std::move(fire));

@@ -75,6 +75,10 @@ struct Fixture {
       spec.overlap = "queue";
       spec.catchup_window = Millis(250 * 1000);
     }
+    if (extra == "all-skip" || extra == "all-allow") {  // catchup: all beside an overlap
+      spec.catchup = "all";
+      spec.overlap = extra == "all-skip" ? "skip" : "allow";
+    }
     if (extra == "max2") {
       spec.overlap = "queue";
       spec.max_active_runs = 2;
@@ -153,6 +157,55 @@ TEST_CASE("catch-up after a coordinator down for three fire times, each policy",
     f.Restart();
     f.Tick();
     CHECK(f.Started() == 1 + c.fired);
+  }
+}
+
+TEST_CASE(
+    "catchup: all runs every missed time one after another under overlap: skip, and none is "
+    "skipped",
+    "[schedule][catchup]") {
+  for (const char* policy : {"all-skip", "all-allow"}) {
+    INFO(policy);
+    Fixture f;
+    f.Register(policy, "*/2 * * * *");
+    f.clock.Set(kT0 + 2 * kMinute);
+    REQUIRE(f.Tick() == 1);
+    f.FinishAll();
+    // Down from 2:10 to 9:05: 4, 6 and 8 are missed. The run of each must
+    // end before the next starts (max_active_runs 1), oldest first.
+    f.clock.Set(kT0 + 9 * kMinute + 5 * kMicrosPerSecond);
+    f.Restart();  // the 2-minute run is still RUNNING in the store: active
+    f.Tick();
+    std::vector<FireRecord> fires = f.Fires();
+    REQUIRE(fires.size() == 4);
+    if (std::string(policy) == "all-skip") {
+      for (size_t i = 1; i < 4; ++i) {
+        CHECK(fires[i].state == FireState::kQueued);
+        CHECK(fires[i].reason.find("owed a run by catchup: all") != std::string::npos);
+      }
+      for (size_t started = 2; started <= 4; ++started) {  // one at a time
+        f.FinishAll();
+        f.Tick();
+        CHECK(f.Started() == started);
+      }
+    } else {
+      CHECK(f.Started() == 4);  // allow: together, under the ceiling
+    }
+    f.FinishAll();
+    fires = f.Fires();
+    REQUIRE(fires.size() == 4);
+    for (size_t i = 1; i < fires.size(); ++i) {
+      INFO(i << ": " << fires[i].reason);
+      CHECK(fires[i].state == FireState::kStarted);
+      CHECK(fires[i].origin == "catchup");
+      CHECK(fires[i].scheduled_at == kT0 + (2 + 2 * static_cast<Micros>(i)) * kMinute);
+    }
+    // An on-time fire while a run is active still follows overlap: skip.
+    f.clock.Set(kT0 + 10 * kMinute);
+    f.Tick();
+    fires = f.Fires();
+    REQUIRE(fires.size() == 5);
+    CHECK(fires[4].origin == "schedule");
   }
 }
 
