@@ -100,4 +100,31 @@ Status ApplyNodeConfigFile(CLI::App& start, const std::string& path) {
   return Status::Ok();
 }
 
+std::string FlagRole(const CLI::Option& option) {
+  const std::string& help = option.get_description();
+  for (const char* role : {"coordinator", "worker"}) {
+    const std::string prefix = std::string(role) + ": ";
+    if (help.rfind(prefix, 0) == 0) return role;
+  }
+  return "";
+}
+
+Status CheckFlagsFitRole(const CLI::App& start, const std::string& role) {
+  if (role == "all") return Status::Ok();
+  for (const CLI::Option* opt : start.get_options()) {
+    if (opt->count() == 0) continue;
+    const std::string owner = FlagRole(*opt);
+    if (owner.empty() || owner == role) continue;
+    if (opt->get_lnames().empty()) continue;
+    const std::string& name = opt->get_lnames().front();
+    return Status::InvalidInput("--" + name + " is a " + owner + " setting (" +
+                                opt->get_description() + ") and this node's role is " + role +
+                                ": it would do nothing here; remove it (from the "
+                                "command line, " +
+                                FlagEnvName("--" + name) + " or the config file's key '" + name +
+                                "'), or start the node with --role=all");
+  }
+  return Status::Ok();
+}
+
 }  // namespace apollo11::cli

@@ -291,6 +291,7 @@ apollo11::Result<apollo11::cli::NodeConfig> Reresolve(const NodeFlags& f,
     CLI::App check{"the config file, checked on reload", "apollo11-node"};
     AddStartFlags(&check, &scratch);
     APOLLO11_RETURN_IF_ERROR(apollo11::cli::ApplyNodeConfigFile(check, f.config));
+    APOLLO11_RETURN_IF_ERROR(apollo11::cli::CheckFlagsFitRole(check, f.role));
     auto rules = apollo11::alerts::LoadAlertRules(f.config);
     if (!rules.ok()) return rules.status();
     fresh.alert_rules = std::move(*rules);
@@ -382,6 +383,11 @@ int main(int argc, char** argv) {
     if (start->get_option("--role")->count() == 0) {
       std::fprintf(stderr,
                    "apollo11-node: start needs --role: coordinator, worker or all (one box)\n");
+      exit_code = kExitInvalidInput;
+      return;
+    }
+    if (Status fits = apollo11::cli::CheckFlagsFitRole(*start, f.role); !fits.ok()) {
+      std::fprintf(stderr, "apollo11-node: %s\n", fits.message().c_str());
       exit_code = kExitInvalidInput;
       return;
     }
