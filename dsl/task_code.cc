@@ -64,7 +64,8 @@ void TaskParser::LoadDbScript(TaskSpec* task, const std::map<std::string, const 
                    std::string(kNoFilesRead) + ": write the SQL in 'sql:' instead of 'script:'");
     return;
   }
-  std::optional<std::string> text = ReadTaskFile(*script->second, task->script, "SQL script", false);
+  std::optional<std::string> text =
+      ReadTaskFile(*script->second, task->script, "SQL script", false);
   if (!text.has_value()) return;
   task->sql = std::move(*text);
   task->script = FileNameOf(task->script);

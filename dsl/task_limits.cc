@@ -29,10 +29,10 @@ size_t TaskBytes(const TaskSpec& t, SizedField* largest) {
   for (SizedField f :
        {SizedField{"command", t.command.size()}, SizedField{"workdir", t.workdir.size()},
         SizedField{"script", t.script.size()}, SizedField{"code", t.code.size()},
-        SizedField{"url", t.url.size()},
-        SizedField{"method", t.method.size()}, SizedField{"body", t.body.size()},
-        SizedField{"precheck", t.precheck.size()}, SizedField{"host", t.db_host.size()},
-        SizedField{"sql", t.sql.size()}, SizedField{"password_env", t.db_password_env.size()}}) {
+        SizedField{"url", t.url.size()}, SizedField{"method", t.method.size()},
+        SizedField{"body", t.body.size()}, SizedField{"precheck", t.precheck.size()},
+        SizedField{"host", t.db_host.size()}, SizedField{"sql", t.sql.size()},
+        SizedField{"password_env", t.db_password_env.size()}}) {
     total += f.size;
     if (f.size > largest->size) *largest = f;
   }
