@@ -100,6 +100,10 @@ Status ApplyNodeConfigFile(CLI::App& start, const std::string& path) {
   return Status::Ok();
 }
 
+namespace {
+
+// The role a flag belongs to, as its help text says ("coordinator: ..." or
+// "worker: ..."), or "" for a flag of every role.
 std::string FlagRole(const CLI::Option& option) {
   const std::string& help = option.get_description();
   for (const char* role : {"coordinator", "worker"}) {
@@ -108,6 +112,8 @@ std::string FlagRole(const CLI::Option& option) {
   }
   return "";
 }
+
+}  // namespace
 
 Status CheckFlagsFitRole(const CLI::App& start, const std::string& role) {
   if (role == "all") return Status::Ok();

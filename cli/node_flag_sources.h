@@ -39,10 +39,6 @@ std::string NodeConfigPath(const std::string& given, bool default_exists);
 // a near miss) or a value the option refuses.
 Status ApplyNodeConfigFile(CLI::App& start, const std::string& path);
 
-// The role a flag of `start` belongs to, as its help text says
-// ("coordinator: ..." or "worker: ..."), or "" for a flag of every role.
-std::string FlagRole(const CLI::Option& option);
-
 // InvalidInput naming the first flag that was given (on the command line,
 // in the environment or in the config file: call after
 // ApplyNodeConfigFile) and belongs to a role other than `role`: such a flag

@@ -30,22 +30,21 @@ std::string PipelineNameOf(std::string_view yaml, const std::string& path) {
   return std::filesystem::path(path).stem().string();
 }
 
-actors::RegistryRequest RegistrationOf(dsl::ParseResult* parsed_result, std::string_view yaml,
+actors::RegistryRequest RegistrationOf(dsl::ParseResult* parsed, std::string_view yaml,
                                        const std::string& path, const std::string& actor) {
-  const dsl::ParseResult& parsed = *parsed_result;
   actors::RegistryRequest r;
   r.actor = actor;
-  if (parsed.ok()) {
+  if (parsed->ok()) {
     r.op = static_cast<uint8_t>(actors::RegistryOp::kAdd);
-    r.name = parsed.pipeline->name;
-    dsl::ForgetSource(&*parsed_result->pipeline);
-    r.pipeline_json = dsl::CanonicalJson(*parsed.pipeline);
+    r.name = parsed->pipeline->name;
+    dsl::ForgetSource(&*parsed->pipeline);
+    r.pipeline_json = dsl::CanonicalJson(*parsed->pipeline);
     r.pipeline_hash = dsl::HashCanonicalJson(r.pipeline_json);
     return r;
   }
   r.op = static_cast<uint8_t>(actors::RegistryOp::kReject);
   r.name = PipelineNameOf(yaml, path);
-  for (const dsl::Diagnostic& d : parsed.diagnostics) {
+  for (const dsl::Diagnostic& d : parsed->diagnostics) {
     if (d.severity != dsl::Diagnostic::Severity::kError) continue;
     r.errors += (r.errors.empty() ? "" : "\n") + dsl::FormatDiagnostic(d);
   }

@@ -42,15 +42,6 @@ std::optional<std::string> TaskParser::ReadTaskFile(const Field& f, const std::s
   return text;
 }
 
-bool TaskParser::ReadCode(const Field& f, std::string* out) {
-  if (!report_->GetString(f, out)) return false;
-  if (out->size() <= kMaxTaskCodeBytes) return true;
-  report_->Error(FieldReader::At(f), "'code' is " + std::to_string(out->size()) +
-                                         " bytes, over the limit of " +
-                                         std::to_string(kMaxTaskCodeBytes));
-  return false;
-}
-
 void TaskParser::LoadDbScript(TaskSpec* task, const std::map<std::string, const Field*>& by_key) {
   auto script = by_key.find("script");
   if (script == by_key.end() || task->script.empty()) return;

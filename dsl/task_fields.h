@@ -37,7 +37,7 @@ namespace apollo11::dsl {
   X("command", command, Text, TaskType::kShell, kValue, kWire)                     \
   X("workdir", workdir, Text, TaskType::kShell, kValue, kWire)                     \
   X("script", script, ScriptPath, TaskType::kPython, kValue, kWire)                \
-  X("code", code, Code, TaskType::kPython, kValue, kWire)                          \
+  X("code", code, Text, TaskType::kPython, kValue, kWire)                          \
   X("args", args, TextList, TaskType::kPython, kValue, kWire)                      \
   X("url", url, HttpUrl, TaskType::kHttp, kValue, kWire)                           \
   X("method", method, HttpMethod, TaskType::kHttp, kValue, kWire)                  \

@@ -59,8 +59,6 @@ class TaskParser {
   bool ReadHttpStatuses(const Field& f, std::vector<int>* out);
   bool ReadDbUrl(const Field& f, std::string* out);
   bool ReadEnvName(const Field& f, std::string* out);
-  // Inline python source: at most kMaxTaskCodeBytes.
-  bool ReadCode(const Field& f, std::string* out);
   // The content of the file at `path` named by field `f`, or nullopt after
   // reporting why not: unreadable, over kMaxTaskCodeBytes, or empty unless
   // `allow_empty`. `what` names the file in messages ("SQL script").

@@ -45,6 +45,15 @@ Result<std::vector<storage::PipelineVersionRecord>*> PipelineRegistry::VersionsO
   return &it->second;
 }
 
+Status CheckDomainPrefix(const std::string& name) {
+  const size_t dot = name.find('.');
+  if (dot != std::string::npos && dot != 0 && name.back() != '.') return Status::Ok();
+  return Status::InvalidInput("pipeline name '" + name +
+                              "' has no domain prefix (DOMAIN.NAME, e.g. order." + name +
+                              "): this coordinator requires one (started with "
+                              "--allow-unprefixed-names, it would let the name in)");
+}
+
 Result<PipelineRegistry::Added> PipelineRegistry::Add(const std::string& name,
                                                       const std::string& hash,
                                                       std::string canonical_json, Micros now,
@@ -54,14 +63,7 @@ Result<PipelineRegistry::Added> PipelineRegistry::Add(const std::string& name,
     return Status::InvalidInput("a pipeline needs a name and a snapshot hash to be registered");
   }
   if (name.size() > 200) return Status::InvalidInput("pipeline name longer than 200 bytes");
-  if (require_domain_prefix_ &&
-      (name.find('.') == std::string::npos || name.front() == '.' || name.back() == '.')) {
-    return Status::InvalidInput("pipeline name '" + name +
-                                "' has no domain prefix (DOMAIN.NAME, e.g. order." + name +
-                                "): this coordinator requires one "
-                                "(started with --allow-unprefixed-names, it would let the name "
-                                "in)");
-  }
+  if (require_domain_prefix_) APOLLO11_RETURN_IF_ERROR(CheckDomainPrefix(name));
   APOLLO11_RETURN_IF_ERROR(Load());
   auto versions = VersionsOf(name);
   if (!versions.ok()) return versions.status();

@@ -30,6 +30,11 @@ namespace apollo11::actors {
 // "N-HASH" for version N of snapshot HASH.
 std::string VersionLabel(const storage::PipelineVersionRecord& v);
 
+// Ok when `name` has a domain prefix (DOMAIN.NAME: a dot, neither first nor
+// last); otherwise the InvalidInput a coordinator that requires one answers
+// (registration and every run start give the same).
+Status CheckDomainPrefix(const std::string& name);
+
 class PipelineRegistry {
  public:
   // `store` must outlive the registry.

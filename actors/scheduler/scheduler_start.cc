@@ -112,13 +112,7 @@ Result<std::string> SchedulerCore::StartRun(SubmitRun submit, dsl::PipelineSpec 
   APOLLO11_RETURN_IF_ERROR(CheckRunCap());
   Status params = dsl::CheckParamLimits(submit.params);
   if (!params.ok()) return params;
-  if (options_.require_domain_prefix && (spec.name.find('.') == std::string::npos ||
-                                         spec.name.front() == '.' || spec.name.back() == '.')) {
-    return Status::InvalidInput("pipeline name '" + spec.name +
-                                "' has no domain prefix (DOMAIN.NAME, e.g. name: order.sync): this "
-                                "coordinator requires one (started with --allow-unprefixed-names, "
-                                "it would let the name in)");
-  }
+  if (options_.require_domain_prefix) APOLLO11_RETURN_IF_ERROR(CheckDomainPrefix(spec.name));
 
   const Micros now = clock_->Now();
   auto new_id = NewRunId(now);

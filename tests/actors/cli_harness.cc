@@ -213,4 +213,13 @@ nlohmann::json ParseJson(const std::string& text) {
   return nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
 }
 
+std::vector<std::string> NonEmptyLines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) out.push_back(line);
+  }
+  return out;
+}
+
 }  // namespace apollo11::testing

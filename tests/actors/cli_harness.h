@@ -58,4 +58,7 @@ std::string LayeredDag(int n, int depth, const std::string& type, unsigned seed)
 
 nlohmann::json ParseJson(const std::string& text);
 
+// The lines of `text` that are not empty, without their newlines.
+std::vector<std::string> NonEmptyLines(const std::string& text);
+
 }  // namespace apollo11::testing

@@ -59,12 +59,12 @@ NodeProc StartWorker(const ScratchDir& dir, const NodeProc& coord, const std::st
                    id);
 }
 
-CmdResult Cli(const NodeProc& coord, std::vector<std::string> args) {
+CmdResult Cli(const NodeProc& coord, std::vector<std::string> args, const std::string& cwd) {
   std::vector<std::string> argv = {Apollo11()};
   argv.insert(argv.end(), args.begin(), args.end());
   argv.push_back("--coordinator");
   argv.push_back(coord.listening["api"].get<std::string>());
-  return Run(argv);
+  return Run(argv, cwd);
 }
 
 size_t WorkerCount(const NodeProc& coord) {

@@ -40,7 +40,7 @@ NodeProc StartWorker(const ScratchDir& dir, const NodeProc& coord, const std::st
 NodeProc StartWorkerAt(const ScratchDir& dir, const std::string& endpoint, const std::string& id,
                        int slots, const std::string& name = "");
 
-CmdResult Cli(const NodeProc& coord, std::vector<std::string> args);
+CmdResult Cli(const NodeProc& coord, std::vector<std::string> args, const std::string& cwd = "");
 size_t WorkerCount(const NodeProc& coord);
 
 // A TCP port on 127.0.0.1 free at the time of the call.

@@ -7,7 +7,6 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -28,24 +27,6 @@ std::string Script(const std::string& word, const std::string& ledger) {
 std::string Pipeline(const std::string& comment, const std::string& script) {
   return comment + "version: \"1.0\"\nname: test.code\npipeline:\n" + comment +
          "  - id: job\n    type: python\n    script: " + script + "\n    args: [\"x\"]\n";
-}
-
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) out.push_back(line);
-  }
-  return out;
-}
-
-// `apollo11 ARGS --coordinator API` run in `cwd`.
-CmdResult CliIn(const NodeProc& coord, const std::string& cwd, std::vector<std::string> args) {
-  std::vector<std::string> argv = {Apollo11()};
-  argv.insert(argv.end(), args.begin(), args.end());
-  argv.push_back("--coordinator");
-  argv.push_back(coord.listening["api"].get<std::string>());
-  return Run(argv, cwd);
 }
 
 }  // namespace
@@ -77,7 +58,7 @@ TEST_CASE(
                                            {parent, base + "/reg.yaml"},
                                            {dir.path() + "/other", "moved.yaml"}};
   for (size_t i = 0; i < spellings.size(); ++i) {
-    CmdResult added = CliIn(coord, spellings[i].cwd, {"pipelines", "add", spellings[i].path});
+    CmdResult added = Cli(coord, {"pipelines", "add", spellings[i].path}, spellings[i].cwd);
     INFO(spellings[i].path << " in " << spellings[i].cwd << ": " << added.out << added.err);
     REQUIRE(added.exit_code == 0);
     CHECK(added.out.rfind("test.code@1", 0) == 0);
@@ -90,11 +71,11 @@ TEST_CASE(
   INFO(first.out << first.err << dir.Read("w1.err"));
   REQUIRE(first.exit_code == 0);
   const std::string run1 = first.out.substr(0, first.out.find('\n'));
-  CHECK(Lines(dir.Read("ledger")) == std::vector<std::string>{"v1 x"});
+  CHECK(NonEmptyLines(dir.Read("ledger")) == std::vector<std::string>{"v1 x"});
 
   // An edited script is a new version, and diff shows the line that changed.
   dir.Write("jobs/job.py", Script("v2", ledger));
-  CmdResult second = CliIn(coord, dir.path(), {"pipelines", "add", "reg.yaml"});
+  CmdResult second = Cli(coord, {"pipelines", "add", "reg.yaml"}, dir.path());
   INFO(second.out << second.err);
   CHECK(second.out.rfind("test.code@2", 0) == 0);
   CmdResult diff = Cli(coord, {"pipelines", "diff", "test.code", "1", "2"});
@@ -102,7 +83,7 @@ TEST_CASE(
   CHECK(diff.exit_code == 0);
   CHECK(diff.out.find("- .tasks.job.code:3: \"    f.write('v1 '") != std::string::npos);
   CHECK(diff.out.find("+ .tasks.job.code:3: \"    f.write('v2 '") != std::string::npos);
-  CHECK(Lines(diff.out).size() == 4);  // the two headers and the two lines
+  CHECK(NonEmptyLines(diff.out).size() == 4);  // the two headers and the two lines
 
   // A rerun of the first run runs the first run's code; a new run the new.
   CmdResult rerun = Cli(coord, {"rerun", run1, "--from", "job", "--wait"});
@@ -110,7 +91,7 @@ TEST_CASE(
   CHECK(rerun.exit_code == 0);
   CmdResult latest = Cli(coord, {"trigger", "test.code", "--wait"});
   CHECK(latest.exit_code == 0);
-  CHECK(Lines(dir.Read("ledger")) == std::vector<std::string>{"v1 x", "v1 x", "v2 x"});
+  CHECK(NonEmptyLines(dir.Read("ledger")) == std::vector<std::string>{"v1 x", "v1 x", "v2 x"});
 }
 
 TEST_CASE("a python task given its code inline runs it, and script with code is refused",
@@ -126,7 +107,7 @@ TEST_CASE("a python task given its code inline runs it, and script with code is 
   CmdResult ran = Run({Apollo11(), "run", file, "--state-dir", dir.path() + "/state"});
   INFO(ran.out << ran.err);
   CHECK(ran.exit_code == 0);
-  CHECK(Lines(dir.Read("ledger")) == std::vector<std::string>{"inline task.py"});
+  CHECK(NonEmptyLines(dir.Read("ledger")) == std::vector<std::string>{"inline task.py"});
 
   dir.Write("s.py", "print(1)\n");
   const std::string both =

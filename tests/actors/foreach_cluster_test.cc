@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <map>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -20,15 +19,6 @@ using namespace apollo11::testing;  // NOLINT: test file
 namespace {
 
 std::string Endpoint() { return "tcp://127.0.0.1:" + std::to_string(FreeTcpPort()); }
-
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) out.push_back(line);
-  }
-  return out;
-}
 
 // The most instances of `task` whose [started, finished] spans overlap.
 int MaxOverlap(const nlohmann::json& tasks, const std::string& task) {
@@ -84,7 +74,7 @@ pipeline:
   CHECK(summary["tasks"]["after"]["state"] == "SUCCESS");
   CHECK(summary["tasks"]["work[49]"]["item"] == "item 50");
   // Each item reached its command once, shell-quoted (the space survived).
-  std::vector<std::string> lines = Lines(dir.Read("ledger"));
+  std::vector<std::string> lines = NonEmptyLines(dir.Read("ledger"));
   std::sort(lines.begin(), lines.end());
   std::vector<std::string> want;
   for (int i = 0; i < 50; ++i)
@@ -119,7 +109,7 @@ pipeline:
   CmdResult run = Run({Apollo11(), "run", file, "--state-dir", dir.path() + "/s", "--json"});
   INFO(run.err);
   REQUIRE(run.exit_code == 0);
-  std::vector<std::string> lines = Lines(dir.Read("ledger"));
+  std::vector<std::string> lines = NonEmptyLines(dir.Read("ledger"));
   std::sort(lines.begin(), lines.end());
   CHECK(lines == std::vector<std::string>{"3|3", "a b|a b", "it's|it's"});
 }
@@ -194,11 +184,11 @@ pipeline:
   CmdResult sub = Cli(coord, {"submit", file});
   REQUIRE(sub.exit_code == 0);
   const std::string run_id = sub.out.substr(0, sub.out.find('\n'));
-  REQUIRE(WaitFor([&] { return Lines(dir.Read("ledger")).size() >= 5; }, 20000));
+  REQUIRE(WaitFor([&] { return NonEmptyLines(dir.Read("ledger")).size() >= 5; }, 20000));
   ::kill(coord.pid, SIGKILL);
   WaitExit(coord.pid, 5000);
   coord.pid = -1;
-  REQUIRE(Lines(dir.Read("ledger")).size() < 20);  // killed mid-foreach
+  REQUIRE(NonEmptyLines(dir.Read("ledger")).size() < 20);  // killed mid-foreach
   coord2 = StartCoordinator(dir, workers, api, "coord2", "coord");
   CHECK(coord2.listening["recovered_runs"] == 1);
   auto summary = ParseJson(Cli(coord2, {"status", run_id, "--wait", "--json"}).out);
@@ -207,7 +197,7 @@ pipeline:
   REQUIRE(summary.is_object());
   CHECK(summary["state"] == "SUCCESS");
   CHECK(summary["tasks"]["work"]["state"] == "SUCCESS");
-  std::vector<std::string> lines = Lines(dir.Read("ledger"));
+  std::vector<std::string> lines = NonEmptyLines(dir.Read("ledger"));
   std::map<std::string, int> runs;
   for (const std::string& l : lines) ++runs[l];
   CHECK(runs.size() == 20);
