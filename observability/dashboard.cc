@@ -42,6 +42,16 @@ void Dashboard::SecurityHeaders(httplib::Response& res) {
   res.set_header("X-Frame-Options", "DENY");
 }
 
+void Dashboard::RegisterNotices(httplib::Server& server) {
+  server.Get("/licenses", [](const httplib::Request& req, httplib::Response& res) {
+    for (const DashboardAsset& a : DashboardAssets()) {
+      if (a.path.starts_with("/assets/licenses.")) return Send(a, false, req, res);
+    }
+    res.status = 500;
+    res.set_content("this build has no notices\n", "text/plain");
+  });
+}
+
 void Dashboard::Register(httplib::Server& server) {
   auto page = [](const httplib::Request& req, httplib::Response& res) {
     const DashboardAsset* index = Find("/index.html");

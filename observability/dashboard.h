@@ -19,6 +19,10 @@ class Dashboard {
 
   // Registers the routes on `server`. Call once, before it serves.
   static void Register(httplib::Server& server);
+  // Registers GET /licenses: the third-party notices of what the binaries
+  // carry (NOTICE and scripts/third_party_notices.py), as text. Every node
+  // serves it, coordinator or worker.
+  static void RegisterNotices(httplib::Server& server);
 
   // Sets the security headers every dashboard and API answer carries.
   static void SecurityHeaders(httplib::Response& res);

@@ -231,6 +231,7 @@ void HttpServer::Routes() {
     res.status = ready ? 200 : 503;
     res.set_content(ready ? "ready\n" : "not ready: " + why + "\n", "text/plain");
   });
+  Dashboard::RegisterNotices(s);
   s.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
     routes_->AnswerUnrouted(req, res);
   });

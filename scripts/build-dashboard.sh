@@ -6,6 +6,9 @@
 #               `npm ci` installs the locked packages there (again only when
 #               the lockfile changed), tsc type-checks, esbuild bundles
 #   OUTPUT_CC   the .cc that scripts/embed_assets.py writes
+# The notices of the bundled npm packages and the compiled-in C++ headers
+# (scripts/third_party_notices.py, with the repository's NOTICE) are embedded
+# as licenses.txt and left in WORK_DIR/dist for the .deb.
 # CMake runs it as a custom command; nothing it writes is committed.
 set -euo pipefail
 
@@ -41,6 +44,7 @@ rm -rf dist
 mkdir -p dist
 cp static/* dist/
 ./node_modules/.bin/esbuild src/main.ts --bundle --minify --target=es2020 \
-  --format=iife --outfile=dist/app.js --log-level=warning
+  --format=iife --outfile=dist/app.js --log-level=warning --metafile=meta.json
 cp node_modules/uplot/dist/uPlot.min.css dist/uplot.css
+python3 "$here/third_party_notices.py" "$src/.." meta.json node_modules dist/licenses.txt
 python3 "$here/embed_assets.py" dist "$out"

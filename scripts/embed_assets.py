@@ -18,6 +18,7 @@ TYPES = {
     ".svg": "image/svg+xml",
     ".png": "image/png",
     ".ico": "image/x-icon",
+    ".txt": "text/plain; charset=utf-8",
 }
 
 

@@ -29,6 +29,7 @@ TEST_PACKAGES+=(chromium)
 TEST_PACKAGES+=(postgresql mariadb-server)  # db tasks against real servers (part db)
 TEST_PACKAGES+=(etcd-server etcd-client)  # HA election tests against a real etcd (part election)
 TEST_PACKAGES+=(openssl)  # certificates for the etcd that requires TLS (ha_etcd_secure)
+TEST_PACKAGES+=(lintian)  # scripts/test-deb.sh: the .deb passes lintian (issue 37)
 TEST_PACKAGES+=(mold)  # the CI builds link with it (CMake option APOLLO11_MOLD)
 
 # Peers and tools the benchmark harness (bench/harness.py) runs: Dask

@@ -4,10 +4,12 @@
 # libraries opened on first use by name), and that its
 # apollo11 and apollo11-node run from an extracted copy (dpkg -x). With
 # --install it also installs the package on this machine (dpkg -i, as root),
-# runs the installed binaries and the unit check, and purges it again.
-# Exits 77 (CTest's skip) without dpkg-deb.
+# runs the installed binaries and the unit check, and purges it again. It
+# also runs lintian on it and checks that the third-party notices name every
+# bundled component. Exits 77 (CTest's skip) without dpkg-deb.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+here=$PWD/scripts
 build=build
 install=0
 for arg in "$@"; do
@@ -48,6 +50,10 @@ expected=(
   ./usr/share/bash-completion/completions/apollo11-node
   ./usr/share/zsh/vendor-completions/_apollo11
   ./etc/apollo11/node.yaml ./etc/apollo11/credentials/
+  ./usr/share/doc/apollo11/copyright ./usr/share/doc/apollo11/changelog.gz
+  ./usr/share/doc/apollo11/NOTICE ./usr/share/doc/apollo11/THIRD-PARTY-NOTICES.txt
+  ./usr/share/doc/apollo11/SECURITY.md ./usr/share/doc/apollo11/CHANGELOG.md
+  ./usr/share/lintian/overrides/apollo11
 )
 if [[ $man == 1 ]]; then
   expected+=(./usr/share/man/man1/apollo11.1.gz ./usr/share/man/man1/apollo11-node.1.gz)
@@ -63,7 +69,29 @@ if ! grep -qx /etc/apollo11/node.yaml < <(dpkg-deb --ctrl-tarfile "$deb" | tar -
   echo "FAIL: /etc/apollo11/node.yaml is not a conffile"; fail=1
 fi
 
+# lintian: no error and no warning that packaging/debian/lintian-overrides
+# does not explain.
+if ! command -v lintian >/dev/null; then
+  echo "FAIL: lintian is not installed (scripts/setup.sh --with-tests installs it)"; fail=1
+elif ! lintian --fail-on error,warning --tag-display-limit 0 "$deb" >"$tmp/lintian.log" 2>&1; then
+  echo "FAIL: lintian:"; grep -v "root privileges" "$tmp/lintian.log"; fail=1
+else
+  echo "lintian: no errors or warnings"
+fi
+
 dpkg -x "$deb" "$tmp/root"
+# The notices name every bundled npm package and compiled-in header package.
+notices=$tmp/root/usr/share/doc/apollo11/THIRD-PARTY-NOTICES.txt
+web_deps=$(python3 -c 'import json,sys; print(" ".join(json.load(open(sys.argv[1]))["dependencies"]))' \
+  "$here/../web/package.json")
+header_pkgs=$(python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import third_party_notices as t; print(" ".join(t.HEADER_PACKAGES))' \
+  "$here")
+for name in $web_deps $header_pkgs; do
+  if ! grep -q "^$name " "$notices" 2>/dev/null; then echo "FAIL: THIRD-PARTY-NOTICES.txt lacks $name"; fail=1; fi
+done
+for name in $header_pkgs; do
+  if ! grep -qF "($name)" "$here/../NOTICE"; then echo "FAIL: NOTICE does not name $name"; fail=1; fi
+done
 for bin in apollo11 apollo11-node; do
   out=$("$tmp/root/usr/bin/$bin" --version) || { echo "FAIL: $bin --version"; fail=1; continue; }
   echo "extracted: $out"

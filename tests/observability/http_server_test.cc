@@ -110,6 +110,24 @@ TEST_CASE("/metrics serves the registry as Prometheus text", "[http]") {
   CHECK(s.client->Get("/healthz")->status == 200);
 }
 
+TEST_CASE("/licenses serves the third-party notices on coordinators and workers alike",
+          "[http][legal]") {
+  for (bool coordinator : {true, false}) {
+    Server s("", coordinator);
+    auto res = s.client->Get("/licenses");
+    REQUIRE(res);
+    CHECK(res->status == 200);
+    CHECK(res->get_header_value("Content-Type") == "text/plain; charset=utf-8");
+    // NOTICE first, then each bundled component's own notice.
+    CHECK(res->body.starts_with("Apollo-11, a distributed task scheduler"));
+    for (const char* part : {"\n@dagrejs/dagre ", "\n@dagrejs/graphlib ", "\nuplot ",
+                             "Leon Sorokin", "Chris Pettitt", "\ncppzmq-dev ",
+                             "\nnlohmann-json3-dev ", "Boost Software License"}) {
+      CHECK(res->body.find(part) != std::string::npos);
+    }
+  }
+}
+
 TEST_CASE("/readyz says 503 and why while the journal cannot be written", "[http]") {
   Server s("");
   CHECK(s.client->Get("/readyz")->status == 200);
