@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   apollo11::cli::AddRerunCommand(app, &exit_code);
   apollo11::cli::AddInspectCommands(app, &exit_code);
   apollo11::cli::AddKeygenCommand(app, &exit_code);
+  apollo11::cli::AddTokenCommand(app, &exit_code);
   apollo11::cli::AddLogsCommand(app, &exit_code);
   apollo11::cli::AddGcCommand(app, &exit_code);
   apollo11::cli::AddTraceCommand(app, &exit_code);

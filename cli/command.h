@@ -51,6 +51,8 @@ void AddInspectCommands(CLI::App& app, int* exit_code);
 void AddGcCommand(CLI::App& app, int* exit_code);
 // keygen: writes a CURVE key pair (transport/security.h) to PREFIX.key/.pub.
 void AddKeygenCommand(CLI::App& app, int* exit_code);
+// token create: an API token for the HTTP port (observability/api_tokens.h).
+void AddTokenCommand(CLI::App& app, int* exit_code);
 // logs: an execution's captured output, local or through a coordinator.
 void AddLogsCommand(CLI::App& app, int* exit_code);
 // trace: one timeline of an execution from the journal and the nodes' logs.

@@ -93,7 +93,7 @@ Result<nlohmann::json> CoordinatorApi::TriggerRun(const TriggerSpec& t) {
 }
 
 Result<nlohmann::json> CoordinatorApi::SendRegistry(actors::RegistryRequest r) {
-  r.actor = "http";
+  r.actor = actor_;
   auto link = Link();
   if (!link.ok()) return link.status();
   return Forget((*link)->Registry(r));
@@ -122,7 +122,7 @@ Result<nlohmann::json> CoordinatorApi::Register(const std::string& yaml, const s
   dsl::ParseOptions options;
   options.read_files = false;  // the request is the whole input: nothing read from this disk
   dsl::ParseResult parsed = dsl::ParsePipelineText(yaml, path, options);
-  actors::RegistryRequest r = RegistrationOf(&parsed, yaml, path, "http");
+  actors::RegistryRequest r = RegistrationOf(&parsed, yaml, path, actor_);
   auto link = Link();
   if (!link.ok()) return link.status();
   auto reply = Forget((*link)->Registry(r));

@@ -38,6 +38,7 @@ class CoordinatorApi final : public observability::ApiBackend {
                               std::string* data) override;
   Result<nlohmann::json> TraceLog(const std::string& exec_id, std::string* data) override;
   Result<std::string> Confirm(const std::string& exec_id, bool kill) override;
+  void ActAs(const std::string& principal) override { actor_ = "http:" + principal; }
 
  private:
   // The link, (re)connected on demand: after a timeout the old socket may
@@ -47,7 +48,7 @@ class CoordinatorApi final : public observability::ApiBackend {
   // link is then dropped too (DropLinkAfter): the next request asks this node's
   // coordinator first again.
   Result<RemoteCoordinator*> Link();
-  // Sends `r` (its actor set to "http") and returns the coordinator's JSON.
+  // Sends `r` (its actor set to actor_) and returns the coordinator's JSON.
   Result<nlohmann::json> SendRegistry(actors::RegistryRequest r);
   // Drops the link after a request that ended in `status` when it may not
   // be reused (see Link).
@@ -60,6 +61,7 @@ class CoordinatorApi final : public observability::ApiBackend {
   const std::string server_public_;
   const std::chrono::milliseconds timeout_;
   std::unique_ptr<RemoteCoordinator> link_;
+  std::string actor_ = "http";  // "http:NAME" once ActAs named the caller
 };
 
 }  // namespace apollo11::cli

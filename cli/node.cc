@@ -181,6 +181,20 @@ Status Node::StartWorker() {
   return Status::Ok();
 }
 
+namespace {
+
+// Who may call the HTTP API, for the start's log line.
+std::string HttpAccessSummary(const NodeConfig& c) {
+  if (c.api_tokens) {
+    return std::to_string(c.api_tokens->size()) + " principals from " + c.api_tokens_file +
+           "; callers without a token may do nothing";
+  }
+  return c.api_token.empty() ? "no API tokens: callers may read, nobody may change anything"
+                             : "--api-token: its bearer is admin; callers without it may read";
+}
+
+}  // namespace
+
 Status Node::StartHttp() {
   AddBuildInfo(registry_);
   observability::AddProcessMetrics(registry_);
@@ -188,6 +202,8 @@ Status Node::StartHttp() {
   observability::HttpServerOptions ho;
   ho.bind = config_.http_bind;
   ho.api_token = config_.api_token;
+  ho.api_tokens = config_.api_tokens;
+  ho.api_rate_limit = config_.api_rate_limit;
   ho.registry = &registry_;
   ho.node_info = {{"role", config_.role}, {"epoch", epoch_}};
   if (ha_board_) {
@@ -251,8 +267,7 @@ Status Node::StartHttp() {
   if (!http.ok()) return Fail(NodeStage::kHttp, http.status());
   http_ = std::move(*http);
   listening_["http"] = http_->bound();
-  spdlog::info("serving HTTP on {} (mutating API calls {})", http_->bound(),
-               config_.api_token.empty() ? "disabled: no --api-token" : "need the bearer token");
+  spdlog::info("serving HTTP on {} ({})", http_->bound(), HttpAccessSummary(config_));
   return Status::Ok();
 }
 
@@ -347,6 +362,7 @@ void Node::Reload(const NodeConfig& fresh) {
   }
   if (coordinator_) ReloadAlerts(fresh);
   if (zap_) ReloadKeys(fresh);
+  if (http_) ReloadApiTokens(fresh);
 }
 
 void Node::ReloadAlerts(const NodeConfig& fresh) {
@@ -359,6 +375,20 @@ void Node::ReloadAlerts(const NodeConfig& fresh) {
   old.reset();  // delivers what it still holds
   config_.alert_rules = fresh.alert_rules;
   spdlog::info("reload: {} alert rules in force", fresh.alert_rules.size());
+}
+
+void Node::ReloadApiTokens(const NodeConfig& fresh) {
+  if (config_.api_tokens.has_value() != fresh.api_tokens.has_value()) {
+    spdlog::error(
+        "reload: --api-tokens was {} at start and is {} now: a restart changes that; "
+        "keeping the running principals",
+        config_.api_tokens ? "given" : "not given", fresh.api_tokens ? "given" : "not");
+    return;
+  }
+  if (!fresh.api_tokens) return;
+  http_->SetApiTokens(*fresh.api_tokens);
+  spdlog::info("reload: {} API token principals in force from {}", fresh.api_tokens->size(),
+               fresh.api_tokens_file);
 }
 
 void Node::ReloadKeys(const NodeConfig& fresh) {

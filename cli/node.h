@@ -201,6 +201,8 @@ class Node {
   // Starts a notifier for `rules` (null for none) and logs it.
   Result<std::unique_ptr<alerts::Notifier>> StartNotifier(
       const std::vector<alerts::AlertRule>& rules);
+  // SIGHUP: the tokens file's principals (--api-tokens), re-read.
+  void ReloadApiTokens(const NodeConfig& fresh);
   void ReloadKeys(const NodeConfig& fresh);
   void ReloadAlerts(const NodeConfig& fresh);
   // The coordinator's and the worker's reports of an actor that died (the

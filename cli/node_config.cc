@@ -142,14 +142,29 @@ Status ResolveHttp(const NodeFlags& f, NodeEnv& env, NodeConfig* c) {
   auto token = ResolveApiToken(f, env);
   if (!token.ok()) return token.status();
   c->api_token = *token;
-  if (c->http_bind == "off") return Status::Ok();
+  c->api_rate_limit = f.api_rate_limit;
+  if (!f.api_tokens_file.empty()) {
+    auto tokens = observability::LoadApiTokens(f.api_tokens_file);
+    if (!tokens.ok()) return Status::InvalidInput("--api-tokens: " + tokens.status().message());
+    c->api_tokens_file = f.api_tokens_file;
+    c->api_tokens = std::move(*tokens);
+  }
+  if (c->http_bind == "off") {
+    if (!c->api_tokens_file.empty()) {
+      return Status::InvalidInput(
+          "--api-tokens is given but the node serves no HTTP "
+          "(--http-bind off): it would do nothing");
+    }
+    return Status::Ok();
+  }
   auto hp = observability::ParseHttpBind(c->http_bind);
   if (!hp.ok()) return Status::InvalidInput("--http-bind: " + hp.status().message());
-  if (!observability::IsLoopbackHost(hp->host) && c->api_token.empty() && !f.insecure) {
+  if (!observability::IsLoopbackHost(hp->host) && c->api_token.empty() && !c->api_tokens &&
+      !f.insecure) {
     return Status::InvalidInput("refusing to serve HTTP on a non-loopback address (" +
                                 c->http_bind +
-                                ") without --api-token; pass --insecure to expose metrics and "
-                                "the read-only API to the network");
+                                ") without --api-tokens or --api-token; pass --insecure to "
+                                "expose metrics and the read-only API to the network");
   }
   return Status::Ok();
 }

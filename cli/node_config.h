@@ -4,6 +4,7 @@
 // resolve to (NodeConfig), which a Node is built from. Resolving is pure:
 // files and the machine are read through a NodeEnv.
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "cli/node_env.h"
 #include "common/duration.h"
 #include "common/status.h"
+#include "observability/api_tokens.h"
 #include "transport/zap_handler.h"
 
 namespace apollo11::cli {
@@ -62,6 +64,8 @@ struct NodeFlags {
   std::string http_bind;
   std::string api_token;
   std::string api_token_file;
+  std::string api_tokens_file;  // --api-tokens
+  double api_rate_limit = 20;
   std::string alert_fold_window = "60s";
   std::vector<alerts::AlertRule> alert_rules;  // the config's `alerts:` list
   // election (cli/ha_config.h): etcd endpoints (comma-separated), this
@@ -127,7 +131,11 @@ struct NodeConfig {
   transport::KeyRolesByKey key_roles;
   // "HOST:PORT" of /metrics, /healthz, /readyz and the JSON API, or "off".
   std::string http_bind = "off";
-  std::string api_token;                       // for mutating API calls; empty refuses them
+  std::string api_token;  // the single token (principal "api-token", admin); "" = none
+  // --api-tokens: the file and its principals (set when the flag is given).
+  std::string api_tokens_file;
+  std::optional<std::vector<observability::ApiToken>> api_tokens;
+  double api_rate_limit = 20;  // changing requests per second per principal; 0 = no limit
   std::vector<alerts::AlertRule> alert_rules;  // none: no notifier
   Millis alert_fold_window{60000};
   Millis drain_timeout{300000};  // how long a stop waits for the worker to drain

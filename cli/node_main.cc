@@ -224,6 +224,14 @@ void AddHttpFlags(CLI::App* start, NodeFlags* f) {
   start->add_option("--api-token", f->api_token,
                     "bearer token for mutating HTTP API calls (without one they are refused)");
   start->add_option("--api-token-file", f->api_token_file, "file holding the API token");
+  start->add_option("--api-tokens", f->api_tokens_file,
+                    "tokens file: one principal per line, NAME ROLE sha256:HASH (`apollo11 token "
+                    "create`); with it, callers without a token may do nothing. Re-read on SIGHUP");
+  start
+      ->add_option("--api-rate-limit", f->api_rate_limit,
+                   "changing HTTP requests a principal may send per second, bursts of twice "
+                   "that; past it 429 with Retry-After (0 = no limit)")
+      ->check(CLI::Range(0.0, 1e6));
 }
 
 // Leader election among coordinators (docs/ha.md).

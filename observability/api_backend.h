@@ -18,6 +18,10 @@ namespace apollo11::observability {
 class ApiBackend {
  public:
   virtual ~ApiBackend() = default;
+  // Names the principal the next mutating calls act for (until the next
+  // ActAs): the coordinator journals registry changes and triggers with it
+  // as their actor ("http:alice"). Called under the same lock as the calls.
+  virtual void ActAs(const std::string& principal) { (void)principal; }
   // A read-only question, a kind named as actors::kQueryKindNames spells it
   // ("runs", "status", "history", "execution", "workers", "pipelines",
   // "health"). Errors carry the coordinator's StatusCode (NotFound for an

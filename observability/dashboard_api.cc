@@ -11,9 +11,6 @@ namespace apollo11::observability {
 namespace {
 
 constexpr const char* kJson = "application/json";
-// Ids' characters; their length is bounded for every path (RefuseOverlongPaths).
-const std::string kId = "([A-Za-z0-9_.:@-]+)";
-const std::string kExecId = "([A-Za-z0-9_.:@-]+)";
 // /api/alerts: the API's read rule for limit (1 to 1000), 50 when absent.
 constexpr uint64_t kMaxAlertLimit = 1000;
 constexpr uint64_t kDefaultAlertLimit = 50;
@@ -78,19 +75,28 @@ DashboardApi::DashboardApi(ApiBackend* backend, Mutex* backend_mu, QueryCache* c
       node_info_(std::move(node_info)),
       recent_alerts_(std::move(recent_alerts)) {}
 
-void DashboardApi::Register(httplib::Server& s) {
-  s.Get("/api/node", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_header("Cache-Control", "no-cache");
-    res.set_content(SafeJsonDump(node_info_), kJson);
-  });
-  s.Get("/api/runs/" + kId + "/graph",
-        [this](const httplib::Request& req, httplib::Response& res) { Graph(req, res); });
-  s.Get("/api/executions/" + kExecId + "/logs",
-        [this](const httplib::Request& req, httplib::Response& res) { Logs(req, res); });
-  s.Get("/api/executions/" + kExecId + "/trace",
-        [this](const httplib::Request& req, httplib::Response& res) { Trace(req, res); });
-  s.Get("/api/alerts",
-        [this](const httplib::Request& req, httplib::Response& res) { Alerts(req, res); });
+void DashboardApi::Register(httplib::Server& s, RouteTable& routes) {
+  Route(s, routes, "GET", "/api/node",
+        [this](const httplib::Request&, httplib::Response& res, const Principal&) {
+          res.set_header("Cache-Control", "no-cache");
+          res.set_content(SafeJsonDump(node_info_), kJson);
+        });
+  Route(s, routes, "GET", "/api/runs/{id}/graph",
+        [this](const httplib::Request& req, httplib::Response& res, const Principal&) {
+          Graph(req, res);
+        });
+  Route(s, routes, "GET", "/api/executions/{id}/logs",
+        [this](const httplib::Request& req, httplib::Response& res, const Principal&) {
+          Logs(req, res);
+        });
+  Route(s, routes, "GET", "/api/executions/{id}/trace",
+        [this](const httplib::Request& req, httplib::Response& res, const Principal&) {
+          Trace(req, res);
+        });
+  Route(s, routes, "GET", "/api/alerts",
+        [this](const httplib::Request& req, httplib::Response& res, const Principal&) {
+          Alerts(req, res);
+        });
 }
 
 void DashboardApi::Graph(const httplib::Request& req, httplib::Response& res) {

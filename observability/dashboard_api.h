@@ -22,6 +22,8 @@
 
 namespace apollo11::observability {
 
+class RouteTable;
+
 class DashboardApi {
  public:
   // The most bytes of output one logs answer carries.
@@ -37,8 +39,9 @@ class DashboardApi {
   DashboardApi(ApiBackend* backend, Mutex* backend_mu, QueryCache* cache, nlohmann::json node_info,
                RecentAlerts recent_alerts = {});
 
-  // Registers the routes; call once before the server serves.
-  void Register(httplib::Server& server);
+  // Registers the routes (through `routes`, so each is access-checked);
+  // call once before the server serves.
+  void Register(httplib::Server& server, RouteTable& routes);
 
  private:
   void Graph(const httplib::Request& req, httplib::Response& res);

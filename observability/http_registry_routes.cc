@@ -10,6 +10,7 @@
 
 #include "common/json_dump.h"
 #include "common/timestamp_parse.h"
+#include "observability/http_access.h"
 #include "observability/http_routing.h"
 #include "observability/http_server.h"
 #include "observability/query_cache.h"
@@ -72,43 +73,45 @@ Status ReadTriggerBody(const std::string& text, ApiBackend::TriggerSpec* trigger
 
 }  // namespace
 
-void HttpServer::RegistryRoutes(httplib::Server& s, const std::string& id) {
+void HttpServer::RegistryRoutes(httplib::Server& s) {
   // GET lists the pipelines; POST (registry): a pipeline YAML in the body
   // becomes its next version.
   RouteGetPost(s, *routes_, "/api/pipelines", QueryRoute("pipelines", 0),
                std::bind_front(&HttpServer::RegisterPipeline, this));
-  Route(s, *routes_, "POST", "/api/pipelines/" + id + "/runs",
+  Route(s, *routes_, "POST", "/api/pipelines/{id}/runs",
         std::bind_front(&HttpServer::TriggerPipelineRun, this));
   // A version's snapshot with the newest fires (?limit=N of them, default
   // 20), as `apollo11 pipelines show`; the versions, as `pipelines versions`.
-  Route(s, *routes_, "GET", "/api/pipelines/" + id, QueryRoute("pipeline", 1));
-  Route(s, *routes_, "GET", "/api/pipelines/" + id + "/versions",
-        QueryRoute("pipeline_versions", 1));
+  Route(s, *routes_, "GET", "/api/pipelines/{id}", QueryRoute("pipeline", 1));
+  Route(s, *routes_, "GET", "/api/pipelines/{id}/versions", QueryRoute("pipeline_versions", 1));
   // Pause, unpause, remove (no body; remove as `apollo11 pipelines rm`) and
   // backfill ({"from": T1, "to": T2, "max_active": N}, times as `apollo11
-  // backfill` takes them).
-  Route(s, *routes_, "POST", "/api/pipelines/" + id + "/(pause|unpause|remove|backfill)",
-        std::bind_front(&HttpServer::ChangePipeline, this));
+  // backfill` takes them): one route each, as each is its own action.
+  for (const char* path : {"/api/pipelines/{id}/pause", "/api/pipelines/{id}/unpause",
+                           "/api/pipelines/{id}/remove", "/api/pipelines/{id}/backfill"}) {
+    Route(s, *routes_, "POST", path, std::bind_front(&HttpServer::ChangePipeline, this));
+  }
 }
 
-void HttpServer::RegisterPipeline(const httplib::Request& req, httplib::Response& res) {
-  if (!Authorized(req, res)) return;
+void HttpServer::RegisterPipeline(const httplib::Request& req, httplib::Response& res,
+                                  const Principal& who) {
   if (req.body.empty()) return SendError(res, 400, "the body must be a pipeline's YAML");
   Result<nlohmann::json> added = Status::Internal("unanswered");
   {
     MutexLock lock(&backend_mu_);
     // Imports resolve nowhere: the body is the whole pipeline.
+    backend()->ActAs(who.name);
     added = backend()->Register(req.body, "/nonexistent/apollo11-http/pipeline.yaml");
   }
   if (!added.ok()) return SendError(res, HttpStatusOf(added.status()), added.status().message());
   cache_->Clear();
   spdlog::info("http: pipeline {} registered by {}", SafeJsonDump((*added)["label"]),
-               req.remote_addr);
+               who.Describe());
   SendJson(res, added->value("unchanged", false) ? 200 : 201, *added);
 }
 
-void HttpServer::TriggerPipelineRun(const httplib::Request& req, httplib::Response& res) {
-  if (!Authorized(req, res)) return;
+void HttpServer::TriggerPipelineRun(const httplib::Request& req, httplib::Response& res,
+                                    const Principal& who) {
   ApiBackend::TriggerSpec trigger;
   trigger.name = req.matches[1];
   trigger.key = req.get_header_value("Idempotency-Key");
@@ -118,6 +121,7 @@ void HttpServer::TriggerPipelineRun(const httplib::Request& req, httplib::Respon
   Result<nlohmann::json> run = Status::Internal("unanswered");
   {
     MutexLock lock(&backend_mu_);
+    backend()->ActAs(who.name);
     run = backend()->TriggerRun(trigger);
   }
   if (!run.ok()) {
@@ -127,13 +131,14 @@ void HttpServer::TriggerPipelineRun(const httplib::Request& req, httplib::Respon
   }
   cache_->Clear();
   spdlog::info("http: run {} of {} triggered by {}", SafeJsonDump((*run)["run_id"]), trigger.name,
-               req.remote_addr);
+               who.Describe());
   SendJson(res, run->value("existing", false) ? 200 : 201, *run);
 }
 
-void HttpServer::ChangePipeline(const httplib::Request& req, httplib::Response& res) {
-  if (!Authorized(req, res)) return;
-  ApiBackend::RegistryChange change{req.matches[2], req.matches[1]};
+void HttpServer::ChangePipeline(const httplib::Request& req, httplib::Response& res,
+                                const Principal& who) {
+  // The path's last segment is the change: /api/pipelines/NAME/pause.
+  ApiBackend::RegistryChange change{req.path.substr(req.path.rfind('/') + 1), req.matches[1]};
   if (change.op == "backfill") {
     auto body = nlohmann::json::parse(req.body, nullptr, false);
     if (body.is_discarded() || !body.is_object()) {
@@ -147,11 +152,12 @@ void HttpServer::ChangePipeline(const httplib::Request& req, httplib::Response& 
   Result<nlohmann::json> done = Status::Internal("unanswered");
   {
     MutexLock lock(&backend_mu_);
+    backend()->ActAs(who.name);
     done = backend()->ChangeRegistry(change);
   }
   if (!done.ok()) return SendError(res, HttpStatusOf(done.status()), done.status().message());
   cache_->Clear();
-  spdlog::info("http: {} of pipeline {} by {}", change.op, change.name, req.remote_addr);
+  spdlog::info("http: {} of pipeline {} by {}", change.op, change.name, who.Describe());
   SendJson(res, 200, *done);
 }
 

@@ -1,6 +1,11 @@
 #include "observability/http_routing.h"
 
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+
 #include "common/json_dump.h"
+#include "observability/http_access.h"
 
 namespace apollo11::observability {
 
@@ -61,17 +66,40 @@ void RouteTable::AnswerUnrouted(const httplib::Request& req, httplib::Response& 
   SendError(res, 404, "no such path: " + req.path);
 }
 
-void Route(httplib::Server& s, RouteTable& table, const char* method, const std::string& pattern,
-           httplib::Server::Handler handler) {
+namespace {
+
+// `handler` behind the access check of `method` `path`'s row.
+httplib::Server::Handler Guarded(RouteTable& table, const char* method, std::string_view path,
+                                 ApiHandler handler) {
+  const HttpRule* rule = FindHttpRule(method, path);
+  if (rule == nullptr) {
+    std::fprintf(stderr, "apollo11: BUG: route %s %.*s has no row in http_access.cc\n", method,
+                 static_cast<int>(path.size()), path.data());
+    std::abort();
+  }
+  return [&table, rule, handler = std::move(handler)](const httplib::Request& req,
+                                                      httplib::Response& res) {
+    std::optional<Principal> who = table.access().Admit(req, res, *rule);
+    if (who) handler(req, res, *who);
+  };
+}
+
+}  // namespace
+
+void Route(httplib::Server& s, RouteTable& table, const char* method, std::string_view path,
+           ApiHandler handler) {
   const std::string m = method;
-  m == "GET" ? s.Get(pattern, std::move(handler)) : s.Post(pattern, std::move(handler));
+  const std::string pattern = RoutePattern(path);
+  httplib::Server::Handler guarded = Guarded(table, method, path, std::move(handler));
+  m == "GET" ? s.Get(pattern, std::move(guarded)) : s.Post(pattern, std::move(guarded));
   table.Add(pattern, m, m);
 }
 
-void RouteGetPost(httplib::Server& s, RouteTable& table, const std::string& pattern,
-                  httplib::Server::Handler get, httplib::Server::Handler post) {
-  s.Get(pattern, std::move(get));
-  s.Post(pattern, std::move(post));
+void RouteGetPost(httplib::Server& s, RouteTable& table, std::string_view path, ApiHandler get,
+                  ApiHandler post) {
+  const std::string pattern = RoutePattern(path);
+  s.Get(pattern, Guarded(table, "GET", path, std::move(get)));
+  s.Post(pattern, Guarded(table, "POST", path, std::move(post)));
   table.Add(pattern, "GET, POST", "GET or POST");
 }
 

@@ -12,6 +12,14 @@
 
 namespace apollo11::observability {
 
+class HttpAccess;
+struct Principal;
+
+// A route's handler: the request, its answer, and who asked (admitted by
+// HttpAccess before the handler runs).
+using ApiHandler =
+    std::function<void(const httplib::Request&, httplib::Response&, const Principal&)>;
+
 inline constexpr const char* kJsonType = "application/json";
 
 void SendJson(httplib::Response& res, int status, const nlohmann::json& body);
@@ -39,6 +47,9 @@ void RefuseOverlongPaths(httplib::Server& s);
 // (AnswerUnrouted), one regex per path.
 class RouteTable {
  public:
+  // `access` checks every route's caller; it must outlive the table.
+  explicit RouteTable(HttpAccess& access) : access_(access) {}
+  HttpAccess& access() const { return access_; }
   // `allowed` is the Allow header ("GET", "GET, POST"); `phrase` the same
   // for the message ("GET", "GET or POST").
   void Add(const std::string& pattern, std::string allowed, std::string phrase);
@@ -52,17 +63,21 @@ class RouteTable {
     std::regex pattern;
     std::string allowed, phrase;
   };
+  HttpAccess& access_;
   std::vector<Path> paths_;
 };
 
-// Registers `handler` for `method` ("GET" or "POST") on `pattern`; other
-// methods on that path are answered 405 by `table`.
-void Route(httplib::Server& s, RouteTable& table, const char* method, const std::string& pattern,
-           httplib::Server::Handler handler);
+// Registers `handler` for `method` ("GET" or "POST") on `path`, written as
+// in http_access.cc's table ("/api/runs/{id}/cancel"), behind that table's
+// check of the caller; other methods on that path are answered 405 by
+// `table`. A path without a row in the access table aborts: every route is
+// checked or none is served.
+void Route(httplib::Server& s, RouteTable& table, const char* method, std::string_view path,
+           ApiHandler handler);
 // For a path that answers both GET and POST (httplib takes the first
 // handler registered for a method and path, so the two are registered
 // together).
-void RouteGetPost(httplib::Server& s, RouteTable& table, const std::string& pattern,
-                  httplib::Server::Handler get, httplib::Server::Handler post);
+void RouteGetPost(httplib::Server& s, RouteTable& table, std::string_view path, ApiHandler get,
+                  ApiHandler post);
 
 }  // namespace apollo11::observability

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "common/json_dump.h"
+#include "observability/http_access.h"
 #include "observability/http_routing.h"
 #include "observability/http_server.h"
 #include "observability/query_cache.h"
@@ -51,19 +52,19 @@ Status ReadRerunBody(const std::string& text, RerunBody* rerun) {
 
 }  // namespace
 
-void HttpServer::RunRoutes(httplib::Server& s, const std::string& id) {
-  Route(s, *routes_, "POST", "/api/executions/([A-Za-z0-9_.:@-]+)/confirm",
+void HttpServer::RunRoutes(httplib::Server& s) {
+  Route(s, *routes_, "POST", "/api/executions/{id}/confirm",
         std::bind_front(&HttpServer::ConfirmExecution, this));
   if (options_.cluster) {
     Route(s, *routes_, "GET", "/api/cluster",
-          [this](const httplib::Request&, httplib::Response& res) {
+          [this](const httplib::Request&, httplib::Response& res, const Principal&) {
             SendJson(res, 200, options_.cluster());
           });
   }
   if (options_.resign) {
     Route(s, *routes_, "POST", "/api/cluster/resign",
-          [this](const httplib::Request& req, httplib::Response& res) {
-            if (!Authorized(req, res)) return;
+          [this](const httplib::Request&, httplib::Response& res, const Principal& who) {
+            spdlog::info("http: {} asks this node to resign the leadership", who.Describe());
             Status s = options_.resign();
             if (!s.ok()) return SendError(res, HttpStatusOf(s), s.message());
             SendJson(res, 202, nlohmann::json{{"resign", "requested"}});
@@ -71,14 +72,13 @@ void HttpServer::RunRoutes(httplib::Server& s, const std::string& id) {
   }
   // Body: {} or {"failed": true} (the default), or {"from": "TASK",
   // "downstream": true}.
-  Route(s, *routes_, "POST", "/api/runs/" + id + "/rerun",
-        std::bind_front(&HttpServer::RerunRun, this));
-  Route(s, *routes_, "POST", "/api/runs/" + id + "/cancel",
+  Route(s, *routes_, "POST", "/api/runs/{id}/rerun", std::bind_front(&HttpServer::RerunRun, this));
+  Route(s, *routes_, "POST", "/api/runs/{id}/cancel",
         std::bind_front(&HttpServer::CancelRun, this));
 }
 
-void HttpServer::ConfirmExecution(const httplib::Request& req, httplib::Response& res) {
-  if (!Authorized(req, res)) return;
+void HttpServer::ConfirmExecution(const httplib::Request& req, httplib::Response& res,
+                                  const Principal& who) {
   auto body = nlohmann::json::parse(req.body, nullptr, false);
   const std::string action =
       body.is_object() && body.contains("action") && body["action"].is_string()
@@ -90,17 +90,20 @@ void HttpServer::ConfirmExecution(const httplib::Request& req, httplib::Response
   Result<std::string> answer = Status::Internal("unanswered");
   {
     MutexLock lock(&backend_mu_);
+    backend()->ActAs(who.name);
     answer = backend()->Confirm(req.matches[1], action == "kill");
   }
   if (!answer.ok()) return SendError(res, HttpStatusOf(answer.status()), answer.status().message());
   cache_->Clear();
+  spdlog::info("http: {} answered slow execution {}: {}", who.Describe(),
+               std::string(req.matches[1]), action);
   SendJson(res, 202,
            nlohmann::json{
                {"exec_id", std::string(req.matches[1])}, {"action", action}, {"answer", *answer}});
 }
 
-void HttpServer::RerunRun(const httplib::Request& req, httplib::Response& res) {
-  if (!Authorized(req, res)) return;
+void HttpServer::RerunRun(const httplib::Request& req, httplib::Response& res,
+                          const Principal& who) {
   RerunBody rerun;
   if (Status read = ReadRerunBody(req.body, &rerun); !read.ok()) {
     return SendError(res, 400, read.message());
@@ -109,16 +112,17 @@ void HttpServer::RerunRun(const httplib::Request& req, httplib::Response& res) {
   Result<std::string> run_id = Status::Internal("unanswered");
   {
     MutexLock lock(&backend_mu_);
+    backend()->ActAs(who.name);
     run_id = backend()->Rerun(original, rerun.from, rerun.downstream);
   }
   if (!run_id.ok()) return SendError(res, HttpStatusOf(run_id.status()), run_id.status().message());
   cache_->Clear();
-  spdlog::info("http: run {} reruns {}, started by {}", *run_id, original, req.remote_addr);
+  spdlog::info("http: run {} reruns {}, started by {}", *run_id, original, who.Describe());
   SendJson(res, 201, nlohmann::json{{"run_id", *run_id}, {"rerun_of", original}});
 }
 
-void HttpServer::CancelRun(const httplib::Request& req, httplib::Response& res) {
-  if (!Authorized(req, res)) return;
+void HttpServer::CancelRun(const httplib::Request& req, httplib::Response& res,
+                           const Principal& who) {
   const std::string run_id = req.matches[1];
   Status c;
   {
@@ -129,7 +133,8 @@ void HttpServer::CancelRun(const httplib::Request& req, httplib::Response& res) 
     if (state == "SUCCESS" || state == "FAILED" || state == "CANCELED") {
       return SendError(res, 409, "run " + run_id + " already finished: " + state);
     }
-    c = backend()->Cancel(run_id, "canceled through the HTTP API from " + req.remote_addr);
+    backend()->ActAs(who.name);
+    c = backend()->Cancel(run_id, "canceled by " + who.Describe() + " through the HTTP API");
   }
   if (!c.ok()) return SendError(res, HttpStatusOf(c), c.message());
   cache_->Clear();

@@ -17,6 +17,7 @@
 #include "observability/dashboard.h"
 #include "observability/dashboard_api.h"
 #include "observability/guarded_http_server.h"
+#include "observability/http_access.h"
 #include "observability/http_routing.h"
 #include "observability/query_cache.h"
 
@@ -27,16 +28,6 @@ constexpr const char* kPromText = "text/plain; version=0.0.4; charset=utf-8";
 constexpr size_t kMaxBody = 1 << 20;  // a trigger's params; nothing bigger is ever posted
 // The most runs one GET /api/runs returns (as the coordinator's own cap).
 constexpr uint32_t kMaxLimit = 1000;
-
-// Compares without an early exit, so the time taken says nothing about how
-// much of a guessed token was right.
-bool SameToken(const std::string& a, const std::string& b) {
-  unsigned char diff = a.size() == b.size() ? 0 : 1;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff |= static_cast<unsigned char>(a[i] ^ (i < b.size() ? b[i] : 0));
-  }
-  return diff == 0;
-}
 
 // Why binding host:port fails, found by trying it (httplib says only that it
 // failed): a name that does not resolve, or bind(2)'s errno.
@@ -136,6 +127,9 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options)
   if (!hp.ok()) return hp.status();
   std::unique_ptr<HttpServer> s(new HttpServer());
   s->options_ = std::move(options);
+  s->access_ = std::make_unique<HttpAccess>(
+      HttpAccessOptions{s->options_.api_token, s->options_.api_tokens, s->options_.api_rate_limit,
+                        s->options_.clock});
   s->server_ = std::make_unique<GuardedHttpServer>(s->options_.limits);
   if (s->options_.health) {
     s->server_->SetHealthBody([health = s->options_.health] {
@@ -210,27 +204,37 @@ void HttpServer::Stop() {
 
 void HttpServer::Routes() {
   httplib::Server& s = *server_;
-  routes_ = std::make_unique<RouteTable>();
+  routes_ = std::make_unique<RouteTable>(*access_);
   RefuseOverlongPaths(s);  // the ids' length, for every route
-  Route(s, *routes_, "GET", "/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(options_.registry->WriteText(), kPromText);
-  });
-  Route(s, *routes_, "GET", "/healthz", [this](const httplib::Request&, httplib::Response& res) {
-    if (!options_.health) return res.set_content("ok\n", "text/plain");
-    nlohmann::json body = options_.health();
-    body["status"] = "ok";
-    SendJson(res, 200, body);
-  });
-  Route(s, *routes_, "GET", "/readyz", [this](const httplib::Request&, httplib::Response& res) {
-    std::string why;
-    bool ready = true;
-    if (options_.ready) {
-      MutexLock lock(&backend_mu_);
-      ready = options_.ready(&why);
-    }
-    res.status = ready ? 200 : 503;
-    res.set_content(ready ? "ready\n" : "not ready: " + why + "\n", "text/plain");
-  });
+  Route(s, *routes_, "GET", "/metrics",
+        [this](const httplib::Request&, httplib::Response& res, const Principal&) {
+          res.set_content(options_.registry->WriteText(), kPromText);
+        });
+  Route(s, *routes_, "GET", "/api/whoami",
+        [](const httplib::Request&, httplib::Response& res, const Principal& who) {
+          SendJson(res, 200,
+                   nlohmann::json{{"name", who.name},
+                                  {"roles", transport::FormatRoles(who.roles)},
+                                  {"address", who.address}});
+        });
+  Route(s, *routes_, "GET", "/healthz",
+        [this](const httplib::Request&, httplib::Response& res, const Principal&) {
+          if (!options_.health) return res.set_content("ok\n", "text/plain");
+          nlohmann::json body = options_.health();
+          body["status"] = "ok";
+          SendJson(res, 200, body);
+        });
+  Route(s, *routes_, "GET", "/readyz",
+        [this](const httplib::Request&, httplib::Response& res, const Principal&) {
+          std::string why;
+          bool ready = true;
+          if (options_.ready) {
+            MutexLock lock(&backend_mu_);
+            ready = options_.ready(&why);
+          }
+          res.status = ready ? 200 : 503;
+          res.set_content(ready ? "ready\n" : "not ready: " + why + "\n", "text/plain");
+        });
   Dashboard::RegisterNotices(s);
   s.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
     routes_->AnswerUnrouted(req, res);
@@ -240,18 +244,18 @@ void HttpServer::Routes() {
                                           options_.api_cache_ttl_us);
     ApiRoutes();
     nlohmann::json info = options_.node_info;
-    info["mutations"] = !options_.api_token.empty();
+    info["mutations"] = access_->MutationsPossible();
     dashboard_api_ = std::make_unique<DashboardApi>(options_.backend, &backend_mu_, cache_.get(),
                                                     std::move(info), options_.recent_alerts);
-    dashboard_api_->Register(s);
+    dashboard_api_->Register(s, *routes_);
     Dashboard::Register(s);
   }
 }
 
 // A read-only query; `id_group` is the regex group holding the id (0: none).
-std::function<void(const httplib::Request&, httplib::Response&)> HttpServer::QueryRoute(
-    const char* kind, int id_group) {
-  return [this, kind, id_group](const httplib::Request& req, httplib::Response& res) {
+ApiHandler HttpServer::QueryRoute(const char* kind, int id_group) {
+  return [this, kind, id_group](const httplib::Request& req, httplib::Response& res,
+                                const Principal&) {
     std::string id = id_group > 0 ? std::string(req.matches[id_group]) : "";
     uint32_t limit = 0;
     if (req.has_param("limit")) {
@@ -280,34 +284,20 @@ std::function<void(const httplib::Request&, httplib::Response&)> HttpServer::Que
   };
 }
 
-// Mutating calls: 403 when no token is configured, 401 without the right one.
-bool HttpServer::Authorized(const httplib::Request& req, httplib::Response& res) const {
-  if (options_.api_token.empty()) {
-    SendError(res, 403, "mutating API calls are disabled: the node has no --api-token");
-    return false;
-  }
-  const std::string header = req.get_header_value("Authorization");
-  const std::string prefix = "Bearer ";
-  if (header.rfind(prefix, 0) != 0 ||
-      !SameToken(header.substr(prefix.size()), options_.api_token)) {
-    res.set_header("WWW-Authenticate", "Bearer realm=\"apollo11\"");
-    SendError(res, 401, "a valid bearer token is required (Authorization: Bearer TOKEN)");
-    return false;
-  }
-  return true;
+void HttpServer::SetApiTokens(std::vector<ApiToken> tokens) {
+  access_->SetTokens(std::move(tokens));
 }
 
 void HttpServer::ApiRoutes() {
   httplib::Server& s = *server_;
-  const std::string id = "([A-Za-z0-9_.:@-]+)";
   Route(s, *routes_, "GET", "/api/runs", QueryRoute("runs", 0));
-  Route(s, *routes_, "GET", "/api/runs/" + id, QueryRoute("status", 1));
-  Route(s, *routes_, "GET", "/api/runs/" + id + "/history", QueryRoute("history", 1));
-  Route(s, *routes_, "GET", "/api/executions/" + id, QueryRoute("execution", 1));
+  Route(s, *routes_, "GET", "/api/runs/{id}", QueryRoute("status", 1));
+  Route(s, *routes_, "GET", "/api/runs/{id}/history", QueryRoute("history", 1));
+  Route(s, *routes_, "GET", "/api/executions/{id}", QueryRoute("execution", 1));
   Route(s, *routes_, "GET", "/api/workers", QueryRoute("workers", 0));
 
-  RegistryRoutes(s, id);
-  RunRoutes(s, id);
+  RegistryRoutes(s);
+  RunRoutes(s);
 }
 
 }  // namespace apollo11::observability

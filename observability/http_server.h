@@ -3,9 +3,9 @@
 // and per-address cap; Range is ignored): /metrics (Prometheus text),
 // /healthz, /readyz and, on a coordinator, the JSON API under /api/ and the
 // dashboard at / (observability/dashboard.h). Read-only API answers are
-// shared by all clients for `api_cache_ttl_us` (QueryCache). Mutating
-// API calls need `Authorization: Bearer TOKEN`; with no token configured they
-// are refused (403).
+// shared by all clients for `api_cache_ttl_us` (QueryCache). Who may call
+// which route is http_access.h's table: a principal from a bearer token
+// (the tokens file, or the single --api-token) or anonymous.
 //
 // Threads: Start binds, then serves on its own thread (httplib's worker pool
 // answers requests); Stop (or the destructor) stops and joins it.
@@ -21,7 +21,9 @@
 #include "common/mutex.h"
 #include "common/status.h"
 #include "observability/api_backend.h"
+#include "observability/api_tokens.h"
 #include "observability/http_limits.h"
+#include "observability/http_routing.h"
 #include "observability/metrics_registry.h"
 
 namespace httplib {
@@ -33,6 +35,7 @@ struct Response;
 namespace apollo11::observability {
 
 class GuardedHttpServer;
+class HttpAccess;
 class QueryCache;
 class DashboardApi;
 class RouteTable;
@@ -52,8 +55,12 @@ bool IsLoopbackHost(const std::string& host);
 
 struct HttpServerOptions {
   std::string bind = "127.0.0.1:8011";
-  // Bearer token for POST /api/...; empty refuses every mutating call.
+  // The single --api-token (principal "api-token", admin; "" = none), the
+  // tokens file's principals (set: anonymous callers may do nothing) and
+  // the mutating requests a principal may send per second (0: unlimited).
   std::string api_token;
+  std::optional<std::vector<ApiToken>> api_tokens;
+  double api_rate_limit = 20;
   const Registry* registry = nullptr;  // required; must outlive the server
   // The JSON API; null serves no /api/ (a worker node). Must outlive the server.
   ApiBackend* backend = nullptr;
@@ -68,7 +75,7 @@ struct HttpServerOptions {
   // Dates the shared answers; null = the system clock. Must outlive the server.
   const Clock* clock = nullptr;
   // What GET /api/node answers (role, epoch...); the server adds
-  // "mutations" (whether a token is configured).
+  // "mutations" (whether any principal may change anything).
   nlohmann::json node_info = nlohmann::json::object();
   // GET /api/alerts: the alerts delivered recently, at most `limit`, newest
   // first ({"alerts": [...]}); null lists none. Called on HTTP threads, any
@@ -90,6 +97,9 @@ class HttpServer {
   void Stop();
   // "HOST:PORT" actually bound (port 0 resolved).
   const std::string& bound() const { return bound_; }
+  // A reload of the tokens file: its new principals, in force for the next
+  // request. Any thread.
+  void SetApiTokens(std::vector<ApiToken> tokens);
   // Why the server stopped serving on its own (its listening loop returned
   // without a Stop), nullopt while it serves. Any thread.
   std::optional<std::string> failure() const;
@@ -100,30 +110,28 @@ class HttpServer {
   // The JSON API: read-only queries (ApiRoutes), the registry's calls
   // (http_registry_routes.cc) and the runs' (http_run_routes.cc).
   void ApiRoutes();
-  void RegistryRoutes(httplib::Server& s, const std::string& id);
-  void RunRoutes(httplib::Server& s, const std::string& id);
+  void RegistryRoutes(httplib::Server& s);
+  void RunRoutes(httplib::Server& s);
   // The handlers of their POSTs, each answering one request on an httplib
   // worker thread (one backend call at a time, under backend_mu_):
   // registering a pipeline, triggering its run, changing its registry state
   // (pause, unpause, remove, backfill); answering a slow task, rerunning and
-  // canceling a run.
-  void RegisterPipeline(const httplib::Request& req, httplib::Response& res);
-  void TriggerPipelineRun(const httplib::Request& req, httplib::Response& res);
-  void ChangePipeline(const httplib::Request& req, httplib::Response& res);
-  void ConfirmExecution(const httplib::Request& req, httplib::Response& res);
-  void RerunRun(const httplib::Request& req, httplib::Response& res);
-  void CancelRun(const httplib::Request& req, httplib::Response& res);
+  // canceling a run. `who` is the caller HttpAccess admitted.
+  void RegisterPipeline(const httplib::Request& req, httplib::Response& res, const Principal& who);
+  void TriggerPipelineRun(const httplib::Request& req, httplib::Response& res,
+                          const Principal& who);
+  void ChangePipeline(const httplib::Request& req, httplib::Response& res, const Principal& who);
+  void ConfirmExecution(const httplib::Request& req, httplib::Response& res, const Principal& who);
+  void RerunRun(const httplib::Request& req, httplib::Response& res, const Principal& who);
+  void CancelRun(const httplib::Request& req, httplib::Response& res, const Principal& who);
   // A handler answering the read-only query `kind` through the cache, its
   // id in regex group `id_group` (0: none).
-  std::function<void(const httplib::Request&, httplib::Response&)> QueryRoute(const char* kind,
-                                                                              int id_group);
-  // Whether a mutating call carries the token; if not, answers it (403 when
-  // no token is configured, 401 otherwise).
-  bool Authorized(const httplib::Request& req, httplib::Response& res) const;
+  ApiHandler QueryRoute(const char* kind, int id_group);
   // options_.backend, which takes one call at a time.
   ApiBackend* backend() REQUIRES(backend_mu_) { return options_.backend; }
 
   HttpServerOptions options_;
+  std::unique_ptr<HttpAccess> access_;
   std::unique_ptr<GuardedHttpServer> server_;
   // Filled before the server serves (Routes), read-only after.
   std::unique_ptr<RouteTable> routes_;

@@ -13,6 +13,7 @@ BUILD_PACKAGES=(
   zlib1g-dev  # storage: large pipeline snapshots are stored deflated
   catch2 libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
   libcpp-httplib-dev libcurl4-openssl-dev libbenchmark-dev
+  libssl-dev  # API token hashes (OpenSSL's SHA-256 and constant-time compare)
   python3
   libsystemd-dev  # pkg: sd_notify for Type=notify units
   help2man  # pkg: man pages generated from --help at build time

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <set>
 #include <string_view>
 #include <vector>
 
@@ -156,6 +158,7 @@ LineKind ParseKeyLine(std::string_view raw, std::string* key, KeyRoles* roles, s
   *roles = kRolesUnstated;
   if (std::optional<KeyRoles> role = ParseRole(token)) {
     *roles = *role;
+    *why = RoleNameNote(token);  // an older role name: the caller logs what it now means
     token = FirstToken(rest, &rest);
     if (!IsValidZ85Key(token)) {
       *why = "want a CURVE public key (40 Z85 characters) after the role";
@@ -347,6 +350,7 @@ Result<std::string> LoadPublicKey(const std::string& path) {
 
 Result<KeyRoleMap> ParseKeyRoles(const std::string& text, const std::string& name) {
   KeyRoleMap keys;
+  std::set<std::string> older_names_noted;  // each older role name's note, logged once
   size_t line_no = 0;
   for (std::string_view raw : SplitLines(text)) {
     ++line_no;
@@ -357,6 +361,9 @@ Result<KeyRoleMap> ParseKeyRoles(const std::string& text, const std::string& nam
         break;
       case LineKind::kKey:
         keys[key] |= roles;
+        if (!why.empty() && older_names_noted.insert(why).second) {
+          spdlog::warn("{}{}", Where(name, line_no), why);
+        }
         break;
       case LineKind::kBad:
         return Status::InvalidInput(Where(name, line_no) + why);

@@ -7,7 +7,8 @@
 //      (one line: the public key, 40 Z85 characters). It prints the public key.
 //   2. On the coordinator: collect every worker's and client's node.pub into
 //      an authorized-keys file, one key per line, each after the role it has
-//      (key_roles.h): `worker KEY`, `reader KEY`, `client KEY`, `admin KEY`.
+//      (key_roles.h): `worker KEY`, `viewer KEY`, `operator KEY`, `admin KEY`
+//      (the older names `reader` and `client` are read as viewer and operator).
 //      A key without a role (the format before roles) may act as worker and
 //      admin. Blank lines and lines starting with '#' are ignored; a key may
 //      be followed by whitespace and a '#' comment naming its owner. Any other

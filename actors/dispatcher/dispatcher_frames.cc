@@ -310,7 +310,7 @@ void DispatcherCore::Finish(Worker& w, const std::string& exec_id) {
 }
 
 void DispatcherCore::OnWatch(const Frame& f, DispatcherOutput* out) {
-  if (options_.require_worker_role && !transport::MayWork(f.peer.roles)) {
+  if (options_.require_worker_role && !transport::Allows(f.peer.roles, transport::Action::kWork)) {
     ++dropped_frames_;  // only a worker's key may be announced to
     return;
   }

@@ -44,7 +44,7 @@ bool DispatcherCore::Admitted(const Frame& f, DispatcherOutput* out) {
     Send(f.identity, transport::MsgType::kRefused, refused, out);
     return false;
   }
-  if (options_.require_worker_role && !transport::MayWork(f.peer.roles)) {
+  if (options_.require_worker_role && !transport::Allows(f.peer.roles, transport::Action::kWork)) {
     const std::string why = "key " + f.peer.key + " may not act as a worker (its roles: " +
                             (f.peer.roles ? transport::FormatRoles(f.peer.roles) : "none") +
                             "); list it as 'worker KEY' in the authorized keys";

@@ -47,8 +47,12 @@ void ClientGate::OnFrame(const std::string& identity, const transport::PeerAuth&
     if (static_cast<uint16_t>(route.type) != env_.type) continue;
     const uint64_t version = ClientRequestVersion(env_.body);
     if (version != kClientProtocolVersion) return RefuseVersion(identity, route.type, version);
-    if (!Permitted(identity, peer, route.type)) return;
-    peer_roles_ = peer.roles;
+    peer_ = peer;
+    // A registry request's action depends on its op: checked once decoded.
+    if (route.type != ClientType::kRegistry &&
+        !Permitted(identity, route.type, ActionOf(route.type))) {
+      return;
+    }
     if (policy_.standby && route.type != ClientType::kQuery) {
       return ReplyRefusal(identity, route.type, StatusCode::kNotLeader,
                           ha::NotLeaderReply(LeaderEndpoint()));
@@ -79,26 +83,47 @@ void ClientGate::StandbyLacks(QueryReply* reply) const {
                             "has: ask the leader");
 }
 
-bool ClientGate::Permitted(const std::string& identity, const transport::PeerAuth& peer,
-                           ClientType t) {
-  if (!policy_.check_roles) return true;
-  const bool mutating = t == ClientType::kCancelRun || t == ClientType::kConfirmExec;
-  // A rerun starts a run: the same roles as a submission.
-  const bool starts_run = t == ClientType::kSubmitRun || t == ClientType::kRerunRun;
-  const bool allowed = t == ClientType::kQuery ? transport::MayQuery(peer.roles)
-                       : starts_run || t == ClientType::kRegistry
-                           ? transport::MaySubmit(peer.roles)
-                           : transport::MayChangeRuns(peer.roles);
-  if (allowed) return true;
-  const char* what = t == ClientType::kQuery ? "ask queries (role reader, client or admin)"
-                     : starts_run            ? "submit runs or reruns (role client or admin)"
-                     : t == ClientType::kRegistry
-                         ? "register or trigger pipelines (role client or admin)"
-                     : mutating ? "cancel runs or confirm slow tasks (role admin)"
-                                : "do this";
-  const std::string why = "key " + peer.key +
-                          " (roles: " + (peer.roles ? transport::FormatRoles(peer.roles) : "none") +
-                          ") may not " + what;
+transport::Action ClientGate::ActionOf(ClientType t) {
+  switch (t) {
+    case ClientType::kSubmitRun:
+      return transport::Action::kSubmit;
+    case ClientType::kRerunRun:
+      return transport::Action::kRerun;
+    case ClientType::kConfirmExec:
+      return transport::Action::kConfirm;
+    case ClientType::kCancelRun:
+      return transport::Action::kCancel;
+    case ClientType::kQuery:
+      return transport::Action::kRead;
+    default:
+      return transport::Action::kRegister;  // the strictest; registry requests decide per op
+  }
+}
+
+transport::Action ClientGate::ActionOf(RegistryOp op) {
+  switch (op) {
+    case RegistryOp::kTrigger:
+      return transport::Action::kTrigger;
+    case RegistryOp::kPause:
+      return transport::Action::kPause;
+    case RegistryOp::kUnpause:
+      return transport::Action::kUnpause;
+    case RegistryOp::kBackfill:
+      return transport::Action::kBackfill;
+    case RegistryOp::kRemove:
+      return transport::Action::kRemove;
+    default:
+      return transport::Action::kRegister;  // kAdd, kReject, and an unknown op
+  }
+}
+
+bool ClientGate::Permitted(const std::string& identity, ClientType t, transport::Action action) {
+  if (!policy_.check_roles || transport::Allows(peer_.roles, action)) return true;
+  const std::string why =
+      "key " + peer_.key +
+      " (roles: " + (peer_.roles ? transport::FormatRoles(peer_.roles) : "none") + ") may not " +
+      std::string(transport::RuleOf(action).name) + " (role " + transport::RolesThatMay(action) +
+      " may)";
   parts_.metrics->client_requests_refused.Inc();
   uint64_t suppressed = 0;
   if (refusal_log_.Allow(parts_.clock->Steady(), &suppressed)) {
@@ -266,11 +291,12 @@ void ClientGate::OnQuery(const std::string& identity, Envelope& env) {
                     " bytes) is longer than " + std::to_string(kMaxQueryField) + " bytes";
   }
   if (refused.code == 0 && query->arg == "full" && policy_.check_roles &&
-      !transport::MaySubmit(peer_roles_)) {
-    // The whole snapshot holds env values: what a submitter may see (it
-    // starts runs with them), not a reader.
+      !transport::Allows(peer_.roles, transport::Action::kReadSnapshot)) {
+    // The whole snapshot holds env values: what an operator may see (it
+    // starts runs with them), not a viewer.
     refused.code = static_cast<uint8_t>(StatusCode::kPermissionDenied);
-    refused.error = "a query with arg full shows env values: it needs role client or admin";
+    refused.error = "a query with arg full shows env values: it needs role " +
+                    transport::RolesThatMay(transport::Action::kReadSnapshot);
   }
   if (refused.code != 0) return parts_.sessions->Reply(identity, ClientType::kQueryReply, refused);
   if (StandbyDefers(identity, query->kind)) return;
@@ -332,6 +358,7 @@ void ClientGate::OnRegistry(const std::string& identity, Envelope& env) {
     return parts_.sessions->Reply(identity, ClientType::kRegistryReply, reply);
   }
   const auto op = static_cast<RegistryOp>(request->op);
+  if (!Permitted(identity, ClientType::kRegistry, ActionOf(op))) return;
   if (parts_.health->failing() && op != RegistryOp::kReject) {
     reply.code = static_cast<uint8_t>(StatusCode::kFull);
     reply.error =

@@ -74,9 +74,13 @@ class ClientGate {
   };
   static const std::array<RouteRow, 6> kRoutes;
 
-  // Under CURVE, true when the caller's key role allows a request of `type`;
-  // else answers it with a refusal and returns false.
-  bool Permitted(const std::string& identity, const transport::PeerAuth& peer, ClientType type);
+  // What a request of type `t` (or a registry request's `op`) asks to do
+  // (transport/key_roles.h's table).
+  static transport::Action ActionOf(ClientType t);
+  static transport::Action ActionOf(RegistryOp op);
+  // Under CURVE, true when the caller's roles (peer_) allow `action`; else
+  // answers the request of type `t` with a refusal and returns false.
+  bool Permitted(const std::string& identity, ClientType t, transport::Action action);
   // The leader's client endpoint as the policy knows it ("" = unknown).
   std::string LeaderEndpoint() const;
   // On a standby, a query about the workers (`workers`, `logs`), which
@@ -104,8 +108,8 @@ class ClientGate {
 
   ClientGateParts parts_;
   ClientGatePolicy policy_;
-  // The roles of the peer whose frame is being handled (OnFrame).
-  transport::KeyRoles peer_roles_ = 0;
+  // The peer whose frame is being handled (OnFrame).
+  transport::PeerAuth peer_;
   LogLimiter refusal_log_{10, kMicrosPerSecond};  // refused client requests
   transport::Envelope env_;
   std::vector<std::string>* to_dispatcher_ = nullptr;  // during OnFrame

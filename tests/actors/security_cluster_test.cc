@@ -230,7 +230,7 @@ struct CurveCluster {
   std::string d = dir.path();
   NodeProc coord;
   explicit CurveCluster(const std::string& extra_lines = "") {
-    for (const char* who : {"coord", "w1", "w2", "client", "reader", "admin", "stranger"}) {
+    for (const char* who : {"coord", "w1", "w2", "operator", "viewer", "admin", "stranger"}) {
       REQUIRE(Run({Apollo11(), "keygen", d + "/" + who}).exit_code == 0);
     }
     auto key = [&](const char* who) {
@@ -238,7 +238,7 @@ struct CurveCluster {
       return k.substr(0, k.find('\n'));
     };
     dir.Write("authorized", "worker " + key("w1") + "\nworker " + key("w2") + "  # second\n" +
-                                "client " + key("client") + "\nreader " + key("reader") +
+                                "operator " + key("operator") + "\nviewer " + key("viewer") +
                                 "\nadmin " + key("admin") + "\n" + extra_lines);
     coord = StartNode(
         dir, "coordnode",
@@ -279,7 +279,7 @@ TEST_CASE("with CURVE only worker keys join as workers, and an id stays with its
   Nodes guard{{&c.coord, &w1}};
   REQUIRE(WaitFor([&] { return c.Workers().count("w1") == 1; }, 5000));
   // A client key started as a worker: refused, says why, exits non-zero.
-  NodeProc posing = c.Worker("posing", "client", "helper");
+  NodeProc posing = c.Worker("posing", "operator", "helper");
   guard.all.push_back(&posing);
   const int posing_code = WaitExit(posing.pid, 10000);
   CHECK(posing_code > 0);
@@ -298,8 +298,9 @@ TEST_CASE("with CURVE only worker keys join as workers, and an id stays with its
   CHECK(MetricValue(metrics, "apollo11_worker_frames_refused_total{reason=\"duplicate_id\"}") >= 1);
 }
 
-TEST_CASE("with CURVE a reader queries, a client submits, only an admin cancels",
-          "[cluster][security]") {
+TEST_CASE(
+    "with CURVE a viewer reads, an operator triggers and cancels, only an admin brings in code",
+    "[cluster][security]") {
   CurveCluster c;
   NodeProc w1 = c.Worker("w1node", "w1", "w1");
   Nodes guard{{&c.coord, &w1}};
@@ -307,34 +308,76 @@ TEST_CASE("with CURVE a reader queries, a client submits, only an admin cancels"
   std::string file = c.dir.Write("long.yaml",
                                  "version: \"1.0\"\nname: test.long\npipeline:\n"
                                  "  - id: a\n    type: shell\n    command: \"sleep 30\"\n");
-  CmdResult by_reader = c.As("reader", {"submit", file});
-  CHECK(by_reader.exit_code != 0);
-  CHECK(by_reader.err.find("may not submit runs") != std::string::npos);
+  // A pipeline file is code: only an admin submits or registers one.
+  for (const char* who : {"viewer", "operator"}) {
+    INFO(who);
+    CmdResult submit = c.As(who, {"submit", file});
+    CHECK(submit.exit_code != 0);
+    CHECK(submit.err.find("may not submit (role admin may)") != std::string::npos);
+  }
+  CmdResult add = c.As("operator", {"pipelines", "add", file});
+  CHECK(add.exit_code != 0);
+  CHECK(add.err.find("may not register (role admin may)") != std::string::npos);
   CmdResult by_worker_key = c.As("w1", {"runs", "--json"});
   CHECK(by_worker_key.exit_code != 0);
-  CHECK(by_worker_key.err.find("may not ask queries") != std::string::npos);
+  CHECK(by_worker_key.err.find("may not read (role viewer, operator or admin may)") !=
+        std::string::npos);
+  REQUIRE(c.As("admin", {"pipelines", "add", file}).exit_code == 0);
 
-  CmdResult submitted = c.As("client", {"submit", file});
-  REQUIRE(submitted.exit_code == 0);
-  const std::string run_id = submitted.out.substr(0, submitted.out.find('\n'));
-  CHECK(c.As("reader", {"status", run_id, "--json"}).exit_code == 0);
-  for (const char* who : {"reader", "client"}) {
-    CmdResult cancel = c.As(who, {"cancel", run_id});
-    INFO(who);
-    CHECK(cancel.exit_code != 0);
-    CHECK(cancel.err.find("may not cancel runs") != std::string::npos);
-  }
-  CHECK(ParseJson(c.As("reader", {"status", run_id, "--json"}).out).value("state", "") ==
+  // An operator triggers the registered pipeline; a viewer may not.
+  CmdResult by_viewer = c.As("viewer", {"trigger", "test.long"});
+  CHECK(by_viewer.exit_code != 0);
+  CHECK(by_viewer.err.find("may not trigger (role operator or admin may)") != std::string::npos);
+  CmdResult triggered = c.As("operator", {"trigger", "test.long"});
+  REQUIRE(triggered.exit_code == 0);
+  const std::string run_id = triggered.out.substr(0, triggered.out.find('\n'));
+  CHECK(c.As("viewer", {"status", run_id, "--json"}).exit_code == 0);
+  CmdResult cancel = c.As("viewer", {"cancel", run_id});
+  CHECK(cancel.exit_code != 0);
+  CHECK(cancel.err.find("may not cancel (role operator or admin may)") != std::string::npos);
+  CHECK(ParseJson(c.As("viewer", {"status", run_id, "--json"}).out).value("state", "") ==
         "RUNNING");
-  CHECK(c.As("admin", {"cancel", run_id}).exit_code == 0);
-  auto done = ParseJson(c.As("reader", {"status", run_id, "--wait", "--json"}).out);
+  CHECK(c.As("operator", {"cancel", run_id}).exit_code == 0);
+  auto done = ParseJson(c.As("viewer", {"status", run_id, "--wait", "--json"}).out);
   CHECK(done.value("state", "") == "CANCELED");
-  CHECK(MetricValue(Metrics(c.coord), "apollo11_client_requests_refused_total") == 4);
+  CHECK(MetricValue(Metrics(c.coord), "apollo11_client_requests_refused_total") == 6);
 
   // A key that is not listed at all is told so, not left to time out.
   CmdResult stranger = c.As("stranger", {"runs", "--json"});
   CHECK(stranger.exit_code != 0);
   CHECK(stranger.err.find("refused by the coordinator's authentication") != std::string::npos);
+}
+
+TEST_CASE("with CURVE the older role names still work: reader reads, client operates",
+          "[cluster][security]") {
+  CurveCluster c;
+  for (const char* who : {"oldreader", "oldclient"}) {
+    REQUIRE(Run({Apollo11(), "keygen", c.d + "/" + who}).exit_code == 0);
+  }
+  Nodes guard{{&c.coord}};
+  auto key = [&](const char* who) {
+    std::string k = c.dir.Read(std::string(who) + ".pub");
+    return k.substr(0, k.find('\n'));
+  };
+  c.dir.Write("authorized", c.dir.Read("authorized") + "reader " + key("oldreader") + "\nclient " +
+                                key("oldclient") + "\n");
+  REQUIRE(::kill(c.coord.pid, SIGHUP) == 0);
+  REQUIRE(WaitFor(
+      [&] {
+        return c.dir.Read("coordnode.err").find("authorized keys with their roles in force") !=
+               std::string::npos;
+      },
+      10000));
+  CHECK(c.dir.Read("coordnode.err").find("role 'client' is read as 'operator'") !=
+        std::string::npos);
+  std::string file = c.dir.Write("p.yaml",
+                                 "version: \"1.0\"\nname: test.old\npipeline:\n"
+                                 "  - id: a\n    type: shell\n    command: \"true\"\n");
+  REQUIRE(c.As("admin", {"pipelines", "add", file}).exit_code == 0);
+  CHECK(c.As("oldreader", {"runs", "--json"}).exit_code == 0);
+  CHECK(c.As("oldreader", {"trigger", "test.old"}).exit_code != 0);
+  CHECK(c.As("oldclient", {"trigger", "test.old"}).exit_code == 0);
+  CHECK(c.As("oldclient", {"submit", file}).exit_code != 0);
 }
 
 TEST_CASE("a task cannot read the API token from its node's /proc files or memory",
@@ -453,7 +496,7 @@ TEST_CASE("a coordinator at --max-active-runs refuses the next run naming the ca
   CHECK(dir.Read("alerts.jsonl").find("--max-active-runs 2") != std::string::npos);
 }
 
-TEST_CASE("with CURVE a reader sees a pipeline's env names only, never its values",
+TEST_CASE("with CURVE a viewer sees a pipeline's env names only, never its values",
           "[cluster][security]") {
   CurveCluster c;
   Nodes guard{{&c.coord}};
@@ -461,7 +504,7 @@ TEST_CASE("with CURVE a reader sees a pipeline's env names only, never its value
       c.dir.Write("env.yaml",
                   "version: \"1.0\"\nname: test.envs\npipeline:\n  - id: a\n    type: shell\n"
                   "    env: {REGION: eu-plain-value-42}\n    command: \"true\"\n");
-  REQUIRE(c.As("client", {"pipelines", "add", file}).exit_code == 0);
+  REQUIRE(c.As("admin", {"pipelines", "add", file}).exit_code == 0);
   auto as = [&](const std::string& who) {
     auto remote = apollo11::cli::RemoteCoordinator::Connect(
         c.coord.listening["api"].get<std::string>(), c.d + "/" + who + ".key", c.d + "/coord.pub",
@@ -470,16 +513,16 @@ TEST_CASE("with CURVE a reader sees a pipeline's env names only, never its value
     return std::move(*remote);
   };
   // The whole snapshot, env values included, is for those who may start runs.
-  auto reader = as("reader");
-  auto full = reader->Query("pipeline", "test.envs", "full");
+  auto viewer = as("viewer");
+  auto full = viewer->Query("pipeline", "test.envs", "full");
   REQUIRE_FALSE(full.ok());
-  CHECK(full.status().message().find("needs role client or admin") != std::string::npos);
-  auto shown = reader->Query("pipeline", "test.envs");
+  CHECK(full.status().message().find("needs role operator or admin") != std::string::npos);
+  auto shown = viewer->Query("pipeline", "test.envs");
   REQUIRE(shown.ok());
   CHECK(shown->dump().find("eu-plain-value-42") == std::string::npos);
   CHECK(shown->dump().find("REGION") != std::string::npos);
-  auto client = as("client");
-  auto whole = client->Query("pipeline", "test.envs", "full");
+  auto op = as("operator");
+  auto whole = op->Query("pipeline", "test.envs", "full");
   REQUIRE(whole.ok());
   CHECK(whole->dump().find("eu-plain-value-42") != std::string::npos);
 }

@@ -386,11 +386,11 @@ TEST_CASE("under CURVE only worker keys are heard, and a worker id stays with it
                   const std::string& frame) {
     core.OnWorkerFrame(route, peer, frame.data(), frame.size(), &out);
   };
-  const transport::PeerAuth client{"KEY-C", transport::kRoleClient | transport::kRoleReader};
+  const transport::PeerAuth client{"KEY-C", transport::kRoleOperator | transport::kRoleViewer};
   const transport::PeerAuth worker{"KEY-W", transport::kRoleWorker};
   const transport::PeerAuth other_worker{"KEY-X", transport::kRoleWorker};
   feed("w1/a", client, NamedHello("w1", 1));
-  CHECK(RefusalTo(out, "w1/a").find("may not act as a worker (its roles: reader,client)") !=
+  CHECK(RefusalTo(out, "w1/a").find("may not act as a worker (its roles: viewer,operator)") !=
         std::string::npos);
   CHECK(core.workers() == 0);
   feed("w1/a", transport::PeerAuth{}, NamedHello("w1", 1));  // no key at all

@@ -25,7 +25,7 @@ class FakeNodeEnv : public NodeEnv {
   }
   Result<transport::KeyRoleMap> LoadAuthorizedKeys(const std::string& path) override {
     if (!files.count(path)) return Status::NotFound("authorized keys " + path + ": missing");
-    return transport::KeyRoleMap{{"CLIENT", transport::kRoleClient}};
+    return transport::KeyRoleMap{{"CLIENT", transport::kRoleOperator}};
   }
   Result<std::string> ReadFirstLine(const std::string& path) override {
     if (!files.count(path)) return Status::Io("No such file or directory");
@@ -212,8 +212,8 @@ TEST_CASE("HTTP: a bad address is refused, a non-loopback one needs a token or -
   CHECK(Refusal(f, env).rfind("--http-bind: ", 0) == 0);
   f.http_bind = "0.0.0.0:8011";
   CHECK(Refusal(f, env) ==
-        "refusing to serve HTTP on a non-loopback address (0.0.0.0:8011) without --api-token; "
-        "pass --insecure to expose metrics and the read-only API to the network");
+        "refusing to serve HTTP on a non-loopback address (0.0.0.0:8011) without --api-tokens or "
+        "--api-token; pass --insecure to expose metrics and the read-only API to the network");
   f.api_token = "0123456789abcdef";
   CHECK(ResolveNodeConfig(f, env).ok());
   f.api_token.clear();

@@ -185,12 +185,12 @@ TEST_CASE("SIGHUP reloads the authorized keys with their roles, the alert rules 
   };
   CmdResult before = as("ops");
   CHECK(before.exit_code != 0);
-  CHECK(before.err.find("may not ask queries") != std::string::npos);
+  CHECK(before.err.find("may not read (role viewer, operator or admin may)") != std::string::npos);
   CHECK(as("gone").exit_code == 0);
 
-  // ops becomes a client, gone is removed, an alert rule appears, and the
-  // log file is moved away as logrotate would.
-  dir.Write("authorized", "client " + key("ops") + "\n");
+  // ops becomes an admin (who may submit a pipeline file), gone is removed,
+  // an alert rule appears, and the log file is moved away as logrotate would.
+  dir.Write("authorized", "admin " + key("ops") + "\n");
   dir.Write("node.yaml",
             "log-level: info\nalerts:\n  - name: failures\n    events: [run_failed]\n"
             "    command: \"touch " +

@@ -1,6 +1,8 @@
 // The JSON API client: GETs revalidated with ETags (a 304 reuses the last
-// body), the node's token from sessionStorage for POSTs, and pollers that
-// stop when their page is left and slow down while the tab is hidden.
+// body), the signed-in principal's API token from sessionStorage on every
+// request (a node with a tokens file answers nothing without one), and
+// pollers that stop when their page is left and slow down while the tab is
+// hidden.
 
 export class ApiError extends Error {
   constructor(public status: number, message: string) {
@@ -35,9 +37,22 @@ async function errorOf(res: Response): Promise<ApiError> {
   return new ApiError(res.status, message);
 }
 
+function authHeaders(t: string = token()): Record<string, string> {
+  return t ? { Authorization: "Bearer " + t } : {};
+}
+
+// Who the node says `candidate` (a token) is: {name, roles}. Throws the
+// node's refusal (401: the token matches no principal).
+export async function whoami(candidate: string): Promise<{ name: string; roles: string }> {
+  requestCount++;
+  const res = await fetch("/api/whoami", { headers: authHeaders(candidate), cache: "no-store" });
+  if (!res.ok) throw await errorOf(res);
+  return (await res.json()) as { name: string; roles: string };
+}
+
 export async function getJson<T>(path: string): Promise<T> {
   const kept = lastBodies.get(path);
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = authHeaders();
   if (kept) headers["If-None-Match"] = kept.etag;
   requestCount++;
   const res = await fetch(path, { headers, cache: "no-store" });
@@ -52,15 +67,13 @@ export async function getJson<T>(path: string): Promise<T> {
 
 export async function getText(path: string): Promise<string> {
   requestCount++;
-  const res = await fetch(path, { cache: "no-store" });
+  const res = await fetch(path, { headers: authHeaders(), cache: "no-store" });
   if (!res.ok) throw await errorOf(res);
   return res.text();
 }
 
 export async function post<T>(path: string, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = { "Content-Type": "application/json" };
-  const t = token();
-  if (t) headers["Authorization"] = "Bearer " + t;
+  const headers: Record<string, string> = { "Content-Type": "application/json", ...authHeaders() };
   requestCount++;
   const res = await fetch(path, {
     method: "POST",

@@ -1,7 +1,7 @@
 // The dashboard's entry: a client-side router over the node's pages, the
 // header (role, epoch, login) and the shared banner.
 
-import { getJson, setToken, token } from "./api";
+import { ApiError, getJson, setToken, token, whoami } from "./api";
 import { clear, h } from "./dom";
 import { NodeInfo } from "./types";
 import { Page } from "./page";
@@ -48,26 +48,48 @@ export function navigate(href: string): void {
   show();
 }
 
-function renderAuth(): void {
+// The header's sign-in: a token is kept only once the node says whose it
+// is (GET /api/whoami), and the header names that principal and its role.
+async function renderAuth(notice = ""): Promise<void> {
   const box = document.getElementById("auth")!;
-  clear(box);
-  if (token()) {
-    box.append(
-      h("span", {}, "signed in "),
-      h("button", { id: "logout", onclick: () => { setToken(""); renderAuth(); } }, "Sign out"),
-    );
-    return;
+  const kept = token();
+  if (kept) {
+    try {
+      const who = await whoami(kept);
+      clear(box);
+      box.append(
+        h("span", { id: "signed-in" }, `signed in as ${who.name} (${who.roles || "no role"}) `),
+        h("button", { id: "logout", onclick: () => { setToken(""); void renderAuth(); } }, "Sign out"),
+      );
+      return;
+    } catch (e) {
+      setToken("");
+      notice = e instanceof ApiError && e.status === 401
+        ? "your token is no longer valid on this node"
+        : "could not check the token: " + String(e);
+    }
   }
+  clear(box);
   const input = h("input", {
     id: "token", type: "password", placeholder: "API token", autocomplete: "off",
   }) as HTMLInputElement;
   const form = h("form", { class: "login", id: "login" }, input, h("button", { type: "submit" }, "Sign in"));
-  form.addEventListener("submit", (e) => {
+  const message = h("span", { id: "login-msg", role: "status" }, notice);
+  form.addEventListener("submit", async (e) => {
     e.preventDefault();
-    setToken(input.value.trim());
-    renderAuth();
+    const candidate = input.value.trim();
+    try {
+      const who = await whoami(candidate);
+      if (who.name === "anonymous") throw new ApiError(401, "no token given");
+      setToken(candidate);
+      await renderAuth();
+    } catch (err) {
+      message.textContent = err instanceof ApiError && err.status === 401
+        ? "not signed in: that token matches no principal of this node"
+        : "not signed in: " + String(err);
+    }
   });
-  box.append(form);
+  box.append(form, message);
 }
 
 async function renderNodeInfo(): Promise<void> {
@@ -75,7 +97,7 @@ async function renderNodeInfo(): Promise<void> {
   try {
     const info = await getJson<NodeInfo>("/api/node");
     el.textContent = `role ${info.role ?? "?"} · epoch ${info.epoch ?? "?"}` +
-      (info.mutations ? "" : " · read-only (no --api-token)");
+      (info.mutations ? "" : " · read-only (no API tokens)");
   } catch {
     el.textContent = "node unreachable";
   }
@@ -89,6 +111,6 @@ document.addEventListener("click", (e) => {
 });
 window.addEventListener("popstate", show);
 
-renderAuth();
+void renderAuth();
 void renderNodeInfo();
 show();

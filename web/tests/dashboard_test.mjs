@@ -252,8 +252,14 @@ pipeline:
       await page.click("#cancel");
       await page.waitForFunction(() => /refused \(40[13]\)/.test(document.querySelector("#action-msg")?.textContent ?? ""));
       assert.equal((await json(base, "/api/runs/" + id)).state, "RUNNING");
+      // A wrong token is checked with the node and not kept.
+      await page.fill("#token", TOKEN + "-wrong");
+      await page.click("#login button[type=submit]");
+      await page.waitForFunction(() => (document.querySelector("#login-msg")?.textContent ?? "").includes("matches no principal"));
+      assert.equal(await page.evaluate(() => sessionStorage.getItem("apollo11.token")), null);
       await page.fill("#token", TOKEN);
       await page.click("#login button[type=submit]");
+      await page.waitForFunction(() => (document.querySelector("#signed-in")?.textContent ?? "").includes("signed in as api-token (admin)"));
       await page.click("#cancel");
       await page.waitForSelector('#run-head .state[data-state="CANCELED"]', { timeout: 15000 });
       // Rerun what did not succeed: a new run, linked to this one, opens.
@@ -280,6 +286,7 @@ pipeline:
       await page.goto(base + "/run/" + id);
       await page.fill("#token", TOKEN);
       await page.click("#login button[type=submit]");
+      await page.waitForSelector("#signed-in");
       await page.waitForSelector('#slow-tasks [data-slow="work"]', { timeout: 20000 });
       await shot("run-slow-flag");
       await page.click('#slow-tasks [data-slow="work"] button.danger');

@@ -1,0 +1,211 @@
+#include "observability/http_access.h"
+
+#include <spdlog/fmt/fmt.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "observability/http_routing.h"
+
+namespace apollo11::observability {
+namespace {
+
+using transport::Action;
+
+// Every route of the HTTP server, and what it does. Keep in the order of
+// docs/operations.md's "Security" table.
+constexpr std::array<HttpRule, 29> kRules = {{
+    // Public: probes, metrics, the notices and who the caller is.
+    {"GET", "/healthz", std::nullopt},
+    {"GET", "/readyz", std::nullopt},
+    {"GET", "/metrics", std::nullopt},
+    {"GET", "/licenses", std::nullopt},
+    {"GET", "/api/whoami", std::nullopt},
+    // Reads.
+    {"GET", "/api/node", Action::kRead},
+    {"GET", "/api/runs", Action::kRead},
+    {"GET", "/api/runs/{id}", Action::kRead},
+    {"GET", "/api/runs/{id}/history", Action::kRead},
+    {"GET", "/api/runs/{id}/graph", Action::kRead},
+    {"GET", "/api/executions/{id}", Action::kRead},
+    {"GET", "/api/executions/{id}/logs", Action::kRead},
+    {"GET", "/api/executions/{id}/trace", Action::kRead},
+    {"GET", "/api/workers", Action::kRead},
+    {"GET", "/api/alerts", Action::kRead},
+    {"GET", "/api/cluster", Action::kRead},
+    {"GET", "/api/pipelines", Action::kRead},
+    {"GET", "/api/pipelines/{id}", Action::kRead},
+    {"GET", "/api/pipelines/{id}/versions", Action::kRead},
+    // Operating runs and pipelines.
+    {"POST", "/api/pipelines/{id}/runs", Action::kTrigger},
+    {"POST", "/api/runs/{id}/rerun", Action::kRerun},
+    {"POST", "/api/runs/{id}/cancel", Action::kCancel},
+    {"POST", "/api/executions/{id}/confirm", Action::kConfirm},
+    {"POST", "/api/pipelines/{id}/pause", Action::kPause},
+    {"POST", "/api/pipelines/{id}/unpause", Action::kUnpause},
+    {"POST", "/api/pipelines/{id}/backfill", Action::kBackfill},
+    // Bringing in code, and the cluster.
+    {"POST", "/api/pipelines", Action::kRegister},
+    {"POST", "/api/pipelines/{id}/remove", Action::kRemove},
+    {"POST", "/api/cluster/resign", Action::kResign},
+}};
+
+constexpr std::string_view kIdPattern = "([A-Za-z0-9_.:@-]+)";
+
+bool Mutating(const HttpRule& rule) {
+  return rule.action && *rule.action != Action::kRead && *rule.action != Action::kReadSnapshot;
+}
+
+}  // namespace
+
+std::string Principal::Describe() const {
+  std::string out = name + " (" + (roles ? transport::FormatRoles(roles) : "no role") + ")";
+  if (!address.empty()) out += " from " + address;
+  return out;
+}
+
+std::span<const HttpRule> HttpRules() { return kRules; }
+
+const HttpRule* FindHttpRule(std::string_view method, std::string_view path) {
+  for (const HttpRule& r : kRules) {
+    if (r.method == method && r.path == path) return &r;
+  }
+  return nullptr;
+}
+
+std::string RoutePattern(std::string_view path) {
+  std::string out;
+  for (size_t i = 0; i < path.size();) {
+    if (path.substr(i).starts_with("{id}")) {
+      out += kIdPattern;
+      i += 4;
+    } else {
+      out += path[i++];
+    }
+  }
+  return out;
+}
+
+HttpAccess::HttpAccess(HttpAccessOptions options)
+    : options_(std::move(options)), clock_(options_.clock ? options_.clock : &system_clock_) {
+  SetTokens(options_.tokens.value_or(std::vector<ApiToken>{}));
+}
+
+void HttpAccess::SetTokens(std::vector<ApiToken> tokens) {
+  if (!options_.legacy_token.empty()) {
+    tokens.push_back(
+        ApiToken{"api-token", transport::kRoleAdmin, HashToken(options_.legacy_token)});
+  }
+  MutexLock lock(&mu_);
+  tokens_ = std::move(tokens);
+}
+
+bool HttpAccess::MutationsPossible() const {
+  MutexLock lock(&mu_);
+  return std::any_of(tokens_.begin(), tokens_.end(), [](const ApiToken& t) {
+    return transport::Allows(t.role, Action::kCancel) ||
+           transport::Allows(t.role, Action::kRegister);
+  });
+}
+
+namespace {
+
+constexpr const char* kNoTokens =
+    "this node has no API tokens, so nobody may change anything: start it with --api-tokens "
+    "FILE (or --api-token)";
+
+void AskForToken(httplib::Response& res, const std::string& why) {
+  res.set_header("WWW-Authenticate", "Bearer realm=\"apollo11\"");
+  SendError(res, 401, why);
+}
+
+}  // namespace
+
+bool HttpAccess::HasTokens() const {
+  MutexLock lock(&mu_);
+  return !tokens_.empty();
+}
+
+std::optional<Principal> HttpAccess::Identify(const httplib::Request& req,
+                                              httplib::Response& res) const {
+  Principal p;
+  p.address = req.remote_addr;
+  if (!req.has_header("Authorization")) {
+    p.name = "anonymous";
+    p.roles = options_.tokens ? 0 : transport::kRoleViewer;
+    return p;
+  }
+  if (!HasTokens()) {
+    SendError(res, 403, std::string("a bearer token was sent, but ") + kNoTokens);
+    return std::nullopt;
+  }
+  const std::string header = req.get_header_value("Authorization");
+  constexpr std::string_view kBearer = "Bearer ";
+  std::optional<ApiToken> found;
+  if (header.starts_with(kBearer)) {
+    const std::string_view token = std::string_view(header).substr(kBearer.size());
+    MutexLock lock(&mu_);
+    found = FindToken(tokens_, token);
+  }
+  if (!found) {
+    AskForToken(res,
+                "the bearer token matches no principal of this node (Authorization: Bearer "
+                "TOKEN, a token made by `apollo11 token create`)");
+    return std::nullopt;
+  }
+  p.name = found->name;
+  p.roles = found->role;
+  return p;
+}
+
+std::optional<Principal> HttpAccess::Admit(const httplib::Request& req, httplib::Response& res,
+                                           const HttpRule& rule) {
+  std::optional<Principal> p = Identify(req, res);
+  if (!p || !rule.action) return p;
+  if (!transport::Allows(p->roles, *rule.action)) {
+    const std::string why = p->Describe() + " may not " +
+                            std::string(transport::RuleOf(*rule.action).name) + " (role " +
+                            transport::RolesThatMay(*rule.action) + " may)";
+    if (p->name != "anonymous") {
+      SendError(res, 403, why);
+    } else if (HasTokens()) {
+      AskForToken(res, why + ": send Authorization: Bearer TOKEN");
+    } else {
+      SendError(res, 403, why + "; " + kNoTokens);
+    }
+    return std::nullopt;
+  }
+  int retry_after_s = 0;
+  if (Mutating(rule) && !Take(p->name, &retry_after_s)) {
+    res.set_header("Retry-After", std::to_string(retry_after_s));
+    SendError(res, 429,
+              fmt::format("{} sent more than {:g} changing requests a second "
+                          "(--api-rate-limit); retry in {} s",
+                          p->name, options_.rate_per_second, retry_after_s));
+    return std::nullopt;
+  }
+  return p;
+}
+
+bool HttpAccess::Take(const std::string& name, int* retry_after_s) {
+  const double rate = options_.rate_per_second;
+  if (rate <= 0) return true;
+  const double burst = std::max(1.0, 2 * rate);
+  const Micros now = clock_->Steady();
+  MutexLock lock(&mu_);
+  auto [it, fresh] = buckets_.try_emplace(name, Bucket{burst, now});
+  Bucket& b = it->second;
+  if (!fresh) {
+    b.tokens = std::min(burst, b.tokens + rate * static_cast<double>(now - b.at) / 1e6);
+    b.at = now;
+  }
+  if (b.tokens >= 1) {
+    b.tokens -= 1;
+    return true;
+  }
+  *retry_after_s = std::max(1, static_cast<int>(std::ceil((1 - b.tokens) / rate)));
+  return false;
+}
+
+}  // namespace apollo11::observability

@@ -1,0 +1,104 @@
+#pragma once
+// Who may call which HTTP route. Every route the HTTP server registers
+// through Route (http_routing.h) has one row in the table below (HttpRules):
+// its method, its path (with {id} for an id segment) and the action it
+// performs (transport/key_roles.h), or none for a public route. A route
+// without a row is a programming error: registering it aborts the server's
+// start, so no route can be served unchecked.
+//
+// A request's principal (Identify):
+//   - `Authorization: Bearer TOKEN` whose hash is a line of the tokens file
+//     (--api-tokens, api_tokens.h): that line's name and role;
+//   - the same with the node's single --api-token: principal "api-token",
+//     role admin (the token before principals);
+//   - no Authorization header: "anonymous", a viewer when the node has no
+//     tokens file (reads are open, as before tokens), nothing otherwise;
+//   - any other Authorization header: refused, 401 with WWW-Authenticate
+//     (403 when the node has no token at all: nothing could match).
+// A principal whose roles do not allow the route's action gets 403 naming
+// the roles that may; anonymous gets 401 (send a token) when the node has
+// tokens, 403 (nobody may) when it has none. Mutating actions (all but the reads) are also
+// rate-limited per principal (a token bucket: `rate_per_second`, bursts of
+// twice that): past it, 429 with Retry-After in whole seconds.
+//
+// Threads: any number of HTTP threads at once; SetTokens (a reload) from
+// any thread.
+
+#include <httplib.h>
+
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/mutex.h"
+#include "observability/api_tokens.h"
+#include "transport/key_roles.h"
+
+namespace apollo11::observability {
+
+struct Principal {
+  std::string name;  // "alice", "api-token", "anonymous"
+  transport::KeyRoles roles = 0;
+  std::string address;  // the client's address, as the socket says
+  // "alice (operator) from 127.0.0.1": for logs, history lines and records.
+  std::string Describe() const;
+};
+
+struct HttpRule {
+  std::string_view method;                  // "GET" or "POST"
+  std::string_view path;                    // "/api/runs/{id}/cancel"
+  std::optional<transport::Action> action;  // nullopt: public
+};
+std::span<const HttpRule> HttpRules();
+// The row for `method` and `path` (as written in the table); null if none.
+const HttpRule* FindHttpRule(std::string_view method, std::string_view path);
+// The table's path as the regex httplib routes on ({id}: an id's characters).
+std::string RoutePattern(std::string_view path);
+
+struct HttpAccessOptions {
+  std::string legacy_token;  // --api-token ("" = none)
+  // --api-tokens: set (even empty) = anonymous requests may do nothing.
+  std::optional<std::vector<ApiToken>> tokens;
+  // Mutating requests per second per principal; 0 = unlimited.
+  double rate_per_second = 20;
+  const Clock* clock = nullptr;  // null = the system clock; must outlive this
+};
+
+class HttpAccess {
+ public:
+  explicit HttpAccess(HttpAccessOptions options);
+
+  // The request's principal; nullopt after answering `res` 401.
+  std::optional<Principal> Identify(const httplib::Request& req, httplib::Response& res) const;
+  // Identify, then the rule's action and the rate limit: the principal, or
+  // nullopt after answering `res` (401, 403 or 429).
+  std::optional<Principal> Admit(const httplib::Request& req, httplib::Response& res,
+                                 const HttpRule& rule);
+  // A reload: the tokens file's new lines (the legacy token stays).
+  void SetTokens(std::vector<ApiToken> tokens);
+  // Whether any principal may change anything (a token is configured).
+  bool MutationsPossible() const;
+  // Whether any token is configured (the file's or the single one).
+  bool HasTokens() const;
+
+ private:
+  struct Bucket {
+    double tokens = 0;
+    Micros at = 0;
+  };
+  // Takes one request from `name`'s bucket; false with the wait in seconds.
+  bool Take(const std::string& name, int* retry_after_s);
+
+  const HttpAccessOptions options_;
+  SystemClock system_clock_;
+  const Clock* clock_;
+  mutable Mutex mu_;
+  std::vector<ApiToken> tokens_ GUARDED_BY(mu_);  // the file's, then the legacy one
+  std::map<std::string, Bucket> buckets_ GUARDED_BY(mu_);
+};
+
+}  // namespace apollo11::observability
