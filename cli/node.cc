@@ -204,6 +204,7 @@ Status Node::StartHttp() {
   ho.api_token = config_.api_token;
   ho.api_tokens = config_.api_tokens;
   ho.api_rate_limit = config_.api_rate_limit;
+  ho.tls = config_.http_tls;
   ho.registry = &registry_;
   ho.node_info = {{"role", config_.role}, {"epoch", epoch_}};
   if (ha_board_) {
@@ -267,7 +268,8 @@ Status Node::StartHttp() {
   if (!http.ok()) return Fail(NodeStage::kHttp, http.status());
   http_ = std::move(*http);
   listening_["http"] = http_->bound();
-  spdlog::info("serving HTTP on {} ({})", http_->bound(), HttpAccessSummary(config_));
+  spdlog::info("serving {} on {} ({})", http_->tls() ? "HTTPS" : "HTTP", http_->bound(),
+               HttpAccessSummary(config_));
   return Status::Ok();
 }
 
@@ -363,6 +365,7 @@ void Node::Reload(const NodeConfig& fresh) {
   if (coordinator_) ReloadAlerts(fresh);
   if (zap_) ReloadKeys(fresh);
   if (http_) ReloadApiTokens(fresh);
+  if (http_) ReloadTls();
 }
 
 void Node::ReloadAlerts(const NodeConfig& fresh) {
@@ -375,6 +378,17 @@ void Node::ReloadAlerts(const NodeConfig& fresh) {
   old.reset();  // delivers what it still holds
   config_.alert_rules = fresh.alert_rules;
   spdlog::info("reload: {} alert rules in force", fresh.alert_rules.size());
+}
+
+void Node::ReloadTls() {
+  if (!http_->tls()) return;
+  auto served = http_->ReloadTls();
+  if (!served.ok()) {
+    spdlog::error("reload: the HTTPS certificate was not replaced, the old one is still served: {}",
+                  served.status().message());
+    return;
+  }
+  spdlog::info("reload: HTTPS serves {}", *served);
 }
 
 void Node::ReloadApiTokens(const NodeConfig& fresh) {

@@ -201,8 +201,10 @@ class Node {
   // Starts a notifier for `rules` (null for none) and logs it.
   Result<std::unique_ptr<alerts::Notifier>> StartNotifier(
       const std::vector<alerts::AlertRule>& rules);
-  // SIGHUP: the tokens file's principals (--api-tokens), re-read.
+  // SIGHUP: the tokens file's principals (--api-tokens), re-read; the HTTPS
+  // certificate and key, re-read (the same files: a renewed certificate).
   void ReloadApiTokens(const NodeConfig& fresh);
+  void ReloadTls();
   void ReloadKeys(const NodeConfig& fresh);
   void ReloadAlerts(const NodeConfig& fresh);
   // The coordinator's and the worker's reports of an actor that died (the

@@ -136,6 +136,25 @@ Result<std::string> ResolveApiToken(const NodeFlags& f, NodeEnv& env) {
   return token;
 }
 
+// --http-tls-*: a certificate and its key together; a client CA only with them.
+Status ResolveHttpTls(const NodeFlags& f, NodeConfig* c) {
+  const observability::TlsFiles& t = f.http_tls;
+  if (t.cert.empty() != t.key.empty()) {
+    return Status::InvalidInput("give --http-tls-cert and --http-tls-key together");
+  }
+  if (!t.client_ca.empty() && t.cert.empty()) {
+    return Status::InvalidInput("--http-tls-client-ca needs --http-tls-cert and --http-tls-key");
+  }
+  if (t.enabled()) {
+    // Loaded once here so that a bad file stops the node before anything
+    // starts; the HTTP server loads its own.
+    auto loaded = observability::TlsContext::Load(t);
+    if (!loaded.ok()) return loaded.status();
+  }
+  c->http_tls = t;
+  return Status::Ok();
+}
+
 Status ResolveHttp(const NodeFlags& f, NodeEnv& env, NodeConfig* c) {
   c->http_bind =
       f.http_bind.empty() ? (c->coordinator ? kDefaultCoordinatorHttp : "off") : f.http_bind;
@@ -149,11 +168,15 @@ Status ResolveHttp(const NodeFlags& f, NodeEnv& env, NodeConfig* c) {
     c->api_tokens_file = f.api_tokens_file;
     c->api_tokens = std::move(*tokens);
   }
+  APOLLO11_RETURN_IF_ERROR(ResolveHttpTls(f, c));
   if (c->http_bind == "off") {
-    if (!c->api_tokens_file.empty()) {
-      return Status::InvalidInput(
-          "--api-tokens is given but the node serves no HTTP "
-          "(--http-bind off): it would do nothing");
+    for (const auto& [flag, given] : {std::pair{"--api-tokens", !c->api_tokens_file.empty()},
+                                      std::pair{"--http-tls-cert", c->http_tls.enabled()}}) {
+      if (given) {
+        return Status::InvalidInput(std::string(flag) +
+                                    " is given but the node serves no HTTP (--http-bind off): "
+                                    "it would do nothing");
+      }
     }
     return Status::Ok();
   }

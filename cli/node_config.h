@@ -17,6 +17,7 @@
 #include "common/duration.h"
 #include "common/status.h"
 #include "observability/api_tokens.h"
+#include "observability/tls_context.h"
 #include "transport/zap_handler.h"
 
 namespace apollo11::cli {
@@ -66,6 +67,7 @@ struct NodeFlags {
   std::string api_token_file;
   std::string api_tokens_file;  // --api-tokens
   double api_rate_limit = 20;
+  observability::TlsFiles http_tls;  // --http-tls-cert, -key, -client-ca
   std::string alert_fold_window = "60s";
   std::vector<alerts::AlertRule> alert_rules;  // the config's `alerts:` list
   // election (cli/ha_config.h): etcd endpoints (comma-separated), this
@@ -135,7 +137,8 @@ struct NodeConfig {
   // --api-tokens: the file and its principals (set when the flag is given).
   std::string api_tokens_file;
   std::optional<std::vector<observability::ApiToken>> api_tokens;
-  double api_rate_limit = 20;  // changing requests per second per principal; 0 = no limit
+  double api_rate_limit = 20;        // changing requests per second per principal; 0 = no limit
+  observability::TlsFiles http_tls;  // not enabled = plain HTTP
   std::vector<alerts::AlertRule> alert_rules;  // none: no notifier
   Millis alert_fold_window{60000};
   Millis drain_timeout{300000};  // how long a stop waits for the worker to drain

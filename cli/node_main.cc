@@ -227,6 +227,12 @@ void AddHttpFlags(CLI::App* start, NodeFlags* f) {
   start->add_option("--api-tokens", f->api_tokens_file,
                     "tokens file: one principal per line, NAME ROLE sha256:HASH (`apollo11 token "
                     "create`); with it, callers without a token may do nothing. Re-read on SIGHUP");
+  start->add_option("--http-tls-cert", f->http_tls.cert,
+                    "serve HTTPS (TLS 1.2 or newer) with this PEM certificate (and its chain); "
+                    "re-read on SIGHUP");
+  start->add_option("--http-tls-key", f->http_tls.key, "the PEM private key of --http-tls-cert");
+  start->add_option("--http-tls-client-ca", f->http_tls.client_ca,
+                    "require every HTTPS client to present a certificate signed by these PEM CAs");
   start
       ->add_option("--api-rate-limit", f->api_rate_limit,
                    "changing HTTP requests a principal may send per second, bursts of twice "

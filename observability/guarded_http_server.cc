@@ -3,6 +3,8 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sys/socket.h>
@@ -15,48 +17,13 @@
 #include <utility>
 
 #include "common/json_dump.h"
+#include "observability/http_wire.h"
+#include "observability/tls_context.h"
 
 namespace apollo11::observability {
 namespace {
 
 using Deadline = std::chrono::steady_clock::time_point;
-
-// A request already read in full, handed to httplib as its input; httplib's
-// answer is collected in output().
-class RequestStream final : public httplib::Stream {
- public:
-  RequestStream(std::string input, std::string ip, int port)
-      : input_(std::move(input)), ip_(std::move(ip)), port_(port) {}
-  bool is_readable() const override { return true; }
-  bool is_writable() const override { return true; }
-  ssize_t read(char* ptr, size_t size) override {
-    const size_t n = std::min(size, input_.size() - position_);
-    std::copy_n(input_.data() + position_, n, ptr);
-    position_ += n;
-    return static_cast<ssize_t>(n);
-  }
-  ssize_t write(const char* ptr, size_t size) override {
-    output_.append(ptr, size);
-    return static_cast<ssize_t>(size);
-  }
-  void get_remote_ip_and_port(std::string& ip, int& port) const override {
-    ip = ip_;
-    port = port_;
-  }
-  void get_local_ip_and_port(std::string& ip, int& port) const override {
-    ip.clear();
-    port = 0;
-  }
-  socket_t socket() const override { return -1; }
-  const std::string& output() const { return output_; }
-
- private:
-  std::string input_;
-  size_t position_ = 0;
-  std::string ip_;
-  int port_;
-  std::string output_;
-};
 
 int RemainingMs(Deadline deadline) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -87,13 +54,6 @@ void SendAll(socket_t sock, const std::string& data, Deadline deadline) {
   }
 }
 
-std::string Refusal(int status, const char* reason, const std::string& message) {
-  const std::string body = SafeJsonDump(nlohmann::json{{"error", message}}) + "\n";
-  return "HTTP/1.1 " + std::to_string(status) + " " + reason +
-         "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
-         "\r\nConnection: close\r\n\r\n" + body;
-}
-
 void PeerOf(socket_t sock, std::string* ip, int* port) {
   sockaddr_storage addr{};
   socklen_t len = sizeof addr;
@@ -109,72 +69,6 @@ void PeerOf(socket_t sock, std::string* ip, int* port) {
     *port = ntohs(a->sin6_port);
   }
   *ip = text;
-}
-
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-// The head httplib gets: the request line and headers minus Range and
-// If-Range (ignored: a whole answer, never a multiplied one) and Expect (the
-// body is already read), with Accept-Encoding narrowed to gzip. Also finds
-// the body length.
-struct Head {
-  std::string text;
-  std::optional<size_t> content_length;
-  bool chunked = false;
-  bool bad_length = false;
-  // Content-Type application/x-www-form-urlencoded (curl -d's default).
-  bool form = false;
-};
-
-// What the HTTP library (Debian's libcpp-httplib 0.11) accepts of a
-// form-encoded body; a larger one it answers with a bare 413.
-constexpr size_t kMaxFormBodyBytes = 8192;
-
-Head RewriteHead(const std::string& raw) {
-  Head h;
-  size_t start = 0;
-  bool first = true;
-  while (start < raw.size()) {
-    size_t end = raw.find("\r\n", start);
-    if (end == std::string::npos) end = raw.size();
-    const std::string line = raw.substr(start, end - start);
-    start = end + 2;
-    if (line.empty()) continue;
-    if (!first) {
-      const size_t colon = line.find(':');
-      const std::string name = Lower(line.substr(0, colon));
-      if (name == "range" || name == "if-range" || name == "expect") continue;
-      if (name == "accept-encoding") {
-        // gzip only: httplib compresses brotli at its slowest quality, seconds
-        // of CPU for a 10,000-task run's status (a dashboard's every poll).
-        if (Lower(line).find("gzip") != std::string::npos) h.text += "Accept-Encoding: gzip\r\n";
-        continue;
-      }
-      if (colon != std::string::npos && name == "content-length") {
-        std::string v = line.substr(colon + 1);
-        v.erase(0, v.find_first_not_of(" \t"));
-        v.erase(v.find_last_not_of(" \t") + 1);
-        if (v.empty() || v.size() > 12 || v.find_first_not_of("0123456789") != std::string::npos ||
-            (h.content_length && *h.content_length != std::stoull(v))) {
-          h.bad_length = true;
-        } else {
-          h.content_length = std::stoull(v);
-        }
-      }
-      if (name == "transfer-encoding") h.chunked = true;
-      if (name == "content-type" &&
-          Lower(line).find("application/x-www-form-urlencoded") != std::string::npos) {
-        h.form = true;
-      }
-    }
-    first = false;
-    h.text += line + "\r\n";
-  }
-  h.text += "\r\n";
-  return h;
 }
 
 using Clock = std::chrono::steady_clock;
@@ -205,6 +99,7 @@ struct GuardedHttpServer::Conn {
   bool counted = false;      // holds one of its address's connections
   bool health_only = false;  // holds a health-only slot: /healthz or 503
   bool lingering = false;    // refused: waiting for the client to close
+  SSL* ssl = nullptr;        // its TLS session (under TLS, once begun)
 };
 
 namespace {
@@ -283,8 +178,13 @@ GuardedHttpServer::Admission GuardedHttpServer::Admit(const std::string& ip) {
   return Admission::kRefused;
 }
 
-void GuardedHttpServer::Linger(Conn& conn, const std::string& answer) {
-  SendAll(conn.sock, answer, Clock::now());
+void GuardedHttpServer::Linger(Conn& conn, const std::string& answer, bool plaintext) {
+  if (plaintext || !tls_) {
+    SendAll(conn.sock, answer, Clock::now());
+  } else if (conn.ssl != nullptr) {
+    Send(conn, answer, Clock::now());
+    SSL_shutdown(conn.ssl);  // close_notify; the peer's is not waited for
+  }
   ::shutdown(conn.sock, SHUT_WR);
   conn.lingering = true;
   conn.deadline = Clock::now() + kLinger;
@@ -302,6 +202,10 @@ void GuardedHttpServer::Release(Conn& conn) {
 
 void GuardedHttpServer::Close(Conn& conn) {
   if (conn.sock < 0) return;
+  if (conn.ssl != nullptr) {
+    SSL_free(conn.ssl);
+    conn.ssl = nullptr;
+  }
   ::shutdown(conn.sock, SHUT_RDWR);
   ::close(conn.sock);
   conn.sock = -1;
@@ -323,6 +227,7 @@ bool GuardedHttpServer::process_and_close_socket(socket_t sock) {
   conn->counted = admission != Admission::kRefused;
   conn->health_only = admission == Admission::kHealthOnly;
   if (!conn->counted) {
+    // Under TLS no session has begun: the refusal is a close, not text.
     Linger(*conn, TooMany(conn->ip));
   } else {
     conn->deadline = Clock::now() + (conn->health_only ? std::min<std::chrono::milliseconds>(
@@ -404,13 +309,81 @@ void GuardedHttpServer::ReadLoop(std::stop_token stop) {
   for (auto& c : conns) Close(*c);
 }
 
+ssize_t GuardedHttpServer::Receive(Conn& c, char* buf, size_t size) {
+  if (c.ssl != nullptr) {
+    ERR_clear_error();
+    const int n = SSL_read(c.ssl, buf, static_cast<int>(size));
+    if (n > 0) return n;
+    const int err = SSL_get_error(c.ssl, n);
+    return err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE ? -1 : 0;
+  }
+  for (;;) {
+    const ssize_t n = ::recv(c.sock, buf, size, MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return -1;
+    return n < 0 ? 0 : n;
+  }
+}
+
+void GuardedHttpServer::Send(Conn& c, const std::string& data, Clock::time_point deadline) {
+  if (c.ssl == nullptr) {
+    if (!tls_) SendAll(c.sock, data, deadline);
+    return;
+  }
+  size_t sent = 0;
+  while (sent < data.size()) {
+    ERR_clear_error();
+    const int n = SSL_write(c.ssl, data.data() + sent, static_cast<int>(data.size() - sent));
+    if (n > 0) {
+      sent += static_cast<size_t>(n);
+      continue;
+    }
+    const int err = SSL_get_error(c.ssl, n);
+    const short wait = err == SSL_ERROR_WANT_READ    ? POLLIN
+                       : err == SSL_ERROR_WANT_WRITE ? POLLOUT
+                                                     : 0;
+    if (wait == 0 || !WaitFor(c.sock, wait, deadline)) return;
+  }
+}
+
+bool GuardedHttpServer::StartTls(Conn& c, Step* step) {
+  if (!tls_ || c.ssl != nullptr || c.lingering) return true;
+  unsigned char first = 0;
+  const ssize_t n = ::recv(c.sock, &first, 1, MSG_PEEK | MSG_DONTWAIT);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+    *step = Step::kWaiting;
+    return false;
+  }
+  if (n <= 0) {
+    Close(c);
+    *step = Step::kFinished;
+    return false;
+  }
+  constexpr unsigned char kTlsHandshakeRecord = 0x16;
+  if (first != kTlsHandshakeRecord) {
+    Linger(c,
+           Refusal(400, "Bad Request",
+                   "this port serves HTTPS (TLS 1.2 or newer): use https:// to reach it"),
+           /*plaintext=*/true);
+    *step = Step::kWaiting;
+    return false;
+  }
+  c.ssl = tls_->NewSsl(c.sock);
+  if (c.ssl == nullptr) {
+    Close(c);
+    *step = Step::kFinished;
+    return false;
+  }
+  return true;
+}
+
 GuardedHttpServer::Step GuardedHttpServer::Advance(Conn& c) {
+  if (Step step; !StartTls(c, &step)) return step;
   char buf[16384];
   for (;;) {
-    const ssize_t n = ::recv(c.sock, buf, sizeof buf, MSG_DONTWAIT);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-    if (n <= 0) {
+    const ssize_t n = Receive(c, buf, sizeof buf);
+    if (n < 0) break;
+    if (n == 0) {
       Close(c);
       return Step::kFinished;
     }
@@ -468,7 +441,8 @@ void GuardedHttpServer::Process(Conn& c) {
   // Before the answer leaves: a client that reads it and connects again at
   // once must not find its own finished connection still counted.
   Release(c);
-  SendAll(c.sock, stream.output(), Clock::now() + limits_.write_timeout);
+  Send(c, stream.output(), Clock::now() + limits_.write_timeout);
+  if (c.ssl != nullptr) SSL_shutdown(c.ssl);
   Close(c);
 }
 

@@ -20,6 +20,7 @@
 
 #include <httplib.h>
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -32,10 +33,17 @@
 
 namespace apollo11::observability {
 
+class TlsContext;
+
 class GuardedHttpServer : public httplib::Server {
  public:
   explicit GuardedHttpServer(const HttpLimits& limits);
   ~GuardedHttpServer() override;
+
+  // TLS: every connection is TLS on `tls`'s current context (a plaintext
+  // request is answered 400 "this port serves HTTPS"); null = plaintext.
+  // Must outlive the server. Set before Start.
+  void SetTls(TlsContext* tls) { tls_ = tls; }
 
   // election: the JSON body GET /healthz answers (called on the reader
   // thread; must not block); unset: "ok". Set before Start.
@@ -66,8 +74,19 @@ class GuardedHttpServer : public httplib::Server {
   Step Advance(Conn& conn);
   void Process(Conn& conn);
   // Sends `answer` (a refusal), half-closes, and keeps reading until the
-  // client closes or a short deadline, so the client sees the answer.
-  void Linger(Conn& conn, const std::string& answer);
+  // client closes or a short deadline, so the client sees the answer. Under
+  // TLS, an answer goes through the connection's TLS session (none before
+  // one began), unless `plaintext` (to a client that speaks plain HTTP).
+  void Linger(Conn& conn, const std::string& answer, bool plaintext = false);
+  // Reads what `conn` has into `buf`: the byte count, 0 when the client
+  // closed (or its TLS session failed), -1 when nothing is there yet.
+  ssize_t Receive(Conn& conn, char* buf, size_t size);
+  // Sends all of `data` on `conn` before `deadline` (TLS or plain).
+  void Send(Conn& conn, const std::string& data, std::chrono::steady_clock::time_point deadline);
+  // Under TLS, before a connection's first read: starts its TLS session, or
+  // answers a plain-HTTP client. False when it is not ready to read (waiting
+  // or answered).
+  bool StartTls(Conn& conn, Step* step);
   // Gives the connection's per-address slot back (once).
   void Release(Conn& conn);
   // Where a new connection from `ip` goes: a slot of its address, a
@@ -80,6 +99,7 @@ class GuardedHttpServer : public httplib::Server {
   std::string TooMany(const std::string& ip) const;
 
   const HttpLimits limits_;
+  TlsContext* tls_ = nullptr;
   std::function<std::string()> health_body_;
   int wake_[2] = {-1, -1};  // pipe: a new connection or stop
   std::unique_ptr<httplib::ThreadPool> workers_;

@@ -131,6 +131,12 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options)
       HttpAccessOptions{s->options_.api_token, s->options_.api_tokens, s->options_.api_rate_limit,
                         s->options_.clock});
   s->server_ = std::make_unique<GuardedHttpServer>(s->options_.limits);
+  if (s->options_.tls.enabled()) {
+    auto tls = TlsContext::Load(s->options_.tls);
+    if (!tls.ok()) return tls.status();
+    s->tls_ = std::move(*tls);
+    s->server_->SetTls(s->tls_.get());
+  }
   if (s->options_.health) {
     s->server_->SetHealthBody([health = s->options_.health] {
       nlohmann::json body = health();
@@ -282,6 +288,13 @@ ApiHandler HttpServer::QueryRoute(const char* kind, int id_group) {
       return SendError(res, HttpStatusOf(answer.status()), answer.status().message());
     SendCachedJson(**answer, req, res);
   };
+}
+
+Result<std::string> HttpServer::ReloadTls() {
+  if (!tls_) return std::string();
+  Status s = tls_->Reload();
+  if (!s.ok()) return s;
+  return tls_->Describe();
 }
 
 void HttpServer::SetApiTokens(std::vector<ApiToken> tokens) {

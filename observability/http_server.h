@@ -25,6 +25,7 @@
 #include "observability/http_limits.h"
 #include "observability/http_routing.h"
 #include "observability/metrics_registry.h"
+#include "observability/tls_context.h"
 
 namespace httplib {
 class Server;
@@ -61,6 +62,8 @@ struct HttpServerOptions {
   std::string api_token;
   std::optional<std::vector<ApiToken>> api_tokens;
   double api_rate_limit = 20;
+  // TLS on the port (tls_context.h); not enabled = plain HTTP.
+  TlsFiles tls;
   const Registry* registry = nullptr;  // required; must outlive the server
   // The JSON API; null serves no /api/ (a worker node). Must outlive the server.
   ApiBackend* backend = nullptr;
@@ -100,6 +103,12 @@ class HttpServer {
   // A reload of the tokens file: its new principals, in force for the next
   // request. Any thread.
   void SetApiTokens(std::vector<ApiToken> tokens);
+  // A reload of the TLS certificate and key (the same files), for the
+  // connections that come next; the old ones are kept on error. Returns
+  // what is served now ("" without TLS). Any thread.
+  Result<std::string> ReloadTls();
+  // Whether the port serves TLS.
+  bool tls() const { return tls_ != nullptr; }
   // Why the server stopped serving on its own (its listening loop returned
   // without a Stop), nullopt while it serves. Any thread.
   std::optional<std::string> failure() const;
@@ -132,6 +141,7 @@ class HttpServer {
 
   HttpServerOptions options_;
   std::unique_ptr<HttpAccess> access_;
+  std::unique_ptr<TlsContext> tls_;  // null: plain HTTP
   std::unique_ptr<GuardedHttpServer> server_;
   // Filled before the server serves (Routes), read-only after.
   std::unique_ptr<RouteTable> routes_;

@@ -18,10 +18,18 @@ _apollo11() {
   if [[ ${cmd##*/} == apollo11-node ]]; then
     subs="start"
   else
-    subs="validate run rerun history runs status submit cancel workers explain confirm keygen logs gc trace pipelines trigger pause unpause backfill cluster"
+    subs="validate run rerun history runs status submit cancel workers explain confirm keygen token logs gc trace pipelines trigger pause unpause backfill cluster"
   fi
   if [[ $COMP_CWORD -eq 1 ]]; then
     COMPREPLY=($(compgen -W "$subs --help --version" -- "$cur"))
+    return
+  fi
+  if [[ $sub == token && $COMP_CWORD -eq 2 && $cur != -* ]]; then
+    COMPREPLY=($(compgen -W "create" -- "$cur"))
+    return
+  fi
+  if [[ $sub == token && $COMP_CWORD -eq 4 && $cur != -* ]]; then
+    COMPREPLY=($(compgen -W "viewer operator admin" -- "$cur"))
     return
   fi
   if [[ $sub == pipelines && $COMP_CWORD -eq 2 && $cur != -* ]]; then
@@ -33,7 +41,8 @@ _apollo11() {
     --log-level) COMPREPLY=($(compgen -W "trace debug info warn error off" -- "$cur")); return ;;
     --log-format) COMPREPLY=($(compgen -W "json text" -- "$cur")); return ;;
     --containment) COMPREPLY=($(compgen -W "auto cgroup process-tree" -- "$cur")); return ;;
-    --config|--state-dir|--curve-key|--authorized-keys|--server-key|--api-token-file|--key)
+    --config|--state-dir|--curve-key|--authorized-keys|--server-key|--api-token-file|--key|\
+    --api-tokens|--append|--http-tls-cert|--http-tls-key|--http-tls-client-ca)
       COMPREPLY=($(compgen -f -- "$cur")); return ;;
   esac
   if [[ $cur == -* ]]; then
