@@ -205,6 +205,7 @@ Status Node::StartHttp() {
   ho.api_tokens = config_.api_tokens;
   ho.api_rate_limit = config_.api_rate_limit;
   ho.tls = config_.http_tls;
+  ho.base_path = config_.http_base_path;
   ho.registry = &registry_;
   ho.node_info = {{"role", config_.role}, {"epoch", epoch_}};
   if (ha_board_) {

@@ -169,9 +169,13 @@ Status ResolveHttp(const NodeFlags& f, NodeEnv& env, NodeConfig* c) {
     c->api_tokens = std::move(*tokens);
   }
   APOLLO11_RETURN_IF_ERROR(ResolveHttpTls(f, c));
+  auto base = observability::ParseBasePath(f.http_base_path);
+  if (!base.ok()) return base.status();
+  c->http_base_path = *base;
   if (c->http_bind == "off") {
     for (const auto& [flag, given] : {std::pair{"--api-tokens", !c->api_tokens_file.empty()},
-                                      std::pair{"--http-tls-cert", c->http_tls.enabled()}}) {
+                                      std::pair{"--http-tls-cert", c->http_tls.enabled()},
+                                      std::pair{"--http-base-path", !c->http_base_path.empty()}}) {
       if (given) {
         return Status::InvalidInput(std::string(flag) +
                                     " is given but the node serves no HTTP (--http-bind off): "

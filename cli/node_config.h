@@ -68,6 +68,7 @@ struct NodeFlags {
   std::string api_tokens_file;  // --api-tokens
   double api_rate_limit = 20;
   observability::TlsFiles http_tls;  // --http-tls-cert, -key, -client-ca
+  std::string http_base_path;        // --http-base-path
   std::string alert_fold_window = "60s";
   std::vector<alerts::AlertRule> alert_rules;  // the config's `alerts:` list
   // election (cli/ha_config.h): etcd endpoints (comma-separated), this
@@ -139,6 +140,7 @@ struct NodeConfig {
   std::optional<std::vector<observability::ApiToken>> api_tokens;
   double api_rate_limit = 20;        // changing requests per second per principal; 0 = no limit
   observability::TlsFiles http_tls;  // not enabled = plain HTTP
+  std::string http_base_path;        // "" = the root; else "/apollo"
   std::vector<alerts::AlertRule> alert_rules;  // none: no notifier
   Millis alert_fold_window{60000};
   Millis drain_timeout{300000};  // how long a stop waits for the worker to drain

@@ -227,6 +227,9 @@ void AddHttpFlags(CLI::App* start, NodeFlags* f) {
   start->add_option("--api-tokens", f->api_tokens_file,
                     "tokens file: one principal per line, NAME ROLE sha256:HASH (`apollo11 token "
                     "create`); with it, callers without a token may do nothing. Re-read on SIGHUP");
+  start->add_option("--http-base-path", f->http_base_path,
+                    "serve the dashboard and every HTTP path below this (e.g. /apollo), for a "
+                    "reverse proxy that serves the node under a sub-path");
   start->add_option("--http-tls-cert", f->http_tls.cert,
                     "serve HTTPS (TLS 1.2 or newer) with this PEM certificate (and its chain); "
                     "re-read on SIGHUP");

@@ -1,5 +1,10 @@
 #include "observability/dashboard.h"
 
+#include <functional>
+#include <memory>
+#include <optional>
+#include <utility>
+
 #include "observability/dashboard_assets.h"
 
 namespace apollo11::observability {
@@ -28,6 +33,33 @@ void Send(const DashboardAsset& asset, bool immutable, const httplib::Request& r
   res.set_content(asset.body.data(), asset.body.size(), std::string(asset.content_type));
 }
 
+// index.html as served under `base`: its absolute links ("/assets/...",
+// "/runs") moved below the base, and the base named for the scripts.
+DashboardAsset Rebased(const DashboardAsset& index, const std::string& base, std::string* body,
+                       std::string* etag) {
+  *body = std::string(index.body);
+  if (!base.empty()) {
+    for (const char* attr : {"href=\"/", "src=\"/"}) {
+      const std::string from = attr;
+      const std::string to = from.substr(0, from.size() - 1) + base + "/";
+      for (size_t at = body->find(from); at != std::string::npos;
+           at = body->find(from, at + to.size())) {
+        body->replace(at, from.size(), to);
+      }
+    }
+  }
+  const std::string meta = "<meta name=\"apollo11-base\" content=\"" + base + "\">";
+  if (const size_t head = body->find("<head>"); head != std::string::npos) {
+    body->insert(head + 6, "\n" + meta);
+  }
+  // The page differs per base: so does its tag.
+  *etag = std::string(index.etag);
+  if (!base.empty())
+    etag->insert(etag->size() - 1,
+                 "-" + std::to_string(std::hash<std::string>{}(base) % 1000000007));
+  return DashboardAsset{index.path, index.content_type, *etag, *body};
+}
+
 }  // namespace
 
 const char* Dashboard::kContentSecurityPolicy =
@@ -42,8 +74,8 @@ void Dashboard::SecurityHeaders(httplib::Response& res) {
   res.set_header("X-Frame-Options", "DENY");
 }
 
-void Dashboard::RegisterNotices(httplib::Server& server) {
-  server.Get("/licenses", [](const httplib::Request& req, httplib::Response& res) {
+void Dashboard::RegisterNotices(httplib::Server& server, const std::string& base) {
+  server.Get(base + "/licenses", [](const httplib::Request& req, httplib::Response& res) {
     for (const DashboardAsset& a : DashboardAssets()) {
       if (a.path.starts_with("/assets/licenses.")) return Send(a, false, req, res);
     }
@@ -52,24 +84,29 @@ void Dashboard::RegisterNotices(httplib::Server& server) {
   });
 }
 
-void Dashboard::Register(httplib::Server& server) {
-  auto page = [](const httplib::Request& req, httplib::Response& res) {
-    const DashboardAsset* index = Find("/index.html");
-    if (index == nullptr) {
+void Dashboard::Register(httplib::Server& server, const std::string& base) {
+  const DashboardAsset* index = Find("/index.html");
+  // The page as served here, made once (the storage lives with the handler).
+  auto rebased = std::make_shared<std::pair<std::string, std::string>>();
+  std::optional<DashboardAsset> page_asset;
+  if (index != nullptr) page_asset = Rebased(*index, base, &rebased->first, &rebased->second);
+  auto page = [page_asset, rebased](const httplib::Request& req, httplib::Response& res) {
+    if (!page_asset) {
       res.status = 500;
       res.set_content("this build has no dashboard\n", "text/plain");
       return;
     }
-    Send(*index, false, req, res);
+    Send(*page_asset, false, req, res);
   };
   for (const char* path : {"/", "/index.html", "/runs", "/workers", "/pipelines", "/login"}) {
-    server.Get(path, page);
+    server.Get(base + path, page);
   }
-  server.Get(R"(/run/([A-Za-z0-9_.:@-]+))", page);
-  server.Get(R"(/exec/([A-Za-z0-9_.:@/-]+))", page);
-  server.Get(R"(/assets/([A-Za-z0-9_.-]+))",
-             [](const httplib::Request& req, httplib::Response& res) {
-               const DashboardAsset* asset = Find(req.path);
+  if (!base.empty()) server.Get(base, page);
+  server.Get(base + R"(/run/([A-Za-z0-9_.:@-]+))", page);
+  server.Get(base + R"(/exec/([A-Za-z0-9_.:@/-]+))", page);
+  server.Get(base + R"(/assets/([A-Za-z0-9_.-]+))",
+             [base](const httplib::Request& req, httplib::Response& res) {
+               const DashboardAsset* asset = Find(req.path.substr(base.size()));
                if (asset == nullptr) {
                  res.status = 404;
                  res.set_content("{\"error\":\"no such asset\"}", "application/json");

@@ -5,6 +5,11 @@
 // strict Content-Security-Policy (no inline script or style, nothing from
 // another origin) and an ETag; If-None-Match answers 304. Assets are
 // immutable per build; the HTML is revalidated on each load.
+//
+// Under a base path (--http-base-path /apollo) every path above is served
+// below it (/apollo/, /apollo/run/ID, /apollo/assets/NAME), and index.html is
+// served with its own links rewritten to it and a <meta name="apollo11-base">
+// that tells the scripts where they live.
 
 #include <httplib.h>
 
@@ -17,12 +22,13 @@ class Dashboard {
   // The Content-Security-Policy header value every dashboard answer sends.
   static const char* kContentSecurityPolicy;
 
-  // Registers the routes on `server`. Call once, before it serves.
-  static void Register(httplib::Server& server);
+  // Registers the routes on `server` under `base` ("" or "/apollo"). Call
+  // once, before it serves.
+  static void Register(httplib::Server& server, const std::string& base);
   // Registers GET /licenses: the third-party notices of what the binaries
   // carry (NOTICE and scripts/third_party_notices.py), as text. Every node
   // serves it, coordinator or worker.
-  static void RegisterNotices(httplib::Server& server);
+  static void RegisterNotices(httplib::Server& server, const std::string& base);
 
   // Sets the security headers every dashboard and API answer carries.
   static void SecurityHeaders(httplib::Response& res);

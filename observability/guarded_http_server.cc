@@ -73,10 +73,11 @@ void PeerOf(socket_t sock, std::string* ip, int* port) {
 
 using Clock = std::chrono::steady_clock;
 
-// GET /healthz (with or without a query string): the one path the reader
-// answers itself.
-bool IsHealthCheck(const std::string& head) {
-  return head.rfind("GET /healthz ", 0) == 0 || head.rfind("GET /healthz?", 0) == 0;
+// GET `path` (/healthz, with or without a query string): the one path the
+// reader answers itself.
+bool IsHealthCheck(const std::string& head, const std::string& path) {
+  const std::string line = "GET " + path;
+  return head.rfind(line + " ", 0) == 0 || head.rfind(line + "?", 0) == 0;
 }
 
 constexpr const char* kHealthy =
@@ -282,7 +283,7 @@ void GuardedHttpServer::ReadLoop(std::stop_token stop) {
       }
       if (step == Step::kWaiting) {
         keep.push_back(std::move(conns[i]));
-      } else if (step == Step::kComplete && IsHealthCheck(c.head.text)) {
+      } else if (step == Step::kComplete && IsHealthCheck(c.head.text, health_path_)) {
         // Answered here, so it never waits for a worker, however busy.
         if (health_body_) {
           const std::string body = health_body_();

@@ -45,6 +45,10 @@ class GuardedHttpServer : public httplib::Server {
   // Must outlive the server. Set before Start.
   void SetTls(TlsContext* tls) { tls_ = tls; }
 
+  // The path the reader answers itself ("/healthz", or below a base path).
+  // Set before Start.
+  void SetHealthPath(std::string path) { health_path_ = std::move(path); }
+
   // election: the JSON body GET /healthz answers (called on the reader
   // thread; must not block); unset: "ok". Set before Start.
   void SetHealthBody(std::function<std::string()> body) { health_body_ = std::move(body); }
@@ -101,6 +105,7 @@ class GuardedHttpServer : public httplib::Server {
   const HttpLimits limits_;
   TlsContext* tls_ = nullptr;
   std::function<std::string()> health_body_;
+  std::string health_path_ = "/healthz";
   int wake_[2] = {-1, -1};  // pipe: a new connection or stop
   std::unique_ptr<httplib::ThreadPool> workers_;
   std::jthread reader_;

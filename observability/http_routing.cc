@@ -89,7 +89,7 @@ httplib::Server::Handler Guarded(RouteTable& table, const char* method, std::str
 void Route(httplib::Server& s, RouteTable& table, const char* method, std::string_view path,
            ApiHandler handler) {
   const std::string m = method;
-  const std::string pattern = RoutePattern(path);
+  const std::string pattern = table.base() + RoutePattern(path);
   httplib::Server::Handler guarded = Guarded(table, method, path, std::move(handler));
   m == "GET" ? s.Get(pattern, std::move(guarded)) : s.Post(pattern, std::move(guarded));
   table.Add(pattern, m, m);
@@ -97,7 +97,7 @@ void Route(httplib::Server& s, RouteTable& table, const char* method, std::strin
 
 void RouteGetPost(httplib::Server& s, RouteTable& table, std::string_view path, ApiHandler get,
                   ApiHandler post) {
-  const std::string pattern = RoutePattern(path);
+  const std::string pattern = table.base() + RoutePattern(path);
   s.Get(pattern, Guarded(table, "GET", path, std::move(get)));
   s.Post(pattern, Guarded(table, "POST", path, std::move(post)));
   table.Add(pattern, "GET, POST", "GET or POST");

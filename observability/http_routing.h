@@ -47,9 +47,12 @@ void RefuseOverlongPaths(httplib::Server& s);
 // (AnswerUnrouted), one regex per path.
 class RouteTable {
  public:
-  // `access` checks every route's caller; it must outlive the table.
-  explicit RouteTable(HttpAccess& access) : access_(access) {}
+  // `access` checks every route's caller; it must outlive the table. Every
+  // route is served below `base` ("" or "/apollo": --http-base-path).
+  explicit RouteTable(HttpAccess& access, std::string base = "")
+      : access_(access), base_(std::move(base)) {}
   HttpAccess& access() const { return access_; }
+  const std::string& base() const { return base_; }
   // `allowed` is the Allow header ("GET", "GET, POST"); `phrase` the same
   // for the message ("GET", "GET or POST").
   void Add(const std::string& pattern, std::string allowed, std::string phrase);
@@ -64,6 +67,7 @@ class RouteTable {
     std::string allowed, phrase;
   };
   HttpAccess& access_;
+  const std::string base_;
   std::vector<Path> paths_;
 };
 

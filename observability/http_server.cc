@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -83,6 +84,34 @@ int HttpStatusOf(const Status& s) {
   }
 }
 
+Result<std::string> ParseBasePath(const std::string& path) {
+  if (path.empty() || path == "/") return std::string();
+  auto bad = [&](const std::string& why) {
+    return Status::InvalidInput("--http-base-path '" + path + "': " + why +
+                                " (want e.g. /apollo or /tools/apollo)");
+  };
+  if (path.front() != '/') return bad("it must start with /");
+  if (path.back() == '/') return bad("it must not end with /");
+  if (path.size() > 200) return bad("longer than 200 characters");
+  size_t start = 1;
+  while (start <= path.size()) {
+    size_t end = path.find('/', start);
+    if (end == std::string::npos) end = path.size();
+    const std::string segment = path.substr(start, end - start);
+    if (segment.empty() || segment == "." || segment == "..") {
+      return bad("empty, . and .. segments are not allowed");
+    }
+    for (char c : segment) {
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '~' &&
+          c != '-') {
+        return bad(std::string("'") + c + "' is not allowed (A-Z a-z 0-9 . _ ~ -)");
+      }
+    }
+    start = end + 1;
+  }
+  return path;
+}
+
 Result<HostPort> ParseHttpBind(const std::string& bind) {
   HostPort hp;
   std::string port;
@@ -130,7 +159,11 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options)
   s->access_ = std::make_unique<HttpAccess>(
       HttpAccessOptions{s->options_.api_token, s->options_.api_tokens, s->options_.api_rate_limit,
                         s->options_.clock});
+  auto base = ParseBasePath(s->options_.base_path);
+  if (!base.ok()) return base.status();
+  s->options_.base_path = *base;
   s->server_ = std::make_unique<GuardedHttpServer>(s->options_.limits);
+  s->server_->SetHealthPath(s->options_.base_path + "/healthz");
   if (s->options_.tls.enabled()) {
     auto tls = TlsContext::Load(s->options_.tls);
     if (!tls.ok()) return tls.status();
@@ -210,7 +243,7 @@ void HttpServer::Stop() {
 
 void HttpServer::Routes() {
   httplib::Server& s = *server_;
-  routes_ = std::make_unique<RouteTable>(*access_);
+  routes_ = std::make_unique<RouteTable>(*access_, options_.base_path);
   RefuseOverlongPaths(s);  // the ids' length, for every route
   Route(s, *routes_, "GET", "/metrics",
         [this](const httplib::Request&, httplib::Response& res, const Principal&) {
@@ -241,7 +274,7 @@ void HttpServer::Routes() {
           res.status = ready ? 200 : 503;
           res.set_content(ready ? "ready\n" : "not ready: " + why + "\n", "text/plain");
         });
-  Dashboard::RegisterNotices(s);
+  Dashboard::RegisterNotices(s, options_.base_path);
   s.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
     routes_->AnswerUnrouted(req, res);
   });
@@ -254,7 +287,7 @@ void HttpServer::Routes() {
     dashboard_api_ = std::make_unique<DashboardApi>(options_.backend, &backend_mu_, cache_.get(),
                                                     std::move(info), options_.recent_alerts);
     dashboard_api_->Register(s, *routes_);
-    Dashboard::Register(s);
+    Dashboard::Register(s, options_.base_path);
   }
 }
 

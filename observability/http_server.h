@@ -50,6 +50,10 @@ Result<HostPort> ParseHttpBind(const std::string& bind);
 // The HTTP status an API error is answered with (404 for NotFound, 400 for
 // bad input, 503 when the coordinator is unreachable or busy...).
 int HttpStatusOf(const Status& s);
+// A --http-base-path: "" or "/" (the root, as ""), or "/" and segments of
+// [A-Za-z0-9._~-] separated by single slashes, without a trailing slash or
+// "." and ".." segments.
+Result<std::string> ParseBasePath(const std::string& path);
 // True for "localhost" and numeric loopback addresses (127.0.0.0/8, ::1,
 // ::ffff:127.x.y.z); a name such as "127.example.com" is not one.
 bool IsLoopbackHost(const std::string& host);
@@ -64,6 +68,10 @@ struct HttpServerOptions {
   double api_rate_limit = 20;
   // TLS on the port (tls_context.h); not enabled = plain HTTP.
   TlsFiles tls;
+  // Every path is served below this ("" = at the root; "/apollo": the
+  // dashboard at /apollo/, the API at /apollo/api/...), for a reverse proxy
+  // that serves the node under a sub-path. Checked by ParseBasePath.
+  std::string base_path;
   const Registry* registry = nullptr;  // required; must outlive the server
   // The JSON API; null serves no /api/ (a worker node). Must outlive the server.
   ApiBackend* backend = nullptr;

@@ -31,6 +31,7 @@ TEST_PACKAGES+=(postgresql mariadb-server)  # db tasks against real servers (par
 TEST_PACKAGES+=(etcd-server etcd-client)  # HA election tests against a real etcd (part election)
 TEST_PACKAGES+=(openssl)  # certificates for the etcd that requires TLS (ha_etcd_secure)
 TEST_PACKAGES+=(lintian)  # scripts/test-deb.sh: the .deb passes lintian (issue 37)
+TEST_PACKAGES+=(nginx-light)  # the reverse-proxy recipe of docs/operations.md, in a real nginx
 TEST_PACKAGES+=(mold)  # the CI builds link with it (CMake option APOLLO11_MOLD)
 
 # Peers and tools the benchmark harness (bench/harness.py) runs: Dask

@@ -64,8 +64,9 @@ struct Tokens {
 
 struct Server {
   explicit Server(std::optional<std::vector<ApiToken>> tokens, double rate = 0,
-                  const apollo11::Clock* clock = nullptr) {
+                  const apollo11::Clock* clock = nullptr, std::string base = "") {
     HttpServerOptions o;
+    o.base_path = std::move(base);
     o.bind = "127.0.0.1:0";
     o.registry = &registry;
     o.backend = &backend;
@@ -240,4 +241,51 @@ TEST_CASE("a reload replaces the principals for the next request", "[http][secur
   s.server->SetApiTokens(*ParseApiTokens(TokenLine("newcomer", "viewer", fresh), "t"));
   CHECK(s.Call(*runs, t.viewer) == 401);
   CHECK(s.Call(*runs, fresh) == 200);
+}
+
+TEST_CASE("under a base path (--http-base-path) every path is served below it, none above",
+          "[http][base]") {
+  Tokens t;
+  Server s(t.Lines(), 0, nullptr, "/tools/apollo");
+  const httplib::Headers auth = {{"Authorization", "Bearer " + t.viewer}};
+  CHECK(s.client->Get("/tools/apollo/api/runs", auth)->status == 200);
+  CHECK(s.client->Get("/api/runs", auth)->status == 404);
+  // The health probe the reader answers, and the public routes, move too.
+  CHECK(s.client->Get("/tools/apollo/healthz")->status == 200);
+  CHECK(s.client->Get("/tools/apollo/licenses")->status == 200);
+  CHECK(s.client->Get("/licenses")->status == 404);
+  // The access check still applies below the base.
+  CHECK(s.client->Get("/tools/apollo/api/runs")->status == 401);
+  // The page names its base and links its assets below it, which are served.
+  for (const char* page : {"/tools/apollo", "/tools/apollo/", "/tools/apollo/run/r1"}) {
+    auto res = s.client->Get(page);
+    REQUIRE(res);
+    INFO(page);
+    CHECK(res->status == 200);
+    CHECK(res->body.find("<meta name=\"apollo11-base\" content=\"/tools/apollo\">") !=
+          std::string::npos);
+    CHECK(res->body.find("src=\"/assets/") == std::string::npos);
+  }
+  const std::string body = s.client->Get("/tools/apollo/")->body;
+  std::smatch script;
+  REQUIRE(std::regex_search(body, script,
+                            std::regex("src=\"(/tools/apollo/assets/app\\.[0-9a-f]+\\.js)\"")));
+  CHECK(s.client->Get(script[1].str().c_str())->status == 200);
+  CHECK(s.client
+            ->Get("/assets/" + script[1].str().substr(std::string("/tools/apollo/assets/").size()))
+            ->status == 404);
+}
+
+TEST_CASE("a base path is checked", "[http][base]") {
+  CHECK(*ParseBasePath("") == "");
+  CHECK(*ParseBasePath("/") == "");
+  CHECK(*ParseBasePath("/apollo") == "/apollo");
+  CHECK(*ParseBasePath("/tools/apollo-11_x.y~z") == "/tools/apollo-11_x.y~z");
+  for (const char* bad : {"apollo", "/apollo/", "//apollo", "/a//b", "/a/../b", "/a/./b", "/a b",
+                          "/a?b", "/a%2fb", "/a\"b"}) {
+    INFO(bad);
+    auto parsed = ParseBasePath(bad);
+    REQUIRE_FALSE(parsed.ok());
+    CHECK(parsed.status().message().find("--http-base-path") == 0);
+  }
 }

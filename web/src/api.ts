@@ -4,6 +4,8 @@
 // pollers that stop when their page is left and slow down while the tab is
 // hidden.
 
+import { BASE } from "./base";
+
 export class ApiError extends Error {
   constructor(public status: number, message: string) {
     super(message);
@@ -45,7 +47,7 @@ function authHeaders(t: string = token()): Record<string, string> {
 // node's refusal (401: the token matches no principal).
 export async function whoami(candidate: string): Promise<{ name: string; roles: string }> {
   requestCount++;
-  const res = await fetch("/api/whoami", { headers: authHeaders(candidate), cache: "no-store" });
+  const res = await fetch(BASE + "/api/whoami", { headers: authHeaders(candidate), cache: "no-store" });
   if (!res.ok) throw await errorOf(res);
   return (await res.json()) as { name: string; roles: string };
 }
@@ -55,7 +57,7 @@ export async function getJson<T>(path: string): Promise<T> {
   const headers: Record<string, string> = authHeaders();
   if (kept) headers["If-None-Match"] = kept.etag;
   requestCount++;
-  const res = await fetch(path, { headers, cache: "no-store" });
+  const res = await fetch(BASE + path, { headers, cache: "no-store" });
   if (res.status === 304 && kept) return kept.value as T;
   if (!res.ok) throw await errorOf(res);
   const value = (await res.json()) as T;
@@ -67,7 +69,7 @@ export async function getJson<T>(path: string): Promise<T> {
 
 export async function getText(path: string): Promise<string> {
   requestCount++;
-  const res = await fetch(path, { headers: authHeaders(), cache: "no-store" });
+  const res = await fetch(BASE + path, { headers: authHeaders(), cache: "no-store" });
   if (!res.ok) throw await errorOf(res);
   return res.text();
 }
@@ -75,7 +77,7 @@ export async function getText(path: string): Promise<string> {
 export async function post<T>(path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { "Content-Type": "application/json", ...authHeaders() };
   requestCount++;
-  const res = await fetch(path, {
+  const res = await fetch(BASE + path, {
     method: "POST",
     headers,
     body: body === undefined ? "" : JSON.stringify(body),

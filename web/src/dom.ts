@@ -1,5 +1,7 @@
 // A tiny element builder: text is always set as text, never parsed as HTML.
 
+import { BASE } from "./base";
+
 type Child = Node | string | number | null | undefined | false;
 type Attrs = Record<string, string | number | boolean | EventListener | undefined>;
 
@@ -42,7 +44,7 @@ export function stateBadge(state: string): HTMLElement {
 }
 
 export function link(href: string, text: string): HTMLElement {
-  return h("a", { href, "data-link": true }, text);
+  return h("a", { href: BASE + href, "data-link": true }, text);
 }
 
 export function fmtTime(iso: string | undefined): string {

@@ -2,6 +2,7 @@
 // header (role, epoch, login) and the shared banner.
 
 import { ApiError, getJson, setToken, token, whoami } from "./api";
+import { appPath, BASE } from "./base";
 import { clear, h } from "./dom";
 import { NodeInfo } from "./types";
 import { Page } from "./page";
@@ -35,7 +36,7 @@ function show(): void {
   current?.stop();
   const main = document.getElementById("main")!;
   clear(main);
-  const r = route(location.pathname);
+  const r = route(appPath(location.pathname));
   for (const a of document.querySelectorAll<HTMLAnchorElement>("#nav a")) {
     a.classList.toggle("active", a.dataset.nav === r.nav);
   }
@@ -44,7 +45,7 @@ function show(): void {
 }
 
 export function navigate(href: string): void {
-  history.pushState(null, "", href);
+  history.pushState(null, "", BASE + href);
   show();
 }
 
@@ -106,8 +107,9 @@ async function renderNodeInfo(): Promise<void> {
 document.addEventListener("click", (e) => {
   const a = (e.target as Element).closest("a");
   if (!a || a.origin !== location.origin || e.ctrlKey || e.metaKey || e.button !== 0) return;
+  if (BASE && !a.pathname.startsWith(BASE)) return;  // outside the dashboard
   e.preventDefault();
-  navigate(a.pathname + a.search);
+  navigate(appPath(a.pathname) + a.search);
 });
 window.addEventListener("popstate", show);
 

@@ -316,6 +316,30 @@ pipeline:
       await shot("pipelines");
     });
 
+    await test("under --http-base-path the dashboard and its API live below the base", async () => {
+      // A node of its own, as a reverse proxy would serve it at /tools/apollo.
+      const based = startNode("based", ["--role=all", "--slots", "2", "--http-bind", "127.0.0.1:0",
+        "--bind", "tcp://127.0.0.1:0", "--api-bind", "tcp://127.0.0.1:0", "--http-base-path", "/tools/apollo"]);
+      const b = await based.listening();
+      const root = "http://" + b.http;
+      const file = writePipeline("based", 'version: "1.0"\nname: web.based\npipeline:\n  - id: a\n    type: shell\n    command: echo based\n');
+      const out = await cli("submit", file, "--coordinator", b.api, "--json", "--wait");
+      const id = /r\d{8}T[0-9-]+/.exec(out)[0];
+      assert.equal((await fetch(root + "/api/runs")).status, 404);
+      assert.equal((await fetch(root + "/tools/apollo/api/runs/" + id)).status, 200);
+      await page.goto(root + "/tools/apollo/");
+      await page.click('#nav a[data-nav="runs"]');
+      await page.waitForFunction(() => location.pathname === "/tools/apollo/runs");
+      await page.waitForSelector(`#runs-list tr[data-run="${id}"]`);
+      await page.click(`#runs-list tr[data-run="${id}"] a`);
+      await page.waitForFunction((r) => location.pathname === "/tools/apollo/run/" + r, id);
+      await page.waitForSelector('#run-head .state[data-state="SUCCESS"]');
+      // A reload of a page below the base is served the same page.
+      await page.reload();
+      await page.waitForSelector('#run-head .state[data-state="SUCCESS"]');
+      based.child.kill("SIGTERM");
+    });
+
     await test("a 10,000-task run's page loads in under 2 s", async () => {
       const out = await cli("submit", bigPipeline("noop"), "--coordinator", api, "--json", "--timeout", "60");
       const id = /r\d{8}T[0-9-]+/.exec(out)[0];

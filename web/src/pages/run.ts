@@ -3,7 +3,7 @@
 // answers).
 
 import { ApiError, getJson, post, token } from "../api";
-import { clear, fmtMs, fmtTime, h, message, stateBadge } from "../dom";
+import { clear, fmtMs, fmtTime, h, link, message, stateBadge } from "../dom";
 import { attemptsOf, drawGantt, drawGanttCanvas } from "../gantt";
 import { drawGraph, GROUP_OVER } from "../graph";
 import { BasePage, Page } from "../page";
@@ -92,7 +92,7 @@ export function runPage(runId: string): Page {
     head.append(h("div", {}, stateBadge(status.state), " ", status.pipeline, ` · ${n} tasks · started `,
       fmtTime(status.created_at), status.duration_ms !== undefined ? " · " + fmtMs(status.duration_ms) : "",
       status.reason ? " · " + status.reason : "",
-      status.rerun_of ? h("span", { id: "rerun-of" }, " · rerun of ", h("a", { href: "/run/" + encodeURIComponent(status.rerun_of) }, status.rerun_of)) : ""));
+      status.rerun_of ? h("span", { id: "rerun-of" }, " · rerun of ", link("/run/" + encodeURIComponent(status.rerun_of), status.rerun_of)) : ""));
     cancel.disabled = finished;
     rerun.disabled = !finished || status.state === "SUCCESS";
     if (!graph) {
