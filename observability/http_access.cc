@@ -1,9 +1,11 @@
 #include "observability/http_access.h"
 
 #include <spdlog/fmt/fmt.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 
 #include "observability/http_routing.h"
@@ -115,12 +117,49 @@ constexpr const char* kNoTokens =
     "this node has no API tokens, so nobody may change anything: start it with --api-tokens "
     "FILE (or --api-token)";
 
-void AskForToken(httplib::Response& res, const std::string& why) {
-  res.set_header("WWW-Authenticate", "Bearer realm=\"apollo11\"");
-  SendError(res, 401, why);
+// Why a request that changes something comes from another site's page:
+// its Origin (sent by browsers) is not this node's Host; "" when it is, or
+// when there is no Origin (not a browser, or a same-origin GET).
+std::string CrossOrigin(const httplib::Request& req) {
+  if (!req.has_header("Origin")) return "";
+  const std::string origin = req.get_header_value("Origin");
+  const std::string host = req.get_header_value("Host");
+  std::string lowered = origin;  // a serialized origin is lowercase; be lenient anyway
+  for (char& c : lowered) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string_view from = lowered;
+  for (std::string_view scheme : {"http://", "https://"}) {
+    if (from.starts_with(scheme)) from.remove_prefix(scheme.size());
+  }
+  const auto same = [](std::string_view a, std::string_view b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+             return std::tolower(static_cast<unsigned char>(x)) ==
+                    std::tolower(static_cast<unsigned char>(y));
+           });
+  };
+  if (from.size() != lowered.size() && !host.empty() && same(from, host)) return "";
+  return "a page of another origin (" + origin.substr(0, 200) + ", not this node's " +
+         host.substr(0, 200) + ") may not change anything here";
 }
 
 }  // namespace
+
+void HttpAccess::Refuse(const httplib::Request& req, httplib::Response& res, int status,
+                        const std::string& why) const {
+  if (status == 401) res.set_header("WWW-Authenticate", "Bearer realm=\"apollo11\"");
+  SendError(res, status, why);
+  uint64_t suppressed = 0;
+  bool log = false;
+  {
+    MutexLock lock(&mu_);
+    log = refusal_log_.Allow(clock_->Steady(), &suppressed);
+  }
+  if (log) {
+    spdlog::warn(
+        "http: refused {} {} from {} ({}): {}{}", req.method, req.path.substr(0, 200),
+        req.remote_addr, status, why,
+        suppressed ? " (" + std::to_string(suppressed) + " more refusals not logged)" : "");
+  }
+}
 
 bool HttpAccess::HasTokens() const {
   MutexLock lock(&mu_);
@@ -137,7 +176,7 @@ std::optional<Principal> HttpAccess::Identify(const httplib::Request& req,
     return p;
   }
   if (!HasTokens()) {
-    SendError(res, 403, std::string("a bearer token was sent, but ") + kNoTokens);
+    Refuse(req, res, 403, std::string("a bearer token was sent, but ") + kNoTokens);
     return std::nullopt;
   }
   const std::string header = req.get_header_value("Authorization");
@@ -149,9 +188,9 @@ std::optional<Principal> HttpAccess::Identify(const httplib::Request& req,
     found = FindToken(tokens_, token);
   }
   if (!found) {
-    AskForToken(res,
-                "the bearer token matches no principal of this node (Authorization: Bearer "
-                "TOKEN, a token made by `apollo11 token create`)");
+    Refuse(req, res, 401,
+           "the bearer token matches no principal of this node (Authorization: Bearer "
+           "TOKEN, a token made by `apollo11 token create`)");
     return std::nullopt;
   }
   p.name = found->name;
@@ -168,21 +207,27 @@ std::optional<Principal> HttpAccess::Admit(const httplib::Request& req, httplib:
                             std::string(transport::RuleOf(*rule.action).name) + " (role " +
                             transport::RolesThatMay(*rule.action) + " may)";
     if (p->name != "anonymous") {
-      SendError(res, 403, why);
+      Refuse(req, res, 403, why);
     } else if (HasTokens()) {
-      AskForToken(res, why + ": send Authorization: Bearer TOKEN");
+      Refuse(req, res, 401, why + ": send Authorization: Bearer TOKEN");
     } else {
-      SendError(res, 403, why + "; " + kNoTokens);
+      Refuse(req, res, 403, why + "; " + kNoTokens);
     }
     return std::nullopt;
+  }
+  if (Mutating(rule)) {
+    if (const std::string why = CrossOrigin(req); !why.empty()) {
+      Refuse(req, res, 403, why);
+      return std::nullopt;
+    }
   }
   int retry_after_s = 0;
   if (Mutating(rule) && !Take(p->name, &retry_after_s)) {
     res.set_header("Retry-After", std::to_string(retry_after_s));
-    SendError(res, 429,
-              fmt::format("{} sent more than {:g} changing requests a second "
-                          "(--api-rate-limit); retry in {} s",
-                          p->name, options_.rate_per_second, retry_after_s));
+    Refuse(req, res, 429,
+           fmt::format("{} sent more than {:g} changing requests a second "
+                       "(--api-rate-limit); retry in {} s",
+                       p->name, options_.rate_per_second, retry_after_s));
     return std::nullopt;
   }
   return p;

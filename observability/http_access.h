@@ -19,7 +19,11 @@
 // the roles that may; anonymous gets 401 (send a token) when the node has
 // tokens, 403 (nobody may) when it has none. Mutating actions (all but the reads) are also
 // rate-limited per principal (a token bucket: `rate_per_second`, bursts of
-// twice that): past it, 429 with Retry-After in whole seconds.
+// twice that): past it, 429 with Retry-After in whole seconds. A mutating
+// request that carries an Origin header (a browser's) must come from this
+// node's own origin (Origin's host and port = Host), else 403: another
+// site's page cannot change anything here (CSRF). Every refusal is logged
+// with its reason (rate-limited).
 //
 // Threads: any number of HTTP threads at once; SetTokens (a reload) from
 // any thread.
@@ -34,6 +38,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/log_limiter.h"
 #include "common/mutex.h"
 #include "observability/api_tokens.h"
 #include "transport/key_roles.h"
@@ -90,6 +95,10 @@ class HttpAccess {
     double tokens = 0;
     Micros at = 0;
   };
+  // Answers `res` with `status` and `why` (401 asks for a bearer token) and
+  // logs the refusal, at most 10 lines a second.
+  void Refuse(const httplib::Request& req, httplib::Response& res, int status,
+              const std::string& why) const;
   // Takes one request from `name`'s bucket; false with the wait in seconds.
   bool Take(const std::string& name, int* retry_after_s);
 
@@ -99,6 +108,7 @@ class HttpAccess {
   mutable Mutex mu_;
   std::vector<ApiToken> tokens_ GUARDED_BY(mu_);  // the file's, then the legacy one
   std::map<std::string, Bucket> buckets_ GUARDED_BY(mu_);
+  mutable LogLimiter refusal_log_ GUARDED_BY(mu_){10, kMicrosPerSecond};
 };
 
 }  // namespace apollo11::observability

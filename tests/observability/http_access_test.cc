@@ -289,3 +289,37 @@ TEST_CASE("a base path is checked", "[http][base]") {
     CHECK(parsed.status().message().find("--http-base-path") == 0);
   }
 }
+
+TEST_CASE("a browser page of another origin may not change anything, and refusals are logged",
+          "[http][security][csrf]") {
+  Tokens t;
+  Server s(t.Lines());
+  const std::string port = s.server->bound().substr(s.server->bound().rfind(':') + 1);
+  auto cancel = [&](const std::string& origin) {
+    httplib::Headers h = {{"Authorization", "Bearer " + t.op}};
+    if (!origin.empty()) h.emplace("Origin", origin);
+    auto res = s.client->Post("/api/runs/r1/cancel", h, "", "application/json");
+    REQUIRE(res);
+    return res;
+  };
+  // A script (no Origin) and the dashboard itself (its own origin) may.
+  CHECK(cancel("")->status == 202);
+  CHECK(cancel("http://127.0.0.1:" + port)->status == 202);
+  CHECK(cancel("HTTP://127.0.0.1:" + port)->status == 202);
+  // Another site's page may not, even with a valid token.
+  const std::vector<std::string> others = {"http://evil.example", "http://127.0.0.1:1", "null",
+                                           "http://127.0.0.1:" + port + ".evil.example",
+                                           "127.0.0.1:" + port};
+  for (const std::string& other : others) {
+    INFO(other);
+    auto res = cancel(other);
+    CHECK(res->status == 403);
+    CHECK(res->body.find("may not change anything here") != std::string::npos);
+  }
+  CHECK(s.backend.cancel_reasons.size() == 3);
+  // Reads are not changes: a foreign Origin may read (CORS keeps the answer
+  // from its page).
+  auto read = s.client->Get(
+      "/api/runs", {{"Authorization", "Bearer " + t.viewer}, {"Origin", "http://evil.example"}});
+  CHECK(read->status == 200);
+}

@@ -83,4 +83,14 @@ who=$(curl -sS -H "Authorization: Bearer $token" "$proxy/apollo/api/whoami")
 [[ $(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $token" "$proxy/apollo/api/runs") == 200 ]] ||
   fail "an operator's read through the proxy"
 echo "ok: the node checks each caller's token through the proxy"
+
+# A browser's change through the proxy: its own origin passes the check (the
+# unknown run is then 404), another site's is refused.
+code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $token" \
+  -H "Origin: $proxy" "$proxy/apollo/api/runs/r-none/cancel")
+[[ $code == 404 ]] || fail "a same-origin change through the proxy got $code, want 404"
+code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $token" \
+  -H "Origin: http://evil.example" "$proxy/apollo/api/runs/r-none/cancel")
+[[ $code == 403 ]] || fail "a cross-origin change through the proxy got $code, want 403"
+echo "ok: the Origin check works through the proxy (Host passed as \$http_host)"
 echo "PASS: reverse proxy recipe"
