@@ -1,16 +1,20 @@
-// election: `apollo11 cluster [--http HOST:PORT] [--json]`: the HA view of a
+// election: `apollo11 cluster [--http HOST:PORT|URL] [--cacert FILE] [--json]`: the HA view of a
 // coordinator (its role, the leader, the epoch, the coordinators known) from
 // its GET /api/cluster; `apollo11 cluster resign [--http HOST:PORT]
 // --api-token T`: asks the leader to hand leadership over (POST
 // /api/cluster/resign), for upgrades.
 // Through the node's HTTP API: the election lives in the node, not in the
-// scheduler the client protocol talks to.
+// scheduler the client protocol talks to. --http takes HOST:PORT (plain
+// HTTP) or a URL, http[s]://HOST:PORT[/BASE], for a node that serves HTTPS
+// (its CA in --cacert) or serves below --http-base-path.
 
 #include <httplib.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "cli/command.h"
 #include "cli/exit_codes.h"
@@ -21,9 +25,52 @@ namespace {
 
 struct ClusterFlags {
   std::string http = "127.0.0.1:8011";
+  std::string cacert;  // PEM CAs an HTTPS node's certificate must chain to
   std::string token;
   bool json = false;
 };
+
+// The node's HTTP API as --http names it.
+struct Endpoint {
+  std::string origin;  // "https://HOST:PORT"
+  std::string base;    // "" or "/apollo"
+};
+
+Result<Endpoint> ParseEndpoint(const std::string& http) {
+  std::string rest = http, scheme = "http";
+  for (const char* s : {"http", "https"}) {
+    const std::string prefix = std::string(s) + "://";
+    if (rest.rfind(prefix, 0) == 0) {
+      scheme = s;
+      rest = rest.substr(prefix.size());
+    }
+  }
+  const size_t slash = rest.find('/');
+  const std::string hostport = rest.substr(0, slash);
+  auto hp = observability::ParseHttpBind(hostport);
+  if (!hp.ok()) return hp.status();
+  auto base = observability::ParseBasePath(slash == std::string::npos ? "" : rest.substr(slash));
+  if (!base.ok()) return base.status();
+  return Endpoint{scheme + "://" + hostport, *base};
+}
+
+// A client of `e` with the CLI's timeouts and, for HTTPS, `cacert`.
+std::unique_ptr<httplib::Client> ClientFor(const Endpoint& e, const ClusterFlags& f) {
+  auto client = std::make_unique<httplib::Client>(e.origin);
+  client->set_connection_timeout(5);
+  client->set_read_timeout(10);
+  if (!f.cacert.empty()) client->set_ca_cert_path(f.cacert.c_str());
+  client->enable_server_certificate_verification(true);
+  return client;
+}
+
+// Why `res` is empty, as httplib says it, with the address.
+std::string NoAnswer(const httplib::Result& res, const Endpoint& e) {
+  return "no answer from " + e.origin + e.base + ": " + httplib::to_string(res.error()) +
+         (res.error() == httplib::Error::SSLServerVerification
+              ? " (give the CA that signed the node's certificate with --cacert)"
+              : "");
+}
 
 int Fail(const std::string& message, int code) {
   std::fprintf(stderr, "apollo11 cluster: %s\n", message.c_str());
@@ -65,13 +112,18 @@ void PrintCoordinators(const nlohmann::json& coordinators, const nlohmann::json&
 }
 
 int Show(const ClusterFlags& f) {
-  auto hp = observability::ParseHttpBind(f.http);
-  if (!hp.ok()) return Fail("--http " + f.http + ": " + hp.status().message(), kExitInvalidInput);
-  httplib::Client client(hp->host, hp->port);
-  client.set_connection_timeout(5);
-  client.set_read_timeout(10);
-  auto res = client.Get("/api/cluster");
-  if (!res) return Fail("no answer from http://" + f.http, kExitInternal);
+  auto e = ParseEndpoint(f.http);
+  if (!e.ok()) return Fail("--http " + f.http + ": " + e.status().message(), kExitInvalidInput);
+  auto client = ClientFor(*e, f);
+  // A node with a tokens file answers its readers only.
+  std::string token = f.token;
+  if (const char* env = std::getenv("APOLLO11_API_TOKEN"); token.empty() && env != nullptr) {
+    token = env;
+  }
+  httplib::Headers auth;
+  if (!token.empty()) auth.emplace("Authorization", "Bearer " + token);
+  auto res = client->Get((e->base + "/api/cluster").c_str(), auth);
+  if (!res) return Fail(NoAnswer(res, *e), kExitInternal);
   auto doc = nlohmann::json::parse(res->body, nullptr, false);
   if (res->status != 200 || !doc.is_object()) {
     return Fail("HTTP " + std::to_string(res->status) + ": " + res->body, kExitInternal);
@@ -104,8 +156,8 @@ int Show(const ClusterFlags& f) {
 }
 
 int Resign(const ClusterFlags& f) {
-  auto hp = observability::ParseHttpBind(f.http);
-  if (!hp.ok()) return Fail("--http " + f.http + ": " + hp.status().message(), kExitInvalidInput);
+  auto e = ParseEndpoint(f.http);
+  if (!e.ok()) return Fail("--http " + f.http + ": " + e.status().message(), kExitInvalidInput);
   std::string token = f.token;
   if (token.empty()) {
     const char* env = std::getenv("APOLLO11_API_TOKEN");
@@ -113,12 +165,10 @@ int Resign(const ClusterFlags& f) {
   }
   if (token.empty())
     return Fail("resign needs --api-token (or $APOLLO11_API_TOKEN)", kExitInvalidInput);
-  httplib::Client client(hp->host, hp->port);
-  client.set_connection_timeout(5);
-  client.set_read_timeout(10);
-  auto res = client.Post("/api/cluster/resign", {{"Authorization", "Bearer " + token}}, "",
-                         "application/json");
-  if (!res) return Fail("no answer from http://" + f.http, kExitInternal);
+  auto client = ClientFor(*e, f);
+  auto res = client->Post((e->base + "/api/cluster/resign").c_str(),
+                          {{"Authorization", "Bearer " + token}}, "", "application/json");
+  if (!res) return Fail(NoAnswer(res, *e), kExitInternal);
   if (res->status != 202) {
     auto doc = nlohmann::json::parse(res->body, nullptr, false);
     const std::string why =
@@ -136,12 +186,18 @@ void AddClusterCommand(CLI::App& app, int* exit_code) {
   auto flags = std::make_shared<ClusterFlags>();
   CLI::App* cmd = app.add_subcommand(
       "cluster", "HA: this coordinator's role, the leader and the epoch (from its HTTP API)");
-  cmd->add_option("--http", flags->http, "the coordinator's --http-bind HOST:PORT");
+  cmd->add_option("--http", flags->http,
+                  "the coordinator's --http-bind HOST:PORT, or http[s]://HOST:PORT[/BASE]");
+  cmd->add_option("--cacert", flags->cacert, "PEM CAs for an HTTPS node's certificate");
+  cmd->add_option("--api-token", flags->token,
+                  "a viewer's API token, for a node with --api-tokens (or $APOLLO11_API_TOKEN)");
   cmd->add_flag("--json", flags->json, "print /api/cluster's JSON");
   CLI::App* resign = cmd->add_subcommand("resign", "ask the leader to hand leadership over");
   // Also after `resign`, as docs/ha.md writes it: `cluster resign --http
   // LEADER:8011 --api-token T` (before it, `cluster --http LEADER resign`).
-  resign->add_option("--http", flags->http, "the leader's --http-bind HOST:PORT");
+  resign->add_option("--http", flags->http,
+                     "the leader's --http-bind HOST:PORT, or http[s]://HOST:PORT[/BASE]");
+  resign->add_option("--cacert", flags->cacert, "PEM CAs for an HTTPS node's certificate");
   resign->add_option("--api-token", flags->token, "the node's API token (or $APOLLO11_API_TOKEN)");
   cmd->callback([resign, flags, exit_code] {
     if (resign->parsed()) return;

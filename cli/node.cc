@@ -220,7 +220,6 @@ Status Node::StartHttp() {
                             {"leader", s.leader.name},
                             {"leader_api", s.leader.client_endpoint}};
     };
-    ho.cluster = [this] { return ClusterJson(); };
     ho.resign = [this, board] {
       if (board->role() != ha::Role::kLeader) {
         return Status::Error(StatusCode::kNotLeader,
@@ -231,6 +230,8 @@ Status Node::StartHttp() {
     };
   }
   if (coordinator_) {
+    // Every coordinator answers GET /api/cluster: {"ha": false, ...} without HA.
+    ho.cluster = [this] { return ClusterJson(); };
     const auto& curve = config_.coordinator_config.curve;
     api_ = std::make_unique<CoordinatorApi>(coordinator_->client_endpoint(), curve,
                                             curve ? curve->public_z85 : "", Millis(10000));

@@ -93,4 +93,9 @@ code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer 
   -H "Origin: http://evil.example" "$proxy/apollo/api/runs/r-none/cancel")
 [[ $code == 403 ]] || fail "a cross-origin change through the proxy got $code, want 403"
 echo "ok: the Origin check works through the proxy (Host passed as \$http_host)"
+# The CLI reaches the node below the base, through the proxy, with a token.
+out=$("$build/cli/apollo11" cluster --http "http://127.0.0.1:$proxy_port/apollo" --api-token "$token" 2>&1) ||
+  fail "apollo11 cluster through the proxy: $out"
+[[ $out == *"no HA: a single coordinator"* ]] || fail "apollo11 cluster through the proxy said: $out"
+echo "ok: apollo11 cluster --http URL/BASE through the proxy"
 echo "PASS: reverse proxy recipe"

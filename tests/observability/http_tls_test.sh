@@ -66,6 +66,17 @@ curl -sS --cacert ca.pem --tlsv1.2 --tls-max 1.2 -o /dev/null "https://127.0.0.1
   fail "TLS 1.2 was refused"
 echo "ok: HTTPS answers, TLS 1.2 and up"
 
+# The CLI's own HTTP client speaks HTTPS with the CA, and refuses without it.
+cli_bin=$build/cli/apollo11
+out=$("$cli_bin" cluster --http "https://127.0.0.1:$port" --cacert ca.pem 2>&1) ||
+  fail "apollo11 cluster over HTTPS: $out"
+[[ $out == *"no HA: a single coordinator"* ]] || fail "apollo11 cluster over HTTPS said: $out"
+if out=$("$cli_bin" cluster --http "https://127.0.0.1:$port" 2>&1); then
+  fail "apollo11 cluster trusted an unknown CA: $out"
+fi
+[[ $out == *"--cacert"* ]] || fail "an unknown CA's refusal does not say what to give: $out"
+echo "ok: apollo11 cluster speaks HTTPS with --cacert"
+
 # Plain HTTP on the HTTPS port: told to use https, not left hanging.
 code=$(curl -s -o plain.out -w '%{http_code}' "http://127.0.0.1:$port/healthz" || true)
 [[ $code == 400 ]] || fail "plain HTTP got $code, want 400"
