@@ -141,7 +141,16 @@ def wait_decisions(cs, what, timeout):
     more decisions (apollo11_ha_elector_steps_total): the first may have been
     under way at the call, the second was wholly after it. What an elector
     would do from what it sees now (campaign, win, lead), it has done then."""
-    start = {c.name: metric(c, "apollo11_ha_elector_steps_total") for c in cs}
+    # A node that is restarting its coordinator (standing down) may not
+    # answer one scrape within its 1 s timeout on a loaded machine: the
+    # counter must be there, read within a few tries.
+    start = {}
+    deadline = time.monotonic() + 5
+    while True:
+        start = {c.name: metric(c, "apollo11_ha_elector_steps_total") for c in cs}
+        if all(v is not None for v in start.values()) or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
     check(all(v is not None for v in start.values()), f"elector steps are counted: {start}")
     wait_for(what, lambda: all((metric(c, "apollo11_ha_elector_steps_total") or 0) >=
                                start[c.name] + 2 for c in cs), timeout)
