@@ -225,7 +225,7 @@ void AddHttpFlags(CLI::App* start, NodeFlags* f) {
                     "bearer token for mutating HTTP API calls (without one they are refused)");
   start->add_option("--api-token-file", f->api_token_file, "file holding the API token");
   start->add_option("--api-tokens", f->api_tokens_file,
-                    "tokens file: one principal per line, NAME ROLE sha256:HASH (`apollo11 token "
+                    "coordinator: tokens file: one principal per line, NAME ROLE sha256:HASH (`apollo11 token "
                     "create`); with it, callers without a token may do nothing. Re-read on SIGHUP");
   start->add_option("--http-base-path", f->http_base_path,
                     "serve the dashboard and every HTTP path below this (e.g. /apollo), for a "
@@ -238,7 +238,7 @@ void AddHttpFlags(CLI::App* start, NodeFlags* f) {
                     "require every HTTPS client to present a certificate signed by these PEM CAs");
   start
       ->add_option("--api-rate-limit", f->api_rate_limit,
-                   "changing HTTP requests a principal may send per second, bursts of twice "
+                   "coordinator: changing HTTP requests a principal may send per second, bursts of twice "
                    "that; past it 429 with Retry-After (0 = no limit)")
       ->check(CLI::Range(0.0, 1e6));
 }

@@ -1,9 +1,6 @@
 #include "observability/dashboard.h"
 
-#include <functional>
 #include <memory>
-#include <optional>
-#include <utility>
 
 #include "observability/dashboard_assets.h"
 
@@ -34,30 +31,30 @@ void Send(const DashboardAsset& asset, bool immutable, const httplib::Request& r
 }
 
 // index.html as served under `base`: its absolute links ("/assets/...",
-// "/runs") moved below the base, and the base named for the scripts.
-DashboardAsset Rebased(const DashboardAsset& index, const std::string& base, std::string* body,
-                       std::string* etag) {
-  *body = std::string(index.body);
+// "/runs") moved below the base, and the base named for the scripts. The
+// tag names the base too (a base is ETag-safe: ParseBasePath's characters).
+struct RebasedPage {
+  std::string body, etag;
+};
+RebasedPage Rebased(const DashboardAsset& index, const std::string& base) {
+  RebasedPage page{std::string(index.body), std::string(index.etag)};
+  std::string& body = page.body;
   if (!base.empty()) {
     for (const char* attr : {"href=\"/", "src=\"/"}) {
       const std::string from = attr;
       const std::string to = from.substr(0, from.size() - 1) + base + "/";
-      for (size_t at = body->find(from); at != std::string::npos;
-           at = body->find(from, at + to.size())) {
-        body->replace(at, from.size(), to);
+      for (size_t at = body.find(from); at != std::string::npos;
+           at = body.find(from, at + to.size())) {
+        body.replace(at, from.size(), to);
       }
     }
   }
   const std::string meta = "<meta name=\"apollo11-base\" content=\"" + base + "\">";
-  if (const size_t head = body->find("<head>"); head != std::string::npos) {
-    body->insert(head + 6, "\n" + meta);
+  if (const size_t head = body.find("<head>"); head != std::string::npos) {
+    body.insert(head + 6, "\n" + meta);
   }
-  // The page differs per base: so does its tag.
-  *etag = std::string(index.etag);
-  if (!base.empty())
-    etag->insert(etag->size() - 1,
-                 "-" + std::to_string(std::hash<std::string>{}(base) % 1000000007));
-  return DashboardAsset{index.path, index.content_type, *etag, *body};
+  if (!base.empty()) page.etag.insert(page.etag.size() - 1, "-" + base);
+  return page;
 }
 
 }  // namespace
@@ -86,17 +83,17 @@ void Dashboard::RegisterNotices(httplib::Server& server, const std::string& base
 
 void Dashboard::Register(httplib::Server& server, const std::string& base) {
   const DashboardAsset* index = Find("/index.html");
-  // The page as served here, made once (the storage lives with the handler).
-  auto rebased = std::make_shared<std::pair<std::string, std::string>>();
-  std::optional<DashboardAsset> page_asset;
-  if (index != nullptr) page_asset = Rebased(*index, base, &rebased->first, &rebased->second);
-  auto page = [page_asset, rebased](const httplib::Request& req, httplib::Response& res) {
-    if (!page_asset) {
+  // The page as served here, made once; null in a build without a dashboard.
+  std::shared_ptr<const RebasedPage> rebased;
+  if (index != nullptr) rebased = std::make_shared<RebasedPage>(Rebased(*index, base));
+  auto page = [rebased, index](const httplib::Request& req, httplib::Response& res) {
+    if (!rebased) {
       res.status = 500;
       res.set_content("this build has no dashboard\n", "text/plain");
       return;
     }
-    Send(*page_asset, false, req, res);
+    Send(DashboardAsset{index->path, index->content_type, rebased->etag, rebased->body}, false, req,
+         res);
   };
   for (const char* path : {"/", "/index.html", "/runs", "/workers", "/pipelines", "/login"}) {
     server.Get(base + path, page);

@@ -124,19 +124,15 @@ std::string CrossOrigin(const httplib::Request& req) {
   if (!req.has_header("Origin")) return "";
   const std::string origin = req.get_header_value("Origin");
   const std::string host = req.get_header_value("Host");
-  std::string lowered = origin;  // a serialized origin is lowercase; be lenient anyway
-  for (char& c : lowered) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  std::string_view from = lowered;
-  for (std::string_view scheme : {"http://", "https://"}) {
-    if (from.starts_with(scheme)) from.remove_prefix(scheme.size());
-  }
-  const auto same = [](std::string_view a, std::string_view b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-             return std::tolower(static_cast<unsigned char>(x)) ==
-                    std::tolower(static_cast<unsigned char>(y));
-           });
+  // Host names compare without case (a serialized origin is lowercase).
+  auto lower = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
   };
-  if (from.size() != lowered.size() && !host.empty() && same(from, host)) return "";
+  const std::string from = lower(origin);
+  for (const std::string scheme : {"http://", "https://"}) {
+    if (!host.empty() && from == scheme + lower(host)) return "";
+  }
   return "a page of another origin (" + origin.substr(0, 200) + ", not this node's " +
          host.substr(0, 200) + ") may not change anything here";
 }

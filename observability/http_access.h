@@ -17,9 +17,10 @@
 //     (403 when the node has no token at all: nothing could match).
 // A principal whose roles do not allow the route's action gets 403 naming
 // the roles that may; anonymous gets 401 (send a token) when the node has
-// tokens, 403 (nobody may) when it has none. Mutating actions (all but the reads) are also
-// rate-limited per principal (a token bucket: `rate_per_second`, bursts of
-// twice that): past it, 429 with Retry-After in whole seconds. A mutating
+// tokens, 403 (nobody may) when it has none. Mutating actions (all but the
+// reads) are also rate-limited per principal (a token bucket:
+// `rate_per_second`, bursts of twice that): past it, 429 with Retry-After in
+// whole seconds. A mutating
 // request that carries an Origin header (a browser's) must come from this
 // node's own origin (Origin's host and port = Host), else 403: another
 // site's page cannot change anything here (CSRF). Every refusal is logged
@@ -77,7 +78,8 @@ class HttpAccess {
  public:
   explicit HttpAccess(HttpAccessOptions options);
 
-  // The request's principal; nullopt after answering `res` 401.
+  // The request's principal; nullopt after answering `res` (401, or 403
+  // when the node has no token a bearer could match).
   std::optional<Principal> Identify(const httplib::Request& req, httplib::Response& res) const;
   // Identify, then the rule's action and the rate limit: the principal, or
   // nullopt after answering `res` (401, 403 or 429).

@@ -1,6 +1,7 @@
 #include "observability/tls_context.h"
 
 #include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <openssl/x509.h>
 
 namespace apollo11::observability {

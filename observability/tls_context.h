@@ -13,7 +13,7 @@
 // Threads: NewSsl from the HTTP reader thread, Reload and Describe from any
 // thread.
 
-#include <openssl/ssl.h>
+#include <openssl/types.h>  // SSL, SSL_CTX (openssl/ssl.h in the .cc)
 
 #include <memory>
 #include <string>

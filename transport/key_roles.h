@@ -13,7 +13,7 @@
 //             and read a pipeline's whole snapshot (env values included);
 //   admin     an operator that may also bring in code: run a pipeline file
 //             (`submit`), register and remove pipelines; and resign the
-//             leadership or reload the node's keys;
+//             leadership;
 //   worker    connects as a worker (ZeroMQ only) and nothing else.
 //
 // The names before this model are still read: `reader` is a viewer and
@@ -68,7 +68,6 @@ enum class Action : uint8_t {
   kRegister,  // a new version of a pipeline (or report one that failed validation)
   kRemove,
   kResign,  // hand the leadership over
-  kReload,  // re-read keys, tokens and alert rules
   kWork,    // the worker protocol
 };
 

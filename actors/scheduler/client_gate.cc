@@ -47,7 +47,7 @@ void ClientGate::OnFrame(const std::string& identity, const transport::PeerAuth&
     if (static_cast<uint16_t>(route.type) != env_.type) continue;
     const uint64_t version = ClientRequestVersion(env_.body);
     if (version != kClientProtocolVersion) return RefuseVersion(identity, route.type, version);
-    peer_ = peer;
+    peer_ = &peer;
     // A registry request's action depends on its op: checked once decoded.
     if (route.type != ClientType::kRegistry &&
         !Permitted(identity, route.type, ActionOf(route.type))) {
@@ -118,10 +118,10 @@ transport::Action ClientGate::ActionOf(RegistryOp op) {
 }
 
 bool ClientGate::Permitted(const std::string& identity, ClientType t, transport::Action action) {
-  if (!policy_.check_roles || transport::Allows(peer_.roles, action)) return true;
+  if (!policy_.check_roles || transport::Allows(peer_->roles, action)) return true;
   const std::string why =
-      "key " + peer_.key +
-      " (roles: " + (peer_.roles ? transport::FormatRoles(peer_.roles) : "none") + ") may not " +
+      "key " + peer_->key +
+      " (roles: " + (peer_->roles ? transport::FormatRoles(peer_->roles) : "none") + ") may not " +
       std::string(transport::RuleOf(action).name) + " (role " + transport::RolesThatMay(action) +
       " may)";
   parts_.metrics->client_requests_refused.Inc();
@@ -291,7 +291,7 @@ void ClientGate::OnQuery(const std::string& identity, Envelope& env) {
                     " bytes) is longer than " + std::to_string(kMaxQueryField) + " bytes";
   }
   if (refused.code == 0 && query->arg == "full" && policy_.check_roles &&
-      !transport::Allows(peer_.roles, transport::Action::kReadSnapshot)) {
+      !transport::Allows(peer_->roles, transport::Action::kReadSnapshot)) {
     // The whole snapshot holds env values: what an operator may see (it
     // starts runs with them), not a viewer.
     refused.code = static_cast<uint8_t>(StatusCode::kPermissionDenied);

@@ -108,8 +108,9 @@ class ClientGate {
 
   ClientGateParts parts_;
   ClientGatePolicy policy_;
-  // The peer whose frame is being handled (OnFrame).
-  transport::PeerAuth peer_;
+  // The peer whose frame is being handled; set by OnFrame, valid only
+  // while it runs (every handler answers or decides within it).
+  const transport::PeerAuth* peer_ = nullptr;
   LogLimiter refusal_log_{10, kMicrosPerSecond};  // refused client requests
   transport::Envelope env_;
   std::vector<std::string>* to_dispatcher_ = nullptr;  // during OnFrame
