@@ -44,7 +44,8 @@ enum class ClientType : uint16_t {
   kConfirmReply = 105,
   kRegistry = 106,  // pipelines add/rm, pause/unpause, trigger, backfill
   kRegistryReply = 107,
-  kRerunRun = 108,  // a new run of a finished run's snapshot; answered with kSubmitReply
+  kRerunRun = 108,   // a new run of a finished run's snapshot; answered with kSubmitReply
+  kAuditNote = 109,  // a node's record of what it did or refused itself; answered kConfirmReply
 };
 
 // ---- The client protocol (kSubmitRun and up) -----------------------------
@@ -70,6 +71,24 @@ inline Status ReplyStatus(uint8_t code, const std::string& error) {
 // `s` as a reply's code.
 inline uint8_t ReplyCode(const Status& s) { return static_cast<uint8_t>(s.code()); }
 
+// Who a changing request is for, when a node's HTTP API sends it for a
+// caller it authenticated (an API token): the coordinator journals that
+// caller in the audit trail and the run's history instead of the sending
+// key. Appended to every changing request (an older client's decodes with
+// it empty: the request is the sender's own). Trusted only where the sender
+// may do anything itself: an admin key under CURVE (a node's own key is
+// one), or any client without CURVE (where nothing is authenticated); from
+// any other key a request that names someone is refused.
+struct OnBehalf {
+  std::string principal;   // "alice"; empty: nobody (the sender itself)
+  std::string role;        // "operator": the role it was checked against
+  std::string transport;   // "http"
+  std::string source;      // the caller's address, "10.0.0.7"
+  std::string request_id;  // the HTTP request's X-Request-Id
+  bool empty() const { return principal.empty(); }
+  MSGPACK_DEFINE(principal, role, transport, source, request_id);
+};
+
 // A run submission: the resolved pipeline as canonical JSON (the snapshot the
 // run keeps), its content hash (of the JSON), and run parameters. The JSON
 // may be sent packed (storage::PackSnapshot, from version 3): a 1M-task
@@ -82,7 +101,9 @@ struct SubmitRun {
   std::string pipeline_json;
   std::string pipeline_hash;
   std::map<std::string, std::string> params;
-  MSGPACK_DEFINE(version, pipeline_json, pipeline_hash, params);
+  std::string reserved;  // field 5: see above; always empty
+  OnBehalf on_behalf;
+  MSGPACK_DEFINE(version, pipeline_json, pipeline_hash, params, reserved, on_behalf);
 };
 // True when a decoded SubmitRun body names the run id it wants (a non-empty
 // string as its fifth field, as older clients could send).
@@ -107,7 +128,8 @@ struct RerunRun {
   bool failed = true;
   std::string from_task;
   bool downstream = false;
-  MSGPACK_DEFINE(version, run_id, failed, from_task, downstream);
+  OnBehalf on_behalf;
+  MSGPACK_DEFINE(version, run_id, failed, from_task, downstream, on_behalf);
 };
 struct CancelRun {
   CancelRun() = default;
@@ -115,7 +137,8 @@ struct CancelRun {
   uint16_t version = kClientProtocolVersion;
   std::string run_id;
   std::string reason;
-  MSGPACK_DEFINE(version, run_id, reason);
+  OnBehalf on_behalf;
+  MSGPACK_DEFINE(version, run_id, reason, on_behalf);
 };
 struct RunProgress {
   std::string run_id;
@@ -156,8 +179,9 @@ enum class QueryKind : uint8_t {
   kLogs,
   kTraceLog,
   kPipelineVersions,  // registry: id = name: its registered versions and state
+  kAudit,             // the audit trail (admin): see AuditQuery
 };
-inline constexpr uint8_t kQueryKindLast = static_cast<uint8_t>(QueryKind::kPipelineVersions);
+inline constexpr uint8_t kQueryKindLast = static_cast<uint8_t>(QueryKind::kAudit);
 
 // The kinds by name, as the CLI and the HTTP API spell them.
 inline constexpr std::pair<const char*, QueryKind> kQueryKindNames[] = {
@@ -174,6 +198,7 @@ inline constexpr std::pair<const char*, QueryKind> kQueryKindNames[] = {
     {"logs", QueryKind::kLogs},
     {"trace_log", QueryKind::kTraceLog},
     {"pipeline_versions", QueryKind::kPipelineVersions},  // registry
+    {"audit", QueryKind::kAudit},
 };
 // The kind named `name`; InvalidInput when there is none.
 inline Result<QueryKind> ParseQueryKind(std::string_view name) {
@@ -219,7 +244,8 @@ struct ConfirmExec {
   uint16_t version = kClientProtocolVersion;
   std::string exec_id;
   bool kill = false;  // false: keep it running
-  MSGPACK_DEFINE(version, exec_id, kill);
+  OnBehalf on_behalf;
+  MSGPACK_DEFINE(version, exec_id, kill, on_behalf);
 };
 // What was done (`text`), or why nothing was: `error` with its StatusCode
 // (kNotFound / kInvalidInput are the operator's mistakes).
@@ -228,6 +254,22 @@ struct ConfirmReply {
   std::string error;
   std::string text;
   MSGPACK_DEFINE(code, error, text);
+};
+
+// What a node did or refused itself, for the audit trail: its HTTP API's
+// refusals (a wrong token, a role that may not, a rate limit), a resign it
+// was asked for, a reload on SIGHUP. `on_behalf` names the caller (never
+// empty) and is trusted as in any request (OnBehalf). Answered with a
+// ConfirmReply once journaled. A standby refuses it as any change (the
+// node's link follows to the leader, which records it).
+struct AuditNote {
+  uint16_t version = kClientProtocolVersion;
+  std::string action;  // "resign", "reload", or an ActionRules name ("cancel")
+  std::string target;
+  bool ok = false;
+  std::string outcome;
+  OnBehalf on_behalf;
+  MSGPACK_DEFINE(version, action, target, ok, outcome, on_behalf);
 };
 
 // registry: what a RegistryRequest asks.
@@ -255,9 +297,10 @@ struct RegistryRequest {
   std::string actor;                          // "cli", "http": for the record and the log
   int64_t from = 0, to = 0;                   // kBackfill: wall Micros, inclusive
   int32_t max_active = 0;                     // kBackfill: 0 = the schedule's max_active_runs
+  OnBehalf on_behalf;
   // Appended fields: a request of an older client decodes with them zero.
   MSGPACK_DEFINE(version, op, name, ref, pipeline_json, pipeline_hash, errors, params, key, actor,
-                 from, to, max_active);
+                 from, to, max_active, on_behalf);
 };
 // `json`: kAdd {name, version, hash, label, unchanged}; kTrigger {run_id,
 // name, version, existing}; kBackfill {name, queued}; the others {name,

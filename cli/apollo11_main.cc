@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
   apollo11::cli::AddLogsCommand(app, &exit_code);
   apollo11::cli::AddGcCommand(app, &exit_code);
   apollo11::cli::AddTraceCommand(app, &exit_code);
+  apollo11::cli::AddAuditCommand(app, &exit_code);
   apollo11::cli::AddPipelinesCommand(app, &exit_code);  // registry
   apollo11::cli::AddTriggerCommands(app, &exit_code);   // registry
   apollo11::cli::AddClusterCommand(app, &exit_code);

@@ -57,6 +57,8 @@ void AddTokenCommand(CLI::App& app, int* exit_code);
 void AddLogsCommand(CLI::App& app, int* exit_code);
 // trace: one timeline of an execution from the journal and the nodes' logs.
 void AddTraceCommand(CLI::App& app, int* exit_code);
+// audit: the audit trail, through a coordinator or from the local journal.
+void AddAuditCommand(CLI::App& app, int* exit_code);
 // registry: pipelines [list|add|show|versions|diff|rm].
 void AddPipelinesCommand(CLI::App& app, int* exit_code);
 // registry: trigger, pause, unpause.

@@ -21,7 +21,37 @@ Result<RemoteCoordinator*> CoordinatorApi::Link() {
     link_ = std::move(*link);
     link_->set_warn_on_journal_error(false);
   }
+  link_->set_on_behalf(on_behalf_);
   return link_.get();
+}
+
+void CoordinatorApi::ActAs(const observability::Principal& caller) {
+  actor_ = "http:" + caller.name;
+  on_behalf_.principal = caller.name;
+  on_behalf_.role = caller.roles ? transport::FormatRoles(caller.roles) : "";
+  on_behalf_.transport = caller.transport;
+  on_behalf_.source = caller.address;
+  on_behalf_.request_id = caller.request_id;
+}
+
+Status CoordinatorApi::Record(const observability::Principal& caller, const Note& note) {
+  ActAs(caller);
+  auto link = Link();
+  if (!link.ok()) return link.status();
+  actors::AuditNote sent;
+  sent.action = note.action;
+  sent.target = note.target;
+  sent.ok = note.ok;
+  sent.outcome = note.outcome;
+  Status s = (*link)->Record(std::move(sent));
+  DropLinkAfter(s);
+  return s;
+}
+
+Result<nlohmann::json> CoordinatorApi::Audit(const storage::AuditFilter& filter) {
+  auto link = Link();
+  if (!link.ok()) return link.status();
+  return Forget((*link)->Audit(filter));
 }
 
 void CoordinatorApi::DropLinkAfter(const Status& status) {

@@ -38,7 +38,11 @@ class CoordinatorApi final : public observability::ApiBackend {
                               std::string* data) override;
   Result<nlohmann::json> TraceLog(const std::string& exec_id, std::string* data) override;
   Result<std::string> Confirm(const std::string& exec_id, bool kill) override;
-  void ActAs(const std::string& principal) override { actor_ = "http:" + principal; }
+  // The caller goes with every changing request (actors::OnBehalf) and
+  // names the actor of registry changes ("http:NAME").
+  void ActAs(const observability::Principal& caller) override;
+  Result<nlohmann::json> Audit(const storage::AuditFilter& filter) override;
+  Status Record(const observability::Principal& caller, const Note& note) override;
 
  private:
   // The link, (re)connected on demand: after a timeout the old socket may
@@ -62,6 +66,7 @@ class CoordinatorApi final : public observability::ApiBackend {
   const std::chrono::milliseconds timeout_;
   std::unique_ptr<RemoteCoordinator> link_;
   std::string actor_ = "http";  // "http:NAME" once ActAs named the caller
+  actors::OnBehalf on_behalf_;  // ActAs's caller, set on every link
 };
 
 }  // namespace apollo11::cli

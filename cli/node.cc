@@ -109,6 +109,10 @@ Status Node::StartCoordinator() {
     spdlog::info("retention: runs finished more than {} ago are removed every {}",
                  config_.retention_text, config_.retention_interval_text);
   }
+  if (config_.coordinator_config.retention.audit_older_than.count() > 0) {
+    spdlog::info("retention: audit records older than {} are removed every {}",
+                 config_.audit_retention_text, config_.retention_interval_text);
+  }
   listening_["workers"] = coordinator_->worker_endpoint();
   listening_["api"] = coordinator_->client_endpoint();
   listening_["epoch"] = epoch_;
@@ -325,7 +329,8 @@ int Node::Run(const sigset_t& signals, Millis poll, const RunHooks& hooks) {
   const timespec wait{static_cast<time_t>(poll.count() / 1000),
                       static_cast<long>((poll.count() % 1000) * 1000000)};
   for (;;) {
-    const int sig = sigtimedwait(&signals, nullptr, &wait);
+    siginfo_t info{};
+    const int sig = sigtimedwait(&signals, &info, &wait);
     if (sig == SIGHUP) {
       spdlog::info("SIGHUP received: reloading the log file, alert rules and authorized keys");
       Result<NodeConfig> fresh =
@@ -336,6 +341,12 @@ int Node::Run(const sigset_t& signals, Millis poll, const RunHooks& hooks) {
         spdlog::error("reload failed, keeping the running configuration: {}",
                       fresh.status().message());
       }
+      RecordReload(fresh.ok(),
+                   fresh.ok()
+                       ? "the configuration was re-read (each part's result is in the "
+                         "node's log)"
+                       : "refused, the running configuration stays: " + fresh.status().message(),
+                   info.si_pid);
       if (hooks.reloaded) hooks.reloaded();
       continue;
     }

@@ -117,6 +117,12 @@ class Node {
   // their roles. Logs what it reloaded; a step that fails is logged and
   // leaves that part as it was. Never stops the node.
   void Reload(const NodeConfig& fresh);
+  // A coordinator's reload in the audit trail (node_audit.cc): principal
+  // "local" (whoever may signal the process), transport "signal", from
+  // `sender` (the signal's pid). Sent to this node's coordinator, which
+  // passes a standby's on to the leader; waits at most a few seconds, and
+  // a failure is logged, not fatal. Nothing on a worker-only node.
+  void RecordReload(bool ok, const std::string& outcome, pid_t sender);
   // Stops the actors: HTTP first, then the worker (draining when `drain`,
   // else at once), the coordinator, the notifier (delivering what it holds),
   // ZAP. The journal stays open for reading and the locks stay held until

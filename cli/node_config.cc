@@ -33,6 +33,7 @@ std::string LogFileOf(const NodeFlags& f, const std::string& state_dir,
 struct Durations {
   Millis heartbeat, drain_timeout, reconcile, retention_interval, slow_min, fold_window, health;
   Millis retention{0};
+  Millis audit_retention{0};
 };
 
 Result<Durations> ParseDurations(const NodeFlags& f) {
@@ -58,6 +59,15 @@ Result<Durations> ParseDurations(const NodeFlags& f) {
                                   " (write e.g. 30d, or off; the interval must be positive)");
     }
     d.retention = *age;
+  }
+  if (f.audit_retention != "off") {
+    auto age = ParseAge(f.audit_retention);
+    if (!age.ok() || age->count() <= 0) {
+      return Status::InvalidInput("--audit-retention " + f.audit_retention + ": " +
+                                  (age.ok() ? "must be longer than 0" : age.status().message()) +
+                                  " (write e.g. 365d, or off to keep every audit record)");
+    }
+    d.audit_retention = *age;
   }
   return d;
 }
@@ -213,6 +223,7 @@ void FillCoordinator(const NodeFlags& f, const Durations& d, NodeConfig* c) {
   cc.reconciler.liveness = f.liveness;
   cc.reconcile_interval = d.reconcile;
   cc.retention.older_than = d.retention;
+  cc.retention.audit_older_than = d.audit_retention;
   cc.retention.interval = d.retention_interval;
   cc.retention.state_dir = c->state_dir;
   cc.log_file = c->log_file;
@@ -421,6 +432,7 @@ Result<NodeConfig> ResolveNodeConfig(const NodeFlags& flags, NodeEnv& env) {
   c.drain_timeout_text = flags.drain_timeout;
   c.retention_text = flags.retention;
   c.retention_interval_text = flags.retention_interval;
+  c.audit_retention_text = flags.audit_retention;
   c.alert_fold_window_text = flags.alert_fold_window;
   return c;
 }

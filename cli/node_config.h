@@ -39,6 +39,7 @@ struct NodeFlags {
   std::string reconcile_interval = "30s";
   std::string retention = "off";          // coordinator: remove finished runs older than this
   std::string retention_interval = "1h";  // coordinator: how often retention runs
+  std::string audit_retention = "365d";   // coordinator: remove audit records older than this
   std::string slow_min = "10s";
   int liveness = 3;
   size_t max_backlog = 1000;
@@ -147,6 +148,7 @@ struct NodeConfig {
   ReplicationSettings replication;
   // The flags' spelling of durations, for log lines.
   std::string drain_timeout_text, retention_text, retention_interval_text, alert_fold_window_text;
+  std::string audit_retention_text;
   HaConfig ha;  // election: off unless --ha-etcd
 };
 

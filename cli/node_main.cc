@@ -175,6 +175,9 @@ void AddCoordinatorLimitFlags(CLI::App* start, NodeFlags* f) {
                     "their history and local logs; default off");
   start->add_option("--retention-interval", f->retention_interval,
                     "coordinator: how often retention runs (default 1h; first at start)");
+  start->add_option("--audit-retention", f->audit_retention,
+                    "coordinator: remove audit records older than this (default 365d), at "
+                    "each retention pass; off keeps them all");
 }
 
 // A worker's identity, its drain on SIGTERM, and how its task processes
@@ -224,9 +227,10 @@ void AddHttpFlags(CLI::App* start, NodeFlags* f) {
   start->add_option("--api-token", f->api_token,
                     "bearer token for mutating HTTP API calls (without one they are refused)");
   start->add_option("--api-token-file", f->api_token_file, "file holding the API token");
-  start->add_option("--api-tokens", f->api_tokens_file,
-                    "coordinator: tokens file: one principal per line, NAME ROLE sha256:HASH (`apollo11 token "
-                    "create`); with it, callers without a token may do nothing. Re-read on SIGHUP");
+  start->add_option(
+      "--api-tokens", f->api_tokens_file,
+      "coordinator: tokens file: one principal per line, NAME ROLE sha256:HASH (`apollo11 token "
+      "create`); with it, callers without a token may do nothing. Re-read on SIGHUP");
   start->add_option("--http-base-path", f->http_base_path,
                     "serve the dashboard and every HTTP path below this (e.g. /apollo), for a "
                     "reverse proxy that serves the node under a sub-path");
@@ -237,9 +241,10 @@ void AddHttpFlags(CLI::App* start, NodeFlags* f) {
   start->add_option("--http-tls-client-ca", f->http_tls.client_ca,
                     "require every HTTPS client to present a certificate signed by these PEM CAs");
   start
-      ->add_option("--api-rate-limit", f->api_rate_limit,
-                   "coordinator: changing HTTP requests a principal may send per second, bursts of twice "
-                   "that; past it 429 with Retry-After (0 = no limit)")
+      ->add_option(
+          "--api-rate-limit", f->api_rate_limit,
+          "coordinator: changing HTTP requests a principal may send per second, bursts of twice "
+          "that; past it 429 with Retry-After (0 = no limit)")
       ->check(CLI::Range(0.0, 1e6));
 }
 

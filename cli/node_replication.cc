@@ -99,9 +99,10 @@ Status Node::StartFollower(const std::string& endpoint, const std::string& leade
   sc.curve = r.curve;
   // The leader's --retention removes runs from its journal alone (it is no
   // commit, so nothing is shipped): a standby applies its own, the same
-  // policy, to the runs it replicated (docs/ha.md, "Retention").
+  // policy, to the runs and audit records it replicated (docs/ha.md,
+  // "Retention").
   const actors::RetentionOptions& retention = config_.coordinator_config.retention;
-  if (retention.older_than.count() > 0) {
+  if (retention.older_than.count() > 0 || retention.audit_older_than.count() > 0) {
     auto rule = std::make_shared<actors::Retention>(journal_.get(), retention);
     sc.upkeep = [rule](Micros wall_now, Micros steady_now) {
       rule->RunDue(wall_now, steady_now);

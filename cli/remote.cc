@@ -225,6 +225,7 @@ Result<std::string> RemoteCoordinator::Submit(actors::SubmitRun submit) {
   // Sent packed (client protocol 3): a large pipeline's JSON would not fit
   // a client frame. The hash stays that of the JSON.
   submit.pipeline_json = storage::PackSnapshot(std::move(submit.pipeline_json));
+  submit.on_behalf = on_behalf_;
   std::string frame;
   transport::Encode(static_cast<uint16_t>(actors::ClientType::kSubmitRun), submit, &frame);
   submit = actors::SubmitRun{};  // the snapshot is in the frame now
@@ -235,7 +236,9 @@ Result<std::string> RemoteCoordinator::Submit(actors::SubmitRun submit) {
 
 Result<std::string> RemoteCoordinator::Rerun(const actors::RerunRun& rerun) {
   std::string frame;
-  transport::Encode(static_cast<uint16_t>(actors::ClientType::kRerunRun), rerun, &frame);
+  actors::RerunRun sent = rerun;
+  sent.on_behalf = on_behalf_;
+  transport::Encode(static_cast<uint16_t>(actors::ClientType::kRerunRun), sent, &frame);
   return StartRun(std::move(frame));
 }
 
@@ -271,8 +274,9 @@ Status RemoteCoordinator::Cancel(const std::string& run_id, const std::string& r
     if (!reachable.ok()) return reachable.status();
   }
   std::string frame;
-  transport::Encode(static_cast<uint16_t>(actors::ClientType::kCancelRun),
-                    actors::CancelRun{run_id, reason}, &frame);
+  actors::CancelRun cancel{run_id, reason};
+  cancel.on_behalf = on_behalf_;
+  transport::Encode(static_cast<uint16_t>(actors::ClientType::kCancelRun), cancel, &frame);
   // Confirm it was taken: the run's status, asked on the same connection,
   // answers once the cancel applied. A cancel is idempotent, so one whose
   // connection closed before that answer is sent again on the new one, and
@@ -290,8 +294,9 @@ Status RemoteCoordinator::Cancel(const std::string& run_id, const std::string& r
 
 Result<std::string> RemoteCoordinator::Confirm(const std::string& exec_id, bool kill) {
   std::string frame;
-  transport::Encode(static_cast<uint16_t>(actors::ClientType::kConfirmExec),
-                    actors::ConfirmExec{exec_id, kill}, &frame);
+  actors::ConfirmExec confirm{exec_id, kill};
+  confirm.on_behalf = on_behalf_;
+  transport::Encode(static_cast<uint16_t>(actors::ClientType::kConfirmExec), confirm, &frame);
   auto raw = Ask(frame, static_cast<uint16_t>(actors::ClientType::kConfirmReply), OnDrop::kFail);
   if (!raw.ok()) return raw.status();
   auto env = transport::DecodeEnvelope(raw->data(), raw->size(), actors::ClientLimits());
@@ -305,7 +310,13 @@ Result<std::string> RemoteCoordinator::Confirm(const std::string& exec_id, bool 
 
 Result<nlohmann::json> RemoteCoordinator::Registry(const actors::RegistryRequest& request) {
   std::string frame;
-  transport::Encode(static_cast<uint16_t>(actors::ClientType::kRegistry), request, &frame);
+  if (on_behalf_.empty()) {
+    transport::Encode(static_cast<uint16_t>(actors::ClientType::kRegistry), request, &frame);
+  } else {
+    actors::RegistryRequest sent = request;
+    sent.on_behalf = on_behalf_;
+    transport::Encode(static_cast<uint16_t>(actors::ClientType::kRegistry), sent, &frame);
+  }
   auto raw = Ask(frame, static_cast<uint16_t>(actors::ClientType::kRegistryReply), OnDrop::kFail);
   if (!raw.ok()) return raw.status();
   auto env = transport::DecodeEnvelope(raw->data(), raw->size(), actors::ClientLimits());
@@ -317,6 +328,35 @@ Result<nlohmann::json> RemoteCoordinator::Registry(const actors::RegistryRequest
   auto doc = nlohmann::json::parse(reply->json, nullptr, false);
   if (doc.is_discarded()) return Status::Corrupt("the coordinator's registry reply is not JSON");
   return doc;
+}
+
+Result<nlohmann::json> RemoteCoordinator::Audit(const storage::AuditFilter& filter) {
+  actors::Query q;
+  q.kind = actors::QueryKind::kAudit;
+  q.id = filter.principal;
+  q.arg = filter.action;
+  q.offset = static_cast<uint64_t>(std::max<Micros>(filter.since, 0));
+  q.limit = static_cast<uint32_t>(std::min<size_t>(filter.limit, UINT32_MAX));
+  auto reply = AskQuery(q);
+  if (!reply.ok()) return reply.status();
+  Status refused = actors::ReplyStatus(reply->code, reply->error);
+  if (!refused.ok()) return refused;
+  auto doc = nlohmann::json::parse(reply->json, nullptr, false);
+  if (!doc.is_object()) return Status::Corrupt("the coordinator's audit answer is not JSON");
+  return doc;
+}
+
+Status RemoteCoordinator::Record(actors::AuditNote note) {
+  note.on_behalf = on_behalf_;
+  std::string frame;
+  transport::Encode(static_cast<uint16_t>(actors::ClientType::kAuditNote), note, &frame);
+  auto raw = Ask(frame, static_cast<uint16_t>(actors::ClientType::kConfirmReply), OnDrop::kFail);
+  if (!raw.ok()) return raw.status();
+  auto env = transport::DecodeEnvelope(raw->data(), raw->size(), actors::ClientLimits());
+  if (!env.ok()) return env.status();
+  auto reply = transport::BodyAs<actors::ConfirmReply>(*env);
+  if (!reply.ok()) return reply.status();
+  return actors::ReplyStatus(reply->code, reply->error);
 }
 
 Result<actors::QueryReply> RemoteCoordinator::AskQuery(const actors::Query& q) {
@@ -435,8 +475,9 @@ Status RemoteCoordinator::Follow(const std::string& run_id, const FollowHooks& h
     if (action == FollowAction::kStop) return Status::Internal("stopped following run " + run_id);
     if (action == FollowAction::kCancel && !cancel_sent) {
       std::string frame;
-      transport::Encode(static_cast<uint16_t>(actors::ClientType::kCancelRun),
-                        actors::CancelRun{run_id, hooks.cancel_reason}, &frame);
+      actors::CancelRun cancel{run_id, hooks.cancel_reason};
+      cancel.on_behalf = on_behalf_;
+      transport::Encode(static_cast<uint16_t>(actors::ClientType::kCancelRun), cancel, &frame);
       APOLLO11_RETURN_IF_ERROR(SendRequest(frame));
       cancel_sent = true;
     }

@@ -15,6 +15,7 @@
 
 #include "actors/client_protocol.h"
 #include "common/status.h"
+#include "storage/audit_records.h"
 #include "transport/security.h"
 
 namespace apollo11::cli {
@@ -111,6 +112,17 @@ class RemoteCoordinator {
   // trace_log); `meta` gets the scan's figures (lines, scan_ms).
   Result<std::string> TraceLog(const std::string& exec_id, nlohmann::json* meta);
 
+  // The caller every changing request from now on is sent for (an empty
+  // principal: none, the request is this client's own): a node's HTTP API
+  // names the API token it checked (actors::OnBehalf).
+  void set_on_behalf(actors::OnBehalf on_behalf) { on_behalf_ = std::move(on_behalf); }
+  // The audit trail (query audit): the newest records that match, newest
+  // first ({"records": [...]}). PermissionDenied without the admin role.
+  Result<nlohmann::json> Audit(const storage::AuditFilter& filter);
+  // Records what the caller set_on_behalf named did or was refused on this
+  // node (actors::AuditNote); Ok once journaled.
+  Status Record(actors::AuditNote note);
+
   // The CLI warns on stderr when an answer comes from a coordinator that
   // cannot write its journal; a node's HTTP API (which puts `journal_error`
   // in its JSON and logs in its own format) turns that off.
@@ -198,6 +210,7 @@ class RemoteCoordinator {
   // Added to timeout_ while a submission waits for its answer (Submit).
   std::chrono::milliseconds build_wait_{0};
   bool warn_on_journal_error_ = true;
+  actors::OnBehalf on_behalf_;
   std::function<void()> waiting_;  // set by SubmitAndFollow while it awaits the reply
 };
 

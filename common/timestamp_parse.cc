@@ -4,6 +4,8 @@
 #include <chrono>
 #include <string>
 
+#include "common/duration.h"
+
 namespace apollo11 {
 namespace {
 
@@ -99,6 +101,16 @@ Result<Micros> ParseTimestamp(std::string_view text) {
   const int64_t days = std::chrono::sys_days(ymd).time_since_epoch().count();
   const int64_t seconds = days * 86400 + hour * 3600 + minute * 60 + second - offset;
   return seconds * kMicrosPerSecond + fraction;
+}
+
+Result<Micros> ParseSince(std::string_view text, Micros now) {
+  if (auto at = ParseTimestamp(text); at.ok()) return *at;
+  if (auto age = ParseAge(text); age.ok()) {
+    return now - std::chrono::duration_cast<std::chrono::microseconds>(*age).count();
+  }
+  return Status::InvalidInput(
+      "since '" + std::string(text) +
+      "' is neither a time (2026-12-01T08:00:00Z) nor an age (90m, 1h, 7d)");
 }
 
 }  // namespace apollo11

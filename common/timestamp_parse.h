@@ -21,4 +21,9 @@ namespace apollo11 {
 // (a field out of range, a day the month does not have, trailing text).
 Result<Micros> ParseTimestamp(std::string_view text);
 
+// A start of a listing an operator typed (`apollo11 audit --since`, the HTTP
+// API's since=): a timestamp as ParseTimestamp reads it, or an age before
+// `now` ("90m", "1h", "7d": ParseAge). InvalidInput names both forms.
+Result<Micros> ParseSince(std::string_view text, Micros now);
+
 }  // namespace apollo11

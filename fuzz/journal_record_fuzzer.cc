@@ -12,6 +12,7 @@
 
 #include "fuzz/fuzz_check.h"
 #include "fuzz/heap_budget.h"
+#include "storage/audit_records.h"
 #include "storage/record_codec.h"
 #include "storage/snapshot_pack.h"
 
@@ -45,6 +46,9 @@ void DecodeRecords(std::string_view value) {
   CheckRecord(
       value, [](std::string_view v) { return codec::DecodeRun("r1", v); },
       [](const storage::RunRecord& r) { return codec::EncodeRun(r); });
+  CheckRecord(
+      value, [&](std::string_view v) { return storage::DecodeAudit(seq, v); },
+      [](const storage::AuditRecord& r) { return storage::EncodeAudit(r); });
   std::string_view record;
   std::vector<uint64_t> seqs;
   if (codec::SplitExecutionValue(value, &record, &seqs).ok()) {

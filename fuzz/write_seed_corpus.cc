@@ -121,6 +121,10 @@ bool WriteFrames(const fs::path& dir, const std::string& pipeline_json) {
        client("client_cancel_run", ClientType::kCancelRun,
               actors::CancelRun{"r1", "operator asked"}) &&
        client("client_query", ClientType::kQuery, query) &&
+       client("client_audit_note", ClientType::kAuditNote,
+              actors::AuditNote{actors::kClientProtocolVersion, "resign", "the leadership", true,
+                                "resign requested",
+                                actors::OnBehalf{"alice", "admin", "http", "10.0.0.7:1", "r1"}}) &&
        client("client_submit_reply", ClientType::kSubmitReply, submitted) &&
        client("client_query_reply", ClientType::kQueryReply, answer) &&
        client("client_run_progress", ClientType::kRunProgress,
@@ -173,7 +177,19 @@ bool WriteRecords(const fs::path& dir) {
   r.task_count = 7;
   r.reason = "all tasks succeeded";
   r.params = {{"region", "eu"}};
-  return WriteFile(dir / "transition.bin", codec::EncodeTransition(t)) &&
+  storage::AuditRecord a;
+  a.at = 1'700'000'000'000'000;
+  a.principal = "alice";
+  a.role = "operator";
+  a.transport = "http";
+  a.source = "10.0.0.7:51234 via key:Ab3dE9fG1h2J";
+  a.request_id = "9f2c41d07be3a815";
+  a.action = "cancel";
+  a.target = "r1";
+  a.ok = true;
+  a.outcome = "canceled";
+  return WriteFile(dir / "audit.bin", storage::EncodeAudit(a)) &&
+         WriteFile(dir / "transition.bin", codec::EncodeTransition(t)) &&
          WriteFile(dir / "transition_own_exec_id.bin", codec::EncodeTransition(moved)) &&
          WriteFile(dir / "execution.bin", codec::EncodeExecution(e)) &&
          WriteFile(dir / "run.bin", codec::EncodeRun(r));
@@ -275,6 +291,12 @@ bool WriteReplicationFrames(const fs::path& dir) {
   r.pipeline_name = "hello";
   batch.CreateRun(r);
   batch.RecordDuration("hello/greet", 1000);
+  storage::AuditRecord a;
+  a.principal = "alice";
+  a.action = "trigger";
+  a.target = "demo.hello";
+  a.ok = true;
+  batch.PutAudit(a);
   replication::ReplicationFrame f;
   f.type = replication::FrameType::kBatch;
   f.epoch = 3;

@@ -12,16 +12,37 @@
 
 #include "common/clock.h"
 #include "common/status.h"
+#include "observability/http_access.h"
+#include "storage/audit_records.h"
 
 namespace apollo11::observability {
 
 class ApiBackend {
  public:
   virtual ~ApiBackend() = default;
-  // Names the principal the next mutating calls act for (until the next
-  // ActAs): the coordinator journals registry changes and triggers with it
-  // as their actor ("http:alice"). Called under the same lock as the calls.
-  virtual void ActAs(const std::string& principal) { (void)principal; }
+  // Names the caller the next mutating calls act for (until the next
+  // ActAs): the coordinator journals it in the audit trail (name, role,
+  // address, request id) and as the actor of what it changes
+  // ("http:alice"). Called under the same lock as the calls.
+  virtual void ActAs(const Principal& caller) { (void)caller; }
+  // Records in the audit trail what `caller` did or was refused on this
+  // node itself (a resign, a refusal by the HTTP API): the coordinator's
+  // AuditNote. Ok once journaled. Unsupported unless the backend does it.
+  struct Note {
+    std::string action, target;
+    bool ok = false;
+    std::string outcome;
+  };
+  virtual Status Record(const Principal& caller, const Note& note) {
+    (void)caller, (void)note;
+    return Status::Unsupported("the audit trail is not served by this backend");
+  }
+  // The audit trail: {"records": [...]}, newest first (the coordinator's
+  // audit query). Unsupported unless the backend implements it.
+  virtual Result<nlohmann::json> Audit(const storage::AuditFilter& filter) {
+    (void)filter;
+    return Status::Unsupported("the audit trail is not served by this backend");
+  }
   // A read-only question, a kind named as actors::kQueryKindNames spells it
   // ("runs", "status", "history", "execution", "workers", "pipelines",
   // "health"). Errors carry the coordinator's StatusCode (NotFound for an

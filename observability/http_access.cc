@@ -17,7 +17,7 @@ using transport::Action;
 
 // Every route of the HTTP server, and what it does. Keep in the order of
 // docs/operations.md's "Security" table.
-constexpr std::array<HttpRule, 29> kRules = {{
+constexpr std::array<HttpRule, 30> kRules = {{
     // Public: probes, metrics, the notices and who the caller is.
     {"GET", "/healthz", std::nullopt},
     {"GET", "/readyz", std::nullopt},
@@ -51,12 +51,14 @@ constexpr std::array<HttpRule, 29> kRules = {{
     {"POST", "/api/pipelines", Action::kRegister},
     {"POST", "/api/pipelines/{id}/remove", Action::kRemove},
     {"POST", "/api/cluster/resign", Action::kResign},
+    {"GET", "/api/audit", Action::kReadAudit},
 }};
 
 constexpr std::string_view kIdPattern = "([A-Za-z0-9_.:@-]+)";
 
 bool Mutating(const HttpRule& rule) {
-  return rule.action && *rule.action != Action::kRead && *rule.action != Action::kReadSnapshot;
+  return rule.action && *rule.action != Action::kRead && *rule.action != Action::kReadSnapshot &&
+         *rule.action != Action::kReadAudit;
 }
 
 }  // namespace
@@ -194,6 +196,23 @@ std::optional<Principal> HttpAccess::Identify(const httplib::Request& req,
   return p;
 }
 
+Principal HttpAccess::Whom(const httplib::Request& req) const {
+  Principal p;
+  p.address = req.remote_addr;
+  p.name = "anonymous";
+  if (!req.has_header("Authorization")) return p;
+  p.name = "(unknown token)";
+  const std::string header = req.get_header_value("Authorization");
+  constexpr std::string_view kBearer = "Bearer ";
+  if (!header.starts_with(kBearer)) return p;
+  MutexLock lock(&mu_);
+  if (auto found = FindToken(tokens_, std::string_view(header).substr(kBearer.size()))) {
+    p.name = found->name;
+    p.roles = found->role;
+  }
+  return p;
+}
+
 std::optional<Principal> HttpAccess::Admit(const httplib::Request& req, httplib::Response& res,
                                            const HttpRule& rule) {
   std::optional<Principal> p = Identify(req, res);
@@ -248,5 +267,7 @@ bool HttpAccess::Take(const std::string& name, int* retry_after_s) {
   *retry_after_s = std::max(1, static_cast<int>(std::ceil((1 - b.tokens) / rate)));
   return false;
 }
+
+bool IsMutating(const HttpRule& rule) { return Mutating(rule); }
 
 }  // namespace apollo11::observability

@@ -50,6 +50,13 @@ struct Principal {
   std::string name;  // "alice", "api-token", "anonymous"
   transport::KeyRoles roles = 0;
   std::string address;  // the client's address, as the socket says
+  // The request's id: its X-Request-Id when that is a clean id (at most 64
+  // of [A-Za-z0-9._-]), else one made for it; sent back in X-Request-Id and
+  // recorded with what the request changed (the audit trail).
+  std::string request_id;
+  // How the caller reached the node: "http" for every request here; the
+  // node's own records name "signal" (a SIGHUP reload).
+  std::string transport = "http";
   // "alice (operator) from 127.0.0.1": for logs, history lines and records.
   std::string Describe() const;
 };
@@ -64,6 +71,8 @@ std::span<const HttpRule> HttpRules();
 const HttpRule* FindHttpRule(std::string_view method, std::string_view path);
 // The table's path as the regex httplib routes on ({id}: an id's characters).
 std::string RoutePattern(std::string_view path);
+// Whether the row's action changes something (not a read, not public).
+bool IsMutating(const HttpRule& rule);
 
 struct HttpAccessOptions {
   std::string legacy_token;  // --api-token ("" = none)
@@ -85,6 +94,11 @@ class HttpAccess {
   // nullopt after answering `res` (401, 403 or 429).
   std::optional<Principal> Admit(const httplib::Request& req, httplib::Response& res,
                                  const HttpRule& rule);
+  // Who the request says it is, answering nothing: the principal of its
+  // token (or anonymous without one); a token that matches none gives a
+  // principal named "(unknown token)" without roles. For the records of
+  // refused requests.
+  Principal Whom(const httplib::Request& req) const;
   // A reload: the tokens file's new lines (the legacy token stays).
   void SetTokens(std::vector<ApiToken> tokens);
   // Whether any principal may change anything (a token is configured).

@@ -100,7 +100,7 @@ void HttpServer::RegisterPipeline(const httplib::Request& req, httplib::Response
   {
     MutexLock lock(&backend_mu_);
     // Imports resolve nowhere: the body is the whole pipeline.
-    backend()->ActAs(who.name);
+    backend()->ActAs(who);
     added = backend()->Register(req.body, "/nonexistent/apollo11-http/pipeline.yaml");
   }
   if (!added.ok()) return SendError(res, HttpStatusOf(added.status()), added.status().message());
@@ -121,7 +121,7 @@ void HttpServer::TriggerPipelineRun(const httplib::Request& req, httplib::Respon
   Result<nlohmann::json> run = Status::Internal("unanswered");
   {
     MutexLock lock(&backend_mu_);
-    backend()->ActAs(who.name);
+    backend()->ActAs(who);
     run = backend()->TriggerRun(trigger);
   }
   if (!run.ok()) {
@@ -152,7 +152,7 @@ void HttpServer::ChangePipeline(const httplib::Request& req, httplib::Response& 
   Result<nlohmann::json> done = Status::Internal("unanswered");
   {
     MutexLock lock(&backend_mu_);
-    backend()->ActAs(who.name);
+    backend()->ActAs(who);
     done = backend()->ChangeRegistry(change);
   }
   if (!done.ok()) return SendError(res, HttpStatusOf(done.status()), done.status().message());

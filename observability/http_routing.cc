@@ -1,8 +1,10 @@
 #include "observability/http_routing.h"
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
+#include <random>
 
 #include "common/json_dump.h"
 #include "observability/http_access.h"
@@ -68,6 +70,22 @@ void RouteTable::AnswerUnrouted(const httplib::Request& req, httplib::Response& 
 
 namespace {
 
+// The request's X-Request-Id when it is a clean id, else a fresh one.
+std::string RequestIdOf(const httplib::Request& req) {
+  const std::string given = req.get_header_value("X-Request-Id");
+  bool clean = !given.empty() && given.size() <= 64;
+  for (char c : given) {
+    clean =
+        clean && (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-');
+  }
+  if (clean) return given;
+  thread_local std::mt19937_64 ids{std::random_device{}()};
+  char made[17];
+  std::snprintf(made, sizeof made, "%016llx",
+                static_cast<unsigned long long>(ids()));  // NOLINT(runtime/int)
+  return made;
+}
+
 // `handler` behind the access check of `method` `path`'s row.
 httplib::Server::Handler Guarded(RouteTable& table, const char* method, std::string_view path,
                                  ApiHandler handler) {
@@ -79,8 +97,12 @@ httplib::Server::Handler Guarded(RouteTable& table, const char* method, std::str
   }
   return [&table, rule, handler = std::move(handler)](const httplib::Request& req,
                                                       httplib::Response& res) {
+    const std::string request_id = RequestIdOf(req);
+    res.set_header("X-Request-Id", request_id);
     std::optional<Principal> who = table.access().Admit(req, res, *rule);
-    if (who) handler(req, res, *who);
+    if (!who) return table.Refused(req, res, *rule);
+    who->request_id = request_id;
+    handler(req, res, *who);
   };
 }
 

@@ -5,10 +5,13 @@
 
 #include <httplib.h>
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
 #include <vector>
+
+#include "observability/http_access.h"
 
 namespace apollo11::observability {
 
@@ -60,6 +63,16 @@ class RouteTable {
   // when a registered path matches it, else a JSON 404. Other answers are
   // left as they are. Read-only once the server serves: any thread.
   void AnswerUnrouted(const httplib::Request& req, httplib::Response& res) const;
+  // Called (on the request's thread) for every changing request the access
+  // check refused, after `res` holds the refusal: the audit trail records
+  // them. Set before the server serves.
+  using RefusalHook =
+      std::function<void(const httplib::Request&, const httplib::Response&, const HttpRule&)>;
+  void OnRefused(RefusalHook hook) { on_refused_ = std::move(hook); }
+  void Refused(const httplib::Request& req, const httplib::Response& res,
+               const HttpRule& rule) const {
+    if (on_refused_ && IsMutating(rule)) on_refused_(req, res, rule);
+  }
 
  private:
   struct Path {
@@ -69,6 +82,7 @@ class RouteTable {
   HttpAccess& access_;
   const std::string base_;
   std::vector<Path> paths_;
+  RefusalHook on_refused_;
 };
 
 // Registers `handler` for `method` ("GET" or "POST") on `path`, written as

@@ -5,10 +5,12 @@
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
+#include <cstdlib>
 #include <functional>
 #include <string>
 
 #include "common/json_dump.h"
+#include "common/timestamp_parse.h"
 #include "observability/http_access.h"
 #include "observability/http_routing.h"
 #include "observability/http_server.h"
@@ -50,6 +52,34 @@ Status ReadRerunBody(const std::string& text, RerunBody* rerun) {
   return Status::Ok();
 }
 
+// The filter of an audit request's query parameters; InvalidInput for an
+// unknown or malformed one.
+Result<storage::AuditFilter> AuditFilterOf(const httplib::Request& req, Micros now) {
+  storage::AuditFilter f;
+  for (const auto& [name, value] : req.params) {
+    if (name == "principal") {
+      f.principal = value;
+    } else if (name == "action") {
+      f.action = value;
+    } else if (name == "since") {
+      auto since = ParseSince(value, now);
+      if (!since.ok()) return since.status();
+      f.since = *since;
+    } else if (name == "limit") {
+      char* end = nullptr;
+      const unsigned long n = std::strtoul(value.c_str(), &end, 10);  // NOLINT(runtime/int)
+      if (value.empty() || *end != '\0' || n == 0 || n > 10000) {
+        return Status::InvalidInput("limit must be a number from 1 to 10000, not '" + value + "'");
+      }
+      f.limit = n;
+    } else {
+      return Status::InvalidInput("unknown parameter '" + name +
+                                  "' (audit takes since, principal, action, limit)");
+    }
+  }
+  return f;
+}
+
 }  // namespace
 
 void HttpServer::RunRoutes(httplib::Server& s) {
@@ -62,17 +92,12 @@ void HttpServer::RunRoutes(httplib::Server& s) {
           });
   }
   if (options_.resign) {
-    Route(s, *routes_, "POST", "/api/cluster/resign",
-          [this](const httplib::Request&, httplib::Response& res, const Principal& who) {
-            spdlog::info("http: {} asks this node to resign the leadership", who.Describe());
-            Status s = options_.resign();
-            if (!s.ok()) return SendError(res, HttpStatusOf(s), s.message());
-            SendJson(res, 202, nlohmann::json{{"resign", "requested"}});
-          });
+    Route(s, *routes_, "POST", "/api/cluster/resign", std::bind_front(&HttpServer::Resign, this));
   }
   // Body: {} or {"failed": true} (the default), or {"from": "TASK",
   // "downstream": true}.
   Route(s, *routes_, "POST", "/api/runs/{id}/rerun", std::bind_front(&HttpServer::RerunRun, this));
+  Route(s, *routes_, "GET", "/api/audit", std::bind_front(&HttpServer::AuditTrail, this));
   Route(s, *routes_, "POST", "/api/runs/{id}/cancel",
         std::bind_front(&HttpServer::CancelRun, this));
 }
@@ -90,7 +115,7 @@ void HttpServer::ConfirmExecution(const httplib::Request& req, httplib::Response
   Result<std::string> answer = Status::Internal("unanswered");
   {
     MutexLock lock(&backend_mu_);
-    backend()->ActAs(who.name);
+    backend()->ActAs(who);
     answer = backend()->Confirm(req.matches[1], action == "kill");
   }
   if (!answer.ok()) return SendError(res, HttpStatusOf(answer.status()), answer.status().message());
@@ -112,13 +137,70 @@ void HttpServer::RerunRun(const httplib::Request& req, httplib::Response& res,
   Result<std::string> run_id = Status::Internal("unanswered");
   {
     MutexLock lock(&backend_mu_);
-    backend()->ActAs(who.name);
+    backend()->ActAs(who);
     run_id = backend()->Rerun(original, rerun.from, rerun.downstream);
   }
   if (!run_id.ok()) return SendError(res, HttpStatusOf(run_id.status()), run_id.status().message());
   cache_->Clear();
   spdlog::info("http: run {} reruns {}, started by {}", *run_id, original, who.Describe());
   SendJson(res, 201, nlohmann::json{{"run_id", *run_id}, {"rerun_of", original}});
+}
+
+void HttpServer::Resign(const httplib::Request&, httplib::Response& res, const Principal& who) {
+  spdlog::info("http: {} asks this node to resign the leadership", who.Describe());
+  // Journaled (and replicated) before the leadership goes.
+  auto record = [&](bool ok, const std::string& outcome) {
+    if (options_.backend == nullptr) return;
+    MutexLock lock(&backend_mu_);
+    Status recorded = backend()->Record(who, {"resign", "the leadership", ok, outcome});
+    if (!recorded.ok()) {
+      spdlog::warn("http: the resign asked by {} has no audit record: {}", who.Describe(),
+                   recorded.message());
+    }
+  };
+  record(true, "resign requested");
+  Status s = options_.resign();
+  if (!s.ok()) {
+    record(false, s.message());
+    return SendError(res, HttpStatusOf(s), s.message());
+  }
+  SendJson(res, 202, nlohmann::json{{"resign", "requested"}});
+}
+
+void HttpServer::RecordRefusal(const httplib::Request& req, const httplib::Response& res,
+                               const HttpRule& rule) {
+  const Principal who = access_->Whom(req);
+  auto error = nlohmann::json::parse(res.body, nullptr, false);
+  std::string why = error.is_object() ? error.value("error", "") : "";
+  ApiBackend::Note note{std::string(transport::RuleOf(*rule.action).name), req.path.substr(0, 256),
+                        false, "HTTP " + std::to_string(res.status) + ": " + why};
+  Principal caller = who;
+  caller.request_id = res.get_header_value("X-Request-Id");
+  uint64_t left_out = 0;
+  {
+    MutexLock lock(&refusal_mu_);
+    if (!refusals_recorded_.Allow(clock_.Steady(), &left_out)) return;
+  }
+  if (left_out > 0) {
+    note.outcome += " (" + std::to_string(left_out) + " refusals before it were not recorded)";
+  }
+  MutexLock lock(&backend_mu_);
+  Status recorded = backend()->Record(caller, note);
+  if (!recorded.ok()) spdlog::warn("http: a refusal was not recorded: {}", recorded.message());
+}
+
+void HttpServer::AuditTrail(const httplib::Request& req, httplib::Response& res, const Principal&) {
+  auto filter = AuditFilterOf(req, clock_.Now());
+  if (!filter.ok()) return SendError(res, 400, filter.status().message());
+  Result<nlohmann::json> records = Status::Ok();
+  {
+    MutexLock lock(&backend_mu_);
+    records = backend()->Audit(*filter);
+  }
+  if (!records.ok()) {
+    return SendError(res, HttpStatusOf(records.status()), records.status().message());
+  }
+  SendJson(res, 200, *records);
 }
 
 void HttpServer::CancelRun(const httplib::Request& req, httplib::Response& res,
@@ -133,7 +215,7 @@ void HttpServer::CancelRun(const httplib::Request& req, httplib::Response& res,
     if (state == "SUCCESS" || state == "FAILED" || state == "CANCELED") {
       return SendError(res, 409, "run " + run_id + " already finished: " + state);
     }
-    backend()->ActAs(who.name);
+    backend()->ActAs(who);
     c = backend()->Cancel(run_id, "canceled by " + who.Describe() + " through the HTTP API");
   }
   if (!c.ok()) return SendError(res, HttpStatusOf(c), c.message());

@@ -244,6 +244,9 @@ void HttpServer::Stop() {
 void HttpServer::Routes() {
   httplib::Server& s = *server_;
   routes_ = std::make_unique<RouteTable>(*access_, options_.base_path);
+  if (options_.backend != nullptr) {
+    routes_->OnRefused(std::bind_front(&HttpServer::RecordRefusal, this));
+  }
   RefuseOverlongPaths(s);  // the ids' length, for every route
   Route(s, *routes_, "GET", "/metrics",
         [this](const httplib::Request&, httplib::Response& res, const Principal&) {

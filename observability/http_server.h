@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "common/clock.h"
+#include "common/log_limiter.h"
 #include "common/mutex.h"
 #include "common/status.h"
 #include "observability/api_backend.h"
@@ -141,6 +142,16 @@ class HttpServer {
   void ConfirmExecution(const httplib::Request& req, httplib::Response& res, const Principal& who);
   void RerunRun(const httplib::Request& req, httplib::Response& res, const Principal& who);
   void CancelRun(const httplib::Request& req, httplib::Response& res, const Principal& who);
+  // The audit record of a changing request HttpAccess refused (its
+  // RefusalHook): at most 10 a second are sent to the coordinator, the next
+  // one counts those left out.
+  void RecordRefusal(const httplib::Request& req, const httplib::Response& res,
+                     const HttpRule& rule);
+  // A resign asked of this node, recorded before it is done (and again if
+  // it fails).
+  void Resign(const httplib::Request& req, httplib::Response& res, const Principal& who);
+  // GET /api/audit?since=&principal=&action=&limit= (http_run_routes.cc).
+  void AuditTrail(const httplib::Request& req, httplib::Response& res, const Principal& who);
   // A handler answering the read-only query `kind` through the cache, its
   // id in regex group `id_group` (0: none).
   ApiHandler QueryRoute(const char* kind, int id_group);
@@ -155,6 +166,10 @@ class HttpServer {
   std::unique_ptr<RouteTable> routes_;
   std::string bound_;
   Mutex backend_mu_;  // one backend call (or readiness check) at a time
+  // Refusals sent to the audit trail: a flood of them waits on neither the
+  // backend nor each other beyond this limiter.
+  Mutex refusal_mu_;
+  LogLimiter refusals_recorded_ GUARDED_BY(refusal_mu_){10, kMicrosPerSecond};
   SystemClock clock_;
   std::unique_ptr<QueryCache> cache_;
   std::unique_ptr<DashboardApi> dashboard_api_;

@@ -14,9 +14,10 @@ namespace {
 // Format 1 carried transitions, executions, runs, snapshots and durations
 // only: a standby lost the registry, trigger keys, schedules and fires (a
 // new leader knew no registered pipeline and fired every due time again).
-// Format 2 adds them; a format-1 batch (an older leader's) still decodes.
-constexpr uint8_t kBatchFormat = 2;
-constexpr uint32_t kFormat1Fields = 7, kFormat2Fields = 12;
+// Format 2 adds them; format 3 the audit records (field 12). A batch of an
+// older format (an older leader's) still decodes.
+constexpr uint8_t kBatchFormat = 3;
+constexpr uint32_t kFormat1Fields = 7, kFormat2Fields = 12, kFormat3Fields = 13;
 using Packer = msgpack::packer<msgpack::sbuffer>;
 // A batch holds at most a scheduler turn; the limits stop a forged header
 // from allocating gigabytes (array, map, str, bin, ext, depth).
@@ -135,7 +136,7 @@ void ReadRegistryAndSchedules(const msgpack::object_array& top, RunBatch* out) {
 std::string EncodeBatch(const RunBatch& batch) {
   msgpack::sbuffer buf;
   Packer p(buf);
-  p.pack_array(kFormat2Fields);
+  p.pack_array(kFormat3Fields);
   p.pack(kBatchFormat);
   p.pack_array(static_cast<uint32_t>(batch.transition_records().size()));
   for (const TransitionRecord& t : batch.transition_records()) PackBin(p, EncodeTransition(t));
@@ -160,6 +161,8 @@ std::string EncodeBatch(const RunBatch& batch) {
     p.pack(static_cast<int64_t>(micros));
   }
   PackRegistryAndSchedules(p, batch);
+  p.pack_array(static_cast<uint32_t>(batch.audit_records().size()));
+  for (const AuditRecord& r : batch.audit_records()) PackBin(p, EncodeAudit(r));
   return std::string(buf.data(), buf.size());
 }
 
@@ -169,8 +172,10 @@ Result<RunBatch> DecodeBatch(std::string_view bytes) {
         msgpack::unpack(bytes.data(), bytes.size(), nullptr, nullptr, kLimits);
     const msgpack::object_array& top = Array(handle.get());
     const uint8_t format = top.size > 0 ? top.ptr[0].as<uint8_t>() : 0;
-    if ((format != 1 || top.size < kFormat1Fields) &&
-        (format != kBatchFormat || top.size < kFormat2Fields)) {
+    const uint32_t needed = format == 1   ? kFormat1Fields
+                            : format == 2 ? kFormat2Fields
+                                          : kFormat3Fields;
+    if (format == 0 || format > kBatchFormat || top.size < needed) {
       return Status::Corrupt("replicated batch has an unknown format");
     }
     RunBatch out;
@@ -192,7 +197,13 @@ Result<RunBatch> DecodeBatch(std::string_view bytes) {
       auto [key, micros] = Pair(e);
       out.RecordDuration(key, static_cast<Micros>(micros->as<int64_t>()));
     });
-    if (format == kBatchFormat) ReadRegistryAndSchedules(top, &out);
+    if (format >= 2) ReadRegistryAndSchedules(top, &out);
+    if (format >= 3) {
+      Each(top.ptr[12], [&](const msgpack::object& e) {
+        if (out.audits() >= kMaxAuditPerBatch) throw msgpack::type_error();
+        out.PutAudit(Check(DecodeAudit(0, Bin(e))));
+      });
+    }
     return out;
   } catch (const std::exception& e) {
     return Status::Corrupt(std::string("replicated batch does not decode: ") + e.what());

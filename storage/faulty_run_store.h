@@ -84,6 +84,12 @@ class FaultyRunStore final : public RunStore {
                                                      const std::string& key) override {
     return base_->RunOfTriggerKey(name, key);
   }
+  Result<std::vector<AuditRecord>> ListAudit(const AuditFilter& filter) override {
+    return base_->ListAudit(filter);
+  }
+  Result<size_t> PruneAudit(Micros before, size_t max_records) override {
+    return base_->PruneAudit(before, max_records);
+  }
   Result<uint64_t> BumpEpoch() override { return base_->BumpEpoch(); }
   Result<uint64_t> Epoch() override { return base_->Epoch(); }
   Result<uint64_t> BeginTerm(uint64_t epoch) override { return base_->BeginTerm(epoch); }

@@ -246,11 +246,17 @@ Status Journal::Commit(Batch& batch) {
 
 Status Journal::WriteNumbered(uint64_t batch_no, uint64_t first_seq, uint64_t epoch, Batch& batch) {
   std::string refused_run;
+  if (batch.audits() > kMaxAuditPerBatch) {
+    return Status::InvalidInput("journal " + dir_ + ": a batch with " +
+                                std::to_string(batch.audits()) +
+                                " audit records, above 65535; nothing was written");
+  }
   // The batch count and the epoch the batch was committed in (journals
   // written before replication stored the count alone: epoch 0).
   const std::string batch_value = codec::EncodeSeqKey(batch_no) + codec::EncodeSeqKey(epoch);
   Status written = RunWrite("commit a batch", [&](MDB_txn* txn) {
     int rc = WriteBatch(txn, batch, first_seq, &refused_run);
+    if (rc == 0) rc = WriteAudit(txn, batch, batch_no);
     if (rc != 0) return rc;
     MDB_val k = Val(kBatchCountKey), v = Val(batch_value);
     return mdb_put(txn, env_->meta, &k, &v, 0);

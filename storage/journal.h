@@ -148,6 +148,9 @@ class Journal final : public RunStore {
   Result<std::vector<PipelineVersionRecord>> PipelineVersions(const std::string& name) override;
   Result<std::optional<std::string>> RunOfTriggerKey(const std::string& name,
                                                      const std::string& key) override;
+  // audit: see AuditStore (journal_audit.cc).
+  Result<std::vector<AuditRecord>> ListAudit(const AuditFilter& filter) override;
+  Result<size_t> PruneAudit(Micros before, size_t max_records) override;
 
   // Increments and durably stores the coordinator epoch, returning the new
   // value (1 on a fresh journal). Writer thread only.
@@ -242,6 +245,8 @@ class Journal final : public RunStore {
   int WriteRun(MDB_txn* txn, const RunRecord& r, bool create);
   // registry: writes the batch's versions, states and trigger keys.
   int WriteRegistry(MDB_txn* txn, const Batch& batch);
+  // audit: writes the batch's audit records under AuditId(batch_no, i).
+  int WriteAudit(MDB_txn* txn, const Batch& batch, uint64_t batch_no);
   // registry: removes from `hashes` the snapshots a registered version names
   // (retention never deletes those).
   int KeepRegisteredHashes(MDB_txn* txn, std::set<std::string>* hashes);

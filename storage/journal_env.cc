@@ -202,10 +202,10 @@ Status Journal::OpenTables(MDB_txn* txn) {
     }
     if (rc != 0) return Error(rc, std::string("open database ") + db.name);
   }
-  // sched: tables newer than the journal format; a read-only open of an
+  // sched, audit: tables newer than the journal format; a read-only open of an
   // older journal finds none and reads them as empty (dbi 0).
-  for (MDB_dbi* dbi : {&e.schedules, &e.fires}) {
-    const char* name = dbi == &e.schedules ? "schedules" : "fires";
+  for (MDB_dbi* dbi : {&e.schedules, &e.fires, &e.audit}) {
+    const char* name = dbi == &e.schedules ? "schedules" : dbi == &e.fires ? "fires" : "audit";
     int rc = mdb_dbi_open(txn, name, options_.read_only ? 0 : MDB_CREATE, dbi);
     if (rc == MDB_NOTFOUND && options_.read_only) {
       *dbi = 0;

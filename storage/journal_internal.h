@@ -60,6 +60,7 @@ struct Journal::Env {
   MDB_dbi stats = 0;         // stats key -> last durations
   MDB_dbi meta = 0;          // schema_version, epoch
   MDB_dbi registry = 0;      // registry: versions, states, trigger keys
+  MDB_dbi audit = 0;         // AuditId (be64) -> AuditRecord; 0: none (older, read-only)
   // registry: a read-only journal written before the table existed.
   bool registry_missing = false;
 

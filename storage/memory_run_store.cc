@@ -19,6 +19,9 @@ Status MemoryRunStore::Commit(RunBatch& batch) { return Apply(batch, /*observe=*
 
 Status MemoryRunStore::Apply(RunBatch& batch, bool observe) {
   if (batch.empty()) return Status::Ok();
+  if (batch.audits() > kMaxAuditPerBatch) {
+    return Status::InvalidInput("a batch with more than 65535 audit records");
+  }
   const uint64_t first_seq = last_seq_ + 1;
   for (const TransitionRecord& t : batch.transition_records()) {
     if (t.run_id.empty()) return Status::InvalidInput("a transition without a run id");
@@ -76,6 +79,11 @@ Status MemoryRunStore::Apply(RunBatch& batch, bool observe) {
     trigger_keys_.emplace(std::make_pair(r.name, r.key), r.run_id);
   }
   ++commits_;
+  for (size_t i = 0; i < batch.audit_records().size(); ++i) {
+    AuditRecord r = batch.audit_records()[i];
+    r.id = AuditId(commits_, i);
+    audit_[r.id] = std::move(r);
+  }
   batch_epoch_ = epoch_;
   if (observe && observer_ != nullptr) observer_->OnCommitted(commits_, first_seq, batch);
   batch.Clear();
@@ -230,6 +238,23 @@ Result<std::optional<FireRecord>> MemoryRunStore::LastFire(const std::string& pi
   --it;
   if (it->second.pipeline != pipeline) return std::optional<FireRecord>();
   return std::optional<FireRecord>(it->second);
+}
+
+Result<std::vector<AuditRecord>> MemoryRunStore::ListAudit(const AuditFilter& filter) {
+  std::vector<AuditRecord> out;
+  for (auto it = audit_.rbegin(); it != audit_.rend() && out.size() < filter.limit; ++it) {
+    if (Matches(filter, it->second)) out.push_back(it->second);
+  }
+  return out;
+}
+
+Result<size_t> MemoryRunStore::PruneAudit(Micros before, size_t max_records) {
+  size_t removed = 0;
+  while (removed < max_records && !audit_.empty() && audit_.begin()->second.at < before) {
+    audit_.erase(audit_.begin());
+    ++removed;
+  }
+  return removed;
 }
 
 }  // namespace apollo11::storage

@@ -59,6 +59,8 @@ class MemoryRunStore final : public RunStore {
   Result<std::vector<FireRecord>> Fires(const std::string& pipeline, Micros from,
                                         Micros to) override;
   Result<std::optional<FireRecord>> LastFire(const std::string& pipeline) override;
+  Result<std::vector<AuditRecord>> ListAudit(const AuditFilter& filter) override;
+  Result<size_t> PruneAudit(Micros before, size_t max_records) override;
   Result<uint64_t> BumpEpoch() override { return ++epoch_; }
   Result<uint64_t> Epoch() override { return epoch_; }
   Result<uint64_t> BeginTerm(uint64_t epoch) override {
@@ -88,6 +90,7 @@ class MemoryRunStore final : public RunStore {
   std::map<std::pair<std::string, std::string>, std::string> trigger_keys_;  // -> run id
   std::map<std::string, ScheduleRecord> schedules_;                          // by pipeline
   std::map<std::string, FireRecord> fires_;                                  // by FireKey
+  std::map<uint64_t, AuditRecord> audit_;                                    // by AuditId
   std::string last_created_;
   uint64_t last_seq_ = 0;
   uint64_t epoch_ = 0;

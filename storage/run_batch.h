@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "storage/audit_records.h"
 #include "storage/records.h"
 #include "storage/schedule_records.h"
 #include "storage/snapshot_pack.h"
@@ -79,10 +80,15 @@ class RunBatch {
   void PutSchedule(ScheduleRecord r) { schedules_.push_back(std::move(r)); }
   // Stores or replaces the fire (r.pipeline, r.scheduled_at).
   void PutFire(FireRecord r) { fires_.push_back(std::move(r)); }
+  // Stores an audit record (its id is assigned at commit, AuditId).
+  // Bounded (BoundedAudit) when put. At most kMaxAuditPerBatch per batch:
+  // the caller commits before it puts more.
+  void PutAudit(AuditRecord r) { audits_.push_back(BoundedAudit(std::move(r))); }
+  size_t audits() const { return audits_.size(); }
   bool empty() const {
     return transitions_.empty() && executions_.empty() && runs_.empty() && created_runs_.empty() &&
            pipelines_.empty() && durations_.empty() && versions_.empty() && states_.empty() &&
-           trigger_keys_.empty() && schedules_.empty() && fires_.empty();
+           trigger_keys_.empty() && schedules_.empty() && fires_.empty() && audits_.empty();
   }
   size_t transitions() const { return transitions_.size(); }
   // Forgets everything appended (a store's Commit does this after success).
@@ -100,6 +106,7 @@ class RunBatch {
     ClearAndTrim(&trigger_keys_);
     ClearAndTrim(&schedules_);
     ClearAndTrim(&fires_);
+    ClearAndTrim(&audits_);
   }
 
   // What was appended, in order, for the stores that write it.
@@ -119,6 +126,7 @@ class RunBatch {
   const std::vector<TriggerKeyRecord>& trigger_keys() const { return trigger_keys_; }
   const std::vector<ScheduleRecord>& schedule_records() const { return schedules_; }
   const std::vector<FireRecord>& fire_records() const { return fires_; }
+  const std::vector<AuditRecord>& audit_records() const { return audits_; }
 
  private:
   static constexpr size_t kKeptCapacity = 4096;
@@ -142,6 +150,7 @@ class RunBatch {
   std::vector<TriggerKeyRecord> trigger_keys_;
   std::vector<ScheduleRecord> schedules_;
   std::vector<FireRecord> fires_;
+  std::vector<AuditRecord> audits_;
 };
 
 }  // namespace apollo11::storage

@@ -29,7 +29,7 @@ constexpr std::array<OlderName, 2> kOlderNames = {{
 constexpr KeyRoles kReaders = kRoleViewer | kRoleOperator | kRoleAdmin;
 constexpr KeyRoles kOperators = kRoleOperator | kRoleAdmin;
 
-constexpr std::array<ActionRule, 14> kRules = {{
+constexpr std::array<ActionRule, 15> kRules = {{
     {Action::kRead, "read", kReaders},
     {Action::kReadSnapshot, "read a whole snapshot", kOperators},
     {Action::kTrigger, "trigger", kOperators},
@@ -43,6 +43,7 @@ constexpr std::array<ActionRule, 14> kRules = {{
     {Action::kRegister, "register", kRoleAdmin},
     {Action::kRemove, "remove", kRoleAdmin},
     {Action::kResign, "resign", kRoleAdmin},
+    {Action::kReadAudit, "read the audit trail", kRoleAdmin},
     {Action::kWork, "work", kRoleWorker},
 }};
 

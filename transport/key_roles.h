@@ -12,8 +12,8 @@
 //             cancel, pause, unpause and backfill them, answer slow tasks,
 //             and read a pipeline's whole snapshot (env values included);
 //   admin     an operator that may also bring in code: run a pipeline file
-//             (`submit`), register and remove pipelines; and resign the
-//             leadership;
+//             (`submit`), register and remove pipelines; resign the
+//             leadership; and read the audit trail;
 //   worker    connects as a worker (ZeroMQ only) and nothing else.
 //
 // The names before this model are still read: `reader` is a viewer and
@@ -67,8 +67,9 @@ enum class Action : uint8_t {
   kSubmit,    // run a pipeline file (code nobody registered)
   kRegister,  // a new version of a pipeline (or report one that failed validation)
   kRemove,
-  kResign,  // hand the leadership over
-  kWork,    // the worker protocol
+  kResign,     // hand the leadership over
+  kReadAudit,  // the audit trail: who did what, from where
+  kWork,       // the worker protocol
 };
 
 struct ActionRule {

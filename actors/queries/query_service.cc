@@ -92,6 +92,7 @@ const std::array<QueryService::Handler, kQueryKindLast + 1> QueryService::kHandl
   at(QueryKind::kLogs) = &QueryService::AnswerLogs;
   at(QueryKind::kTraceLog) = &QueryService::AnswerTraceLog;
   at(QueryKind::kPipelineVersions) = &QueryService::AnswerPipelineVersions;  // registry
+  at(QueryKind::kAudit) = &QueryService::AnswerAudit;
   return h;
 }();
 
@@ -99,6 +100,7 @@ QueryService::QueryService(storage::StoreReaders stores, std::string log_file)
     : journal_(stores.runs),
       registry_(stores.registry),
       schedules_(stores.schedules),
+      audit_(stores.audit),
       log_file_(std::move(log_file)) {}
 
 QueryReply QueryService::Answer(const Query& q, const QueryContext& ctx) const noexcept {

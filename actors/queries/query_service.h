@@ -37,8 +37,15 @@ struct LogFetchPlan {
   nlohmann::json meta;
 };
 
+// An audit record as the audit query answers it (`apollo11 audit --json`,
+// GET /api/audit).
+nlohmann::json AuditRecordJson(const storage::AuditRecord& r);
+
 class QueryService {
  public:
+  // The most records one audit answer holds.
+  static constexpr size_t kMaxAuditAnswer = 10000;
+
   // The stores must outlive the service. `log_file`: this node's JSON log
   // (kTraceLog reads it); empty when none is kept.
   QueryService(storage::StoreReaders stores, std::string log_file);
@@ -89,6 +96,8 @@ class QueryService {
   // registry: the versions of `name`; NotFound when not registered.
   Result<nlohmann::json> PipelineVersionsJson(const std::string& name) const;
   QueryReply AnswerPipelineVersions(const Query& q, const QueryContext& ctx) const;
+  // The audit trail (query_audit.cc).
+  QueryReply AnswerAudit(const Query& q, const QueryContext& ctx) const;
 
   // Handlers indexed by QueryKind (entry 0 is unused).
   static const std::array<Handler, kQueryKindLast + 1> kHandlers;
@@ -96,6 +105,7 @@ class QueryService {
   storage::RunReader* journal_;
   storage::RegistryStore* registry_;
   storage::ScheduleStore* schedules_;
+  storage::AuditStore* audit_;
   std::string log_file_;
 };
 

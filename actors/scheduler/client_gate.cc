@@ -15,13 +15,14 @@ namespace apollo11::actors {
 
 using transport::Envelope;
 
-const std::array<ClientGate::RouteRow, 6> ClientGate::kRoutes = {{
+const std::array<ClientGate::RouteRow, 7> ClientGate::kRoutes = {{
     {ClientType::kSubmitRun, &ClientGate::OnSubmit},
     {ClientType::kRegistry, &ClientGate::OnRegistry},
     {ClientType::kRerunRun, &ClientGate::OnRerun},
     {ClientType::kQuery, &ClientGate::OnQuery},
     {ClientType::kConfirmExec, &ClientGate::OnConfirm},
     {ClientType::kCancelRun, &ClientGate::OnCancel},
+    {ClientType::kAuditNote, &ClientGate::OnAuditNote},
 }};
 
 ClientGate::ClientGate(ClientGateParts parts, ClientGatePolicy policy)
@@ -48,18 +49,32 @@ void ClientGate::OnFrame(const std::string& identity, const transport::PeerAuth&
     const uint64_t version = ClientRequestVersion(env_.body);
     if (version != kClientProtocolVersion) return RefuseVersion(identity, route.type, version);
     peer_ = &peer;
-    // A registry request's action depends on its op: checked once decoded.
-    if (route.type != ClientType::kRegistry &&
-        !Permitted(identity, route.type, ActionOf(route.type))) {
-      return;
+    audit_.reset();
+    // A standby changes nothing and journals nothing of its own: the
+    // client follows its refusal to the leader, which records the request.
+    // A note is its own record (OnAuditNote).
+    if (route.type != ClientType::kQuery && route.type != ClientType::kAuditNote &&
+        !policy_.standby) {
+      BeginAudit(route.type);
     }
-    if (policy_.standby && route.type != ClientType::kQuery) {
-      return ReplyRefusal(identity, route.type, StatusCode::kNotLeader,
-                          ha::NotLeaderReply(LeaderEndpoint()));
-    }
-    return (this->*route.handle)(identity, env_);
+    Handle(identity, route);
+    return FinishAudit();
   }
   spdlog::warn("scheduler: dropped a client message of unknown type {}", env_.type);
+}
+
+void ClientGate::Handle(const std::string& identity, const RouteRow& route) {
+  // A registry request's action depends on its op: checked once decoded;
+  // an audit note's sender must be one that may name a caller (CallerOf).
+  if (route.type != ClientType::kRegistry && route.type != ClientType::kAuditNote &&
+      !Permitted(identity, route.type, ActionOf(route.type))) {
+    return;
+  }
+  if (policy_.standby && route.type != ClientType::kQuery) {
+    return ReplyRefusal(identity, route.type, StatusCode::kNotLeader,
+                        ha::NotLeaderReply(LeaderEndpoint()));
+  }
+  (this->*route.handle)(identity, env_);
 }
 
 std::string ClientGate::LeaderEndpoint() const {
@@ -144,6 +159,7 @@ void ClientGate::ReplyRefusal(const std::string& identity, ClientType t, StatusC
       sessions.Reply(identity, ClientType::kSubmitReply, SubmitReply{code, why, ""});
       break;
     case ClientType::kConfirmExec:
+    case ClientType::kAuditNote:
       sessions.Reply(identity, ClientType::kConfirmReply, ConfirmReply{code, why, ""});
       break;
     case ClientType::kRegistry:
@@ -210,6 +226,7 @@ void ClientGate::OnRerun(const std::string& identity, Envelope& env) {
     reply.error = "malformed rerun: " + rerun.status().message();
     return parts_.sessions->Reply(identity, ClientType::kSubmitReply, reply);
   }
+  if (!Attribute(identity, ClientType::kRerunRun, rerun->on_behalf, rerun->run_id)) return;
   auto run_id = parts_.core->Rerun(*rerun);
   if (!run_id.ok()) {
     reply.code = ReplyCode(run_id.status());
@@ -252,6 +269,10 @@ void ClientGate::OnSubmit(const std::string& identity, Envelope& env) {
     reply.error = "malformed submission: " + submit.status().message();
     return parts_.sessions->Reply(identity, ClientType::kSubmitReply, reply);
   }
+  if (!Attribute(identity, ClientType::kSubmitRun, submit->on_behalf,
+                 "snapshot " + submit->pipeline_hash)) {
+    return;
+  }
   std::string scheduled;  // the snapshot, when the pipeline has a schedule
   if (handed ? !handed->schedule.empty()
              : submit->pipeline_json.find("\"schedule\":\"\"") == std::string::npos) {
@@ -269,6 +290,11 @@ void ClientGate::OnSubmit(const std::string& identity, Envelope& env) {
     return parts_.sessions->Reply(identity, ClientType::kSubmitReply, reply);
   }
   if (!scheduled.empty()) RegisterSubmittedSchedule(parts_.schedules, scheduled, hash, *run_id);
+  // The audit names the pipeline now that the run has it.
+  if (audit_) {
+    const std::string name = parts_.core->PipelineOf(*run_id);
+    if (!name.empty()) audit_->target = name + " (snapshot " + hash.substr(0, 16) + ")";
+  }
   // Answered once the run is in the journal: a client that asks about it
   // right away must find it, and a run id handed out survives a crash.
   parts_.sessions->Accepted(identity, *run_id);
@@ -297,6 +323,12 @@ void ClientGate::OnQuery(const std::string& identity, Envelope& env) {
     refused.code = static_cast<uint8_t>(StatusCode::kPermissionDenied);
     refused.error = "a query with arg full shows env values: it needs role " +
                     transport::RolesThatMay(transport::Action::kReadSnapshot);
+  }
+  if (refused.code == 0 && query->kind == QueryKind::kAudit && policy_.check_roles &&
+      !transport::Allows(peer_->roles, transport::Action::kReadAudit)) {
+    refused.code = static_cast<uint8_t>(StatusCode::kPermissionDenied);
+    refused.error =
+        "the audit trail needs role " + transport::RolesThatMay(transport::Action::kReadAudit);
   }
   if (refused.code != 0) return parts_.sessions->Reply(identity, ClientType::kQueryReply, refused);
   if (StandbyDefers(identity, query->kind)) return;
@@ -329,7 +361,11 @@ void ClientGate::OnConfirm(const std::string& identity, Envelope& env) {
     reply.error = "malformed confirmation";
     return parts_.sessions->Reply(identity, ClientType::kConfirmReply, reply);
   }
-  auto done = parts_.core->Confirm(confirm->exec_id, confirm->kill, "user");
+  if (!Attribute(identity, ClientType::kConfirmExec, confirm->on_behalf,
+                 confirm->exec_id + (confirm->kill ? " (kill)" : " (keep)"))) {
+    return;
+  }
+  auto done = parts_.core->Confirm(confirm->exec_id, confirm->kill, Actor("user"));
   if (!done.ok()) {
     reply.code = ReplyCode(done.status());
     reply.error = done.status().message();
@@ -339,14 +375,17 @@ void ClientGate::OnConfirm(const std::string& identity, Envelope& env) {
   parts_.sessions->Confirmed(identity, std::move(reply));  // answered once journaled
 }
 
-void ClientGate::OnCancel(const std::string&, Envelope& env) {
+void ClientGate::OnCancel(const std::string& identity, Envelope& env) {
   auto cancel = transport::BodyAs<CancelRun>(env);
   if (!cancel.ok()) {
     spdlog::warn("scheduler: malformed cancel: {}", cancel.status().message());
+    parts_.sessions->NoteOutcome(false, "malformed cancel: " + cancel.status().message());
     return;
   }
-  Status c = parts_.core->Cancel(cancel->run_id, cancel->reason, "user");
+  if (!Attribute(identity, ClientType::kCancelRun, cancel->on_behalf, cancel->run_id)) return;
+  Status c = parts_.core->Cancel(cancel->run_id, cancel->reason, Actor("user"));
   if (!c.ok()) spdlog::warn("cancel of {}: {}", cancel->run_id, c.message());
+  parts_.sessions->NoteOutcome(c.ok(), c.ok() ? "canceled: " + cancel->reason : c.message());
 }
 
 void ClientGate::OnRegistry(const std::string& identity, Envelope& env) {
@@ -358,7 +397,14 @@ void ClientGate::OnRegistry(const std::string& identity, Envelope& env) {
     return parts_.sessions->Reply(identity, ClientType::kRegistryReply, reply);
   }
   const auto op = static_cast<RegistryOp>(request->op);
+  if (audit_) audit_->action = std::string(transport::RuleOf(ActionOf(op)).name);
   if (!Permitted(identity, ClientType::kRegistry, ActionOf(op))) return;
+  const std::string target =
+      request->ref.empty() ? request->name : request->name + "@" + request->ref;
+  if (!Attribute(identity, ClientType::kRegistry, request->on_behalf, target)) return;
+  // What the registry records as who added a version, paused, triggered:
+  // the authenticated caller where there is one, else what the client says.
+  request->actor = Actor(request->actor.empty() ? "cli" : request->actor);
   if (parts_.health->failing() && op != RegistryOp::kReject) {
     reply.code = static_cast<uint8_t>(StatusCode::kFull);
     reply.error =

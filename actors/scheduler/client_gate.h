@@ -12,13 +12,17 @@
 // Socket-free: the scheduler loop and the simulator feed it the same bytes.
 // Single-threaded: the scheduler actor's thread calls everything.
 
+#include <cstdint>
 #include <functional>
+#include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "actors/client_protocol.h"
 #include "actors/internal_messages.h"
 #include "actors/queries/query_service.h"
+#include "actors/scheduler/client_audit.h"
 #include "actors/scheduler/client_sessions.h"
 #include "actors/scheduler/journal_health.h"
 #include "actors/scheduler/scheduler_core.h"
@@ -27,6 +31,7 @@
 #include "common/fault_port.h"
 #include "common/log_limiter.h"
 #include "observability/coordinator_metrics.h"
+#include "storage/audit_records.h"
 #include "transport/codec.h"
 #include "transport/key_roles.h"
 
@@ -72,8 +77,10 @@ class ClientGate {
     ClientType type;
     Handler handle;
   };
-  static const std::array<RouteRow, 6> kRoutes;
+  static const std::array<RouteRow, 7> kRoutes;
 
+  // OnFrame's work for a request of a known type and version.
+  void Handle(const std::string& identity, const RouteRow& route);
   // What a request of type `t` (or a registry request's `op`) asks to do
   // (transport/key_roles.h's table).
   static transport::Action ActionOf(ClientType t);
@@ -99,12 +106,28 @@ class ClientGate {
   // with kFull (it could not be journaled) and true; else false.
   bool RefuseWhileFailing(const std::string& identity);
 
+  // The audit trail: every changing request a leader handles is journaled
+  // once, with its caller and what came of it, in the commit of what it did
+  // (SchedulerCore::StageAudit). BeginAudit starts the record of a request
+  // of type `t` from peer_; Attribute applies its OnBehalf and names its
+  // target (a refused OnBehalf is answered, and false returned);
+  // FinishAudit takes the outcome of the answer and stages the record.
+  void BeginAudit(ClientType t);
+  bool Attribute(const std::string& identity, ClientType t, const OnBehalf& on_behalf,
+                 const std::string& target);
+  void FinishAudit();
+  // 16 hex digits, for a request that brings no id of its own.
+  std::string NewRequestId();
+  // The actor the run's history records for the request being handled.
+  std::string Actor(std::string_view fallback) const;
+
   void OnSubmit(const std::string& identity, transport::Envelope& env);
   void OnRerun(const std::string& identity, transport::Envelope& env);
   void OnQuery(const std::string& identity, transport::Envelope& env);
   void OnConfirm(const std::string& identity, transport::Envelope& env);
   void OnCancel(const std::string& identity, transport::Envelope& env);
   void OnRegistry(const std::string& identity, transport::Envelope& env);
+  void OnAuditNote(const std::string& identity, transport::Envelope& env);
 
   ClientGateParts parts_;
   ClientGatePolicy policy_;
@@ -112,6 +135,12 @@ class ClientGate {
   // while it runs (every handler answers or decides within it).
   const transport::PeerAuth* peer_ = nullptr;
   LogLimiter refusal_log_{10, kMicrosPerSecond};  // refused client requests
+  // The request being handled: its caller and its audit record (none for a
+  // query, or on a standby, which journals nothing of its own).
+  Caller caller_;
+  std::optional<storage::AuditRecord> audit_;
+  std::mt19937_64 request_ids_{std::random_device{}()};
+  LogLimiter audit_log_{1, 10 * kMicrosPerSecond};  // audit records not staged
   transport::Envelope env_;
   std::vector<std::string>* to_dispatcher_ = nullptr;  // during OnFrame
 };

@@ -7,15 +7,18 @@ namespace apollo11::actors {
 void ClientSessions::Accepted(const std::string& identity, const std::string& run_id) {
   SubmitReply reply;
   reply.run_id = run_id;
+  NoteOutcome(true, "run " + run_id);
   subscribers_[run_id] = identity;
   accepted_.emplace_back(identity, std::move(reply));
 }
 
 void ClientSessions::Confirmed(const std::string& identity, ConfirmReply reply) {
+  NoteOutcome(true, reply.text);
   confirmed_.emplace_back(identity, std::move(reply));
 }
 
 void ClientSessions::Registered(const std::string& identity, RegistryReply reply) {
+  NoteOutcome(true, reply.json);
   registered_.emplace_back(identity, std::move(reply));
 }
 

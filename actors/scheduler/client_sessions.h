@@ -11,6 +11,7 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,6 +49,7 @@ class ClientSessions {
                     t.code = uint8_t{0};
                     t.error = std::string();
                   }) {
+      NoteOutcome(body.code == 0, body.error);
       if (f.frame.size() > limit) {
         T refused{};
         refused.code = static_cast<uint8_t>(StatusCode::kInvalidInput);
@@ -60,6 +62,17 @@ class ClientSessions {
     }
     frames_.push_back(std::move(f));
   }
+
+  // What came of the request being answered, for the audit trail: set by
+  // every answer (Reply of a type with a code, Accepted, Confirmed,
+  // Registered) and by NoteOutcome for a request without one (a cancel);
+  // TakeOutcome returns it and forgets it (nullopt: none since the last).
+  struct Outcome {
+    bool ok = false;
+    std::string text;  // the error, or what was done
+  };
+  void NoteOutcome(bool ok, std::string text) { outcome_ = Outcome{ok, std::move(text)}; }
+  std::optional<Outcome> TakeOutcome() { return std::exchange(outcome_, std::nullopt); }
 
   // Run `run_id` was accepted from `identity`: its SubmitReply is held until
   // the next successful commit, and `identity` gets the run's progress.
@@ -106,6 +119,7 @@ class ClientSessions {
   std::map<uint64_t, PendingLog> pending_logs_;  // by request id
   uint64_t next_log_request_ = 1;
   std::vector<ClientFrame> frames_;
+  std::optional<Outcome> outcome_;
 };
 
 }  // namespace apollo11::actors

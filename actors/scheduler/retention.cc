@@ -21,9 +21,22 @@ void Retention::RunDue(Micros wall_now, Micros now) {
   if (!in_pass_) {
     in_pass_ = true;
     cutoff_ = wall_now - options_.older_than.count() * kMicrosPerMilli;
+    audit_cutoff_ = wall_now - options_.audit_older_than.count() * kMicrosPerMilli;
+    runs_done_ = options_.older_than.count() == 0;
     pass_ = {};
+    pass_audit_ = 0;
     log_files_ = log_bytes_ = 0;
   }
+  if (!runs_done_) {
+    if (!CollectRuns(now)) return;  // the next loop turn continues
+    runs_done_ = true;
+    if (!in_pass_) return;  // it failed: the pass ended
+  }
+  if (options_.audit_older_than.count() > 0 && !PruneAudit()) return;
+  EndPass(now);
+}
+
+bool Retention::CollectRuns(Micros now) {
   storage::Journal::GcOptions chunk;
   chunk.records_per_txn = options_.records_per_turn;
   chunk.max_records = options_.records_per_turn;
@@ -31,9 +44,8 @@ void Retention::RunDue(Micros wall_now, Micros now) {
   if (!report.ok()) {
     spdlog::warn("retention: {}; next attempt in {}", report.status().message(),
                  FormatDuration(options_.interval));
-    in_pass_ = false;
-    next_due_ = now + options_.interval.count() * kMicrosPerMilli;
-    return;
+    EndPass(now);
+    return true;
   }
   if (!options_.state_dir.empty() && !report->run_ids.empty()) {
     const std::set<std::string> ids(report->run_ids.begin(), report->run_ids.end());
@@ -49,18 +61,39 @@ void Retention::RunDue(Micros wall_now, Micros now) {
   pass_.executions += report->executions;
   pass_.pipelines += report->pipelines;
   pass_.transactions += report->transactions;
-  if (!report->complete) return;  // the next loop turn continues
-  in_pass_ = false;
-  next_due_ = now + options_.interval.count() * kMicrosPerMilli;
+  if (!report->complete) return false;
   if (pass_.run_ids.empty()) {
     spdlog::debug("retention: no run finished before {}", FormatTimestamp(cutoff_));
-    return;
+    return true;
   }
   spdlog::info(
       "retention: removed {} runs finished before {} ({} transitions, {} executions, {} "
       "pipelines, {} log files, {} bytes of logs) in {} transactions",
       pass_.run_ids.size(), FormatTimestamp(cutoff_), pass_.transitions, pass_.executions,
       pass_.pipelines, log_files_, log_bytes_, pass_.transactions);
+  return true;
+}
+
+bool Retention::PruneAudit() {
+  auto removed = journal_->PruneAudit(audit_cutoff_, options_.records_per_turn);
+  if (!removed.ok()) {
+    spdlog::warn("retention: the audit trail: {}; next attempt in {}", removed.status().message(),
+                 FormatDuration(options_.interval));
+    return true;
+  }
+  pass_audit_ += *removed;
+  audit_removed_ += *removed;
+  if (*removed >= options_.records_per_turn) return false;
+  if (pass_audit_ > 0) {
+    spdlog::info("retention: removed {} audit records from before {}", pass_audit_,
+                 FormatTimestamp(audit_cutoff_));
+  }
+  return true;
+}
+
+void Retention::EndPass(Micros now) {
+  in_pass_ = false;
+  next_due_ = now + options_.interval.count() * kMicrosPerMilli;
 }
 
 }  // namespace apollo11::actors

@@ -452,6 +452,11 @@ void SchedulerCore::FinishIfDone(SchedulerRun& run) {
            "run {} finished {}: {}", run.run_id, ToString(run.record.status), run.record.reason);
 }
 
+std::string SchedulerCore::PipelineOf(const std::string& run_id) const {
+  auto it = runs_.find(run_id);
+  return it == runs_.end() ? "" : it->second->record.pipeline_name;
+}
+
 std::vector<std::string> SchedulerCore::ActiveRunIds() const {
   std::vector<std::string> ids;
   ids.reserve(runs_.size());

@@ -196,6 +196,14 @@ class SchedulerCore final : public RegistryHost {
   // Stages the run_cap_reached alert (released after the commit).
   void StageRunCapAlert(const std::string& why);
   void StageSchedule(storage::ScheduleRecord s) { batch_.PutSchedule(std::move(s)); }
+  // Stages an audit record (client_gate.cc), committed with what it records.
+  // False (nothing staged) when the batch holds kMaxAuditPerBatch already:
+  // only while commits fail, as every turn commits.
+  bool StageAudit(storage::AuditRecord r) {
+    if (batch_.audits() >= storage::kMaxAuditPerBatch) return false;
+    batch_.PutAudit(std::move(r));
+    return true;
+  }
   // Cancels a run: every task not yet final becomes CANCELED; running ones
   // are killed on their workers.
   Status Cancel(const std::string& run_id, const std::string& reason, const std::string& actor);
@@ -247,6 +255,8 @@ class SchedulerCore final : public RegistryHost {
   size_t active_runs() const { return runs_.size(); }
   // The ids of the active runs, sorted.
   std::vector<std::string> ActiveRunIds() const;
+  // The pipeline name of active run `run_id`; "" when it is not active.
+  std::string PipelineOf(const std::string& run_id) const;
   // Transitions staged and not yet durable (waiting for a commit).
   size_t staged_transitions() const { return batch_.transitions(); }
   size_t in_flight() const { return in_flight_; }

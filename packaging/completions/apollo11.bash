@@ -18,7 +18,7 @@ _apollo11() {
   if [[ ${cmd##*/} == apollo11-node ]]; then
     subs="start"
   else
-    subs="validate run rerun history runs status submit cancel workers explain confirm keygen token logs gc trace pipelines trigger pause unpause backfill cluster"
+    subs="validate run rerun history runs status submit cancel workers explain confirm keygen token logs gc trace audit pipelines trigger pause unpause backfill cluster"
   fi
   if [[ $COMP_CWORD -eq 1 ]]; then
     COMPREPLY=($(compgen -W "$subs --help --version" -- "$cur"))

@@ -129,3 +129,29 @@ TEST_CASE("gc is refused while a node owns the state dir, and the node's --reten
   CHECK(node.Log().find("retention: removed 1 runs") != std::string::npos);
   CHECK(node.Stop() == 0);
 }
+
+TEST_CASE("a node's --audit-retention removes audit records by their own age, not the runs",
+          "[retention][audit]") {
+  ScratchDir dir;
+  const std::string state = dir.path() + "/state";
+  NodeProcess node(dir, "node",
+                   {"--role", "all", "--state-dir", state, "--bind", "tcp://127.0.0.1:0",
+                    "--api-bind", "tcp://127.0.0.1:0", "--slots", "1", "--worker-id", "w1",
+                    "--audit-retention", "1s", "--retention-interval", "300ms"});
+  const std::string file = dir.Write("echo.yaml", kEchoPipeline);
+  CmdResult submitted = node.Cli({"submit", file, "--wait"});
+  INFO(submitted.err);
+  REQUIRE(submitted.exit_code == 0);
+  const std::string run_id = submitted.out.substr(0, submitted.out.find('\n'));
+  auto records = ParseJson(node.Cli({"audit", "--json"}).out);
+  REQUIRE(records.is_array());
+  REQUIRE(records.size() == 1);
+  CHECK(records[0]["action"] == "submit");
+  CHECK(records[0]["outcome"] == "run " + run_id);
+
+  INFO(node.Log());
+  REQUIRE(WaitFor([&] { return ParseJson(node.Cli({"audit", "--json"}).out).empty(); }, 10000));
+  CHECK(node.Log().find("retention: removed 1 audit records") != std::string::npos);
+  CHECK(node.Cli({"history", run_id}).exit_code == 0);  // runs have their own retention (off)
+  CHECK(node.Stop() == 0);
+}

@@ -137,6 +137,18 @@ TEST_CASE("bad durations and retention are refused with the flag's problem", "[c
   auto c = ResolveNodeConfig(f, env);
   REQUIRE(c.ok());
   CHECK(c->coordinator_config.retention.older_than == Millis(30LL * 24 * 3600 * 1000));
+  // The audit trail's own retention: a year by default, off, or an age.
+  CHECK(c->coordinator_config.retention.audit_older_than == Millis(365LL * 24 * 3600 * 1000));
+  f.audit_retention = "0s";
+  CHECK(Refusal(f, env) ==
+        "--audit-retention 0s: must be longer than 0 (write e.g. 365d, or off to keep every "
+        "audit record)");
+  f.audit_retention = "never";
+  CHECK(Refusal(f, env).rfind("--audit-retention never: ", 0) == 0);
+  f.audit_retention = "off";
+  c = ResolveNodeConfig(f, env);
+  REQUIRE(c.ok());
+  CHECK(c->coordinator_config.retention.audit_older_than == Millis(0));
 }
 
 TEST_CASE("CURVE keys: each missing or unreadable file is refused", "[cli][node][security]") {

@@ -10,7 +10,8 @@ paths and the node's default ports stand for the reader's machine:
   /etc/apollo11        a scratch directory's etc/apollo11
   127.0.0.1:8011       a free port (the node gets it through
                        APOLLO11_HTTP_BIND), and 7011, 7012 likewise
-                       (APOLLO11_BIND, APOLLO11_API_BIND)
+                       (APOLLO11_BIND, APOLLO11_API_BIND; the commands'
+                       tcp://127.0.0.1:7012 is the latter)
   TOKEN                the token the section's last `token create` printed
   NAME ROLE            (in `apollo11 token create NAME ROLE`) docs-extra viewer
 A reference (`apollo11 token create`, a command named in prose) must answer
@@ -76,6 +77,7 @@ class Reader:
     def text(self, command):
         t = command.replace("/etc/apollo11", self.etc)
         t = t.replace("127.0.0.1:8011", f"127.0.0.1:{self.http_port}")
+        t = t.replace("tcp://127.0.0.1:7012", self.env["APOLLO11_API_BIND"])
         t = t.replace("create NAME ROLE", "create docs-extra viewer")
         if self.last_token:
             t = t.replace("Bearer TOKEN", "Bearer " + self.last_token)
@@ -181,6 +183,41 @@ def check_claims(r):
                           tokens_file], env=r.env)
     assert code == 2 and "already has a token for 'release-ci'" in out, out
     print("ok  the section's claims about tokens")
+    check_audit(r)
+
+
+def audit(r, *args):
+    p = subprocess.run(["apollo11", "audit", "--coordinator", r.env["APOLLO11_API_BIND"],
+                        "--json", *args], env=r.env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+def check_audit(r):
+    """What the "Audit trail" part claims: refusals by the HTTP port and a
+    reload are recorded with their principal; the trail is the admin's."""
+    refused = audit(r, "--principal", "late", "--action", "cancel")
+    assert len(refused) == 1, refused
+    assert refused[0]["ok"] is False and "HTTP 403" in refused[0]["outcome"], refused
+    assert refused[0]["transport"] == "http" and refused[0]["target"] == "/api/runs/r1/cancel"
+    status, _ = http(r.http_port, "/api/runs/r1/cancel", "a11_not-a-token", "POST")
+    assert status == 401, status
+    unknown = audit(r, "--principal", "(unknown token)")
+    assert unknown and all(not x["ok"] for x in unknown), unknown
+    deadline = time.time() + 10
+    reloads = []
+    while not reloads and time.time() < deadline:  # sent after the reload, by the node
+        reloads = audit(r, "--principal", "local", "--action", "reload")
+        time.sleep(0.1)
+    assert reloads and reloads[0]["transport"] == "signal" and reloads[0]["ok"], reloads
+    assert reloads[0]["source"].startswith("SIGHUP from pid "), reloads
+    status, body = http(r.http_port, "/api/audit?principal=late", r.tokens["release-ci"])
+    assert status == 200 and len(json.loads(body)["records"]) == 1, (status, body)
+    status, body = http(r.http_port, "/api/audit", r.tokens["late"])
+    assert status == 403, (status, body)
+    status, body = http(r.http_port, "/api/audit?bogus=1", r.tokens["release-ci"])
+    assert status == 400 and "unknown parameter 'bogus'" in body, (status, body)
+    print("ok  the section's claims about the audit trail")
 
 
 def main():

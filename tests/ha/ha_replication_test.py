@@ -27,6 +27,12 @@ CASE:
             leader stands down within its lease and nothing more is started
             (the ledger stops growing); SIGCONT: a leader is elected and the
             run ends with nothing done twice.
+  audit     every changing action through each transport (the CLI over
+            ZeroMQ, the HTTP API with an operator's and an admin's API
+            token, a refusal among them) shows up once in `apollo11 audit
+            --json` with its principal, on the leader; GET /api/audit is
+            the admin's alone; after a kill -9 of the leader the standby
+            that takes over lists the same records.
 """
 import collections
 import json
@@ -37,6 +43,8 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ha_cluster_test import (TTL, Coordinator, check, etcd_leader, free_port,  # noqa: E402
@@ -66,7 +74,7 @@ def pipeline(path, ledger, name):
 
 
 class Cluster:
-    def __init__(self, bin_dir, etcd, root, election):
+    def __init__(self, bin_dir, etcd, root, election, extra=()):
         self.bin_dir = bin_dir
         self.root = root
         self.etcd = etcd
@@ -76,7 +84,7 @@ class Cluster:
             rep = f"tcp://127.0.0.1:{free_port()}"
             self.cs.append(Coordinator(bin_dir, etcd, root, name, election,
                                        ["--replication-bind", rep, "--replication-timeout",
-                                        "2s", "--liveness", LIVENESS]))
+                                        "2s", "--liveness", LIVENESS, *extra]))
         self.workers = []
         connect = ",".join(c.workers for c in self.cs)
         for wid in ("w1", "w2"):
@@ -377,6 +385,127 @@ def case_quorum(cl, etcd_pids):
     check_run(cl, run_id, ledger, new.api)
 
 
+def make_tokens(bin_dir, root):
+    """A tokens file with alice (operator) and root (admin); their tokens."""
+    path = os.path.join(root, "tokens")
+    tokens = {}
+    for name, role in (("alice", "operator"), ("root", "admin")):
+        r = subprocess.run([os.path.join(bin_dir, "apollo11"), "token", "create", name, role,
+                            "--append", path], capture_output=True, text=True, timeout=30)
+        check(r.returncode == 0, f"token create {name}: {r.stderr.strip()}")
+        tokens[name] = r.stdout.strip()
+    return path, tokens
+
+
+def http(c, method, path, token, body=None):
+    """(status, parsed JSON or text) of an HTTP request to coordinator c;
+    a str body is sent as it is, anything else as JSON."""
+    data = body.encode() if isinstance(body, str) else (
+        json.dumps(body).encode() if body is not None else None)
+    if method == "POST" and data is None:
+        data = b"{}"
+    req = urllib.request.Request(f"http://{c.http}{path}", data=data, method=method,
+                                 headers={"Authorization": f"Bearer {token}",
+                                          "Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            text = r.read().decode()
+            status = r.status
+    except urllib.error.HTTPError as e:
+        text = e.read().decode()
+        status = e.code
+    try:
+        return status, json.loads(text)
+    except ValueError:
+        return status, text
+
+
+def audit_records(cl, c):
+    r = cl.cli("audit", "--json", "--limit", "1000", coordinator=c.api)
+    check(r.returncode == 0, f"apollo11 audit answered on {c.name}: {r.stderr.strip()}")
+    return json.loads(r.stdout)
+
+
+def case_audit(cl, tokens):
+    leader = wait_for("one leader", lambda: one_leader(cl.cs), 20)
+    standby = next(c for c in cl.cs if c is not leader)
+
+    def synced():  # /api/cluster, as in_sync reads it, with a token: anonymous may not read
+        status, body = http(leader, "GET", "/api/cluster", tokens["alice"])
+        return status == 200 and standby.name in (body.get("in_sync") or [])
+    wait_for("the standby in sync", synced, 15)
+    # The CLI over ZeroMQ (no CURVE here: its principal is "anonymous"):
+    # a submission, then its cancel.
+    slow = os.path.join(cl.root, "slow.yaml")
+    with open(slow, "w") as f:
+        f.write('version: "1.0"\nname: test.slow\npipeline:\n'
+                '  - id: wait\n    type: shell\n    command: "sleep 30"\n')
+    r = cl.cli("submit", slow, coordinator=leader.api)
+    check(r.returncode == 0, f"submitted: {r.stderr.strip()}")
+    slow_run = r.stdout.strip().splitlines()[0]
+    r = cl.cli("cancel", slow_run, coordinator=leader.api)
+    check(r.returncode == 0, f"canceled: {r.stderr.strip()}")
+    # The HTTP API: root registers, alice operates, alice may not register.
+    yaml_text = ('version: "1.0"\nname: team.audited\npipeline:\n'
+                 '  - id: hold\n    type: shell\n    command: "sleep 30"\n')
+    status, _ = http(leader, "POST", "/api/pipelines", tokens["root"], yaml_text)
+    check(status == 201, f"root registered a pipeline ({status})")
+    status, run = http(leader, "POST", "/api/pipelines/team.audited/runs", tokens["alice"], {})
+    check(status in (200, 201), f"alice triggered it ({status} {run})")
+    triggered = run["run_id"]
+    for op in ("pause", "unpause"):
+        status, body = http(leader, "POST", f"/api/pipelines/team.audited/{op}", tokens["alice"])
+        check(status == 200, f"alice: {op} ({status} {body})")
+    status, body = http(leader, "POST", f"/api/runs/{triggered}/cancel", tokens["alice"])
+    check(status == 202, f"alice canceled the triggered run ({status} {body})")
+    status, body = http(leader, "POST", f"/api/runs/{slow_run}/rerun", tokens["alice"],
+                        {"failed": True})
+    check(status == 201 or status == 400, f"alice asked for a rerun ({status} {body})")
+    rerun_refused = status != 201
+    status, body = http(leader, "POST", "/api/runs/r-none/rerun", tokens["alice"])
+    check(status == 404, f"a rerun of no run is refused ({status} {body})")
+
+    expected = {("anonymous", "submit"), ("anonymous", "cancel"), ("root", "register"),
+                ("alice", "trigger"), ("alice", "pause"), ("alice", "unpause"),
+                ("alice", "cancel"), ("alice", "rerun")}
+    records = wait_for("the records on the leader",
+                       lambda: [x for x in audit_records(cl, leader)] or None, 10)
+    seen = collections.Counter((x["principal"], x["action"]) for x in records)
+    for key in expected:
+        want = 2 if key == ("alice", "rerun") else 1
+        check(seen[key] == want, f"{key} is audited {want} time(s): {dict(seen)}")
+    by_action = {(x["principal"], x["action"], x["target"]): x for x in records}
+    c = by_action[("alice", "cancel", triggered)]
+    check(c["transport"] == "http" and c["role"] == "operator" and c["ok"],
+          f"alice's cancel names the HTTP API and her role: {c}")
+    check(c["source"] == "127.0.0.1 via a link without CURVE", f"and her address: {c['source']}")
+    check(by_action[("alice", "rerun", "r-none")]["ok"] is False, "the refused rerun says so")
+    if rerun_refused:
+        check(by_action[("alice", "rerun", slow_run)]["ok"] is False, "so does the other")
+    check(by_action[("anonymous", "submit", next(
+        x["target"] for x in records if x["action"] == "submit"))]["outcome"] == f"run {slow_run}",
+        "the submission's outcome names its run")
+    # The cancel's history line names alice.
+    r = cl.cli("history", triggered, "--json", coordinator=leader.api)
+    check(any(t.get("actor") == "http:alice" for t in json.loads(r.stdout)),
+          "the triggered run's history names http:alice")
+    # GET /api/audit: the admin's alone.
+    status, _ = http(leader, "GET", "/api/audit", tokens["alice"])
+    check(status == 403, f"alice may not read the audit trail ({status})")
+    status, body = http(leader, "GET", "/api/audit?principal=alice&limit=100", tokens["root"])
+    check(status == 200 and len(body["records"]) == sum(
+        n for (p, _), n in seen.items() if p == "alice"), f"root reads alice's records ({status})")
+
+    # kill -9 the leader: the standby that takes over lists the same records.
+    ids = sorted(x["request_id"] for x in records)
+    leader.proc.kill()
+    wait_for("the standby to lead", lambda: standby.role() == "leader", 4 * TTL)
+    after = audit_records(cl, standby)
+    check(sorted(x["request_id"] for x in after if x["request_id"] in ids) == ids,
+          f"the new leader lists the {len(ids)} records the old one had")
+    check(len(set(x["id"] for x in after)) == len(after), "each once")
+
+
 def main():
     bin_dir, state_file, case = sys.argv[1], sys.argv[2], sys.argv[3]
     state = read_state(state_file)
@@ -384,6 +513,12 @@ def main():
     election = f"apollo11-test/rep-{case}-{os.getpid()}"
     cl = None
     try:
+        if case == "audit":
+            tokens_file, tokens = make_tokens(bin_dir, root)
+            cl = Cluster(bin_dir, state["ETCD_ENDPOINTS"], root, election,
+                         ["--api-tokens", tokens_file])
+            case_audit(cl, tokens)
+            return 0
         cl = Cluster(bin_dir, state["ETCD_ENDPOINTS"], root, election)
         if case == "quorum":
             case_quorum(cl, [int(p) for p in state["ETCD_PIDS"].split()])

@@ -39,8 +39,22 @@ class AnyBackend final : public ApiBackend {
     cancel_reasons.push_back(reason);
     return Status::Ok();
   }
-  void ActAs(const std::string& principal) override { actors.push_back(principal); }
-  std::vector<std::string> cancel_reasons, actors;
+  void ActAs(const Principal& caller) override {
+    actors.push_back(caller.name);
+    request_ids.push_back(caller.request_id);
+  }
+  Status Record(const Principal& caller, const Note& note) override {
+    notes.emplace_back(caller.name, note);
+    return Status::Ok();
+  }
+  Result<nlohmann::json> Audit(const apollo11::storage::AuditFilter& filter) override {
+    return nlohmann::json{{"records", nlohmann::json::array()},
+                          {"principal", filter.principal},
+                          {"since", filter.since},
+                          {"limit", filter.limit}};
+  }
+  std::vector<std::string> cancel_reasons, actors, request_ids;
+  std::vector<std::pair<std::string, Note>> notes;
 };
 
 class ManualClock final : public apollo11::Clock {
@@ -196,6 +210,9 @@ TEST_CASE("the caller's name reaches the backend and the cancel's reason", "[htt
   CHECK(s.backend.cancel_reasons[0] ==
         "canceled by otto (operator) from 127.0.0.1 through the HTTP API");
   CHECK(s.backend.actors == std::vector<std::string>{"otto"});
+  REQUIRE(s.backend.request_ids.size() == 1);
+  CHECK(s.backend.request_ids[0].size() == 16);
+  CHECK(res->get_header_value("X-Request-Id") == s.backend.request_ids[0]);
   auto who = s.client->Get("/api/whoami", {{"Authorization", "Bearer " + t.admin}});
   REQUIRE(who);
   auto doc = nlohmann::json::parse(who->body);
@@ -322,4 +339,77 @@ TEST_CASE("a browser page of another origin may not change anything, and refusal
   auto read = s.client->Get(
       "/api/runs", {{"Authorization", "Bearer " + t.viewer}, {"Origin", "http://evil.example"}});
   CHECK(read->status == 200);
+}
+
+TEST_CASE("a request's X-Request-Id is kept when clean, made when not, and reaches the backend",
+          "[http][security][audit]") {
+  Tokens t;
+  Server s(t.Lines());
+  const std::string auth = "Bearer " + t.op;
+  auto given = s.client->Post("/api/runs/r1/cancel",
+                              {{"Authorization", auth}, {"X-Request-Id", "deploy-7.retry_2"}}, "",
+                              "application/json");
+  REQUIRE(given);
+  CHECK(given->get_header_value("X-Request-Id") == "deploy-7.retry_2");
+  auto odd = s.client->Post("/api/runs/r1/cancel",
+                            {{"Authorization", auth}, {"X-Request-Id", "two words"}}, "",
+                            "application/json");
+  REQUIRE(odd);
+  const std::string made = odd->get_header_value("X-Request-Id");
+  CHECK(made.size() == 16);
+  CHECK(s.backend.request_ids == std::vector<std::string>{"deploy-7.retry_2", made});
+}
+
+TEST_CASE("a changing request the access check refuses is recorded for the audit trail",
+          "[http][security][audit]") {
+  Tokens t;
+  Server s(t.Lines());
+  auto viewer = s.client->Post("/api/runs/r1/cancel", {{"Authorization", "Bearer " + t.viewer}}, "",
+                               "application/json");
+  REQUIRE(viewer);
+  CHECK(viewer->status == 403);
+  auto forged = s.client->Post("/api/pipelines/p/pause", {{"Authorization", "Bearer a11_nope"}}, "",
+                               "application/json");
+  REQUIRE(forged);
+  CHECK(forged->status == 401);
+  auto read = s.client->Get("/api/runs", {{"Authorization", "Bearer a11_nope"}});
+  REQUIRE(read);
+  CHECK(read->status == 401);  // a read: not recorded
+  REQUIRE(s.backend.notes.size() == 2);
+  CHECK(s.backend.notes[0].first == "vera");
+  CHECK(s.backend.notes[0].second.action == "cancel");
+  CHECK(s.backend.notes[0].second.target == "/api/runs/r1/cancel");
+  CHECK_FALSE(s.backend.notes[0].second.ok);
+  CHECK(s.backend.notes[0].second.outcome.rfind("HTTP 403: vera (viewer)", 0) == 0);
+  CHECK(s.backend.notes[1].first == "(unknown token)");
+  CHECK(s.backend.notes[1].second.action == "pause");
+  CHECK(s.backend.notes[1].second.outcome.rfind("HTTP 401: ", 0) == 0);
+  CHECK(s.backend.cancel_reasons.empty());
+}
+
+TEST_CASE("GET /api/audit is the admin's, and its parameters are checked",
+          "[http][security][audit]") {
+  Tokens t;
+  Server s(t.Lines());
+  auto op = s.client->Get("/api/audit", {{"Authorization", "Bearer " + t.op}});
+  REQUIRE(op);
+  CHECK(op->status == 403);
+  auto admin =
+      s.client->Get("/api/audit?principal=otto&limit=5", {{"Authorization", "Bearer " + t.admin}});
+  REQUIRE(admin);
+  REQUIRE(admin->status == 200);
+  auto doc = nlohmann::json::parse(admin->body);
+  CHECK(doc["principal"] == "otto");
+  CHECK(doc["limit"] == 5);
+  for (const char* bad : {"/api/audit?limit=0", "/api/audit?limit=x", "/api/audit?since=soon",
+                          "/api/audit?who=otto"}) {
+    auto res = s.client->Get(bad, {{"Authorization", "Bearer " + t.admin}});
+    REQUIRE(res);
+    INFO(bad);
+    CHECK(res->status == 400);
+  }
+  auto since = s.client->Get("/api/audit?since=1h", {{"Authorization", "Bearer " + t.admin}});
+  REQUIRE(since);
+  CHECK(since->status == 200);
+  CHECK(nlohmann::json::parse(since->body)["since"].get<int64_t>() > 0);
 }

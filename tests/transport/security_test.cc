@@ -663,6 +663,7 @@ TEST_CASE("one table says which roles may do each action", "[security][roles]") 
       {Action::kRegister, false, false, true, false},
       {Action::kRemove, false, false, true, false},
       {Action::kResign, false, false, true, false},
+      {Action::kReadAudit, false, false, true, false},
       {Action::kWork, false, false, false, true},
   };
   REQUIRE(std::size(rows) == ActionRules().size());

@@ -1,0 +1,37 @@
+// The audit trail's answer (QueryKind::kAudit) for QueryService: the newest
+// records that match the query, newest first. Query fields: id = principal,
+// arg = action, offset = since (wall Micros), limit (1 to kMaxAuditAnswer).
+
+#include <algorithm>
+
+#include "actors/queries/query_service.h"
+#include "common/json_dump.h"
+
+namespace apollo11::actors {
+
+nlohmann::json AuditRecordJson(const storage::AuditRecord& r) {
+  return {{"id", r.id},         {"at", FormatTimestamp(r.at)},
+          {"at_us", r.at},      {"principal", r.principal},
+          {"role", r.role},     {"transport", r.transport},
+          {"source", r.source}, {"request_id", r.request_id},
+          {"action", r.action}, {"target", r.target},
+          {"ok", r.ok},         {"outcome", r.outcome}};
+}
+
+QueryReply QueryService::AnswerAudit(const Query& q, const QueryContext&) const {
+  if (audit_ == nullptr) return Fail(Status::Unsupported("this store keeps no audit trail"));
+  storage::AuditFilter filter;
+  filter.principal = q.id;
+  filter.action = q.arg;
+  filter.since = static_cast<Micros>(std::min<uint64_t>(q.offset, INT64_MAX));
+  filter.limit = std::clamp<size_t>(q.limit, 1, kMaxAuditAnswer);
+  auto records = audit_->ListAudit(filter);
+  if (!records.ok()) return Fail(records.status());
+  nlohmann::json out = nlohmann::json::array();
+  for (const storage::AuditRecord& r : *records) out.push_back(AuditRecordJson(r));
+  QueryReply reply;
+  reply.json = SafeJsonDump(nlohmann::json{{"records", std::move(out)}});
+  return reply;
+}
+
+}  // namespace apollo11::actors
