@@ -59,6 +59,12 @@ void PrintAuditLines(const nlohmann::json& records) {
 
 int PrintAudit(const nlohmann::json& doc, bool json) {
   const nlohmann::json& records = doc.contains("records") ? doc["records"] : doc;
+  if (doc.is_object() && !doc.value("complete", true)) {
+    std::fprintf(stderr,
+                 "apollo11 audit: the listing stopped after reading %zu records of the trail; "
+                 "narrow it with --since\n",
+                 storage::AuditFilter{}.max_scan);
+  }
   if (json) {
     std::printf("%s\n", SafeJsonDump(records, 2).c_str());
   } else {
@@ -78,11 +84,12 @@ int AuditRemote(const AuditFlags& f, const storage::AuditFilter& filter) {
 int AuditLocal(const AuditFlags& f, const storage::AuditFilter& filter) {
   auto journal = OpenJournalReadOnly(f.state_dir);
   if (!journal.ok()) return FailAudit(journal.status());
-  auto records = (*journal)->ListAudit(filter);
+  bool complete = true;
+  auto records = (*journal)->ListAudit(filter, &complete);
   if (!records.ok()) return FailAudit(records.status());
   nlohmann::json out = nlohmann::json::array();
   for (const storage::AuditRecord& r : *records) out.push_back(actors::AuditRecordJson(r));
-  return PrintAudit(out, f.json);
+  return PrintAudit(nlohmann::json{{"records", std::move(out)}, {"complete", complete}}, f.json);
 }
 
 }  // namespace

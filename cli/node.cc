@@ -65,7 +65,10 @@ Status Node::StartActors() {
     APOLLO11_RETURN_IF_ERROR(StartCoordinator());
   }
   if (config_.worker) APOLLO11_RETURN_IF_ERROR(StartWorker());
-  if (config_.http_bind != "off") APOLLO11_RETURN_IF_ERROR(StartHttp());
+  if (config_.http_bind != "off") {
+    if (Status oidc = StartOidc(); !oidc.ok()) return Fail(NodeStage::kHttp, oidc);
+    APOLLO11_RETURN_IF_ERROR(StartHttp());
+  }
   return Status::Ok();
 }
 
@@ -189,6 +192,14 @@ namespace {
 
 // Who may call the HTTP API, for the start's log line.
 std::string HttpAccessSummary(const NodeConfig& c) {
+  if (c.oidc.enabled()) {
+    return "single sign-on through " + c.oidc.issuer + " (audience " + c.oidc.audience + ", " +
+           std::to_string(c.oidc.group_roles.size()) + " group mappings)" +
+           (c.api_tokens ? ", and " + std::to_string(c.api_tokens->size()) + " principals from " +
+                               c.api_tokens_file
+                         : std::string()) +
+           "; callers without a token may do nothing";
+  }
   if (c.api_tokens) {
     return std::to_string(c.api_tokens->size()) + " principals from " + c.api_tokens_file +
            "; callers without a token may do nothing";
@@ -199,6 +210,15 @@ std::string HttpAccessSummary(const NodeConfig& c) {
 
 }  // namespace
 
+Status Node::StartOidc() {
+  if (!config_.oidc.enabled()) return Status::Ok();
+  auto oidc = observability::OidcVerifier::Start(
+      config_.oidc, observability::HttpsFetch(config_.oidc.ca_file), clock_);
+  if (!oidc.ok()) return oidc.status();
+  oidc_ = std::move(*oidc);
+  return Status::Ok();
+}
+
 Status Node::StartHttp() {
   AddBuildInfo(registry_);
   observability::AddProcessMetrics(registry_);
@@ -208,6 +228,7 @@ Status Node::StartHttp() {
   ho.api_token = config_.api_token;
   ho.api_tokens = config_.api_tokens;
   ho.api_rate_limit = config_.api_rate_limit;
+  ho.oidc = oidc_.get();  // StartOidc ran first
   ho.tls = config_.http_tls;
   ho.base_path = config_.http_base_path;
   ho.registry = &registry_;
@@ -379,6 +400,11 @@ void Node::Reload(const NodeConfig& fresh) {
   if (zap_) ReloadKeys(fresh);
   if (http_) ReloadApiTokens(fresh);
   if (http_) ReloadTls();
+  if (oidc_) {
+    Status keys = oidc_->Refresh();
+    if (!keys.ok())
+      spdlog::warn("reload: the single sign-on keys were not read: {}", keys.message());
+  }
 }
 
 void Node::ReloadAlerts(const NodeConfig& fresh) {

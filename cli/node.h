@@ -177,6 +177,8 @@ class Node {
   // journal exactly as a restart does). A failure is kept for ActorFailure.
   void SyncHaRole();
   Status StartWorker();
+  // Single sign-on's verifier (--oidc-issuer), before the HTTP server.
+  Status StartOidc();
   Status StartHttp();
   // cli/node_replication.cc: a leader's replication actor serving
   // standbys in `epoch` (started before the coordinator, which commits
@@ -271,6 +273,8 @@ class Node {
   actors::Watchers watchers_;
   std::unique_ptr<actors::Coordinator> coordinator_;
   std::unique_ptr<actors::WorkerActor> worker_;
+  // Single sign-on's keys (--oidc-issuer); the HTTP server uses it.
+  std::unique_ptr<observability::OidcVerifier> oidc_;
   // The HTTP server and its API client go first: they call the coordinator.
   std::unique_ptr<CoordinatorApi> api_;
   std::unique_ptr<observability::HttpServer> http_;

@@ -165,6 +165,40 @@ Status ResolveHttpTls(const NodeFlags& f, NodeConfig* c) {
   return Status::Ok();
 }
 
+// --oidc-*: single sign-on. The provider is not asked here (it may be down
+// while the node starts); the node's OidcVerifier checks the rest.
+Status ResolveOidc(const NodeFlags& f, NodeConfig* c) {
+  if (f.oidc_issuer.empty()) {
+    const bool other = !f.oidc_audience.empty() || !f.oidc_roles.empty() || !f.oidc_ca_file.empty();
+    if (other) {
+      return Status::InvalidInput(
+          "--oidc-audience, --oidc-role and --oidc-ca-file need --oidc-issuer: without it they "
+          "would do nothing");
+    }
+    return Status::Ok();
+  }
+  observability::OidcOptions& o = c->oidc;
+  o.issuer = f.oidc_issuer;
+  o.audience = f.oidc_audience;
+  o.ca_file = f.oidc_ca_file;
+  o.name_claim = f.oidc_name_claim;
+  o.groups_claim = f.oidc_groups_claim;
+  for (const std::string& text : f.oidc_roles) {
+    auto mapping = observability::ParseGroupRole(text);
+    if (!mapping.ok()) return mapping.status();
+    o.group_roles.push_back(std::move(*mapping));
+  }
+  if (o.audience.empty() || o.group_roles.empty()) {
+    return Status::InvalidInput(
+        "--oidc-issuer needs --oidc-audience (the audience its tokens name for this node) and at "
+        "least one --oidc-role GROUP=ROLE");
+  }
+  if (o.issuer.rfind("https://", 0) != 0 && o.issuer.rfind("http://", 0) != 0) {
+    return Status::InvalidInput("--oidc-issuer '" + o.issuer + "': the provider's issuer URL");
+  }
+  return Status::Ok();
+}
+
 Status ResolveHttp(const NodeFlags& f, NodeEnv& env, NodeConfig* c) {
   c->http_bind =
       f.http_bind.empty() ? (c->coordinator ? kDefaultCoordinatorHttp : "off") : f.http_bind;
@@ -179,11 +213,13 @@ Status ResolveHttp(const NodeFlags& f, NodeEnv& env, NodeConfig* c) {
     c->api_tokens = std::move(*tokens);
   }
   APOLLO11_RETURN_IF_ERROR(ResolveHttpTls(f, c));
+  APOLLO11_RETURN_IF_ERROR(ResolveOidc(f, c));
   auto base = observability::ParseBasePath(f.http_base_path);
   if (!base.ok()) return base.status();
   c->http_base_path = *base;
   if (c->http_bind == "off") {
     for (const auto& [flag, given] : {std::pair{"--api-tokens", !c->api_tokens_file.empty()},
+                                      std::pair{"--oidc-issuer", c->oidc.enabled()},
                                       std::pair{"--http-tls-cert", c->http_tls.enabled()},
                                       std::pair{"--http-base-path", !c->http_base_path.empty()}}) {
       if (given) {
@@ -197,7 +233,7 @@ Status ResolveHttp(const NodeFlags& f, NodeEnv& env, NodeConfig* c) {
   auto hp = observability::ParseHttpBind(c->http_bind);
   if (!hp.ok()) return Status::InvalidInput("--http-bind: " + hp.status().message());
   if (!observability::IsLoopbackHost(hp->host) && c->api_token.empty() && !c->api_tokens &&
-      !f.insecure) {
+      !c->oidc.enabled() && !f.insecure) {
     return Status::InvalidInput("refusing to serve HTTP on a non-loopback address (" +
                                 c->http_bind +
                                 ") without --api-tokens or --api-token; pass --insecure to "

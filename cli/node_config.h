@@ -17,6 +17,7 @@
 #include "common/duration.h"
 #include "common/status.h"
 #include "observability/api_tokens.h"
+#include "observability/oidc.h"
 #include "observability/tls_context.h"
 #include "transport/zap_handler.h"
 
@@ -67,6 +68,10 @@ struct NodeFlags {
   std::string api_token;
   std::string api_token_file;
   std::string api_tokens_file;  // --api-tokens
+  // --oidc-*: single sign-on on the HTTP port (observability/oidc.h).
+  std::string oidc_issuer, oidc_audience, oidc_ca_file;
+  std::string oidc_name_claim = "preferred_username", oidc_groups_claim = "groups";
+  std::vector<std::string> oidc_roles;  // GROUP=ROLE
   double api_rate_limit = 20;
   observability::TlsFiles http_tls;  // --http-tls-cert, -key, -client-ca
   std::string http_base_path;        // --http-base-path
@@ -140,6 +145,7 @@ struct NodeConfig {
   std::string api_tokens_file;
   std::optional<std::vector<observability::ApiToken>> api_tokens;
   double api_rate_limit = 20;        // changing requests per second per principal; 0 = no limit
+  observability::OidcOptions oidc;   // not enabled = no single sign-on
   observability::TlsFiles http_tls;  // not enabled = plain HTTP
   std::string http_base_path;        // "" = the root; else "/apollo"
   std::vector<alerts::AlertRule> alert_rules;  // none: no notifier

@@ -231,6 +231,21 @@ void AddHttpFlags(CLI::App* start, NodeFlags* f) {
       "--api-tokens", f->api_tokens_file,
       "coordinator: tokens file: one principal per line, NAME ROLE sha256:HASH (`apollo11 token "
       "create`); with it, callers without a token may do nothing. Re-read on SIGHUP");
+  start->add_option("--oidc-issuer", f->oidc_issuer,
+                    "coordinator: single sign-on: the OpenID Connect provider whose bearer JWTs "
+                    "are principals (its discovery document and keys are read from it)");
+  start->add_option("--oidc-audience", f->oidc_audience,
+                    "coordinator: the audience (aud) the provider's tokens name for this node");
+  start->add_option("--oidc-role", f->oidc_roles,
+                    "coordinator: GROUP=ROLE, the role of the provider's users in GROUP "
+                    "(repeatable; viewer, operator or admin)");
+  start->add_option("--oidc-groups-claim", f->oidc_groups_claim,
+                    "coordinator: the claim that lists a user's groups (default groups)");
+  start->add_option("--oidc-name-claim", f->oidc_name_claim,
+                    "coordinator: the claim that names a user (default preferred_username, "
+                    "else sub)");
+  start->add_option("--oidc-ca-file", f->oidc_ca_file,
+                    "coordinator: PEM CAs for the provider's HTTPS (default: the system's)");
   start->add_option("--http-base-path", f->http_base_path,
                     "serve the dashboard and every HTTP path below this (e.g. /apollo), for a "
                     "reverse proxy that serves the node under a sub-path");

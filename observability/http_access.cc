@@ -9,6 +9,8 @@
 #include <cmath>
 
 #include "observability/http_routing.h"
+#include "observability/jwt_verify.h"
+#include "observability/oidc.h"
 
 namespace apollo11::observability {
 namespace {
@@ -106,6 +108,11 @@ void HttpAccess::SetTokens(std::vector<ApiToken> tokens) {
 }
 
 bool HttpAccess::MutationsPossible() const {
+  if (options_.oidc != nullptr) {
+    for (const auto& [group, roles] : options_.oidc->options().group_roles) {
+      if (transport::Allows(roles, Action::kCancel)) return true;
+    }
+  }
   MutexLock lock(&mu_);
   return std::any_of(tokens_.begin(), tokens_.end(), [](const ApiToken& t) {
     return transport::Allows(t.role, Action::kCancel) ||
@@ -160,8 +167,19 @@ void HttpAccess::Refuse(const httplib::Request& req, httplib::Response& res, int
 }
 
 bool HttpAccess::HasTokens() const {
+  if (options_.oidc != nullptr) return true;
   MutexLock lock(&mu_);
   return !tokens_.empty();
+}
+
+std::optional<std::string> HttpAccess::SsoToken(const httplib::Request& req) const {
+  if (options_.oidc == nullptr) return std::nullopt;
+  const std::string header = req.get_header_value("Authorization");
+  constexpr std::string_view kBearer = "Bearer ";
+  if (!header.starts_with(kBearer)) return std::nullopt;
+  std::string token = header.substr(kBearer.size());
+  if (!LooksLikeJwt(token)) return std::nullopt;
+  return token;
 }
 
 std::optional<Principal> HttpAccess::Identify(const httplib::Request& req,
@@ -170,7 +188,17 @@ std::optional<Principal> HttpAccess::Identify(const httplib::Request& req,
   p.address = req.remote_addr;
   if (!req.has_header("Authorization")) {
     p.name = "anonymous";
-    p.roles = options_.tokens ? 0 : transport::kRoleViewer;
+    p.roles = options_.tokens || options_.oidc != nullptr ? 0 : transport::kRoleViewer;
+    return p;
+  }
+  if (std::optional<std::string> jwt = SsoToken(req)) {
+    auto id = options_.oidc->Verify(*jwt);
+    if (!id.ok()) {
+      Refuse(req, res, 401, id.status().message());
+      return std::nullopt;
+    }
+    p.name = id->name;
+    p.roles = id->roles;
     return p;
   }
   if (!HasTokens()) {
@@ -202,6 +230,13 @@ Principal HttpAccess::Whom(const httplib::Request& req) const {
   p.name = "anonymous";
   if (!req.has_header("Authorization")) return p;
   p.name = "(unknown token)";
+  if (std::optional<std::string> jwt = SsoToken(req)) {
+    if (auto id = options_.oidc->Verify(*jwt); id.ok()) {
+      p.name = id->name;
+      p.roles = id->roles;
+    }
+    return p;
+  }
   const std::string header = req.get_header_value("Authorization");
   constexpr std::string_view kBearer = "Bearer ";
   if (!header.starts_with(kBearer)) return p;

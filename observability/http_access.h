@@ -46,6 +46,8 @@
 
 namespace apollo11::observability {
 
+class OidcVerifier;
+
 struct Principal {
   std::string name;  // "alice", "api-token", "anonymous"
   transport::KeyRoles roles = 0;
@@ -81,6 +83,10 @@ struct HttpAccessOptions {
   // Mutating requests per second per principal; 0 = unlimited.
   double rate_per_second = 20;
   const Clock* clock = nullptr;  // null = the system clock; must outlive this
+  // Single sign-on (observability/oidc.h): a bearer shaped like a JWT is
+  // that provider's token. Null: none. Must outlive this. With it, as with
+  // a tokens file, anonymous requests may do nothing.
+  OidcVerifier* oidc = nullptr;
 };
 
 class HttpAccess {
@@ -107,6 +113,9 @@ class HttpAccess {
   bool HasTokens() const;
 
  private:
+  // The request's bearer when single sign-on is on and it is shaped like a
+  // JWT (an API token never is); nullopt otherwise.
+  std::optional<std::string> SsoToken(const httplib::Request& req) const;
   struct Bucket {
     double tokens = 0;
     Micros at = 0;

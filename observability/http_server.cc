@@ -158,7 +158,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options)
   s->options_ = std::move(options);
   s->access_ = std::make_unique<HttpAccess>(
       HttpAccessOptions{s->options_.api_token, s->options_.api_tokens, s->options_.api_rate_limit,
-                        s->options_.clock});
+                        s->options_.clock, s->options_.oidc});
   auto base = ParseBasePath(s->options_.base_path);
   if (!base.ok()) return base.status();
   s->options_.base_path = *base;

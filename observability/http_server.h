@@ -67,6 +67,8 @@ struct HttpServerOptions {
   std::string api_token;
   std::optional<std::vector<ApiToken>> api_tokens;
   double api_rate_limit = 20;
+  // Single sign-on (oidc.h); null = none. Must outlive the server.
+  OidcVerifier* oidc = nullptr;
   // TLS on the port (tls_context.h); not enabled = plain HTTP.
   TlsFiles tls;
   // Every path is served below this ("" = at the root; "/apollo": the

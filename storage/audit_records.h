@@ -61,6 +61,10 @@ struct AuditFilter {
   std::string principal;  // exactly this principal
   std::string action;     // exactly this action
   size_t limit = 100;     // at most this many, the newest
+  // A listing reads at most this many records, newest first, and stops
+  // there (a filter that matches little would otherwise read the whole
+  // trail, on the thread that answers queries: the scheduler's).
+  size_t max_scan = 100'000;
 };
 bool Matches(const AuditFilter& f, const AuditRecord& r);
 

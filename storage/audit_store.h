@@ -15,8 +15,15 @@ class AuditStore {
   virtual ~AuditStore() = default;
 
   // The newest `filter.limit` records that match `filter`, newest first.
-  // Any thread.
-  virtual Result<std::vector<AuditRecord>> ListAudit(const AuditFilter& filter) = 0;
+  // The scan goes from the newest record back and stops at the first one
+  // dated before `filter.since` (the trail is in commit order, which is
+  // time order but for a step back of the wall clock) or after
+  // `filter.max_scan` records; `*complete` (when given) is false in the
+  // latter case while older records remain. Any thread.
+  Result<std::vector<AuditRecord>> ListAudit(const AuditFilter& filter) {
+    return ListAudit(filter, nullptr);
+  }
+  virtual Result<std::vector<AuditRecord>> ListAudit(const AuditFilter& filter, bool* complete) = 0;
   // Removes the oldest records dated before `before`, at most `max_records`
   // of them; returns how many went (fewer than max_records: none is left).
   // Writer thread only.

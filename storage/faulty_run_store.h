@@ -84,8 +84,9 @@ class FaultyRunStore final : public RunStore {
                                                      const std::string& key) override {
     return base_->RunOfTriggerKey(name, key);
   }
-  Result<std::vector<AuditRecord>> ListAudit(const AuditFilter& filter) override {
-    return base_->ListAudit(filter);
+  using AuditStore::ListAudit;
+  Result<std::vector<AuditRecord>> ListAudit(const AuditFilter& filter, bool* complete) override {
+    return base_->ListAudit(filter, complete);
   }
   Result<size_t> PruneAudit(Micros before, size_t max_records) override {
     return base_->PruneAudit(before, max_records);

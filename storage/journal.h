@@ -149,7 +149,8 @@ class Journal final : public RunStore {
   Result<std::optional<std::string>> RunOfTriggerKey(const std::string& name,
                                                      const std::string& key) override;
   // audit: see AuditStore (journal_audit.cc).
-  Result<std::vector<AuditRecord>> ListAudit(const AuditFilter& filter) override;
+  using AuditStore::ListAudit;
+  Result<std::vector<AuditRecord>> ListAudit(const AuditFilter& filter, bool* complete) override;
   Result<size_t> PruneAudit(Micros before, size_t max_records) override;
 
   // Increments and durably stores the coordinator epoch, returning the new

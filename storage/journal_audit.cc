@@ -22,8 +22,9 @@ int Journal::WriteAudit(MDB_txn* txn, const Batch& batch, uint64_t batch_no) {
   return 0;
 }
 
-Result<std::vector<AuditRecord>> Journal::ListAudit(const AuditFilter& filter) {
+Result<std::vector<AuditRecord>> Journal::ListAudit(const AuditFilter& filter, bool* complete) {
   std::vector<AuditRecord> out;
+  if (complete != nullptr) *complete = true;
   if (env_->audit == 0 || filter.limit == 0) return out;
   ReadTxn txn(*this);
   APOLLO11_RETURN_IF_ERROR(txn.Begin());
@@ -31,11 +32,17 @@ Result<std::vector<AuditRecord>> Journal::ListAudit(const AuditFilter& filter) {
   int rc = cursor.Open(txn.get(), env_->audit);
   if (rc != 0) return Error(rc, "open a cursor");
   MDB_val k, v;
+  size_t scanned = 0;
   for (rc = cursor.Get(&k, &v, MDB_LAST); rc == 0 && out.size() < filter.limit;
        rc = cursor.Get(&k, &v, MDB_PREV)) {
+    if (scanned++ == filter.max_scan) {
+      if (complete != nullptr) *complete = false;
+      break;
+    }
     if (k.mv_size != 8) return Status::Corrupt("the audit table holds a key that is not an id");
     Result<AuditRecord> r = DecodeAudit(codec::DecodeSeqKey(View(k)), View(v));
     if (!r.ok()) return r.status();
+    if (r->at < filter.since) break;
     if (Matches(filter, *r)) out.push_back(std::move(r).value());
   }
   if (rc != 0 && rc != MDB_NOTFOUND) return Error(rc, "list the audit trail");

@@ -240,9 +240,17 @@ Result<std::optional<FireRecord>> MemoryRunStore::LastFire(const std::string& pi
   return std::optional<FireRecord>(it->second);
 }
 
-Result<std::vector<AuditRecord>> MemoryRunStore::ListAudit(const AuditFilter& filter) {
+Result<std::vector<AuditRecord>> MemoryRunStore::ListAudit(const AuditFilter& filter,
+                                                           bool* complete) {
   std::vector<AuditRecord> out;
+  if (complete != nullptr) *complete = true;
+  size_t scanned = 0;
   for (auto it = audit_.rbegin(); it != audit_.rend() && out.size() < filter.limit; ++it) {
+    if (scanned++ == filter.max_scan) {
+      if (complete != nullptr) *complete = false;
+      break;
+    }
+    if (it->second.at < filter.since) break;
     if (Matches(filter, it->second)) out.push_back(it->second);
   }
   return out;

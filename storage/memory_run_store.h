@@ -59,7 +59,8 @@ class MemoryRunStore final : public RunStore {
   Result<std::vector<FireRecord>> Fires(const std::string& pipeline, Micros from,
                                         Micros to) override;
   Result<std::optional<FireRecord>> LastFire(const std::string& pipeline) override;
-  Result<std::vector<AuditRecord>> ListAudit(const AuditFilter& filter) override;
+  using AuditStore::ListAudit;
+  Result<std::vector<AuditRecord>> ListAudit(const AuditFilter& filter, bool* complete) override;
   Result<size_t> PruneAudit(Micros before, size_t max_records) override;
   Result<uint64_t> BumpEpoch() override { return ++epoch_; }
   Result<uint64_t> Epoch() override { return epoch_; }

@@ -25,12 +25,15 @@ QueryReply QueryService::AnswerAudit(const Query& q, const QueryContext&) const 
   filter.action = q.arg;
   filter.since = static_cast<Micros>(std::min<uint64_t>(q.offset, INT64_MAX));
   filter.limit = std::clamp<size_t>(q.limit, 1, kMaxAuditAnswer);
-  auto records = audit_->ListAudit(filter);
+  bool complete = true;
+  auto records = audit_->ListAudit(filter, &complete);
   if (!records.ok()) return Fail(records.status());
   nlohmann::json out = nlohmann::json::array();
   for (const storage::AuditRecord& r : *records) out.push_back(AuditRecordJson(r));
   QueryReply reply;
-  reply.json = SafeJsonDump(nlohmann::json{{"records", std::move(out)}});
+  // complete: false when the scan stopped at its bound with older records
+  // left (storage::AuditFilter::max_scan).
+  reply.json = SafeJsonDump(nlohmann::json{{"records", std::move(out)}, {"complete", complete}});
   return reply;
 }
 

@@ -525,5 +525,34 @@ TEST_CASE("replication settings that could not work are refused", "[cli][node]")
   CHECK(Refusal(f, env).find("--replication-follow tcp://10.0.0.5:7013") != std::string::npos);
 }
 
+TEST_CASE("single sign-on flags are refused unless they can work", "[cli][node][security]") {
+  FakeNodeEnv env;
+  NodeFlags f;
+  f.oidc_audience = "apollo11";
+  CHECK(Refusal(f, env).rfind("--oidc-audience, --oidc-role and --oidc-ca-file need --oidc-issuer",
+                              0) == 0);
+  f = NodeFlags{};
+  f.oidc_issuer = "https://idp.example.org";
+  CHECK(Refusal(f, env).find("needs --oidc-audience") != std::string::npos);
+  f.oidc_audience = "apollo11";
+  CHECK(Refusal(f, env).find("at least one --oidc-role GROUP=ROLE") != std::string::npos);
+  f.oidc_roles = {"ops"};
+  CHECK(Refusal(f, env).find("write GROUP=ROLE") != std::string::npos);
+  f.oidc_roles = {"ops=worker"};
+  CHECK(Refusal(f, env).find("unknown role 'worker'") != std::string::npos);
+  f.oidc_roles = {"ops=operator", "platform=admin"};
+  f.oidc_issuer = "idp.example.org";
+  CHECK(Refusal(f, env).find("the provider's issuer URL") != std::string::npos);
+  f.oidc_issuer = "https://idp.example.org";
+  auto c = ResolveNodeConfig(f, env);
+  REQUIRE(c.ok());
+  CHECK(c->oidc.enabled());
+  REQUIRE(c->oidc.group_roles.size() == 2);
+  CHECK(c->oidc.group_roles[1].first == "platform");
+  CHECK(c->oidc.group_roles[1].second == transport::kRoleAdmin);
+  f.http_bind = "off";
+  CHECK(Refusal(f, env).rfind("--oidc-issuer is given but the node serves no HTTP", 0) == 0);
+}
+
 }  // namespace
 }  // namespace apollo11::cli

@@ -76,6 +76,19 @@ void CheckAuditContract(RunStore& store) {
   window.until = 300;
   REQUIRE(store.ListAudit(window)->size() == 1);
   CHECK(store.ListAudit(window)->front().principal == "bob");
+  // The scan is bounded: past max_scan records it stops and says so.
+  AuditFilter bounded;
+  bounded.principal = "alice";
+  bounded.max_scan = 2;
+  bool complete = true;
+  auto some = store.ListAudit(bounded, &complete);
+  REQUIRE(some.ok());
+  REQUIRE(some->size() == 1);
+  CHECK(some->front().action == "rerun");
+  CHECK_FALSE(complete);
+  bounded.max_scan = 3;
+  CHECK(store.ListAudit(bounded, &complete)->size() == 2);
+  CHECK(complete);
   AuditFilter one;
   one.limit = 1;
   REQUIRE(store.ListAudit(one)->size() == 1);

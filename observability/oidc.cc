@@ -1,0 +1,190 @@
+#include "observability/oidc.h"
+
+#include <httplib.h>
+#include <spdlog/spdlog.h>
+
+#include <regex>
+
+namespace apollo11::observability {
+namespace {
+
+constexpr size_t kMaxDocument = 1 << 20;
+
+std::string WithoutTrailingSlash(std::string url) {
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  return url;
+}
+
+}  // namespace
+
+Result<std::pair<std::string, transport::KeyRoles>> ParseGroupRole(std::string_view text) {
+  const size_t eq = text.rfind('=');
+  if (eq == std::string_view::npos || eq == 0 || eq + 1 == text.size()) {
+    return Status::InvalidInput("--oidc-role '" + std::string(text) +
+                                "': write GROUP=ROLE (e.g. platform-ops=operator)");
+  }
+  const std::string_view role = text.substr(eq + 1);
+  auto roles = transport::ParseRole(role);
+  if (!roles || *roles == transport::kRoleWorker) {
+    return Status::InvalidInput("--oidc-role '" + std::string(text) + "': unknown role '" +
+                                std::string(role) + "' (viewer, operator or admin)");
+  }
+  return std::make_pair(std::string(text.substr(0, eq)), *roles);
+}
+
+OidcFetch HttpsFetch(std::string ca_file) {
+  return [ca_file = std::move(ca_file)](const std::string& url) -> Result<std::string> {
+    static const std::regex kUrl(R"((https?://[^/?#]+)([^#]*))");
+    std::smatch m;
+    if (!std::regex_match(url, m, kUrl)) return Status::InvalidInput("not an http(s) URL: " + url);
+    httplib::Client client(m[1].str());
+    client.set_connection_timeout(5, 0);
+    client.set_read_timeout(5, 0);
+    client.set_write_timeout(5, 0);
+    client.set_follow_location(false);
+    if (url.rfind("https://", 0) == 0) {
+      client.enable_server_certificate_verification(true);
+      if (!ca_file.empty()) client.set_ca_cert_path(ca_file.c_str());
+    }
+    std::string body;
+    bool too_big = false;
+    const std::string path = m[2].str().empty() ? "/" : m[2].str();
+    auto res = client.Get(path, [&](const char* data, size_t n) {
+      if (body.size() + n > kMaxDocument) {
+        too_big = true;
+        return false;
+      }
+      body.append(data, n);
+      return true;
+    });
+    if (too_big) return Status::InvalidInput(url + " answered more than 1 MiB");
+    if (!res) return Status::Io(url + ": " + httplib::to_string(res.error()));
+    if (res->status != 200) {
+      return Status::Io(url + " answered HTTP " + std::to_string(res->status));
+    }
+    return body;
+  };
+}
+
+Result<std::unique_ptr<OidcVerifier>> OidcVerifier::Start(OidcOptions options, OidcFetch fetch,
+                                                          const Clock* clock) {
+  options.issuer = WithoutTrailingSlash(options.issuer);
+  if (options.issuer.rfind("https://", 0) != 0 && options.issuer.rfind("http://", 0) != 0) {
+    return Status::InvalidInput("--oidc-issuer '" + options.issuer +
+                                "': the provider's issuer URL (https://...)");
+  }
+  if (options.audience.empty()) {
+    return Status::InvalidInput(
+        "--oidc-issuer needs --oidc-audience: the audience (client id) its tokens name for "
+        "this node");
+  }
+  if (options.group_roles.empty()) {
+    return Status::InvalidInput(
+        "--oidc-issuer needs at least one --oidc-role GROUP=ROLE: without one, no signed-in "
+        "user could do anything");
+  }
+  std::unique_ptr<OidcVerifier> v(new OidcVerifier(std::move(options), std::move(fetch), clock));
+  if (Status s = v->Refresh(); !s.ok()) {
+    spdlog::warn("oidc: the keys of {} could not be read, tokens are refused until they are: {}",
+                 v->options_.issuer, s.message());
+  }
+  return v;
+}
+
+Status OidcVerifier::Refresh() {
+  const std::string discovery_url = options_.issuer + "/.well-known/openid-configuration";
+  Status outcome = Status::Ok();
+  std::shared_ptr<const JwksKeys> fresh;
+  std::string iss;
+  auto discovery = fetch_(discovery_url);
+  if (!discovery.ok()) {
+    outcome = discovery.status();
+  } else {
+    auto doc = nlohmann::json::parse(*discovery, nullptr, /*allow_exceptions=*/false);
+    if (!doc.is_object() || WithoutTrailingSlash(doc.value("issuer", "")) != options_.issuer ||
+        !doc.value("jwks_uri", nlohmann::json()).is_string()) {
+      outcome = Status::InvalidInput(discovery_url +
+                                     " is not the discovery document of this issuer (issuer, "
+                                     "jwks_uri)");
+    } else {
+      auto jwks = fetch_(doc["jwks_uri"].get<std::string>());
+      auto keys = jwks.ok() ? JwksKeys::Parse(*jwks) : Result<JwksKeys>(jwks.status());
+      if (keys.ok()) {
+        fresh = std::make_shared<const JwksKeys>(std::move(*keys));
+        iss = doc["issuer"].get<std::string>();
+      } else {
+        outcome = keys.status();
+      }
+    }
+  }
+  MutexLock lock(&mu_);
+  last_read_ = clock_->Steady();
+  if (fresh) {
+    spdlog::info("oidc: {} signing keys of {} in force", fresh->size(), options_.issuer);
+    keys_ = std::move(fresh);
+    iss_ = std::move(iss);
+    last_error_.clear();
+  } else {
+    last_error_ = outcome.message();
+  }
+  return outcome;
+}
+
+std::shared_ptr<const JwksKeys> OidcVerifier::KeysFor(const std::string& kid) {
+  bool stale = false;
+  {
+    MutexLock lock(&mu_);
+    if (keys_ && keys_->Has(kid)) return keys_;
+    stale = last_read_ == 0 || clock_->Steady() - last_read_ >= kRefreshEvery;
+  }
+  if (stale) (void)Refresh();
+  MutexLock lock(&mu_);
+  return keys_;
+}
+
+OidcIdentity OidcVerifier::IdentityOf(const nlohmann::json& claims) const {
+  OidcIdentity id;
+  const auto name = claims.find(options_.name_claim);
+  id.name = name != claims.end() && name->is_string() ? name->get<std::string>()
+                                                      : claims.value("sub", "");
+  const auto groups = claims.find(options_.groups_claim);
+  if (groups != claims.end() && groups->is_array()) {
+    for (const auto& g : *groups) {
+      if (g.is_string()) id.groups.push_back(g.get<std::string>());
+    }
+  } else if (groups != claims.end() && groups->is_string()) {
+    id.groups.push_back(groups->get<std::string>());
+  }
+  for (const std::string& g : id.groups) {
+    for (const auto& [group, roles] : options_.group_roles) {
+      if (g == group) id.roles |= roles;
+    }
+  }
+  return id;
+}
+
+Result<OidcIdentity> OidcVerifier::Verify(std::string_view token) {
+  const std::string kid = JwtKeyId(token);
+  std::shared_ptr<const JwksKeys> keys = KeysFor(kid);
+  JwtExpectations want;
+  {
+    MutexLock lock(&mu_);
+    if (!keys) {
+      return Status::InvalidInput("token refused: the keys of " + options_.issuer +
+                                  " could not be read: " + last_error_);
+    }
+    want.issuer = iss_;
+  }
+  want.audience = options_.audience;
+  want.now = clock_->Now();
+  auto claims = VerifyJwt(token, *keys, want);
+  if (!claims.ok()) return claims.status();
+  OidcIdentity id = IdentityOf(*claims);
+  if (id.name.empty()) {
+    return Status::InvalidInput("token refused: it names nobody (no " + options_.name_claim +
+                                " or sub claim)");
+  }
+  return id;
+}
+
+}  // namespace apollo11::observability

@@ -1,0 +1,249 @@
+// JWT verification against a JWKS (observability/jwt_verify.h), with keys
+// OpenSSL makes here: RS256 and ES256 tokens that verify, and every way a
+// token must be refused: another key, a changed payload, alg none, HS256
+// keyed with the public key, an expired or not-yet-valid token, another
+// issuer or audience, garbage.
+
+#include "observability/jwt_verify.h"
+
+#include <openssl/core_names.h>
+#include <openssl/ec.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include <catch2/catch.hpp>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+using apollo11::kMicrosPerSecond;
+using apollo11::Micros;
+using apollo11::StatusCode;
+using nlohmann::json;
+namespace obs = apollo11::observability;
+
+namespace {
+
+std::string B64Url(std::string_view in) {
+  static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  std::string out;
+  uint32_t bits = 0;
+  int have = 0;
+  for (unsigned char c : in) {
+    bits = (bits << 8) | c;
+    have += 8;
+    while (have >= 6) {
+      have -= 6;
+      out.push_back(kAlphabet[(bits >> have) & 63]);
+    }
+  }
+  if (have > 0) out.push_back(kAlphabet[(bits << (6 - have)) & 63]);
+  return out;
+}
+
+using Pkey = std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)>;
+
+Pkey Rsa(int bits = 2048) {
+  return Pkey(EVP_PKEY_Q_keygen(nullptr, nullptr, "RSA", static_cast<size_t>(bits)), EVP_PKEY_free);
+}
+Pkey P256() { return Pkey(EVP_PKEY_Q_keygen(nullptr, nullptr, "EC", "P-256"), EVP_PKEY_free); }
+
+std::string BnBytes(EVP_PKEY* key, const char* name) {
+  BIGNUM* bn = nullptr;
+  REQUIRE(EVP_PKEY_get_bn_param(key, name, &bn) == 1);
+  std::string out(static_cast<size_t>(BN_num_bytes(bn)), '\0');
+  BN_bn2bin(bn, reinterpret_cast<unsigned char*>(out.data()));
+  BN_free(bn);
+  return out;
+}
+
+json Jwk(EVP_PKEY* key, const std::string& kid) {
+  if (EVP_PKEY_get_base_id(key) == EVP_PKEY_RSA) {
+    return {{"kty", "RSA"},
+            {"kid", kid},
+            {"use", "sig"},
+            {"n", B64Url(BnBytes(key, OSSL_PKEY_PARAM_RSA_N))},
+            {"e", B64Url(BnBytes(key, OSSL_PKEY_PARAM_RSA_E))}};
+  }
+  unsigned char point[65];
+  size_t len = 0;
+  REQUIRE(EVP_PKEY_get_octet_string_param(key, OSSL_PKEY_PARAM_PUB_KEY, point, sizeof point,
+                                          &len) == 1);
+  REQUIRE(len == 65);
+  const std::string p(reinterpret_cast<const char*>(point), len);
+  return {{"kty", "EC"},
+          {"kid", kid},
+          {"crv", "P-256"},
+          {"x", B64Url(p.substr(1, 32))},
+          {"y", B64Url(p.substr(33, 32))}};
+}
+
+std::string Sign(EVP_PKEY* key, std::string_view data) {
+  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+  size_t len = 0;
+  REQUIRE(EVP_DigestSignInit(ctx, nullptr, EVP_sha256(), nullptr, key) == 1);
+  REQUIRE(EVP_DigestSign(ctx, nullptr, &len, reinterpret_cast<const unsigned char*>(data.data()),
+                         data.size()) == 1);
+  std::string sig(len, '\0');
+  REQUIRE(EVP_DigestSign(ctx, reinterpret_cast<unsigned char*>(sig.data()), &len,
+                         reinterpret_cast<const unsigned char*>(data.data()), data.size()) == 1);
+  sig.resize(len);
+  EVP_MD_CTX_free(ctx);
+  if (EVP_PKEY_get_base_id(key) != EVP_PKEY_EC) return sig;
+  // DER -> r || s, as JWS writes an ES256 signature.
+  const auto* p = reinterpret_cast<const unsigned char*>(sig.data());
+  ECDSA_SIG* es = d2i_ECDSA_SIG(nullptr, &p, static_cast<long>(sig.size()));  // NOLINT
+  REQUIRE(es != nullptr);
+  unsigned char raw[64];
+  BN_bn2binpad(ECDSA_SIG_get0_r(es), raw, 32);
+  BN_bn2binpad(ECDSA_SIG_get0_s(es), raw + 32, 32);
+  ECDSA_SIG_free(es);
+  return std::string(reinterpret_cast<const char*>(raw), 64);
+}
+
+const Micros kNow = 1'800'000'000LL * kMicrosPerSecond;
+
+json Claims() {
+  return {{"iss", "https://idp.example.org"}, {"aud", "apollo11"}, {"sub", "u-1"},
+          {"preferred_username", "alice"},    {"groups", {"ops"}}, {"iat", 1'800'000'000 - 10},
+          {"exp", 1'800'000'000 + 300}};
+}
+
+std::string Token(EVP_PKEY* key, const json& header, const json& claims) {
+  const std::string signed_part = B64Url(header.dump()) + "." + B64Url(claims.dump());
+  return signed_part + "." + B64Url(Sign(key, signed_part));
+}
+
+obs::JwtExpectations Want() {
+  obs::JwtExpectations w;
+  w.issuer = "https://idp.example.org";
+  w.audience = "apollo11";
+  w.now = kNow;
+  return w;
+}
+
+std::string Refusal(const std::string& token, const obs::JwksKeys& keys,
+                    const obs::JwtExpectations& want = Want()) {
+  auto r = obs::VerifyJwt(token, keys, want);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == StatusCode::kInvalidInput);
+  return r.status().message();
+}
+
+struct Fixture {
+  Pkey rsa = Rsa(), ec = P256(), stranger = Rsa();
+  obs::JwksKeys keys =
+      *obs::JwksKeys::Parse(json{{"keys", {Jwk(rsa.get(), "r1"), Jwk(ec.get(), "e1")}}}.dump());
+};
+
+}  // namespace
+
+TEST_CASE("RS256 and ES256 tokens signed by a listed key verify, and give their claims",
+          "[http][oidc]") {
+  Fixture f;
+  CHECK(f.keys.size() == 2);
+  auto rs = obs::VerifyJwt(Token(f.rsa.get(), {{"alg", "RS256"}, {"kid", "r1"}}, Claims()), f.keys,
+                           Want());
+  REQUIRE(rs.ok());
+  CHECK((*rs)["preferred_username"] == "alice");
+  json aud_list = Claims();
+  aud_list["aud"] = {"other", "apollo11"};
+  const std::string es =
+      Token(f.ec.get(), {{"alg", "ES256"}, {"kid", "e1"}, {"typ", "JWT"}}, aud_list);
+  CHECK(obs::LooksLikeJwt(es));
+  CHECK(obs::JwtKeyId(es) == "e1");
+  auto ok = obs::VerifyJwt(es, f.keys, Want());
+  REQUIRE(ok.ok());
+  CHECK((*ok)["groups"] == json{"ops"});
+  // Within the leeway for clocks that disagree.
+  obs::JwtExpectations late = Want();
+  late.now = kNow + 330 * kMicrosPerSecond;
+  CHECK(obs::VerifyJwt(es, f.keys, late).ok());
+}
+
+TEST_CASE("a token signed by another key, or changed after signing, is refused", "[http][oidc]") {
+  Fixture f;
+  CHECK(Refusal(Token(f.stranger.get(), {{"alg", "RS256"}, {"kid", "r1"}}, Claims()), f.keys) ==
+        "token refused: its signature does not verify with key 'r1'");
+  CHECK(Refusal(Token(f.stranger.get(), {{"alg", "RS256"}, {"kid", "x9"}}, Claims()), f.keys) ==
+        "token refused: signed with key 'x9', which the issuer does not list");
+  std::string token = Token(f.rsa.get(), {{"alg", "RS256"}, {"kid", "r1"}}, Claims());
+  json admin = Claims();
+  admin["groups"] = {"admins"};
+  const size_t a = token.find('.'), b = token.find('.', a + 1);
+  const std::string forged = token.substr(0, a + 1) + B64Url(admin.dump()) + token.substr(b);
+  CHECK(Refusal(forged, f.keys).find("does not verify") != std::string::npos);
+  // An EC key named for an RS256 token.
+  CHECK(Refusal(Token(f.rsa.get(), {{"alg", "RS256"}, {"kid", "e1"}}, Claims()), f.keys) ==
+        "token refused: key 'e1' is not an RS256 key");
+}
+
+TEST_CASE("alg none and HS256 keyed with the public key are refused", "[http][oidc]") {
+  Fixture f;
+  const std::string none =
+      B64Url(json{{"alg", "none"}, {"kid", "r1"}}.dump()) + "." + B64Url(Claims().dump()) + ".";
+  CHECK(Refusal(none, f.keys) ==
+        "token refused: algorithm 'none' is not accepted (RS256 or ES256)");
+  const std::string unsigned_part =
+      B64Url(json{{"alg", "HS256"}, {"kid", "r1"}}.dump()) + "." + B64Url(Claims().dump());
+  const json jwk = Jwk(f.rsa.get(), "r1");
+  const std::string secret = jwk.dump();
+  unsigned char mac[32];
+  unsigned int len = 0;
+  HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
+       reinterpret_cast<const unsigned char*>(unsigned_part.data()), unsigned_part.size(), mac,
+       &len);
+  const std::string hs =
+      unsigned_part + "." + B64Url(std::string(reinterpret_cast<const char*>(mac), len));
+  CHECK(Refusal(hs, f.keys).find("algorithm 'HS256' is not accepted") != std::string::npos);
+  CHECK(Refusal(Token(f.rsa.get(), {{"alg", "RS256"}, {"kid", "r1"}, {"crit", {"b64"}}}, Claims()),
+                f.keys) == "token refused: it names critical extensions (crit)");
+}
+
+TEST_CASE("expiry, not-before, issuer and audience are checked", "[http][oidc]") {
+  Fixture f;
+  auto token = [&](const json& claims) {
+    return Token(f.rsa.get(), {{"alg", "RS256"}, {"kid", "r1"}}, claims);
+  };
+  json expired = Claims();
+  expired["exp"] = 1'800'000'000 - 61;
+  CHECK(Refusal(token(expired), f.keys).rfind("token refused: it expired at ", 0) == 0);
+  json endless = Claims();
+  endless.erase("exp");
+  CHECK(Refusal(token(endless), f.keys) == "token refused: it has no expiry (exp)");
+  json early = Claims();
+  early["nbf"] = 1'800'000'000 + 120;
+  CHECK(Refusal(token(early), f.keys).rfind("token refused: it is not valid before ", 0) == 0);
+  json other_aud = Claims();
+  other_aud["aud"] = "grafana";
+  CHECK(Refusal(token(other_aud), f.keys) ==
+        "token refused: its audience is \"grafana\", not apollo11");
+  json other_iss = Claims();
+  other_iss["iss"] = "https://evil.example.org";
+  CHECK(Refusal(token(other_iss), f.keys) ==
+        "token refused: issued by 'https://evil.example.org', not by https://idp.example.org");
+}
+
+TEST_CASE("malformed tokens and key sets are refused with a reason", "[http][oidc]") {
+  Fixture f;
+  for (const std::string& bad :
+       {std::string("a11_abcdef"), std::string("a.b"), std::string("a.b.c.d"),
+        std::string("!!!.e30.x"), std::string(".e30.x"), std::string(20000, 'a') + ".b.c"}) {
+    INFO(bad.substr(0, 40));
+    CHECK(Refusal(bad, f.keys).rfind("token refused: ", 0) == 0);
+  }
+  CHECK_FALSE(obs::LooksLikeJwt("a11_Zm9vYmFy"));
+  CHECK(obs::JwksKeys::Parse("[]").status().code() == StatusCode::kInvalidInput);
+  CHECK(obs::JwksKeys::Parse(R"({"keys": [{"kty": "oct", "kid": "h", "k": "c2VjcmV0"}]})")
+            .status()
+            .message()
+            .find("skipped h (oct)") != std::string::npos);
+  Pkey small = Rsa(1024);
+  CHECK_FALSE(obs::JwksKeys::Parse(json{{"keys", {Jwk(small.get(), "weak")}}}.dump()).ok());
+  json enc = Jwk(f.rsa.get(), "enc");
+  enc["use"] = "enc";
+  CHECK_FALSE(obs::JwksKeys::Parse(json{{"keys", {enc}}}.dump()).ok());
+  json off_curve = Jwk(f.ec.get(), "bent");
+  off_curve["y"] = off_curve["x"];
+  CHECK_FALSE(obs::JwksKeys::Parse(json{{"keys", {off_curve}}}.dump()).ok());
+}
