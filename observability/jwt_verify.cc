@@ -20,6 +20,13 @@ namespace {
 
 using nlohmann::json;
 
+// obj[key] when it is a string; `fallback` when it is absent or anything
+// else (json::value would throw on another type, and a peer writes these).
+std::string Str(const json& obj, const char* key, const char* fallback = "") {
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+
 // base64url without padding (RFC 7515 §2); nullopt for anything else.
 std::optional<std::string> DecodeBase64Url(std::string_view in) {
   auto value = [](char c) -> int {
@@ -76,7 +83,9 @@ PkeyPtr FromParams(const char* type, OSSL_PARAM_BLD* bld) {
 PkeyPtr RsaKey(const json& jwk) {
   PkeyPtr none(nullptr, EVP_PKEY_free);
   auto n = Member(jwk, "n"), e = Member(jwk, "e");
-  if (!n || !e || n->empty() || e->empty() || e->size() > 8) return none;
+  // 16384 bits is OpenSSL's own bound for RSA; a larger "key" is a way to
+  // make every verification slow.
+  if (!n || !e || n->empty() || n->size() > 2048 || e->empty() || e->size() > 8) return none;
   BIGNUM* bn_n = BN_bin2bn(reinterpret_cast<const unsigned char*>(n->data()),
                            static_cast<int>(n->size()), nullptr);
   BIGNUM* bn_e = BN_bin2bn(reinterpret_cast<const unsigned char*>(e->data()),
@@ -97,7 +106,7 @@ PkeyPtr RsaKey(const json& jwk) {
 
 PkeyPtr P256Key(const json& jwk) {
   PkeyPtr none(nullptr, EVP_PKEY_free);
-  if (jwk.value("crv", "") != "P-256") return none;
+  if (Str(jwk, "crv") != "P-256") return none;
   auto x = Member(jwk, "x"), y = Member(jwk, "y");
   if (!x || !y || x->size() != 32 || y->size() != 32) return none;
   const std::string point = std::string(1, '\x04') + *x + *y;  // uncompressed
@@ -179,10 +188,10 @@ std::optional<Micros> TimeClaim(const json& claims, const char* name) {
 }
 
 Status CheckClaims(const json& claims, const JwtExpectations& want) {
-  if (claims.value("iss", "") != want.issuer) {
-    return Refuse("issued by '" + claims.value("iss", "") + "', not by " + want.issuer);
+  if (Str(claims, "iss") != want.issuer) {
+    return Refuse("issued by '" + Str(claims, "iss") + "', not by " + want.issuer);
   }
-  const json aud = claims.value("aud", json());
+  const json aud = claims.contains("aud") ? claims["aud"] : json();
   bool for_us = aud.is_string() && aud.get<std::string>() == want.audience;
   if (aud.is_array()) {
     for (const json& a : aud) for_us = for_us || (a.is_string() && a == want.audience);
@@ -209,10 +218,9 @@ Result<JwksKeys> JwksKeys::Parse(std::string_view text) {
   std::vector<std::string> skipped;
   for (const json& jwk : doc["keys"]) {
     if (!jwk.is_object()) continue;
-    const std::string kid = jwk.value("kid", ""), kty = jwk.value("kty", "");
-    if (kid.empty() || jwk.value("use", "sig") != "sig") {
-      skipped.push_back(kid.empty() ? "a key without kid"
-                                    : kid + " (use " + jwk.value("use", "") + ")");
+    const std::string kid = Str(jwk, "kid"), kty = Str(jwk, "kty");
+    if (kid.empty() || Str(jwk, "use", "sig") != "sig") {
+      skipped.push_back(kid.empty() ? "a key without kid" : kid + " (use " + Str(jwk, "use") + ")");
       continue;
     }
     auto key = std::make_shared<Key>();
@@ -255,7 +263,7 @@ std::string JwtKeyId(std::string_view token) {
   std::string_view parts[3];
   if (!LooksLikeJwt(token) || !Split(token, parts)) return "";
   auto header = DecodeJsonPart(parts[0]);
-  return header ? header->value("kid", "") : "";
+  return header ? Str(*header, "kid") : "";
 }
 
 Result<nlohmann::json> VerifyJwt(std::string_view token, const JwksKeys& keys,
@@ -265,12 +273,12 @@ Result<nlohmann::json> VerifyJwt(std::string_view token, const JwksKeys& keys,
   if (!Split(token, parts)) return Refuse("not a JWT (three base64url parts)");
   auto header = DecodeJsonPart(parts[0]);
   if (!header) return Refuse("its header does not decode");
-  const std::string alg = header->value("alg", "");
+  const std::string alg = Str(*header, "alg");
   if (alg != "RS256" && alg != "ES256") {
     return Refuse("algorithm '" + alg + "' is not accepted (RS256 or ES256)");
   }
   if (header->contains("crit")) return Refuse("it names critical extensions (crit)");
-  const std::string kid = header->value("kid", "");
+  const std::string kid = Str(*header, "kid");
   const JwksKeys::Key* key = nullptr;
   for (const auto& k : keys.keys_) {
     if (k->kid == kid) key = k.get();

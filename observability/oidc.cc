@@ -101,8 +101,11 @@ Status OidcVerifier::Refresh() {
     outcome = discovery.status();
   } else {
     auto doc = nlohmann::json::parse(*discovery, nullptr, /*allow_exceptions=*/false);
-    if (!doc.is_object() || WithoutTrailingSlash(doc.value("issuer", "")) != options_.issuer ||
-        !doc.value("jwks_uri", nlohmann::json()).is_string()) {
+    if (!doc.is_object() ||
+        WithoutTrailingSlash(doc.contains("issuer") && doc["issuer"].is_string()
+                                 ? doc["issuer"].get<std::string>()
+                                 : "") != options_.issuer ||
+        !(doc.contains("jwks_uri") && doc["jwks_uri"].is_string())) {
       outcome = Status::InvalidInput(discovery_url +
                                      " is not the discovery document of this issuer (issuer, "
                                      "jwks_uri)");
@@ -135,7 +138,11 @@ std::shared_ptr<const JwksKeys> OidcVerifier::KeysFor(const std::string& kid) {
   {
     MutexLock lock(&mu_);
     if (keys_ && keys_->Has(kid)) return keys_;
-    stale = last_read_ == 0 || clock_->Steady() - last_read_ >= kRefreshEvery;
+    const Micros now = clock_->Steady();
+    stale = last_read_ == 0 || now - last_read_ >= kRefreshEvery;
+    // Claimed now: the other requests with an unknown key meanwhile do not
+    // read the keys too.
+    if (stale) last_read_ = now;
   }
   if (stale) (void)Refresh();
   MutexLock lock(&mu_);
@@ -145,8 +152,16 @@ std::shared_ptr<const JwksKeys> OidcVerifier::KeysFor(const std::string& kid) {
 OidcIdentity OidcVerifier::IdentityOf(const nlohmann::json& claims) const {
   OidcIdentity id;
   const auto name = claims.find(options_.name_claim);
-  id.name = name != claims.end() && name->is_string() ? name->get<std::string>()
-                                                      : claims.value("sub", "");
+  id.name = name != claims.end() && name->is_string() ? name->get<std::string>() : std::string();
+  if (id.name.empty() && claims.contains("sub") && claims["sub"].is_string()) {
+    id.name = claims["sub"].get<std::string>();
+  }
+  // The name goes into logs, history lines and the audit trail: no
+  // control characters, and short.
+  if (id.name.size() > 128) id.name.resize(128);
+  for (char& c : id.name) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
   const auto groups = claims.find(options_.groups_claim);
   if (groups != claims.end() && groups->is_array()) {
     for (const auto& g : *groups) {

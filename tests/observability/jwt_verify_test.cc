@@ -6,6 +6,8 @@
 
 #include "observability/jwt_verify.h"
 
+#include "observability/oidc.h"
+
 #include <openssl/core_names.h>
 #include <openssl/ec.h>
 #include <openssl/evp.h>
@@ -233,6 +235,17 @@ TEST_CASE("malformed tokens and key sets are refused with a reason", "[http][oid
     CHECK(Refusal(bad, f.keys).rfind("token refused: ", 0) == 0);
   }
   CHECK_FALSE(obs::LooksLikeJwt("a11_Zm9vYmFy"));
+  // Members of the wrong type are refusals, never exceptions.
+  const std::string odd_header =
+      B64Url(R"({"alg": 5, "kid": ["r1"]})") + "." + B64Url(Claims().dump()) + ".c2ln";
+  CHECK(Refusal(odd_header, f.keys).find("algorithm '' is not accepted") != std::string::npos);
+  CHECK(obs::JwtKeyId(odd_header).empty());
+  json odd_claims = Claims();
+  odd_claims["iss"] = 7;
+  odd_claims["aud"] = {{"x", 1}};
+  CHECK(Refusal(Token(f.rsa.get(), {{"alg", "RS256"}, {"kid", "r1"}}, odd_claims), f.keys)
+            .find("issued by ''") != std::string::npos);
+  CHECK_FALSE(obs::JwksKeys::Parse(R"({"keys": [{"kty": 1, "kid": 2}, 3, null]})").ok());
   CHECK(obs::JwksKeys::Parse("[]").status().code() == StatusCode::kInvalidInput);
   CHECK(obs::JwksKeys::Parse(R"({"keys": [{"kty": "oct", "kid": "h", "k": "c2VjcmV0"}]})")
             .status()
@@ -246,4 +259,103 @@ TEST_CASE("malformed tokens and key sets are refused with a reason", "[http][oid
   json off_curve = Jwk(f.ec.get(), "bent");
   off_curve["y"] = off_curve["x"];
   CHECK_FALSE(obs::JwksKeys::Parse(json{{"keys", {off_curve}}}.dump()).ok());
+}
+
+namespace {
+
+// A provider behind a fake fetch: its discovery document and key set, what
+// was fetched, and whether it answers.
+struct FakeProvider {
+  std::string issuer = "https://idp.example.org";
+  json keys = json{{"keys", json::array()}};
+  bool up = true;
+  int fetches = 0;
+  obs::OidcFetch Fetch() {
+    return [this](const std::string& url) -> apollo11::Result<std::string> {
+      ++fetches;
+      if (!up) return apollo11::Status::Io(url + ": connection refused");
+      if (url == issuer + "/.well-known/openid-configuration") {
+        return json{{"issuer", issuer}, {"jwks_uri", issuer + "/jwks"}}.dump();
+      }
+      if (url == issuer + "/jwks") return keys.dump();
+      return apollo11::Status::Io(url + " answered HTTP 404");
+    };
+  }
+};
+
+obs::OidcOptions Options() {
+  obs::OidcOptions o;
+  o.issuer = "https://idp.example.org/";
+  o.audience = "apollo11";
+  o.group_roles = {{"ops", apollo11::transport::kRoleOperator},
+                   {"admins", apollo11::transport::kRoleAdmin}};
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("the OIDC verifier reads the keys, follows a rotation, and reads no more than it must",
+          "[http][oidc]") {
+  Fixture f;
+  FakeProvider idp;
+  idp.keys["keys"].push_back(Jwk(f.rsa.get(), "r1"));
+  apollo11::FakeClock clock(kNow);
+  auto v = obs::OidcVerifier::Start(Options(), idp.Fetch(), &clock);
+  REQUIRE(v.ok());
+  CHECK(idp.fetches == 2);  // discovery, then keys
+  json claims = Claims();
+  claims["groups"] = {"ops", "admins", "other"};
+  auto id = (*v)->Verify(Token(f.rsa.get(), {{"alg", "RS256"}, {"kid", "r1"}}, claims));
+  REQUIRE(id.ok());
+  CHECK(id->name == "alice");
+  CHECK(id->roles == (apollo11::transport::kRoleOperator | apollo11::transport::kRoleAdmin));
+  // The provider rotates to an EC key: a token under it makes the verifier
+  // read the keys again, once.
+  idp.keys["keys"].push_back(Jwk(f.ec.get(), "e1"));
+  clock.Advance(obs::OidcVerifier::kRefreshEvery);
+  CHECK((*v)->Verify(Token(f.ec.get(), {{"alg", "ES256"}, {"kid", "e1"}}, Claims())).ok());
+  CHECK(idp.fetches == 4);
+  // Made-up key ids within the refresh interval cost the provider nothing.
+  for (int i = 0; i < 5; ++i) {
+    CHECK_FALSE(
+        (*v)->Verify(Token(f.stranger.get(), {{"alg", "RS256"}, {"kid", "x" + std::to_string(i)}},
+                           Claims()))
+            .ok());
+  }
+  CHECK(idp.fetches == 4);
+  // No name claim: sub; a name with control characters is cleaned.
+  json bare = Claims();
+  bare.erase("preferred_username");
+  bare["sub"] = "u-1\nforged log line";
+  auto sub = (*v)->Verify(Token(f.rsa.get(), {{"alg", "RS256"}, {"kid", "r1"}}, bare));
+  REQUIRE(sub.ok());
+  CHECK(sub->name == "u-1?forged log line");
+  CHECK(sub->roles == apollo11::transport::kRoleOperator);  // groups ops
+}
+
+TEST_CASE("a provider down at start does not stop the verifier: its tokens wait for the keys",
+          "[http][oidc]") {
+  Fixture f;
+  FakeProvider idp;
+  idp.keys["keys"].push_back(Jwk(f.rsa.get(), "r1"));
+  idp.up = false;
+  apollo11::FakeClock clock(kNow);
+  auto v = obs::OidcVerifier::Start(Options(), idp.Fetch(), &clock);
+  REQUIRE(v.ok());
+  const std::string token = Token(f.rsa.get(), {{"alg", "RS256"}, {"kid", "r1"}}, Claims());
+  auto refused = (*v)->Verify(token);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().message().find("could not be read: https://idp.example.org/.well-known/"
+                                        "openid-configuration: connection refused") !=
+        std::string::npos);
+  idp.up = true;
+  clock.Advance(obs::OidcVerifier::kRefreshEvery);
+  CHECK((*v)->Verify(token).ok());
+  // Options that cannot work are refused at start.
+  obs::OidcOptions no_roles = Options();
+  no_roles.group_roles.clear();
+  CHECK_FALSE(obs::OidcVerifier::Start(no_roles, idp.Fetch(), &clock).ok());
+  CHECK(obs::ParseGroupRole("ops=operator")->second == apollo11::transport::kRoleOperator);
+  CHECK_FALSE(obs::ParseGroupRole("=admin").ok());
+  CHECK_FALSE(obs::ParseGroupRole("ops=root").ok());
 }
