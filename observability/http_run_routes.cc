@@ -192,7 +192,7 @@ void HttpServer::RecordRefusal(const httplib::Request& req, const httplib::Respo
 void HttpServer::AuditTrail(const httplib::Request& req, httplib::Response& res, const Principal&) {
   auto filter = AuditFilterOf(req, clock_.Now());
   if (!filter.ok()) return SendError(res, 400, filter.status().message());
-  Result<nlohmann::json> records = Status::Ok();
+  Result<nlohmann::json> records = Status::Internal("unanswered");
   {
     MutexLock lock(&backend_mu_);
     records = backend()->Audit(*filter);
