@@ -169,24 +169,35 @@ void HttpServer::Resign(const httplib::Request&, httplib::Response& res, const P
 
 void HttpServer::RecordRefusal(const httplib::Request& req, const httplib::Response& res,
                                const HttpRule& rule) {
-  const Principal who = access_->Whom(req);
-  auto error = nlohmann::json::parse(res.body, nullptr, false);
-  std::string why = error.is_object() ? error.value("error", "") : "";
-  ApiBackend::Note note{std::string(transport::RuleOf(*rule.action).name), req.path.substr(0, 256),
-                        false, "HTTP " + std::to_string(res.status) + ": " + why};
-  Principal caller = who;
-  caller.request_id = res.get_header_value("X-Request-Id");
   uint64_t left_out = 0;
   {
     MutexLock lock(&refusal_mu_);
+    // After a failed record (the coordinator does not answer), none for a
+    // while: each would hold the backend for its whole timeout.
+    if (clock_.Steady() < refusals_paused_until_) return;
     if (!refusals_recorded_.Allow(clock_.Steady(), &left_out)) return;
   }
+  auto error = nlohmann::json::parse(res.body, nullptr, false);
+  const std::string why = error.is_object() && error["error"].is_string()
+                              ? error["error"].get<std::string>()
+                              : std::string();
+  ApiBackend::Note note{std::string(transport::RuleOf(*rule.action).name), req.path.substr(0, 256),
+                        false, "HTTP " + std::to_string(res.status) + ": " + why};
   if (left_out > 0) {
     note.outcome += " (" + std::to_string(left_out) + " refusals before it were not recorded)";
   }
-  MutexLock lock(&backend_mu_);
-  Status recorded = backend()->Record(caller, note);
-  if (!recorded.ok()) spdlog::warn("http: a refusal was not recorded: {}", recorded.message());
+  Principal caller = access_->Whom(req);
+  caller.request_id = res.get_header_value("X-Request-Id");
+  Status recorded = Status::Ok();
+  {
+    MutexLock lock(&backend_mu_);
+    recorded = backend()->Record(caller, note);
+  }
+  if (!recorded.ok()) {
+    spdlog::warn("http: refusals are not recorded for 10 s: {}", recorded.message());
+    MutexLock lock(&refusal_mu_);
+    refusals_paused_until_ = clock_.Steady() + 10 * kMicrosPerSecond;
+  }
 }
 
 void HttpServer::AuditTrail(const httplib::Request& req, httplib::Response& res, const Principal&) {

@@ -172,6 +172,7 @@ class HttpServer {
   // backend nor each other beyond this limiter.
   Mutex refusal_mu_;
   LogLimiter refusals_recorded_ GUARDED_BY(refusal_mu_){10, kMicrosPerSecond};
+  Micros refusals_paused_until_ GUARDED_BY(refusal_mu_) = 0;  // Steady()
   SystemClock clock_;
   std::unique_ptr<QueryCache> cache_;
   std::unique_ptr<DashboardApi> dashboard_api_;
