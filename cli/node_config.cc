@@ -169,11 +169,14 @@ Status ResolveHttpTls(const NodeFlags& f, NodeConfig* c) {
 // while the node starts); the node's OidcVerifier checks the rest.
 Status ResolveOidc(const NodeFlags& f, NodeConfig* c) {
   if (f.oidc_issuer.empty()) {
-    const bool other = !f.oidc_audience.empty() || !f.oidc_roles.empty() || !f.oidc_ca_file.empty();
+    const NodeFlags defaults;
+    const bool other = !f.oidc_audience.empty() || !f.oidc_roles.empty() ||
+                       !f.oidc_ca_file.empty() || f.oidc_name_claim != defaults.oidc_name_claim ||
+                       f.oidc_groups_claim != defaults.oidc_groups_claim;
     if (other) {
       return Status::InvalidInput(
-          "--oidc-audience, --oidc-role and --oidc-ca-file need --oidc-issuer: without it they "
-          "would do nothing");
+          "--oidc-audience, --oidc-role and --oidc-ca-file need --oidc-issuer (so do "
+          "--oidc-name-claim and --oidc-groups-claim): without it they would do nothing");
     }
     return Status::Ok();
   }

@@ -297,6 +297,10 @@ Result<std::string> RemoteCoordinator::Confirm(const std::string& exec_id, bool 
   actors::ConfirmExec confirm{exec_id, kill};
   confirm.on_behalf = on_behalf_;
   transport::Encode(static_cast<uint16_t>(actors::ClientType::kConfirmExec), confirm, &frame);
+  return AskConfirm(frame);
+}
+
+Result<std::string> RemoteCoordinator::AskConfirm(const std::string& frame) {
   auto raw = Ask(frame, static_cast<uint16_t>(actors::ClientType::kConfirmReply), OnDrop::kFail);
   if (!raw.ok()) return raw.status();
   auto env = transport::DecodeEnvelope(raw->data(), raw->size(), actors::ClientLimits());
@@ -350,13 +354,8 @@ Status RemoteCoordinator::Record(actors::AuditNote note) {
   note.on_behalf = on_behalf_;
   std::string frame;
   transport::Encode(static_cast<uint16_t>(actors::ClientType::kAuditNote), note, &frame);
-  auto raw = Ask(frame, static_cast<uint16_t>(actors::ClientType::kConfirmReply), OnDrop::kFail);
-  if (!raw.ok()) return raw.status();
-  auto env = transport::DecodeEnvelope(raw->data(), raw->size(), actors::ClientLimits());
-  if (!env.ok()) return env.status();
-  auto reply = transport::BodyAs<actors::ConfirmReply>(*env);
-  if (!reply.ok()) return reply.status();
-  return actors::ReplyStatus(reply->code, reply->error);
+  auto recorded = AskConfirm(frame);
+  return recorded.ok() ? Status::Ok() : recorded.status();
 }
 
 Result<actors::QueryReply> RemoteCoordinator::AskQuery(const actors::Query& q) {

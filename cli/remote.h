@@ -135,6 +135,9 @@ class RemoteCoordinator {
  private:
   RemoteCoordinator() = default;
   Result<actors::QueryReply> AskQuery(const actors::Query& q);
+  // Sends `frame` (a ConfirmExec or an AuditNote) and returns its
+  // ConfirmReply's text, or the refusal it carries.
+  Result<std::string> AskConfirm(const std::string& frame);
   // Sends a request that starts a run (`frame`) and returns the run id of
   // its SubmitReply.
   Result<std::string> StartRun(std::string frame);

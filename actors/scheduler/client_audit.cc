@@ -41,10 +41,13 @@ Result<Caller> CallerOf(const transport::PeerAuth& peer, bool curve, const OnBeh
         "': only an admin key (as a node's own, for its HTTP API) may");
   }
   const std::string via = c.principal == "anonymous" ? "a link without CURVE" : c.principal;
-  c.principal = on_behalf.principal;
-  c.role = on_behalf.role;
-  c.transport = on_behalf.transport.empty() ? "http" : on_behalf.transport;
-  c.source = (on_behalf.source.empty() ? std::string("unknown address") : on_behalf.source) +
+  // Cut: the principal also goes into every transition a request causes
+  // (its actor), and a client frame may be 64 MiB.
+  c.principal = on_behalf.principal.substr(0, kMaxCallerField);
+  c.role = on_behalf.role.substr(0, kMaxCallerField);
+  c.transport = on_behalf.transport.empty() ? "http" : on_behalf.transport.substr(0, 16);
+  c.source = (on_behalf.source.empty() ? std::string("unknown address")
+                                       : on_behalf.source.substr(0, kMaxCallerField)) +
              " via " + via;
   if (std::string id = CleanRequestId(on_behalf.request_id); !id.empty()) c.request_id = id;
   c.delegated = true;

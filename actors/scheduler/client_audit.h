@@ -6,6 +6,7 @@
 // CallerOf decides whom the coordinator records, and whether it believes
 // the name.
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -14,6 +15,10 @@
 #include "transport/key_roles.h"
 
 namespace apollo11::actors {
+
+// The most bytes CallerOf keeps of a named caller's principal, role and
+// source.
+inline constexpr size_t kMaxCallerField = 256;
 
 struct Caller {
   std::string principal;   // "alice", "key:Ab3dE9fG1h2J", "anonymous"

@@ -532,6 +532,10 @@ TEST_CASE("single sign-on flags are refused unless they can work", "[cli][node][
   CHECK(Refusal(f, env).rfind("--oidc-audience, --oidc-role and --oidc-ca-file need --oidc-issuer",
                               0) == 0);
   f = NodeFlags{};
+  f.oidc_groups_claim = "roles";
+  CHECK(Refusal(f, env).find("so do --oidc-name-claim and --oidc-groups-claim") !=
+        std::string::npos);
+  f = NodeFlags{};
   f.oidc_issuer = "https://idp.example.org";
   CHECK(Refusal(f, env).find("needs --oidc-audience") != std::string::npos);
   f.oidc_audience = "apollo11";

@@ -6,8 +6,6 @@
 
 #include "observability/jwt_verify.h"
 
-#include "observability/oidc.h"
-
 #include <openssl/core_names.h>
 #include <openssl/ec.h>
 #include <openssl/evp.h>
@@ -17,6 +15,8 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+
+#include "observability/oidc.h"
 
 using apollo11::kMicrosPerSecond;
 using apollo11::Micros;
@@ -317,10 +317,9 @@ TEST_CASE("the OIDC verifier reads the keys, follows a rotation, and reads no mo
   CHECK(idp.fetches == 4);
   // Made-up key ids within the refresh interval cost the provider nothing.
   for (int i = 0; i < 5; ++i) {
-    CHECK_FALSE(
-        (*v)->Verify(Token(f.stranger.get(), {{"alg", "RS256"}, {"kid", "x" + std::to_string(i)}},
-                           Claims()))
-            .ok());
+    CHECK_FALSE((*v)->Verify(Token(f.stranger.get(),
+                                   {{"alg", "RS256"}, {"kid", "x" + std::to_string(i)}}, Claims()))
+                    .ok());
   }
   CHECK(idp.fetches == 4);
   // No name claim: sub; a name with control characters is cleaned.

@@ -131,6 +131,12 @@ TEST_CASE("a refusal for want of a role is audited under the key that was refuse
   REQUIRE(cleaned.ok());
   CHECK(cleaned->request_id == "made");
 
+  actors::OnBehalf huge = Alice();
+  huge.principal = std::string(1 << 20, 'a');
+  auto cut = actors::CallerOf(admin, /*curve=*/true, huge, "made");
+  REQUIRE(cut.ok());
+  CHECK(cut->principal.size() == actors::kMaxCallerField);
+
   auto anonymous = actors::CallerOf({}, /*curve=*/false, {}, "made");
   REQUIRE(anonymous.ok());
   CHECK(anonymous->principal == "anonymous");
