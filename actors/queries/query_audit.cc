@@ -19,7 +19,8 @@ nlohmann::json AuditRecordJson(const storage::AuditRecord& r) {
 }
 
 QueryReply QueryService::AnswerAudit(const Query& q, const QueryContext&) const {
-  if (audit_ == nullptr) return Fail(Status::Unsupported("this store keeps no audit trail"));
+  if (audit_ == nullptr)
+    return QueryFailure(Status::Unsupported("this store keeps no audit trail"));
   storage::AuditFilter filter;
   filter.principal = q.id;
   filter.action = q.arg;
@@ -27,7 +28,7 @@ QueryReply QueryService::AnswerAudit(const Query& q, const QueryContext&) const 
   filter.limit = std::clamp<size_t>(q.limit, 1, kMaxAuditAnswer);
   bool complete = true;
   auto records = audit_->ListAudit(filter, &complete);
-  if (!records.ok()) return Fail(records.status());
+  if (!records.ok()) return QueryFailure(records.status());
   nlohmann::json out = nlohmann::json::array();
   for (const storage::AuditRecord& r : *records) out.push_back(AuditRecordJson(r));
   QueryReply reply;

@@ -76,6 +76,8 @@ void AddJournalHealth(const Query& q, const JournalHealth& health, Micros now, Q
 
 }  // namespace
 
+QueryReply QueryFailure(const Status& s) { return Fail(s); }
+
 const std::array<QueryService::Handler, kQueryKindLast + 1> QueryService::kHandlers = [] {
   std::array<Handler, kQueryKindLast + 1> h{};
   auto at = [&h](QueryKind k) -> Handler& { return h[static_cast<uint8_t>(k)]; };

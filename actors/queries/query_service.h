@@ -37,6 +37,10 @@ struct LogFetchPlan {
   nlohmann::json meta;
 };
 
+// A reply that carries `s`, its error capped as every answer's is; for the
+// handlers in other files (query_audit.cc).
+QueryReply QueryFailure(const Status& s);
+
 // An audit record as the audit query answers it (`apollo11 audit --json`,
 // GET /api/audit).
 nlohmann::json AuditRecordJson(const storage::AuditRecord& r);
