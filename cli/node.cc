@@ -194,7 +194,11 @@ namespace {
 std::string HttpAccessSummary(const NodeConfig& c) {
   if (c.oidc.enabled()) {
     return "single sign-on through " + c.oidc.issuer + " (audience " + c.oidc.audience + ", " +
-           std::to_string(c.oidc.group_roles.size()) + " group mappings)" +
+           std::to_string(c.oidc.group_roles.size()) + " group mappings" +
+           (c.oidc_sign_in.client_id.empty()
+                ? std::string()
+                : "; the dashboard signs in as client " + c.oidc_sign_in.client_id) +
+           ")" +
            (c.api_tokens ? ", and " + std::to_string(c.api_tokens->size()) + " principals from " +
                                c.api_tokens_file
                          : std::string()) +
@@ -210,27 +214,13 @@ std::string HttpAccessSummary(const NodeConfig& c) {
 
 }  // namespace
 
-Status Node::StartOidc() {
-  if (!config_.oidc.enabled()) return Status::Ok();
-  auto oidc = observability::OidcVerifier::Start(
-      config_.oidc, observability::HttpsFetch(config_.oidc.ca_file), clock_);
-  if (!oidc.ok()) return oidc.status();
-  oidc_ = std::move(*oidc);
-  return Status::Ok();
-}
-
 Status Node::StartHttp() {
   AddBuildInfo(registry_);
   observability::AddProcessMetrics(registry_);
   AddReplicationMetrics();
   observability::HttpServerOptions ho;
   ho.bind = config_.http_bind;
-  ho.api_token = config_.api_token;
-  ho.api_tokens = config_.api_tokens;
-  ho.api_rate_limit = config_.api_rate_limit;
-  ho.oidc = oidc_.get();  // StartOidc ran first
-  ho.tls = config_.http_tls;
-  ho.base_path = config_.http_base_path;
+  FillHttpAccess(&ho);
   ho.registry = &registry_;
   ho.node_info = {{"role", config_.role}, {"epoch", epoch_}};
   if (ha_board_) {

@@ -180,6 +180,8 @@ class Node {
   // Single sign-on's verifier (--oidc-issuer), before the HTTP server.
   Status StartOidc();
   Status StartHttp();
+  // The HTTP port's tokens, single sign-on, TLS and base path (node_oidc.cc).
+  void FillHttpAccess(observability::HttpServerOptions* ho) const;
   // cli/node_replication.cc: a leader's replication actor serving
   // standbys in `epoch` (started before the coordinator, which commits
   // through it; nothing without --replication-bind), a standby's follower
@@ -275,6 +277,8 @@ class Node {
   std::unique_ptr<actors::WorkerActor> worker_;
   // Single sign-on's keys (--oidc-issuer); the HTTP server uses it.
   std::unique_ptr<observability::OidcVerifier> oidc_;
+  // The dashboard's sign-in through it (--oidc-client-id); null = none.
+  std::unique_ptr<observability::OidcSignIn> sign_in_;
   // The HTTP server and its API client go first: they call the coordinator.
   std::unique_ptr<CoordinatorApi> api_;
   std::unique_ptr<observability::HttpServer> http_;

@@ -165,43 +165,6 @@ Status ResolveHttpTls(const NodeFlags& f, NodeConfig* c) {
   return Status::Ok();
 }
 
-// --oidc-*: single sign-on. The provider is not asked here (it may be down
-// while the node starts); the node's OidcVerifier checks the rest.
-Status ResolveOidc(const NodeFlags& f, NodeConfig* c) {
-  if (f.oidc_issuer.empty()) {
-    const NodeFlags defaults;
-    const bool other = !f.oidc_audience.empty() || !f.oidc_roles.empty() ||
-                       !f.oidc_ca_file.empty() || f.oidc_name_claim != defaults.oidc_name_claim ||
-                       f.oidc_groups_claim != defaults.oidc_groups_claim;
-    if (other) {
-      return Status::InvalidInput(
-          "--oidc-audience, --oidc-role and --oidc-ca-file need --oidc-issuer (so do "
-          "--oidc-name-claim and --oidc-groups-claim): without it they would do nothing");
-    }
-    return Status::Ok();
-  }
-  observability::OidcOptions& o = c->oidc;
-  o.issuer = f.oidc_issuer;
-  o.audience = f.oidc_audience;
-  o.ca_file = f.oidc_ca_file;
-  o.name_claim = f.oidc_name_claim;
-  o.groups_claim = f.oidc_groups_claim;
-  for (const std::string& text : f.oidc_roles) {
-    auto mapping = observability::ParseGroupRole(text);
-    if (!mapping.ok()) return mapping.status();
-    o.group_roles.push_back(std::move(*mapping));
-  }
-  if (o.audience.empty() || o.group_roles.empty()) {
-    return Status::InvalidInput(
-        "--oidc-issuer needs --oidc-audience (the audience its tokens name for this node) and at "
-        "least one --oidc-role GROUP=ROLE");
-  }
-  if (o.issuer.rfind("https://", 0) != 0 && o.issuer.rfind("http://", 0) != 0) {
-    return Status::InvalidInput("--oidc-issuer '" + o.issuer + "': the provider's issuer URL");
-  }
-  return Status::Ok();
-}
-
 Status ResolveHttp(const NodeFlags& f, NodeEnv& env, NodeConfig* c) {
   c->http_bind =
       f.http_bind.empty() ? (c->coordinator ? kDefaultCoordinatorHttp : "off") : f.http_bind;

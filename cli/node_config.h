@@ -18,6 +18,7 @@
 #include "common/status.h"
 #include "observability/api_tokens.h"
 #include "observability/oidc.h"
+#include "observability/oidc_sign_in.h"
 #include "observability/tls_context.h"
 #include "transport/zap_handler.h"
 
@@ -72,6 +73,8 @@ struct NodeFlags {
   std::string oidc_issuer, oidc_audience, oidc_ca_file;
   std::string oidc_name_claim = "preferred_username", oidc_groups_claim = "groups";
   std::vector<std::string> oidc_roles;  // GROUP=ROLE
+  // The dashboard's sign-in through the provider (oidc_sign_in.h).
+  std::string oidc_client_id, oidc_client_secret_file, oidc_redirect_url;
   double api_rate_limit = 20;
   observability::TlsFiles http_tls;  // --http-tls-cert, -key, -client-ca
   std::string http_base_path;        // --http-base-path
@@ -144,10 +147,12 @@ struct NodeConfig {
   // --api-tokens: the file and its principals (set when the flag is given).
   std::string api_tokens_file;
   std::optional<std::vector<observability::ApiToken>> api_tokens;
-  double api_rate_limit = 20;        // changing requests per second per principal; 0 = no limit
-  observability::OidcOptions oidc;   // not enabled = no single sign-on
-  observability::TlsFiles http_tls;  // not enabled = plain HTTP
-  std::string http_base_path;        // "" = the root; else "/apollo"
+  double api_rate_limit = 20;       // changing requests per second per principal; 0 = no limit
+  observability::OidcOptions oidc;  // not enabled = no single sign-on
+  // The dashboard's sign-in; an empty client_id = none (bearer tokens only).
+  observability::OidcSignInOptions oidc_sign_in;
+  observability::TlsFiles http_tls;            // not enabled = plain HTTP
+  std::string http_base_path;                  // "" = the root; else "/apollo"
   std::vector<alerts::AlertRule> alert_rules;  // none: no notifier
   Millis alert_fold_window{60000};
   Millis drain_timeout{300000};  // how long a stop waits for the worker to drain
@@ -180,5 +185,8 @@ std::string DefaultWorkerId(const std::string& state_dir, NodeEnv& env);
 // both of those at once, a non-loopback --replication-bind without
 // --insecure (the link has no CURVE yet).
 Result<NodeConfig> ResolveNodeConfig(const NodeFlags& flags, NodeEnv& env);
+// Its --oidc-* part (node_config_oidc.cc): fills config->oidc and
+// config->oidc_sign_in, or says which flag is wrong.
+Status ResolveOidc(const NodeFlags& flags, NodeConfig* config);
 
 }  // namespace apollo11::cli

@@ -246,6 +246,14 @@ void AddHttpFlags(CLI::App* start, NodeFlags* f) {
                     "else sub)");
   start->add_option("--oidc-ca-file", f->oidc_ca_file,
                     "coordinator: PEM CAs for the provider's HTTPS (default: the system's)");
+  start->add_option("--oidc-client-id", f->oidc_client_id,
+                    "coordinator: the dashboard's \"Sign in with SSO\": this node's client id at "
+                    "the provider (authorization code flow with PKCE)");
+  start->add_option("--oidc-client-secret-file", f->oidc_client_secret_file,
+                    "coordinator: file holding that client's secret (none: a public client)");
+  start->add_option("--oidc-redirect-url", f->oidc_redirect_url,
+                    "coordinator: this node's BASE/auth/callback as browsers reach it, "
+                    "registered at the provider (https, or http to localhost)");
   start->add_option("--http-base-path", f->http_base_path,
                     "serve the dashboard and every HTTP path below this (e.g. /apollo), for a "
                     "reverse proxy that serves the node under a sub-path");

@@ -142,13 +142,9 @@ std::string FormatTokenHash(const TokenHash& hash) {
   return out;
 }
 
-Result<std::string> NewApiToken() {
-  uint8_t bytes[32];
-  if (getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes)) {
-    return Status::Io(std::string("getrandom: ") + std::strerror(errno));
-  }
+std::string Base64Url(std::span<const uint8_t> bytes) {
   static constexpr char kUrl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-  std::string out = "a11_";
+  std::string out;
   uint32_t acc = 0;
   int bits = 0;
   for (uint8_t b : bytes) {
@@ -161,6 +157,20 @@ Result<std::string> NewApiToken() {
   }
   if (bits > 0) out += kUrl[(acc << (6 - bits)) & 63];
   return out;
+}
+
+Result<std::string> RandomBase64Url(size_t bytes) {
+  std::vector<uint8_t> raw(bytes);
+  if (getrandom(raw.data(), raw.size(), 0) != static_cast<ssize_t>(raw.size())) {
+    return Status::Io(std::string("getrandom: ") + std::strerror(errno));
+  }
+  return Base64Url(raw);
+}
+
+Result<std::string> NewApiToken() {
+  auto random = RandomBase64Url(32);
+  if (!random.ok()) return random.status();
+  return "a11_" + *random;
 }
 
 std::string TokenLine(const std::string& name, const std::string& role, std::string_view token) {

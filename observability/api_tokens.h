@@ -17,6 +17,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,6 +49,11 @@ std::string FormatTokenHash(const TokenHash& hash);
 // A new random token ("a11_" + 43 base64url characters); Io when the
 // kernel's random source fails.
 Result<std::string> NewApiToken();
+// RFC 4648's base64url of `bytes`, without padding.
+std::string Base64Url(std::span<const uint8_t> bytes);
+// `bytes` random bytes from the kernel, in base64url; Io when its random
+// source fails (getrandom blocks only before the pool is first seeded).
+Result<std::string> RandomBase64Url(size_t bytes);
 // The tokens file line for `name` with `role` and `token`.
 std::string TokenLine(const std::string& name, const std::string& role, std::string_view token);
 // Whether `name` may name a principal (1 to 64 of [A-Za-z0-9._@-]).

@@ -11,6 +11,7 @@
 #include "observability/http_routing.h"
 #include "observability/jwt_verify.h"
 #include "observability/oidc.h"
+#include "observability/oidc_sign_in.h"
 
 namespace apollo11::observability {
 namespace {
@@ -19,13 +20,16 @@ using transport::Action;
 
 // Every route of the HTTP server, and what it does. Keep in the order of
 // docs/operations.md's "Security" table.
-constexpr std::array<HttpRule, 30> kRules = {{
-    // Public: probes, metrics, the notices and who the caller is.
+constexpr std::array<HttpRule, 33> kRules = {{
+    // Public: probes, metrics, the notices, who the caller is, signing in.
     {"GET", "/healthz", std::nullopt},
     {"GET", "/readyz", std::nullopt},
     {"GET", "/metrics", std::nullopt},
     {"GET", "/licenses", std::nullopt},
     {"GET", "/api/whoami", std::nullopt},
+    {"GET", "/auth/login", std::nullopt},
+    {"GET", "/auth/callback", std::nullopt},
+    {"POST", "/auth/logout", std::nullopt},
     // Reads.
     {"GET", "/api/node", Action::kRead},
     {"GET", "/api/runs", Action::kRead},
@@ -126,9 +130,8 @@ constexpr const char* kNoTokens =
     "this node has no API tokens, so nobody may change anything: start it with --api-tokens "
     "FILE (or --api-token)";
 
-// Why a request that changes something comes from another site's page:
-// its Origin (sent by browsers) is not this node's Host; "" when it is, or
-// when there is no Origin (not a browser, or a same-origin GET).
+}  // namespace
+
 std::string CrossOrigin(const httplib::Request& req) {
   if (!req.has_header("Origin")) return "";
   const std::string origin = req.get_header_value("Origin");
@@ -145,8 +148,6 @@ std::string CrossOrigin(const httplib::Request& req) {
   return "a page of another origin (" + origin.substr(0, 200) + ", not this node's " +
          host.substr(0, 200) + ") may not change anything here";
 }
-
-}  // namespace
 
 void HttpAccess::Refuse(const httplib::Request& req, httplib::Response& res, int status,
                         const std::string& why) const {
@@ -187,6 +188,7 @@ std::optional<Principal> HttpAccess::Identify(const httplib::Request& req,
   Principal p;
   p.address = req.remote_addr;
   if (!req.has_header("Authorization")) {
+    if (SessionOf(req, &p)) return p;
     p.name = "anonymous";
     p.roles = options_.tokens || options_.oidc != nullptr ? 0 : transport::kRoleViewer;
     return p;
@@ -199,6 +201,7 @@ std::optional<Principal> HttpAccess::Identify(const httplib::Request& req,
     }
     p.name = id->name;
     p.roles = id->roles;
+    p.via = "sso";
     return p;
   }
   if (!HasTokens()) {
@@ -221,14 +224,48 @@ std::optional<Principal> HttpAccess::Identify(const httplib::Request& req,
   }
   p.name = found->name;
   p.roles = found->role;
+  p.via = "token";
   return p;
+}
+
+bool HttpAccess::SessionOf(const httplib::Request& req, Principal* p) const {
+  if (options_.sign_in == nullptr) return false;
+  const std::string cookie = CookieOf(req, kSessionCookie);
+  if (cookie.empty()) return false;
+  std::optional<OidcIdentity> who = options_.sign_in->SessionOf(cookie);
+  if (!who) return false;
+  p->name = who->name;
+  p->roles = who->roles;
+  p->via = "session";
+  return true;
+}
+
+std::string CookieOf(const httplib::Request& req, std::string_view name) {
+  const auto [first, last] = req.headers.equal_range("Cookie");
+  for (auto it = first; it != last; ++it) {
+    std::string_view rest = it->second;
+    while (!rest.empty()) {
+      const size_t semi = rest.find(';');
+      std::string_view pair = rest.substr(0, semi);
+      rest = semi == std::string_view::npos ? std::string_view() : rest.substr(semi + 1);
+      while (!pair.empty() && pair.front() == ' ') pair.remove_prefix(1);
+      const size_t eq = pair.find('=');
+      if (eq != std::string_view::npos && pair.substr(0, eq) == name) {
+        return std::string(pair.substr(eq + 1, 256));
+      }
+    }
+  }
+  return "";
 }
 
 Principal HttpAccess::Whom(const httplib::Request& req) const {
   Principal p;
   p.address = req.remote_addr;
   p.name = "anonymous";
-  if (!req.has_header("Authorization")) return p;
+  if (!req.has_header("Authorization")) {
+    (void)SessionOf(req, &p);
+    return p;
+  }
   p.name = "(unknown token)";
   if (std::optional<std::string> jwt = SsoToken(req)) {
     if (auto id = options_.oidc->Verify(*jwt); id.ok()) {
@@ -266,7 +303,11 @@ std::optional<Principal> HttpAccess::Admit(const httplib::Request& req, httplib:
     return std::nullopt;
   }
   if (Mutating(rule)) {
-    if (const std::string why = CrossOrigin(req); !why.empty()) {
+    std::string why = CrossOrigin(req);
+    if (why.empty() && p->via == "session" && !req.has_header("Origin")) {
+      why = "a change signed in by the dashboard's session cookie must carry the page's Origin";
+    }
+    if (!why.empty()) {
       Refuse(req, res, 403, why);
       return std::nullopt;
     }

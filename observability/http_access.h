@@ -23,8 +23,11 @@
 // whole seconds. A mutating
 // request that carries an Origin header (a browser's) must come from this
 // node's own origin (Origin's host and port = Host), else 403: another
-// site's page cannot change anything here (CSRF). Every refusal is logged
-// with its reason (rate-limited).
+// site's page cannot change anything here (CSRF). A request signed in by
+// the session cookie must carry that Origin to change anything (a browser
+// always sends it on such requests; SameSite=Strict already keeps the
+// cookie off other sites' requests). Every refusal is logged with its
+// reason (rate-limited).
 //
 // Threads: any number of HTTP threads at once; SetTokens (a reload) from
 // any thread.
@@ -47,6 +50,7 @@
 namespace apollo11::observability {
 
 class OidcVerifier;
+class OidcSignIn;
 
 struct Principal {
   std::string name;  // "alice", "api-token", "anonymous"
@@ -59,6 +63,11 @@ struct Principal {
   // How the caller reached the node: "http" for every request here; the
   // node's own records name "signal" (a SIGHUP reload).
   std::string transport = "http";
+  // How the request proved who it is: "token" (the tokens file or
+  // --api-token), "sso" (a provider's JWT bearer), "session" (the
+  // dashboard's sign-in cookie, observability/oidc_sign_in.h) or
+  // "anonymous".
+  std::string via = "anonymous";
   // "alice (operator) from 127.0.0.1": for logs, history lines and records.
   std::string Describe() const;
 };
@@ -87,7 +96,21 @@ struct HttpAccessOptions {
   // that provider's token. Null: none. Must outlive this. With it, as with
   // a tokens file, anonymous requests may do nothing.
   OidcVerifier* oidc = nullptr;
+  // The dashboard's sign-in (needs `oidc`): a request without an
+  // Authorization header whose session cookie names a live session is that
+  // session's principal. Null: cookies are ignored. Must outlive this.
+  OidcSignIn* sign_in = nullptr;
 };
+
+// The session cookie's and the sign-in binding cookie's names.
+inline constexpr std::string_view kSessionCookie = "apollo11_session";
+inline constexpr std::string_view kSignInCookie = "apollo11_sign_in";
+// Why a request that changes something comes from another site's page:
+// its Origin (sent by browsers) is not this node's Host; "" when it is, or
+// when there is no Origin (not a browser, or a same-origin GET).
+std::string CrossOrigin(const httplib::Request& req);
+// The value of cookie `name` in the request's Cookie headers; "" if none.
+std::string CookieOf(const httplib::Request& req, std::string_view name);
 
 class HttpAccess {
  public:
@@ -116,6 +139,9 @@ class HttpAccess {
   // The request's bearer when single sign-on is on and it is shaped like a
   // JWT (an API token never is); nullopt otherwise.
   std::optional<std::string> SsoToken(const httplib::Request& req) const;
+  // Whether the request's session cookie names a live session; if so,
+  // `*p` becomes its principal.
+  bool SessionOf(const httplib::Request& req, Principal* p) const;
   struct Bucket {
     double tokens = 0;
     Micros at = 0;

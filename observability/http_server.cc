@@ -158,7 +158,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options)
   s->options_ = std::move(options);
   s->access_ = std::make_unique<HttpAccess>(
       HttpAccessOptions{s->options_.api_token, s->options_.api_tokens, s->options_.api_rate_limit,
-                        s->options_.clock, s->options_.oidc});
+                        s->options_.clock, s->options_.oidc, s->options_.sign_in});
   auto base = ParseBasePath(s->options_.base_path);
   if (!base.ok()) return base.status();
   s->options_.base_path = *base;
@@ -252,13 +252,7 @@ void HttpServer::Routes() {
         [this](const httplib::Request&, httplib::Response& res, const Principal&) {
           res.set_content(options_.registry->WriteText(), kPromText);
         });
-  Route(s, *routes_, "GET", "/api/whoami",
-        [](const httplib::Request&, httplib::Response& res, const Principal& who) {
-          SendJson(res, 200,
-                   nlohmann::json{{"name", who.name},
-                                  {"roles", transport::FormatRoles(who.roles)},
-                                  {"address", who.address}});
-        });
+  SignInRoutes(s);
   Route(s, *routes_, "GET", "/healthz",
         [this](const httplib::Request&, httplib::Response& res, const Principal&) {
           if (!options_.health) return res.set_content("ok\n", "text/plain");

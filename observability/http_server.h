@@ -38,6 +38,7 @@ namespace apollo11::observability {
 
 class GuardedHttpServer;
 class HttpAccess;
+class OidcSignIn;
 class QueryCache;
 class DashboardApi;
 class RouteTable;
@@ -69,6 +70,9 @@ struct HttpServerOptions {
   double api_rate_limit = 20;
   // Single sign-on (oidc.h); null = none. Must outlive the server.
   OidcVerifier* oidc = nullptr;
+  // The dashboard's sign-in through that provider (oidc_sign_in.h): the
+  // /auth/ routes and session cookies; null = none. Must outlive the server.
+  OidcSignIn* sign_in = nullptr;
   // TLS on the port (tls_context.h); not enabled = plain HTTP.
   TlsFiles tls;
   // Every path is served below this ("" = at the root; "/apollo": the
@@ -131,6 +135,9 @@ class HttpServer {
   // (http_registry_routes.cc) and the runs' (http_run_routes.cc).
   void ApiRoutes();
   void RegistryRoutes(httplib::Server& s);
+  // GET /api/whoami and the dashboard's sign-in: /auth/login,
+  // /auth/callback, /auth/logout (http_sign_in_routes.cc).
+  void SignInRoutes(httplib::Server& s);
   void RunRoutes(httplib::Server& s);
   // The handlers of their POSTs, each answering one request on an httplib
   // worker thread (one backend call at a time, under backend_mu_):

@@ -15,6 +15,21 @@ std::string WithoutTrailingSlash(std::string url) {
   return url;
 }
 
+// The sign-in endpoints a discovery document names, when it names both as
+// http(s) URLs.
+std::optional<OidcVerifier::Endpoints> EndpointsOf(const nlohmann::json& doc) {
+  auto url = [&](const char* member) -> std::string {
+    const auto it = doc.find(member);
+    if (it == doc.end() || !it->is_string()) return "";
+    std::string value = it->get<std::string>();
+    const bool http = value.rfind("https://", 0) == 0 || value.rfind("http://", 0) == 0;
+    return http && value.size() <= 2048 ? value : "";
+  };
+  OidcVerifier::Endpoints e{url("authorization_endpoint"), url("token_endpoint")};
+  if (e.authorization.empty() || e.token.empty()) return std::nullopt;
+  return e;
+}
+
 }  // namespace
 
 Result<std::pair<std::string, transport::KeyRoles>> ParseGroupRole(std::string_view text) {
@@ -32,24 +47,55 @@ Result<std::pair<std::string, transport::KeyRoles>> ParseGroupRole(std::string_v
   return std::make_pair(std::string(text.substr(0, eq)), *roles);
 }
 
+namespace {
+
+// A client for `url`'s scheme, host and port (its path in `*path`): 5 s
+// timeouts, no redirects, certificates checked against `ca_file` (or the
+// system's) for https.
+Result<std::unique_ptr<httplib::Client>> ClientFor(const std::string& url,
+                                                   const std::string& ca_file, std::string* path) {
+  static const std::regex kUrl(R"((https?://[^/?#]+)([^#]*))");
+  std::smatch m;
+  if (!std::regex_match(url, m, kUrl)) return Status::InvalidInput("not an http(s) URL: " + url);
+  auto client = std::make_unique<httplib::Client>(m[1].str());
+  client->set_connection_timeout(5, 0);
+  client->set_read_timeout(5, 0);
+  client->set_write_timeout(5, 0);
+  client->set_follow_location(false);
+  if (url.rfind("https://", 0) == 0) {
+    client->enable_server_certificate_verification(true);
+    if (!ca_file.empty()) client->set_ca_cert_path(ca_file.c_str());
+  }
+  *path = m[2].str().empty() ? "/" : m[2].str();
+  return client;
+}
+
+// The body of a 200 answer, or why not (an error answer's body, cut, in the
+// message: a provider says there why it refused).
+Result<std::string> BodyOf(const std::string& url, const httplib::Result& res, bool too_big) {
+  if (too_big) return Status::InvalidInput(url + " answered more than 1 MiB");
+  if (!res) return Status::Io(url + ": " + httplib::to_string(res.error()));
+  if (res->status != 200) {
+    std::string said = res->body.substr(0, 300);
+    for (char& c : said) {
+      if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+    }
+    return Status::Io(url + " answered HTTP " + std::to_string(res->status) +
+                      (said.empty() ? "" : ": " + said));
+  }
+  return res->body;
+}
+
+}  // namespace
+
 OidcFetch HttpsFetch(std::string ca_file) {
   return [ca_file = std::move(ca_file)](const std::string& url) -> Result<std::string> {
-    static const std::regex kUrl(R"((https?://[^/?#]+)([^#]*))");
-    std::smatch m;
-    if (!std::regex_match(url, m, kUrl)) return Status::InvalidInput("not an http(s) URL: " + url);
-    httplib::Client client(m[1].str());
-    client.set_connection_timeout(5, 0);
-    client.set_read_timeout(5, 0);
-    client.set_write_timeout(5, 0);
-    client.set_follow_location(false);
-    if (url.rfind("https://", 0) == 0) {
-      client.enable_server_certificate_verification(true);
-      if (!ca_file.empty()) client.set_ca_cert_path(ca_file.c_str());
-    }
+    std::string path;
+    auto client = ClientFor(url, ca_file, &path);
+    if (!client.ok()) return client.status();
     std::string body;
     bool too_big = false;
-    const std::string path = m[2].str().empty() ? "/" : m[2].str();
-    auto res = client.Get(path, [&](const char* data, size_t n) {
+    auto res = (*client)->Get(path, [&](const char* data, size_t n) {
       if (body.size() + n > kMaxDocument) {
         too_big = true;
         return false;
@@ -57,12 +103,37 @@ OidcFetch HttpsFetch(std::string ca_file) {
       body.append(data, n);
       return true;
     });
-    if (too_big) return Status::InvalidInput(url + " answered more than 1 MiB");
-    if (!res) return Status::Io(url + ": " + httplib::to_string(res.error()));
-    if (res->status != 200) {
-      return Status::Io(url + " answered HTTP " + std::to_string(res->status));
-    }
-    return body;
+    if (res) res->body = std::move(body);
+    return BodyOf(url, res, too_big);
+  };
+}
+
+OidcPost HttpsPost(std::string ca_file) {
+  return [ca_file = std::move(ca_file)](const std::string& url, const std::string& form,
+                                        const std::string& authorization) -> Result<std::string> {
+    std::string path;
+    auto client = ClientFor(url, ca_file, &path);
+    if (!client.ok()) return client.status();
+    httplib::Request req;
+    req.method = "POST";
+    req.path = path;
+    req.headers = {{"Accept", "application/json"},
+                   {"Content-Type", "application/x-www-form-urlencoded"}};
+    if (!authorization.empty()) req.headers.emplace("Authorization", authorization);
+    req.body = form;
+    std::string body;
+    bool too_big = false;
+    req.content_receiver = [&](const char* data, size_t n, uint64_t, uint64_t) {
+      if (body.size() + n > kMaxDocument) {
+        too_big = true;
+        return false;
+      }
+      body.append(data, n);
+      return true;
+    };
+    auto res = (*client)->send(req);
+    if (res) res->body = std::move(body);
+    return BodyOf(url, res, too_big);
   };
 }
 
@@ -96,6 +167,7 @@ Status OidcVerifier::Refresh() {
   Status outcome = Status::Ok();
   std::shared_ptr<const JwksKeys> fresh;
   std::string iss;
+  std::optional<Endpoints> endpoints;
   auto discovery = fetch_(discovery_url);
   if (!discovery.ok()) {
     outcome = discovery.status();
@@ -115,6 +187,7 @@ Status OidcVerifier::Refresh() {
       if (keys.ok()) {
         fresh = std::make_shared<const JwksKeys>(std::move(*keys));
         iss = doc["issuer"].get<std::string>();
+        endpoints = EndpointsOf(doc);
       } else {
         outcome = keys.status();
       }
@@ -126,6 +199,7 @@ Status OidcVerifier::Refresh() {
     spdlog::info("oidc: {} signing keys of {} in force", fresh->size(), options_.issuer);
     keys_ = std::move(fresh);
     iss_ = std::move(iss);
+    endpoints_ = std::move(endpoints);
     last_error_.clear();
   } else {
     last_error_ = outcome.message();
@@ -178,7 +252,7 @@ OidcIdentity OidcVerifier::IdentityOf(const nlohmann::json& claims) const {
   return id;
 }
 
-Result<OidcIdentity> OidcVerifier::Verify(std::string_view token) {
+Result<nlohmann::json> OidcVerifier::Claims(std::string_view token, std::string_view audience) {
   const std::string kid = JwtKeyId(token);
   std::shared_ptr<const JwksKeys> keys = KeysFor(kid);
   JwtExpectations want;
@@ -190,9 +264,13 @@ Result<OidcIdentity> OidcVerifier::Verify(std::string_view token) {
     }
     want.issuer = iss_;
   }
-  want.audience = options_.audience;
+  want.audience = std::string(audience);
   want.now = clock_->Now();
-  auto claims = VerifyJwt(token, *keys, want);
+  return VerifyJwt(token, *keys, want);
+}
+
+Result<OidcIdentity> OidcVerifier::Verify(std::string_view token) {
+  auto claims = Claims(token, options_.audience);
   if (!claims.ok()) return claims.status();
   OidcIdentity id = IdentityOf(*claims);
   if (id.name.empty()) {
@@ -200,6 +278,36 @@ Result<OidcIdentity> OidcVerifier::Verify(std::string_view token) {
                                 " or sub claim)");
   }
   return id;
+}
+
+Result<OidcIdentity> OidcVerifier::VerifyIdToken(std::string_view token, std::string_view client_id,
+                                                 std::string_view nonce) {
+  auto claims = Claims(token, client_id);
+  if (!claims.ok()) return claims.status();
+  const auto got = claims->find("nonce");
+  if (nonce.empty() || got == claims->end() || !got->is_string() ||
+      got->get<std::string>() != nonce) {
+    return Status::InvalidInput(
+        "ID token refused: its nonce is not the one this sign-in sent (a replayed token?)");
+  }
+  OidcIdentity id = IdentityOf(*claims);
+  if (id.name.empty()) {
+    return Status::InvalidInput("ID token refused: it names nobody (no " + options_.name_claim +
+                                " or sub claim)");
+  }
+  return id;
+}
+
+std::optional<OidcVerifier::Endpoints> OidcVerifier::SignInEndpoints() {
+  {
+    MutexLock lock(&mu_);
+    if (endpoints_) return endpoints_;
+  }
+  // Not read yet (the provider was down at start): try now, at most every
+  // kRefreshEvery (KeysFor claims the refresh).
+  (void)KeysFor("");
+  MutexLock lock(&mu_);
+  return endpoints_;
 }
 
 }  // namespace apollo11::observability

@@ -20,6 +20,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -52,6 +53,13 @@ using OidcFetch = std::function<Result<std::string>(const std::string& url)>;
 // http:// and https:// through cpp-httplib, certificates checked against
 // `ca_file` (or the system's), 5 s per request, redirects not followed.
 OidcFetch HttpsFetch(std::string ca_file);
+// POST of a form (application/x-www-form-urlencoded) with an Authorization
+// header ("" = none), answering the body of a 200 (at most 1 MiB) or why
+// not; an error answer's body, cut to 300 bytes, is in the message (a
+// provider says there why it refused a code). Same client as HttpsFetch.
+using OidcPost = std::function<Result<std::string>(const std::string& url, const std::string& form,
+                                                   const std::string& authorization)>;
+OidcPost HttpsPost(std::string ca_file);
 
 // Who a verified token is.
 struct OidcIdentity {
@@ -72,6 +80,19 @@ class OidcVerifier {
 
   // The identity of `token`, or InvalidInput saying why it is refused.
   Result<OidcIdentity> Verify(std::string_view token);
+  // The identity of an ID token the provider issued to the dashboard's
+  // sign-in (observability/oidc_sign_in.h): as Verify, but its `aud` must
+  // hold `client_id` and its `nonce` claim must equal `nonce`.
+  Result<OidcIdentity> VerifyIdToken(std::string_view token, std::string_view client_id,
+                                     std::string_view nonce);
+  // Where the provider signs users in and answers codes (its discovery
+  // document's authorization_endpoint and token_endpoint); nullopt until the
+  // document has been read, or when it names neither.
+  struct Endpoints {
+    std::string authorization;
+    std::string token;
+  };
+  std::optional<Endpoints> SignInEndpoints();
   // Reads the discovery document and the keys now (also: on SIGHUP).
   Status Refresh();
   const OidcOptions& options() const { return options_; }
@@ -83,6 +104,8 @@ class OidcVerifier {
   // enough. Null while none could be read yet.
   std::shared_ptr<const JwksKeys> KeysFor(const std::string& kid);
   OidcIdentity IdentityOf(const nlohmann::json& claims) const;
+  // The claims of `token` once verified for `audience`; InvalidInput why not.
+  Result<nlohmann::json> Claims(std::string_view token, std::string_view audience);
 
   const OidcOptions options_;
   const OidcFetch fetch_;
@@ -94,6 +117,7 @@ class OidcVerifier {
   // The issuer exactly as the discovery document writes it (a trailing
   // slash included): what the tokens' `iss` must equal.
   std::string iss_ GUARDED_BY(mu_);
+  std::optional<Endpoints> endpoints_ GUARDED_BY(mu_);
 };
 
 }  // namespace apollo11::observability

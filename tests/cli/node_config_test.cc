@@ -3,7 +3,11 @@
 
 #include "cli/node_config.h"
 
+#include <stdlib.h>
+
 #include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
 #include <map>
 
 namespace apollo11::cli {
@@ -37,6 +41,16 @@ class FakeNodeEnv : public NodeEnv {
   std::string AbsolutePath(const std::string& path) override { return "/home/u/" + path; }
   unsigned Cores() override { return cores; }
 };
+
+std::string SecretFilesDir() {
+  std::string dir = (std::filesystem::temp_directory_path() / "a11-secret-test-XXXXXX").string();
+  REQUIRE(::mkdtemp(dir.data()) != nullptr);
+  return dir;
+}
+
+void WriteSecretFile(const std::string& path, const std::string& text) {
+  std::ofstream(path) << text;
+}
 
 std::string Refusal(const NodeFlags& flags, FakeNodeEnv& env) {
   auto config = ResolveNodeConfig(flags, env);
@@ -533,8 +547,11 @@ TEST_CASE("single sign-on flags are refused unless they can work", "[cli][node][
                               0) == 0);
   f = NodeFlags{};
   f.oidc_groups_claim = "roles";
-  CHECK(Refusal(f, env).find("so do --oidc-name-claim and --oidc-groups-claim") !=
-        std::string::npos);
+  CHECK(Refusal(f, env).find("so do --oidc-name-claim, --oidc-groups-claim") != std::string::npos);
+  f = NodeFlags{};
+  f.oidc_client_id = "apollo11-dashboard";
+  CHECK(Refusal(f, env).find("--oidc-client-id, --oidc-client-secret-file and "
+                             "--oidc-redirect-url): without it") != std::string::npos);
   f = NodeFlags{};
   f.oidc_issuer = "https://idp.example.org";
   CHECK(Refusal(f, env).find("needs --oidc-audience") != std::string::npos);
@@ -554,8 +571,55 @@ TEST_CASE("single sign-on flags are refused unless they can work", "[cli][node][
   REQUIRE(c->oidc.group_roles.size() == 2);
   CHECK(c->oidc.group_roles[1].first == "platform");
   CHECK(c->oidc.group_roles[1].second == transport::kRoleAdmin);
+  CHECK(c->oidc_sign_in.client_id.empty());
   f.http_bind = "off";
   CHECK(Refusal(f, env).rfind("--oidc-issuer is given but the node serves no HTTP", 0) == 0);
+}
+
+TEST_CASE("the dashboard's sign-in flags are refused unless they can work",
+          "[cli][node][security]") {
+  FakeNodeEnv env;
+  NodeFlags f;
+  f.oidc_issuer = "https://idp.example.org";
+  f.oidc_audience = "apollo11";
+  f.oidc_roles = {"ops=operator"};
+  f.oidc_client_id = "apollo11-dashboard";
+  CHECK(Refusal(f, env).find("--oidc-client-id and --oidc-redirect-url go together") !=
+        std::string::npos);
+  f.oidc_redirect_url = "http://apollo.example.org/auth/callback";
+  CHECK(Refusal(f, env).find("must be https (the session cookie is Secure") != std::string::npos);
+  f.oidc_redirect_url = "https://apollo.example.org/callback";
+  CHECK(Refusal(f, env).find("its path must be /auth/callback") != std::string::npos);
+  f.http_base_path = "/apollo";
+  f.oidc_redirect_url = "https://apollo.example.org/auth/callback";
+  CHECK(Refusal(f, env).find("its path must be /apollo/auth/callback") != std::string::npos);
+  f.oidc_redirect_url = "https://apollo.example.org/apollo/auth/callback";
+  auto c = ResolveNodeConfig(f, env);
+  REQUIRE(c.ok());
+  CHECK(c->oidc_sign_in.client_id == "apollo11-dashboard");
+  CHECK(c->oidc_sign_in.client_secret.empty());  // a public client: PKCE alone
+  // Plain HTTP only to this machine, where browsers keep a Secure cookie.
+  f.http_base_path.clear();
+  f.oidc_redirect_url = "http://127.0.0.1:8011/auth/callback";
+  CHECK(ResolveNodeConfig(f, env).ok());
+  f.oidc_redirect_url = "http://[::1]:8011/auth/callback";
+  CHECK(ResolveNodeConfig(f, env).ok());
+  // The secret: read, its first line trimmed; missing or empty is refused.
+  const std::string dir = SecretFilesDir();
+  f.oidc_client_secret_file = dir + "/missing";
+  CHECK(Refusal(f, env).find("cannot be read") != std::string::npos);
+  WriteSecretFile(dir + "/empty", " \n");
+  f.oidc_client_secret_file = dir + "/empty";
+  CHECK(Refusal(f, env).find("is empty") != std::string::npos);
+  WriteSecretFile(dir + "/secret", "  s3cret \nignored\n");
+  f.oidc_client_secret_file = dir + "/secret";
+  c = ResolveNodeConfig(f, env);
+  REQUIRE(c.ok());
+  CHECK(c->oidc_sign_in.client_secret == "s3cret");
+  f.oidc_client_id.clear();
+  f.oidc_redirect_url.clear();
+  CHECK(Refusal(f, env).find("--oidc-client-secret-file needs --oidc-client-id") !=
+        std::string::npos);
 }
 
 }  // namespace

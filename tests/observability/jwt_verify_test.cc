@@ -17,6 +17,7 @@
 #include <string>
 
 #include "observability/oidc.h"
+#include "observability/oidc_sign_in.h"
 
 using apollo11::kMicrosPerSecond;
 using apollo11::Micros;
@@ -275,7 +276,11 @@ struct FakeProvider {
       ++fetches;
       if (!up) return apollo11::Status::Io(url + ": connection refused");
       if (url == issuer + "/.well-known/openid-configuration") {
-        return json{{"issuer", issuer}, {"jwks_uri", issuer + "/jwks"}}.dump();
+        return json{{"issuer", issuer},
+                    {"jwks_uri", issuer + "/jwks"},
+                    {"authorization_endpoint", issuer + "/auth?ui=1"},
+                    {"token_endpoint", issuer + "/token"}}
+            .dump();
       }
       if (url == issuer + "/jwks") return keys.dump();
       return apollo11::Status::Io(url + " answered HTTP 404");
@@ -357,4 +362,148 @@ TEST_CASE("a provider down at start does not stop the verifier: its tokens wait 
   CHECK(obs::ParseGroupRole("ops=operator")->second == apollo11::transport::kRoleOperator);
   CHECK_FALSE(obs::ParseGroupRole("=admin").ok());
   CHECK_FALSE(obs::ParseGroupRole("ops=root").ok());
+}
+
+TEST_CASE("PKCE's S256 challenge and the URL encoding are RFC 7636's and RFC 3986's",
+          "[http][oidc]") {
+  // base64url(SHA-256("abc")), FIPS 180-2's digest ba7816bf...f20015ad.
+  CHECK(obs::PkceChallenge("abc") == "ungWv48Bz-pBQUDeXa4iI7ADYaOWF3qctBD_YfIAFa0");
+  CHECK(obs::UrlEncode("http://a/b?c=d e&f~_.-") == "http%3A%2F%2Fa%2Fb%3Fc%3Dd%20e%26f~_.-");
+}
+
+namespace {
+
+// A query parameter of a URL Begin made.
+std::string Param(const std::string& url, const std::string& name) {
+  const size_t at = url.find(name + "=");
+  REQUIRE(at != std::string::npos);
+  const size_t from = at + name.size() + 1;
+  return url.substr(from, url.find('&', from) - from);
+}
+
+// The dashboard's sign-in against FakeProvider, whose token endpoint
+// answers an ID token for `user` (groups `groups`) with the nonce the last
+// login sent, unless a test changes what it answers.
+struct SignInWorld {
+  Fixture f;
+  FakeProvider idp;
+  apollo11::FakeClock clock{kNow};
+  std::unique_ptr<obs::OidcVerifier> verifier;
+  std::string user = "bob", nonce, form, authorization;
+  json groups = {"ops"};
+  json audience = "dash";
+  std::unique_ptr<obs::OidcSignIn> sign_in;
+
+  SignInWorld() {
+    idp.keys["keys"].push_back(Jwk(f.rsa.get(), "r1"));
+    auto started = obs::OidcVerifier::Start(Options(), idp.Fetch(), &clock);
+    REQUIRE(started.ok());
+    verifier = std::move(*started);
+    obs::OidcSignInOptions o;
+    o.client_id = "dash";
+    o.client_secret = "s3cret:x";
+    o.redirect_url = "https://apollo.example.org/auth/callback";
+    sign_in = std::make_unique<obs::OidcSignIn>(o, verifier.get(), Post(), &clock);
+  }
+  obs::OidcPost Post() {
+    return [this](const std::string& url, const std::string& body,
+                  const std::string& auth) -> apollo11::Result<std::string> {
+      REQUIRE(url == idp.issuer + "/token");
+      form = body;
+      authorization = auth;
+      json claims = Claims();
+      claims["aud"] = audience;
+      claims["preferred_username"] = user;
+      claims["groups"] = groups;
+      claims["nonce"] = nonce;
+      return json{{"id_token", Token(f.rsa.get(), {{"alg", "RS256"}, {"kid", "r1"}}, claims)},
+                  {"token_type", "Bearer"}}
+          .dump();
+    };
+  }
+  // Begin, remembering the nonce the provider would put in the ID token.
+  obs::OidcSignIn::Started Begin(const std::string& return_to = "/runs") {
+    auto started = sign_in->Begin(return_to);
+    REQUIRE(started.ok());
+    nonce = Param(started->location, "nonce");
+    return *started;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("the dashboard's sign-in: a code flow with PKCE, bound to the browser, used once",
+          "[http][oidc]") {
+  SignInWorld w;
+  const auto started = w.Begin();
+  const std::string& url = started.location;
+  CHECK(url.starts_with("https://idp.example.org/auth?ui=1&response_type=code&client_id=dash&"));
+  CHECK(Param(url, "redirect_uri") == "https%3A%2F%2Fapollo.example.org%2Fauth%2Fcallback");
+  CHECK(Param(url, "scope") == "openid%20profile");
+  CHECK(Param(url, "code_challenge_method") == "S256");
+  CHECK(Param(url, "state") == started.state);
+  CHECK(started.state.size() >= 32);
+
+  auto done = w.sign_in->Finish("code-1", started.state, started.state);
+  REQUIRE(done.ok());
+  CHECK(done->who.name == "bob");
+  CHECK(done->who.roles == apollo11::transport::kRoleOperator);
+  CHECK(done->return_to == "/runs");
+  // The code went with the verifier whose challenge the URL carried, and
+  // the client's secret as HTTP Basic (each part form-encoded: ':' too).
+  const std::string verifier = Param("?" + w.form, "code_verifier");
+  CHECK(obs::PkceChallenge(verifier) == Param(url, "code_challenge"));
+  CHECK(Param("?" + w.form, "grant_type") == "authorization_code");
+  CHECK(Param("?" + w.form, "code") == "code-1");
+  CHECK(w.authorization == "Basic ZGFzaDpzM2NyZXQlM0F4");  // dash:s3cret%3Ax
+  auto who = w.sign_in->SessionOf(done->session);
+  REQUIRE(who);
+  CHECK(who->name == "bob");
+  CHECK_FALSE(w.sign_in->SessionOf(done->session + "x"));
+  // The same answer again (a replayed callback) finds nothing.
+  auto replay = w.sign_in->Finish("code-1", started.state, started.state);
+  REQUIRE_FALSE(replay.ok());
+  CHECK(replay.status().message().find("unknown to the node") != std::string::npos);
+  // Sign-out ends the session; so does its age.
+  w.sign_in->End(done->session);
+  CHECK_FALSE(w.sign_in->SessionOf(done->session));
+  const auto again = w.Begin("//evil.example.org/x");
+  auto second = w.sign_in->Finish("code-2", again.state, again.state);
+  REQUIRE(second.ok());
+  CHECK(second->return_to == "/");
+  CHECK(w.sign_in->SessionOf(second->session));
+  w.clock.Advance(obs::OidcSignIn::kSessionTtl);
+  CHECK_FALSE(w.sign_in->SessionOf(second->session));
+}
+
+TEST_CASE(
+    "the dashboard's sign-in refuses another browser, nonce, audience, and users without a role",
+    "[http][oidc]") {
+  SignInWorld w;
+  auto refusal = [&](const std::string& cookie) {
+    const auto started = w.Begin();
+    auto r = w.sign_in->Finish("code", started.state, cookie == "=" ? started.state : cookie);
+    REQUIRE_FALSE(r.ok());
+    return r.status().message();
+  };
+  CHECK(refusal("").find("not started by this browser") != std::string::npos);
+  CHECK(refusal("forged").find("not started by this browser") != std::string::npos);
+  w.audience = "apollo11";  // an access token's audience, not the client's
+  CHECK(refusal("=").find("audience") != std::string::npos);
+  w.audience = "dash";
+  w.groups = {"visitors"};
+  CHECK(refusal("=").find("bob signed in at the provider, but none of their groups (visitors)") !=
+        std::string::npos);
+  w.groups = {"ops"};
+  // An ID token minted for another login (its nonce) is refused.
+  const auto started = w.Begin();
+  w.nonce = "another-login";
+  auto r = w.sign_in->Finish("code", started.state, started.state);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().message().find("nonce") != std::string::npos);
+  CHECK(w.sign_in->sessions() == 0);
+  // Logins that were never finished end after kLoginTtl.
+  const auto stale = w.Begin();
+  w.clock.Advance(obs::OidcSignIn::kLoginTtl);
+  CHECK_FALSE(w.sign_in->Finish("code", stale.state, stale.state).ok());
 }

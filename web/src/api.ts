@@ -1,6 +1,8 @@
 // The JSON API client: GETs revalidated with ETags (a 304 reuses the last
 // body), the signed-in principal's API token from sessionStorage on every
-// request (a node with a tokens file answers nothing without one), and
+// request (a node with a tokens file answers nothing without one; a user
+// signed in through the provider is known by the node's HttpOnly session
+// cookie instead, which the browser sends by itself), and
 // pollers that stop when their page is left and slow down while the tab is
 // hidden.
 
@@ -43,13 +45,25 @@ function authHeaders(t: string = token()): Record<string, string> {
   return t ? { Authorization: "Bearer " + t } : {};
 }
 
-// Who the node says `candidate` (a token) is: {name, roles}. Throws the
-// node's refusal (401: the token matches no principal).
-export async function whoami(candidate: string): Promise<{ name: string; roles: string }> {
+// Who the node says the caller is: its name and roles, how it proved it
+// ("token", "sso", "session": the sign-in cookie, or "anonymous"), the
+// actions its roles allow, and whether the node offers "Sign in with SSO".
+export interface Who {
+  name: string;
+  roles: string;
+  via: string;
+  may: string[];
+  sign_in: boolean;
+}
+
+// Who the node says `candidate` (a token; "" = none, the session cookie
+// if any) is. Throws the node's refusal (401: the token matches no
+// principal).
+export async function whoami(candidate: string): Promise<Who> {
   requestCount++;
   const res = await fetch(BASE + "/api/whoami", { headers: authHeaders(candidate), cache: "no-store" });
   if (!res.ok) throw await errorOf(res);
-  return (await res.json()) as { name: string; roles: string };
+  return (await res.json()) as Who;
 }
 
 export async function getJson<T>(path: string): Promise<T> {

@@ -1,7 +1,7 @@
 // The dashboard's entry: a client-side router over the node's pages, the
 // header (role, epoch, login) and the shared banner.
 
-import { ApiError, getJson, setToken, token, whoami } from "./api";
+import { ApiError, getJson, post, setToken, token, Who, whoami } from "./api";
 import { appPath, BASE } from "./base";
 import { clear, h } from "./dom";
 import { NodeInfo } from "./types";
@@ -49,27 +49,23 @@ export function navigate(href: string): void {
   show();
 }
 
-// The header's sign-in: a token is kept only once the node says whose it
-// is (GET /api/whoami), and the header names that principal and its role.
-async function renderAuth(notice = ""): Promise<void> {
-  const box = document.getElementById("auth")!;
-  const kept = token();
-  if (kept) {
-    try {
-      const who = await whoami(kept);
-      clear(box);
-      box.append(
-        h("span", { id: "signed-in" }, `signed in as ${who.name} (${who.roles || "no role"}) `),
-        h("button", { id: "logout", onclick: () => { setToken(""); void renderAuth(); } }, "Sign out"),
-      );
-      return;
-    } catch (e) {
-      setToken("");
-      notice = e instanceof ApiError && e.status === 401
-        ? "your token is no longer valid on this node"
-        : "could not check the token: " + String(e);
-    }
-  }
+// Shows what the caller may do: elements marked data-needs="ACTION" are
+// hidden (app.css) unless the body's data-may lists ACTION.
+function allow(who: Who | undefined): void {
+  document.body.dataset.may = who ? who.may.join(" ") : "";
+}
+
+function signedIn(box: HTMLElement, who: Who, signOut: () => Promise<void>): void {
+  clear(box);
+  box.append(
+    h("span", { id: "signed-in" }, `signed in as ${who.name} (${who.roles || "no role"}) `),
+    h("button", { id: "logout", onclick: () => void signOut().then(() => renderAuth()) }, "Sign out"),
+  );
+}
+
+// The token form, and "Sign in with SSO" when the node has a provider: the
+// node runs the provider's sign-in and comes back to this page.
+function signInForm(box: HTMLElement, sso: boolean, notice: string): void {
   clear(box);
   const input = h("input", {
     id: "token", type: "password", placeholder: "API token", autocomplete: "off",
@@ -81,7 +77,7 @@ async function renderAuth(notice = ""): Promise<void> {
     const candidate = input.value.trim();
     try {
       const who = await whoami(candidate);
-      if (who.name === "anonymous") throw new ApiError(401, "no token given");
+      if (who.via !== "token" && who.via !== "sso") throw new ApiError(401, "no token given");
       setToken(candidate);
       await renderAuth();
     } catch (err) {
@@ -90,7 +86,44 @@ async function renderAuth(notice = ""): Promise<void> {
         : "not signed in: " + String(err);
     }
   });
-  box.append(form, message);
+  const here = appPath(location.pathname) + location.search;
+  const ssoButton = sso ? h("button", {
+    id: "sso-login", type: "button",
+    onclick: () => location.assign(BASE + "/auth/login?return=" + encodeURIComponent(here)),
+  }, "Sign in with SSO") : "";
+  box.append(ssoButton, form, message);
+}
+
+// The header's sign-in: a token is kept only once the node says whose it
+// is (GET /api/whoami); a session cookie is the node's to judge. The header
+// names the principal and its role, and the pages show only what it may do.
+async function renderAuth(notice = ""): Promise<void> {
+  const box = document.getElementById("auth")!;
+  const kept = token();
+  let who: Who | undefined;
+  try {
+    who = await whoami(kept);
+  } catch (e) {
+    if (kept) setToken("");
+    notice = e instanceof ApiError && e.status === 401
+      ? "your token is no longer valid on this node"
+      : "could not check the token: " + String(e);
+    try {
+      who = await whoami("");
+    } catch {
+      who = undefined;
+    }
+  }
+  allow(who);
+  if (who && kept && (who.via === "token" || who.via === "sso")) {
+    return signedIn(box, who, async () => setToken(""));
+  }
+  if (who && who.via === "session") {
+    return signedIn(box, who, async () => {
+      await post("/auth/logout");
+    });
+  }
+  signInForm(box, who?.sign_in ?? false, notice);
 }
 
 async function renderNodeInfo(): Promise<void> {

@@ -84,11 +84,18 @@ export interface Worker {
 }
 export interface PipelineLine {
   name: string;
-  hash: string;
+  hash?: string;
   runs: number;
-  last_run_at: string;
-  last_run_id: string;
-  last_run_state: string;
+  last_run_at?: string;
+  last_run_id?: string;
+  last_run_state?: string;
+  // Registered pipelines (the registry) only:
+  registered?: boolean;
+  active_version?: number;
+  label?: string;
+  paused?: boolean;
+  paused_by?: string;
+  removed?: boolean;
 }
 export interface NodeInfo {
   role?: string;

@@ -16,9 +16,9 @@ export function runPage(runId: string): Page {
   const t0 = performance.now();
   const head = h("div", { id: "run-head" });
   const msg = h("span", { class: "msg", id: "action-msg" });
-  const cancel = h("button", { id: "cancel", class: "danger" }, "Cancel run") as HTMLButtonElement;
+  const cancel = h("button", { id: "cancel", class: "danger", "data-needs": "cancel" }, "Cancel run") as HTMLButtonElement;
   const rerun = h("button", {
-    id: "rerun-failed", disabled: true,
+    id: "rerun-failed", disabled: true, "data-needs": "rerun",
     title: "A new run of this run's snapshot that reuses what succeeded (apollo11 rerun --failed)",
   }, "Rerun failed tasks") as HTMLButtonElement;
   const slowBox = h("div", { id: "slow-tasks" });
@@ -153,7 +153,7 @@ function renderSlow(box: HTMLElement, status: RunStatus): void {
       }
     };
     box.append(h("div", { class: "toolbar", "data-slow": id }, h("strong", {}, id), t.slow_reason ?? "",
-      h("button", { class: "danger", onclick: () => void answer("kill") }, "Kill"),
-      h("button", { onclick: () => void answer("keep") }, "Keep running"), msg));
+      h("button", { class: "danger", "data-needs": "confirm", onclick: () => void answer("kill") }, "Kill"),
+      h("button", { "data-needs": "confirm", onclick: () => void answer("keep") }, "Keep running"), msg));
   }
 }
