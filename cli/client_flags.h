@@ -18,8 +18,11 @@ struct ClientFlags {
   std::string state_dir;        // --state-dir, else $APOLLO11_STATE_DIR (ResolveStateDir)
   std::string coordinator;      // --coordinator, else $APOLLO11_COORDINATOR
   std::string key, server_key;  // --key/--server-key, else $APOLLO11_KEY/$APOLLO11_SERVER_KEY
-  double timeout_s = 10;        // --timeout: bounds each call to the coordinator
-  bool json = false;            // --json
+  // With an http(s):// coordinator (a node's HTTP API, cli/remote_http.h):
+  // --api-token-file (else $APOLLO11_API_TOKEN) and --cacert.
+  std::string api_token_file, cacert;
+  double timeout_s = 10;  // --timeout: bounds each call to the coordinator
+  bool json = false;      // --json
 
   // The coordinator's endpoint from --coordinator or $APOLLO11_COORDINATOR;
   // "" when neither names one (the command reads the local state dir).

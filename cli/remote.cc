@@ -65,6 +65,18 @@ Result<std::unique_ptr<RemoteCoordinator>> RemoteCoordinator::ConnectWithKeys(
   return r;
 }
 
+Result<std::unique_ptr<RemoteCoordinator>> RemoteCoordinator::ConnectHttp(
+    const std::string& url, const std::string& token_file, const std::string& cacert,
+    std::chrono::milliseconds timeout) {
+  auto link = HttpApiLink::Open(url, token_file, cacert, timeout);
+  if (!link.ok()) return link.status();
+  std::unique_ptr<RemoteCoordinator> r(new RemoteCoordinator());
+  r->http_ = std::move(*link);
+  r->endpoint_ = url;
+  r->timeout_ = timeout;
+  return r;
+}
+
 RemoteCoordinator::~RemoteCoordinator() { CloseSocket(); }
 
 void RemoteCoordinator::CloseSocket() {
@@ -216,6 +228,7 @@ Result<std::string> RemoteCoordinator::Await(uint16_t reply_type) {
 }
 
 Result<std::string> RemoteCoordinator::Submit(actors::SubmitRun submit) {
+  if (http_) return http_->Submit();
   // The answer comes once the run is built and journaled: for a 1M-task
   // pipeline (180 MB of JSON) on a 2-core machine, later than the 10 s
   // default allowed. The wait grows by a second per 4 MiB of JSON (45 s
@@ -235,6 +248,7 @@ Result<std::string> RemoteCoordinator::Submit(actors::SubmitRun submit) {
 }
 
 Result<std::string> RemoteCoordinator::Rerun(const actors::RerunRun& rerun) {
+  if (http_) return http_->Rerun(rerun);
   std::string frame;
   actors::RerunRun sent = rerun;
   sent.on_behalf = on_behalf_;
@@ -268,6 +282,7 @@ Result<std::string> RemoteCoordinator::StartRun(std::string frame) {
 }
 
 Status RemoteCoordinator::Cancel(const std::string& run_id, const std::string& reason) {
+  if (http_) return http_->Cancel(run_id);
   if (endpoints_.size() > 1) {
     // A cancel has no reply of its own: find a coordinator that answers first.
     auto reachable = Query("status", run_id);
@@ -293,6 +308,7 @@ Status RemoteCoordinator::Cancel(const std::string& run_id, const std::string& r
 }
 
 Result<std::string> RemoteCoordinator::Confirm(const std::string& exec_id, bool kill) {
+  if (http_) return http_->Confirm(exec_id, kill);
   std::string frame;
   actors::ConfirmExec confirm{exec_id, kill};
   confirm.on_behalf = on_behalf_;
@@ -313,6 +329,7 @@ Result<std::string> RemoteCoordinator::AskConfirm(const std::string& frame) {
 }
 
 Result<nlohmann::json> RemoteCoordinator::Registry(const actors::RegistryRequest& request) {
+  if (http_) return http_->Registry(request);
   std::string frame;
   if (on_behalf_.empty()) {
     transport::Encode(static_cast<uint16_t>(actors::ClientType::kRegistry), request, &frame);
@@ -334,92 +351,13 @@ Result<nlohmann::json> RemoteCoordinator::Registry(const actors::RegistryRequest
   return doc;
 }
 
-Result<nlohmann::json> RemoteCoordinator::Audit(const storage::AuditFilter& filter) {
-  actors::Query q;
-  q.kind = actors::QueryKind::kAudit;
-  q.id = filter.principal;
-  q.arg = filter.action;
-  q.offset = static_cast<uint64_t>(std::max<Micros>(filter.since, 0));
-  q.limit = static_cast<uint32_t>(std::min<size_t>(filter.limit, UINT32_MAX));
-  auto reply = AskQuery(q);
-  if (!reply.ok()) return reply.status();
-  Status refused = actors::ReplyStatus(reply->code, reply->error);
-  if (!refused.ok()) return refused;
-  auto doc = nlohmann::json::parse(reply->json, nullptr, false);
-  if (!doc.is_object()) return Status::Corrupt("the coordinator's audit answer is not JSON");
-  return doc;
-}
-
 Status RemoteCoordinator::Record(actors::AuditNote note) {
+  if (http_) return http_->Record();
   note.on_behalf = on_behalf_;
   std::string frame;
   transport::Encode(static_cast<uint16_t>(actors::ClientType::kAuditNote), note, &frame);
   auto recorded = AskConfirm(frame);
   return recorded.ok() ? Status::Ok() : recorded.status();
-}
-
-Result<actors::QueryReply> RemoteCoordinator::AskQuery(const actors::Query& q) {
-  std::string frame;
-  transport::Encode(static_cast<uint16_t>(actors::ClientType::kQuery), q, &frame);
-  auto raw = Ask(frame, static_cast<uint16_t>(actors::ClientType::kQueryReply), OnDrop::kResend);
-  if (!raw.ok()) return raw.status();
-  auto env = transport::DecodeEnvelope(raw->data(), raw->size(), actors::ClientLimits());
-  if (!env.ok()) return env.status();
-  auto reply = transport::BodyAs<actors::QueryReply>(*env);
-  if (!reply.ok()) return reply.status();
-  if (!reply->journal_error.empty() && warn_on_journal_error_) {
-    // What follows is the last durable state; say why it may be stale.
-    std::fprintf(stderr, "apollo11: warning: the coordinator cannot write its journal: %s\n",
-                 reply->journal_error.c_str());
-  }
-  Status failed = actors::ReplyStatus(reply->code, reply->error);
-  if (!failed.ok()) return failed;
-  return reply;
-}
-
-Result<nlohmann::json> RemoteCoordinator::Query(const std::string& kind, const std::string& id,
-                                                const std::string& arg, uint32_t limit) {
-  auto parsed = actors::ParseQueryKind(kind);
-  if (!parsed.ok()) return parsed.status();
-  actors::Query q;
-  q.kind = *parsed;
-  q.id = id;
-  q.arg = arg;
-  q.limit = limit;
-  auto reply = AskQuery(q);
-  if (!reply.ok()) return reply.status();
-  auto doc = nlohmann::json::parse(reply->json, nullptr, false);
-  if (doc.is_discarded()) return Status::Corrupt("coordinator sent malformed JSON");
-  return doc;
-}
-
-Result<std::string> RemoteCoordinator::FetchLog(const std::string& exec_id,
-                                                const std::string& stream, uint32_t attempt,
-                                                uint64_t offset, uint32_t max_bytes,
-                                                nlohmann::json* meta) {
-  actors::Query q;
-  q.kind = actors::QueryKind::kLogs;
-  q.id = exec_id;
-  q.arg = stream;
-  q.limit = max_bytes;
-  q.offset = offset;
-  q.attempt = attempt;
-  auto reply = AskQuery(q);
-  if (!reply.ok()) return reply.status();
-  *meta = nlohmann::json::parse(reply->json, nullptr, false);
-  if (meta->is_discarded()) return Status::Corrupt("coordinator sent malformed JSON");
-  return std::move(reply->data);
-}
-
-Result<std::string> RemoteCoordinator::TraceLog(const std::string& exec_id, nlohmann::json* meta) {
-  actors::Query q;
-  q.kind = actors::QueryKind::kTraceLog;
-  q.id = exec_id;
-  auto reply = AskQuery(q);
-  if (!reply.ok()) return reply.status();
-  *meta = nlohmann::json::parse(reply->json, nullptr, false);
-  if (meta->is_discarded()) return Status::Corrupt("coordinator sent malformed JSON");
-  return std::move(reply->data);
 }
 
 Result<std::string> RemoteCoordinator::SubmitAndFollow(actors::SubmitRun submit,
@@ -444,6 +382,7 @@ Result<std::string> RemoteCoordinator::StartAndFollow(
 }
 
 Status RemoteCoordinator::Follow(const std::string& run_id, const FollowHooks& hooks) {
+  if (http_) return http_->Follow(run_id, hooks);
   zmq::pollitem_t items[] = {{nullptr, 0, ZMQ_POLLIN, 0}};
   transport::Envelope env;
   auto last_heard = std::chrono::steady_clock::now();

@@ -14,6 +14,7 @@
 #include <zmq.hpp>
 
 #include "actors/client_protocol.h"
+#include "cli/remote_http.h"
 #include "common/status.h"
 #include "storage/audit_records.h"
 #include "transport/security.h"
@@ -67,6 +68,14 @@ class RemoteCoordinator {
       const std::string& endpoint, const std::optional<transport::CurveKeyPair>& curve,
       const std::string& server_public, std::chrono::milliseconds timeout,
       zmq::context_t* ctx = nullptr);
+  // A link to a node's HTTP API instead (remote_http.h): `url`
+  // http(s)://HOST:PORT[/BASE], the bearer from `token_file` (else
+  // $APOLLO11_API_TOKEN), `cacert` for https. The calls the API lacks are
+  // Unsupported, saying what to use.
+  static Result<std::unique_ptr<RemoteCoordinator>> ConnectHttp(const std::string& url,
+                                                                const std::string& token_file,
+                                                                const std::string& cacert,
+                                                                std::chrono::milliseconds timeout);
   ~RemoteCoordinator();
 
   // Submits a run; returns its id once journaled. `submit` is taken: its
@@ -215,6 +224,8 @@ class RemoteCoordinator {
   bool warn_on_journal_error_ = true;
   actors::OnBehalf on_behalf_;
   std::function<void()> waiting_;  // set by SubmitAndFollow while it awaits the reply
+  // Set: every call goes to a node's HTTP API, and there is no socket.
+  std::unique_ptr<HttpApiLink> http_;
 };
 
 }  // namespace apollo11::cli

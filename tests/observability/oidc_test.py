@@ -208,6 +208,53 @@ def check_audit(w, tokens):
           f"and alice's refused registration too: {refused}")
 
 
+def cli(w, token, *argv):
+    """The CLI against the node's HTTP API with `token` in $APOLLO11_API_TOKEN."""
+    env = dict(os.environ, APOLLO11_API_TOKEN=token)
+    env.pop("APOLLO11_COORDINATOR", None)
+    r = subprocess.run([os.path.join(w.build, "cli", "apollo11"), *argv,
+                        "--coordinator", f"http://{w.http}"],
+                       env=env, capture_output=True, text=True, timeout=60)
+    return r.returncode, r.stdout, r.stderr
+
+
+QUICK = 'version: "1.0"\nname: team.quick\npipeline:\n  - id: hello\n    type: shell\n' \
+        '    command: "echo hello"\n'
+
+
+def check_cli(w, tokens):
+    """The same tokens drive the CLI: one identity through both tools."""
+    status, _ = w.call("POST", "/api/pipelines", tokens["carol"], QUICK)
+    check(status in (200, 201), "carol registers team.quick over HTTP")
+    rc, out, err = cli(w, tokens["bob"], "trigger", "team.quick", "--wait", "--json")
+    check(rc == 0 and '"state": "SUCCESS"' in out,
+          f"bob (operator) triggers a run with the CLI and waits for it: {rc} {err}")
+    rc, out, err = cli(w, tokens["alice"], "trigger", "team.quick")
+    check(rc != 0 and "alice (viewer) from 127.0.0.1 may not trigger" in err,
+          f"alice (viewer) may not, and the CLI says why: {rc} {err.strip()}")
+    rc, out, err = cli(w, tokens["alice"], "runs", "--json")
+    check(rc == 0 and "team.quick" in out, f"alice lists the runs with the CLI: {rc} {err}")
+    rc, out, err = cli(w, tokens["bob"], "pause", "team.quick")
+    check(rc == 0 and "paused" in out, f"bob pauses it: {rc} {out} {err}")
+    rc, out, err = cli(w, tokens["bob"], "unpause", "team.quick")
+    check(rc == 0, f"and unpauses it: {rc} {err}")
+    rc, out, err = cli(w, tokens["bob"], "audit", "--json")
+    check(rc != 0 and "may not read the audit trail" in err, f"bob may not read the audit: {err}")
+    rc, out, err = cli(w, tokens["carol"], "audit", "--principal", "bob", "--json")
+    actions = [r["action"] for r in json.loads(out)] if rc == 0 else []
+    check(rc == 0 and {"trigger", "pause", "unpause"} <= set(actions),
+          f"carol reads bob's CLI actions in the audit trail: {actions} {err}")
+    rc, out, err = cli(w, "not-a-token", "runs")
+    check(rc != 0 and "matches no principal" in err, f"an unknown token is refused: {err}")
+    quick = os.path.join(w.root, "quick.yaml")
+    with open(quick, "w") as f:
+        f.write(QUICK)
+    rc, out, err = cli(w, tokens["bob"], "submit", quick)
+    check(rc != 0 and "submitting a pipeline file is not on the HTTP API" in err and
+          "apollo11 trigger NAME" in err,
+          f"what the HTTP API lacks is refused with what to use instead: {err.strip()}")
+
+
 def main():
     build, nodejs = os.path.abspath(sys.argv[1]), sys.argv[2]
     with tempfile.TemporaryDirectory(prefix="apollo11-oidc-") as root:
@@ -220,6 +267,7 @@ def main():
             check_roles(w, tokens)
             check_refusals(w, tokens)
             check_audit(w, tokens)
+            check_cli(w, tokens)
         except AssertionError as e:
             print("FAILED:", e)
             print("--- node log (last lines)")
