@@ -24,7 +24,10 @@ std::string Base64(std::string_view text) {
 std::string SafeReturn(std::string_view path) {
   if (path.empty() || path.size() > 512 || path[0] != '/' || path.starts_with("//")) return "/";
   for (char c : path) {
-    if (static_cast<unsigned char>(c) < 0x21 || c == '\\' || c == 0x7f) return "/";
+    if (static_cast<unsigned char>(c) < 0x21 || static_cast<unsigned char>(c) >= 0x7f ||
+        c == '\\') {
+      return "/";
+    }
   }
   return std::string(path);
 }
@@ -128,6 +131,10 @@ Result<OidcSignIn::Finished> OidcSignIn::Finish(std::string_view code, std::stri
   if (who->roles == 0) {
     std::string groups;
     for (const std::string& g : who->groups) groups += (groups.empty() ? "" : ", ") + g;
+    // The provider's text goes into a page and the log: printable only.
+    for (char& c : groups) {
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+    }
     return Status::InvalidInput(who->name +
                                 " signed in at the provider, but none of their groups (" +
                                 (groups.empty() ? "none" : groups.substr(0, 300)) +

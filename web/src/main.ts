@@ -52,7 +52,8 @@ export function navigate(href: string): void {
 // Shows what the caller may do: elements marked data-needs="ACTION" are
 // hidden (app.css) unless the body's data-may lists ACTION.
 function allow(who: Who | undefined): void {
-  document.body.dataset.may = who ? who.may.join(" ") : "";
+  // One word per action ("read the audit trail" -> read-the-audit-trail).
+  document.body.dataset.may = who ? who.may.map((a) => a.replace(/ /g, "-")).join(" ") : "";
 }
 
 function signedIn(box: HTMLElement, who: Who, signOut: () => Promise<void>): void {
