@@ -180,8 +180,13 @@ enum class QueryKind : uint8_t {
   kTraceLog,
   kPipelineVersions,  // registry: id = name: its registered versions and state
   kAudit,             // the audit trail (admin): see AuditQuery
+  // A page of the whole run history: `arg` a JSON filter {"pipeline",
+  // "states": [...], "since", "until" (wall micros), "cursor"}, `limit` the
+  // page size (1..1000). Answers {"runs": [...], "next_cursor", "complete"}
+  // (storage/run_page.h).
+  kRunsPage,
 };
-inline constexpr uint8_t kQueryKindLast = static_cast<uint8_t>(QueryKind::kAudit);
+inline constexpr uint8_t kQueryKindLast = static_cast<uint8_t>(QueryKind::kRunsPage);
 
 // The kinds by name, as the CLI and the HTTP API spell them.
 inline constexpr std::pair<const char*, QueryKind> kQueryKindNames[] = {
@@ -199,6 +204,7 @@ inline constexpr std::pair<const char*, QueryKind> kQueryKindNames[] = {
     {"trace_log", QueryKind::kTraceLog},
     {"pipeline_versions", QueryKind::kPipelineVersions},  // registry
     {"audit", QueryKind::kAudit},
+    {"runs_page", QueryKind::kRunsPage},
 };
 // The kind named `name`; InvalidInput when there is none.
 inline Result<QueryKind> ParseQueryKind(std::string_view name) {

@@ -74,6 +74,12 @@ Result<nlohmann::json> CoordinatorApi::Query(const std::string& kind, const std:
   return Forget((*link)->Query(kind, id, "", limit ? limit : 20));
 }
 
+Result<nlohmann::json> CoordinatorApi::RunsPage(const std::string& filter_json, uint32_t limit) {
+  auto link = Link();
+  if (!link.ok()) return link.status();
+  return Forget((*link)->Query("runs_page", "", filter_json, limit));
+}
+
 Result<nlohmann::json> CoordinatorApi::Logs(const std::string& exec_id, const std::string& stream,
                                             uint32_t attempt, uint64_t offset, uint32_t max_bytes,
                                             std::string* data) {

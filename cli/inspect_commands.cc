@@ -1,4 +1,5 @@
-// The client commands. Read-only views (`history`, `runs`, `status`) answer
+// The client commands (`runs` is runs_command.cc). Read-only views
+// (`history`, `status`) answer
 // from a local state dir's journal (opened read-only, no lock, so they work
 // while a run writes), or from a running coordinator when --coordinator or
 // $APOLLO11_COORDINATOR names one. `submit`, `cancel`, `workers`, `explain`
@@ -18,6 +19,7 @@
 #include "cli/client_flags.h"
 #include "cli/command.h"
 #include "cli/remote.h"
+#include "cli/runs_command.h"
 #include "cli/state_dir.h"
 #include "cli/usage_errors.h"
 #include "common/duration.h"
@@ -50,34 +52,19 @@ std::string Str(const nlohmann::json& j, const char* key) {
 // `apollo11 run` killed -9, a node that is down); nullopt when a process
 // holds it, or when there is no lock file or it cannot be read: only a sure
 // answer marks a run orphaned.
-std::optional<storage::StateDirOwner> GoneOwner(const InspectFlags& f) {
-  auto owner = storage::StateDirLock::Owner(ResolveStateDir(f.state_dir));
+std::optional<storage::StateDirOwner> GoneOwner(const std::string& state_dir) {
+  auto owner = storage::StateDirLock::Owner(ResolveStateDir(state_dir));
   if (!owner.ok() || owner->holds) return std::nullopt;
   return *owner;
 }
 
 // What continues unfinished run `run_id` after `owner` is gone.
-std::string ContinueWith(const storage::StateDirOwner& owner, const InspectFlags& f,
+std::string ContinueWith(const storage::StateDirOwner& owner, const std::string& state_dir,
                          const std::string& run_id) {
   if (owner.command.find("apollo11-node") != std::string::npos) {
     return "start its node again on this state dir: it recovers the run";
   }
-  return "apollo11 run --resume " + run_id +
-         (f.state_dir.empty() ? "" : " --state-dir " + f.state_dir);
-}
-
-// Marks the unfinished runs of a local `runs` listing whose owning process
-// is gone with "orphaned" and the command that continues them.
-void MarkOrphans(const InspectFlags& f, nlohmann::json* runs) {
-  const std::optional<storage::StateDirOwner> owner = GoneOwner(f);
-  if (!owner) return;
-  for (auto& r : *runs) {
-    auto state = ParseRunStatus(Str(r, "state"));
-    if (!state || IsFinal(*state)) continue;
-    r["orphaned"] = true;
-    r["owner"] = owner->pid + " (" + owner->command + ")";
-    r["continue_with"] = ContinueWith(*owner, f, Str(r, "run_id"));
-  }
+  return "apollo11 run --resume " + run_id + (state_dir.empty() ? "" : " --state-dir " + state_dir);
 }
 
 // How long `status --wait` on a local state dir lets an unfinished run stay
@@ -93,7 +80,7 @@ Status NobodyRuns(const InspectFlags& f, const std::string& id, RunStatus state,
       "run " + id + " is " + std::string(ToString(state)) +
       " but nothing is running it: no process holds the lock of " + ResolveStateDir(f.state_dir) +
       (owner.pid.empty() ? "" : " (last held by " + owner.pid + ", " + owner.command + ")") +
-      "; continue it with: " + ContinueWith(owner, f, id));
+      "; continue it with: " + ContinueWith(owner, f.state_dir, id));
 }
 
 // Answers a query from the local journal, as the coordinator would.
@@ -120,12 +107,7 @@ Result<nlohmann::json> LocalQuery(const InspectFlags& f, const std::string& kind
     for (const auto& r : *records) out.push_back(actors::TransitionJson(r));
     return out;
   }
-  auto runs = j.ListRuns(f.limit);
-  if (!runs.ok()) return runs.status();
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& r : *runs) out.push_back(actors::RunLineJson(r));
-  MarkOrphans(f, &out);
-  return out;
+  return Status::Internal("no local answer to '" + kind + "'");
 }
 
 // `link`, when given, keeps the connection from one call to the next
@@ -167,33 +149,6 @@ int Print(const nlohmann::json& doc, bool json, const std::string& kind) {
                   Str(r, "task_id").c_str(), r.value("attempt", 0), Str(r, "from").c_str(),
                   note ? " *" : "->", note ? "(note)" : Str(r, "to").c_str(),
                   Str(r, "reason").c_str(), Str(r, "actor").c_str());
-    }
-  } else if (kind == "runs") {
-    std::printf("%-28s %-24s %-9s %6s %10s  %s\n", "RUN", "PIPELINE", "STATE", "TASKS", "DURATION",
-                "CREATED");
-    for (const auto& r : doc) {
-      std::string dur = r.contains("duration_ms")
-                            ? std::to_string(r["duration_ms"].get<int64_t>() / 1000.0) + "s"
-                            : "running";
-      const bool orphaned = r.value("orphaned", false);
-      // registry: a run pinned to a registered version shows it as NAME@N.
-      const std::string pipeline =
-          Str(r, "pipeline") + (r.contains("pipeline_version")
-                                    ? "@" + std::to_string(r.value("pipeline_version", 0))
-                                    : "");
-      const std::string rerun_of = Str(r, "rerun_of");
-      std::printf("%-28s %-24s %-9s %6d %10s  %s%s\n", Str(r, "run_id").c_str(), pipeline.c_str(),
-                  (Str(r, "state") + (orphaned ? "*" : "")).c_str(), r.value("tasks", 0),
-                  orphaned ? "orphaned" : dur.c_str(), Str(r, "created_at").c_str(),
-                  rerun_of.empty() ? "" : ("  rerun of " + rerun_of).c_str());
-    }
-    for (const auto& r : doc) {
-      if (!r.value("orphaned", false)) continue;
-      std::printf(
-          "* %s is %s in the journal, but the process that ran it is gone (last owner: %s); "
-          "to continue it: %s\n",
-          Str(r, "run_id").c_str(), Str(r, "state").c_str(), Str(r, "owner").c_str(),
-          Str(r, "continue_with").c_str());
     }
   } else if (kind == "workers") {
     if (doc.empty()) {
@@ -254,7 +209,7 @@ int LocalStatus(const InspectFlags& f) {
     bool orphaned = false;
     if (f.wait && !IsFinal(record.status)) {
       const auto now = std::chrono::steady_clock::now();
-      std::optional<storage::StateDirOwner> owner = GoneOwner(f);
+      std::optional<storage::StateDirOwner> owner = GoneOwner(f.state_dir);
       if (owner && !gone) unowned_since = now;
       gone = std::move(owner);
       orphaned = gone && now - unowned_since >= kOrphanGrace;
@@ -400,6 +355,18 @@ void CommonFlags(CLI::App* cmd, InspectFlags* f, bool local_ok) {
 
 }  // namespace
 
+void MarkOrphans(const std::string& state_dir, nlohmann::json* runs) {
+  const std::optional<storage::StateDirOwner> owner = GoneOwner(state_dir);
+  if (!owner) return;
+  for (auto& r : *runs) {
+    auto state = ParseRunStatus(Str(r, "state"));
+    if (!state || IsFinal(*state)) continue;
+    r["orphaned"] = true;
+    r["owner"] = owner->pid + " (" + owner->command + ")";
+    r["continue_with"] = ContinueWith(*owner, state_dir, Str(r, "run_id"));
+  }
+}
+
 void AddInspectCommands(CLI::App& app, int* exit_code) {
   auto history = std::make_shared<InspectFlags>();
   CLI::App* h = app.add_subcommand("history", "every journaled transition of a run or execution");
@@ -407,11 +374,7 @@ void AddInspectCommands(CLI::App& app, int* exit_code) {
   CommonFlags(h, history.get(), true);
   h->callback([history, exit_code] { *exit_code = Inspect(*history, "history", false); });
 
-  auto runs = std::make_shared<InspectFlags>();
-  CLI::App* r = app.add_subcommand("runs", "recent runs, newest first");
-  r->add_option("--limit", runs->limit, "how many runs")->check(AtLeast(1));
-  CommonFlags(r, runs.get(), true);
-  r->callback([runs, exit_code] { *exit_code = Inspect(*runs, "runs", false); });
+  AddRunsCommand(app, exit_code);
 
   auto status = std::make_shared<InspectFlags>();
   CLI::App* s = app.add_subcommand("status", "a run's state and its tasks");

@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <regex>
@@ -150,6 +151,7 @@ Result<nlohmann::json> HttpApiLink::Call(const std::string& method, const std::s
 
 Result<nlohmann::json> HttpApiLink::Query(const std::string& kind, const std::string& id,
                                           const std::string& arg, uint32_t limit) {
+  if (kind == "runs_page") return RunsPage(arg, limit);
   const std::string e = Escaped(id);
   std::string path;
   if (kind == "runs" || kind == "workers" || kind == "pipelines") {
@@ -172,6 +174,27 @@ Result<nlohmann::json> HttpApiLink::Query(const std::string& kind, const std::st
   }
   if (limit > 0 && kind == "runs") path += "?limit=" + std::to_string(std::min(limit, 1000u));
   return Call("GET", path, nullptr);
+}
+
+Result<nlohmann::json> HttpApiLink::RunsPage(const std::string& filter_json, uint32_t limit) {
+  const auto filter = nlohmann::json::parse(filter_json.empty() ? "{}" : filter_json, nullptr,
+                                            /*allow_exceptions=*/false);
+  if (!filter.is_object()) return Status::InvalidInput("a runs filter is a JSON object");
+  std::string query = "?limit=" + std::to_string(std::clamp<uint32_t>(limit, 1, 1000));
+  for (const auto& [key, value] : filter.items()) {
+    if ((key == "pipeline" || key == "cursor") && value.is_string()) {
+      query += "&" + key + "=" + Escaped(value.get<std::string>());
+    } else if (key == "states" && value.is_array()) {
+      for (const auto& s : value) {
+        if (s.is_string()) query += "&state=" + Escaped(s.get<std::string>());
+      }
+    } else if ((key == "since" || key == "until") && value.is_number_integer()) {
+      query += "&" + key + "=" + Escaped(FormatTimestamp(value.get<Micros>()));
+    } else {
+      return Status::InvalidInput("unknown runs filter field '" + key + "'");
+    }
+  }
+  return Call("GET", "/api/v1/runs" + query, nullptr);
 }
 
 Result<nlohmann::json> HttpApiLink::Audit(const storage::AuditFilter& filter) {

@@ -8,7 +8,8 @@
 //
 // What maps where:
 //   Query     runs, status, run, history, execution, workers, pipelines,
-//             pipeline, pipeline_versions -> their GET /api/... routes
+//             pipeline, pipeline_versions -> their GET /api/... routes;
+//             runs_page -> GET /api/v1/runs
 //   Audit     GET /api/audit
 //   Cancel    POST /api/runs/ID/cancel (a run that already ended: Conflict)
 //   Rerun     POST /api/runs/ID/rerun
@@ -57,6 +58,9 @@ class HttpApiLink {
   Result<nlohmann::json> Query(const std::string& kind, const std::string& id,
                                const std::string& arg, uint32_t limit);
   Result<nlohmann::json> Audit(const storage::AuditFilter& filter);
+  // A page of the run history: GET /api/v1/runs with the filter's fields
+  // (the kRunsPage JSON) as its parameters.
+  Result<nlohmann::json> RunsPage(const std::string& filter_json, uint32_t limit);
   Status Cancel(const std::string& run_id);
   Result<std::string> Rerun(const actors::RerunRun& rerun);
   Result<std::string> Confirm(const std::string& exec_id, bool kill);

@@ -52,6 +52,14 @@ class ApiBackend {
   // Starts a run of the newest journaled snapshot of pipeline `name`;
   // `params` override the pipeline's declared defaults (an undeclared one is
   // InvalidInput). Returns the run id.
+  // A page of the run history (QueryKind::kRunsPage): `filter_json` as
+  // that query's arg, `limit` the page size. {"runs", "next_cursor",
+  // "complete"}.
+  virtual Result<nlohmann::json> RunsPage(const std::string& filter_json, uint32_t limit) {
+    (void)filter_json;
+    (void)limit;
+    return Status::Unsupported("this node cannot page the run history");
+  }
   virtual Result<std::string> Trigger(const std::string& name,
                                       const std::map<std::string, std::string>& params) = 0;
   // registry: a trigger of a registered pipeline: NAME@version ("" = the

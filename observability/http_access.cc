@@ -20,7 +20,7 @@ using transport::Action;
 
 // Every route of the HTTP server, and what it does. Keep in the order of
 // docs/operations.md's "Security" table.
-constexpr std::array<HttpRule, 33> kRules = {{
+constexpr std::array<HttpRule, 34> kRules = {{
     // Public: probes, metrics, the notices, who the caller is, signing in.
     {"GET", "/healthz", std::nullopt},
     {"GET", "/readyz", std::nullopt},
@@ -33,6 +33,7 @@ constexpr std::array<HttpRule, 33> kRules = {{
     // Reads.
     {"GET", "/api/node", Action::kRead},
     {"GET", "/api/runs", Action::kRead},
+    {"GET", "/api/v1/runs", Action::kRead},
     {"GET", "/api/runs/{id}", Action::kRead},
     {"GET", "/api/runs/{id}/history", Action::kRead},
     {"GET", "/api/runs/{id}/graph", Action::kRead},

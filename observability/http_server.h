@@ -139,6 +139,8 @@ class HttpServer {
   // /auth/callback, /auth/logout (http_sign_in_routes.cc).
   void SignInRoutes(httplib::Server& s);
   void RunRoutes(httplib::Server& s);
+  // GET /api/v1/runs: the history, filtered and paged (http_history_routes.cc).
+  void HistoryRoutes(httplib::Server& s);
   // The handlers of their POSTs, each answering one request on an httplib
   // worker thread (one backend call at a time, under backend_mu_):
   // registering a pipeline, triggering its run, changing its registry state

@@ -47,6 +47,9 @@ class FaultyRunStore final : public RunStore {
   }
   Result<std::string> LastCreatedRunId() override { return base_->LastCreatedRunId(); }
   Result<std::vector<RunRecord>> ListRuns(size_t limit) override { return base_->ListRuns(limit); }
+  Result<RunPage> ListRunsPage(const RunFilter& filter) override {
+    return base_->ListRunsPage(filter);
+  }
   Result<std::vector<RunRecord>> UnfinishedRuns() override { return base_->UnfinishedRuns(); }
   Result<std::vector<ExecutionRecord>> ExecutionsOfRun(const std::string& run_id) override {
     return base_->ExecutionsOfRun(run_id);

@@ -122,6 +122,7 @@ class Journal final : public RunStore {
   Result<std::string> LastCreatedRunId() override;
   // The newest `limit` runs by created_at, newest first.
   Result<std::vector<RunRecord>> ListRuns(size_t limit) override;
+  Result<RunPage> ListRunsPage(const RunFilter& filter) override;
   // Current state of every execution of a run, ordered by exec id.
   Result<std::vector<ExecutionRecord>> ExecutionsOfRun(const std::string& run_id) override;
   Result<bool> HasExecutionsOf(const std::string& run_id) override;

@@ -95,6 +95,63 @@ Result<std::vector<RunRecord>> Journal::ListRuns(size_t limit) {
   return out;
 }
 
+Result<RunPage> Journal::ListRunsPage(const RunFilter& f) {
+  // The walk starts just below the cursor, or below `until` if that is
+  // lower: a time key is (created_at, run id), and `until` alone sorts
+  // before every key of that instant.
+  std::string start;
+  if (!f.cursor.empty()) {
+    auto below = ParseRunCursor(f.cursor);
+    if (!below.ok()) return below.status();
+    start = codec::EncodeSeqKey(static_cast<uint64_t>(below->first)) + below->second;
+  }
+  if (f.until != 0) {
+    std::string until = codec::EncodeSeqKey(static_cast<uint64_t>(f.until));
+    if (start.empty() || until < start) start = std::move(until);
+  }
+  RunPage page;
+  ReadTxn txn(*this);
+  APOLLO11_RETURN_IF_ERROR(txn.Begin());
+  Cursor cursor;
+  int rc = cursor.Open(txn.get(), env_->runs_by_time);
+  if (rc != 0) return Error(rc, "open a cursor");
+  MDB_val k, v;
+  if (start.empty()) {
+    rc = cursor.Get(&k, &v, MDB_LAST);
+  } else {
+    k = Val(start);
+    rc = cursor.Get(&k, &v, MDB_SET_RANGE);  // the first key >= start: step below it
+    rc = rc == 0 ? cursor.Get(&k, &v, MDB_PREV) : cursor.Get(&k, &v, MDB_LAST);
+  }
+  for (; rc == 0; rc = cursor.Get(&k, &v, MDB_PREV)) {
+    const std::string_view key = View(k);
+    if (key.size() <= 8) continue;
+    const auto created = static_cast<Micros>(codec::DecodeSeqKey(key.substr(0, 8)));
+    if (f.since != 0 && created < f.since) break;
+    if (page.scanned == f.max_scan) {
+      page.complete = false;  // page.next: the last run read
+      return page;
+    }
+    ++page.scanned;
+    const std::string_view run_id = key.substr(8);
+    page.next = RunCursor(created, run_id);
+    auto found = txn.Find(env_->runs, run_id);
+    if (!found.ok()) return found.status();
+    if (!found->has_value()) continue;
+    Result<RunRecord> run = codec::DecodeRun(run_id, **found);
+    if (!run.ok()) return run.status();
+    if (!MatchesRunFilter(f, *run)) continue;
+    page.runs.push_back(std::move(run).value());
+    if (page.runs.size() == f.limit) {
+      page.complete = false;
+      return page;
+    }
+  }
+  if (rc != 0 && rc != MDB_NOTFOUND) return Error(rc, "list runs");
+  page.next.clear();
+  return page;
+}
+
 Result<std::vector<ExecutionRecord>> Journal::ExecutionsOfRun(const std::string& run_id) {
   std::vector<ExecutionRecord> out;
   APOLLO11_RETURN_IF_ERROR(ForEachExecutionOfRun(run_id, [&out](ExecutionRecord& record) {

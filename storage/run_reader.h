@@ -7,12 +7,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
 #include "storage/records.h"
+#include "storage/run_page.h"
 
 namespace apollo11::storage {
 
@@ -29,6 +31,13 @@ class RunReader {
   virtual Result<std::string> LastCreatedRunId() = 0;
   // The newest `limit` runs by created_at, newest first.
   virtual Result<std::vector<RunRecord>> ListRuns(size_t limit) = 0;
+  // A page of the whole history, filtered (storage/run_page.h). The default
+  // reads every run (ListRuns); the journal walks its time index.
+  virtual Result<RunPage> ListRunsPage(const RunFilter& filter) {
+    auto all = ListRuns(SIZE_MAX);
+    if (!all.ok()) return all.status();
+    return PageOfRuns(*all, filter);
+  }
   // Runs whose status is not final, for recovery; ordered by run id.
   virtual Result<std::vector<RunRecord>> UnfinishedRuns() = 0;
   // Current state of every execution of a run, ordered by exec id.

@@ -95,6 +95,7 @@ const std::array<QueryService::Handler, kQueryKindLast + 1> QueryService::kHandl
   at(QueryKind::kTraceLog) = &QueryService::AnswerTraceLog;
   at(QueryKind::kPipelineVersions) = &QueryService::AnswerPipelineVersions;  // registry
   at(QueryKind::kAudit) = &QueryService::AnswerAudit;
+  at(QueryKind::kRunsPage) = &QueryService::AnswerRunsPage;
   return h;
 }();
 

@@ -41,6 +41,16 @@ struct LogFetchPlan {
 // handlers in other files (query_audit.cc).
 QueryReply QueryFailure(const Status& s);
 
+// The most runs one page of the history holds (QueryKind::kRunsPage).
+inline constexpr uint32_t kMaxRunsPage = 1000;
+// The filter of a kRunsPage query: `text` its JSON (query_runs_page.cc),
+// `limit` the page size (0 = 50; at most kMaxRunsPage). InvalidInput names
+// an unknown field, an unknown state or a cursor no page gave.
+Result<storage::RunFilter> RunFilterFromJson(std::string_view text, uint32_t limit);
+// A page as the kRunsPage query answers it: {"runs", "next_cursor" (null
+// when complete), "complete"}.
+nlohmann::json RunsPageJson(const storage::RunPage& page);
+
 // An audit record as the audit query answers it (`apollo11 audit --json`,
 // GET /api/audit).
 nlohmann::json AuditRecordJson(const storage::AuditRecord& r);
@@ -102,6 +112,8 @@ class QueryService {
   QueryReply AnswerPipelineVersions(const Query& q, const QueryContext& ctx) const;
   // The audit trail (query_audit.cc).
   QueryReply AnswerAudit(const Query& q, const QueryContext& ctx) const;
+  // A page of the run history (query_runs_page.cc).
+  QueryReply AnswerRunsPage(const Query& q, const QueryContext& ctx) const;
 
   // Handlers indexed by QueryKind (entry 0 is unused).
   static const std::array<Handler, kQueryKindLast + 1> kHandlers;
