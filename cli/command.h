@@ -18,10 +18,17 @@ namespace apollo11::cli {
 // request (2), or anything else (3).
 inline int FailCommand(const char* cmd, const Status& s) {
   std::fprintf(stderr, "apollo11 %s: %s\n", cmd, s.message().c_str());
-  return s.code() == StatusCode::kNotFound || s.code() == StatusCode::kInvalidInput ||
-                 s.code() == StatusCode::kConflict
-             ? kExitInvalidInput
-             : kExitInternal;
+  switch (s.code()) {
+    case StatusCode::kNotFound:
+    case StatusCode::kInvalidInput:
+    case StatusCode::kConflict:
+    case StatusCode::kUnsupported:
+      return kExitInvalidInput;
+    case StatusCode::kPermissionDenied:
+      return kExitDenied;
+    default:
+      return kExitInternal;
+  }
 }
 
 void AddValidateCommand(CLI::App& app, int* exit_code);

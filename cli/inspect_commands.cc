@@ -289,7 +289,8 @@ int Submit(const InspectFlags& f) {
   if (!f.wait) {
     auto run_id = (*remote)->Submit(std::move(submit));
     if (!run_id.ok()) return Fail("submit", run_id.status());
-    std::printf("%s\n", run_id->c_str());
+    std::printf("%s\n", f.json ? SafeJsonDump(nlohmann::json{{"run_id", *run_id}}).c_str()
+                               : run_id->c_str());
     std::fflush(stdout);
     return kExitOk;
   }
@@ -315,6 +316,16 @@ int Cancel(const InspectFlags& f) {
   }
   auto remote = f.Connect();
   if (!remote.ok()) return Fail("cancel", remote.status());
+  // A run that already ended is not canceled: say so, as the HTTP API does
+  // (409), rather than "requested".
+  auto run = (*remote)->Query("run", f.id);
+  if (!run.ok()) return Fail("cancel", run.status());
+  const auto state = ParseRunStatus(Str(*run, "state"));
+  if (state && IsFinal(*state)) {
+    return Fail("cancel",
+                Status::Error(StatusCode::kConflict,
+                              "run " + f.id + " already finished: " + Str(*run, "state")));
+  }
   Status s = (*remote)->Cancel(f.id, "canceled by the user (apollo11 cancel)");
   if (!s.ok()) return Fail("cancel", s);
   if (f.json) {

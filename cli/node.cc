@@ -20,12 +20,7 @@ namespace {
 // The version and git commit /metrics reports as apollo11_build_info: the
 // one place that reads them.
 void AddBuildInfo(observability::Registry& registry) {
-#ifdef APOLLO11_GIT_COMMIT
-  const char* commit = APOLLO11_GIT_COMMIT;
-#else
-  const char* commit = "unknown";
-#endif
-  observability::AddBuildInfo(registry, kVersion, commit);
+  observability::AddBuildInfo(registry, kVersion, GitCommit());
 }
 
 }  // namespace

@@ -70,7 +70,8 @@ Status RefusalOf(int status, const std::string& body, const std::string& retry_a
     case 421:
       return Status::Error(StatusCode::kNotLeader, why);
     case 429:
-      return Status::Error(StatusCode::kBusy, why + " (retry after " + retry_after + " s)");
+      return Status::Error(StatusCode::kPermissionDenied,
+                           why + " (retry after " + retry_after + " s)");
     default:
       return Status::Io("HTTP " + std::to_string(status) + ": " + why);
   }

@@ -65,7 +65,11 @@ int Rerun(const RerunFlags& f) {
   if (!f.wait) {
     auto run_id = (*remote)->Rerun(*rerun);
     if (!run_id.ok()) return FailCommand("rerun", run_id.status());
-    std::printf("%s\n", run_id->c_str());
+    std::printf(
+        "%s\n",
+        f.json
+            ? SafeJsonDump(nlohmann::json{{"run_id", *run_id}, {"rerun_of", rerun->run_id}}).c_str()
+            : run_id->c_str());
     return kExitOk;
   }
   FollowHooks hooks;

@@ -48,9 +48,11 @@ int Trigger(const TriggerFlags& f) {
   auto reply = (*remote)->Registry(r);
   if (!reply.ok()) return FailCommand("trigger", reply.status());
   const std::string run_id = reply->value("run_id", "");
+  // --json prints one document: the trigger's answer, or with --wait the
+  // run's status once it ended (as `submit --wait --json`).
   if (f.json && !f.wait) {
     std::printf("%s\n", SafeJsonDump(*reply, 2).c_str());
-  } else {
+  } else if (!f.json) {
     std::printf("%s\n", run_id.c_str());
   }
   std::fflush(stdout);
@@ -63,7 +65,7 @@ int Trigger(const TriggerFlags& f) {
   hooks.quiet_poll = std::chrono::milliseconds(200);
   Status followed = (*remote)->Follow(run_id, hooks);
   if (!followed.ok()) return FailCommand("trigger", followed);
-  auto run = (*remote)->Query("run", run_id);
+  auto run = (*remote)->Query(f.json ? "status" : "run", run_id);
   if (!run.ok()) return FailCommand("trigger", run.status());
   if (f.json) std::printf("%s\n", SafeJsonDump(*run, 2).c_str());
   return run->value("state", "") == "SUCCESS" ? kExitOk : kExitRunFailed;

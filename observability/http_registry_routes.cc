@@ -126,7 +126,7 @@ void HttpServer::TriggerPipelineRun(const httplib::Request& req, httplib::Respon
   }
   if (!run.ok()) {
     // A paused pipeline is a conflict with its state, not an outage.
-    const int status = run.status().code() == StatusCode::kBusy ? 409 : HttpStatusOf(run.status());
+    const int status = HttpStatusOf(run.status());  // a paused pipeline: Conflict, 409
     return SendError(res, status, run.status().message());
   }
   cache_->Clear();

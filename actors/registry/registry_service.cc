@@ -69,9 +69,11 @@ Result<StartResult> RegistryService::StartPinned(const StartRequest& request) {
     auto state = registry_.State(request.name);
     if (!state.ok()) return state.status();
     if (state->has_value() && (*state)->paused) {
-      return Status::Busy("pipeline " + request.name + " is paused" +
-                          ((*state)->paused_by.empty() ? "" : " (by " + (*state)->paused_by + ")") +
-                          ": no new runs start until `apollo11 unpause " + request.name + "`");
+      return Status::Error(
+          StatusCode::kConflict,
+          "pipeline " + request.name + " is paused" +
+              ((*state)->paused_by.empty() ? "" : " (by " + (*state)->paused_by + ")") +
+              ": no new runs start until `apollo11 unpause " + request.name + "`");
     }
   }
   auto snapshot = runs_->GetPipeline(version->hash);

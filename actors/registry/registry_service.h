@@ -69,7 +69,7 @@ class RegistryService {
 
   // Starts a run of NAME@VERSION with the request's params, pinned to that
   // version, or answers the run its trigger key started. NotFound: no such
-  // pipeline or version; Busy: the pipeline is paused; InvalidInput: a
+  // pipeline or version; Conflict: the pipeline is paused; InvalidInput: a
   // removed pipeline without a version, bad params, a key over 256 bytes.
   Result<StartResult> StartPinned(const StartRequest& request);
   // Applies a client's registry request and returns the reply's JSON (see

@@ -223,9 +223,9 @@ bool ScheduleCore::Start(Entry& e, FireRecord fire, Micros now) {
   fire.reason.clear();
   auto run_id = starter_->StartFiredRun(e.record, fire);
   if (!run_id.ok()) {
-    // A paused pipeline (Busy) is the operator's choice, not a fault.
+    // A paused pipeline (Conflict) is the operator's choice, not a fault.
     const auto level =
-        run_id.status().code() == StatusCode::kBusy ? spdlog::level::info : spdlog::level::err;
+        run_id.status().code() == StatusCode::kConflict ? spdlog::level::info : spdlog::level::err;
     spdlog::log(level, "schedule of {}: the fire at {} started no run: {}", e.record.pipeline,
                 FormatTimestamp(fire.scheduled_at), run_id.status().message());
     fire.state = FireState::kSkipped;

@@ -300,7 +300,7 @@ TEST_CASE("with CURVE keys only listed workers and clients get in", "[cluster][s
   // no answer at all.
   CmdResult unlisted = Cli(coord, {"runs", "--json", "--timeout", "1", "--key", d + "/intruder.key",
                                    "--server-key", d + "/coord.pub"});
-  CHECK(unlisted.exit_code == 3);
+  CHECK(unlisted.exit_code == 5);  // refused: not a key the coordinator lists
   CHECK(unlisted.err.find("refused by the coordinator's authentication") != std::string::npos);
   CmdResult plain = Cli(coord, {"runs", "--json", "--timeout", "1"});
   CHECK(plain.exit_code == 3);

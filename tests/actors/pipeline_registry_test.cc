@@ -162,7 +162,7 @@ TEST_CASE("a paused pipeline refuses triggers until it is unpaused", "[registry]
   StartRequest req;
   req.name = "etl.daily";
   auto refused = f.core.registry().StartPinned(req);
-  CHECK(refused.status().code() == StatusCode::kBusy);
+  CHECK(refused.status().code() == StatusCode::kConflict);
   CHECK(refused.status().message().find("paused") != std::string::npos);
   CHECK((*f.store->GetPipelineState("etl.daily"))->paused);
   REQUIRE(f.core.registry().pipelines().SetPaused("etl.daily", false, 2, "ops", &batch).ok());

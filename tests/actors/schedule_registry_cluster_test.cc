@@ -137,6 +137,11 @@ TEST_CASE("a registered schedule fires pinned runs, pauses, backfills and shows 
       }
     }
     CHECK(skipped);
+    // A trigger while paused is refused as the request's fault (exit 2),
+    // not an internal error; the HTTP API says 409 (the same refusal).
+    CmdResult trigger = node.Cli({"trigger", "t.reg"});
+    CHECK(trigger.exit_code == 2);
+    CHECK(trigger.err.find("is paused") != std::string::npos);
     REQUIRE(node.Cli({"unpause", "t.reg"}).exit_code == 0);
     CHECK(WaitFor([&] { return RunsOf(node, "t.reg").size() >= paused_at + 2; }, 10000));
   }

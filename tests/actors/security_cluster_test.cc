@@ -326,14 +326,14 @@ TEST_CASE(
 
   // An operator triggers the registered pipeline; a viewer may not.
   CmdResult by_viewer = c.As("viewer", {"trigger", "test.long"});
-  CHECK(by_viewer.exit_code != 0);
+  CHECK(by_viewer.exit_code == 5);  // refused: the role may not
   CHECK(by_viewer.err.find("may not trigger (role operator or admin may)") != std::string::npos);
   CmdResult triggered = c.As("operator", {"trigger", "test.long"});
   REQUIRE(triggered.exit_code == 0);
   const std::string run_id = triggered.out.substr(0, triggered.out.find('\n'));
   CHECK(c.As("viewer", {"status", run_id, "--json"}).exit_code == 0);
   CmdResult cancel = c.As("viewer", {"cancel", run_id});
-  CHECK(cancel.exit_code != 0);
+  CHECK(cancel.exit_code == 5);
   CHECK(cancel.err.find("may not cancel (role operator or admin may)") != std::string::npos);
   CHECK(ParseJson(c.As("viewer", {"status", run_id, "--json"}).out).value("state", "") ==
         "RUNNING");
@@ -341,10 +341,14 @@ TEST_CASE(
   auto done = ParseJson(c.As("viewer", {"status", run_id, "--wait", "--json"}).out);
   CHECK(done.value("state", "") == "CANCELED");
   CHECK(MetricValue(Metrics(c.coord), "apollo11_client_requests_refused_total") == 6);
+  // A run that already ended is not "canceled" again: exit 2, as HTTP's 409.
+  CmdResult again = c.As("operator", {"cancel", run_id});
+  CHECK(again.exit_code == 2);
+  CHECK(again.err.find("run " + run_id + " already finished: CANCELED") != std::string::npos);
 
   // A key that is not listed at all is told so, not left to time out.
   CmdResult stranger = c.As("stranger", {"runs", "--json"});
-  CHECK(stranger.exit_code != 0);
+  CHECK(stranger.exit_code == 5);
   CHECK(stranger.err.find("refused by the coordinator's authentication") != std::string::npos);
 }
 

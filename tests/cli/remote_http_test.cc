@@ -85,7 +85,7 @@ TEST_CASE("the HTTP link sends the bearer to the API's routes and maps refusals 
   rerun.run_id = "r-1";
   auto busy = (*link)->Rerun(rerun);
   REQUIRE_FALSE(busy.ok());
-  CHECK(busy.status().code() == StatusCode::kBusy);
+  CHECK(busy.status().code() == StatusCode::kPermissionDenied);  // exit 5, as a role's refusal
   CHECK(busy.status().message() == "too many (retry after 3 s)");
   CHECK(nlohmann::json::parse(node.last_body) == nlohmann::json{{"failed", true}});
   auto missing = (*link)->Query("history", "r-2", "", 0);

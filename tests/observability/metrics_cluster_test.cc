@@ -377,6 +377,13 @@ TEST_CASE("a node's /metrics after a run passes promtool check metrics", "[clust
     CHECK(s.types.count(family) == 1);
   }
   CHECK(s.Sum("apollo11_build_info") == 1);
+  // The commit label is the one `--version` prints (the generated header's),
+  // not "unknown".
+  const CmdResult version = Run({Apollo11(), "--version"});
+  const size_t at = version.out.find("(commit ");
+  REQUIRE(at != std::string::npos);
+  const std::string commit = version.out.substr(at + 8, version.out.find(',', at) - at - 8);
+  CHECK(res->body.find("commit=\"" + commit + "\"") != std::string::npos);
   const std::string file = dir.Write("metrics.txt", res->body);
   CmdResult lint = Run({"/bin/sh", "-c", "promtool check metrics < " + file + " 2>&1"});
   INFO(lint.out << lint.err);

@@ -230,7 +230,7 @@ def check_cli(w, tokens):
     check(rc == 0 and '"state": "SUCCESS"' in out,
           f"bob (operator) triggers a run with the CLI and waits for it: {rc} {err}")
     rc, out, err = cli(w, tokens["alice"], "trigger", "team.quick")
-    check(rc != 0 and "alice (viewer) from 127.0.0.1 may not trigger" in err,
+    check(rc == 5 and "alice (viewer) from 127.0.0.1 may not trigger" in err,
           f"alice (viewer) may not, and the CLI says why: {rc} {err.strip()}")
     rc, out, err = cli(w, tokens["alice"], "runs", "--json")
     check(rc == 0 and "team.quick" in out, f"alice lists the runs with the CLI: {rc} {err}")
