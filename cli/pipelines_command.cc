@@ -105,6 +105,8 @@ int List(const PipelinesFlags& f) {
       last = Str(p["schedule"], "last_fire");
       if (next.empty()) next = "(none)";
       if (last.empty()) last = "(none yet)";
+      // A paused pipeline's schedule decides its times but starts nothing.
+      if (p.value("paused", false)) next = "(paused)";
     }
     std::printf("%-28s %-26s %-8s %5d  %-24s %-24s %s %s\n", Str(p, "name").c_str(),
                 version.c_str(), state.c_str(), p.value("runs", 0), next.c_str(), last.c_str(),

@@ -9,7 +9,12 @@ const char* ToString(Diagnostic::Severity s) {
 std::string FormatDiagnostic(const Diagnostic& d) {
   std::string out = d.where.file;
   if (d.where.line > 0) {
-    out += ":" + std::to_string(d.where.line) + ":" + std::to_string(d.where.column);
+    // Appended piece by piece: `":" + std::to_string(...)` makes GCC 12 at
+    // -O3 warn (-Wrestrict) inside std::string, a known false positive.
+    out += ':';
+    out += std::to_string(d.where.line);
+    out += ':';
+    out += std::to_string(d.where.column);
   }
   out += ": ";
   out += ToString(d.severity);

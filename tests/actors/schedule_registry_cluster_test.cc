@@ -142,6 +142,9 @@ TEST_CASE("a registered schedule fires pinned runs, pauses, backfills and shows 
     CmdResult trigger = node.Cli({"trigger", "t.reg"});
     CHECK(trigger.exit_code == 2);
     CHECK(trigger.err.find("is paused") != std::string::npos);
+    // The table shows no next fire for it: nothing will start.
+    CmdResult paused_table = node.Cli({"pipelines"});
+    CHECK(paused_table.out.find("(paused)") != std::string::npos);
     REQUIRE(node.Cli({"unpause", "t.reg"}).exit_code == 0);
     CHECK(WaitFor([&] { return RunsOf(node, "t.reg").size() >= paused_at + 2; }, 10000));
   }
