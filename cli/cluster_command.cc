@@ -1,4 +1,5 @@
-// election: `apollo11 cluster [--http HOST:PORT|URL] [--cacert FILE] [--json]`: the HA view of a
+// election: `apollo11 cluster [--http HOST:PORT|URL | --coordinator URL] [--cacert FILE]
+// [--json]`: the HA view of a
 // coordinator (its role, the leader, the epoch, the coordinators known) from
 // its GET /api/cluster; `apollo11 cluster resign [--http HOST:PORT]
 // --api-token T`: asks the leader to hand leadership over (POST
@@ -10,6 +11,7 @@
 
 #include <httplib.h>
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -24,11 +26,61 @@ namespace apollo11::cli {
 namespace {
 
 struct ClusterFlags {
-  std::string http = "127.0.0.1:8011";
-  std::string cacert;  // PEM CAs an HTTPS node's certificate must chain to
-  std::string token;
+  std::string http;         // --http ("" = --coordinator, else the default below)
+  std::string coordinator;  // --coordinator http(s)://..., as every client command takes
+  std::string cacert;       // PEM CAs an HTTPS node's certificate must chain to
+  std::string token, token_file;
   bool json = false;
 };
+
+constexpr const char* kDefaultNode = "127.0.0.1:8011";
+
+// The node's HTTP API: --http, else --coordinator, else
+// $APOLLO11_COORDINATOR when it is an http(s) URL (a ZeroMQ endpoint there
+// is the other commands'; the election is only on the HTTP API), else
+// 127.0.0.1:8011.
+Result<std::string> NodeOf(const ClusterFlags& f) {
+  const auto http = [](const std::string& s) {
+    return s.rfind("http://", 0) == 0 || s.rfind("https://", 0) == 0;
+  };
+  if (!f.http.empty() && !f.coordinator.empty()) {
+    return Status::InvalidInput("give --http or --coordinator, not both");
+  }
+  if (!f.http.empty()) return f.http;
+  if (!f.coordinator.empty()) {
+    if (!http(f.coordinator)) {
+      return Status::InvalidInput(
+          "--coordinator " + f.coordinator +
+          ": `cluster` asks a node's HTTP API (the election lives there): give "
+          "--coordinator http(s)://HOST:PORT");
+    }
+    return f.coordinator;
+  }
+  const char* env = std::getenv("APOLLO11_COORDINATOR");
+  if (env != nullptr && http(env)) return std::string(env);
+  return std::string(kDefaultNode);
+}
+
+// The bearer: --api-token, else --api-token-file, else $APOLLO11_API_TOKEN.
+Result<std::string> TokenOf(const ClusterFlags& f) {
+  if (!f.token.empty()) return f.token;
+  if (!f.token_file.empty()) {
+    std::FILE* in = std::fopen(f.token_file.c_str(), "r");
+    if (in == nullptr) {
+      return Status::InvalidInput("--api-token-file " + f.token_file + " cannot be read");
+    }
+    char line[4096] = {0};
+    const bool read = std::fgets(line, sizeof line, in) != nullptr;
+    std::fclose(in);
+    std::string token = read ? line : "";
+    while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) {
+      token.pop_back();
+    }
+    return token;
+  }
+  const char* env = std::getenv("APOLLO11_API_TOKEN");
+  return std::string(env != nullptr ? env : "");
+}
 
 // The node's HTTP API as --http names it.
 struct Endpoint {
@@ -112,14 +164,15 @@ void PrintCoordinators(const nlohmann::json& coordinators, const nlohmann::json&
 }
 
 int Show(const ClusterFlags& f) {
-  auto e = ParseEndpoint(f.http);
-  if (!e.ok()) return Fail("--http " + f.http + ": " + e.status().message(), kExitInvalidInput);
+  auto node = NodeOf(f);
+  if (!node.ok()) return Fail(node.status().message(), kExitInvalidInput);
+  auto e = ParseEndpoint(*node);
+  if (!e.ok()) return Fail(*node + ": " + e.status().message(), kExitInvalidInput);
   auto client = ClientFor(*e, f);
   // A node with a tokens file answers its readers only.
-  std::string token = f.token;
-  if (const char* env = std::getenv("APOLLO11_API_TOKEN"); token.empty() && env != nullptr) {
-    token = env;
-  }
+  auto bearer = TokenOf(f);
+  if (!bearer.ok()) return Fail(bearer.status().message(), kExitInvalidInput);
+  const std::string& token = *bearer;
   httplib::Headers auth;
   if (!token.empty()) auth.emplace("Authorization", "Bearer " + token);
   auto res = client->Get((e->base + "/api/cluster").c_str(), auth);
@@ -156,15 +209,17 @@ int Show(const ClusterFlags& f) {
 }
 
 int Resign(const ClusterFlags& f) {
-  auto e = ParseEndpoint(f.http);
-  if (!e.ok()) return Fail("--http " + f.http + ": " + e.status().message(), kExitInvalidInput);
-  std::string token = f.token;
+  auto node = NodeOf(f);
+  if (!node.ok()) return Fail(node.status().message(), kExitInvalidInput);
+  auto e = ParseEndpoint(*node);
+  if (!e.ok()) return Fail(*node + ": " + e.status().message(), kExitInvalidInput);
+  auto bearer = TokenOf(f);
+  if (!bearer.ok()) return Fail(bearer.status().message(), kExitInvalidInput);
+  const std::string token = *bearer;
   if (token.empty()) {
-    const char* env = std::getenv("APOLLO11_API_TOKEN");
-    if (env != nullptr) token = env;
+    return Fail("resign needs --api-token-file (or $APOLLO11_API_TOKEN, or --api-token)",
+                kExitInvalidInput);
   }
-  if (token.empty())
-    return Fail("resign needs --api-token (or $APOLLO11_API_TOKEN)", kExitInvalidInput);
   auto client = ClientFor(*e, f);
   auto res = client->Post((e->base + "/api/cluster/resign").c_str(),
                           {{"Authorization", "Bearer " + token}}, "", "application/json");
@@ -187,10 +242,15 @@ void AddClusterCommand(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "cluster", "HA: this coordinator's role, the leader and the epoch (from its HTTP API)");
   cmd->add_option("--http", flags->http,
-                  "the coordinator's --http-bind HOST:PORT, or http[s]://HOST:PORT[/BASE]");
+                  "the coordinator's --http-bind HOST:PORT, or http[s]://HOST:PORT[/BASE] "
+                  "(default 127.0.0.1:8011)");
+  cmd->add_option("--coordinator", flags->coordinator,
+                  "the node's HTTP API as http(s)://HOST:PORT[/BASE], as the other client "
+                  "commands take it (default $APOLLO11_COORDINATOR when it is one)");
   cmd->add_option("--cacert", flags->cacert, "PEM CAs for an HTTPS node's certificate");
   cmd->add_option("--api-token", flags->token,
                   "a viewer's API token, for a node with --api-tokens (or $APOLLO11_API_TOKEN)");
+  cmd->add_option("--api-token-file", flags->token_file, "file holding that token");
   cmd->add_flag("--json", flags->json, "print /api/cluster's JSON");
   CLI::App* resign = cmd->add_subcommand("resign", "ask the leader to hand leadership over");
   // Also after `resign`, as docs/ha.md writes it: `cluster resign --http
@@ -198,7 +258,10 @@ void AddClusterCommand(CLI::App& app, int* exit_code) {
   resign->add_option("--http", flags->http,
                      "the leader's --http-bind HOST:PORT, or http[s]://HOST:PORT[/BASE]");
   resign->add_option("--cacert", flags->cacert, "PEM CAs for an HTTPS node's certificate");
+  resign->add_option("--coordinator", flags->coordinator,
+                     "the leader's HTTP API as http(s)://HOST:PORT[/BASE]");
   resign->add_option("--api-token", flags->token, "the node's API token (or $APOLLO11_API_TOKEN)");
+  resign->add_option("--api-token-file", flags->token_file, "file holding that token");
   cmd->callback([resign, flags, exit_code] {
     if (resign->parsed()) return;
     *exit_code = Show(*flags);

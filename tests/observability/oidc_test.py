@@ -246,6 +246,19 @@ def check_cli(w, tokens):
           f"carol reads bob's CLI actions in the audit trail: {actions} {err}")
     rc, out, err = cli(w, "not-a-token", "runs")
     check(rc != 0 and "matches no principal" in err, f"an unknown token is refused: {err}")
+    rc, out, err = cli(w, tokens["alice"], "cluster")
+    check(rc == 0 and "no HA: a single coordinator" in out,
+          f"`cluster` takes --coordinator http://... and the token as the others do: {out}{err}")
+    env = dict(os.environ, APOLLO11_API_TOKEN=tokens["alice"])
+    env["APOLLO11_COORDINATOR"] = f"http://{w.http}"
+    r = subprocess.run([os.path.join(w.build, "cli", "apollo11"), "cluster", "--json"], env=env,
+                       capture_output=True, text=True, timeout=60)
+    check(r.returncode == 0 and json.loads(r.stdout)["ha"] is False,
+          f"and $APOLLO11_COORDINATOR: {r.stdout}{r.stderr}")
+    r = subprocess.run([os.path.join(w.build, "cli", "apollo11"), "cluster", "--coordinator",
+                        "tcp://127.0.0.1:7012"], capture_output=True, text=True, timeout=60)
+    check(r.returncode == 2 and "asks a node's HTTP API" in r.stderr,
+          f"a ZeroMQ endpoint is refused, saying why: {r.stderr.strip()}")
     quick = os.path.join(w.root, "quick.yaml")
     with open(quick, "w") as f:
         f.write(QUICK)
