@@ -133,7 +133,14 @@ Result<std::string> Escape(const Value& value, std::string_view name, TemplateCo
       if (value.json.has_value()) {
         return value.json->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
       }
-      return "\"" + TemplateExpander::JsonEscape(value.text) + "\"";
+      {
+        // Appended, not `"\"" + ...`: GCC 12 at -O3 warns (-Wrestrict)
+        // inside std::string for that, a known false positive.
+        std::string quoted(1, '"');
+        quoted += TemplateExpander::JsonEscape(value.text);
+        quoted += '"';
+        return quoted;
+      }
     case TemplateContext::kHeader:
       if (value.text.find_first_of(std::string_view("\r\n\0", 3)) != std::string::npos) {
         return Malformed(name, "holds a line break or NUL, which a header cannot carry");
