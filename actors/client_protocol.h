@@ -304,9 +304,12 @@ struct RegistryRequest {
   int64_t from = 0, to = 0;                   // kBackfill: wall Micros, inclusive
   int32_t max_active = 0;                     // kBackfill: 0 = the schedule's max_active_runs
   OnBehalf on_behalf;
+  // kTrigger: the client follows the run (`trigger --wait`): its progress
+  // and end are pushed to it, as to the client that submits a run.
+  bool follow = false;
   // Appended fields: a request of an older client decodes with them zero.
   MSGPACK_DEFINE(version, op, name, ref, pipeline_json, pipeline_hash, errors, params, key, actor,
-                 from, to, max_active, on_behalf);
+                 from, to, max_active, on_behalf, follow);
 };
 // `json`: kAdd {name, version, hash, label, unchanged}; kTrigger {run_id,
 // name, version, existing}; kBackfill {name, queued}; the others {name,

@@ -39,6 +39,7 @@ int Trigger(const TriggerFlags& f) {
   if (at != std::string::npos) r.ref = f.target.substr(at + 1);
   r.key = f.key;
   r.actor = "cli";
+  r.follow = f.wait;  // the run's end is pushed to this client
   for (const std::string& p : f.params) {
     Status parsed = dsl::ParseParamArg(p, &r.params);
     if (!parsed.ok()) return FailCommand("trigger", parsed);
@@ -61,8 +62,13 @@ int Trigger(const TriggerFlags& f) {
                  run_id.c_str());
   }
   if (!f.wait) return kExitOk;
+  // The coordinator pushes the run's end to this client (r.follow); a run
+  // an idempotency key found, which may be over, is asked for at once, and
+  // any run after a second without news (a coordinator of an older version
+  // pushes nothing).
   FollowHooks hooks;
-  hooks.quiet_poll = std::chrono::milliseconds(200);
+  hooks.quiet_poll = reply->value("existing", false) ? std::chrono::milliseconds(1)
+                                                     : std::chrono::milliseconds(1000);
   Status followed = (*remote)->Follow(run_id, hooks);
   if (!followed.ok()) return FailCommand("trigger", followed);
   auto run = (*remote)->Query(f.json ? "status" : "run", run_id);

@@ -424,6 +424,15 @@ void ClientGate::OnRegistry(const std::string& identity, Envelope& env) {
   if (op == RegistryOp::kRemove) {
     parts_.schedules->Unregister(request->name, "the pipeline was removed");
   }
+  if (op == RegistryOp::kTrigger && request->follow) {
+    // A new run's progress goes to the client that waits for it; a run an
+    // idempotency key found may be over already: the client asks for it.
+    const auto started = nlohmann::json::parse(*done, nullptr, /*allow_exceptions=*/false);
+    if (started.is_object() && !started.value("existing", false) && started.contains("run_id") &&
+        started["run_id"].is_string()) {
+      parts_.sessions->Subscribe(identity, started["run_id"].get<std::string>());
+    }
+  }
   reply.json = std::move(*done);
   parts_.sessions->Registered(identity, std::move(reply));  // answered once journaled
 }

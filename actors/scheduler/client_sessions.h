@@ -82,6 +82,11 @@ class ClientSessions {
   // registry: a registry change or trigger, answered once the next commit
   // succeeds.
   void Registered(const std::string& identity, RegistryReply reply);
+  // `identity` gets the progress and the end of run `run_id` (a trigger
+  // that follows its run), from the next commit on.
+  void Subscribe(const std::string& identity, const std::string& run_id) {
+    subscribers_[run_id] = identity;
+  }
   // The commit succeeded: releases every held reply, then the progress and
   // ends of runs to their subscribers.
   void OnCommitted(const std::vector<RunProgress>& progress,

@@ -594,6 +594,40 @@ TEST_CASE("a registered pipeline's trigger is answered only once its run is dura
   CHECK(sim.finished_runs().size() == 1);
 }
 
+TEST_CASE("a trigger that follows its run gets the run's end pushed, as a submitter does",
+          "[sim][registry][client]") {
+  Simulation sim;
+  sim.AddWorker("w1");
+  sim.Send(actors::ClientType::kRegistry, AddRequest("sim.follow", {Task("a")}));
+  sim.RunUntilIdle();
+  auto start = [&](bool follow, const std::string& key) {
+    actors::RegistryRequest trigger;
+    trigger.op = static_cast<uint8_t>(actors::RegistryOp::kTrigger);
+    trigger.name = "sim.follow";
+    trigger.key = key;
+    trigger.follow = follow;
+    sim.Send(actors::ClientType::kRegistry, trigger);
+    sim.RunUntilIdle();
+    auto replies = sim.Replies<actors::RegistryReply>(actors::ClientType::kRegistryReply);
+    return nlohmann::json::parse(replies.back().json)["run_id"].get<std::string>();
+  };
+  const std::string followed = start(true, "k1");
+  const std::string unfollowed = start(false, "k2");
+  sim.Finish("w1", followed + ".a");
+  sim.RunUntilIdle();  // the worker's one slot then takes the other run's task
+  sim.Finish("w1", unfollowed + ".a");
+  sim.RunUntilIdle();
+  CHECK(sim.finished_runs().size() == 2);
+  std::vector<std::string> ends;
+  for (const auto& f : sim.Replies<actors::RunFinished>(actors::ClientType::kRunFinished)) {
+    ends.push_back(f.run_id);
+  }
+  CHECK(ends == std::vector<std::string>{followed});
+  // The same key again finds the run, over already: nothing is subscribed.
+  CHECK(start(true, "k1") == followed);
+  CHECK(sim.Replies<actors::RunFinished>(actors::ClientType::kRunFinished).size() == 1);
+}
+
 TEST_CASE("garbage and another protocol version from a client get a refusal and change nothing",
           "[sim][client]") {
   Simulation sim;
