@@ -121,6 +121,9 @@ Status Walk(const RunsFlags& f, const PageFn& page) {
     }
     const auto& next = (*doc)["next_cursor"];
     if (doc->value("complete", true) || !next.is_string()) break;
+    if (filter->contains("cursor") && (*filter)["cursor"] == next) {
+      return Status::Corrupt("the coordinator gave the same cursor twice; the walk stops");
+    }
     (*filter)["cursor"] = next;
   }
   out.Finish();
