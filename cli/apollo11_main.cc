@@ -47,6 +47,11 @@ int main(int argc, char** argv) {
     int code = app.exit(e);
     // Usage errors are invalid input; --help and --version exit 0.
     return code == 0 ? apollo11::cli::kExitOk : apollo11::cli::kExitInvalidInput;
+  } catch (const std::exception& e) {
+    // A command's callback met what it cannot read (an answer of the wrong
+    // shape from a coordinator of another version, say): say so, never abort.
+    std::fprintf(stderr, "apollo11: internal error: %s\n", e.what());
+    return apollo11::cli::kExitInternal;
   }
   return exit_code;
 }

@@ -70,9 +70,9 @@ class RunsPrinter {
     }
     const bool orphaned = r.value("orphaned", false);
     if (orphaned) orphans_.push_back(r);
-    const std::string dur = r.contains("duration_ms")
-                                ? std::to_string(r["duration_ms"].get<int64_t>() / 1000.0) + "s"
-                                : "running";
+    const bool timed = r.contains("duration_ms") && r["duration_ms"].is_number_integer();
+    const std::string dur =
+        timed ? std::to_string(r["duration_ms"].get<int64_t>() / 1000.0) + "s" : "running";
     // registry: a run pinned to a registered version shows it as NAME@N.
     const std::string pipeline =
         Text(r, "pipeline") + (r.contains("pipeline_version")
@@ -114,7 +114,11 @@ Status Walk(const RunsFlags& f, const PageFn& page) {
     const auto size = static_cast<uint32_t>(std::min<size_t>(left, actors::kMaxRunsPage));
     auto doc = page(SafeJsonDump(*filter), size);
     if (!doc.ok()) return doc.status();
+    if (!doc->is_object() || !doc->contains("runs") || !(*doc)["runs"].is_array()) {
+      return Status::Corrupt("a page of runs without a runs list");
+    }
     for (const auto& r : (*doc)["runs"]) {
+      if (!r.is_object()) return Status::Corrupt("a page of runs holds a non-object");
       if (left == 0) break;
       out.Add(r);
       --left;
