@@ -54,7 +54,11 @@ Result<nlohmann::json> FilterOf(const RunsFlags& f) {
 // Prints runs as they come: a table, or one JSON array.
 class RunsPrinter {
  public:
-  explicit RunsPrinter(bool json) : json_(json) {
+  explicit RunsPrinter(bool json) : json_(json) {}
+  // Called once the first page came: a walk that fails before prints nothing.
+  void Start() {
+    if (started_) return;
+    started_ = true;
     if (json_) {
       std::printf("[");
     } else {
@@ -85,6 +89,7 @@ class RunsPrinter {
                 rerun_of.empty() ? "" : ("  rerun of " + rerun_of).c_str());
   }
   void Finish() {
+    Start();
     if (json_) {
       std::printf("%s]\n", first_ ? "" : "\n");
       return;
@@ -100,6 +105,7 @@ class RunsPrinter {
 
  private:
   const bool json_;
+  bool started_ = false;
   bool first_ = true;
   std::vector<nlohmann::json> orphans_;
 };
@@ -117,6 +123,7 @@ Status Walk(const RunsFlags& f, const PageFn& page) {
     if (!doc->is_object() || !doc->contains("runs") || !(*doc)["runs"].is_array()) {
       return Status::Corrupt("a page of runs without a runs list");
     }
+    out.Start();
     for (const auto& r : (*doc)["runs"]) {
       if (!r.is_object()) return Status::Corrupt("a page of runs holds a non-object");
       if (left == 0) break;
