@@ -11,26 +11,14 @@
 #include "cli/remote.h"
 #include "common/small_file.h"
 #include "engine/task_state.h"
+#include "observability/oidc_sign_in.h"
 
 namespace apollo11::cli {
 namespace {
 
-// `text` percent-encoded for a path segment or a query value.
-std::string Escaped(const std::string& text) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (char ch : text) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == ':' || c == '@') {
-      out += ch;
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
+// `text` percent-encoded for a path segment (ids keep their ':' and '@')
+// or a query value.
+std::string Escaped(const std::string& text) { return observability::UrlEncode(text, ":@"); }
 
 Result<std::string> TokenOf(const std::string& file) {
   std::string token;

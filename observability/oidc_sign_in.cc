@@ -45,12 +45,13 @@ std::string PkceChallenge(std::string_view verifier) {
   return Base64Url(std::span<const uint8_t>(digest, size));
 }
 
-std::string UrlEncode(std::string_view text) {
+std::string UrlEncode(std::string_view text, std::string_view also_kept) {
   static constexpr char kHex[] = "0123456789ABCDEF";
   std::string out;
   for (char ch : text) {
     const auto c = static_cast<unsigned char>(ch);
-    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' ||
+        also_kept.find(ch) != std::string_view::npos) {
       out += ch;
     } else {
       out += '%';

@@ -54,8 +54,9 @@ struct OidcSignInOptions {
 // The S256 code challenge of a PKCE verifier (RFC 7636 4.2):
 // base64url(SHA-256(verifier)), without padding.
 std::string PkceChallenge(std::string_view verifier);
-// `text` percent-encoded for a query or a form (RFC 3986 unreserved kept).
-std::string UrlEncode(std::string_view text);
+// `text` percent-encoded for a query or a form (RFC 3986 unreserved kept,
+// and the characters of `also_kept`: ":@" for a path segment of ids).
+std::string UrlEncode(std::string_view text, std::string_view also_kept = "");
 
 class OidcSignIn {
  public:

@@ -5,6 +5,7 @@
 
 #include <lmdb.h>
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -74,25 +75,14 @@ Result<std::string> Journal::LastCreatedRunId() {
 }
 
 Result<std::vector<RunRecord>> Journal::ListRuns(size_t limit) {
-  std::vector<RunRecord> out;
-  ReadTxn txn(*this);
-  APOLLO11_RETURN_IF_ERROR(txn.Begin());
-  Cursor cursor;
-  int rc = cursor.Open(txn.get(), env_->runs_by_time);
-  if (rc != 0) return Error(rc, "open a cursor");
-  MDB_val k, v;
-  for (rc = cursor.Get(&k, &v, MDB_LAST); rc == 0 && out.size() < limit;
-       rc = cursor.Get(&k, &v, MDB_PREV)) {
-    std::string_view run_id = View(k).substr(8);
-    auto found = txn.Find(env_->runs, run_id);
-    if (!found.ok()) return found.status();
-    if (!found->has_value()) continue;
-    Result<RunRecord> run = codec::DecodeRun(run_id, **found);
-    if (!run.ok()) return run.status();
-    out.push_back(std::move(run).value());
-  }
-  if (rc != 0 && rc != MDB_NOTFOUND) return Error(rc, "list runs");
-  return out;
+  // The newest `limit` runs are the first page of an unfiltered walk.
+  if (limit == 0) return std::vector<RunRecord>{};
+  RunFilter newest;
+  newest.limit = limit;
+  newest.max_scan = SIZE_MAX;
+  auto page = ListRunsPage(newest);
+  if (!page.ok()) return page.status();
+  return std::move(page->runs);
 }
 
 Result<RunPage> Journal::ListRunsPage(const RunFilter& f) {
