@@ -403,6 +403,11 @@ Result<NodeConfig> ResolveNodeConfig(const NodeFlags& flags, NodeEnv& env) {
     return Status::InvalidInput("--containment " + flags.containment +
                                 ": expected auto, cgroup or process-tree");
   }
+  if (flags.secrets_dir.empty() || flags.secrets_dir[0] != '/') {
+    return Status::InvalidInput("--secrets-dir '" + flags.secrets_dir +
+                                "' must be an absolute path");
+  }
+  c.worker_config.executor.secrets_dir = flags.secrets_dir;
   APOLLO11_RETURN_IF_ERROR(ResolveCurve(flags, env, &c));
   APOLLO11_RETURN_IF_ERROR(ResolveHttp(flags, env, &c));
   auto ha = ResolveHaConfig(flags, env);

@@ -52,7 +52,8 @@ struct NodeFlags {
   int max_schedule_overlap = 100;  // runs of one `overlap: allow` schedule at once
   std::string worker_id;
   std::string drain_timeout = "5m";
-  std::string containment = "auto";  // worker: auto, cgroup or process-tree
+  std::string containment = "auto";                   // worker: auto, cgroup or process-tree
+  std::string secrets_dir = "/etc/apollo11/secrets";  // worker: file: secrets, per pipeline
   std::string log_level = "info";
   std::string log_format;  // json, text; empty: text on a terminal, else json
   std::string health_interval = "60s";

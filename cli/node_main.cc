@@ -191,6 +191,9 @@ void AddWorkerProcessFlags(CLI::App* start, NodeFlags* f) {
                     "worker: how task processes are held so none outlives its task: auto (a "
                     "cgroup v2 per execution when allowed, else process-tree), cgroup (or refuse "
                     "to run tasks), process-tree");
+  start->add_option("--secrets-dir", f->secrets_dir,
+                    "worker: where tasks' file: secrets live, in a directory per pipeline "
+                    "(DIR/PIPELINE/) or per domain (DIR/DOMAIN/); a task may read only its own");
 }
 
 // Logs and health lines.

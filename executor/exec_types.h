@@ -127,6 +127,9 @@ struct ExecutorOptions {
   // when the execution ends; empty = $TMPDIR (or /tmp). A node passes
   // TaskInputs::DefaultRoot (a tmpfs when there is one).
   std::string inputs_dir{};
+  // Where tasks' file: secrets live, one directory per pipeline or domain
+  // (executor/secret_scope.h); --secrets-dir.
+  std::string secrets_dir = "/etc/apollo11/secrets";
   // The most a task may write to $APOLLO11_OUTPUT; more fails the task.
   size_t max_task_output_bytes = 64 << 10;
   // Threads running db tasks' statements (created on the first db task);

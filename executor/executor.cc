@@ -165,16 +165,30 @@ Status Executor::Launch(const ExecRequest& request) {
   auto exec = std::make_unique<Exec>();
   exec->req = request;
   exec->runner = runner;
-  if (auto failed = ResolveSecrets(request.secrets, ProcessEnv(), &exec->req.env)) {
+  const auto pipeline = request.env.find("APOLLO11_PIPELINE");
+  const SecretScope scope{options_.secrets_dir,
+                          pipeline == request.env.end() ? std::string() : pipeline->second};
+  if (auto failed = ResolveSecrets(request.secrets, scope, ProcessEnv(), &exec->req.env)) {
     return FinishAtOnce(request, now, ExecOutcomeKind::kFailed, failed->retryable,
                         std::move(failed->error));
+  }
+  if (!request.secrets.empty()) {
+    auto mask = std::make_shared<SecretMask>();
+    for (const auto& [name, ref] : request.secrets) mask->Add(exec->req.env[name]);
+    if (!mask->empty()) {
+      exec->mask = mask;
+      masks_[key] = std::move(mask);
+    }
   }
   exec->started_at = now;
   if (request.timeout.count() > 0) {
     exec->deadline =
         clock_.Steady() + static_cast<Micros>(request.timeout.count()) * kMicrosPerMilli;
   }
-  APOLLO11_RETURN_IF_ERROR(OpenLogs(exec.get()));
+  if (Status logs = OpenLogs(exec.get()); !logs.ok()) {
+    masks_.erase(key);
+    return logs;
+  }
   // A process task runs its own precheck (StartProcessTask); an http or db
   // task's is a process of its own before the transfer or statement.
   const bool precheck_first =
@@ -220,6 +234,8 @@ Status Executor::OpenLogs(Exec* exec) {
     }
     base = LogBase(options_.log_dir, r.exec_id, r.attempt);
   }
+  exec->out.SetMask(exec->mask.get());
+  exec->err.SetMask(exec->mask.get());
   APOLLO11_RETURN_IF_ERROR(exec->out.Open(base.empty() ? "" : base + ".out", options_.max_log_bytes,
                                           exec->runner->out, options_.output_tail_bytes));
   if (!exec->runner->err_log) return Status::Ok();
@@ -342,6 +358,26 @@ Micros Executor::NextDeadline() const {
 }
 
 void Executor::Process(Micros now, std::vector<ExecOutcome>* finished) {
+  const size_t first = finished->size();
+  ProcessExecs(now, finished);
+  MaskOutcomes(finished, first);
+}
+
+void Executor::MaskOutcomes(std::vector<ExecOutcome>* finished, size_t first) {
+  if (masks_.empty()) return;
+  for (size_t i = first; i < finished->size(); ++i) {
+    ExecOutcome& o = (*finished)[i];
+    auto it = masks_.find(Key(o.exec_id, o.attempt));
+    if (it == masks_.end()) continue;
+    const SecretMask& mask = *it->second;
+    o.error = mask.Mask(o.error);
+    if (!o.task_output.empty()) o.task_output = mask.MaskJson(o.task_output);
+    // The output and stderr tails were masked as they were written (LogSink).
+    masks_.erase(it);
+  }
+}
+
+void Executor::ProcessExecs(Micros now, std::vector<ExecOutcome>* finished) {
   for (auto& o : ready_) finished->push_back(std::move(o));
   ready_.clear();
 
@@ -406,8 +442,8 @@ ExecOutcome Executor::MakeOutcome(Exec* exec, ExecOutcomeKind kind) {
   // Only files that exist: a task that printed nothing has none.
   o.stdout_path = exec->out.created() ? exec->out.path() : "";
   o.stderr_path = exec->err.created() ? exec->err.path() : "";
-  o.output_bytes = exec->out.bytes_seen();
   o.output = exec->out.Finish();
+  o.output_bytes = exec->out.bytes_seen();  // after Finish: the bytes a mask held back
   o.stderr_tail = exec->err.Finish();
   for (const auto& [name, sink] :
        {std::pair{"stdout", &exec->out}, std::pair{"stderr", &exec->err}}) {

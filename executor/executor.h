@@ -44,6 +44,7 @@
 #include "common/clock.h"
 #include "common/status.h"
 #include "executor/exec_types.h"
+#include "executor/secret_mask.h"
 #include "executor/task_runner.h"
 
 namespace apollo11::executor {
@@ -172,6 +173,11 @@ class Executor final : public TaskRunner {
   // its precheck and the task has now started.
   std::optional<ExecOutcome> EndOf(Exec* exec);
   void FinishHttp(Exec* exec, int curl_code, std::vector<ExecOutcome>* finished);
+  // Process's work: every outcome that ended since the last call appended.
+  void ProcessExecs(Micros now, std::vector<ExecOutcome>* finished);
+  // Masks the secrets of each outcome from `first` on in their output,
+  // stderr tail, error and task output (secret_mask.h), and forgets them.
+  void MaskOutcomes(std::vector<ExecOutcome>* finished, size_t first);
   // The outcome of `exec`, stamped finished at the wall clock's now.
   ExecOutcome MakeOutcome(Exec* exec, ExecOutcomeKind kind);
   // Moves the task's $APOLLO11_OUTPUT into o->task_output, or turns *o into
@@ -187,6 +193,9 @@ class Executor final : public TaskRunner {
   const std::vector<int> ignored_signals_;
   bool log_dir_ready_ = false;
   std::map<Key, std::unique_ptr<Exec>> execs_;
+  // The secret values of attempts that have secrets, until their outcome
+  // leaves Process (secret_mask.h).
+  std::map<Key, std::shared_ptr<const SecretMask>> masks_;
   std::vector<ExecOutcome> ready_;   // finished without running (noop, rejected, ...)
   std::unique_ptr<CurlMulti> curl_;  // created on the first HTTP task
   std::unique_ptr<Containment> containment_;

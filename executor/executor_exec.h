@@ -43,7 +43,8 @@ struct Executor::Exec {
   ExecRequest req;
   const Runner* runner = nullptr;
   Micros started_at = 0;
-  Micros deadline = 0;  // 0 = no timeout
+  Micros deadline = 0;                     // 0 = no timeout
+  std::shared_ptr<const SecretMask> mask;  // null when nothing to mask; the sinks use it
   LogSink out;
   LogSink err;
   TaskInputs inputs;  // processes: removed with the Exec, when the attempt has ended

@@ -86,7 +86,17 @@ bool LogSink::EnsureOpen() {
   return fd_ >= 0;
 }
 
+void LogSink::SetMask(const SecretMask* mask) {
+  if (mask != nullptr && !mask->empty()) mask_.emplace(mask);
+}
+
 void LogSink::Write(const char* data, size_t n) {
+  if (!mask_) return WriteMasked(data, n);
+  const std::string masked = mask_->Feed(std::string_view(data, n));
+  WriteMasked(masked.data(), masked.size());
+}
+
+void LogSink::WriteMasked(const char* data, size_t n) {
   if (n == 0) return;
   seen_ += n;
   if (keep_ == Keep::kTail && keep_bytes_ > 0) {
@@ -114,6 +124,11 @@ void LogSink::Write(const char* data, size_t n) {
 }
 
 std::string LogSink::Finish() {
+  if (mask_) {
+    const std::string rest = mask_->Flush();
+    WriteMasked(rest.data(), rest.size());
+    mask_.reset();
+  }
   if (fd_ >= 0) {
     wrote_file_ = true;
     ::close(fd_);

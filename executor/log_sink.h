@@ -10,9 +10,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "common/status.h"
+#include "executor/secret_mask.h"
 
 namespace apollo11::executor {
 
@@ -31,10 +33,16 @@ class LogSink {
   // Opens (truncates) `path`, or writes to no file when `path` is empty.
   Status Open(const std::string& path, size_t max_file_bytes, Keep keep, size_t keep_bytes);
 
+  // Masks every byte written from now on with `mask` (which must outlive
+  // the sink): the file and the kept bytes hold the masked text, and
+  // bytes_seen counts it. Call before the first Write.
+  void SetMask(const SecretMask* mask);
+
   // Appends `n` bytes; file write errors are remembered, never fatal.
   void Write(const char* data, size_t n);
 
-  // Closes the file and returns the kept bytes (at most keep_bytes).
+  // Releases what the mask held back, closes the file and returns the kept
+  // bytes (at most keep_bytes).
   std::string Finish();
 
   const std::string& path() const { return path_; }
@@ -49,6 +57,8 @@ class LogSink {
   bool created() const { return fd_ >= 0 || wrote_file_; }
 
  private:
+  // Write after masking.
+  void WriteMasked(const char* data, size_t n);
   bool EnsureOpen();
   // Writes all `n` bytes or records why not; false once the file failed.
   bool WriteAll(const char* data, size_t n);
@@ -67,6 +77,7 @@ class LogSink {
   std::string kept_;
   WriteFn write_;
   std::string write_error_;
+  std::optional<SecretMask::Stream> mask_;
 };
 
 }  // namespace apollo11::executor

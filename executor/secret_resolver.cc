@@ -18,8 +18,10 @@ std::string ModeText(mode_t mode) {
   return buf;
 }
 
-// Reads a secret file; `check_mode` refuses one group/others may read or write.
-Result<std::string> ReadSecretFile(const std::string& path, bool check_mode) {
+// Reads a secret file; `check_mode` refuses one group/others may read or
+// write; `scope`, when given, one whose real path lies out of it.
+Result<std::string> ReadSecretFile(const std::string& path, bool check_mode,
+                                   const SecretScope* scope) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) {
     const int err = errno;
@@ -29,8 +31,10 @@ Result<std::string> ReadSecretFile(const std::string& path, bool check_mode) {
   }
   struct stat st {};
   std::string value;
-  Status status = Status::Ok();
-  if (::fstat(fd, &st) != 0) {
+  Status status = scope != nullptr ? CheckOpenedSecret(fd, path, *scope) : Status::Ok();
+  if (!status.ok()) {
+    // out of scope: nothing more is said about the file
+  } else if (::fstat(fd, &st) != 0) {
     status = Status::Io("cannot stat " + path + ": " + std::strerror(errno));
   } else if (!S_ISREG(st.st_mode)) {
     status = Status::InvalidInput(path + " is not a regular file");
@@ -74,10 +78,12 @@ EnvLookup ProcessEnv() {
   };
 }
 
-Result<std::string> ResolveSecret(const dsl::SecretRef& ref, const EnvLookup& env) {
+Result<std::string> ResolveSecret(const dsl::SecretRef& ref, const SecretScope& scope,
+                                  const EnvLookup& env) {
+  APOLLO11_RETURN_IF_ERROR(CheckSecretScope(ref, scope));
   switch (ref.source) {
     case dsl::SecretRef::Source::kFile:
-      return ReadSecretFile(ref.name, /*check_mode=*/true);
+      return ReadSecretFile(ref.name, /*check_mode=*/true, &scope);
     case dsl::SecretRef::Source::kEnv: {
       std::optional<std::string> v = env(ref.name);
       if (!v) return Status::NotFound("the worker's environment has no " + ref.name);
@@ -91,24 +97,20 @@ Result<std::string> ResolveSecret(const dsl::SecretRef& ref, const EnvLookup& en
             "LoadCredential=)");
       }
       // systemd owns the directory and its modes; no mode check here.
-      return ReadSecretFile(*dir + "/" + ref.name, /*check_mode=*/false);
+      return ReadSecretFile(*dir + "/" + ref.name, /*check_mode=*/false, nullptr);
     }
   }
   return Status::Internal("unknown secret source");
 }
 
-Result<std::string> ResolveSecret(const dsl::SecretRef& ref) {
-  return ResolveSecret(ref, ProcessEnv());
-}
-
 std::optional<SecretFailure> ResolveSecrets(const std::map<std::string, std::string>& refs,
-                                            const EnvLookup& env,
+                                            const SecretScope& scope, const EnvLookup& env,
                                             std::map<std::string, std::string>* task_env) {
   std::map<std::string, std::string> values;
   for (const auto& [name, text] : refs) {
     auto ref = dsl::ParseSecretRef(text);
     if (!ref.ok()) return SecretFailure{"secret " + name + ": " + ref.status().message(), false};
-    auto value = ResolveSecret(*ref, env);
+    auto value = ResolveSecret(*ref, scope, env);
     if (!value.ok()) {
       const bool absent =
           value.status().code() == StatusCode::kNotFound &&

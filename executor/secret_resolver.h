@@ -12,6 +12,7 @@
 
 #include "common/status.h"
 #include "dsl/secret_ref.h"
+#include "executor/secret_scope.h"
 
 namespace apollo11::executor {
 
@@ -24,24 +25,25 @@ using EnvLookup = std::function<std::optional<std::string>(const std::string& na
 // The process's own environment (getenv).
 EnvLookup ProcessEnv();
 
-// The value `ref` names, read now. A file or credential loses one trailing
-// newline. Errors name the reference and the cause, never the value:
+// The value `ref` names for a task of `scope`, read now. A file or
+// credential loses one trailing newline. Errors name the reference and the
+// cause, never the value:
+//   PermissionDenied  out of the pipeline's scope (secret_scope.h)
 //   NotFound          the file or credential does not exist, the variable is
 //                     unset, $CREDENTIALS_DIRECTORY is unset
 //   PermissionDenied  a secret file readable or writable by group or others
 //                     (its mode is in the message), or not readable by us
 //   InvalidInput      not a regular file, or larger than kMaxSecretBytes
 //   Io                the read failed
-Result<std::string> ResolveSecret(const dsl::SecretRef& ref, const EnvLookup& env);
-// As above with the process's environment.
-Result<std::string> ResolveSecret(const dsl::SecretRef& ref);
+Result<std::string> ResolveSecret(const dsl::SecretRef& ref, const SecretScope& scope,
+                                  const EnvLookup& env);
 
 // Why a task's secrets could not be resolved.
 struct SecretFailure {
   std::string error;  // "secret DB_PASSWORD (file:/x): ..."; no value
   // True only when a file or credential does not exist (yet): provisioning
   // may catch up, so the task's retry policy applies. A wrong mode, an unset
-  // variable or a bad reference fails for good.
+  // variable, a bad reference or one out of scope fails for good.
   bool retryable = false;
 };
 
@@ -49,7 +51,7 @@ struct SecretFailure {
 // overriding what is there. Stops at the first failure, leaving `task_env`
 // without any value resolved so far.
 std::optional<SecretFailure> ResolveSecrets(const std::map<std::string, std::string>& refs,
-                                            const EnvLookup& env,
+                                            const SecretScope& scope, const EnvLookup& env,
                                             std::map<std::string, std::string>* task_env);
 
 }  // namespace apollo11::executor

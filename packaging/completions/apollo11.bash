@@ -42,7 +42,7 @@ _apollo11() {
     --log-format) COMPREPLY=($(compgen -W "json text" -- "$cur")); return ;;
     --containment) COMPREPLY=($(compgen -W "auto cgroup process-tree" -- "$cur")); return ;;
     --config|--state-dir|--curve-key|--authorized-keys|--server-key|--api-token-file|--key|\
-    --api-tokens|--append|--http-tls-cert|--http-tls-key|--http-tls-client-ca)
+    --api-tokens|--append|--http-tls-cert|--http-tls-key|--http-tls-client-ca|--secrets-dir)
       COMPREPLY=($(compgen -f -- "$cur")); return ;;
   esac
   if [[ $cur == -* ]]; then

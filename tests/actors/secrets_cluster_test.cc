@@ -2,7 +2,8 @@
 // that reads a secret from a file, the worker's environment and a systemd
 // credential. The task sees the values; nothing the cluster writes or
 // answers holds them (LMDB files, outboxes, task logs, node logs, the HTTP
-// API, `status` and `history`).
+// API, `status` and `history`), not even when the task prints them: they are
+// masked. Another pipeline cannot read them.
 
 #include <httplib.h>
 #include <sys/stat.h>
@@ -89,9 +90,9 @@ pipeline:
     body: "cred=$CRED"
     secrets:
       DB_PASSWORD: file:)" +
-         secrets_dir + R"(/db1
+         secrets_dir + R"(/test/db1
       API_TOKEN: env:OPS_TEST_UPSTREAM_TOKEN
-      CRED: credential:cred1
+      CRED: credential:test.cred1
   - id: reads
     type: shell
     command: "printf %s \"$DB_PASSWORD\" > )" +
@@ -102,21 +103,52 @@ pipeline:
          kPlainEnv + R"(}
     secrets:
       DB_PASSWORD: file:)" +
-         secrets_dir + R"(/db1
+         secrets_dir + R"(/test/db1
       API_TOKEN: env:OPS_TEST_UPSTREAM_TOKEN
-      CRED: credential:cred1
+      CRED: credential:test.cred1
+  - id: echoes
+    type: shell
+    command: "echo \"pw is $DB_PASSWORD, token $API_TOKEN\"; echo \"$DB_PASSWORD\" >&2; printf '{\"pw\":\"%s\"}' \"$DB_PASSWORD\" > \"$APOLLO11_OUTPUT\""
+    secrets:
+      DB_PASSWORD: file:)" +
+         secrets_dir + R"(/test/db1
+      API_TOKEN: env:OPS_TEST_UPSTREAM_TOKEN
   - id: open_mode
     type: shell
     command: "true"
     retry: {max_retries: 2, delay: 50ms}
     secrets: {P: file:)" +
-         secrets_dir + R"(/open}
+         secrets_dir + R"(/test/open}
   - id: missing
     type: shell
     command: "true"
     retry: {max_retries: 1, delay: 50ms}
     secrets: {P: file:)" +
-         secrets_dir + R"(/nothing-here}
+         secrets_dir + R"(/test/nothing-here}
+)";
+}
+
+// Another team's pipeline pointing at test.secrets' file and credential.
+std::string Thief(const std::string& secrets_dir, const std::string& seen_dir) {
+  return R"(version: "1.0"
+name: other.thief
+pipeline:
+  - id: file
+    type: shell
+    command: "printf %s \"$P\" > )" +
+         seen_dir + R"(/stolen"
+    secrets: {P: file:)" +
+         secrets_dir + R"(/test/db1}
+  - id: via_link
+    type: shell
+    command: "printf %s \"$P\" > )" +
+         seen_dir + R"(/stolen2"
+    secrets: {P: file:)" +
+         secrets_dir + R"(/other/link}
+  - id: credential
+    type: shell
+    command: "true"
+    secrets: {P: credential:test.cred1}
 )";
 }
 
@@ -126,23 +158,27 @@ TEST_CASE("a task sees its secrets and no file, log or answer of the cluster hol
           "[secrets][cluster]") {
   ScratchDir dir;      // state dirs and node logs: grepped
   ScratchDir outside;  // the secrets and what the task saw: not grepped
-  std::filesystem::create_directories(outside.path() + "/secrets");
+  std::filesystem::create_directories(outside.path() + "/secrets/test");
+  std::filesystem::create_directories(outside.path() + "/secrets/other");
   std::filesystem::create_directories(outside.path() + "/seen");
   std::filesystem::create_directories(outside.path() + "/creds");
   const std::string secrets = outside.path() + "/secrets";
-  outside.Write("secrets/db1", std::string(kFileSecret) + "\n");
-  REQUIRE(::chmod((secrets + "/db1").c_str(), 0600) == 0);
-  outside.Write("secrets/open", "readable by all");
-  REQUIRE(::chmod((secrets + "/open").c_str(), 0644) == 0);
-  outside.Write("creds/cred1", kCredSecret);
+  outside.Write("secrets/test/db1", std::string(kFileSecret) + "\n");
+  REQUIRE(::chmod((secrets + "/test/db1").c_str(), 0600) == 0);
+  outside.Write("secrets/test/open", "readable by all");
+  REQUIRE(::chmod((secrets + "/test/open").c_str(), 0644) == 0);
+  REQUIRE(::symlink((secrets + "/test/db1").c_str(), (secrets + "/other/link").c_str()) == 0);
+  outside.Write("creds/test.cred1", kCredSecret);
 
   NodeProc coord = StartCoordinator(dir);
   // Only the worker's environment has the token and the credentials dir.
   ::setenv("OPS_TEST_UPSTREAM_TOKEN", kEnvSecret, 1);
   ::setenv("CREDENTIALS_DIRECTORY", (outside.path() + "/creds").c_str(), 1);
+  ::setenv("APOLLO11_SECRETS_DIR", secrets.c_str(), 1);
   NodeProc worker = StartWorker(dir, coord, "w1", 2);
   ::unsetenv("OPS_TEST_UPSTREAM_TOKEN");
   ::unsetenv("CREDENTIALS_DIRECTORY");
+  ::unsetenv("APOLLO11_SECRETS_DIR");
   Nodes nodes{{&coord, &worker}};
   REQUIRE(WaitFor([&] { return WorkerCount(coord) == 1; }, 10000));
 
@@ -182,6 +218,30 @@ TEST_CASE("a task sees its secrets and no file, log or answer of the cluster hol
   CHECK(tasks["missing"]["state"] == "FAILED");
   CHECK(tasks["missing"]["attempts"] == 2);
   CHECK_THAT(tasks["missing"].value("error", ""), Catch::Contains("does not exist"));
+  // A task that prints its secrets shows *** in its output, stderr and
+  // output JSON (checked below, with the rest, for the values themselves).
+  const std::string echoed = HttpGet(coord, "/api/executions/" + run_id + ".echoes");
+  CHECK_THAT(echoed, Catch::Contains("pw is ***, token ***"));
+  CHECK(tasks["echoes"]["output"] == nlohmann::json{{"pw", "***"}});
+  CHECK_THAT(Cli(coord, {"logs", run_id + ".echoes"}).out, Catch::Contains("pw is ***, token ***"));
+  CHECK(Cli(coord, {"logs", run_id + ".echoes", "--stderr"}).out == "***\n");
+
+  // Another pipeline names test.secrets' file, a link to it in its own
+  // directory, and its credential: each attempt fails for good, nothing read.
+  const std::string thief = dir.Write("thief.yaml", Thief(secrets, outside.path() + "/seen"));
+  CmdResult stolen = Cli(coord, {"submit", thief, "--wait", "--json"});
+  auto theft =
+      ParseJson(Cli(coord, {"status", stolen.out.substr(0, stolen.out.find('\n')), "--json"}).out);
+  REQUIRE(theft.is_object());
+  for (const char* task : {"file", "via_link", "credential"}) {
+    INFO(task);
+    CHECK(theft["tasks"][task]["state"] == "FAILED");
+    CHECK(theft["tasks"][task]["attempts"] == 1);
+    CHECK_THAT(theft["tasks"][task].value("error", ""),
+               Catch::Contains("is not a secret of pipeline other.thief"));
+  }
+  CHECK_FALSE(std::filesystem::exists(outside.path() + "/seen/stolen"));
+  CHECK_FALSE(std::filesystem::exists(outside.path() + "/seen/stolen2"));
 
   // What the API and the CLI answer.
   std::vector<std::string> answers = {
@@ -193,6 +253,10 @@ TEST_CASE("a task sees its secrets and no file, log or answer of the cluster hol
       HttpGet(coord, "/api/runs/" + run_id),
       HttpGet(coord, "/api/runs/" + run_id + "/history"),
       HttpGet(coord, "/api/executions/" + run_id + ".reads"),
+      echoed,
+      Cli(coord, {"logs", run_id + ".echoes"}).out,
+      Cli(coord, {"logs", run_id + ".echoes", "--stderr"}).out,
+      Cli(coord, {"explain", run_id, "echoes"}).out,
       HttpGet(coord, "/api/pipelines"),
       HttpGet(coord, "/metrics"),
       HttpGet(worker, "/metrics"),
