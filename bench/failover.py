@@ -77,7 +77,7 @@ def coordinator(bin_dir, root, name, etcd, election, flags):
               "--state-dir", os.path.join(root, name),
               "--bind", f"tcp://127.0.0.1:{ports['workers']}",
               "--api-bind", f"tcp://127.0.0.1:{ports['api']}",
-              "--replication-bind", f"tcp://127.0.0.1:{ports['rep']}",
+              "--replication-bind", f"tcp://127.0.0.1:{ports['rep']}", "--insecure",
               "--http-bind", f"127.0.0.1:{ports['http']}",
               "--log-level", "info", "--ha-etcd", etcd, "--ha-name", name,
               "--ha-election", election, *flags],

@@ -9,13 +9,13 @@
 set -u
 B=$1; P=$2; W=$(mktemp -d)
 $B/apollo11-node start --role all --slots 16 --state-dir $W/leader --bind tcp://127.0.0.1:0 \
-  --api-bind tcp://127.0.0.1:0 --http-bind off --log-level warn --replication-bind tcp://127.0.0.1:0 \
+  --api-bind tcp://127.0.0.1:0 --http-bind off --log-level warn --replication-bind tcp://127.0.0.1:0 --insecure \
   --replication-name c1 --replication ${MODE:-async} > $W/leader.out 2> $W/leader.err &
 L=$!
 for _ in $(seq 100); do [ -s $W/leader.out ] && break; sleep 0.1; done
 rep=$(python3 -c "import json;print(json.loads(open('$W/leader.out').readline())['replication'])")
 api=$(python3 -c "import json;print(json.loads(open('$W/leader.out').readline())['api'])")
-$B/apollo11-node start --role coordinator --state-dir $W/standby --replication-follow $rep \
+$B/apollo11-node start --role coordinator --state-dir $W/standby --replication-follow $rep --insecure \
   --replication-name s1 --http-bind off --log-level warn > $W/standby.out 2> $W/standby.err &
 S=$!
 sleep 1

@@ -80,14 +80,15 @@ def run_mode(a, mode, pipeline):
         args = ["--role", "all", "--slots", "1", "--state-dir", os.path.join(work, "leader"),
                 "--bind", "tcp://127.0.0.1:0", "--api-bind", "tcp://127.0.0.1:0"]
         if mode != "single":
-            args += ["--replication-bind", "tcp://127.0.0.1:0", "--replication-name", "c1",
+            args += ["--replication-bind", "tcp://127.0.0.1:0", "--insecure", "--replication-name", "c1",
                      "--replication", mode]
         leader, doc = start(a.node, args, os.path.join(work, "leader.err"))
         procs.append(leader)
         if mode != "single":
             standby, _ = start(a.node, ["--role", "coordinator", "--state-dir",
                                         os.path.join(work, "standby"), "--replication-follow",
-                                        doc["replication"], "--replication-name", "s1"],
+                                        doc["replication"], "--insecure",
+                                        "--replication-name", "s1"],
                                os.path.join(work, "standby.err"))
             procs.append(standby)
         out = []

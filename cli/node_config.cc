@@ -316,16 +316,16 @@ Status ResolveReplication(const NodeFlags& f, NodeEnv& env, NodeConfig* c) {
   if (r.curve && (!r.bind.empty() || !r.follow.empty())) {
     c->authorized[replication::kReplicationZapDomain].insert(r.curve->public_z85);
   }
+  // Loopback too: the link carries the whole journal (env values included),
+  // and anyone on this machine could otherwise follow it.
   for (const std::string* endpoint : {&r.bind, &r.follow}) {
-    if (endpoint->empty() || r.curve || f.insecure || transport::IsLoopbackEndpoint(*endpoint)) {
-      continue;
-    }
+    if (endpoint->empty() || r.curve || f.insecure) continue;
     return Status::InvalidInput(
         std::string(endpoint == &r.bind ? "--replication-bind " : "--replication-follow ") +
         *endpoint +
-        ": a non-loopback replication link needs CURVE keys (--curve-key, the same pair on "
-        "every coordinator); pass --insecure to accept unauthenticated peers on a trusted "
-        "network");
+        ": a replication link needs CURVE keys (--curve-key, the same pair on every "
+        "coordinator), on loopback too: it carries the whole journal to whoever connects; "
+        "pass --insecure to accept unauthenticated peers on a trusted machine or network");
   }
   return Status::Ok();
 }

@@ -20,6 +20,7 @@ inline constexpr char kReplicationZapDomain[] = "apollo11-replication";
 enum class FrameType : uint8_t {
   kHello = 1,      // standby -> leader: my position (batch, seq), credit
   kAck = 2,        // standby -> leader: batch applied durably; credit returned
+                   // (during a copy: `offset` = the copy's bytes written)
   kBatch = 3,      // leader -> standby: one committed batch
   kCopyBegin = 4,  // leader -> standby: a journal copy follows (size, position)
   kCopyChunk = 5,  // leader -> standby: bytes of the copy at offset
@@ -38,7 +39,7 @@ struct ReplicationFrame {
   uint64_t seq = 0;         // kBatch: its first seq; others as batch: the last seq held
   uint64_t credit = 0;      // kHello: batches the standby takes; kAck: batches returned
   Micros committed_at = 0;  // kBatch, kHeartbeat: the leader's wall clock at commit
-  uint64_t offset = 0;      // kCopyChunk: byte offset; kCopyBegin/kCopyEnd: total size
+  uint64_t offset = 0;    // kCopyChunk: byte offset; kCopyBegin/kCopyEnd: total size; kAck: copied
   uint32_t checksum = 0;  // CRC-32 of payload (kBatch, kCopyChunk) or of the whole copy (kCopyEnd)
   std::string payload;    // kBatch: storage::codec::EncodeBatch; kCopyChunk: bytes; kResync: reason
   // kHello, kAck, kResync: the epoch the standby's last batch was committed

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <utility>
 
+#include "replication/copy_sender.h"
 #include "storage/batch_codec.h"
 #include "transport/sockets.h"
 
@@ -30,6 +31,10 @@ uint64_t GetU64(const char* p) {
 transport::SocketOptions LinkOptions() {
   transport::SocketOptions o;
   o.max_msg_size = int64_t{256} << 20;  // a large turn's batch, a copy chunk
+  // Per peer: batches are bounded by credit (kMaxStandbyCredit) and copy
+  // chunks by the copy window; this bounds heartbeats to a peer that does
+  // not read.
+  o.hwm = 4096;
   return o;
 }
 
@@ -216,12 +221,16 @@ void ReplicationLeader::Serve(transport::ActorPipe& pipe, zmq::socket_t& router,
   options.standbys = config_.standbys;
   options.window_batches = config_.window_batches;
   ReplicationLeaderCore core(options, config_.epoch, start);
+  CopySender copier(
+      journal_, config_.copy_chunk,
+      std::chrono::duration_cast<std::chrono::microseconds>(config_.copy_stall).count());
   Micros next_heartbeat = 0;
   for (;;) {
     std::array<zmq::pollitem_t, 3> items = {pipe.PollItem(),
                                             zmq::pollitem_t{router.handle(), 0, ZMQ_POLLIN, 0},
                                             zmq::pollitem_t{feed_in_.handle(), 0, ZMQ_POLLIN, 0}};
-    if (!transport::Poll(items, kLeaderTick).ok()) return;
+    const auto wait = copier.Ready() ? std::chrono::milliseconds(0) : kLeaderTick;
+    if (!transport::Poll(items, wait).ok()) return;
     if (items[0].revents & ZMQ_POLLIN) {
       auto cmd = pipe.Recv();
       if (!cmd.ok() || pipe.IsTerm(*cmd)) return;
@@ -249,61 +258,23 @@ void ReplicationLeader::Serve(transport::ActorPipe& pipe, zmq::socket_t& router,
         out.frames.emplace_back(name, core.HeartbeatFrame());
       }
     }
-    Deliver(router, core, out);
+    Deliver(router, core, out, copier);
     Publish(core);
   }
 }
 
-void ReplicationLeader::Deliver(zmq::socket_t& router, ReplicationLeaderCore& core,
-                                ReplicationLeaderCore::Output& out) {
+void ReplicationLeader::Deliver(zmq::socket_t& router, const ReplicationLeaderCore& core,
+                                const ReplicationLeaderCore::Output& out, CopySender& copier) {
   // A frame that cannot go (peer gone, queue full) is dropped: the standby
   // finds the gap and asks to resync.
   for (const auto& [peer, frame] : out.frames) (void)transport::SendTo(router, peer, frame);
-  for (const std::string& peer : out.copies) SendCopy(router, core, peer);
-}
-
-void ReplicationLeader::SendCopy(zmq::socket_t& router, ReplicationLeaderCore& core,
-                                 const std::string& peer) {
-  const std::string dir = journal_->dir() + ".send-copy";
-  std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
-  auto position = journal_->CopyTo(dir);
-  if (!position.ok()) {
-    spdlog::warn("replication: cannot copy the journal for standby {}: {}", peer,
-                 position.status().message());
-    return;
-  }
-  const std::string file = dir + "/data.mdb";
-  const uint64_t size = std::filesystem::file_size(file, ec);
-  std::FILE* f = std::fopen(file.c_str(), "rb");
-  if (f == nullptr || ec) {
-    if (f != nullptr) std::fclose(f);
-    spdlog::warn("replication: cannot read the journal copy {}", file);
-    return;
-  }
-  bool ok = transport::SendTo(router, peer, core.CopyBeginFrame(size), false).ok();
-  std::string chunk(config_.copy_chunk, '\0');
-  uint64_t offset = 0;
-  uint32_t crc = 0;
-  while (ok) {
-    const size_t n = std::fread(chunk.data(), 1, chunk.size(), f);
-    if (n == 0) break;
-    const std::string_view bytes(chunk.data(), n);
-    crc = Crc32(bytes, crc);
-    ok = transport::SendTo(router, peer, core.CopyChunkFrame(offset, bytes), false).ok();
-    offset += n;
-  }
-  std::fclose(f);
-  std::filesystem::remove_all(dir, ec);
-  if (ok && offset == size) {
-    ok = transport::SendTo(router, peer, core.CopyEndFrame(size, crc), false).ok();
-  }
-  {
+  const Micros now = clock_->Steady();
+  for (const auto& [peer, offset] : out.copy_acks) copier.OnAck(peer, offset, now);
+  for (const std::string& peer : out.copies) copier.Request(peer);
+  if (copier.Pump(router, core, now) > 0) {
     MutexLock lock(&mu_);
     ++status_.copies;
   }
-  spdlog::info("replication: sent standby {} a journal copy of {} bytes at batch {} seq {}{}", peer,
-               size, position->batch, position->seq, ok ? "" : " (interrupted)");
 }
 
 void ReplicationLeader::Publish(const ReplicationLeaderCore& core) {

@@ -41,6 +41,8 @@
 
 namespace apollo11::replication {
 
+class CopySender;
+
 struct ReplicationLeaderConfig {
   std::string bind = "tcp://127.0.0.1:0";
   std::string name = "leader";     // the sender of its frames
@@ -49,6 +51,9 @@ struct ReplicationLeaderConfig {
   Millis timeout{1000};
   size_t window_batches = 4096;
   size_t copy_chunk = 1 << 20;
+  // A standby whose journal copy makes no progress this long loses its turn
+  // (CopySender).
+  Millis copy_stall{30000};
   uint64_t epoch = 0;
   alerts::Sink* alerts = nullptr;  // may be null
   // The coordinators' shared key pair: the link is a CURVE server in ZAP
@@ -98,9 +103,10 @@ class ReplicationLeader final : public storage::CommitObserver {
   void Body(transport::ActorPipe& pipe, zmq::context_t& ctx);
   void Serve(transport::ActorPipe& pipe, zmq::socket_t& router,
              const ReplicationLeaderCore::Position& start);
-  void Deliver(zmq::socket_t& router, ReplicationLeaderCore& core,
-               ReplicationLeaderCore::Output& out);
-  void SendCopy(zmq::socket_t& router, ReplicationLeaderCore& core, const std::string& peer);
+  // Sends `out`'s frames and hands its copy requests and acknowledgements
+  // to `copier`, then lets it send.
+  void Deliver(zmq::socket_t& router, const ReplicationLeaderCore& core,
+               const ReplicationLeaderCore::Output& out, CopySender& copier);
   void Publish(const ReplicationLeaderCore& core) EXCLUDES(mu_);
   // Records the in-sync set when it changed since it was last recorded,
   // and wakes a commit waiting for that; false when recording failed (it is

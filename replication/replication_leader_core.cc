@@ -61,8 +61,12 @@ void ReplicationLeaderCore::OnFrame(const std::string& peer, std::string_view by
     ++refused_.stale_epoch;
     return;
   }
-  StandbyView& s = standbys_[peer];
-  s.name = peer;
+  StandbyView* view = ViewOf(peer, steady_now);
+  if (view == nullptr) {
+    ++refused_.unknown_peer;
+    return;
+  }
+  StandbyView& s = *view;
   s.last_heard = steady_now;
   switch (f.type) {
     case FrameType::kHello:
@@ -70,11 +74,15 @@ void ReplicationLeaderCore::OnFrame(const std::string& peer, std::string_view by
       OnHello(s, f, out);
       break;
     case FrameType::kAck:
+      if (s.copying) {  // a chunk of its copy written
+        out->copy_acks.emplace_back(peer, f.offset);
+        break;
+      }
       if (f.batch > s.acked_batch && f.batch <= s.sent_batch) {
         s.acked_batch = f.batch;
         s.acked_seq = f.seq;
       }
-      s.credit += f.credit;
+      s.credit = std::min(kMaxStandbyCredit, s.credit + std::min(f.credit, kMaxStandbyCredit));
       Pump(s, out);
       break;
     default:
@@ -83,8 +91,23 @@ void ReplicationLeaderCore::OnFrame(const std::string& peer, std::string_view by
   }
 }
 
+StandbyView* ReplicationLeaderCore::ViewOf(const std::string& peer, Micros steady_now) {
+  auto it = standbys_.find(peer);
+  if (it != standbys_.end()) return &it->second;
+  if (standbys_.size() >= kMaxStandbys) {
+    auto idlest = std::min_element(standbys_.begin(), standbys_.end(), [](auto& a, auto& b) {
+      return a.second.last_heard < b.second.last_heard;
+    });
+    if (steady_now - idlest->second.last_heard < kStandbyIdle) return nullptr;
+    standbys_.erase(idlest);
+  }
+  StandbyView& s = standbys_[peer];
+  s.name = peer;
+  return &s;
+}
+
 void ReplicationLeaderCore::OnHello(StandbyView& s, const ReplicationFrame& f, Output* out) {
-  s.credit = f.credit;
+  s.credit = std::min(f.credit, kMaxStandbyCredit);
   s.acked_batch = f.batch;
   s.acked_seq = f.seq;
   s.copying = false;

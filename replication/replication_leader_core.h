@@ -31,6 +31,15 @@
 
 namespace apollo11::replication {
 
+// The most batches a standby may have in flight, whatever credit it asks
+// for, and the most standbys tracked at once (past it, the one heard from
+// least recently, if silent for kStandbyIdle, makes room; otherwise the
+// newcomer is refused): what a peer says cannot grow the leader's queues or
+// tables without bound.
+inline constexpr uint64_t kMaxStandbyCredit = 1024;
+inline constexpr size_t kMaxStandbys = 64;
+inline constexpr Micros kStandbyIdle = 10 * kMicrosPerSecond;
+
 struct LeaderOptions {
   std::string name;  // sender of every frame
   // Standby names admitted; empty admits any (frames from others are
@@ -52,10 +61,11 @@ struct StandbyView {
 class ReplicationLeaderCore {
  public:
   // Frames to send: (peer routing id, encoded frame), in order; peers that
-  // need a copy now.
+  // need a copy now; copies acknowledged: (peer, bytes it has written).
   struct Output {
     std::vector<std::pair<std::string, std::string>> frames;
     std::vector<std::string> copies;
+    std::vector<std::pair<std::string, uint64_t>> copy_acks;
   };
   // Counters of refused frames.
   struct Refused {
@@ -110,6 +120,8 @@ class ReplicationLeaderCore {
   // A frame of `type` from this leader in its epoch.
   ReplicationFrame Header(FrameType type) const;
   void OnHello(StandbyView& s, const ReplicationFrame& f, Output* out);
+  // The view of `peer`, made if there is room (kMaxStandbys); null if not.
+  StandbyView* ViewOf(const std::string& peer, Micros steady_now);
   // Sends window batches after s.sent_batch while s has credit.
   void Pump(StandbyView& s, Output* out);
   // The leader's position after batch `batch_no` (its last seq and its

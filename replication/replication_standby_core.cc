@@ -33,6 +33,15 @@ uint64_t ReplicationStandbyCore::OwnTerm() {
   return epoch.ok() ? *epoch : UINT64_MAX;
 }
 
+std::string ReplicationStandbyCore::CopyAck() {
+  ReplicationFrame f;
+  f.type = FrameType::kAck;
+  f.epoch = epoch_;
+  f.sender = options_.name;
+  f.offset = copy_received_;
+  return EncodeFrame(f);
+}
+
 std::string ReplicationStandbyCore::Hello() {
   copying_ = false;
   return Frame(FrameType::kHello, options_.credit);
@@ -148,6 +157,7 @@ void ReplicationStandbyCore::OnCopyFrame(const ReplicationFrame& f, std::vector<
       if (!replica_->AppendCopy(f.payload).ok()) return ask_again("cannot write the copy");
       copy_received_ += f.payload.size();
       copy_crc_ = Crc32(f.payload, copy_crc_);
+      out->push_back(CopyAck());  // the leader sends more as these come back
       return;
     default:
       break;

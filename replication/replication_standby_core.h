@@ -65,6 +65,8 @@ class ReplicationStandbyCore {
 
  private:
   std::string Frame(FrameType type, uint64_t credit, std::string reason = "");
+  // A kAck of the copy's bytes written so far (no credit, no batch).
+  std::string CopyAck();
   // The store's own epoch (UINT64_MAX when it cannot be read).
   uint64_t OwnTerm();
   void OnBatch(const ReplicationFrame& f, std::vector<std::string>* out);

@@ -211,8 +211,8 @@ class ChaosCluster {
     if (mode_ == ChaosMode::kFollow) at = generation_[i] % 2 == 0 ? 1 : 0;
     args.insert(args.end(), {"--bind", workers_[at], "--api-bind", api_[at]});
     if (mode_ == ChaosMode::kHa) {
-      args.insert(args.end(), {"--replication-bind", replication_[i], "--ha-etcd", etcd_,
-                               "--ha-name", names_[i], "--ha-election", election_});
+      args.insert(args.end(), {"--replication-bind", replication_[i], "--insecure", "--ha-etcd",
+                               etcd_, "--ha-name", names_[i], "--ha-election", election_});
       if (!default_timing_) args.insert(args.end(), {"--ha-lease", "2s"});
     }
     procs_[i] = StartNode(dir_, out, args, names_[i], default_timing_);

@@ -423,6 +423,7 @@ TEST_CASE(
   CHECK(c->replication.bind.empty());
   // Both at once contradict each other.
   f.replication_bind = "tcp://127.0.0.1:7013";
+  f.insecure = true;  // a replication link without CURVE keys
   CHECK(Refusal(f, env).rfind("--ha-without-replication with --replication-bind", 0) == 0);
   f.ha_without_replication = false;
   c = ResolveNodeConfig(f, env);
@@ -441,6 +442,10 @@ TEST_CASE("replication settings resolve for a leader and a static standby", "[cl
   leader.role = "coordinator";
   leader.replication_bind = "tcp://127.0.0.1:7013";
   leader.replication_peers = {"s1", "s2"};
+  // Without CURVE keys, on loopback too, only when --insecure says so.
+  CHECK(Refusal(leader, env).find("needs CURVE keys") != std::string::npos);
+  CHECK(Refusal(leader, env).find("on loopback too") != std::string::npos);
+  leader.insecure = true;
   auto c = ResolveNodeConfig(leader, env);
   REQUIRE(c.ok());
   CHECK(c->replication.bind == "tcp://127.0.0.1:7013");
@@ -459,6 +464,8 @@ TEST_CASE("replication settings resolve for a leader and a static standby", "[cl
   NodeFlags standby;
   standby.role = "coordinator";
   standby.replication_follow = "tcp://127.0.0.1:7013";
+  CHECK(Refusal(standby, env).find("needs CURVE keys") != std::string::npos);
+  standby.insecure = true;
   c = ResolveNodeConfig(standby, env);
   REQUIRE(c.ok());
   CHECK(c->replication.follow == "tcp://127.0.0.1:7013");
@@ -478,6 +485,7 @@ TEST_CASE("an elected coordinator replicates with --replication-bind and follows
   f.ha_etcd = "http://e1:2379";
   f.ha_name = "c1";
   f.replication_bind = "tcp://127.0.0.1:7013";
+  f.insecure = true;
   auto c = ResolveNodeConfig(f, env);
   REQUIRE(c.ok());
   // Advertised as the third endpoint; the replication name is the HA name.
@@ -512,6 +520,7 @@ TEST_CASE("replication settings that could not work are refused", "[cli][node]")
   f = NodeFlags{};
   f.role = "coordinator";
   f.replication_bind = "tcp://127.0.0.1:7013";
+  f.insecure = true;
   f.replication_timeout = "0s";
   CHECK(Refusal(f, env).find("--replication-timeout 0s") != std::string::npos);
   f.replication_timeout = "soon";

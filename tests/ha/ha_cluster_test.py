@@ -55,7 +55,8 @@ class Coordinator:
                      "--http-bind", self.http, "--heartbeat", "100ms", "--log-format", "json",
                      "--api-token", "0123456789abcdef-token",
                      "--ha-etcd", etcd, "--ha-name", name, "--ha-election", election,
-                     *([] if "--replication-bind" in extra else ["--ha-without-replication"]),
+                     *(["--insecure"] if "--replication-bind" in extra
+                       else ["--ha-without-replication"]),
                      *extra]
         self.proc = None
         self.start()

@@ -83,7 +83,7 @@ class Cluster:
         for name in ("c1", "c2"):
             rep = f"tcp://127.0.0.1:{free_port()}"
             self.cs.append(Coordinator(bin_dir, etcd, root, name, election,
-                                       ["--replication-bind", rep, "--replication-timeout",
+                                       ["--replication-bind", rep, "--insecure", "--replication-timeout",
                                         "2s", "--liveness", LIVENESS, *extra]))
         self.workers = []
         connect = ",".join(c.workers for c in self.cs)

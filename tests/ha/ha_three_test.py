@@ -120,7 +120,7 @@ class Coordinator(Proc):
         super().__init__(name, [
             os.path.join(bin_dir, "apollo11-node"), "start", "--role=coordinator",
             "--state-dir", os.path.join(root, name), "--bind", self.workers,
-            "--api-bind", self.api, "--http-bind", self.http, "--replication-bind", rep,
+            "--api-bind", self.api, "--http-bind", self.http, "--replication-bind", rep, "--insecure",
             "--ha-etcd", etcd, "--ha-name", name, "--ha-election", election,
             "--log-format", "json", *extra], root)
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "replication/copy_sender.h"
 #include "replication/replication_leader.h"
 #include "replication/replication_standby.h"
 #include "storage/journal.h"
@@ -53,19 +54,29 @@ struct Pair {
   std::mutex record_mu;
   std::vector<std::set<std::string>> recorded;
   int record_failures = 0;
+  // The leader's settings a test may change before StartLeader.
+  std::set<std::string> standbys = {"s1"};
+  size_t copy_chunk = 1 << 20;
+  Millis copy_stall{30000};
 
   std::set<std::string> LastRecorded() {
     std::lock_guard lock(record_mu);
     return recorded.empty() ? std::set<std::string>{} : recorded.back();
   }
 
-  void StartLeader(bool sync, Millis timeout) {
+  void OpenLeaderJournal() {
+    if (leader_journal) return;
     auto opened = storage::Journal::Open(dir.path() + "/leader", {});
     REQUIRE(opened.ok());
     leader_journal = std::move(opened).value();
+  }
+  void StartLeader(bool sync, Millis timeout) {
+    OpenLeaderJournal();
     ReplicationLeaderConfig c;
     c.name = "c1";
-    c.standbys = {"s1"};
+    c.standbys = standbys;
+    c.copy_chunk = copy_chunk;
+    c.copy_stall = copy_stall;
     c.sync = sync;
     c.timeout = timeout;
     c.epoch = 1;
@@ -199,4 +210,79 @@ TEST_CASE("async commits do not wait, and the standby follows", "[replication]")
 }
 
 }  // namespace
+}  // namespace apollo11::replication
+
+namespace apollo11::replication {
+namespace {
+
+// Every frame waiting on `socket` now, decoded.
+std::vector<ReplicationFrame> Drain(zmq::socket_t& socket) {
+  std::vector<ReplicationFrame> frames;
+  zmq::message_t msg;
+  while (socket.recv(msg, zmq::recv_flags::dontwait)) {
+    auto f = DecodeFrame(msg.to_string_view());
+    REQUIRE(f.ok());
+    frames.push_back(*f);
+  }
+  return frames;
+}
+
+size_t CountOf(const std::vector<ReplicationFrame>& frames, FrameType type) {
+  return std::count_if(frames.begin(), frames.end(),
+                       [type](const ReplicationFrame& f) { return f.type == type; });
+}
+
+}  // namespace
+
+TEST_CASE("a peer that does not read its journal copy holds the copy window, then loses its turn",
+          "[replication][security]") {
+  Pair p;
+  p.standbys = {};  // any name (a link with --insecure)
+  p.copy_chunk = 4096;
+  p.copy_stall = Millis(600);
+  p.OpenLeaderJournal();
+  // History from before this term: a new standby needs a copy.
+  for (int i = 0; i < 300; ++i) {
+    storage::RunBatch b = Step(i);
+    REQUIRE(p.leader_journal->Commit(b).ok());
+  }
+  p.StartLeader(/*sync=*/false, Millis(1000));
+
+  zmq::socket_t thief(p.ctx, zmq::socket_type::dealer);
+  thief.set(zmq::sockopt::routing_id, "thief");
+  thief.set(zmq::sockopt::linger, 0);
+  thief.connect(p.leader->endpoint());
+  ReplicationFrame hello;
+  hello.type = FrameType::kHello;
+  hello.sender = "thief";
+  hello.credit = 64;
+  thief.send(zmq::buffer(EncodeFrame(hello)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // The copy's start and one window of chunks, nothing more, however long
+  // the copy (its journal is well over 8 chunks of 4 KiB).
+  auto first = Drain(thief);
+  REQUIRE(CountOf(first, FrameType::kCopyBegin) == 1);
+  const auto begin = std::find_if(first.begin(), first.end(), [](const ReplicationFrame& f) {
+    return f.type == FrameType::kCopyBegin;
+  });
+  CHECK(begin->offset > kCopyWindowChunks * p.copy_chunk + 2 * p.copy_chunk);
+  CHECK(CountOf(first, FrameType::kCopyChunk) == kCopyWindowChunks);
+  CHECK(CountOf(first, FrameType::kCopyEnd) == 0);
+  // Each chunk it says it wrote lets one more go.
+  ReplicationFrame ack = hello;
+  ack.type = FrameType::kAck;
+  ack.credit = 0;
+  ack.offset = 2 * p.copy_chunk;
+  thief.send(zmq::buffer(EncodeFrame(ack)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  CHECK(CountOf(Drain(thief), FrameType::kCopyChunk) == 2);
+
+  // A real standby asks meanwhile: it waits its turn, and gets its copy once
+  // the silent peer's turn has stalled out.
+  p.StartStandby();
+  REQUIRE(WaitUntil([&] { return p.standby_journal->last_batch() == 300; }, 10000));
+  CHECK(p.standby_journal->HistoryOfRun("r1")->size() == 300);
+  CHECK(p.leader->Snapshot().copies == 1);
+}
+
 }  // namespace apollo11::replication

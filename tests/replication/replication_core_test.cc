@@ -141,6 +141,41 @@ TEST_CASE("credit bounds the batches in flight to a standby", "[replication]") {
   CheckEqual(c.store, replica.memory(), "r1");
 }
 
+TEST_CASE("what a standby says cannot grow the leader's queues or tables without bound",
+          "[replication][security]") {
+  Cluster c;
+  for (int i = 0; i < 2000; ++i) c.Commit(Step("r1", i));
+  ReplicationFrame hello;
+  hello.type = FrameType::kHello;
+  hello.sender = "greedy";
+  hello.credit = UINT64_MAX;  // asks for everything at once
+  ReplicationLeaderCore::Output out;
+  c.leader.OnFrame("greedy", EncodeFrame(hello), 0, &out);
+  CHECK(out.frames.size() == kMaxStandbyCredit);
+  CHECK(c.leader.standbys().at("greedy").credit == 0);
+  ReplicationFrame ack = hello;
+  ack.type = FrameType::kAck;
+  out.frames.clear();
+  c.leader.OnFrame("greedy", EncodeFrame(ack), 0, &out);  // credit UINT64_MAX again
+  CHECK(out.frames.size() == 2000 - kMaxStandbyCredit);
+  CHECK(c.leader.standbys().at("greedy").credit <= kMaxStandbyCredit);
+
+  // Standbys by the thousand: the table holds kMaxStandbys; a newcomer gets
+  // in only in place of one silent for kStandbyIdle.
+  for (size_t i = 0; i < 3 * kMaxStandbys; ++i) {
+    hello.sender = "s" + std::to_string(i);
+    hello.credit = 1;
+    out = {};
+    c.leader.OnFrame(hello.sender, EncodeFrame(hello), /*steady_now=*/1, &out);
+  }
+  CHECK(c.leader.standbys().size() == kMaxStandbys);
+  CHECK(c.leader.refused().unknown_peer == 2 * kMaxStandbys + 1);
+  hello.sender = "late";
+  c.leader.OnFrame("late", EncodeFrame(hello), 1 + kStandbyIdle + 1, &out);
+  CHECK(c.leader.standbys().count("late") == 1);
+  CHECK(c.leader.standbys().size() == kMaxStandbys);
+}
+
 TEST_CASE("a standby that rejoins behind catches up from its last batch", "[replication]") {
   Cluster c;
   MemoryReplicaStore replica;
@@ -220,10 +255,24 @@ TEST_CASE("a new standby installs a journal copy and then takes the stream", "[r
   s.OnFrame(leader.CopyEndFrame(bytes.size(), Crc32(bytes)), 0, &replies);
   CHECK(s.counters().copies_installed == 1);
   CHECK(replica.store()->last_batch() == 5);
-  REQUIRE(replies.size() == 1);  // the kHello after the install
-  leader.OnFrame("s1", replies[0], 0, &out);
-  REQUIRE(out.frames.size() == 1);  // batch 6, still in the window
+  // A kAck per chunk written (the leader paces the copy by them), then the
+  // kHello after the install.
+  const size_t chunks = (bytes.size() + 999) / 1000;
+  REQUIRE(replies.size() == chunks + 1);
+  auto first_ack = DecodeFrame(replies[0]);
+  REQUIRE(first_ack.ok());
+  CHECK(first_ack->type == FrameType::kAck);
+  CHECK(first_ack->offset == 1000);
+  CHECK(DecodeFrame(replies[chunks - 1])->offset == bytes.size());
+  leader.OnFrame("s1", replies[chunks - 1], 0, &out);
+  CHECK(out.copy_acks == std::vector<std::pair<std::string, uint64_t>>{{"s1", bytes.size()}});
+  CHECK(out.frames.empty());
+  CHECK(leader.standbys().at("s1").acked_batch == 0);  // copy progress, not a batch
+  const std::string hello = replies.back();
   replies.clear();
+  out.copy_acks.clear();
+  leader.OnFrame("s1", hello, 0, &out);
+  REQUIRE(out.frames.size() == 1);  // batch 6, still in the window
   s.OnFrame(out.frames[0].second, 0, &replies);
   CHECK(replica.store()->last_batch() == 6);
   CHECK(replica.store()->last_seq() == 6);
@@ -308,8 +357,9 @@ TEST_CASE("a copy with a bad checksum is never installed", "[replication]") {
   s.OnFrame(leader.CopyEndFrame(4, Crc32("abce")), 0, &replies);
   CHECK(s.counters().copies_installed == 0);
   CHECK(s.counters().refused_checksum == 1);
-  REQUIRE(replies.size() == 1);
-  auto resync = DecodeFrame(replies[0]);
+  REQUIRE(replies.size() == 2);  // the chunk's kAck, then the kResync
+  CHECK(DecodeFrame(replies[0])->type == FrameType::kAck);
+  auto resync = DecodeFrame(replies[1]);
   REQUIRE(resync.ok());
   CHECK(resync->type == FrameType::kResync);
   CHECK(replica.store() != nullptr);
