@@ -297,10 +297,12 @@ int Submit(const InspectFlags& f) {
   // Follow the run's pushed progress until it ends, then show its status
   // once; the exit code is the run's outcome.
   FollowHooks hooks;
-  hooks.accepted = [](const std::string& run_id) {
-    std::printf("%s\n", run_id.c_str());
-    std::fflush(stdout);
-  };
+  if (!f.json) {  // --json prints one document: the status, which has the id
+    hooks.accepted = [](const std::string& run_id) {
+      std::printf("%s\n", run_id.c_str());
+      std::fflush(stdout);
+    };
+  }
   auto run_id = (*remote)->SubmitAndFollow(std::move(submit), hooks);
   if (!run_id.ok()) return Fail("submit", run_id.status());
   InspectFlags status = f;

@@ -73,10 +73,12 @@ int Rerun(const RerunFlags& f) {
     return kExitOk;
   }
   FollowHooks hooks;
-  hooks.accepted = [](const std::string& run_id) {
-    std::printf("%s\n", run_id.c_str());
-    std::fflush(stdout);
-  };
+  if (!f.json) {  // --json prints one document: the status, which has the id
+    hooks.accepted = [](const std::string& run_id) {
+      std::printf("%s\n", run_id.c_str());
+      std::fflush(stdout);
+    };
+  }
   auto run_id = (*remote)->RerunAndFollow(*rerun, hooks);
   if (!run_id.ok()) return FailCommand("rerun", run_id.status());
   return ShowOutcome(**remote, *run_id, f.json);

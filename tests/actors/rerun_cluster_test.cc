@@ -99,7 +99,7 @@ TEST_CASE("rerun --failed on a node reuses what succeeded, with its outputs, and
   CmdResult first = Cli(coord, {"submit", file, "--wait", "--json"});
   INFO(first.out << first.err);
   REQUIRE(first.exit_code != 0);
-  const std::string original = FirstLine(first.out);
+  const std::string original = ParseJson(first.out).value("run_id", "");
   auto failed = ParseJson(Cli(coord, {"status", original, "--json"}).out);
   REQUIRE(failed["state"] == "FAILED");
   CHECK(failed["tasks"]["transform"]["state"] == "FAILED");
@@ -108,7 +108,7 @@ TEST_CASE("rerun --failed on a node reuses what succeeded, with its outputs, and
   CmdResult rerun = Cli(coord, {"rerun", original, "--failed", "--wait", "--json"});
   INFO(rerun.out << rerun.err);
   REQUIRE(rerun.exit_code == 0);
-  const std::string second = FirstLine(rerun.out);
+  const std::string second = ParseJson(rerun.out).value("run_id", "");
   auto status = ParseJson(Cli(coord, {"status", second, "--json"}).out);
   INFO(status.dump());
   CHECK(status["state"] == "SUCCESS");
@@ -171,7 +171,8 @@ TEST_CASE("rerun --from TASK with and without --downstream", "[cluster][rerun]")
   ran = Ran(dir);
   CHECK(ran["transform"] == 3);
   CHECK(ran["load"] == 2);
-  CHECK(SuccessReasons(coord, FirstLine(alone.out))["load"] == "reused from " + original);
+  CHECK(SuccessReasons(coord, ParseJson(alone.out).value("run_id", ""))["load"] ==
+        "reused from " + original);
 }
 
 TEST_CASE("rerun refuses an unknown run, an unknown task and a run still running",
