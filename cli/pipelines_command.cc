@@ -40,6 +40,8 @@ int Add(const PipelinesFlags& f) {
   auto remote = Remote(f);
   if (!remote.ok()) return FailCommand("pipelines add", remote.status());
   int code = kExitOk;
+  // --json: one document, the answer for one file or an array of them.
+  nlohmann::json answers = nlohmann::json::array();
   for (const std::string& file : f.files) {
     auto text = ReadSmallFile(file, 32 << 20);
     if (!text) {
@@ -65,11 +67,14 @@ int Add(const PipelinesFlags& f) {
       continue;
     }
     if (f.json) {
-      std::printf("%s\n", SafeJsonDump(*reply, 2).c_str());
+      answers.push_back(std::move(*reply));
     } else {
       std::printf("%s@%s%s\n", Str(*reply, "name").c_str(), Str(*reply, "label").c_str(),
                   reply->value("unchanged", false) ? " (unchanged)" : "");
     }
+  }
+  if (f.json && !answers.empty()) {
+    std::printf("%s\n", SafeJsonDump(f.files.size() == 1 ? answers[0] : answers, 2).c_str());
   }
   return code;
 }
@@ -147,18 +152,18 @@ bool MultiLine(const nlohmann::json& j) {
   return j.is_string() && j.get_ref<const std::string&>().find('\n') != std::string::npos;
 }
 
-// Prints the paths where two JSON values differ, as "-" and "+" lines; two
-// texts of several lines (a task's code, SQL or command) line by line, as
-// "- PATH:LINE: \"text\"" (each line JSON-quoted: no control character
-// reaches the terminal).
+// Appends to `changes` (an array) the paths where two JSON values differ:
+// {"path", "from", "to"} (either absent when the key is), and two texts of
+// several lines (a task's code, SQL or command) line by line as {"path",
+// "line", "mark" ("-" or "+"), "text"}.
 void DiffJson(const std::string& path, const nlohmann::json& a, const nlohmann::json& b,
-              int* changes) {
+              nlohmann::json* changes) {
   if (a == b) return;
   if (a.is_string() && b.is_string() && (MultiLine(a) || MultiLine(b))) {
     for (const DiffLine& d :
          LineDiff(a.get_ref<const std::string&>(), b.get_ref<const std::string&>())) {
-      ++*changes;
-      std::printf("%c %s:%zu: %s\n", d.mark, path.c_str(), d.line, SafeJsonDump(d.text).c_str());
+      changes->push_back(
+          {{"path", path}, {"line", d.line}, {"mark", std::string(1, d.mark)}, {"text", d.text}});
     }
     return;
   }
@@ -171,9 +176,26 @@ void DiffJson(const std::string& path, const nlohmann::json& a, const nlohmann::
     }
     return;
   }
-  ++*changes;
-  if (!a.is_null()) std::printf("- %s: %s\n", path.c_str(), SafeJsonDump(a).c_str());
-  if (!b.is_null()) std::printf("+ %s: %s\n", path.c_str(), SafeJsonDump(b).c_str());
+  nlohmann::json change = {{"path", path}};
+  if (!a.is_null()) change["from"] = a;
+  if (!b.is_null()) change["to"] = b;
+  changes->push_back(std::move(change));
+}
+
+// The changes as "-" and "+" lines; a text's lines as "- PATH:LINE: \"text\""
+// (each value JSON-quoted: no control character reaches the terminal).
+void PrintChanges(const nlohmann::json& changes) {
+  for (const nlohmann::json& c : changes) {
+    const std::string path = c.value("path", "");
+    if (c.contains("mark")) {
+      std::printf("%s %s:%zu: %s\n", c.value("mark", "").c_str(), path.c_str(),
+                  c.value("line", size_t{0}), SafeJsonDump(c["text"]).c_str());
+      continue;
+    }
+    if (c.contains("from"))
+      std::printf("- %s: %s\n", path.c_str(), SafeJsonDump(c["from"]).c_str());
+    if (c.contains("to")) std::printf("+ %s: %s\n", path.c_str(), SafeJsonDump(c["to"]).c_str());
+  }
 }
 
 // Drops source locations ("where"): a task that only moved is no change.
@@ -202,11 +224,20 @@ int Diff(const PipelinesFlags& f) {
   nlohmann::json a, b;
   if (int code = Query(f, "pipelines diff", "pipeline", f.name + "@" + f.v1, &a); code) return code;
   if (int code = Query(f, "pipelines diff", "pipeline", f.name + "@" + f.v2, &b); code) return code;
+  nlohmann::json changes = nlohmann::json::array();
+  DiffJson("", Keyed(a["snapshot"]), Keyed(b["snapshot"]), &changes);
+  if (f.json) {
+    const nlohmann::json doc = {{"name", f.name},
+                                {"from", Str(a, "label")},
+                                {"to", Str(b, "label")},
+                                {"changes", std::move(changes)}};
+    std::printf("%s\n", SafeJsonDump(doc, 2).c_str());
+    return kExitOk;
+  }
   std::printf("--- %s@%s\n+++ %s@%s\n", f.name.c_str(), Str(a, "label").c_str(), f.name.c_str(),
               Str(b, "label").c_str());
-  int changes = 0;
-  DiffJson("", Keyed(a["snapshot"]), Keyed(b["snapshot"]), &changes);
-  if (changes == 0) std::printf("(no difference)\n");
+  PrintChanges(changes);
+  if (changes.empty()) std::printf("(no difference)\n");
   return kExitOk;
 }
 
