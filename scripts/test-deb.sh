@@ -45,6 +45,9 @@ expected=(
   ./usr/bin/apollo11 ./usr/bin/apollo11-node
   ./usr/lib/systemd/system/apollo11-node@.service
   ./usr/share/apollo11/schema/pipeline.schema.json
+  ./usr/share/apollo11/grafana/apollo11.json
+  ./usr/share/apollo11/prometheus/apollo11-rules.yml
+  ./usr/share/apollo11/prometheus/apollo11-rules.test.yml
   ./usr/share/doc/apollo11/README.md ./usr/share/doc/apollo11/operations.md
   ./usr/share/bash-completion/completions/apollo11
   ./usr/share/bash-completion/completions/apollo11-node
