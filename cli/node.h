@@ -256,6 +256,8 @@ class Node {
   // are serialized by the leader; the elector's client is the elector's).
   std::unique_ptr<ha::EtcdClient> in_sync_etcd_;
   std::unique_ptr<ha::HaElector> elector_;
+  // apollo11_ha_lease_lost_total, registered with the HA metrics (node_ha.cc).
+  observability::Counter* ha_lease_lost_ = nullptr;
   std::unique_ptr<ha::ElectorThread> elector_thread_;
   // The journal's commit observer: outlives the coordinator that commits.
   // The node's thread swaps them (role changes) under replication_mu_;

@@ -22,6 +22,7 @@ ha::ElectorEvents Node::HaElectorEvents() {
   };
   events.lease_lost = [this](const std::string& why) {
     spdlog::error("HA: lost the leader lease, standing down: {}", why);
+    if (ha_lease_lost_ != nullptr) ha_lease_lost_->Inc();
     alerts::AlertEvent e;
     e.type = alerts::AlertType::kLeaseLost;
     e.reason = why;
@@ -95,6 +96,10 @@ void Node::StartHa() {
   registry_.AddComputedCounter("apollo11_ha_failovers_total",
                                "leadership changes this coordinator has seen",
                                [board] { return static_cast<double>(board->failovers()); });
+  ha_lease_lost_ = &registry_.AddCounter(
+      "apollo11_ha_lease_lost_total",
+      "times this coordinator stopped leading without resigning (lease expired, keepalive "
+      "failed too long, etcd dropped the lease, another leader)");
   const ha::HaElector* elector = elector_.get();
   registry_.AddComputedCounter("apollo11_ha_elector_steps_total",
                                "decisions the HA elector has made (campaign, keepalive, step down)",

@@ -81,9 +81,20 @@ CoordinatorMetrics::CoordinatorMetrics(Registry& r)
       worker_slots_free(
           r.AddGauge("apollo11_cluster_slots_free",
                      "Slots of all connected workers holding no execution (running or queued).")),
+      workers_lost(r.AddCounter("apollo11_workers_lost_total",
+                                "Workers declared lost (missed heartbeats, or a connection "
+                                "that broke), their executions requeued.")),
       client_requests_refused(r.AddCounter(
           "apollo11_client_requests_refused_total",
           "Client requests refused because the caller's key role does not allow them.")),
+      schedule_fire_lag(r.AddHistogram("apollo11_schedule_fire_lag_seconds",
+                                       "From a scheduled time to its run's start, for fires "
+                                       "on time or by catch-up (not backfill).",
+                                       SlowLatencyBuckets())),
+      schedule_fires_missed(
+          r.AddCounter("apollo11_schedule_fires_missed_total",
+                       "Scheduled times that passed with no fire decided: later than the "
+                       "schedule's catchup allows (the coordinator was down or behind).")),
       heartbeat_losses(r.AddCounter("apollo11_heartbeat_losses_total",
                                     "Workers declared lost after missing their heartbeats.")),
       pipelines_(r) {
@@ -91,6 +102,32 @@ CoordinatorMetrics::CoordinatorMetrics(Registry& r)
   AddRefusalCounters(r);
   AddRetryRatio(r);
   AddRunOutcomes(r);
+  AddScheduleFires(r);
+}
+
+const char* ToString(ScheduleFireOutcome outcome) {
+  switch (outcome) {
+    case ScheduleFireOutcome::kStarted:
+      return "started";
+    case ScheduleFireOutcome::kQueued:
+      return "queued";
+    case ScheduleFireOutcome::kSkipped:
+      return "skipped";
+    case ScheduleFireOutcome::kNotStarted:
+      return "not_started";
+  }
+  return "?";
+}
+
+void CoordinatorMetrics::AddScheduleFires(Registry& r) {
+  for (int i = 0; i < kScheduleFireOutcomes; ++i) {
+    schedule_fires_[i] = &r.AddCounter(
+        "apollo11_schedule_fires_total",
+        "Schedule fires decided, by outcome: started a run, queued behind active runs, skipped "
+        "(overlap: skip, a cap, a catch-up policy), not_started (the run was refused, e.g. a "
+        "paused pipeline).",
+        {{"outcome", ToString(static_cast<ScheduleFireOutcome>(i))}});
+  }
 }
 
 void CoordinatorMetrics::AddStateSeries(Registry& r) {

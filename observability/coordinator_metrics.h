@@ -28,6 +28,13 @@ inline constexpr int kWorkerRefusals = 6;
 // "unregistered", "not_holder", ...
 const char* ToString(WorkerRefusal reason);
 
+// How a schedule fire was decided (the `outcome` label of
+// apollo11_schedule_fires_total).
+enum class ScheduleFireOutcome : uint8_t { kStarted, kQueued, kSkipped, kNotStarted };
+inline constexpr int kScheduleFireOutcomes = 4;
+// "started", "queued", "skipped", "not_started".
+const char* ToString(ScheduleFireOutcome outcome);
+
 class CoordinatorMetrics {
  public:
   explicit CoordinatorMetrics(Registry& registry);
@@ -111,6 +118,7 @@ class CoordinatorMetrics {
   Gauge& workers_busy;          // connected, running at least one execution
   Gauge& worker_slots;          // slots of all connected workers
   Gauge& worker_slots_free;     // their unused credit
+  Counter& workers_lost;        // declared lost: missed heartbeats or a broken connection
 
   // A worker-port frame refused for `reason` (dispatcher).
   void WorkerFrameRefused(WorkerRefusal reason) {
@@ -119,6 +127,17 @@ class CoordinatorMetrics {
   // A client request refused because the key's role does not allow it
   // (scheduler).
   Counter& client_requests_refused;
+
+  // ---- schedules ----
+  // A fire decided (journaled) with `outcome`; `lag` from its due time to
+  // the decision for a fire that started a run on time or by catch-up (-1:
+  // not timed: backfill, queued, skipped).
+  void ScheduleFire(ScheduleFireOutcome outcome, Micros lag) {
+    schedule_fires_[static_cast<int>(outcome)]->Inc();
+    if (lag >= 0) schedule_fire_lag.Observe(static_cast<double>(lag) / kMicrosPerSecond);
+  }
+  Histogram& schedule_fire_lag;    // due time -> run started, seconds
+  Counter& schedule_fires_missed;  // due times passed without a fire decided
 
   // ---- reconciler ----
   Counter& heartbeat_losses;  // workers declared lost for missed heartbeats
@@ -132,11 +151,13 @@ class CoordinatorMetrics {
   void AddRefusalCounters(Registry& r);
   void AddRetryRatio(Registry& r);
   void AddRunOutcomes(Registry& r);
+  void AddScheduleFires(Registry& r);
 
   std::array<Gauge*, kTaskStateCount> executions_{};             // non-final states only
   std::array<Counter*, kTaskStateCount> executions_finished_{};  // final states only
   std::array<Counter*, kTaskStateCount> transitions_{};
   std::array<Counter*, 5> runs_{};  // by RunStatus; only final ones are registered
+  std::array<Counter*, kScheduleFireOutcomes> schedule_fires_{};
   Counter* executions_created_ = nullptr;
   std::array<Counter*, kWorkerRefusals> refused_frames_{};
   PipelineMetricsTable pipelines_;

@@ -167,6 +167,7 @@ bool DispatcherCore::Forget(const std::string& identity, const std::string& reas
 }
 
 void DispatcherCore::AlertLost(const WorkerGone& gone) {
+  options_.metrics->workers_lost.Inc();
   alerts::AlertEvent a;
   a.type = alerts::AlertType::kWorkerLost;
   a.ts = clock_->Now();

@@ -192,7 +192,13 @@ class SchedulerCore final : public RegistryHost {
   Result<std::string> Rerun(const RerunRun& rerun);
   // Stages a schedule's fire or schedule record in this turn's batch, so it
   // is committed with the run it starts (sched; CoreFireStarter).
-  void StageFire(storage::FireRecord fire) { batch_.PutFire(std::move(fire)); }
+  // Stages a fire record and counts its decision (apollo11_schedule_fires_total,
+  // apollo11_schedule_fire_lag_seconds).
+  void StageFire(storage::FireRecord fire);
+  // The start of a skipped fire's reason when its run could not start
+  // (ScheduleCore::Start).
+  static constexpr std::string_view kFireNotStarted = "the run could not start: ";
+  observability::CoordinatorMetrics& metrics() { return *options_.metrics; }
   // Stages the run_cap_reached alert (released after the commit).
   void StageRunCapAlert(const std::string& why);
   void StageSchedule(storage::ScheduleRecord s) { batch_.PutSchedule(std::move(s)); }

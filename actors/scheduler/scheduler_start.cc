@@ -99,6 +99,23 @@ Status SchedulerCore::CheckRunCap() {
   return Status::Full(why + ": no run starts until one ends");
 }
 
+void SchedulerCore::StageFire(storage::FireRecord fire) {
+  using storage::FireState;
+  observability::ScheduleFireOutcome outcome = observability::ScheduleFireOutcome::kStarted;
+  if (fire.state == FireState::kQueued) {
+    outcome = observability::ScheduleFireOutcome::kQueued;
+  } else if (fire.state == FireState::kSkipped) {
+    // A run that could not start (a paused pipeline, most often) is told
+    // apart from a fire a policy or cap skipped.
+    outcome = fire.reason.starts_with(kFireNotStarted)
+                  ? observability::ScheduleFireOutcome::kNotStarted
+                  : observability::ScheduleFireOutcome::kSkipped;
+  }
+  const bool timed = fire.state == FireState::kStarted && fire.origin != "backfill";
+  options_.metrics->ScheduleFire(outcome, timed ? fire.decided_at - fire.scheduled_at : -1);
+  batch_.PutFire(std::move(fire));
+}
+
 void SchedulerCore::StageRunCapAlert(const std::string& why) {
   alerts::AlertEvent a;
   a.type = alerts::AlertType::kRunCapReached;

@@ -1,5 +1,7 @@
 #include "actors/schedules/core_fire_starter.h"
 
+#include <spdlog/spdlog.h>
+
 #include <string>
 
 namespace apollo11::actors {
@@ -57,6 +59,14 @@ void CoreFireStarter::StageFire(storage::FireRecord fire) { core_->StageFire(std
 
 void CoreFireStarter::StageSchedule(storage::ScheduleRecord schedule) {
   core_->StageSchedule(std::move(schedule));
+}
+
+void CoreFireStarter::FiresMissed(const std::string& pipeline, size_t count) {
+  spdlog::warn(
+      "schedule of {}: {} due time(s) passed without a fire (catchup does not cover "
+      "them)",
+      pipeline, count);
+  core_->metrics().schedule_fires_missed.Inc(count);
 }
 
 bool CoreFireStarter::TakeStarted() {

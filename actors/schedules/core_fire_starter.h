@@ -20,6 +20,7 @@ class CoreFireStarter final : public FireStarter {
   void StageFire(storage::FireRecord fire) override;
   void StageSchedule(storage::ScheduleRecord schedule) override;
   void RunCapReached(const std::string& why) override { core_->StageRunCapAlert(why); }
+  void FiresMissed(const std::string& pipeline, size_t count) override;
   // Whether a run was started since the last call (for the test fault hooks).
   bool TakeStarted();
 

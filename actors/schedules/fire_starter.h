@@ -25,6 +25,13 @@ class FireStarter {
   // A fire was skipped at a cap of the coordinator (`why` names it): raise
   // the run_cap_reached alert once the skip is durable. Default: nothing.
   virtual void RunCapReached(const std::string& why) { (void)why; }
+  // `count` due times of `pipeline` passed with no fire decided for them
+  // (the coordinator saw them later than `catchup` allows, e.g. it was
+  // down): nothing is journaled for them. Default: nothing.
+  virtual void FiresMissed(const std::string& pipeline, size_t count) {
+    (void)pipeline;
+    (void)count;
+  }
 };
 
 }  // namespace apollo11::actors

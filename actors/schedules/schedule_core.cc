@@ -141,8 +141,15 @@ size_t ScheduleCore::Tick() {
       const std::string& catchup = e.spec.catchup;
       Micros from = catchup == "none" ? now - kOnTimeGrace
                                       : now - e.spec.catchup_window.count() * kMicrosPerMilli;
+      if (from - 1 > e.last) {  // times before the catch-up window: never decided
+        const size_t missed = TimesIn(e, e.last, from - 1, kMaxTimesPerTick).size();
+        if (missed > 0) starter_->FiresMissed(name, missed);
+      }
       std::vector<Micros> due = TimesIn(e, std::max(e.last, from - 1), now, kMaxTimesPerTick);
-      if (!due.empty() && catchup != "all") due.erase(due.begin(), due.end() - 1);
+      if (due.size() > 1 && catchup != "all") {  // only the latest is owed a run
+        starter_->FiresMissed(name, due.size() - 1);
+        due.erase(due.begin(), due.end() - 1);
+      }
       for (Micros at : due) {
         Decide(e, at, now - at > kOnTimeGrace ? "catchup" : "schedule", now);
       }
@@ -229,7 +236,7 @@ bool ScheduleCore::Start(Entry& e, FireRecord fire, Micros now) {
     spdlog::log(level, "schedule of {}: the fire at {} started no run: {}", e.record.pipeline,
                 FormatTimestamp(fire.scheduled_at), run_id.status().message());
     fire.state = FireState::kSkipped;
-    fire.reason = "the run could not start: " + run_id.status().message();
+    fire.reason = "the run could not start: " + run_id.status().message();  // kFireNotStarted
     starter_->StageFire(std::move(fire));
     return false;
   }

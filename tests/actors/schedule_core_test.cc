@@ -39,6 +39,11 @@ class FakeStarter final : public FireStarter {
   void StageFire(FireRecord fire) override { batch_.PutFire(std::move(fire)); }
   void StageSchedule(storage::ScheduleRecord s) override { batch_.PutSchedule(std::move(s)); }
   void RunCapReached(const std::string& why) override { caps.push_back(why); }
+  void FiresMissed(const std::string& pipeline, size_t count) override {
+    CHECK(pipeline == "t.sched");
+    missed += count;
+  }
+  size_t missed = 0;              // FiresMissed reports
   std::vector<std::string> caps;  // RunCapReached reports
   void Commit() { REQUIRE(store_->Commit(batch_).ok()); }
   void Crash() { batch_.Clear(); }
@@ -149,6 +154,8 @@ TEST_CASE("catch-up after a coordinator down for three fire times, each policy",
       f.FinishAll();
     }
     CHECK(f.Started() == 1 + c.fired);
+    // The times no run is owed are reported missed (a metric), once.
+    CHECK(f.starter.missed == 3 - c.fired);
     for (const FireRecord& fire : f.Fires()) {
       CHECK(fire.scheduled_at <= kT0 + 8 * kMinute);
       if (fire.scheduled_at > kT0 + 2 * kMinute) CHECK(fire.origin == "catchup");
