@@ -27,8 +27,9 @@ class YamlGuard {
 
   // The one YAML document of `text` (the file `file`), or nullptr after
   // reporting why not: too large, not UTF-8, binary, empty, nested deeper
-  // than options.max_nesting, a yaml-cpp scanner hazard, an unclosed quote
-  // or bracket, malformed YAML, more than one document, larger than
+  // than options.max_nesting, a yaml-cpp scanner hazard, invalid YAML that
+  // yaml-cpp would misread (dsl/yaml_prescan.h), an unclosed quote or
+  // bracket, malformed YAML, more than one document, larger than
   // options.max_expanded_bytes with its aliases written out, or an alias
   // inside the node it refers to. Never throws for yaml-cpp's parse errors.
   // An imported file (`imported`) may be any file the user can read, so its

@@ -2,7 +2,7 @@
 // validate|run|submit`: the pre-scan, yaml-cpp, the field parser and the
 // checker. Any text must give a pipeline or an error diagnostic, never a
 // crash, hang or runaway allocation (run with -rss_limit_mb=2048: yaml-cpp
-// 0.7 has inputs that allocate without bound, see dsl/yaml_guard.cc PreScanner;
+// 0.7 has inputs that allocate without bound, see dsl/yaml_prescan.h PreScanner;
 // aliases are bounded by dsl/yaml_tree.h). A
 // pipeline the checker accepts must survive the JSON snapshot unchanged,
 // compile in the engine and run to its end.

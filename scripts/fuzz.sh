@@ -40,7 +40,7 @@ scratch=$(mktemp -d "${TMPDIR:-/tmp}/apollo11-fuzz.XXXXXX")
 echo "== fuzzing each target for ${seconds}s (scratch: $scratch)"
 
 # Per-target extra flags: yaml-cpp 0.7 can allocate without bound on some
-# invalid YAML (dsl/yaml_guard.cc PreScanner guards the known cases). Each
+# invalid YAML (dsl/yaml_prescan.h PreScanner guards the known cases). Each
 # target's per-input heap budget (fuzz/heap_budget.h, 512 MiB) turns a new case
 # into a crash reproducer; the 2 GiB RSS cap is the backstop for growth the
 # budget does not see (libFuzzer's own report of it may hang: see docs/fuzzing.md).

@@ -131,9 +131,10 @@ TEST_CASE("nested aliases, an alias loop and a cut-off quote are refused before 
   INFO(Dump(nested));
   REQUIRE(nested.diagnostics.size() == 1);
   CHECK(nested.diagnostics[0].message.find("is never closed") != std::string::npos);
-  // Closing the quote leaves 4^24 aliased scalars: refused by the expanded size.
+  // Closing the quote (on a line indented past its key) leaves 4^24 aliased
+  // scalars: refused by the expanded size.
   ParseResult closed = ParsePipelineText(
-      ReadCorpusFile("dsl_parser", "regression_nested_aliases_cut_quote.yaml") + "\"}\n",
+      ReadCorpusFile("dsl_parser", "regression_nested_aliases_cut_quote.yaml") + "   \"}\n",
       kFuzzPath);
   INFO(Dump(closed));
   REQUIRE(closed.diagnostics.size() == 1);

@@ -81,7 +81,14 @@ TEST_CASE("inputs that send yaml-cpp 0.7 into a runaway loop are refused first",
           Case{"'',", 1, 3}, Case{"&a,", 1, 3}, Case{"!a,", 1, 3}, Case{"[]o\n? ", 1, 3},
           Case{"\"x\"o\n? ", 1, 4}, Case{"{} o\n? x", 1, 4}, Case{"&x o\n? ", 2, 1},
           Case{"!t o\n?", 2, 1}, Case{"&x: o\n? a\n", 2, 1}, Case{"a: [? b]", 1, 5},
-          Case{"- ? b", 1, 3}}) {
+          Case{"- ? b", 1, 3},
+          // Found fuzzing the pre-scan of issue 42: '[' below top-level plain
+          // text, which yaml-cpp reads as text, then a ',' it takes for a
+          // token; a line of a block scalar less indented than its first or
+          // than its header's digit; plain text going on over lines in [ ].
+          Case{"-*x--\n[ w\n# c\n, w]", 2, 1}, Case{"--!t -\n[\n\t{}\n--- ,\n\n...\n]\n", 2, 1},
+          Case{">\n  foo\n ,\n", 3, 2}, Case{"%\n YAML 1.2\n[ w\n# c\n, w]", 3, 1},
+          Case{"|2\n , a\n", 2, 2}, Case{"[1,2\n\"3] >\n,\"", 2, 5}}) {
       ParseResult r = ParsePipelineText(c.text, "p.yaml");
       if (r.ok() || r.diagnostics.empty() || r.diagnostics[0].where.line != c.line ||
           r.diagnostics[0].where.column != c.column) {

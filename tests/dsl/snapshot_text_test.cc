@@ -13,6 +13,7 @@
 #include "random_task.h"
 
 using namespace apollo11::dsl;
+using apollo11::Millis;
 using apollo11::Result;
 using apollo11::SharedText;
 using apollo11::dsl::testing::RandomTask;

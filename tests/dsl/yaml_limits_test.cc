@@ -81,9 +81,9 @@ TEST_CASE("a file cut off inside a quoted string is refused at the opening quote
   ExpectErrorAt(Parse(kHeader + "  - id: a\n    type: shell\n    command: \"echo a\n"
                                 "  - id: b\n    type: shell\n    command: \"echo b\"\n"),
                 "is not closed before line 7, which is indented less", 6, 14);
-  // Multi-line quoted text that is closed, or indented as deep as its key, is fine.
+  // Multi-line quoted text that is closed and indented past its key is fine.
   ParseResult ok = Parse(kHeader +
-                         "  - id: a\n    type: shell\n    command: \"echo a\n    b \\\"c\\\"\n"
+                         "  - id: a\n    type: shell\n    command: \"echo a\n     b \\\"c\\\"\n"
                          "      d\"\n    env: {X: 'it''s\n      here'}\n");
   INFO(Dump(ok));
   REQUIRE(ok.ok());
@@ -91,13 +91,46 @@ TEST_CASE("a file cut off inside a quoted string is refused at the opening quote
   CHECK(ok.pipeline->tasks[0].env->at("X") == "it's here");
 }
 
+TEST_CASE("invalid YAML that yaml-cpp 0.7 reads is refused where it goes wrong", "[dsl][yaml]") {
+  // Cases of the YAML test suite (tests/dsl/yaml_test_suite.py runs them all).
+  const std::string task = kHeader + "  - id: a\n    type: shell\n";
+  ExpectErrorAt(Parse(task + "    command: \"it\\'s\"\n"), "invalid escape", 6, 17);  // HRE5
+  ExpectErrorAt(Parse(task + "    command: \"\\x4g\"\n"), "takes 2 hexadecimal digits", 6, 15);
+  ExpectErrorAt(Parse(task + "    command: \"echo\"# x\n"), "a comment needs a space", 6, 20);
+  ExpectErrorAt(Parse(task + "    command: >#x\n      echo\n"), "a comment needs a space", 6, 15);
+  ExpectErrorAt(Parse(task + "    depends_on: [b, , c]\n"), "must follow an entry", 6, 21);
+  ExpectErrorAt(Parse(task + "    depends_on: [-]\n"), "'-' alone", 6, 18);
+  // A quoted line or a line in brackets not indented past its key; a tab is no indentation.
+  ExpectErrorAt(Parse(task + "    command: \"echo\n    a\"\n"), "must be indented by more than 4",
+                7, 5);
+  ExpectErrorAt(Parse(task + "    depends_on: [b,\n\tc]\n"), "a tab is not indentation", 7, 1);
+  // A line at the column of the keys above that is no key (a ':' missing).
+  ExpectErrorAt(Parse(task + "    command: echo\n    retries\n"), "is not 'key: value'", 7, 5);
+  // yaml-cpp ends the document at a marker, even inside brackets (then ran away on the ',').
+  ExpectErrorAt(Parse(task + "    depends_on: [b,\n--- ,\n    ]\n"), "marks a document", 7, 1);
+  ExpectErrorAt(Parse(task + "    command: |\n\n         \n      echo\n"),
+                "this empty line of a block scalar has 9 spaces", 8, 7);
+  // Valid YAML the pre-scan refused before: commas in a verbatim tag, and plain
+  // text going on in a line that starts with what would start a tag or quote.
+  ParseResult ok = Parse(task +
+                         "    command: !<tag:yaml.org,2002:str> echo\n"
+                         "    env: {X: a, Y: \"b\"}\n    precheck: one\n      !two, \"three\"\n");
+  INFO(Dump(ok));
+  REQUIRE(ok.ok());
+  CHECK(ok.pipeline->tasks[0].command == "echo");
+  CHECK(ok.pipeline->tasks[0].precheck == "one !two, \"three\"");
+}
+
 TEST_CASE("an unclosed bracket is reported where it opened", "[dsl][truncated]") {
-  ParseResult r =
-      Parse(kHeader + "  - {id: a, type: noop, depends_on: [b\n  - {id: b, type: noop}\n");
+  ParseResult r = Parse(kHeader + "  - {id: a, type: noop, depends_on: [b\n");
   INFO(Dump(r));
   CHECK_FALSE(r.ok());
   CHECK(Find(r, "malformed YAML") != nullptr);
   CHECK(Find(r, "('[' opened at 4:37 is never closed)") != nullptr);
+  // The next task's line, not indented past the list, shows the bracket is open.
+  ExpectErrorAt(
+      Parse(kHeader + "  - {id: a, type: noop, depends_on: [b\n  - {id: b, type: noop}\n"),
+      "inside the '[' opened at 4:37 (is a ']' missing?)", 5, 3);
 }
 
 TEST_CASE("aliases are bounded by their expanded size, the alias and the limit named",
