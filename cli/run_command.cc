@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
@@ -40,6 +42,7 @@
 #include "dsl/param_values.h"
 #include "dsl/parser.h"
 #include "dsl/pipeline_json.h"
+#include "executor/exec_types.h"
 #include "storage/journal.h"
 
 namespace apollo11::cli {
@@ -63,7 +66,21 @@ struct RunFlags {
   std::string log_format;  // json, text; empty: text on a terminal, else json
   std::vector<std::string> library_dirs;
   std::vector<std::string> params;  // registry: -p key=value
+  std::string secrets_dir;          // empty: $APOLLO11_SECRETS_DIR, else the workers' default
 };
+
+// Where the embedded worker's tasks find their file: secrets: --secrets-dir,
+// else $APOLLO11_SECRETS_DIR, else a node's default; made absolute.
+std::string EmbeddedSecretsDir(const std::string& flag) {
+  std::string dir = flag;
+  if (dir.empty()) {
+    const char* env = std::getenv("APOLLO11_SECRETS_DIR");
+    dir = env != nullptr && *env != '\0' ? env : executor::ExecutorOptions{}.secrets_dir;
+  }
+  std::error_code ec;
+  const std::filesystem::path absolute = std::filesystem::absolute(dir, ec);
+  return ec ? dir : absolute.lexically_normal().string();
+}
 
 // Pipelines up to this many tasks are handed to the in-process scheduler as
 // their model (SpecHandoff) besides their snapshot; larger ones are freed
@@ -178,6 +195,7 @@ NodeConfig EmbeddedNodeConfig(const RunFlags& flags, const std::string& state_di
   wc.worker.heartbeat = heartbeat;
   wc.worker.liveness = flags.liveness;
   wc.executor.log_dir = LogDir(state_dir);
+  wc.executor.secrets_dir = EmbeddedSecretsDir(flags.secrets_dir);
   return c;
 }
 
@@ -430,6 +448,9 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--state-dir", flags->state_dir,
                   "where the journal and task logs live (default $APOLLO11_STATE_DIR, "
                   "else $XDG_STATE_HOME/apollo11, else ~/.local/state/apollo11)");
+  cmd->add_option("--secrets-dir", flags->secrets_dir,
+                  "where tasks' file: secrets live, DIR/PIPELINE/ or DIR/DOMAIN/ (default "
+                  "$APOLLO11_SECRETS_DIR, else /etc/apollo11/secrets)");
   cmd->add_flag("--json", flags->json, "print the final summary as JSON on stdout");
   cmd->add_flag("--quiet,-q", flags->quiet,
                 "print only the final summary and errors (no start line, notes or progress)");

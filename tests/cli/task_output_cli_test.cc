@@ -2,6 +2,8 @@
 // $APOLLO11_OUTPUT JSON is journaled with its SUCCESS, read back by a later
 // process (`status --json`), and feeds a downstream task's fields.
 
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 #include <string>
 
@@ -168,4 +170,41 @@ pipeline:
   CHECK(error.find("list printed 100") != std::string::npos);
   CHECK(error.find("the coordinator got only 65536") != std::string::npos);
   CHECK(error.find("$APOLLO11_OUTPUT") != std::string::npos);
+}
+
+TEST_CASE("apollo11 run reads a pipeline's file secrets from --secrets-dir and masks them",
+          "[cli][secrets]") {
+  ScratchDir dir;
+  const std::string state = dir.path() + "/s";
+  const std::string secrets = dir.path() + "/secrets";
+  dir.Write("secrets/test/db", "run-secret-3b1f9c\n");
+  REQUIRE(::chmod((secrets + "/test/db").c_str(), 0600) == 0);
+  dir.Write("secrets/other/key", "other-secret-77aa01\n");
+  REQUIRE(::chmod((secrets + "/other/key").c_str(), 0600) == 0);
+  const std::string file = dir.Write("p.yaml", R"(version: "1.0"
+name: test.runsecrets
+pipeline:
+  - id: own
+    type: shell
+    command: "echo \"pw=$PW\"; printf '{\"pw\": \"%s\"}' \"$PW\" > \"$APOLLO11_OUTPUT\""
+    secrets: {PW: "file:)" + secrets + R"(/test/db"}
+  - id: theirs
+    type: shell
+    command: "echo \"key=$K\""
+    secrets: {K: "file:)" + secrets + R"(/other/key"}
+)");
+  CmdResult run =
+      Run({Apollo11(), "run", file, "--state-dir", state, "--secrets-dir", secrets, "--json"});
+  INFO(run.out << run.err);
+  auto summary = ParseJson(run.out);
+  REQUIRE(summary.is_object());
+  CHECK(summary["tasks"]["own"]["state"] == "SUCCESS");
+  CHECK(summary["tasks"]["own"]["output"]["pw"] == "***");
+  CHECK(summary["tasks"]["theirs"]["state"] == "FAILED");
+  CHECK_THAT(summary["tasks"]["theirs"].value("error", ""),
+             Catch::Contains("is not a secret of pipeline test.runsecrets"));
+  const std::string exec = summary.value("run_id", "") + ".own";
+  CmdResult logs = Run({Apollo11(), "logs", exec, "--state-dir", state});
+  CHECK(logs.out == "pw=***\n");
+  CHECK(run.out.find("run-secret-3b1f9c") == std::string::npos);
 }
