@@ -13,14 +13,14 @@
 namespace apollo11::observability {
 namespace {
 
-constexpr const char* kRunsParams = "pipeline, state, since, until, limit, cursor";
+constexpr const char* kRunsParams = "pipeline, prefix, state, since, until, limit, cursor";
 
 // The kRunsPage filter (JSON) of the request's parameters, and the page
 // size in `*limit`; InvalidInput naming a bad or unknown parameter.
 Result<nlohmann::json> RunsFilterOf(const httplib::Request& req, Micros now, uint32_t* limit) {
   nlohmann::json f = nlohmann::json::object();
   for (const auto& [name, value] : req.params) {
-    if (name == "pipeline" || name == "cursor") {
+    if (name == "pipeline" || name == "prefix" || name == "cursor") {
       f[name] = value;
     } else if (name == "state") {
       // state=FAILED&state=CANCELED, or state=FAILED,CANCELED

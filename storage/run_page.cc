@@ -38,6 +38,7 @@ Result<std::pair<Micros, std::string>> ParseRunCursor(std::string_view cursor) {
 
 bool MatchesRunFilter(const RunFilter& f, const RunRecord& run) {
   if (!f.pipeline.empty() && run.pipeline_name != f.pipeline) return false;
+  if (!run.pipeline_name.starts_with(f.pipeline_prefix)) return false;
   if (!f.states.empty() &&
       std::find(f.states.begin(), f.states.end(), run.status) == f.states.end()) {
     return false;

@@ -29,6 +29,7 @@ namespace apollo11::storage {
 
 struct RunFilter {
   std::string pipeline;           // "" = any pipeline
+  std::string pipeline_prefix;    // the pipeline name starts with it ("etl."); "" = any
   std::vector<RunStatus> states;  // empty = any state
   Micros since = 0;               // created_at >= since; 0 = no lower bound
   Micros until = 0;               // created_at < until; 0 = no upper bound
@@ -50,7 +51,7 @@ std::string RunCursor(Micros created_at, std::string_view run_id);
 // The (created_at, run id) a cursor names; InvalidInput for anything that
 // no RunCursor made.
 Result<std::pair<Micros, std::string>> ParseRunCursor(std::string_view cursor);
-// Whether `run` passes the filter's pipeline, states and time bounds.
+// Whether `run` passes the filter's pipeline, prefix, states and time bounds.
 bool MatchesRunFilter(const RunFilter& filter, const RunRecord& run);
 // The page of `newest_first` (every run, ordered as above) the filter asks
 // for: what a store without a time index answers.

@@ -30,11 +30,13 @@ Result<storage::RunFilter> RunFilterFromJson(std::string_view text, uint32_t lim
   const auto doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!doc.is_object()) return Status::InvalidInput("a runs filter is a JSON object");
   for (const auto& [key, value] : doc.items()) {
-    if (key == "pipeline" || key == "cursor") {
+    if (key == "pipeline" || key == "prefix" || key == "cursor") {
       if (!value.is_string() || value.get<std::string>().size() > 300) {
         return Status::InvalidInput(key + " must be a string");
       }
-      (key == "pipeline" ? f.pipeline : f.cursor) = value.get<std::string>();
+      std::string& field =
+          key == "pipeline" ? f.pipeline : (key == "prefix" ? f.pipeline_prefix : f.cursor);
+      field = value.get<std::string>();
     } else if (key == "states") {
       if (!value.is_array() || value.size() > 16) {
         return Status::InvalidInput("states must be a list of run states");

@@ -113,6 +113,16 @@ void CheckPagingContract(RunStore& store) {
   auto sparse = Walk(store, report, &pages);
   CHECK(sparse == Expected(store, report));
   CHECK(pages >= 20000 / 400);
+  // A domain: every pipeline whose name starts with "etl.".
+  RunFilter domain;
+  domain.pipeline_prefix = "etl.";
+  domain.limit = 500;
+  auto etl = Walk(store, domain, &pages);
+  CHECK(etl == Expected(store, domain));
+  CHECK(etl.size() > expected.size());  // more than etl.daily alone
+  RunFilter nothing;
+  nothing.pipeline_prefix = "nope.";
+  CHECK(Walk(store, nothing, &pages).empty());
   // A cursor that no page gave.
   RunFilter bad;
   bad.cursor = "not a cursor";

@@ -115,6 +115,8 @@ async function main() {
   const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox"] });
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
+  const requests = [];  // every URL the pages asked for
+  page.on("request", (r) => requests.push(r.url()));
   const cspErrors = [];
   page.on("console", (m) => { if (/Content.Security.Policy|Refused to/i.test(m.text())) cspErrors.push(m.text()); });
   const shot = (name) => page.screenshot({ path: path.join(OUT, "screenshots", name + ".png") });
@@ -315,6 +317,16 @@ pipeline:
       await page.selectOption("#f-state", "CANCELED");
       await page.waitForFunction(() => !document.querySelector(`#runs-list tr[data-run]`)?.textContent.includes("web.live"));
       await page.selectOption("#f-state", "");
+      // The filters are the server's (GET /api/v1/runs): a domain prefix
+      // keeps this run, another one leaves nothing.
+      await page.fill("#f-domain", "web.");
+      await page.waitForSelector(`#runs-list tr[data-run="${runId}"]`);
+      await page.fill("#f-domain", "zzz.");
+      await page.waitForFunction(() => document.querySelector("#runs-list")?.textContent.includes("No run matches"));
+      await page.fill("#f-domain", "");
+      await page.waitForSelector(`#runs-list tr[data-run="${runId}"]`);
+      assert.ok(requests.some((u) => u.includes("/api/v1/runs?") && u.includes("prefix=zzz.")),
+        "the Runs page asks the server to filter");
       await shot("runs");
       await page.goto(base + "/pipelines");
       await page.waitForSelector('#pipelines-list tr[data-pipeline="web.live"]');

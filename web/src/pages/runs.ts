@@ -1,13 +1,21 @@
-// Runs: the newest runs the API lists (up to 1000), filtered by state,
-// pipeline and domain prefix (the pipeline name up to its first '.'), paged.
+// Runs: the whole run history, newest first, a page at a time from
+// GET /api/v1/runs, filtered on the server by state, pipeline and pipeline
+// name prefix (a domain: "etl."). "Older" follows the page's next_cursor;
+// "Newer" goes back to the page before. The page shown is polled again.
 
 import { getJson } from "../api";
 import { clear, h } from "../dom";
 import { BasePage, Page } from "../page";
-import { RunLine } from "../types";
+import { PipelineLine, RunLine } from "../types";
 import { runTable } from "./overview";
 
 const PAGE = 50;
+
+interface RunsPage {
+  runs: RunLine[];
+  next_cursor: string | null;
+  complete: boolean;
+}
 
 export function runsPage(): Page {
   const page = new BasePage("runs");
@@ -22,34 +30,53 @@ export function runsPage(): Page {
   const pager = h("div", { class: "pager" });
   page.root.append(h("h1", {}, "Runs"), h("div", { class: "toolbar" }, state, pipeline, domain), list, pager);
 
-  let runs: RunLine[] = [];
-  let offset = 0;
+  // cursors[i] is where page i starts ("" = the newest run).
+  let cursors = [""];
+  let shown: RunsPage = { runs: [], next_cursor: null, complete: true };
+  let asked = 0;  // answers to older requests are dropped
+
+  const query = () => {
+    const q = new URLSearchParams({ limit: String(PAGE) });
+    if (state.value) q.set("state", state.value);
+    if (pipeline.value) q.set("pipeline", pipeline.value);
+    if (domain.value) q.set("prefix", domain.value);
+    const cursor = cursors[cursors.length - 1];
+    if (cursor) q.set("cursor", cursor);
+    return `/api/v1/runs?${q}`;
+  };
   const render = () => {
-    const filtered = runs.filter((r) =>
-      (!state.value || r.state === state.value) &&
-      (!pipeline.value || r.pipeline === pipeline.value) &&
-      (!domain.value || r.pipeline.startsWith(domain.value)));
-    if (offset >= filtered.length) offset = Math.max(0, filtered.length - (filtered.length % PAGE || PAGE));
     clear(list);
-    list.append(filtered.length ? runTable(filtered.slice(offset, offset + PAGE)) : h("p", { class: "muted" }, "No run matches."));
+    list.append(shown.runs.length ? runTable(shown.runs) : h("p", { class: "muted" },
+      shown.complete ? "No run matches." : "No run matches among the runs read; older ones may."));
+    const first = (cursors.length - 1) * PAGE;
     clear(pager);
     pager.append(
-      h("button", { id: "prev", disabled: offset === 0, onclick: () => { offset -= PAGE; render(); } }, "Newer"),
-      h("span", {}, `${filtered.length ? offset + 1 : 0}–${Math.min(offset + PAGE, filtered.length)} of ${filtered.length}`),
-      h("button", { id: "next", disabled: offset + PAGE >= filtered.length, onclick: () => { offset += PAGE; render(); } }, "Older"));
+      h("button", { id: "prev", disabled: cursors.length === 1, onclick: () => { cursors.pop(); void load(); } }, "Newer"),
+      h("span", {}, shown.runs.length ? `runs ${first + 1}–${first + shown.runs.length}` : ""),
+      h("button", {
+        id: "next", disabled: shown.complete || !shown.next_cursor,
+        onclick: () => { if (shown.next_cursor) { cursors.push(shown.next_cursor); void load(); } },
+      }, "Older"));
   };
-  for (const el of [state, pipeline, domain]) el.addEventListener("input", () => { offset = 0; render(); });
-
-  page.poll(async () => {
-    runs = await getJson<RunLine[]>("/api/runs?limit=1000");
-    const names = [...new Set(runs.map((r) => r.pipeline))].sort();
-    if (pipeline.options.length !== names.length + 1) {
-      const keep = pipeline.value || params.get("pipeline") || "";
-      while (pipeline.options.length > 1) pipeline.remove(1);
-      for (const n of names) pipeline.append(h("option", { value: n }, n));
-      pipeline.value = keep;
-    }
+  const load = async () => {
+    const mine = ++asked;
+    const got = await getJson<RunsPage>(query());
+    if (mine !== asked) return;
+    shown = got;
     render();
-  }, 3000);
+  };
+  for (const el of [state, pipeline, domain]) el.addEventListener("input", () => { cursors = [""]; void load(); });
+
+  const fillPipelines = async () => {
+    const names = (await getJson<PipelineLine[]>("/api/pipelines")).map((p) => p.name).sort();
+    if (pipeline.options.length === names.length + 1) return;
+    const keep = pipeline.value || params.get("pipeline") || "";
+    while (pipeline.options.length > 1) pipeline.remove(1);
+    for (const n of names) pipeline.append(h("option", { value: n }, n));
+    const changed = pipeline.value !== keep;
+    pipeline.value = keep;
+    if (changed && keep) { cursors = [""]; await load(); }
+  };
+  page.poll(async () => { await fillPipelines(); await load(); }, 3000);
   return page;
 }
