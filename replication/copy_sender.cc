@@ -40,8 +40,7 @@ bool CopySender::Ready() const {
   return !c.end_sent;
 }
 
-bool CopySender::Start(zmq::socket_t& router, const ReplicationLeaderCore& core,
-                       const std::string& peer, Micros now) {
+bool CopySender::Start(const ReplicationLeaderCore& core, const std::string& peer, Micros now) {
   const std::string dir = journal_->dir() + ".send-copy";
   std::error_code ec;
   std::filesystem::remove_all(dir, ec);
@@ -65,10 +64,7 @@ bool CopySender::Start(zmq::socket_t& router, const ReplicationLeaderCore& core,
   copy_->size = size;
   copy_->position = *position;
   copy_->last_progress = now;
-  if (!transport::SendTo(router, peer, core.CopyBeginFrame(size)).ok()) {
-    Finish("it is gone");
-    return false;
-  }
+  copy_->pending = core.CopyBeginFrame(size);  // sent first by SendChunks
   return true;
 }
 
@@ -104,7 +100,7 @@ int CopySender::Pump(zmq::socket_t& router, const ReplicationLeaderCore& core, M
   while (!copy_ && !queue_.empty()) {
     const std::string peer = queue_.front();
     queue_.pop_front();
-    Start(router, core, peer, steady_now);
+    Start(core, peer, steady_now);
   }
   if (!copy_) return 0;
   if (!SendChunks(router, core)) {

@@ -58,11 +58,11 @@ class CopySender {
     bool end_sent = false;
     storage::Journal::CopyPosition position;
     Micros last_progress = 0;
-    std::string pending;  // a chunk frame the peer's queue refused (Busy)
+    std::string pending;  // the next frame to send: kCopyBegin, or a chunk the queue refused
   };
-  // Makes the journal copy and sends kCopyBegin; false when it could not.
-  bool Start(zmq::socket_t& router, const ReplicationLeaderCore& core, const std::string& peer,
-             Micros now);
+  // Makes the journal copy and queues kCopyBegin as the first frame to send;
+  // false when the copy could not be made.
+  bool Start(const ReplicationLeaderCore& core, const std::string& peer, Micros now);
   // Sends chunks while the window has room; false when the peer is gone.
   bool SendChunks(zmq::socket_t& router, const ReplicationLeaderCore& core);
   void Finish(const char* why);

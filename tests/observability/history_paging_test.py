@@ -60,6 +60,10 @@ class Node:
             stdout=subprocess.DEVNULL, stderr=self.log)
         deadline = time.time() + 30
         while time.time() < deadline:
+            if self.proc.poll() is not None:  # a port taken meanwhile, say
+                self.log.flush()
+                with open(self.log.name) as f:
+                    raise AssertionError(f"the node exited {self.proc.returncode}: {f.read()[-800:]}")
             try:
                 if urllib.request.urlopen(f"http://{self.http}/readyz", timeout=2).status == 200:
                     return
