@@ -70,16 +70,16 @@ bool CopySender::Start(const ReplicationLeaderCore& core, const std::string& pee
 
 bool CopySender::SendChunks(zmq::socket_t& router, const ReplicationLeaderCore& core) {
   Copy& c = *copy_;
-  std::string chunk(chunk_bytes_, '\0');
+  if (chunk_.size() != chunk_bytes_) chunk_.assign(chunk_bytes_, '\0');
   for (;;) {
     if (c.pending.empty()) {
       if (c.sent >= c.size || c.sent - c.acked >= kCopyWindowChunks * chunk_bytes_) return true;
-      const size_t n = std::fread(chunk.data(), 1, chunk.size(), c.file);
+      const size_t n = std::fread(chunk_.data(), 1, chunk_.size(), c.file);
       if (n == 0) {  // the copy file ended early: send what there is
         c.size = c.sent;
         return true;
       }
-      const std::string_view bytes(chunk.data(), n);
+      const std::string_view bytes(chunk_.data(), n);
       c.crc = Crc32(bytes, c.crc);
       c.pending = core.CopyChunkFrame(c.sent, bytes);
       c.sent += n;

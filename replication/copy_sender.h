@@ -73,6 +73,7 @@ class CopySender {
   std::deque<std::string> queue_;
   std::optional<Copy> copy_;
   bool blocked_ = false;  // the last send found the peer's queue full
+  std::string chunk_;     // the read buffer, chunk_bytes_ once a copy is sent
 };
 
 }  // namespace apollo11::replication
