@@ -162,8 +162,9 @@ int Print(const nlohmann::json& doc, bool json, const std::string& kind) {
     // LOST counts the losses (missed heartbeats, broken connection) of each
     // worker id since the coordinator started: more than one is a flapping
     // worker, and CONNECTED SINCE tells when it last came back.
-    std::printf("%-20s %-10s %5s %7s %7s  %-24s  %-24s %4s  %s\n", "WORKER", "GROUP", "SLOTS",
-                "RUNNING", "CREDITS", "LAST HEARTBEAT", "CONNECTED SINCE", "LOST", "LABELS");
+    std::printf("%-20s %-10s %5s %7s %6s %7s  %-24s  %-24s %4s  %s\n", "WORKER", "GROUP", "SLOTS",
+                "RUNNING", "QUEUED", "CREDITS", "LAST HEARTBEAT", "CONNECTED SINCE", "LOST",
+                "LABELS");
     for (const auto& w : doc) {
       std::string labels;
       if (w.contains("labels") && w["labels"].is_array()) {
@@ -172,9 +173,9 @@ int Print(const nlohmann::json& doc, bool json, const std::string& kind) {
           labels += (labels.empty() ? "" : ",") + l.get<std::string>();
         }
       }
-      std::printf("%-20s %-10s %5d %7d %7d  %-24s  %-24s %4d  %s\n", Str(w, "id").c_str(),
+      std::printf("%-20s %-10s %5d %7d %6d %7d  %-24s  %-24s %4d  %s\n", Str(w, "id").c_str(),
                   Str(w, "group").c_str(), w.value("slots", 0), w.value("running", 0),
-                  w.value("credits", 0), Str(w, "last_heartbeat").c_str(),
+                  w.value("queued", 0), w.value("credits", 0), Str(w, "last_heartbeat").c_str(),
                   Str(w, "connected_since").c_str(), w.value("losses", 0),
                   labels.empty() ? "-" : labels.c_str());
     }

@@ -174,10 +174,15 @@ QueryReply QueryService::AnswerWorkers(const Query&, const QueryContext& ctx) co
   nlohmann::json out = nlohmann::json::array();
   if (ctx.workers == nullptr) return Json(out);
   for (const WorkerInfo& w : ctx.workers->workers) {
+    // The dispatcher counts the executions a worker holds: it runs up to its
+    // slots of them and queues the rest (--prefetch); a draining worker
+    // (0 slots) runs what it holds.
+    const uint32_t running = w.slots == 0 ? w.running : std::min(w.running, w.slots);
     out.push_back({{"id", w.id},
                    {"group", w.group},
                    {"slots", w.slots},
-                   {"running", w.running},
+                   {"running", running},
+                   {"queued", w.running - running},
                    {"credits", w.credits},
                    {"last_heartbeat", FormatTimestamp(w.last_seen)},
                    {"connected_since", FormatTimestamp(w.joined_at)},

@@ -254,10 +254,13 @@ nlohmann::json RunLineJson(const storage::RunRecord& r) {
 }
 
 nlohmann::json ExecutionJson(const storage::ExecutionRecord& e) {
-  nlohmann::json j = {
-      {"exec_id", e.exec_id},           {"run_id", e.run_id},     {"task_id", e.task_id},
-      {"state", ToString(e.state)},     {"attempt", e.attempt},   {"exit_code", e.exit_code},
-      {"retries_used", e.retries_used}, {"requeues", e.requeues}, {"trace_id", e.trace_id}};
+  nlohmann::json j = {{"exec_id", e.exec_id},   {"run_id", e.run_id},
+                      {"task_id", e.task_id},   {"state", ToString(e.state)},
+                      {"attempt", e.attempt},   {"retries_used", e.retries_used},
+                      {"requeues", e.requeues}, {"trace_id", e.trace_id}};
+  // Only an attempt that ended by itself has an exit code (not a RUNNING,
+  // READY or CANCELED one), as in the run's status.
+  if (EndedByItself(e.state)) j["exit_code"] = e.exit_code;
   auto stamp = [&](const char* key, Micros t) {
     if (t) j[key] = FormatTimestamp(t);
   };

@@ -197,6 +197,19 @@ def exercise(node, root, files):
     # Cancel of a running run, the registry, and the schedule.
     _, slow = one_document(node, ["submit", files["slow"], "--json", *z])
     slow_id = slow.get("run_id", "") if isinstance(slow, dict) else ""
+    execution = {}
+    for _ in range(100):  # until its task runs
+        with urllib.request.urlopen(f"http://{node.http}/api/executions/{slow_id}.a") as r:
+            execution = json.loads(r.read())
+        if execution.get("state") == "RUNNING":
+            break
+        time.sleep(0.1)
+    check(execution.get("state") == "RUNNING" and "exit_code" not in execution,
+          f"a RUNNING execution has no exit code yet: {execution}")
+    _, workers = one_document(node, ["workers", "--json", *z])
+    check(isinstance(workers, list) and all(
+        w["running"] <= w["slots"] and w["queued"] >= 0 for w in workers),
+        f"workers: running is at most the slots, the rest queued: {workers}")
     one_document(node, ["cancel", slow_id, "--json", *z])
     _, added = one_document(node, ["pipelines", "add", files["hello"], files["tick"], "--json", *z])
     check(isinstance(added, list) and len(added) == 2, "pipelines add of two files: an array")
