@@ -34,7 +34,7 @@ void CopySender::OnAck(const std::string& peer, uint64_t offset, Micros steady_n
 bool CopySender::Ready() const {
   if (blocked_) return false;
   if (!copy_) return !queue_.empty();
-  const Copy& c = *copy_;
+  const CopyUnderWay& c = *copy_;
   if (!c.pending.empty()) return true;
   if (c.sent < c.size) return c.sent - c.acked < kCopyWindowChunks * chunk_bytes_;
   return !c.end_sent;
@@ -69,7 +69,7 @@ bool CopySender::Start(const ReplicationLeaderCore& core, const std::string& pee
 }
 
 bool CopySender::SendChunks(zmq::socket_t& router, const ReplicationLeaderCore& core) {
-  Copy& c = *copy_;
+  CopyUnderWay& c = *copy_;
   if (chunk_.size() != chunk_bytes_) chunk_.assign(chunk_bytes_, '\0');
   for (;;) {
     if (c.pending.empty()) {
@@ -107,7 +107,7 @@ int CopySender::Pump(zmq::socket_t& router, const ReplicationLeaderCore& core, M
     Finish("it is gone");
     return 0;
   }
-  Copy& c = *copy_;
+  CopyUnderWay& c = *copy_;
   if (blocked_ || !c.pending.empty() || c.sent < c.size) return 0;
   if (!c.end_sent) {
     const Status end = transport::SendTo(router, c.peer, core.CopyEndFrame(c.size, c.crc));

@@ -26,6 +26,20 @@ namespace apollo11::replication {
 
 inline constexpr uint64_t kCopyWindowChunks = 8;
 
+// The copy CopySender is sending (at namespace scope: clang will not
+// default-construct, through std::optional, a nested struct with member
+// initializers inside its enclosing class).
+struct CopyUnderWay {
+  std::string peer;
+  std::FILE* file = nullptr;
+  uint64_t size = 0, sent = 0, acked = 0;
+  uint32_t crc = 0;
+  bool end_sent = false;
+  storage::Journal::CopyPosition position;
+  Micros last_progress = 0;
+  std::string pending;  // the next frame to send: kCopyBegin, or a chunk the queue refused
+};
+
 class CopySender {
  public:
   // `journal` must outlive the sender; each copy is made in
@@ -50,16 +64,6 @@ class CopySender {
   size_t queued() const { return queue_.size(); }
 
  private:
-  struct Copy {
-    std::string peer;
-    std::FILE* file = nullptr;
-    uint64_t size = 0, sent = 0, acked = 0;
-    uint32_t crc = 0;
-    bool end_sent = false;
-    storage::Journal::CopyPosition position;
-    Micros last_progress = 0;
-    std::string pending;  // the next frame to send: kCopyBegin, or a chunk the queue refused
-  };
   // Makes the journal copy and queues kCopyBegin as the first frame to send;
   // false when the copy could not be made.
   bool Start(const ReplicationLeaderCore& core, const std::string& peer, Micros now);
@@ -71,7 +75,7 @@ class CopySender {
   const size_t chunk_bytes_;
   const Micros stall_;
   std::deque<std::string> queue_;
-  std::optional<Copy> copy_;
+  std::optional<CopyUnderWay> copy_;
   bool blocked_ = false;  // the last send found the peer's queue full
   std::string chunk_;     // the read buffer, chunk_bytes_ once a copy is sent
 };
