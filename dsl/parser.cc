@@ -34,17 +34,6 @@ const std::vector<std::string> kAlertEvents = {"task_failed",  "task_timeout", "
                                                "slow_task",    "run_failed",   "run_canceled",
                                                "run_succeeded"};
 
-// A pipeline name: dot-separated words of [a-z0-9_-].
-bool IsNameSyntax(const std::string& s) {
-  if (s.empty() || s.front() == '.' || s.back() == '.') return false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    char c = s[i];
-    bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
-              (c == '.' && s[i - 1] != '.');
-    if (!ok) return false;
-  }
-  return true;
-}
 // Reads one pipeline file: its top level here, imports, policies and
 // templates through the Library, each task through a TaskParser.
 class Parser {
@@ -131,7 +120,7 @@ class Parser {
     bool name_given = false;
     if (const Field* f = find("name")) {
       name_given = report_.GetString(*f, &spec->name);
-      if (name_given && !IsNameSyntax(spec->name)) {
+      if (name_given && !IsPipelineName(spec->name)) {
         report_.Error(FieldReader::At(*f),
                       "pipeline name " + Quote(spec->name) +
                           " must be dot-separated words of a-z, 0-9, _ and - (e.g. order.sync)");

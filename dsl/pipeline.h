@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/duration.h"
@@ -33,6 +34,11 @@ enum class Backoff { kFixed, kExponential };
 const char* ToString(DependencyCondition c);
 const char* ToString(Trigger t);
 const char* ToString(Backoff b);
+
+// Whether `name` is a pipeline name: dot-separated words of [a-z0-9_-]
+// ("shop.orders"). The parser refuses any other; the worker checks again
+// before a name becomes a directory (executor/secret_scope.h).
+bool IsPipelineName(std::string_view name);
 
 // How a failed (or timed-out) attempt is retried. A task without a policy is
 // not retried: there is no global default.

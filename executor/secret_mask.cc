@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "common/json_dump.h"
+
 namespace apollo11::executor {
 namespace {
 
@@ -10,8 +12,7 @@ using Json = nlohmann::json;
 
 // `line` as it appears between the quotes of a JSON string.
 std::string JsonEscaped(std::string_view line) {
-  const std::string quoted =
-      Json(std::string(line)).dump(-1, ' ', false, Json::error_handler_t::replace);
+  const std::string quoted = SafeJsonDump(Json(std::string(line)));
   return quoted.substr(1, quoted.size() - 2);
 }
 
@@ -71,25 +72,32 @@ std::string SecretMask::MaskJson(std::string_view json) const {
   if (patterns_.empty()) return std::string(json);
   Json doc = Json::parse(json, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) return Mask(json);
-  auto walk = [this](auto& self, Json& v) -> void {
+  // Iterative: a task's output may nest as deep as its size allows.
+  std::vector<Json*> todo = {&doc};
+  while (!todo.empty()) {
+    Json& v = *todo.back();
+    todo.pop_back();
     if (v.is_string()) {
       v = Mask(v.get_ref<const std::string&>());
     } else if (v.is_number()) {
       const std::string text = v.dump();
       if (Mask(text) != text) v = std::string(kSecretMaskText);
     } else if (v.is_array()) {
-      for (Json& item : v) self(self, item);
+      for (Json& item : v) todo.push_back(&item);
     } else if (v.is_object()) {
-      Json masked = Json::object();
+      std::vector<std::string> renamed;  // keys that hold a value
       for (auto& [key, item] : v.items()) {
-        self(self, item);
-        masked[Mask(key)] = std::move(item);
+        if (Mask(key) != key) renamed.push_back(key);
       }
-      v = std::move(masked);
+      for (const std::string& key : renamed) {
+        Json item = std::move(v[key]);
+        v.erase(key);
+        v[Mask(key)] = std::move(item);
+      }
+      for (auto& [key, item] : v.items()) todo.push_back(&item);
     }
-  };
-  walk(walk, doc);
-  return doc.dump(-1, ' ', false, Json::error_handler_t::replace);
+  }
+  return SafeJsonDump(doc);
 }
 
 std::string SecretMask::Stream::Feed(std::string_view piece) {

@@ -7,20 +7,10 @@
 #include <filesystem>
 #include <vector>
 
+#include "dsl/pipeline.h"
+
 namespace apollo11::executor {
 namespace {
-
-// The same syntax the DSL gives pipeline names: dot-separated words of
-// [a-z0-9_-]. Checked again here: the name becomes a directory.
-bool IsScopeName(const std::string& s) {
-  if (s.empty() || s.front() == '.' || s.back() == '.') return false;
-  for (size_t i = 0; i < s.size(); ++i) {
-    const char c = s[i];
-    const bool word = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-    if (!word && !(c == '.' && s[i - 1] != '.')) return false;
-  }
-  return true;
-}
 
 // DIR/PIPELINE and DIR/DOMAIN, as written.
 std::vector<std::string> ScopeDirs(const SecretScope& scope) {
@@ -53,7 +43,7 @@ Status CheckPipeline(const SecretScope& scope) {
   if (scope.dir.empty() || scope.dir[0] != '/') {
     return Status::PermissionDenied("this worker has no secrets directory (--secrets-dir)");
   }
-  if (!IsScopeName(scope.pipeline)) {
+  if (!dsl::IsPipelineName(scope.pipeline)) {  // it becomes a directory
     return Status::PermissionDenied("the task's pipeline name '" + scope.pipeline +
                                     "' cannot scope its secrets");
   }

@@ -30,6 +30,7 @@ TEST_PACKAGES+=(chromium)
 TEST_PACKAGES+=(postgresql mariadb-server)  # db tasks against real servers (part db)
 TEST_PACKAGES+=(etcd-server etcd-client)  # HA election tests against a real etcd (part election)
 TEST_PACKAGES+=(openssl)  # certificates for the etcd that requires TLS (ha_etcd_secure)
+TEST_PACKAGES+=(man-db)  # docs_man_pages_complete renders the man pages with man(1)
 TEST_PACKAGES+=(lintian)  # scripts/test-deb.sh: the .deb passes lintian (issue 37)
 TEST_PACKAGES+=(nginx-light)  # the reverse-proxy recipe of docs/operations.md, in a real nginx
 TEST_PACKAGES+=(mold)  # the CI builds link with it (CMake option APOLLO11_MOLD)

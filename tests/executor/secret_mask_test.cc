@@ -60,6 +60,9 @@ TEST_CASE("a task's output JSON is masked inside its strings, keys and numbers",
   CHECK(doc["n"] == nlohmann::json::array({7, "***"}));
   // Not JSON: masked as text.
   CHECK(mask.MaskJson("{broken s3cr3t") == "{broken ***");
+  // As deep as a 64 KiB output can nest: walked without recursion.
+  const std::string deep = std::string(30000, '[') + "\"s3cr3t\"" + std::string(30000, ']');
+  CHECK(mask.MaskJson(deep) == std::string(30000, '[') + "\"***\"" + std::string(30000, ']'));
 }
 
 TEST_CASE("a stream is masked the same whatever pieces it arrives in", "[secrets][mask]") {
