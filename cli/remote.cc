@@ -9,6 +9,7 @@
 #include <span>
 
 #include "actors/actor_loop.h"
+#include "common/json_dump.h"
 #include "engine/task_state.h"
 #include "storage/snapshot_pack.h"
 #include "transport/codec.h"
@@ -346,7 +347,7 @@ Result<nlohmann::json> RemoteCoordinator::Registry(const actors::RegistryRequest
   if (!reply.ok()) return reply.status();
   Status refused = actors::ReplyStatus(reply->code, reply->error);
   if (!refused.ok()) return refused;
-  auto doc = nlohmann::json::parse(reply->json, nullptr, false);
+  auto doc = ParseJsonBounded(reply->json);
   if (doc.is_discarded()) return Status::Corrupt("the coordinator's registry reply is not JSON");
   return doc;
 }

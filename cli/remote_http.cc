@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "cli/remote.h"
+#include "common/json_dump.h"
 #include "common/small_file.h"
 #include "engine/task_state.h"
 #include "observability/oidc_sign_in.h"
@@ -40,7 +41,7 @@ Result<std::string> TokenOf(const std::string& file) {
 
 // The Status of an HTTP refusal, with the node's sentence.
 Status RefusalOf(int status, const std::string& body, const std::string& retry_after) {
-  auto doc = nlohmann::json::parse(body, nullptr, false);
+  auto doc = ParseJsonBounded(body);
   std::string why = doc.is_object() && doc.contains("error") && doc["error"].is_string()
                         ? doc["error"].get<std::string>()
                         : body.substr(0, 300);
@@ -133,7 +134,7 @@ Result<nlohmann::json> HttpApiLink::Call(const std::string& method, const std::s
   if (res->status >= 300) {
     return RefusalOf(res->status, res->body, res->get_header_value("Retry-After"));
   }
-  auto doc = nlohmann::json::parse(res->body, nullptr, false);
+  auto doc = ParseJsonBounded(res->body);
   if (doc.is_discarded()) return Status::Corrupt("the node's HTTP API answered no JSON");
   return doc;
 }
@@ -166,8 +167,7 @@ Result<nlohmann::json> HttpApiLink::Query(const std::string& kind, const std::st
 }
 
 Result<nlohmann::json> HttpApiLink::RunsPage(const std::string& filter_json, uint32_t limit) {
-  const auto filter = nlohmann::json::parse(filter_json.empty() ? "{}" : filter_json, nullptr,
-                                            /*allow_exceptions=*/false);
+  const auto filter = ParseJsonBounded(filter_json.empty() ? "{}" : filter_json);
   if (!filter.is_object()) return Status::InvalidInput("a runs filter is a JSON object");
   std::string query = "?limit=" + std::to_string(std::clamp<uint32_t>(limit, 1, 1000));
   for (const auto& [key, value] : filter.items()) {

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "cli/remote.h"
+#include "common/json_dump.h"
 #include "transport/codec.h"
 
 namespace apollo11::cli {
@@ -21,7 +22,7 @@ Result<nlohmann::json> RemoteCoordinator::Audit(const storage::AuditFilter& filt
   if (!reply.ok()) return reply.status();
   Status refused = actors::ReplyStatus(reply->code, reply->error);
   if (!refused.ok()) return refused;
-  auto doc = nlohmann::json::parse(reply->json, nullptr, false);
+  auto doc = ParseJsonBounded(reply->json);
   if (!doc.is_object()) return Status::Corrupt("the coordinator's audit answer is not JSON");
   return doc;
 }
@@ -57,7 +58,7 @@ Result<nlohmann::json> RemoteCoordinator::Query(const std::string& kind, const s
   q.limit = limit;
   auto reply = AskQuery(q);
   if (!reply.ok()) return reply.status();
-  auto doc = nlohmann::json::parse(reply->json, nullptr, false);
+  auto doc = ParseJsonBounded(reply->json);
   if (doc.is_discarded()) return Status::Corrupt("coordinator sent malformed JSON");
   return doc;
 }
@@ -76,7 +77,7 @@ Result<std::string> RemoteCoordinator::FetchLog(const std::string& exec_id,
   q.attempt = attempt;
   auto reply = AskQuery(q);
   if (!reply.ok()) return reply.status();
-  *meta = nlohmann::json::parse(reply->json, nullptr, false);
+  *meta = ParseJsonBounded(reply->json);
   if (meta->is_discarded()) return Status::Corrupt("coordinator sent malformed JSON");
   return std::move(reply->data);
 }
@@ -88,7 +89,7 @@ Result<std::string> RemoteCoordinator::TraceLog(const std::string& exec_id, nloh
   q.id = exec_id;
   auto reply = AskQuery(q);
   if (!reply.ok()) return reply.status();
-  *meta = nlohmann::json::parse(reply->json, nullptr, false);
+  *meta = ParseJsonBounded(reply->json);
   if (meta->is_discarded()) return Status::Corrupt("coordinator sent malformed JSON");
   return std::move(reply->data);
 }

@@ -20,6 +20,7 @@
 #include "cli/command.h"
 #include "cli/remote.h"
 #include "cli/state_dir.h"
+#include "common/json_dump.h"
 #include "common/log_scan.h"
 #include "storage/journal.h"
 
@@ -79,7 +80,7 @@ void AddLogLines(const std::string& data, const std::string& exec_id,
   std::istringstream in(data);
   std::string line;
   while (std::getline(in, line)) {
-    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    nlohmann::json j = ParseJsonBounded(line);
     if (j.is_discarded() || !j.is_object()) continue;
     const std::string msg = j.value("msg", "");
     if (j.contains("exec_id") ? j.value("exec_id", "") != exec_id : !Mentions(msg, exec_id)) {

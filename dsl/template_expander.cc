@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "common/json_dump.h"
 #include "dsl/json_path.h"
 
 namespace apollo11::dsl {
@@ -178,8 +179,7 @@ Result<const nlohmann::json*> TemplateBudget::Parsed(const std::string& id,
                                 " bytes of upstream output a task's placeholders may parse");
   }
   parsed_ += text.size();
-  auto doc = std::make_unique<nlohmann::json>(
-      nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false));
+  auto doc = std::make_unique<nlohmann::json>(ParseJsonBounded(text));
   if (doc->is_discarded()) return Status::InvalidInput("task '" + id + "' output is not JSON");
   // Keep it for the task's next placeholders while the kept texts are small:
   // a parsed document takes many times its text, and before the cache only

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "common/json_dump.h"
+
 namespace apollo11::executor {
 
 namespace {
@@ -31,7 +33,7 @@ Json Convert(DbResultJson::ValueKind kind, const std::string& text) {
       if (text == "f" || text == "0" || text == "false") return Json(false);
       return Json(text);
     case DbResultJson::ValueKind::kJson: {
-      Json parsed = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+      Json parsed = ParseJsonBounded(text);
       if (!parsed.is_discarded()) return parsed;
       return Json(text);
     }

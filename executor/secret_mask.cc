@@ -70,7 +70,7 @@ std::string SecretMask::Mask(std::string_view text) const {
 
 std::string SecretMask::MaskJson(std::string_view json) const {
   if (patterns_.empty()) return std::string(json);
-  Json doc = Json::parse(json, nullptr, /*allow_exceptions=*/false);
+  Json doc = ParseJsonBounded(json);
   if (doc.is_discarded()) return Mask(json);
   // Iterative: a task's output may nest as deep as its size allows.
   std::vector<Json*> todo = {&doc};

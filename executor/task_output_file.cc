@@ -6,6 +6,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "common/json_dump.h"
 #include "common/small_file.h"
 
 namespace apollo11::executor {
@@ -37,12 +38,16 @@ Result<std::string> TaskOutputFile::Read(const std::string& path, size_t max_byt
                                 "-byte limit for a task's output");
   }
   if (text->find_first_not_of(" \t\r\n") == std::string::npos) return std::string();
-  nlohmann::json doc = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (const size_t depth = JsonNestingDepth(*text); depth > kMaxJsonDepth) {
+    return Status::InvalidInput("$APOLLO11_OUTPUT nests arrays and objects over the " +
+                                std::to_string(kMaxJsonDepth) + "-level limit");
+  }
+  nlohmann::json doc = ParseJsonBounded(*text);
   if (doc.is_discarded()) {
     return Status::InvalidInput("$APOLLO11_OUTPUT is not valid JSON (" +
                                 std::to_string(text->size()) + " bytes)");
   }
-  return doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return SafeJsonDump(doc);
 }
 
 }  // namespace apollo11::executor

@@ -22,7 +22,8 @@ class TaskOutputFile {
 
   // The compact JSON text of the file at `path`: empty when there is no such
   // file or it holds only white space (the task gave no output). A file over
-  // `max_bytes`, or one that is not one valid JSON document, is InvalidInput
+  // `max_bytes` or nested deeper than kMaxJsonDepth (common/json_dump.h), or
+  // one that is not one valid JSON document, is InvalidInput
   // with a sentence naming $APOLLO11_OUTPUT, the size or the parse error;
   // retrying the task cannot help. A file that exists and cannot be read is
   // Io. Never throws but std::bad_alloc.

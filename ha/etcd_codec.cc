@@ -3,6 +3,8 @@
 #include <charconv>
 #include <nlohmann/json.hpp>
 
+#include "common/json_dump.h"
+
 namespace apollo11::ha {
 namespace {
 
@@ -30,7 +32,7 @@ Result<json> ParseObject(std::string_view body) {
   if (nl != std::string_view::npos && body.find_first_not_of(" \r\n\t", nl) != body.npos) {
     body = body.substr(0, nl);
   }
-  json doc = json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
+  json doc = ParseJsonBounded(body);
   if (doc.is_discarded()) {
     std::string head(body.substr(0, 80));
     for (char& c : head) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "common/json_dump.h"
 #include "ha/in_sync.h"
 
 namespace apollo11::ha {
@@ -31,7 +32,7 @@ std::string EncodeMember(const Member& m) {
 }
 
 Member DecodeMember(const std::string& value) {
-  auto doc = nlohmann::json::parse(value, nullptr, /*allow_exceptions=*/false);
+  auto doc = ParseJsonBounded(value);
   Member m{"?", "", "", ""};
   if (!doc.is_object()) return m;
   auto str = [&](const char* k) {
@@ -49,7 +50,7 @@ std::string ForeignKeyReason(const EtcdLeader& leader) {
   if (leader.key.lease == 0) {
     return "it has no lease (every coordinator's key has one; this one would never expire)";
   }
-  auto doc = nlohmann::json::parse(leader.value, nullptr, /*allow_exceptions=*/false);
+  auto doc = ParseJsonBounded(leader.value);
   auto text = [&](const char* k) {
     auto it = doc.find(k);
     return it != doc.end() && it->is_string() && !it->get<std::string>().empty();

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/json_dump.h"
+
 namespace apollo11::ha {
 
 std::string InSyncKey(std::string_view election) { return std::string(election) + ".insync"; }
@@ -16,7 +18,7 @@ Result<InSyncRecord> DecodeInSync(std::string_view text) {
   auto bad = [](const std::string& what) {
     return Status::Corrupt("the in-sync record is not readable: " + what);
   };
-  auto doc = nlohmann::json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  auto doc = ParseJsonBounded(text);
   if (!doc.is_object()) return bad("not a JSON object");
   InSyncRecord out;
   auto epoch = doc.find("epoch");

@@ -43,7 +43,7 @@ Status ReadBackfillBody(const nlohmann::json& body, ApiBackend::RegistryChange* 
 // K, "version": V}), into `trigger`; InvalidInput says what is wrong.
 Status ReadTriggerBody(const std::string& text, ApiBackend::TriggerSpec* trigger) {
   if (text.empty()) return Status::Ok();
-  auto body = nlohmann::json::parse(text, nullptr, false);
+  auto body = ParseJsonBounded(text);
   if (body.is_discarded() || !body.is_object()) {
     return Status::InvalidInput("body must be a JSON object: {\"params\": {...}}");
   }
@@ -140,7 +140,7 @@ void HttpServer::ChangePipeline(const httplib::Request& req, httplib::Response& 
   // The path's last segment is the change: /api/pipelines/NAME/pause.
   ApiBackend::RegistryChange change{req.path.substr(req.path.rfind('/') + 1), req.matches[1]};
   if (change.op == "backfill") {
-    auto body = nlohmann::json::parse(req.body, nullptr, false);
+    auto body = ParseJsonBounded(req.body);
     if (body.is_discarded() || !body.is_object()) {
       return SendError(res, 400,
                        "body must be a JSON object: {\"from\": \"2026-11-01\", "

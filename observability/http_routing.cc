@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <optional>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "common/json_dump.h"
 #include "observability/http_access.h"
@@ -106,23 +108,40 @@ httplib::Server::Handler Guarded(RouteTable& table, const char* method, std::str
   };
 }
 
+// The paths `path` is served on: itself and, for an /api/ path, its
+// /api/v1/ alias unless the table routes that path itself (/api/v1/runs is
+// the paged history, /api/runs the older newest-N list).
+std::vector<std::string> ServedPaths(std::string_view method, std::string_view path) {
+  std::vector<std::string> out = {std::string(path)};
+  constexpr std::string_view kApi = "/api/", kV1 = "/api/v1/";
+  if (path.starts_with(kApi) && !path.starts_with(kV1)) {
+    std::string v1 = std::string(kV1) + std::string(path.substr(kApi.size()));
+    if (FindHttpRule(method, v1) == nullptr) out.push_back(std::move(v1));
+  }
+  return out;
+}
+
 }  // namespace
 
 void Route(httplib::Server& s, RouteTable& table, const char* method, std::string_view path,
            ApiHandler handler) {
   const std::string m = method;
-  const std::string pattern = table.base() + RoutePattern(path);
-  httplib::Server::Handler guarded = Guarded(table, method, path, std::move(handler));
-  m == "GET" ? s.Get(pattern, std::move(guarded)) : s.Post(pattern, std::move(guarded));
-  table.Add(pattern, m, m);
+  for (const std::string& served : ServedPaths(m, path)) {
+    const std::string pattern = table.base() + RoutePattern(served);
+    httplib::Server::Handler guarded = Guarded(table, method, path, handler);
+    m == "GET" ? s.Get(pattern, std::move(guarded)) : s.Post(pattern, std::move(guarded));
+    table.Add(pattern, m, m);
+  }
 }
 
 void RouteGetPost(httplib::Server& s, RouteTable& table, std::string_view path, ApiHandler get,
                   ApiHandler post) {
-  const std::string pattern = table.base() + RoutePattern(path);
-  s.Get(pattern, Guarded(table, "GET", path, std::move(get)));
-  s.Post(pattern, Guarded(table, "POST", path, std::move(post)));
-  table.Add(pattern, "GET, POST", "GET or POST");
+  for (const std::string& served : ServedPaths("GET", path)) {
+    const std::string pattern = table.base() + RoutePattern(served);
+    s.Get(pattern, Guarded(table, "GET", path, get));
+    s.Post(pattern, Guarded(table, "POST", path, post));
+    table.Add(pattern, "GET, POST", "GET or POST");
+  }
 }
 
 }  // namespace apollo11::observability

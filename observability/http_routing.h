@@ -89,7 +89,9 @@ class RouteTable {
 // in http_access.cc's table ("/api/runs/{id}/cancel"), behind that table's
 // check of the caller; other methods on that path are answered 405 by
 // `table`. A path without a row in the access table aborts: every route is
-// checked or none is served.
+// checked or none is served. An /api/ path is also served as /api/v1/...
+// (the versioned path; the unversioned ones stay as aliases for a release),
+// unless the table has that /api/v1/ path for a route of its own.
 void Route(httplib::Server& s, RouteTable& table, const char* method, std::string_view path,
            ApiHandler handler);
 // For a path that answers both GET and POST (httplib takes the first

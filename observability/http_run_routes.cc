@@ -28,7 +28,7 @@ struct RerunBody {
 
 // Reads `text` into `*rerun`; InvalidInput says what is wrong.
 Status ReadRerunBody(const std::string& text, RerunBody* rerun) {
-  auto body = text.empty() ? nlohmann::json::object() : nlohmann::json::parse(text, nullptr, false);
+  auto body = text.empty() ? nlohmann::json::object() : ParseJsonBounded(text);
   if (body.is_discarded() || !body.is_object()) {
     return Status::InvalidInput(
         "body must be a JSON object: {\"failed\": true} or {\"from\": "
@@ -104,7 +104,7 @@ void HttpServer::RunRoutes(httplib::Server& s) {
 
 void HttpServer::ConfirmExecution(const httplib::Request& req, httplib::Response& res,
                                   const Principal& who) {
-  auto body = nlohmann::json::parse(req.body, nullptr, false);
+  auto body = ParseJsonBounded(req.body);
   const std::string action =
       body.is_object() && body.contains("action") && body["action"].is_string()
           ? body["action"].get<std::string>()
@@ -177,7 +177,7 @@ void HttpServer::RecordRefusal(const httplib::Request& req, const httplib::Respo
     if (clock_.Steady() < refusals_paused_until_) return;
     if (!refusals_recorded_.Allow(clock_.Steady(), &left_out)) return;
   }
-  auto error = nlohmann::json::parse(res.body, nullptr, false);
+  auto error = ParseJsonBounded(res.body);
   const std::string why = error.is_object() && error["error"].is_string()
                               ? error["error"].get<std::string>()
                               : std::string();

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <optional>
 
+#include "common/json_dump.h"
+
 namespace apollo11::observability {
 
 struct JwksKeys::Key {
@@ -171,7 +173,7 @@ bool Split(std::string_view token, std::string_view parts[3]) {
 std::optional<json> DecodeJsonPart(std::string_view part) {
   auto text = DecodeBase64Url(part);
   if (!text) return std::nullopt;
-  json doc = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  json doc = ParseJsonBounded(*text);
   if (!doc.is_object()) return std::nullopt;
   return doc;
 }
@@ -210,7 +212,7 @@ Status CheckClaims(const json& claims, const JwtExpectations& want) {
 }  // namespace
 
 Result<JwksKeys> JwksKeys::Parse(std::string_view text) {
-  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  json doc = ParseJsonBounded(text);
   if (!doc.is_object() || !doc.contains("keys") || !doc["keys"].is_array()) {
     return Status::InvalidInput("not a JWKS document (an object with a keys array)");
   }

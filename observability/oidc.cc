@@ -5,6 +5,8 @@
 
 #include <regex>
 
+#include "common/json_dump.h"
+
 namespace apollo11::observability {
 namespace {
 
@@ -172,7 +174,7 @@ Status OidcVerifier::Refresh() {
   if (!discovery.ok()) {
     outcome = discovery.status();
   } else {
-    auto doc = nlohmann::json::parse(*discovery, nullptr, /*allow_exceptions=*/false);
+    auto doc = ParseJsonBounded(*discovery);
     if (!doc.is_object() ||
         WithoutTrailingSlash(doc.contains("issuer") && doc["issuer"].is_string()
                                  ? doc["issuer"].get<std::string>()

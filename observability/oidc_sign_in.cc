@@ -6,6 +6,8 @@
 #include <cctype>
 #include <nlohmann/json.hpp>
 
+#include "common/json_dump.h"
+
 namespace apollo11::observability {
 namespace {
 
@@ -173,7 +175,7 @@ Result<OidcIdentity> OidcSignIn::Redeem(std::string_view code, const Pending& pe
   if (!answer.ok()) {
     return Status::Io("the provider did not take the sign-in's code: " + answer.status().message());
   }
-  const auto doc = nlohmann::json::parse(*answer, nullptr, /*allow_exceptions=*/false);
+  const auto doc = ParseJsonBounded(*answer);
   const auto id_token = doc.is_object() ? doc.find("id_token") : doc.end();
   if (!doc.is_object() || id_token == doc.end() || !id_token->is_string()) {
     return Status::InvalidInput(

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/json_dump.h"
+
 namespace apollo11::storage {
 
 using nlohmann::json;
@@ -27,7 +29,7 @@ std::string EncodeSchedule(const ScheduleRecord& r) {
 }
 
 Result<ScheduleRecord> DecodeSchedule(std::string_view bytes) {
-  json j = json::parse(bytes, nullptr, /*allow_exceptions=*/false);
+  json j = ParseJsonBounded(bytes);
   if (!j.is_object()) return Status::Corrupt("schedule record is not a JSON object");
   try {
     ScheduleRecord r;
@@ -53,7 +55,7 @@ std::string EncodeFire(const FireRecord& r) {
 }
 
 Result<FireRecord> DecodeFire(std::string_view bytes) {
-  json j = json::parse(bytes, nullptr, /*allow_exceptions=*/false);
+  json j = ParseJsonBounded(bytes);
   if (!j.is_object()) return Status::Corrupt("fire record is not a JSON object");
   try {
     FireRecord r;

@@ -65,7 +65,7 @@ Result<std::optional<nlohmann::json>> QueryService::RegisteredPipeline(const Que
   if (!snapshot->has_value()) {
     return Status::NotFound("no snapshot " + version->hash + " of pipeline " + name);
   }
-  auto doc = nlohmann::json::parse(**snapshot, nullptr, false);
+  auto doc = ParseJsonBounded(**snapshot);
   if (doc.is_discarded()) return Status::Corrupt("snapshot " + version->hash + " is not JSON");
   if (q.arg != "full") {
     dsl::HideEnvValues(&doc);

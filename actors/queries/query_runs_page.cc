@@ -27,7 +27,7 @@ Result<storage::RunFilter> RunFilterFromJson(std::string_view text, uint32_t lim
   storage::RunFilter f;
   f.limit = std::clamp<uint32_t>(limit == 0 ? 50 : limit, 1, kMaxRunsPage);
   if (text.empty()) return f;
-  const auto doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  const auto doc = ParseJsonBounded(text);
   if (!doc.is_object()) return Status::InvalidInput("a runs filter is a JSON object");
   for (const auto& [key, value] : doc.items()) {
     if (key == "pipeline" || key == "prefix" || key == "cursor") {

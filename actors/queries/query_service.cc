@@ -64,7 +64,7 @@ void AddJournalHealth(const Query& q, const JournalHealth& health, Micros now, Q
   reply->journal_error = health.Summary(now);
   const bool annotated = q.kind == QueryKind::kStatus || q.kind == QueryKind::kExplain;
   if (!annotated || !reply->error.empty()) return;
-  auto doc = nlohmann::json::parse(reply->json, nullptr, false);
+  auto doc = ParseJsonBounded(reply->json);
   if (!doc.is_object()) return;
   if (q.kind == QueryKind::kExplain) {
     doc["explain"] = doc.value("explain", "") +
@@ -294,7 +294,7 @@ QueryReply QueryService::AnswerPipeline(const Query& q, const QueryContext&) con
     reply.json += ",\"snapshot\":" + **snapshot + "}";
     return reply;
   }
-  auto doc = nlohmann::json::parse(**snapshot, nullptr, false);
+  auto doc = ParseJsonBounded(**snapshot);
   if (doc.is_discarded()) {
     return Fail(Status::Corrupt("snapshot " + run->pipeline_hash + " is not JSON"));
   }

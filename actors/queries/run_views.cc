@@ -23,7 +23,7 @@ namespace {
 // (or, never expected, when the journal holds text that does not parse).
 nlohmann::json TaskOutputJson(const std::string& text) {
   if (text.empty()) return nullptr;
-  nlohmann::json doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json doc = ParseJsonBounded(text);
   return doc.is_discarded() ? nlohmann::json(nullptr) : doc;
 }
 

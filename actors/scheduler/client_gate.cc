@@ -8,6 +8,7 @@
 
 #include "actors/scheduler/spec_handoff.h"
 #include "actors/schedules/registry_schedules.h"
+#include "common/json_dump.h"
 #include "ha/not_leader.h"
 #include "storage/snapshot_pack.h"
 
@@ -427,7 +428,7 @@ void ClientGate::OnRegistry(const std::string& identity, Envelope& env) {
   if (op == RegistryOp::kTrigger && request->follow) {
     // A new run's progress goes to the client that waits for it; a run an
     // idempotency key found may be over already: the client asks for it.
-    const auto started = nlohmann::json::parse(*done, nullptr, /*allow_exceptions=*/false);
+    const auto started = ParseJsonBounded(*done);
     if (started.is_object() && !started.value("existing", false) && started.contains("run_id") &&
         started["run_id"].is_string()) {
       parts_.sessions->Subscribe(identity, started["run_id"].get<std::string>());

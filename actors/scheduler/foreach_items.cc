@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <string_view>
 
+#include "common/json_dump.h"
 #include "dsl/json_path.h"
 
 namespace apollo11::actors {
@@ -27,7 +28,7 @@ Result<std::vector<std::string>> ForeachItems::FromJson(const std::string& outpu
     return Status::InvalidInput("it gave no output ($APOLLO11_OUTPUT) to read '" + items +
                                 "' from");
   }
-  const nlohmann::json doc = nlohmann::json::parse(output_json, nullptr, false);
+  const nlohmann::json doc = ParseJsonBounded(output_json);
   if (doc.is_discarded()) return Status::InvalidInput("its output is not JSON");
   // "output" is the whole output, "output.PATH" the value at PATH in it.
   const size_t dot = items.find('.');

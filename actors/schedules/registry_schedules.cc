@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/clock.h"
+#include "common/json_dump.h"
 #include "dsl/pipeline_json.h"
 
 namespace apollo11::actors {
@@ -32,7 +33,7 @@ void RegisterSubmittedSchedule(ScheduleCore* schedules, const std::string& snaps
 
 void FollowRegisteredVersion(ScheduleCore* schedules, const RegistryRequest& request,
                              const std::string& added_json) {
-  auto added = nlohmann::json::parse(added_json, nullptr, false);
+  auto added = ParseJsonBounded(added_json);
   auto spec = dsl::PipelineFromJsonText(request.pipeline_json);
   if (added.is_discarded() || !spec.ok()) return;  // RegistryService::Apply parsed both already
   const std::string hash = added.value("hash", "");

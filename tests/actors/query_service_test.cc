@@ -462,3 +462,19 @@ TEST_CASE("a run's status is streamed from the journal and reads as the tree-bui
           }).ok());
   CHECK(empty == SafeJsonDump(RunSummaryJson(bare_run, {}), 2));
 }
+
+TEST_CASE("a stored output nested past the limit is answered as no output, not printed back",
+          "[query]") {
+  // Only a forged RESULT can carry one: a worker refuses such an output.
+  storage::RunRecord run;
+  run.run_id = "r1";
+  storage::ExecutionRecord e;
+  e.exec_id = "r1.a";
+  e.state = TaskState::kSuccess;
+  e.task_output = std::string(40000, '[') + std::string(40000, ']');
+  const nlohmann::json task = RunTaskJson(run, e);
+  CHECK(task["output"].is_null());
+  CHECK(SafeJsonDump(task).find("\"output\":null") != std::string::npos);
+  e.task_output = std::string(128, '[') + std::string(128, ']');
+  CHECK(RunTaskJson(run, e)["output"].dump() == e.task_output);
+}

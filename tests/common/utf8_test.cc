@@ -47,3 +47,21 @@ TEST_CASE("SafeJsonDump replaces invalid UTF-8 instead of throwing", "[utf8][jso
   CHECK(apollo11::FirstInvalidUtf8(text) == std::string_view::npos);
   CHECK(apollo11::SafeJsonDump(nlohmann::json{{"a", 1}}, 2) == "{\n  \"a\": 1\n}");
 }
+
+TEST_CASE("JSON from outside is parsed only as deep as the stack allows", "[json]") {
+  using apollo11::JsonNestingDepth;
+  using apollo11::kMaxJsonDepth;
+  using apollo11::ParseJsonBounded;
+  CHECK(JsonNestingDepth("1") == 0);
+  CHECK(JsonNestingDepth(R"({"a":[1,{"b":[]}],"c":{}})") == 4);
+  // Brackets inside strings, escaped quotes included, do not count.
+  CHECK(JsonNestingDepth(R"(["[[[\"[[{{", "]]"])") == 1);
+  const auto nested = [](size_t n) { return std::string(n, '[') + std::string(n, ']'); };
+  CHECK(JsonNestingDepth(nested(40000)) == kMaxJsonDepth + 1);  // stops counting
+  CHECK(JsonNestingDepth(nested(40000), 50000) == 40000);
+  CHECK(ParseJsonBounded(nested(kMaxJsonDepth)).dump() == nested(kMaxJsonDepth));
+  CHECK(ParseJsonBounded(nested(kMaxJsonDepth + 1)).is_discarded());
+  CHECK(ParseJsonBounded(std::string(40000, '{')).is_discarded());
+  CHECK(ParseJsonBounded("{broken").is_discarded());
+  CHECK(ParseJsonBounded(R"({"a":"]]]]"})")["a"] == "]]]]");
+}

@@ -60,7 +60,11 @@ TEST_CASE("a task's output JSON is masked inside its strings, keys and numbers",
   CHECK(doc["n"] == nlohmann::json::array({7, "***"}));
   // Not JSON: masked as text.
   CHECK(mask.MaskJson("{broken s3cr3t") == "{broken ***");
-  // As deep as a 64 KiB output can nest: walked without recursion.
+  // As deep as an output may nest, masked inside; deeper (no worker sends
+  // that: the output is refused first) masked as text, never printed back
+  // through the recursive JSON writer.
+  const std::string ok = std::string(128, '[') + "\"s3cr3t\"" + std::string(128, ']');
+  CHECK(mask.MaskJson(ok) == std::string(128, '[') + "\"***\"" + std::string(128, ']'));
   const std::string deep = std::string(30000, '[') + "\"s3cr3t\"" + std::string(30000, ']');
   CHECK(mask.MaskJson(deep) == std::string(30000, '[') + "\"***\"" + std::string(30000, ']'));
 }

@@ -73,6 +73,23 @@ TEST_CASE("an output over the cap fails the task naming the limit", "[executor][
   CHECK(o.error.find("over the 100-byte limit") != std::string::npos);
 }
 
+TEST_CASE("an output nested deeper than the limit fails the task, and one at the limit is kept",
+          "[executor][output]") {
+  // 32,000 levels fit in 64 KiB: printing them back would recurse as deep.
+  ExecOutcome deep =
+      RunShell(R"(python3 -c 'print("[" * 32000 + "]" * 32000)' > "$APOLLO11_OUTPUT")");
+  CHECK(deep.kind == ExecOutcomeKind::kFailed);
+  CHECK_FALSE(deep.retryable);
+  INFO(deep.error);
+  CHECK(deep.error.find("$APOLLO11_OUTPUT nests arrays and objects over the 128-level limit") !=
+        std::string::npos);
+  CHECK(deep.task_output.empty());
+  ExecOutcome at_limit =
+      RunShell(R"(python3 -c 'print("[" * 128 + "]" * 128)' > "$APOLLO11_OUTPUT")");
+  CHECK(at_limit.kind == ExecOutcomeKind::kSuccess);
+  CHECK(at_limit.task_output == std::string(128, '[') + std::string(128, ']'));
+}
+
 TEST_CASE("a failed task's output file is not read", "[executor][output]") {
   ExecOutcome o = RunShell(R"(echo '{"a":1}' > "$APOLLO11_OUTPUT"; exit 4)");
   CHECK(o.kind == ExecOutcomeKind::kFailed);
