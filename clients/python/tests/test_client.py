@@ -496,18 +496,36 @@ class ZLast(unittest.TestCase):
         with open(os.path.join(SOURCE_DIR, "README.md")) as f:
             section = f.read().split("## Python client", 1)[1].split("\n## ", 1)[0]
         blocks = re.findall(r"```(\w*)\n(.*?)```", section, re.S)
+        out = self.run_python_blocks(blocks)
+        self.assertRegex(out, r"^SUCCESS \{'count_words': 'SUCCESS'")
+        self.assertRegex(out, r"(?m)^r\S+ SUCCESS \d{4}-")
+        install = [text for lang, text in blocks if lang == "sh"]
+        self.assertEqual(len(install), 1, "one sh block under ## Python client")
+        self.run_install(install[0])
+
+    def test_the_package_readme_blocks_run_as_written(self):
+        with open(os.path.join(PACKAGE_DIR, "README.md")) as f:
+            blocks = re.findall(r"```(\w*)\n(.*?)```", f.read(), re.S)
+        out = self.run_python_blocks(blocks)
+        self.assertIn("count_words SUCCESS 0\n", out)
+        self.assertRegex(out, r"hello from Apollo-11 \(run r\S+, task greet\)\n$")
+        with open(os.path.join(SOURCE_DIR, "README.md")) as f:
+            root = f.read()
+        for lang, text in blocks:  # its install block is the README's, run above
+            if lang == "sh":
+                self.assertIn(text, root)
+
+    def run_python_blocks(self, blocks):
+        """Runs the one python block of `blocks` from the repository's root
+        against the node (settings from the environment); returns stdout."""
         code = [text for lang, text in blocks if lang == "python"]
-        self.assertEqual(len(code), 1, "one python block under ## Python client")
+        self.assertEqual(len(code), 1, "one python block")
         env = dict(os.environ, APOLLO11_COORDINATOR=NODE.url, APOLLO11_API_TOKEN=TOKEN,
                    PYTHONPATH=PACKAGE_DIR)
         r = subprocess.run([sys.executable, "-c", code[0]], cwd=SOURCE_DIR, env=env,
                            capture_output=True, text=True, timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr[-2000:])
-        self.assertRegex(r.stdout, r"^SUCCESS \{'count_words': 'SUCCESS'")
-        self.assertEqual(len(re.findall(r"^r\S+ SUCCESS ", r.stdout, re.M)), 1, r.stdout)
-        install = [text for lang, text in blocks if lang == "sh"]
-        self.assertEqual(len(install), 1, "one sh block under ## Python client")
-        self.run_install(install[0])
+        return r.stdout
 
     def run_install(self, script):
         """The section's install commands as written (bash -e), offline, with
