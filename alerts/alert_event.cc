@@ -13,7 +13,7 @@ constexpr std::array<const char*, kAlertTypeCount> kNames = {
     "run_succeeded",     "leadership_changed",
     "lease_lost",        "pipeline_rejected",
     "standby_lagging",   "election_key_refused",
-    "run_cap_reached"};
+    "run_cap_reached",   "run_failures_handled"};
 }  // namespace
 
 const char* ToString(AlertType type) { return kNames[static_cast<size_t>(type)]; }
@@ -72,6 +72,9 @@ std::string AlertText(const AlertEvent& e) {
       break;
     case AlertType::kRunCapReached:
       what = "a run was not started: a cap on active runs is reached";
+      break;
+    case AlertType::kRunFailuresHandled:
+      what = "run " + e.run_id + " succeeded with handled failures";
       break;
   }
   std::string text = "apollo11: " + what;

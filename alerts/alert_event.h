@@ -33,8 +33,9 @@ enum class AlertType : uint8_t {
   kStandbyLagging,      // replication: a standby missed --replication-timeout
   kElectionKeyRefused,  // election: a key not a coordinator's was first in line; removed
   kRunCapReached,       // a run start refused, or a fire skipped, at a cap on active runs
+  kRunFailuresHandled,  // a run ended SUCCESS with failed tasks its on: branches handled
 };
-inline constexpr int kAlertTypeCount = 15;
+inline constexpr int kAlertTypeCount = 16;
 
 // "retries_exhausted", "timeout", ... as written in the config and the JSON.
 const char* ToString(AlertType type);

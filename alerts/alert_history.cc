@@ -20,6 +20,7 @@ const char* SeverityOf(AlertType type) {
     case AlertType::kLeadershipChanged:
     case AlertType::kStandbyLagging:
     case AlertType::kRunCapReached:
+    case AlertType::kRunFailuresHandled:
       return "warning";
     case AlertType::kLeaseLost:
     case AlertType::kElectionKeyRefused:

@@ -13,7 +13,7 @@ namespace apollo11::alerts {
 // The pipeline's rules, named "pipeline NAME #N" (1-based) in logs; null when
 // it declares none. DSL event names map to alert types: task_failed and
 // retries_exhausted -> retries_exhausted, task_timeout -> timeout, slow_task,
-// run_failed, run_canceled and run_succeeded as named. A webhook gets the
+// run_failed, run_canceled, run_succeeded and run_failures_handled as named. A webhook gets the
 // node's default attempts (WebhookTarget); an unknown event name (the parser
 // refuses them) is skipped.
 std::shared_ptr<const std::vector<AlertRule>> PipelineAlertRules(const dsl::PipelineSpec& spec);

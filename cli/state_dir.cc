@@ -140,8 +140,9 @@ void PrintRunSummary(const nlohmann::json& summary, std::FILE* out) {
                                       : "-";
     std::fprintf(out, "  %-24s %-9s %8d %5s  %-16s %s\n", id.c_str(), state.c_str(),
                  t.value("attempts", 0), exit_code.c_str(), str(t, "worker").c_str(),
-                 t.contains("reused_from") ? ("reused from " + str(t, "reused_from")).c_str()
-                                           : str(t, "error").c_str());
+                 t.contains("reused_from")   ? ("reused from " + str(t, "reused_from")).c_str()
+                 : t.value("handled", false) ? ("handled: " + str(t, "error")).c_str()
+                                             : str(t, "error").c_str());
     if (str(t, "slow") == "flagged") {
       std::fprintf(out,
                    "  %-24s SLOW: flagged slow (%s); waiting for `apollo11 confirm %s "

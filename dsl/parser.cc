@@ -30,9 +30,9 @@ const std::vector<std::string> kPipelineKeys = {
     "concurrency", "schedule", "alerts",         "retry_policy", "templates",
     "timezone",    "catchup",  "catchup_window", "overlap",      "max_active_runs"};
 const std::vector<std::string> kAlertKeys = {"events", "webhook", "command"};
-const std::vector<std::string> kAlertEvents = {"task_failed",  "task_timeout", "retries_exhausted",
-                                               "slow_task",    "run_failed",   "run_canceled",
-                                               "run_succeeded"};
+const std::vector<std::string> kAlertEvents = {
+    "task_failed", "task_timeout", "retries_exhausted", "slow_task",
+    "run_failed",  "run_canceled", "run_succeeded",     "run_failures_handled"};
 
 // Reads one pipeline file: its top level here, imports, policies and
 // templates through the Library, each task through a TaskParser.

@@ -182,6 +182,10 @@ void CoordinatorMetrics::AddRunOutcomes(Registry& r) {
     runs_[static_cast<int>(s)] = &r.AddCounter(
         "apollo11_runs_finished_total", "Runs finished, by outcome.", {{"outcome", StateLabel(s)}});
   }
+  runs_failures_handled_ = &r.AddCounter(
+      "apollo11_runs_failures_handled_total",
+      "Runs that finished SUCCESS with failed or timed-out tasks, each handled by a dependent's "
+      "on: failure, timeout or done branch (also counted as outcome success).");
 }
 
 void CoordinatorMetrics::RunSubmitted(size_t tasks) {
@@ -198,8 +202,10 @@ void CoordinatorMetrics::RunRecovered(const std::array<size_t, kTaskStateCount>&
   }
 }
 
-void CoordinatorMetrics::RunFinished(RunStatus outcome, PipelineMetrics* pipeline, Micros took) {
+void CoordinatorMetrics::RunFinished(RunStatus outcome, PipelineMetrics* pipeline, Micros took,
+                                     bool failures_handled) {
   if (Counter* c = runs_[static_cast<int>(outcome)]) c->Inc();
+  if (failures_handled) runs_failures_handled_->Inc();
   pipeline->RunFinished(outcome, took);
   runs_active.Add(-1);
 }

@@ -66,8 +66,11 @@ class CoordinatorMetrics {
   // executions gauge consistent with the transitions that follow; executions
   // already final were counted by the process that finished them.
   void RunRecovered(const std::array<size_t, kTaskStateCount>& by_state);
-  // A run of `pipeline` reached its final status `took` after it started.
-  void RunFinished(RunStatus outcome, PipelineMetrics* pipeline, Micros took);
+  // A run of `pipeline` reached its final status `took` after it started;
+  // `failures_handled`: a SUCCESS run with failed tasks that on: branches
+  // handled (also counted as a success).
+  void RunFinished(RunStatus outcome, PipelineMetrics* pipeline, Micros took,
+                   bool failures_handled = false);
   // An attempt's result was applied, `since_ready` after it became READY.
   void AttemptEnded(bool timed_out, Micros since_ready) {
     if (timed_out) timeouts.Inc();
@@ -157,6 +160,7 @@ class CoordinatorMetrics {
   std::array<Counter*, kTaskStateCount> executions_finished_{};  // final states only
   std::array<Counter*, kTaskStateCount> transitions_{};
   std::array<Counter*, 5> runs_{};  // by RunStatus; only final ones are registered
+  Counter* runs_failures_handled_ = nullptr;
   std::array<Counter*, kScheduleFireOutcomes> schedule_fires_{};
   Counter* executions_created_ = nullptr;
   std::array<Counter*, kWorkerRefusals> refused_frames_{};

@@ -125,7 +125,8 @@ struct Layout<RunRecord> {
     io(r.params);
     io.Reserved();
     io(r.pipeline_version);
-    io(r.rerun_of);  // appended: older records decode with it empty
+    io(r.rerun_of);          // appended: older records decode with it empty
+    io(r.handled_failures);  // appended likewise (0)
   }
 };
 

@@ -104,6 +104,10 @@ struct RunRecord {
   // The run this one reruns (`apollo11 rerun`); empty for any other run and
   // in records written before it existed.
   std::string rerun_of;
+  // Tasks that ended FAILED or TIMEOUT in a run that ended SUCCESS: a
+  // dependent's `on: failure`, `on: timeout` or `on: done` handled each. 0 for every
+  // other run and in records written before it existed.
+  uint32_t handled_failures = 0;
 };
 
 // registry: one registered version of a pipeline, NAME@VERSION, its snapshot

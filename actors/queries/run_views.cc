@@ -21,6 +21,13 @@ namespace {
 
 // A task's journaled JSON output as a JSON value; null when there is none
 // (or, never expected, when the journal holds text that does not parse).
+// A failed or timed-out task of a run that ended SUCCESS: a dependent's
+// on: branch handled it (DagRun::Outcome).
+bool HandledFailure(const storage::RunRecord& run, const storage::ExecutionRecord& e) {
+  return run.status == RunStatus::kSuccess &&
+         (e.state == TaskState::kFailed || e.state == TaskState::kTimeout);
+}
+
 nlohmann::json TaskOutputJson(const std::string& text) {
   if (text.empty()) return nullptr;
   nlohmann::json doc = ParseJsonBounded(text);
@@ -40,6 +47,7 @@ nlohmann::json RunTaskJson(const storage::RunRecord& run, const storage::Executi
   if (!e.logs_truncated.empty()) t["logs_truncated"] = e.logs_truncated;
   if (!e.task_output.empty()) t["output"] = TaskOutputJson(e.task_output);
   if (!e.item.empty()) t["item"] = e.item;  // a foreach instance's
+  if (HandledFailure(run, e)) t["handled"] = true;
   // A rerun's task that never ran in it: only a reused one ends SUCCESS
   // at attempt 0.
   if (!run.rerun_of.empty() && e.state == TaskState::kSuccess && e.attempt == 0) {
@@ -119,6 +127,7 @@ std::optional<std::string> PlainRunTaskJson(const storage::RunRecord& run,
   w.Quoted("exec_id", e.exec_id);
   if (EndedByItself(e.state)) w.Number("exit_code", e.exit_code);
   if (e.finished_at) w.Number("finished_at_us", e.finished_at);
+  if (HandledFailure(run, e)) w.Member("handled", "true");
   if (reused) w.Quoted("reused_from", run.rerun_of);
   if (e.started_at) w.Number("started_at_us", e.started_at);
   w.Quoted("state", ToString(e.state));
@@ -141,6 +150,7 @@ nlohmann::json RunHeaderJson(const storage::RunRecord& run) {
   if (run.pipeline_version) doc["pipeline_version"] = run.pipeline_version;  // registry
   if (!run.params.empty()) doc["params"] = run.params;
   if (!run.rerun_of.empty()) doc["rerun_of"] = run.rerun_of;
+  if (run.handled_failures) doc["handled_failures"] = run.handled_failures;
   return doc;
 }
 
@@ -250,6 +260,7 @@ nlohmann::json RunLineJson(const storage::RunRecord& r) {
   if (r.finished_at) j["duration_ms"] = (r.finished_at - r.started_at) / kMicrosPerMilli;
   if (r.pipeline_version) j["pipeline_version"] = r.pipeline_version;  // registry
   if (!r.rerun_of.empty()) j["rerun_of"] = r.rerun_of;
+  if (r.handled_failures) j["handled_failures"] = r.handled_failures;
   return j;
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "actors/scheduler/handled_failures.h"
 #include "common/ids.h"
 #include "common/log_event.h"
 #include "dsl/pipeline_json.h"
@@ -423,9 +424,17 @@ void SchedulerCore::FinishIfDone(SchedulerRun& run) {
                         std::to_string(count(TaskState::kSkipped)) + " skipped, " +
                         std::to_string(count(TaskState::kCanceled)) + " canceled";
   }
+  // A run ends SUCCESS with failed tasks only when a branch handled each
+  // (DagRun::Outcome): say so wherever the run is shown.
+  if (run.record.status == RunStatus::kSuccess) {
+    run.record.handled_failures = static_cast<uint32_t>(run.dag->count(TaskState::kFailed) +
+                                                        run.dag->count(TaskState::kTimeout));
+    if (run.record.handled_failures > 0) run.record.reason += HandledFailuresNote(*run.dag);
+  }
   batch_.PutRun(run.record);
   options_.metrics->RunFinished(run.record.status, run.metrics,
-                                run.record.finished_at - run.record.started_at);
+                                run.record.finished_at - run.record.started_at,
+                                run.record.handled_failures > 0);
   RunFinished f;
   f.run_id = run.run_id;
   f.status = static_cast<uint8_t>(run.record.status);
@@ -441,6 +450,9 @@ void SchedulerCore::FinishIfDone(SchedulerRun& run) {
       break;
     case RunStatus::kSuccess:
       StageAlert(alerts::AlertType::kRunSucceeded, run, -1, 0, run.record.reason);
+      if (run.record.handled_failures > 0) {
+        StageAlert(alerts::AlertType::kRunFailuresHandled, run, -1, 0, run.record.reason);
+      }
       break;
     default:
       break;

@@ -305,6 +305,7 @@ TEST_CASE("a task's summary written without a tree is the tree's text, for any e
     storage::RunRecord run;
     run.run_id = "r1";
     if (pick(4) == 0) run.rerun_of = pick(5) == 0 ? "r\"0" : "r0";
+    if (pick(2) == 0) run.status = RunStatus::kSuccess;  // a failed task is then handled
     storage::ExecutionRecord e;
     e.exec_id = "r1.t" + std::to_string(i) + (pick(10) == 0 ? kTexts[pick(9)] : "");
     e.attempt = static_cast<uint32_t>(pick(4));

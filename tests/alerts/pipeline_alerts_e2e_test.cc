@@ -2,8 +2,13 @@
 // process: under `apollo11 run` (no node config at all) and on a node that
 // has no alert rules of its own. run_succeeded reaches only the rules that
 // name it, and every payload carries a human `text` line for chat webhooks.
+// A run that succeeded with handled failures says so in every view.
+
+#include <httplib.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <thread>
 
 #include "tests/actors/cli_harness.h"
 #include "tests/actors/cluster_harness.h"
@@ -116,4 +121,79 @@ TEST_CASE("a pipeline's alerts fire on a node that has no alert rules of its own
   REQUIRE(successes.WaitUntil([](const std::vector<json>& got) { return !got.empty(); }, 15000));
   CHECK(successes.Received().front().value("pipeline", "") == "billing.ok");
   CHECK(successes.Received().size() == 1);
+}
+
+TEST_CASE("a run whose failure an on: branch handled succeeds and says so everywhere",
+          "[alerts][e2e]") {
+  ScratchDir dir;
+  AlertReceiver handled;
+  dir.Write("node.yaml", "alert-fold-window: 200ms\n");
+  NodeProc node =
+      StartNode(dir, "node",
+                {"--role", "all", "--bind", "tcp://127.0.0.1:0", "--api-bind", "tcp://127.0.0.1:0",
+                 "--slots", "2", "--worker-id", "local", "--config", dir.path() + "/node.yaml"});
+  Nodes guard{{&node}};
+  REQUIRE(WaitFor([&] { return WorkerCount(node) == 1; }, 5000));
+  // `load` fails; `cleanup` is its failure branch; `report` runs either way.
+  const std::string file = dir.Write("h.yaml", R"(version: "1.0"
+name: shop.handled
+alerts:
+  - events: [run_failures_handled, run_failed]
+    webhook: ")" + handled.Url() + R"("
+pipeline:
+  - id: load
+    type: shell
+    command: "echo no rows >&2; exit 3"
+  - id: cleanup
+    type: noop
+    depends_on: [{task: load, on: failure}]
+  - id: report
+    type: noop
+    depends_on: [{task: load, on: done}]
+)");
+  CmdResult r = Cli(node, {"submit", file, "--wait", "--json"});
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 0);  // the run succeeded
+  const json run = ParseJson(r.out);
+  const std::string run_id = run.value("run_id", "");
+  CHECK(run.value("state", "") == "SUCCESS");
+  CHECK(run.value("handled_failures", 0) == 1);
+  CHECK_THAT(run.value("reason", ""),
+             Catch::EndsWith("; 1 failure handled by an on: branch (load)"));
+  CHECK(run["tasks"]["load"].value("handled", false));
+  CHECK_FALSE(run["tasks"]["cleanup"].contains("handled"));
+
+  // The text status names it on the task's line; the run list carries it.
+  CmdResult text = Cli(node, {"status", run_id});
+  CHECK_THAT(text.out, Catch::Contains("1 failure handled by an on: branch (load)"));
+  CHECK_THAT(text.out, Catch::Contains("handled: "));
+  const json runs = ParseJson(Cli(node, {"runs", "--json"}).out);
+  REQUIRE(runs.is_array());
+  REQUIRE(!runs.empty());
+  CHECK(runs[0].value("handled_failures", 0) == 1);
+
+  // run_failures_handled is raised, run_failed is not.
+  REQUIRE(handled.WaitUntil([](const std::vector<json>& got) { return !got.empty(); }, 15000));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // anything else would be in
+  REQUIRE(handled.Received().size() == 1);
+  const json a = handled.Received().front();
+  CHECK(a.value("type", "") == "run_failures_handled");
+  CHECK_THAT(a.value("text", ""), Catch::Contains("succeeded with handled failures"));
+
+  // Counted on /metrics, and also as a success.
+  const std::string addr = node.listening["http"].get<std::string>();
+  httplib::Client http(addr.substr(0, addr.rfind(':')),
+                       std::stoi(addr.substr(addr.rfind(':') + 1)));
+  auto metrics = http.Get("/metrics");
+  REQUIRE(metrics);
+  CHECK_THAT(metrics->body, Catch::Contains("\napollo11_runs_failures_handled_total 1\n"));
+  CHECK_THAT(metrics->body,
+             Catch::Contains("\napollo11_runs_finished_total{outcome=\"success\"} 1\n"));
+
+  // rerun --failed takes the handled failure again, reusing what succeeded.
+  CmdResult rerun = Cli(node, {"rerun", run_id, "--failed", "--wait", "--json"});
+  INFO(rerun.out << rerun.err);
+  const json again = ParseJson(rerun.out);
+  CHECK(again["tasks"]["load"].value("attempts", 0) == 1);
+  CHECK(again["tasks"]["load"].value("state", "") == "FAILED");
 }

@@ -43,6 +43,18 @@ export function stateBadge(state: string): HTMLElement {
   return h("span", { class: "state " + state, "data-state": state }, state);
 }
 
+// A run's state, and beside a SUCCESS with handled failures the count: the
+// run succeeded because on: branches handled its failed tasks.
+export function runStateBadge(state: string, handled: number | undefined): HTMLElement | DocumentFragment {
+  if (!handled) return stateBadge(state);
+  const out = document.createDocumentFragment();
+  out.append(stateBadge(state), " ", h("span", {
+    class: "handled", "data-handled": handled,
+    title: "The run succeeded: a dependent's on: failure, timeout or done branch handled each failed task",
+  }, handled === 1 ? "1 handled failure" : `${handled} handled failures`));
+  return out;
+}
+
 export function link(href: string, text: string): HTMLElement {
   return h("a", { href: BASE + href, "data-link": true }, text);
 }

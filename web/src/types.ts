@@ -12,6 +12,7 @@ export interface RunLine {
   created_at: string;
   duration_ms?: number;
   tasks: number;
+  handled_failures?: number;
 }
 export interface TaskStatus {
   state: string;
@@ -24,6 +25,8 @@ export interface TaskStatus {
   slow?: string;
   slow_reason?: string;
   flagged_at?: string;
+  error?: string;
+  handled?: boolean;
 }
 export interface RunStatus {
   run_id: string;
@@ -37,6 +40,7 @@ export interface RunStatus {
   tasks: Record<string, TaskStatus>;
   journal_error?: string;
   rerun_of?: string;
+  handled_failures?: number;
 }
 export interface Transition {
   seq: number;

@@ -38,7 +38,10 @@ export class TaskTable {
       const t = this.tasks[id];
       const dur = t.started_at_us && t.finished_at_us ? fmtMs(Math.round((t.finished_at_us - t.started_at_us) / 1000)) : "";
       const row = h("div", { class: "row", "data-task": id },
-        h("span", {}, link("/exec/" + encodeURIComponent(t.exec_id), id)), h("span", {}, stateBadge(t.state)),
+        h("span", {}, link("/exec/" + encodeURIComponent(t.exec_id), id)),
+        h("span", {}, stateBadge(t.state), t.handled ? h("span", {
+          class: "handled", title: "Handled: a dependent's on: branch ran, and the run can still succeed",
+        }, " handled") : ""),
         h("span", {}, t.attempts), h("span", {}, t.worker ?? ""),
         h("span", {}, t.state === "SUCCESS" || t.state === "FAILED" ? String(t.exit_code ?? "") : ""), h("span", {}, dur));
       row.style.top = i * ROW + "px";

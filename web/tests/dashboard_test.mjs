@@ -240,6 +240,24 @@ pipeline:
       await shot("execution");
     });
 
+    await test("a run whose failure an on: branch handled shows as succeeded with a handled failure", async () => {
+      const file = writePipeline("handled", 'version: "1.0"\nname: web.handled\npipeline:\n' +
+        "  - id: load\n    type: shell\n    command: exit 3\n" +
+        "  - id: cleanup\n    type: noop\n    depends_on: [{ task: load, on: failure }]\n");
+      const out = await cli("submit", file, "--coordinator", api, "--json", "--wait");
+      const id = /r\d{8}T[0-9-]+/.exec(out)[0];
+      const status = await json(base, "/api/v1/runs/" + id);
+      assert.equal(status.state, "SUCCESS");
+      assert.equal(status.handled_failures, 1);
+      assert.equal(status.tasks.load.handled, true);
+      await page.goto(base + "/run/" + id);
+      await page.waitForSelector('#run-head .handled[data-handled="1"]');
+      assert.match(await page.textContent("#run-head"), /SUCCESS 1 handled failure/);
+      await page.waitForSelector('#task-table .row[data-task="load"] .handled');
+      await page.goto(base + "/runs");
+      await page.waitForSelector(`tr[data-run="${id}"] .handled`);
+    });
+
     await test("a running task's output is tailed live; without the token there is no cancel and the API refuses it, with it the run is canceled", async () => {
       const long = writePipeline("long", 'version: "1.0"\nname: web.long\npipeline:\n  - id: wait\n    type: shell\n    command: echo tick-1; sleep 60\n');
       const out = await cli("submit", long, "--coordinator", api, "--json");

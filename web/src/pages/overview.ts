@@ -6,7 +6,7 @@ import uPlot from "uplot";
 import { AlertsPanel } from "../alerts";
 import { getJson, getText } from "../api";
 import { LiveChart } from "../chart";
-import { clear, fmtMs, fmtTime, h, link, stateBadge } from "../dom";
+import { clear, fmtMs, fmtTime, h, link, runStateBadge } from "../dom";
 import { parseMetrics, total } from "../metrics";
 import { BasePage, Page } from "../page";
 import { RunLine } from "../types";
@@ -114,6 +114,6 @@ export function runTable(runs: RunLine[]): HTMLElement {
     h("thead", {}, h("tr", {}, ...["Run", "Pipeline", "State", "Tasks", "Started", "Duration"].map((t) => h("th", {}, t)))),
     h("tbody", {}, ...runs.map((r) => h("tr", { "data-run": r.run_id },
       h("td", {}, link("/run/" + encodeURIComponent(r.run_id), r.run_id)),
-      h("td", {}, r.pipeline), h("td", {}, stateBadge(r.state)), h("td", {}, r.tasks),
+      h("td", {}, r.pipeline), h("td", {}, runStateBadge(r.state, r.handled_failures)), h("td", {}, r.tasks),
       h("td", {}, fmtTime(r.created_at)), h("td", {}, fmtMs(r.duration_ms))))));
 }

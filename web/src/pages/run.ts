@@ -3,7 +3,7 @@
 // answers).
 
 import { ApiError, getJson, post, token } from "../api";
-import { clear, fmtMs, fmtTime, h, link, message, stateBadge } from "../dom";
+import { clear, fmtMs, fmtTime, h, link, message, runStateBadge } from "../dom";
 import { attemptsOf, drawGantt, drawGanttCanvas } from "../gantt";
 import { drawGraph, GROUP_OVER } from "../graph";
 import { BasePage, Page } from "../page";
@@ -89,12 +89,13 @@ export function runPage(runId: string): Page {
     const n = Object.keys(status.tasks).length;
     const finished = FINISHED_RUN.has(status.state);
     clear(head);
-    head.append(h("div", {}, stateBadge(status.state), " ", status.pipeline, ` · ${n} tasks · started `,
+    head.append(h("div", {}, runStateBadge(status.state, status.handled_failures), " ", status.pipeline, ` · ${n} tasks · started `,
       fmtTime(status.created_at), status.duration_ms !== undefined ? " · " + fmtMs(status.duration_ms) : "",
       status.reason ? " · " + status.reason : "",
       status.rerun_of ? h("span", { id: "rerun-of" }, " · rerun of ", link("/run/" + encodeURIComponent(status.rerun_of), status.rerun_of)) : ""));
     cancel.disabled = finished;
-    rerun.disabled = !finished || status.state === "SUCCESS";
+    // A SUCCESS with handled failures has failed tasks to rerun too.
+    rerun.disabled = !finished || (status.state === "SUCCESS" && !status.handled_failures);
     if (!graph) {
       try {
         graph = await getJson<Graph>("/api/runs/" + encodeURIComponent(runId) + "/graph");
