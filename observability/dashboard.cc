@@ -71,14 +71,14 @@ void Dashboard::SecurityHeaders(httplib::Response& res) {
   res.set_header("X-Frame-Options", "DENY");
 }
 
-void Dashboard::RegisterNotices(httplib::Server& server, const std::string& base) {
-  server.Get(base + "/licenses", [](const httplib::Request& req, httplib::Response& res) {
-    for (const DashboardAsset& a : DashboardAssets()) {
-      if (a.path.starts_with("/assets/licenses.")) return Send(a, false, req, res);
-    }
-    res.status = 500;
-    res.set_content("this build has no notices\n", "text/plain");
-  });
+void Dashboard::SendEmbedded(std::string_view stem, const httplib::Request& req,
+                             httplib::Response& res) {
+  const std::string prefix = "/assets/" + std::string(stem);
+  for (const DashboardAsset& a : DashboardAssets()) {
+    if (a.path.starts_with(prefix)) return Send(a, false, req, res);
+  }
+  res.status = 500;
+  res.set_content("this build does not embed " + std::string(stem) + "\n", "text/plain");
 }
 
 void Dashboard::Register(httplib::Server& server, const std::string& base) {

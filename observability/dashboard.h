@@ -25,10 +25,12 @@ class Dashboard {
   // Registers the routes on `server` under `base` ("" or "/apollo"). Call
   // once, before it serves.
   static void Register(httplib::Server& server, const std::string& base);
-  // Registers GET /licenses: the third-party notices of what the binaries
-  // carry (NOTICE and scripts/third_party_notices.py), as text. Every node
-  // serves it, coordinator or worker.
-  static void RegisterNotices(httplib::Server& server, const std::string& base);
+  // Answers the embedded file first named `stem` (scripts/build-dashboard.sh
+  // puts it in the bundle; the embed step names it STEM.HASH.EXT), with its
+  // ETag; 500 in a build without it. "licenses.": the third-party notices of
+  // what the binaries carry; "openapi.": docs/api/openapi.json.
+  static void SendEmbedded(std::string_view stem, const httplib::Request& req,
+                           httplib::Response& res);
 
   // Sets the security headers every dashboard and API answer carries.
   static void SecurityHeaders(httplib::Response& res);

@@ -20,12 +20,14 @@ using transport::Action;
 
 // Every route of the HTTP server, and what it does. Keep in the order of
 // docs/operations.md's "Security" table.
-constexpr std::array<HttpRule, 34> kRules = {{
-    // Public: probes, metrics, the notices, who the caller is, signing in.
+constexpr std::array<HttpRule, 35> kRules = {{
+    // Public: probes, metrics, the notices, the API's description, who the
+    // caller is, signing in.
     {"GET", "/healthz", std::nullopt},
     {"GET", "/readyz", std::nullopt},
     {"GET", "/metrics", std::nullopt},
     {"GET", "/licenses", std::nullopt},
+    {"GET", "/api/v1/openapi.json", std::nullopt},
     {"GET", "/api/whoami", std::nullopt},
     {"GET", "/auth/login", std::nullopt},
     {"GET", "/auth/callback", std::nullopt},

@@ -271,7 +271,11 @@ void HttpServer::Routes() {
           res.status = ready ? 200 : 503;
           res.set_content(ready ? "ready\n" : "not ready: " + why + "\n", "text/plain");
         });
-  Dashboard::RegisterNotices(s, options_.base_path);
+  // The third-party notices of what the binaries carry: every node.
+  Route(s, *routes_, "GET", "/licenses",
+        [](const httplib::Request& req, httplib::Response& res, const Principal&) {
+          Dashboard::SendEmbedded("licenses.", req, res);
+        });
   s.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
     routes_->AnswerUnrouted(req, res);
   });
@@ -279,6 +283,11 @@ void HttpServer::Routes() {
     cache_ = std::make_unique<QueryCache>(options_.clock ? options_.clock : &clock_,
                                           options_.api_cache_ttl_us);
     ApiRoutes();
+    // The API's own description (docs/api/openapi.json, embedded).
+    Route(s, *routes_, "GET", "/api/v1/openapi.json",
+          [](const httplib::Request& req, httplib::Response& res, const Principal&) {
+            Dashboard::SendEmbedded("openapi.", req, res);
+          });
     nlohmann::json info = options_.node_info;
     info["mutations"] = access_->MutationsPossible();
     dashboard_api_ = std::make_unique<DashboardApi>(options_.backend, &backend_mu_, cache_.get(),

@@ -46,5 +46,7 @@ cp static/* dist/
 ./node_modules/.bin/esbuild src/main.ts --bundle --minify --target=es2020 \
   --format=iife --outfile=dist/app.js --log-level=warning --metafile=meta.json
 cp node_modules/uplot/dist/uPlot.min.css dist/uplot.css
+# The HTTP API's description, served at /api/v1/openapi.json.
+cp "$src/../docs/api/openapi.json" dist/openapi.json
 python3 "$here/third_party_notices.py" "$src/.." meta.json node_modules dist/licenses.txt
 python3 "$here/embed_assets.py" dist "$out"

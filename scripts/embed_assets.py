@@ -19,6 +19,7 @@ TYPES = {
     ".png": "image/png",
     ".ico": "image/x-icon",
     ".txt": "text/plain; charset=utf-8",
+    ".json": "application/json",
 }
 
 
