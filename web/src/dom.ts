@@ -65,6 +65,26 @@ export function fmtTime(iso: string | undefined): string {
   return isNaN(d.getTime()) ? iso : d.toLocaleString();
 }
 
+// A moment to the millisecond, local time: "2026-01-05 14:03:07.125"
+// (fmtTime and fmtUs round to the second; the trace and the journal do not).
+export function fmtTimeMs(at: string | number | undefined): string {
+  if (at === undefined || at === "" || at === 0) return "";
+  const d = typeof at === "number" ? new Date(at / 1000) : new Date(at);
+  if (isNaN(d.getTime())) return String(at);
+  const p = (n: number, w = 2) => String(n).padStart(w, "0");
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ` +
+    `${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}.${p(d.getMilliseconds(), 3)}`;
+}
+
+// How a process ended, from its exit code: a negative one is the signal
+// that killed it (the worker's convention).
+export function fmtExit(code: number | undefined): string {
+  if (code === undefined || code === null) return "";
+  if (code >= 0) return "exit " + code;
+  const names: Record<number, string> = { 1: "SIGHUP", 2: "SIGINT", 6: "SIGABRT", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM" };
+  return `signal ${-code}` + (names[-code] ? ` (${names[-code]})` : "");
+}
+
 export function fmtUs(us: number | undefined): string {
   if (!us) return "";
   return new Date(us / 1000).toLocaleTimeString();

@@ -54,6 +54,7 @@ export interface Transition {
   ts: string;
   ts_us: number;
   worker?: string;
+  note?: boolean;  // an event (slow flag, operator decision), not a state change
 }
 export interface Execution {
   exec_id: string;

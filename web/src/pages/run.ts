@@ -5,7 +5,7 @@
 import { ApiError, getJson, post, token } from "../api";
 import { clear, fmtMs, fmtTime, h, link, message, runStateBadge } from "../dom";
 import { attemptsOf, drawGantt, drawGanttCanvas } from "../gantt";
-import { drawGraph, GROUP_OVER } from "../graph";
+import { GraphView, GROUP_OVER } from "../graph";
 import { BasePage, Page } from "../page";
 import { FINISHED_RUN, Graph, RunStatus, Transition } from "../types";
 import { TaskTable } from "../vtable";
@@ -55,7 +55,7 @@ export function runPage(runId: string): Page {
     }
   });
 
-  let drawn: ReturnType<typeof drawGraph> | undefined;
+  let drawn: GraphView | undefined;
   let graph: Graph | undefined;
   let status: RunStatus | undefined;
   let loaded = false;
@@ -76,7 +76,7 @@ export function runPage(runId: string): Page {
     if (!force && performance.now() - historyAt < 2000) return;
     historyAt = performance.now();
     const history = await getJson<Transition[]>("/api/runs/" + encodeURIComponent(runId) + "/history");
-    drawGantt(ganttBox, attemptsOf(history), now);
+    drawGantt(ganttBox, attemptsOf(history), now, status.tasks);
   };
 
   const phases: string[] = [];
@@ -105,12 +105,13 @@ export function runPage(runId: string): Page {
         graphNote.textContent = "No pipeline snapshot to draw the edges from: " + (e as Error).message;
       }
       mark("graph");
-      drawn = drawGraph(graph, status.tasks, open);
+      drawn = new GraphView(graph, status.tasks, open);
       mark("layout");
       clear(graphBox);
-      graphBox.append(drawn.svg);
+      graphBox.append(drawn.root);
+      drawn.fit();
       const notes: string[] = [];
-      if (graph.tasks.length > GROUP_OVER) notes.push(`${graph.tasks.length} tasks: grouped by layer (longest path from a root), each bar shows its tasks' states.`);
+      if (graph.tasks.length > GROUP_OVER) notes.push(`${graph.tasks.length} tasks: grouped by layer (longest path from a root), each bar shows its tasks' states; open a layer to see its tasks, or find a task by name.`);
       if (status.pipeline_hash && graph.hash && graph.hash !== status.pipeline_hash) {
         notes.push(`Drawn from the pipeline's newest snapshot (${graph.hash}); this run used ${status.pipeline_hash}.`);
       }
