@@ -228,6 +228,146 @@ pipeline:
       await shot("run");
     });
 
+    await test("the Gantt has a legend, time ticks and its box's width; a run bar starts at the worker's start, as the Duration column", async () => {
+      await page.goto(base + "/run/" + runId);
+      await page.waitForSelector('#gantt .gantt-attempt[data-exec$=".flaky"] .gantt-run');
+      for (const part of ["queued", "run", "wait"]) assert.ok(await page.isVisible(`#gantt-legend [data-part="${part}"]`), part);
+      assert.ok(await page.locator("#gantt-axis .gantt-tick").count() >= 3, "at least 3 ticks on the axis");
+      const widths = () => page.evaluate(() => [document.querySelector("#gantt").getBoundingClientRect().width,
+        document.querySelector("#gantt-box").clientWidth]);
+      let [svg, box] = await widths();
+      assert.ok(svg > box - 30 && svg <= box, `the Gantt is ${svg} px in a ${box} px box`);
+      await page.setViewportSize({ width: 900, height: 900 });
+      await page.waitForFunction(() => Math.abs(document.querySelector("#gantt").getBoundingClientRect().width -
+        document.querySelector("#gantt-box").clientWidth) < 30 && document.querySelector("#gantt-box").clientWidth < 900);
+      await page.setViewportSize({ width: 1280, height: 900 });
+      const flaky = (await json(base, "/api/runs/" + runId)).tasks.flaky;
+      const bar = `#gantt .gantt-attempt[data-exec$=".flaky"][data-attempt="${flaky.attempts}"]`;
+      assert.equal(Number(await page.getAttribute(bar + " .gantt-run", "data-start-us")), flaky.started_at_us);
+      assert.equal(Number(await page.getAttribute(bar + " .gantt-run", "data-end-us")), flaky.finished_at_us);
+      // The queue part ends where the run part starts.
+      const [queueEnd, runStart] = await page.$eval(bar, (g) => {
+        const q = g.querySelector(".gantt-queued"), r = g.querySelector(".gantt-run");
+        return [Number(q.getAttribute("x")) + Number(q.getAttribute("width")), Number(r.getAttribute("x"))];
+      });
+      assert.ok(Math.abs(queueEnd - runStart) < 0.01, `queue ends at ${queueEnd}, run starts at ${runStart}`);
+      const duration = (await page.textContent('#task-table .row[data-task="flaky"] span:last-child')).trim();
+      assert.ok(duration && (await page.textContent(bar + " .gantt-dur")).includes(duration),
+        `the bar's label says the table's ${duration}`);
+    });
+
+    await test("a 300-task graph fits a 1366x768 screen on open, with arrowheads, edges styled by condition, zoom, search and hover", async () => {
+      const lines = ['version: "1.0"', "name: web.wide", "pipeline:"];
+      for (let layer = 0; layer < 15; layer++) {
+        for (let i = 0; i < 20; i++) {
+          lines.push(`  - id: l${layer}_t${i}`, "    type: noop");
+          if (!layer) continue;
+          const deps = [`l${layer - 1}_t${i}`];
+          const on = layer === 5 && i === 0 ? "failure" : layer === 7 && i === 3 ? "done" : layer === 9 && i === 6 ? "timeout" : "";
+          if (i % 3 === 0) deps.push(on ? `{task: l${layer - 1}_t${(i + 1) % 20}, on: ${on}}` : `l${layer - 1}_t${(i + 1) % 20}`);
+          lines.push(`    depends_on: [${deps.join(", ")}]`);
+        }
+      }
+      const file = writePipeline("wide", lines.join("\n") + "\n");
+      const id = /r\d{8}T[0-9-]+/.exec(await cli("submit", file, "--coordinator", api, "--json"))[0];
+      await page.setViewportSize({ width: 1366, height: 768 });
+      try {
+        await page.goto(base + "/run/" + id);
+        await page.waitForSelector("#page-run.loaded");
+        assert.equal(await page.locator("#dag .node[data-task]").count(), 300);
+        const outside = () => page.evaluate(() => {
+          const v = document.querySelector("#dag").getBoundingClientRect();
+          return [...document.querySelectorAll("#dag .node")].filter((n) => {
+            const r = n.getBoundingClientRect();
+            return r.left < v.left - 0.5 || r.right > v.right + 0.5 || r.top < v.top - 0.5 || r.bottom > v.bottom + 0.5;
+          }).length;
+        });
+        assert.equal(await outside(), 0, "every task's box is in view");
+        const view = await page.$eval("#dag", (e) => e.getBoundingClientRect().toJSON());
+        assert.ok(view.bottom - view.top <= 768, "the graph's box fits the screen's height");
+        // Arrowheads on every edge, by condition; failure, timeout and done drawn apart from success.
+        const edges = await page.$$eval("#dag path.edge", (es) => es.map((e) => ({
+          on: e.dataset.on, marker: e.getAttribute("marker-end"), dash: getComputedStyle(e).strokeDasharray, stroke: getComputedStyle(e).stroke })));
+        assert.ok(edges.length > 300);
+        for (const e of edges) assert.equal(e.marker, `url(#arrow-${e.on})`);
+        assert.equal(await page.locator("#dag marker#arrow-success path").count(), 1);
+        const style = (on) => edges.find((e) => e.on === on);
+        for (const on of ["failure", "timeout", "done"]) {
+          assert.ok(style(on), "an edge on " + on);
+          assert.notEqual(style(on).dash, style("success").dash, on + " is dashed unlike success");
+        }
+        assert.notEqual(style("failure").stroke, style("success").stroke);
+        assert.equal(await page.locator("#graph-legend .legend-edge").count(), 4);
+        // Zoom by button and key, back by Fit.
+        const zoom = () => page.$eval("#dag", (e) => Number(e.dataset.zoom));
+        const fitted = await zoom();
+        const transform = () => page.getAttribute("#dag .viewport", "transform");
+        const before = await transform();
+        await page.click("#graph-zoom-in");
+        assert.ok((await zoom()) > fitted);
+        assert.notEqual(await transform(), before);
+        await page.focus("#dag");
+        await page.keyboard.press("-");
+        await page.keyboard.press("-");
+        assert.ok((await zoom()) < fitted * 1.25);
+        await page.click("#graph-fit");
+        assert.equal(await transform(), before);
+        // Hover lights what a task waits for and what waits for it.
+        await page.hover('#dag .node[data-task="l6_t0"]');
+        const lit = (task) => page.$eval(`#dag .node[data-task="${task}"]`, (n) => [...n.classList].filter((c) => c.startsWith("hl-")).join(""));
+        assert.equal(await lit("l6_t0"), "hl-self");
+        assert.equal(await lit("l5_t0"), "hl-up");
+        assert.equal(await lit("l0_t1"), "hl-up");
+        assert.equal(await lit("l7_t0"), "hl-down");
+        assert.equal(await lit("l3_t10"), "");
+        assert.match(await page.textContent("#graph-card"), /l6_t0/);
+        // Search focuses a task and brings it into view.
+        await page.fill("#graph-search", "l12_t7");
+        await page.press("#graph-search", "Enter");
+        await page.waitForFunction(() => document.querySelector("#dag").dataset.found === "l12_t7");
+        assert.equal(await page.evaluate(() => document.activeElement?.getAttribute("data-task")), "l12_t7");
+        assert.ok((await zoom()) >= 1, "zoomed in to read it");
+        const box = await page.$eval('#dag .node[data-task="l12_t7"]', (n) => n.getBoundingClientRect().toJSON());
+        const now = await page.$eval("#dag", (e) => e.getBoundingClientRect().toJSON());
+        assert.ok(box.left >= now.left && box.right <= now.right && box.top >= now.top && box.bottom <= now.bottom);
+        await page.click("#graph-fit");
+        await page.mouse.move(0, 0);
+        await page.$eval("#graph-box", (e) => e.scrollIntoView());
+        await shot("run-300");
+      } finally {
+        await page.setViewportSize({ width: 1280, height: 900 });
+      }
+    });
+
+    await test("the attempt selector shows attempt 1's stderr of a task that succeeded on attempt 3, with its exit code and reason", async () => {
+      const file = writePipeline("thrice", `version: "1.0"
+name: web.thrice
+pipeline:
+  - id: thrice
+    type: shell
+    command: |
+      if [ "$APOLLO11_ATTEMPT" -lt 3 ]; then echo "attempt $APOLLO11_ATTEMPT fails" >&2; exit 75; fi
+      echo "attempt $APOLLO11_ATTEMPT works"
+    retry: { max_retries: 2, delay: 100ms, backoff: fixed, on_exit_codes: [75] }
+`);
+      const id = /r\d{8}T[0-9-]+/.exec(await cli("submit", file, "--coordinator", api, "--json", "--wait"))[0];
+      await page.goto(base + "/exec/" + id + ".thrice");
+      await page.waitForFunction(() => document.querySelectorAll("#log-attempt option").length === 3);
+      await page.waitForFunction(() => document.querySelector("#log")?.textContent.includes("attempt 3 works"));
+      assert.match(await page.textContent("#attempt-outcome"), /SUCCESS exit 0/);
+      await page.selectOption("#log-stream", "err");
+      await page.selectOption("#log-attempt", "1");
+      await page.waitForFunction(() => document.querySelector("#log")?.textContent.includes("attempt 1 fails"));
+      assert.match(await page.textContent("#attempt-outcome"), /RETRYING exit 75 · attempt 1 failed .*exit.* 75.*retry 1 of 2/);
+      assert.match(page.url(), /\?attempt=1&stream=err$/);
+      await page.click('#exec-attempts button.show-attempt[data-attempt="2"]');
+      await page.waitForFunction(() => /^attempt 2 fails\s*$/.test(document.querySelector("#log")?.textContent ?? ""));
+      // Times to the millisecond, as the trace has them.
+      assert.match(await page.textContent("#exec-history tr.transition td.time"), /\d\d:\d\d:\d\d\.\d{3}$/);
+      assert.match(await page.textContent("#exec-attempts tr.attempt td.time"), /\.\d{3}$/);
+      await shot("execution-attempts");
+    });
+
     await test("an execution page shows its history and log lines", async () => {
       await page.goto(base + "/exec/" + runId + ".flaky");
       await page.waitForFunction(() => document.querySelectorAll("#exec-history tr.transition").length >= 6);
