@@ -158,7 +158,7 @@ export function execPage(execId: string): Page {
         h("td", {}, stateBadge(t.to)), h("td", { class: "wrap" }, t.reason), h("td", {}, t.actor))))));
     clear(attemptsBox);
     attemptsBox.append(h("table", {},
-      h("thead", {}, h("tr", {}, ...["Attempt", "Queued", "Started", "Ended", "Outcome", "Exit", "Reason", ""].map((t) => h("th", {}, t)))),
+      h("thead", {}, h("tr", {}, ...["Attempt", "Queued", "Dispatched", "Ended", "Outcome", "Exit", "Reason", ""].map((t) => h("th", {}, t)))),
       h("tbody", {}, ...attemptsOf(ex.history).map((a) => {
         const e = attemptEnd(ex.history, a.attempt, ex);
         return h("tr", { class: "attempt", "data-attempt": a.attempt },
