@@ -154,11 +154,18 @@ Result<nlohmann::json> CoordinatorApi::ChangeRegistry(const RegistryChange& c) {
   return SendRegistry(std::move(r));
 }
 
-Result<nlohmann::json> CoordinatorApi::Register(const std::string& yaml, const std::string& path) {
+Result<nlohmann::json> CoordinatorApi::Register(const std::string& yaml, const std::string& label) {
   dsl::ParseOptions options;
   options.read_files = false;  // the request is the whole input: nothing read from this disk
-  dsl::ParseResult parsed = dsl::ParsePipelineText(yaml, path, options);
-  actors::RegistryRequest r = RegistrationOf(&parsed, yaml, path, actor_);
+  // Parsed as a file of a directory that does not exist (relative paths
+  // lead nowhere), its diagnostics then naming `label`.
+  const std::string anchor = "/nonexistent/apollo11-http/pipeline.yaml";
+  dsl::ParseResult parsed = dsl::ParsePipelineText(yaml, anchor, options);
+  for (dsl::Diagnostic& d : parsed.diagnostics) {
+    if (d.where.file.str() == anchor) d.where.file = label;
+  }
+  actors::RegistryRequest r = RegistrationOf(&parsed, yaml, anchor, actor_);
+  if (r.errors.starts_with(anchor)) r.errors.replace(0, anchor.size(), label);
   auto link = Link();
   if (!link.ok()) return link.status();
   auto reply = Forget((*link)->Registry(r));

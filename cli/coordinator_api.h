@@ -29,7 +29,7 @@ class CoordinatorApi final : public observability::ApiBackend {
   Result<std::string> Trigger(const std::string& name,
                               const std::map<std::string, std::string>& params) override;
   Result<nlohmann::json> TriggerRun(const TriggerSpec& t) override;
-  Result<nlohmann::json> Register(const std::string& yaml, const std::string& path) override;
+  Result<nlohmann::json> Register(const std::string& yaml, const std::string& label) override;
   Result<nlohmann::json> ChangeRegistry(const RegistryChange& c) override;
   Status Cancel(const std::string& run_id, const std::string& reason) override;
   Result<std::string> Rerun(const std::string& run_id, const std::string& from,

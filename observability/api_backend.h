@@ -78,12 +78,13 @@ class ApiBackend {
     if (!run_id.ok()) return run_id.status();
     return nlohmann::json{{"run_id", *run_id}};
   }
-  // registry: registers the pipeline YAML `yaml` (named `path` in its
-  // diagnostics) as a new version. Returns {name, version, label,
+  // registry: registers the pipeline YAML `yaml` (named `label` in its
+  // diagnostics: "request body:3:11: error: ...") as a new version; nothing
+  // is read from this machine's disk for it. Returns {name, version, label,
   // unchanged}; InvalidInput with the positioned errors when it does not
   // validate (the coordinator then raises pipeline_rejected).
-  virtual Result<nlohmann::json> Register(const std::string& yaml, const std::string& path) {
-    (void)yaml, (void)path;
+  virtual Result<nlohmann::json> Register(const std::string& yaml, const std::string& label) {
+    (void)yaml, (void)label;
     return Status::Unsupported("the pipeline registry is not served by this backend");
   }
   // registry and sched: "pause", "unpause" or "remove" pipeline `name`, or "backfill"

@@ -29,25 +29,25 @@ constexpr std::array<HttpRule, 35> kRules = {{
     {"GET", "/licenses", std::nullopt},
     {"GET", "/api/v1/openapi.json", std::nullopt},
     {"GET", "/api/whoami", std::nullopt},
-    {"GET", "/auth/login", std::nullopt},
-    {"GET", "/auth/callback", std::nullopt},
+    {"GET", "/auth/login", std::nullopt, "return"},
+    {"GET", "/auth/callback", std::nullopt, kAnyParams},
     {"POST", "/auth/logout", std::nullopt},
     // Reads.
     {"GET", "/api/node", Action::kRead},
-    {"GET", "/api/runs", Action::kRead},
-    {"GET", "/api/v1/runs", Action::kRead},
-    {"GET", "/api/runs/{id}", Action::kRead},
-    {"GET", "/api/runs/{id}/history", Action::kRead},
+    {"GET", "/api/runs", Action::kRead, "limit"},
+    {"GET", "/api/v1/runs", Action::kRead, "pipeline,prefix,state,since,until,limit,cursor"},
+    {"GET", "/api/runs/{id}", Action::kRead, "limit"},
+    {"GET", "/api/runs/{id}/history", Action::kRead, "limit"},
     {"GET", "/api/runs/{id}/graph", Action::kRead},
-    {"GET", "/api/executions/{id}", Action::kRead},
-    {"GET", "/api/executions/{id}/logs", Action::kRead},
+    {"GET", "/api/executions/{id}", Action::kRead, "limit"},
+    {"GET", "/api/executions/{id}/logs", Action::kRead, "stream,attempt,offset,max_bytes"},
     {"GET", "/api/executions/{id}/trace", Action::kRead},
-    {"GET", "/api/workers", Action::kRead},
-    {"GET", "/api/alerts", Action::kRead},
+    {"GET", "/api/workers", Action::kRead, "limit"},
+    {"GET", "/api/alerts", Action::kRead, "limit"},
     {"GET", "/api/cluster", Action::kRead},
-    {"GET", "/api/pipelines", Action::kRead},
-    {"GET", "/api/pipelines/{id}", Action::kRead},
-    {"GET", "/api/pipelines/{id}/versions", Action::kRead},
+    {"GET", "/api/pipelines", Action::kRead, "limit"},
+    {"GET", "/api/pipelines/{id}", Action::kRead, "limit"},
+    {"GET", "/api/pipelines/{id}/versions", Action::kRead, "limit"},
     // Operating runs and pipelines.
     {"POST", "/api/pipelines/{id}/runs", Action::kTrigger},
     {"POST", "/api/runs/{id}/rerun", Action::kRerun},
@@ -60,7 +60,7 @@ constexpr std::array<HttpRule, 35> kRules = {{
     {"POST", "/api/pipelines", Action::kRegister},
     {"POST", "/api/pipelines/{id}/remove", Action::kRemove},
     {"POST", "/api/cluster/resign", Action::kResign},
-    {"GET", "/api/audit", Action::kReadAudit},
+    {"GET", "/api/audit", Action::kReadAudit, "since,principal,action,limit"},
 }};
 
 constexpr std::string_view kIdPattern = "([A-Za-z0-9_.:@-]+)";
@@ -79,6 +79,26 @@ std::string Principal::Describe() const {
 }
 
 std::span<const HttpRule> HttpRules() { return kRules; }
+
+std::optional<std::string> UnknownParam(const HttpRule& rule, const httplib::Request& req) {
+  if (rule.params == kAnyParams) return std::nullopt;
+  // The query string's parameters only: httplib also puts a form-encoded
+  // body's fields in req.params, and a body is the route's own business.
+  const size_t mark = req.target.find('?');
+  if (mark == std::string::npos) return std::nullopt;
+  httplib::Params query;
+  httplib::detail::parse_query_text(req.target.substr(mark + 1), query);
+  for (const auto& [name, value] : query) {
+    bool known = false;
+    for (size_t at = 0; at < rule.params.size() && !known;) {
+      const size_t comma = std::min(rule.params.find(',', at), rule.params.size());
+      known = rule.params.substr(at, comma - at) == name;
+      at = comma + 1;
+    }
+    if (!known) return name;
+  }
+  return std::nullopt;
+}
 
 const HttpRule* FindHttpRule(std::string_view method, std::string_view path) {
   for (const HttpRule& r : kRules) {

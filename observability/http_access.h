@@ -76,7 +76,15 @@ struct HttpRule {
   std::string_view method;                  // "GET" or "POST"
   std::string_view path;                    // "/api/runs/{id}/cancel"
   std::optional<transport::Action> action;  // nullopt: public
+  // The query parameters the route takes, separated by commas ("" for
+  // none): any other is answered 400 before the handler runs. kAnyParams
+  // for a route whose caller is not ours to hold to a list (a sign-in
+  // provider's redirect).
+  std::string_view params = "";
 };
+inline constexpr std::string_view kAnyParams = "*";
+// The first parameter in `req`'s query string that `rule` does not take.
+std::optional<std::string> UnknownParam(const HttpRule& rule, const httplib::Request& req);
 std::span<const HttpRule> HttpRules();
 // The row for `method` and `path` (as written in the table); null if none.
 const HttpRule* FindHttpRule(std::string_view method, std::string_view path);

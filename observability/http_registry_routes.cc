@@ -101,7 +101,7 @@ void HttpServer::RegisterPipeline(const httplib::Request& req, httplib::Response
     MutexLock lock(&backend_mu_);
     // Imports resolve nowhere: the body is the whole pipeline.
     backend()->ActAs(who);
-    added = backend()->Register(req.body, "/nonexistent/apollo11-http/pipeline.yaml");
+    added = backend()->Register(req.body, "request body");
   }
   if (!added.ok()) return SendError(res, HttpStatusOf(added.status()), added.status().message());
   cache_->Clear();

@@ -104,6 +104,12 @@ httplib::Server::Handler Guarded(RouteTable& table, const char* method, std::str
     std::optional<Principal> who = table.access().Admit(req, res, *rule);
     if (!who) return table.Refused(req, res, *rule);
     who->request_id = request_id;
+    if (const std::optional<std::string> unknown = UnknownParam(*rule, req)) {
+      return SendError(
+          res, 400,
+          "unknown parameter '" + unknown->substr(0, 40) + "' (this route takes " +
+              (rule->params.empty() ? std::string("none") : std::string(rule->params)) + ")");
+    }
     handler(req, res, *who);
   };
 }

@@ -91,9 +91,7 @@ void HttpServer::RunRoutes(httplib::Server& s) {
             SendJson(res, 200, options_.cluster());
           });
   }
-  if (options_.resign) {
-    Route(s, *routes_, "POST", "/api/cluster/resign", std::bind_front(&HttpServer::Resign, this));
-  }
+  Route(s, *routes_, "POST", "/api/cluster/resign", std::bind_front(&HttpServer::Resign, this));
   // Body: {} or {"failed": true} (the default), or {"from": "TASK",
   // "downstream": true}.
   Route(s, *routes_, "POST", "/api/runs/{id}/rerun", std::bind_front(&HttpServer::RerunRun, this));
@@ -147,6 +145,11 @@ void HttpServer::RerunRun(const httplib::Request& req, httplib::Response& res,
 }
 
 void HttpServer::Resign(const httplib::Request&, httplib::Response& res, const Principal& who) {
+  if (!options_.resign) {
+    return SendError(res, 409,
+                     "this coordinator is not in an HA group (no --ha-etcd): it has no leadership "
+                     "to resign");
+  }
   spdlog::info("http: {} asks this node to resign the leadership", who.Describe());
   // Journaled (and replicated) before the leadership goes.
   auto record = [&](bool ok, const std::string& outcome) {

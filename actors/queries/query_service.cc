@@ -321,7 +321,8 @@ QueryReply QueryService::AnswerLogs(const Query&, const QueryContext&) const {
 
 // The coordinator's log lines that mention the execution (the newest
 // kLogScanBytes of its log files), for `apollo11 trace`: reply.data holds
-// them, one per line; reply.json says how long the scan took. Runs on the
+// them, one per line; reply.json says how long the scan took. NotFound for
+// an id neither the logs nor the journal know. Runs on the
 // scheduler thread: bounded so that it stalls scheduling for tens of ms at
 // most.
 QueryReply QueryService::AnswerTraceLog(const Query& q, const QueryContext&) const {
@@ -331,6 +332,13 @@ QueryReply QueryService::AnswerTraceLog(const Query& q, const QueryContext&) con
   const auto start = std::chrono::steady_clock::now();
   auto lines = ScanLogLines(log_file_, q.id);
   if (!lines.ok()) return Fail(lines.status());
+  if (lines->empty()) {
+    // No line about it: an id the journal does not know is a NotFound (an
+    // execution whose run retention removed may still have lines).
+    auto rec = journal_->GetExecution(q.id);
+    if (!rec.ok()) return Fail(rec.status());
+    if (!rec->has_value()) return Fail(Status::NotFound("no execution " + q.id));
+  }
   // The newest lines when there are very many: one reply stays small.
   size_t first = lines->size(), bytes = 0;
   while (first > 0 && bytes + (*lines)[first - 1].size() + 1 <= kMaxTraceReply) {

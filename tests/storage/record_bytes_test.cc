@@ -34,7 +34,7 @@ constexpr const char* kExecutionHex =
     "dc001801a27231a566657463680304a27732f70accc8ce00011170cf000000012a05f200cc8001ce00010000"
     "a66b696c6c6564a36f7574a27439c002a4736c6f77ffa46469736ba27b7da178";
 constexpr const char* kRunHex =
-    "9d01a965746c2e6461696c79a1680401020304a377687982a161a131a162a0c005a27230";
+    "9e01a965746c2e6461696c79a1680401020304a377687982a161a131a162a0c005a2723000";
 constexpr const char* kPipelineVersionHex = "9401a168cd012ca3636c69";
 constexpr const char* kPipelineStateHex = "96010203c3cd0190a36f7073";
 constexpr const char* kTriggerKeyHex = "9301a27231cd01f4";
@@ -143,7 +143,7 @@ TEST_CASE("execution records keep today's bytes", "[storage][codec][compat]") {
 
 TEST_CASE("run and registry records keep today's bytes", "[storage][codec][compat]") {
   CHECK(Hex(codec::EncodeRun(PinnedRun())) == kRunHex);
-  CHECK(Hex(codec::EncodeRun(RunRecord{})) == "9d01a0a00000000000a080c000a0");
+  CHECK(Hex(codec::EncodeRun(RunRecord{})) == "9e01a0a00000000000a080c000a000");
   PipelineVersionRecord version;
   version.name = "etl.daily";
   version.version = 7;

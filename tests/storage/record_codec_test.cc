@@ -226,4 +226,32 @@ TEST_CASE("a run record keeps the run it reruns and an older one decodes without
   CHECK(old->rerun_of.empty());
 }
 
+TEST_CASE("a run record keeps its handled failures and an older one decodes with none",
+          "[storage][codec]") {
+  RunRecord r;
+  r.pipeline_name = "etl";
+  r.status = RunStatus::kSuccess;
+  r.rerun_of = "r1";
+  r.handled_failures = 3;
+  auto back = codec::DecodeRun("r2", codec::EncodeRun(r));
+  REQUIRE(back.ok());
+  CHECK(back->handled_failures == 3);
+  CHECK(back->rerun_of == "r1");
+
+  // The 13-field layout (format, 12 fields) written before
+  // handled_failures existed.
+  std::string full = codec::EncodeRun(r);
+  msgpack::object_handle h = msgpack::unpack(full.data(), full.size());
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> pk(buf);
+  const msgpack::object_array& a = h.get().via.array;
+  REQUIRE(a.size == 14);
+  pk.pack_array(13);
+  for (uint32_t i = 0; i < 13; ++i) pk.pack(a.ptr[i]);
+  auto old = codec::DecodeRun("r2", std::string(buf.data(), buf.size()));
+  REQUIRE(old.ok());
+  CHECK(old->rerun_of == "r1");
+  CHECK(old->handled_failures == 0);
+}
+
 }  // namespace apollo11::storage

@@ -198,8 +198,10 @@ export function drawGantt(box: HTMLElement, attempts: Attempt[], nowUs: number,
     s("title", {}, told),
     s("text", { x: 4, y: y + 11, class: "gantt-name" }, `${a.task.length > 24 ? a.task.slice(0, 23) + "…" : a.task} #${a.attempt}`));
     const qEnd = b.start ?? nowUs;
-    g.append(s("rect", { class: "gantt-queued", x: sc.x(b.queued), y: y + 3, height: ROW - 6,
-      width: Math.max(1, sc.x(qEnd) - sc.x(b.queued)), "data-start-us": b.queued, "data-end-us": qEnd }));
+    // At least a pixel wide, ending where the run starts.
+    const qWidth = Math.max(1, sc.x(qEnd) - sc.x(b.queued));
+    g.append(s("rect", { class: "gantt-queued", x: sc.x(qEnd) - qWidth, y: y + 3, height: ROW - 6,
+      width: qWidth, "data-start-us": b.queued, "data-end-us": qEnd }));
     if (b.start !== undefined) {
       const end = b.end ?? nowUs;
       g.append(s("rect", { class: "gantt-run st-" + st, x: sc.x(b.start), y: y + 1, height: ROW - 2,

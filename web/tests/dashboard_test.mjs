@@ -251,7 +251,7 @@ pipeline:
         return [Number(q.getAttribute("x")) + Number(q.getAttribute("width")), Number(r.getAttribute("x"))];
       });
       assert.ok(Math.abs(queueEnd - runStart) < 0.01, `queue ends at ${queueEnd}, run starts at ${runStart}`);
-      const duration = (await page.textContent('#task-table .row[data-task="flaky"] span:last-child')).trim();
+      const duration = (await page.textContent('#task-table .row[data-task="flaky"] > span:last-child')).trim();
       assert.ok(duration && (await page.textContent(bar + " .gantt-dur")).includes(duration),
         `the bar's label says the table's ${duration}`);
     });
