@@ -12,6 +12,7 @@ import { runPage } from "./pages/run";
 import { execPage } from "./pages/exec";
 import { workersPage } from "./pages/workers";
 import { pipelinesPage } from "./pages/pipelines";
+import { pipelinePage } from "./pages/pipeline";
 
 let current: Page | undefined;
 
@@ -25,8 +26,11 @@ function route(path: string): { page: () => Page; nav: string } {
       return { page: runsPage, nav: "runs" };
     case "/workers":
       return { page: workersPage, nav: "workers" };
-    case "/pipelines":
-      return { page: pipelinesPage, nav: "pipelines" };
+    case "/pipelines": {
+      // One pipeline's page is /pipelines?name=NAME.
+      const name = new URLSearchParams(location.search).get("name");
+      return { page: name ? () => pipelinePage(name) : pipelinesPage, nav: "pipelines" };
+    }
     default:
       return { page: overviewPage, nav: "overview" };
   }

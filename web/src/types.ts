@@ -101,6 +101,92 @@ export interface PipelineLine {
   paused?: boolean;
   paused_by?: string;
   removed?: boolean;
+  latest_version?: number;
+  // A scheduled pipeline only: its cron, zone and fires.
+  schedule?: ScheduleLine;
+}
+// GET /api/v1/pipelines: a scheduled pipeline's schedule, as the
+// coordinator's scheduler sees it now.
+export interface ScheduleLine {
+  cron: string;
+  timezone: string;
+  active_runs: number;
+  queued_fires: number;
+  next_fire: string | null;
+  last_fire: string | null;
+}
+// One fire of a schedule (GET /api/v1/pipelines/NAME: fires, newest first).
+export interface Fire {
+  scheduled_at: string;
+  state: string;  // started, skipped, queued
+  origin: string;  // schedule, catchup, backfill
+  decided_at: string;
+  run_id?: string;
+  reason?: string;
+}
+// The part of a pipeline's snapshot (docs/dsl.md) the pipeline page reads;
+// the rest is shown as it is.
+export interface PipelineSnapshot {
+  name?: string;
+  params?: Record<string, string>;
+  schedule?: string;
+  timezone?: string;
+  catchup?: string;
+  catchup_window_ms?: number;
+  overlap?: string;
+  max_active_runs?: number;
+  tasks?: { id: string }[];
+  [key: string]: unknown;
+}
+// GET /api/v1/pipelines/NAME[@V]: a registered pipeline's version.
+export interface PipelineVersionDetail {
+  name: string;
+  version: number;
+  hash: string;
+  label: string;
+  added_at: string;
+  added_by: string;
+  active: boolean;
+  paused: boolean;
+  snapshot: PipelineSnapshot;
+  fires?: Fire[];
+}
+export interface PipelineVersion {
+  version: number;
+  hash: string;
+  label: string;
+  added_at: string;
+  added_by: string;
+  active: boolean;
+}
+// GET /api/v1/pipelines/NAME/versions.
+export interface PipelineVersions {
+  name: string;
+  active_version: number;  // 0 once removed
+  paused: boolean;
+  versions: PipelineVersion[];
+}
+// POST /api/v1/pipelines/NAME/runs.
+export interface Triggered {
+  run_id: string;
+  name: string;
+  version: number;
+  existing: boolean;
+}
+// POST /api/v1/pipelines/NAME/backfill, with "dry_run": true (a preview)
+// or without (queued).
+export interface Backfilled {
+  name: string;
+  queued?: number;
+  dry_run?: boolean;
+  would_queue?: number;
+  times?: string[];
+}
+// POST .../pause, .../unpause, .../remove.
+export interface PipelineState {
+  name: string;
+  active: number;
+  paused: boolean;
 }
 export interface NodeInfo {
   role?: string;

@@ -488,7 +488,7 @@ pipeline:
       await shot("runs");
       await page.goto(base + "/pipelines");
       await page.waitForSelector('#pipelines-list tr[data-pipeline="web.live"]');
-      assert.match(await page.textContent("#pipelines-missing"), /schedules/);
+      assert.match(await page.textContent("#pipelines-about"), /versions and their diff/);
       await shot("pipelines");
     });
 
