@@ -42,11 +42,17 @@ function put(out: SnapshotLine[], pad: string, path: string, head: string, v: un
     // A text of several lines: one diff line per line of it, numbered.
     const lines = v.split("\n");
     if (lines[lines.length - 1] === "") lines.pop();
-    out.push({ text: `${pad}${head}(${lines.length} line${lines.length === 1 ? "" : "s"})${comma}`, path });
+    out.push({ text: `${pad}${head}|${comma}`, path });
     lines.forEach((line, i) => out.push({ text: `${pad}  ${String(i + 1).padStart(3)} │ ${line}`, path: `${path}:${i + 1}` }));
   } else {
     out.push({ text: pad + head + JSON.stringify(v) + comma, path });
   }
+}
+
+// "v2" for the label "2-000e491396f63399".
+function short(label: string): string {
+  const n = /^(\d+)-/.exec(label);
+  return n ? "v" + n[1] : label;
 }
 
 // At most this many diff lines are drawn (the rest are counted).
@@ -94,7 +100,7 @@ export function drawSnapshotDiff(box: HTMLElement, a: unknown, b: unknown, nameA
   }
   box.append(h("table", { class: "diff", id: "diff-table" },
     h("caption", { class: "sr-only" }, `Changes from ${nameA} to ${nameB}`),
-    h("thead", {}, h("tr", {}, h("th", { scope: "col" }, nameA), h("th", { scope: "col" }, nameB),
+    h("thead", {}, h("tr", {}, h("th", { scope: "col", title: nameA }, short(nameA)), h("th", { scope: "col", title: nameB }, short(nameB)),
       h("th", { scope: "col" }, h("span", { class: "sr-only" }, "change")), h("th", { scope: "col" }, "line"))),
     body));
 }

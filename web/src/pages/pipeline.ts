@@ -39,7 +39,7 @@ function when(iso: string | null | undefined): HTMLElement | string {
 // A paused or active badge whose word says it (not only its colour).
 function pausedBadge(paused: boolean, removed: boolean): HTMLElement {
   const word = removed ? "removed" : paused ? "paused" : "active";
-  const glyph = removed ? "⊘ " : paused ? "⏸ " : "▶ ";
+  const glyph = removed ? "⊘ " : paused ? "‖ " : "▶ ";
   return h("span", { class: "pstate " + word, id: "pipeline-state", "data-state": word }, glyph + word);
 }
 
@@ -163,11 +163,11 @@ export function pipelinePage(name: string): Page {
       const row = (label: string, ...value: (string | Node)[]) => h("tr", {}, h("th", { scope: "row" }, label), h("td", { class: "wrap" }, ...value));
       schedule.append(h("h2", { id: "schedule-title" }, "Schedule"),
         h("table", { class: "kv", id: "schedule-table" }, h("tbody", {},
-          row("Cron", h("code", {}, sched?.cron ?? snap?.schedule ?? ""), " in " + (sched?.timezone ?? snap?.timezone ?? "UTC")),
+          row("Cron", h("code", {}, sched?.cron ?? snap?.schedule ?? ""), " in " + (sched?.timezone || snap?.timezone || "UTC")),
           h("tr", { id: "schedule-next" }, h("th", { scope: "row" }, "Next fire"), h("td", {}, when(sched?.next_fire),
             paused ? h("span", { class: "muted" }, " · paused: it is journaled as skipped, no run starts") : "")),
           h("tr", { id: "schedule-last" }, h("th", { scope: "row" }, "Last fire"), h("td", {}, when(sched?.last_fire))),
-          row("Catch-up", `${snap?.catchup ?? "latest"} within ${fmtDuration(snap?.catchup_window_ms)}`),
+          row("Catch-up", (snap?.catchup ?? "latest") + (snap?.catchup === "none" ? "" : ` within ${fmtDuration(snap?.catchup_window_ms)}`)),
           row("Overlap", snap?.overlap ?? "skip"),
           row("Max active runs", String(snap?.max_active_runs ?? 1)),
           row("Now", `${sched?.active_runs ?? 0} run(s) active, ${sched?.queued_fires ?? 0} fire(s) queued`))),

@@ -39,7 +39,7 @@ export function pipelinePath(name: string): string {
 // chosen. Navigation is left to the run's link in the answer.
 export function triggerForm(name: string, versions: PipelineVersion[],
                             snapshotOf: (version: string) => Promise<PipelineSnapshot>): HTMLElement {
-  const params = h("div", { id: "trigger-params", class: "fields" });
+  const params = h("div", { id: "trigger-params", class: "fields-part" });
   const active = versions.find((v) => v.active);
   const version = h("select", { id: "trigger-version", name: "version" },
     h("option", { value: "" }, active ? `the active one (${active.label})` : "the active one"),
@@ -48,10 +48,11 @@ export function triggerForm(name: string, versions: PipelineVersion[],
     "aria-describedby": "trigger-key-help" }) as HTMLInputElement;
   const msg = h("p", { id: "trigger-msg", class: "msg", role: "status", "aria-live": "polite" });
   const submit = h("button", { type: "submit", id: "trigger-submit" }, "Trigger") as HTMLButtonElement;
-  const form = h("form", { id: "trigger-form", class: "action-form", "data-needs": "trigger", "aria-labelledby": "trigger-title" },
+  // novalidate: a value that is not of its param's type is answered by the
+  // node, which says what it expects.
+  const form = h("form", { id: "trigger-form", class: "action-form", "data-needs": "trigger", "aria-labelledby": "trigger-title", novalidate: true },
     h("h2", { id: "trigger-title" }, "Trigger a run"),
-    params,
-    h("div", { class: "fields" },
+    h("div", { class: "fields" }, params,
       h("label", { for: "trigger-version" }, "Version"), version,
       h("label", { for: "trigger-key" }, "Idempotency key"),
       h("span", {}, key, " ", h("span", { id: "trigger-key-help", class: "muted small" },

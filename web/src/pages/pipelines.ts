@@ -46,7 +46,7 @@ function actions(p: PipelineLine, msg: HTMLElement, refresh: () => void): HTMLEl
 // (by whom), or active; a schedule's cron beside it.
 function registryState(p: PipelineLine): HTMLElement {
   const word = p.removed ? "removed" : p.paused ? "paused" : "active";
-  const glyph = p.removed ? "⊘ " : p.paused ? "⏸ " : "▶ ";
+  const glyph = p.removed ? "⊘ " : p.paused ? "‖ " : "▶ ";
   return h("span", {}, h("span", { class: "pstate " + word, "data-state": word }, glyph + word),
     p.paused && p.paused_by ? ` by ${p.paused_by}` : "",
     p.schedule ? h("span", { class: "muted" }, " · ", h("code", {}, p.schedule.cron)) : "");
