@@ -492,6 +492,162 @@ pipeline:
       await shot("pipelines");
     });
 
+    // The pipeline page (/pipelines?name=NAME): registered pipelines,
+    // operated as the admin token, then looked at as a viewer.
+    const signIn = async () => {
+      if (await page.isVisible("#signed-in")) return;
+      await page.fill("#token", TOKEN);
+      await page.click("#login button[type=submit]");
+      await page.waitForSelector("#signed-in");
+    };
+    const pipelineEntry = async (name) => (await json(base, "/api/v1/pipelines")).find((p) => p.name === name);
+    const formV1 = `version: "1.0"
+name: web.form
+params:
+  count: "3"
+  ratio: "0.5"
+  flag: "false"
+  who: "world"
+pipeline:
+  - id: greet
+    type: shell
+    command: echo "hello \${params.who} \${params.count}"
+`;
+    await cli("pipelines", "add", writePipeline("form-v1", formV1), "--coordinator", api);
+    await cli("pipelines", "add", writePipeline("form-v2", formV1.replace('echo "hello', 'echo "good day')), "--coordinator", api);
+
+    await test("the pipeline page's trigger form starts a run with the params typed, and links to it", async () => {
+      await page.goto(base + "/pipelines");
+      await signIn();
+      await page.click('#pipelines-list tr[data-pipeline="web.form"] a[href="/pipelines?name=web.form"]');
+      await page.waitForSelector("#page-pipeline.loaded #param-count");
+      assert.equal(await page.inputValue("#param-count"), "3");
+      assert.equal(await page.getAttribute("#param-count", "type"), "number");
+      assert.equal(await page.inputValue("#param-flag"), "false");
+      await page.fill("#param-count", "7");
+      await page.fill("#param-who", "Ann Lee");
+      await page.selectOption("#param-flag", "true");
+      await page.fill("#trigger-key", "form-key-1");
+      await page.click("#trigger-submit");
+      await page.waitForSelector("#trigger-run");
+      const id = (await page.getAttribute("#trigger-run", "href")).replace("/run/", "");
+      assert.match(await page.textContent("#trigger-msg"), /started run .* of version 2/);
+      const run = await json(base, "/api/v1/runs/" + id);
+      assert.deepEqual(run.params, { count: "7", flag: "true", ratio: "0.5", who: "Ann Lee" });
+      // The same key again answers the run it started.
+      await page.click("#trigger-submit");
+      await page.waitForFunction(() => /already exists/.test(document.querySelector("#trigger-msg")?.textContent ?? ""));
+      assert.equal(await page.getAttribute("#trigger-run", "href"), "/run/" + id);
+      // A value not of its param's type: the node's refusal is shown.
+      await page.fill("#trigger-key", "");
+      await page.fill("#param-count", "1.5");
+      await page.click("#trigger-submit");
+      await page.waitForFunction(() => document.querySelector("#trigger-msg")?.dataset.ok === "false");
+      assert.match(await page.textContent("#trigger-msg"), /refused \(400\).*'1\.5' is not an integer/);
+      await shot("pipeline-trigger");
+    });
+
+    await test("the pipeline page lists the versions and diffs v1 against v2 to the changed line", async () => {
+      await page.goto(base + "/pipelines?name=web.form");
+      await page.waitForSelector('#versions-table tr[data-version="2"]');
+      assert.match(await page.textContent('#versions-table tr[data-version="2"]'), /active/);
+      assert.doesNotMatch(await page.textContent('#versions-table tr[data-version="1"]'), /active/);
+      await page.selectOption("#diff-from", "1");
+      await page.selectOption("#diff-to", "2");
+      await page.click("#diff-show");
+      await page.waitForSelector("#diff-table");
+      const rows = (op) => page.$$eval(`#diff-table tr[data-op="${op}"] td.code`, (tds) => tds.map((t) => t.textContent.trim()));
+      assert.deepEqual(await rows("del"), ['"command": "echo \\"hello ${params.who} ${params.count}\\"",']);
+      assert.deepEqual(await rows("ins"), ['"command": "echo \\"good day ${params.who} ${params.count}\\"",']);
+      assert.match(await page.textContent("#diff-summary"), /1 line removed, 1 added/);
+      assert.match(await page.textContent("#diff-table .diff-hunk"), /\.tasks\.greet\.command/);
+      await shot("pipeline-diff");
+    });
+
+    await test("pause then unpause from the pipeline page", async () => {
+      await page.goto(base + "/pipelines?name=web.form");
+      await page.waitForSelector('#pipeline-state[data-state="active"]');
+      await page.click("#pipeline-pause");
+      await page.waitForSelector('#pipeline-state[data-state="paused"]');
+      assert.match(await page.textContent("#pipeline-msg"), /web\.form paused/);
+      assert.equal((await pipelineEntry("web.form")).paused, true);
+      await page.click("#pipeline-unpause");
+      await page.waitForSelector('#pipeline-state[data-state="active"]');
+      assert.match(await page.textContent("#pipeline-msg"), /web\.form unpaused/);
+      assert.equal((await pipelineEntry("web.form")).paused, false);
+    });
+
+    await test("backfill: the preview lists an hourly schedule's times over a past 3-hour range, Start queues them", async () => {
+      await cli("pipelines", "add", writePipeline("hourly", `version: "1.0"
+name: web.hourly
+schedule: "0 * * * *"
+catchup: none
+overlap: queue
+max_active_runs: 3
+pipeline:
+  - id: a
+    type: noop
+`), "--coordinator", api);
+      const hour = 3600 * 1000;
+      const from = Math.floor(Date.now() / hour) * hour - 5 * hour;
+      const iso = (t) => new Date(t).toISOString().replace(".000Z", "Z");
+      await waitFor(async () => (await pipelineEntry("web.hourly"))?.schedule?.next_fire, 5000, "the schedule's next fire");
+      await page.goto(base + "/pipelines?name=web.hourly");
+      await page.waitForSelector("#schedule-table");
+      assert.match(await page.textContent("#schedule-next"), /\(in \d+/);
+      await page.fill("#backfill-from", iso(from));
+      await page.fill("#backfill-to", iso(from + 2 * hour));
+      await page.click("#backfill-preview");
+      await page.waitForSelector("#backfill-list li");
+      const times = await page.$$eval("#backfill-list li", (lis) => lis.map((l) => Date.parse(l.dataset.time)));
+      assert.deepEqual(times, [from, from + hour, from + 2 * hour]);
+      assert.match(await page.textContent("#backfill-msg"), /would queue 3 runs/);
+      assert.equal((await json(base, "/api/v1/pipelines/web.hourly")).fires, undefined, "the preview queued nothing");
+      await shot("pipeline-backfill-preview");
+      await page.click("#backfill-start");
+      await page.waitForSelector('#backfill-msg[data-queued="3"]');
+      const fires = await waitFor(async () => {
+        const f = (await json(base, "/api/v1/pipelines/web.hourly")).fires ?? [];
+        return f.length === 3 && f.every((x) => x.run_id) ? f : null;
+      }, 10000, "three backfilled runs");
+      assert.deepEqual(fires.map((f) => Date.parse(f.scheduled_at)).sort(), [from, from + hour, from + 2 * hour]);
+      for (const f of fires) assert.equal(f.origin, "backfill");
+      await page.goto(base + "/pipelines?name=web.hourly");
+      await page.waitForFunction(() => document.querySelectorAll("#fires tr[data-fire] a").length === 3);
+      await page.goto(base + "/pipelines");
+      assert.ok(await page.isVisible('#pipelines-list tr[data-pipeline="web.hourly"] .next-fire time'));
+    });
+
+    await test("an admin removes a pipeline from its page, after a confirm", async () => {
+      await cli("pipelines", "add", writePipeline("gone", 'version: "1.0"\nname: web.gone\npipeline:\n  - id: a\n    type: noop\n'),
+        "--coordinator", api);
+      await page.goto(base + "/pipelines?name=web.gone");
+      await page.waitForSelector('#pipeline-state[data-state="active"]');
+      let asked = "";
+      page.once("dialog", (d) => { asked = d.message(); d.accept().catch(() => {}); });
+      await page.click("#pipeline-remove");
+      await page.waitForSelector('#pipeline-state[data-state="removed"]');
+      assert.match(asked, /Remove web\.gone/);
+      assert.match(await page.textContent("#pipeline-msg"), /web\.gone removed/);
+      assert.equal((await pipelineEntry("web.gone")).removed, true);
+    });
+
+    await test("a viewer sees the pipeline page without any action", async () => {
+      await page.goto(base + "/pipelines?name=web.hourly");
+      if (await page.isVisible("#logout")) await page.click("#logout");
+      await page.waitForSelector("#login");
+      const who = await json(base, "/api/whoami");
+      assert.equal(who.roles, "viewer");
+      await page.goto(base + "/pipelines?name=web.hourly");
+      await page.waitForSelector("#page-pipeline.loaded #versions-table");
+      for (const sel of ["#trigger-form", "#backfill-form", "#pipeline-pause", "#pipeline-remove"]) {
+        assert.equal(await page.locator(sel).count(), 1, sel + " is in the page");
+        assert.equal(await page.isVisible(sel), false, sel + " is hidden from a viewer");
+      }
+      assert.ok(await page.isVisible("#schedule-table"));
+      await shot("pipeline-viewer");
+    });
+
     await test("under --http-base-path the dashboard and its API live below the base", async () => {
       // A node of its own, as a reverse proxy would serve it at /tools/apollo.
       const based = startNode("based", ["--role=all", "--slots", "2", "--http-bind", "127.0.0.1:0",

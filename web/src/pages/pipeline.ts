@@ -204,7 +204,7 @@ export function pipelinePage(name: string): Page {
       formsFor = key;
       clear(forms);
       forms.append(triggerForm(name, versions.versions, snapshotOf));
-      if (snap?.schedule) forms.append(backfillForm(name, snap.max_active_runs));
+      if (snap?.schedule) forms.append(backfillForm(name, snap.max_active_runs, () => void draw()));
     } else if (removed) {
       clear(forms);
     }

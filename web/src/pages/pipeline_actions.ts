@@ -116,8 +116,9 @@ export function triggerForm(name: string, versions: PipelineVersion[],
 }
 
 // The backfill form: from, to and max active; Preview asks the node which
-// times a backfill would queue (dry_run) and lists them, Start queues them.
-export function backfillForm(name: string, maxActiveRuns: number | undefined): HTMLElement {
+// times a backfill would queue (dry_run) and lists them, Start queues them
+// and calls `changed` (the page shows the new fires).
+export function backfillForm(name: string, maxActiveRuns: number | undefined, changed: () => void): HTMLElement {
   const field = (id: string, label: string, help: string, attrs: Record<string, string | number>) => [
     h("label", { for: id }, label),
     h("span", {}, h("input", { id, autocomplete: "off", "aria-describedby": id + "-help", ...attrs }), " ",
@@ -179,6 +180,7 @@ export function backfillForm(name: string, maxActiveRuns: number | undefined): H
       say(msg, true, `queued ${n} run${n === 1 ? "" : "s"} of ${answer.name}; they start as the schedule's room allows (see Recent fires, `,
         link("/runs?pipeline=" + encodeURIComponent(name), "its runs"), ")");
       msg.dataset.queued = String(n);
+      changed();
     } catch (err) {
       say(msg, false, refusal("backfill", err));
     } finally {
