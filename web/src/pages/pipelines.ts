@@ -65,20 +65,20 @@ export function pipelinesPage(): Page {
     const pipes = await getJson<PipelineLine[]>("/api/v1/pipelines");
     clear(list);
     list.append(h("table", {},
-      h("thead", {}, h("tr", {}, ...["Pipeline", "Version", "State", "Next fire", "Snapshot", "Runs", "Last run", "Run state", "At", ""]
+      h("thead", {}, h("tr", {}, ...["Pipeline", "Version", "State", "Next fire", "Runs", "Last run", ""]
         .map((t) => h("th", { scope: "col" }, t)))),
       h("tbody", {}, ...pipes.map((p) => h("tr", { "data-pipeline": p.name },
         h("td", {}, p.registered ? link("/pipelines?name=" + encodeURIComponent(p.name), p.name) : p.name),
-        h("td", {}, p.registered && !p.removed ? p.label ?? String(p.active_version ?? "") : ""),
+        // A registered pipeline's active version; another's newest snapshot.
+        h("td", {}, p.registered ? (p.removed ? "" : p.label ?? String(p.active_version ?? "")) : p.hash ?? ""),
         h("td", { class: "pipeline-state" }, p.registered ? registryState(p) : h("span", { class: "muted" }, "not registered")),
         h("td", { class: "next-fire" }, p.schedule?.next_fire
           ? h("time", { datetime: p.schedule.next_fire, title: `${p.schedule.cron} (${p.schedule.timezone})` }, fmtTime(p.schedule.next_fire))
           : p.schedule ? "—" : ""),
-        h("td", {}, p.hash ?? ""),
         h("td", {}, p.runs ? link("/runs?pipeline=" + encodeURIComponent(p.name), String(p.runs)) : "0"),
-        h("td", {}, p.last_run_id ? link("/run/" + encodeURIComponent(p.last_run_id), p.last_run_id) : ""),
-        h("td", {}, p.last_run_state ? stateBadge(p.last_run_state) : ""),
-        h("td", {}, p.last_run_at ? fmtTime(p.last_run_at) : ""),
+        h("td", {}, p.last_run_id ? link("/run/" + encodeURIComponent(p.last_run_id), p.last_run_id) : "",
+          p.last_run_state ? " " : "", p.last_run_state ? stateBadge(p.last_run_state) : "",
+          p.last_run_at ? h("span", { class: "muted small" }, " " + fmtTime(p.last_run_at)) : ""),
         p.registered ? actions(p, msg, () => void draw()) : h("td", {}))))));
   };
   page.poll(draw, 5000);
