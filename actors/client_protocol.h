@@ -307,13 +307,16 @@ struct RegistryRequest {
   // kTrigger: the client follows the run (`trigger --wait`): its progress
   // and end are pushed to it, as to the client that submits a run.
   bool follow = false;
+  // kBackfill: only say which times it would queue; queue nothing.
+  bool dry_run = false;
   // Appended fields: a request of an older client decodes with them zero.
   MSGPACK_DEFINE(version, op, name, ref, pipeline_json, pipeline_hash, errors, params, key, actor,
-                 from, to, max_active, on_behalf, follow);
+                 from, to, max_active, on_behalf, follow, dry_run);
 };
 // `json`: kAdd {name, version, hash, label, unchanged}; kTrigger {run_id,
-// name, version, existing}; kBackfill {name, queued}; the others {name,
-// active, paused}.
+// name, version, existing}; kBackfill {name, queued}, or with dry_run
+// {name, dry_run, would_queue, times (the first 1000, RFC 3339 UTC)}; the
+// others {name, active, paused}.
 struct RegistryReply {
   uint8_t code = 0;  // StatusCode
   std::string error;

@@ -151,6 +151,7 @@ Result<nlohmann::json> CoordinatorApi::ChangeRegistry(const RegistryChange& c) {
   r.from = c.from;
   r.to = c.to;
   r.max_active = c.max_active;
+  r.dry_run = c.dry_run;
   return SendRegistry(std::move(r));
 }
 

@@ -237,6 +237,7 @@ Result<nlohmann::json> HttpApiLink::Registry(const actors::RegistryRequest& r) {
     case actors::RegistryOp::kBackfill: {
       nlohmann::json body = {{"from", FormatTimestamp(r.from)}, {"to", FormatTimestamp(r.to)}};
       if (r.max_active > 0) body["max_active"] = r.max_active;
+      if (r.dry_run) body["dry_run"] = true;
       return Call("POST", path + "/backfill", &body);
     }
     default:

@@ -101,7 +101,21 @@ int Pause(const ClientFlags& f, const std::string& name, bool pause) {
 struct BackfillFlags : ClientFlags {
   std::string name, from, to;
   int max_active = 0;
+  bool dry_run = false;
 };
+
+// What a dry run would queue: the count and each time, one per line.
+void PrintBackfillPreview(const BackfillFlags& f, const nlohmann::json& reply) {
+  const auto& times = reply.contains("times") && reply["times"].is_array()
+                          ? reply["times"]
+                          : nlohmann::json::array();
+  const size_t would = reply.value("would_queue", size_t{0});
+  std::printf("backfill of %s would queue %zu scheduled time(s) (dry run: nothing queued)%s\n",
+              f.name.c_str(), would, would > times.size() ? "; the first 1000:" : "");
+  for (const auto& t : times) {
+    if (t.is_string()) std::printf("  %s\n", t.get<std::string>().c_str());
+  }
+}
 
 int Backfill(const BackfillFlags& f) {
   actors::RegistryRequest r;
@@ -109,6 +123,7 @@ int Backfill(const BackfillFlags& f) {
   r.name = f.name;
   r.actor = "cli";
   r.max_active = f.max_active;
+  r.dry_run = f.dry_run;
   auto from = ParseTimestamp(f.from);
   if (!from.ok()) return FailCommand("backfill", from.status());
   auto to = ParseTimestamp(f.to);
@@ -121,6 +136,8 @@ int Backfill(const BackfillFlags& f) {
   if (!reply.ok()) return FailCommand("backfill", reply.status());
   if (f.json) {
     std::printf("%s\n", SafeJsonDump(*reply, 2).c_str());
+  } else if (f.dry_run) {
+    PrintBackfillPreview(f, *reply);
   } else {
     std::printf(
         "backfill of %s: %d scheduled time(s) from %s to %s queued (times that fired already "
@@ -142,6 +159,9 @@ void AddBackfillCommand(CLI::App& app, int* exit_code) {
   b->add_option("--max-active", f->max_active,
                 "runs of the backfill at once (default: the schedule's max_active_runs)")
       ->check(CLI::Range(1, 1000));
+  b->add_flag("--dry-run", f->dry_run,
+              "list the scheduled times it would queue (times that fired already are left out) "
+              "and queue nothing");
   AddClientFlags(b, f.get(), kRemoteFlags | kJsonFlag);
   b->callback([f, exit_code] { *exit_code = Backfill(*f); });
 }

@@ -95,6 +95,7 @@ class ApiBackend {
     std::string op, name;
     Micros from = 0, to = 0;
     int max_active = 0;
+    bool dry_run = false;  // backfill: the times it would queue, nothing queued
   };
   virtual Result<nlohmann::json> ChangeRegistry(const RegistryChange& c) {
     (void)c;

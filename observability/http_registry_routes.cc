@@ -28,9 +28,12 @@ Status ReadBackfillBody(const nlohmann::json& body, ApiBackend::RegistryChange* 
     } else if (key == "max_active" && value.is_number_integer() && value.get<int64_t>() >= 1 &&
                value.get<int64_t>() <= 1000) {
       change->max_active = value.get<int>();
+    } else if (key == "dry_run" && value.is_boolean()) {
+      change->dry_run = value.get<bool>();
     } else {
-      return Status::InvalidInput("unknown or ill-typed body field '" + key +
-                                  "' (from and to are timestamps, max_active 1 to 1000)");
+      return Status::InvalidInput(
+          "unknown or ill-typed body field '" + key +
+          "' (from and to are timestamps, max_active 1 to 1000, dry_run true or false)");
     }
   }
   if (!body.contains("from") || !body.contains("to")) {

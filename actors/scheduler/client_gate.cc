@@ -398,7 +398,10 @@ void ClientGate::OnRegistry(const std::string& identity, Envelope& env) {
     return parts_.sessions->Reply(identity, ClientType::kRegistryReply, reply);
   }
   const auto op = static_cast<RegistryOp>(request->op);
-  if (audit_) audit_->action = std::string(transport::RuleOf(ActionOf(op)).name);
+  if (audit_) {
+    audit_->action = std::string(transport::RuleOf(ActionOf(op)).name);
+    if (op == RegistryOp::kBackfill && request->dry_run) audit_->action += " (dry run)";
+  }
   if (!Permitted(identity, ClientType::kRegistry, ActionOf(op))) return;
   const std::string target =
       request->ref.empty() ? request->name : request->name + "@" + request->ref;

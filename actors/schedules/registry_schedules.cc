@@ -56,6 +56,20 @@ void FollowRegisteredVersion(ScheduleCore* schedules, const RegistryRequest& req
 }
 
 Result<std::string> QueueBackfill(ScheduleCore* schedules, const RegistryRequest& request) {
+  if (request.dry_run) {
+    auto times = schedules->BackfillTimes(request.name, request.from, request.to);
+    if (!times.ok()) return times.status();
+    constexpr size_t kListed = 1000;
+    nlohmann::json listed = nlohmann::json::array();
+    for (size_t i = 0; i < times->size() && i < kListed; ++i) {
+      listed.push_back(FormatTimestamp((*times)[i]));
+    }
+    return nlohmann::json{{"name", request.name},
+                          {"dry_run", true},
+                          {"would_queue", times->size()},
+                          {"times", std::move(listed)}}
+        .dump();
+  }
   auto queued = schedules->Backfill(request.name, request.from, request.to, request.max_active);
   if (!queued.ok()) return queued.status();
   spdlog::info("backfill of {} from {} to {} by {}: {} scheduled time(s) queued", request.name,

@@ -28,7 +28,8 @@ void FollowRegisteredVersion(ScheduleCore* schedules, const RegistryRequest& req
                              const std::string& added_json);
 
 // A kBackfill request: queues its scheduled times (ScheduleCore::Backfill)
-// and returns the reply's JSON, {name, queued}.
+// and returns the reply's JSON, {name, queued}; with dry_run queues nothing
+// and returns {name, dry_run, would_queue, times} (the first 1000 times).
 Result<std::string> QueueBackfill(ScheduleCore* schedules, const RegistryRequest& request);
 
 }  // namespace apollo11::actors

@@ -274,34 +274,44 @@ void ScheduleCore::OnRunFinished(const std::string& run_id) {
   run_pipeline_.erase(it);
 }
 
-Result<size_t> ScheduleCore::Backfill(const std::string& pipeline, Micros from, Micros to,
-                                      int max_active) {
+Result<std::vector<Micros>> ScheduleCore::BackfillTimes(const std::string& pipeline, Micros from,
+                                                        Micros to) const {
   auto it = entries_.find(pipeline);
   if (it == entries_.end()) return Status::NotFound("pipeline " + pipeline + " has no schedule");
-  const Micros now = clock_->Now();
   if (to < from) return Status::InvalidInput("backfill: --to is before --from");
-  if (to > now) return Status::InvalidInput("backfill: --to is in the future");
-  Entry& e = *it->second;
+  if (to > clock_->Now()) return Status::InvalidInput("backfill: --to is in the future");
+  const Entry& e = *it->second;
   std::vector<Micros> times = TimesIn(e, from - 1, to, kMaxBackfill + 1);
   if (times.size() > kMaxBackfill) {
     return Status::InvalidInput("backfill: more than 10000 scheduled times in the interval");
   }
-  e.backfill_max = max_active;
-  size_t queued = 0;
+  // Times already queued or fired are left out.
+  std::vector<Micros> out;
   for (Micros at : times) {
     bool known = std::any_of(e.queue.begin(), e.queue.end(),
                              [&](const FireRecord& q) { return q.scheduled_at == at; });
     auto stored = store_->Fires(pipeline, at, at);
     if (!stored.ok()) return stored.status();
-    if (known || !stored->empty()) continue;
+    if (!known && stored->empty()) out.push_back(at);
+  }
+  return out;
+}
+
+Result<size_t> ScheduleCore::Backfill(const std::string& pipeline, Micros from, Micros to,
+                                      int max_active) {
+  auto times = BackfillTimes(pipeline, from, to);
+  if (!times.ok()) return times.status();
+  const Micros now = clock_->Now();
+  Entry& e = *entries_.find(pipeline)->second;
+  e.backfill_max = max_active;
+  for (Micros at : *times) {
     FireRecord fire{pipeline, at, FireState::kQueued, "", now, "backfill", "backfill"};
     starter_->StageFire(fire);
     e.queue.push_back(std::move(fire));
-    ++queued;
   }
   e.last = std::max(e.last, to);
   Drain(e, now);
-  return queued;
+  return times->size();
 }
 
 std::vector<ScheduleView> ScheduleCore::Views() const {

@@ -90,6 +90,10 @@ class ScheduleCore {
   // NotFound: no such schedule; InvalidInput: to < from, to in the future, or
   // more than 10000 times.
   Result<size_t> Backfill(const std::string& pipeline, Micros from, Micros to, int max_active);
+  // The scheduled times Backfill(pipeline, from, to, ...) would queue now,
+  // in order, changing nothing; the same refusals.
+  Result<std::vector<Micros>> BackfillTimes(const std::string& pipeline, Micros from,
+                                            Micros to) const;
   std::vector<ScheduleView> Views() const;
 
  private:

@@ -311,12 +311,20 @@ TEST_CASE("backfill starts one run per scheduled time, idempotent with the sched
   f.FinishAll();
   CHECK(f.core->Backfill("t.sched", kT0 + 10 * kMinute, kT0 + 20 * kMinute, 1).status().code() ==
         StatusCode::kInvalidInput);  // the future
+  // A dry run names the times a backfill would queue, and queues nothing.
+  auto times = f.core->BackfillTimes("t.sched", kT0 + 7 * kMinute, kT0 + 10 * kMinute);
+  REQUIRE(times.ok());
+  CHECK(*times == std::vector<Micros>{kT0 + 7 * kMinute, kT0 + 8 * kMinute, kT0 + 9 * kMinute});
+  CHECK(*f.core->BackfillTimes("t.sched", kT0 + 7 * kMinute, kT0 + 10 * kMinute) == *times);
+  CHECK(f.core->BackfillTimes("t.sched", kT0 + 10 * kMinute, kT0 + 20 * kMinute).status().code() ==
+        StatusCode::kInvalidInput);
   auto queued = f.core->Backfill("t.sched", kT0 + 7 * kMinute, kT0 + 10 * kMinute, 2);
   REQUIRE(queued.ok());
   CHECK(*queued == 3);  // 7, 8, 9; 10 fired already
   f.starter.Commit();
   CHECK(f.Started() == 3);  // minute 10 and two backfills (max 2 at once)
   CHECK(*f.core->Backfill("t.sched", kT0 + 7 * kMinute, kT0 + 10 * kMinute, 2) == 0);
+  CHECK(f.core->BackfillTimes("t.sched", kT0 + 7 * kMinute, kT0 + 10 * kMinute)->empty());
   f.FinishAll();
   f.Tick();
   CHECK(f.Started() == 4);

@@ -151,6 +151,15 @@ TEST_CASE("a registered schedule fires pinned runs, pauses, backfills and shows 
 
   SECTION("backfill runs each past time once, with the schedule's fires") {
     const Micros now = NowSeconds();
+    // A dry run lists the 6 times and queues none of them.
+    CmdResult preview =
+        node.Cli({"backfill", "t.reg", "--from", Stamp(now - 120 * kMicrosPerSecond), "--to",
+                  Stamp(now - 115 * kMicrosPerSecond), "--dry-run"});
+    INFO(preview.out << preview.err);
+    REQUIRE(preview.exit_code == 0);
+    CHECK_THAT(preview.out, Catch::StartsWith("backfill of t.reg would queue 6 scheduled time(s) "
+                                              "(dry run: nothing queued)\n  "));
+    CHECK(std::count(preview.out.begin(), preview.out.end(), '\n') == 7);
     CmdResult filled =
         node.Cli({"backfill", "t.reg", "--from", Stamp(now - 120 * kMicrosPerSecond), "--to",
                   Stamp(now - 115 * kMicrosPerSecond), "--max-active", "2", "--json"});

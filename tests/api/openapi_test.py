@@ -512,9 +512,17 @@ def pipeline_changes(api):
     api.call("POST", "/api/v1/pipelines/api.params/runs", body={}, expect=409)  # paused
     api.call("POST", "/api/v1/pipelines/api.params/unpause", who="olga", expect=200)
     bf = "/api/v1/pipelines/api.tick/backfill"
+    _, _, preview = api.call("POST", bf, who="olga",
+                             body={"from": ago(3), "to": ago(1), "dry_run": True}, expect=200)
+    check(isinstance(preview, dict) and preview.get("dry_run") is True and
+          preview.get("would_queue", 0) >= 1 and len(preview.get("times", [])) ==
+          min(1000, preview.get("would_queue", 0)), f"backfill dry run: {preview}")
     _, _, queued = api.call("POST", bf, who="olga",
                             body={"from": ago(3), "to": ago(1), "max_active": 2}, expect=200)
-    check(isinstance(queued, dict) and queued.get("queued", 0) >= 1, f"backfill queued: {queued}")
+    check(isinstance(queued, dict) and queued.get("queued", 0) >= 1 and
+          queued.get("queued") == preview.get("would_queue"),
+          f"backfill queued {queued} what its dry run said: {preview}")
+    api.call("POST", bf, body={"from": ago(3), "to": ago(1), "dry_run": "yes"}, expect=400)
     api.call("POST", bf, body={"from": ago(3)}, expect=400)
     api.call("POST", bf, body={"from": "yesterday-ish", "to": ago(1)}, expect=400)
     api.call("POST", bf, body={"from": ago(3), "to": ago(1), "max_active": 0}, expect=400)
