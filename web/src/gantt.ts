@@ -175,7 +175,8 @@ export function drawGantt(box: HTMLElement, attempts: Attempt[], nowUs: number,
   const t0 = Math.min(...bars.map((b) => b.queued));
   const t1 = Math.max(...bars.map((b) => Math.max(b.a.waitUntil ?? 0, b.end ?? (b.start !== undefined ? nowUs : b.queued))), t0 + 1000);
 
-  const scroll = h("div", { class: "gantt-scroll" });
+  // Focusable, so that a keyboard can scroll it.
+  const scroll = h("div", { class: "gantt-scroll", tabindex: 0, role: "region", "aria-label": "Timeline, one row per attempt" });
   box.append(legend(false), scroll);
   const width = Math.max(480, scroll.clientWidth);
   const sc = new Scale(t0, t1, LABEL, width - RIGHT);
@@ -234,7 +235,8 @@ export function drawGanttCanvas(box: HTMLElement, tasks: Record<string, TaskStat
     `${rows.length} tasks started; latest attempt of each (a run this large is drawn from its status, not its full history). Point at a row to name its task.`));
   if (!rows.length) return;
   box.append(legend(true));
-  const scroll = h("div", { class: "gantt-scroll gantt-canvas-wrap" });
+  const scroll = h("div", { class: "gantt-scroll gantt-canvas-wrap", tabindex: 0, role: "region",
+    "aria-label": "Timeline, one row per task" });
   box.append(scroll);
   const width = Math.max(480, scroll.clientWidth);
   const t0 = rows[0][1].started_at_us!;

@@ -20,10 +20,10 @@ interface RunsPage {
 export function runsPage(): Page {
   const page = new BasePage("runs");
   const params = new URLSearchParams(location.search);
-  const state = h("select", { id: "f-state" },
+  const state = h("select", { id: "f-state", "aria-label": "State" },
     ...["", "RUNNING", "SUCCESS", "FAILED", "CANCELED"].map((s) => h("option", { value: s }, s || "any state"))) as HTMLSelectElement;
-  const pipeline = h("select", { id: "f-pipeline" }, h("option", { value: "" }, "any pipeline")) as HTMLSelectElement;
-  const domain = h("input", { id: "f-domain", placeholder: "domain prefix (e.g. etl.)" }) as HTMLInputElement;
+  const pipeline = h("select", { id: "f-pipeline", "aria-label": "Pipeline" }, h("option", { value: "" }, "any pipeline")) as HTMLSelectElement;
+  const domain = h("input", { id: "f-domain", "aria-label": "Domain (pipeline name prefix)", placeholder: "domain prefix (e.g. etl.)" }) as HTMLInputElement;
   state.value = params.get("state") ?? "";
   domain.value = params.get("domain") ?? "";
   const list = h("div", { id: "runs-list" });
