@@ -1,6 +1,8 @@
 // The dashboard in a real browser: Debian's chromium, headless, driven by
 // playwright-core (never a downloaded browser) against real apollo11-node
 // processes. Registered in ctest as dashboard_browser_test (label cluster).
+// Every page is also checked by axe-core (a11y.mjs); the nodes, the CLI and
+// the big pipelines come from harness.mjs, shared with screenshots.mjs.
 //
 // Usage: node dashboard_test.mjs --node BIN --cli BIN --out DIR [--chromium PATH]
 //                                [--load-budget-ms N] [--perf [--window S]]
@@ -10,18 +12,17 @@
 //   --perf  instead of the tests, measure 10 pages on an active 10,000-task
 //           run: coordinator CPU and API requests per second
 import { chromium } from "playwright-core";
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
 import assert from "node:assert/strict";
+import { axeCheck, describe } from "./a11y.mjs";
+import { bigPipeline as bigPipelineText, Cluster, json, parseArgs, waitFor, widePipeline } from "./harness.mjs";
 
-const args = Object.fromEntries(process.argv.slice(2).map((a, i, all) =>
-  a.startsWith("--") ? [a.slice(2), all[i + 1] && !all[i + 1].startsWith("--") ? all[i + 1] : true] : null).filter(Boolean));
-const NODE = args.node, CLI = args.cli, OUT = path.resolve(args.out ?? "dashboard-test");
+const args = parseArgs(process.argv.slice(2));
+const OUT = path.resolve(args.out ?? "dashboard-test");
 const CHROMIUM = args.chromium ?? "/usr/bin/chromium";
 const TOKEN = "dashboard-test-token-0123456789";
-const children = [];
 let passed = 0, failed = 0;
 
 if (!fs.existsSync(CHROMIUM)) {
@@ -31,58 +32,11 @@ if (!fs.existsSync(CHROMIUM)) {
 fs.rmSync(OUT, { recursive: true, force: true });
 fs.mkdirSync(path.join(OUT, "screenshots"), { recursive: true });
 
-function startNode(name, extra) {
-  if (!fs.existsSync(NODE)) throw new Error("no apollo11-node at " + NODE);
-  const out = fs.openSync(path.join(OUT, name + ".out"), "w");
-  const err = fs.openSync(path.join(OUT, name + ".err"), "w");
-  const child = spawn(NODE, ["start", "--state-dir", path.join(OUT, name), "--heartbeat", "200ms",
-    "--log-level", "info", ...extra], { stdio: ["ignore", out, err] });
-  children.push(child);
-  return { child, listening: () => waitFor(() => {
-    const text = fs.readFileSync(path.join(OUT, name + ".out"), "utf8");
-    const nl = text.indexOf("\n");
-    return nl > 0 ? JSON.parse(text.slice(0, nl)) : null;
-  }, 15000, name + " did not start: " + fs.readFileSync(path.join(OUT, name + ".err"), "utf8")) };
-}
-
-async function waitFor(f, ms, what) {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await f();
-    if (v) return v;
-    if (Date.now() > end) throw new Error("timed out: " + what);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-function cli(...a) {
-  return new Promise((resolve, reject) => {
-    const p = spawn(CLI, a, { stdio: ["ignore", "pipe", "pipe"] });
-    let out = "", err = "";
-    p.stdout.on("data", (d) => (out += d));
-    p.stderr.on("data", (d) => (err += d));
-    p.on("close", (code) => (code === 0 ? resolve(out) : reject(new Error(`apollo11 ${a.join(" ")}: ${code} ${err}`))));
-  });
-}
-
-function writePipeline(name, text) {
-  const file = path.join(OUT, name + ".yaml");
-  fs.writeFileSync(file, text);
-  return file;
-}
-
-// 10,000 noop tasks: 100 chains of 100, so the graph has 100 layers.
-function bigPipeline(type) {
-  const lines = ['version: "1.0"', "name: bench.big", "pipeline:"];
-  for (let layer = 0; layer < 100; layer++) {
-    for (let i = 0; i < 100; i++) {
-      lines.push(`  - id: t${layer}_${i}`);
-      lines.push(type === "noop" ? "    type: noop" : "    type: shell\n    command: sleep 0.2");
-      if (layer) lines.push(`    depends_on: t${layer - 1}_${i}`);
-    }
-  }
-  return writePipeline("big-" + type, lines.join("\n") + "\n");
-}
+const cluster = new Cluster({ node: args.node, cli: args.cli, out: OUT });
+const startNode = (name, extra) => cluster.startNode(name, extra);
+const cli = (...a) => cluster.cli(...a);
+const writePipeline = (name, text) => cluster.writePipeline(name, text);
+const bigPipeline = (type) => writePipeline("big-" + type, bigPipelineText(type));
 
 async function test(name, f) {
   const t0 = Date.now();
@@ -94,11 +48,6 @@ async function test(name, f) {
     failed++;
     console.log(`not ok - ${name}: ${e.stack ?? e}`);
   }
-}
-
-async function json(base, p) {
-  const res = await fetch(base + p);
-  return res.json();
 }
 
 async function main() {
@@ -132,6 +81,7 @@ async function main() {
       assert.deepEqual(cspErrors, []);
     });
 
+    let failedRunId = "", wideRunId = "";  // for the accessibility check
     await test("an alert fired by a failing run is listed under Recent alerts", async () => {
       // A small webhook receiver: the pipeline's own `alerts:` rule posts to it.
       const posts = [];
@@ -156,6 +106,7 @@ pipeline:
         await page.goto(base + "/");
         await page.waitForSelector("#recent-alerts-body");
         const id = /r\d{8}T[0-9-]+/.exec(await cli("submit", file, "--coordinator", api, "--json"))[0];
+        failedRunId = id;
         await waitFor(() => posts.length >= 2, 15000, "the webhook received the alerts");
         const row = `#recent-alerts tr[data-type="retries_exhausted"]`;
         await page.waitForSelector(row, { timeout: 15000 });
@@ -257,19 +208,9 @@ pipeline:
     });
 
     await test("a 300-task graph fits a 1366x768 screen on open, with arrowheads, edges styled by condition, zoom, search and hover", async () => {
-      const lines = ['version: "1.0"', "name: web.wide", "pipeline:"];
-      for (let layer = 0; layer < 15; layer++) {
-        for (let i = 0; i < 20; i++) {
-          lines.push(`  - id: l${layer}_t${i}`, "    type: noop");
-          if (!layer) continue;
-          const deps = [`l${layer - 1}_t${i}`];
-          const on = layer === 5 && i === 0 ? "failure" : layer === 7 && i === 3 ? "done" : layer === 9 && i === 6 ? "timeout" : "";
-          if (i % 3 === 0) deps.push(on ? `{task: l${layer - 1}_t${(i + 1) % 20}, on: ${on}}` : `l${layer - 1}_t${(i + 1) % 20}`);
-          lines.push(`    depends_on: [${deps.join(", ")}]`);
-        }
-      }
-      const file = writePipeline("wide", lines.join("\n") + "\n");
+      const file = writePipeline("wide", widePipeline());
       const id = /r\d{8}T[0-9-]+/.exec(await cli("submit", file, "--coordinator", api, "--json"))[0];
+      wideRunId = id;
       await page.setViewportSize({ width: 1366, height: 768 });
       try {
         await page.goto(base + "/run/" + id);
@@ -648,6 +589,39 @@ pipeline:
       await shot("pipeline-viewer");
     });
 
+    // Every page once, on the runs above, as served (the CSP on): axe-core's
+    // serious and critical findings fail it; the others are only counted.
+    await test("axe-core finds no serious or critical violation on any page", async () => {
+      const pages = [
+        ["/login (the overview, signed out, with the sign-in form)", "/login", "#recent-runs tr[data-run]"],
+        ["runs", "/runs", "#runs-list tr[data-run]"],
+        ["a failed run", "/run/" + failedRunId, "#page-run.loaded"],
+        ["a 300-task run", "/run/" + wideRunId, "#page-run.loaded"],
+        ["a flaky execution", `/exec/${runId}.flaky`, "#exec-attempts tr.attempt"],
+        ["workers", "/workers", "#workers-list tr[data-worker]"],
+        ["pipelines", "/pipelines", "#pipelines-list tr[data-pipeline]"],
+        ["a scheduled pipeline, signed in (its forms)", "/pipelines?name=web.hourly", "#page-pipeline.loaded #backfill-form"],
+        ["a pipeline's diff of two versions", "/pipelines?name=web.form", "#page-pipeline.loaded #versions-table"],
+      ];
+      const found = [];
+      for (const [what, url, ready] of pages) {
+        await page.goto(base + url);
+        if (url.startsWith("/pipelines?")) await signIn();
+        await page.waitForSelector(ready);
+        if (url.endsWith("web.form")) {
+          await page.selectOption("#diff-from", "1");
+          await page.selectOption("#diff-to", "2");
+          await page.click("#diff-show");
+          await page.waitForSelector("#diff-table");
+        }
+        const { blocking, minor } = await axeCheck(page);
+        console.log(`# axe, ${what}: ${blocking.length} serious or critical, ${minor} minor or moderate`);
+        if (blocking.length) found.push(`${what} (${url}):\n${describe(blocking)}`);
+      }
+      await page.click("#logout");
+      assert.equal(found.length, 0, "\n" + found.join("\n"));
+    });
+
     await test("under --http-base-path the dashboard and its API live below the base", async () => {
       // A node of its own, as a reverse proxy would serve it at /tools/apollo.
       const based = startNode("based", ["--role=all", "--slots", "2", "--http-bind", "127.0.0.1:0",
@@ -692,7 +666,7 @@ pipeline:
     assert.deepEqual(cspErrors, [], "CSP violations: " + cspErrors.join("; "));
   } finally {
     await browser.close();
-    for (const c of children) c.kill("SIGTERM");
+    cluster.stopAll();
   }
   console.log(`${passed} passed, ${failed} failed`);
   process.exitCode = failed ? 1 : 0;
@@ -706,7 +680,7 @@ async function perf(browser, base, api) {
     const f = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
     return (Number(f[11]) + Number(f[12])) / 100;
   };
-  const pid = children[0].pid;
+  const pid = cluster.children[0].pid;
   const out = await cli("submit", bigPipeline("shell"), "--coordinator", api, "--json", "--timeout", "60");
   const id = /r\d{8}T[0-9-]+/.exec(out)[0];
   const window = Number(args.window ?? 20);
@@ -740,6 +714,6 @@ async function perf(browser, base, api) {
 
 main().catch((e) => {
   console.error(e);
-  for (const c of children) c.kill("SIGTERM");
+  cluster.stopAll();
   process.exitCode = 1;
 });

@@ -51,10 +51,13 @@ const wideV2 = wideV1.replace("name: web.wide\n", 'name: web.wide\nschedule: "0 
 
 // A server in front of the node that answers /assets/NAME from `dir` when
 // the file is there and forwards everything else (the page, its CSP, the API).
+// The page keeps the node's asset names; only their content is replaced.
 function assetsProxy(dir, target) {
   const [host, port] = target.split(":");
   const server = http.createServer((req, res) => {
-    const name = req.url.startsWith("/assets/") ? path.basename(req.url.slice(8).split("?")[0]) : "";
+    // The node names an asset NAME.HASH.EXT (scripts/embed_assets.py); dist/ has NAME.EXT.
+    const name = req.url.startsWith("/assets/") ?
+      path.basename(req.url.slice(8).split("?")[0]).replace(/\.[0-9a-f]{12}(?=\.\w+$)/, "") : "";
     const file = name && path.join(dir, name);
     if (file && fs.existsSync(file)) {
       const types = { js: "text/javascript", css: "text/css", svg: "image/svg+xml" };
