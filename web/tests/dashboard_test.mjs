@@ -5,10 +5,13 @@
 // the big pipelines come from harness.mjs, shared with screenshots.mjs.
 //
 // Usage: node dashboard_test.mjs --node BIN --cli BIN --out DIR [--chromium PATH]
-//                                [--load-budget-ms N] [--perf [--window S]]
+//                                [--load-budget-ms N] [--assets DIR] [--perf [--window S]]
 //   --out   scratch state dirs and the screenshots (one PNG per page)
 //   --load-budget-ms  the 10,000-task page's load target (2000; a sanitizer
 //           build passes more)
+//   --assets  serve the pages' assets from DIR (the dist/ of
+//           scripts/build-dashboard.sh's esbuild step) instead of the node's
+//           bundle: to test web/src changes before the node is rebuilt
 //   --perf  instead of the tests, measure 10 pages on an active 10,000-task
 //           run: coordinator CPU and API requests per second
 import { chromium } from "playwright-core";
@@ -17,7 +20,7 @@ import http from "node:http";
 import path from "node:path";
 import assert from "node:assert/strict";
 import { axeCheck, describe } from "./a11y.mjs";
-import { bigPipeline as bigPipelineText, Cluster, json, parseArgs, waitFor, widePipeline } from "./harness.mjs";
+import { assetsProxy, bigPipeline as bigPipelineText, Cluster, json, parseArgs, waitFor, widePipeline } from "./harness.mjs";
 
 const args = parseArgs(process.argv.slice(2));
 const OUT = path.resolve(args.out ?? "dashboard-test");
@@ -59,7 +62,10 @@ async function main() {
     await startNode("w-perf", ["--role=worker", "--connect", info.workers, "--worker-id", "w-perf", "--slots", "40",
       "--http-bind", "off"]).listening();
   }
-  const base = "http://" + info.http;
+  // --assets DIR: the pages' scripts and styles from DIR, through a local
+  // server in front of the node (a dashboard not yet built into it).
+  const proxy = args.assets ? await assetsProxy(path.resolve(args.assets), info.http) : null;
+  const base = proxy ? "http://127.0.0.1:" + proxy.address().port : "http://" + info.http;
   const api = info.api;
   const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox"] });
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
@@ -666,6 +672,7 @@ pipeline:
     assert.deepEqual(cspErrors, [], "CSP violations: " + cspErrors.join("; "));
   } finally {
     await browser.close();
+    proxy?.close();
     cluster.stopAll();
   }
   console.log(`${passed} passed, ${failed} failed`);

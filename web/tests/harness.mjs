@@ -3,6 +3,7 @@
 // directory, the apollo11 CLI, and the pipelines they run.
 import { spawn } from "node:child_process";
 import fs from "node:fs";
+import http from "node:http";
 import path from "node:path";
 
 // --name value pairs (a flag without a value is true).
@@ -109,4 +110,30 @@ export function widePipeline(task = () => "    type: noop") {
     }
   }
   return lines.join("\n") + "\n";
+}
+
+// A server in front of a node (`target`, HOST:PORT) that answers /assets/NAME
+// from `dir` (a dist/ of scripts/build-dashboard.sh) when the file is there
+// and forwards everything else (the page, its CSP, the API): the page keeps
+// the node's asset names, only their content is replaced.
+export function assetsProxy(dir, target) {
+  const [host, port] = target.split(":");
+  const server = http.createServer((req, res) => {
+    // The node names an asset NAME.HASH.EXT (scripts/embed_assets.py); dist/ has NAME.EXT.
+    const name = req.url.startsWith("/assets/") ?
+      path.basename(req.url.slice(8).split("?")[0]).replace(/\.[0-9a-f]{12}(?=\.\w+$)/, "") : "";
+    const file = name && path.join(dir, name);
+    if (file && fs.existsSync(file)) {
+      const types = { js: "text/javascript", css: "text/css", svg: "image/svg+xml" };
+      res.writeHead(200, { "content-type": types[name.split(".").pop()] ?? "application/octet-stream", "cache-control": "no-store" });
+      return fs.createReadStream(file).pipe(res);
+    }
+    const up = http.request({ host, port, path: req.url, method: req.method, headers: req.headers }, (r) => {
+      res.writeHead(r.statusCode, r.headers);
+      r.pipe(res);
+    });
+    up.on("error", (e) => { res.writeHead(502); res.end(String(e)); });
+    req.pipe(up);
+  });
+  return new Promise((r) => server.listen(0, "127.0.0.1", () => r(server)));
 }

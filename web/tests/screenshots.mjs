@@ -17,10 +17,9 @@
 //   --only    just these shots (names below), e.g. --only run-300,pipeline
 import { chromium } from "playwright-core";
 import fs from "node:fs";
-import http from "node:http";
 import path from "node:path";
 import { axeCheck, describe } from "./a11y.mjs";
-import { bigPipeline, Cluster, json, parseArgs, runIdOf, waitFor, widePipeline } from "./harness.mjs";
+import { assetsProxy, bigPipeline, Cluster, json, parseArgs, runIdOf, waitFor, widePipeline } from "./harness.mjs";
 
 const args = parseArgs(process.argv.slice(2));
 const CHROMIUM = args.chromium ?? "/usr/bin/chromium";
@@ -48,31 +47,6 @@ function wideTask(layer, i) {
 const wideV1 = widePipeline(wideTask).replace("name: web.wide\n",
   'name: web.wide\nparams:\n  day: "2026-01-01"\n  rows: "1000"\n');
 const wideV2 = wideV1.replace("name: web.wide\n", 'name: web.wide\nschedule: "0 3 * * *"\ncatchup: none\nmax_active_runs: 2\n');
-
-// A server in front of the node that answers /assets/NAME from `dir` when
-// the file is there and forwards everything else (the page, its CSP, the API).
-// The page keeps the node's asset names; only their content is replaced.
-function assetsProxy(dir, target) {
-  const [host, port] = target.split(":");
-  const server = http.createServer((req, res) => {
-    // The node names an asset NAME.HASH.EXT (scripts/embed_assets.py); dist/ has NAME.EXT.
-    const name = req.url.startsWith("/assets/") ?
-      path.basename(req.url.slice(8).split("?")[0]).replace(/\.[0-9a-f]{12}(?=\.\w+$)/, "") : "";
-    const file = name && path.join(dir, name);
-    if (file && fs.existsSync(file)) {
-      const types = { js: "text/javascript", css: "text/css", svg: "image/svg+xml" };
-      res.writeHead(200, { "content-type": types[name.split(".").pop()] ?? "application/octet-stream", "cache-control": "no-store" });
-      return fs.createReadStream(file).pipe(res);
-    }
-    const up = http.request({ host, port, path: req.url, method: req.method, headers: req.headers }, (r) => {
-      res.writeHead(r.statusCode, r.headers);
-      r.pipe(res);
-    });
-    up.on("error", (e) => { res.writeHead(502); res.end(String(e)); });
-    req.pipe(up);
-  });
-  return new Promise((r) => server.listen(0, "127.0.0.1", () => r(server)));
-}
 
 async function main() {
   if (!fs.existsSync(CHROMIUM)) throw new Error(`no browser at ${CHROMIUM}: install Debian's chromium`);
