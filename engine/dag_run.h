@@ -145,7 +145,11 @@ class DagRun {
   // slot; the task ends once all of them ended: SUCCESS when all succeeded,
   // else FAILED naming the failed ones. `source` names the items' origin in
   // reasons. NotFound unless the task is an unexpanded foreach task READY.
-  Status Expand(int task, int items, const std::string& source, Effects* out);
+  // A rerun passes `reused`: item i with reused[i] set keeps the SUCCESS it
+  // had in the run being rerun (PENDING -> SUCCESS, attempt 0, with
+  // `reuse_reason`) instead of running; the others run as above.
+  Status Expand(int task, int items, const std::string& source, Effects* out,
+                const std::vector<bool>& reused = {}, const std::string& reuse_reason = "");
   // The items could not be read (`reason`): READY -> FAILED.
   Status FailExpansion(int task, std::string reason, Effects* out);
   // Crash recovery: the journaled expansion of `task`, after Restore of the
@@ -237,8 +241,12 @@ class DagRun {
 
   // An expanded foreach task's instances: slots [first, first + count);
   // `next` of them were promoted, `ended` are final, `failed` not SUCCESS.
+  // Instances are promoted in index order: those below `next` were
+  // promoted (or passed), those from `next` on are PENDING, or final
+  // without having run (a rerun's reused items: `ahead` counts them, and
+  // they are in `ended` too). Running ones: next - (ended - ahead).
   struct Fanout {
-    int first = 0, count = 0, next = 0, ended = 0, failed = 0;
+    int first = 0, count = 0, next = 0, ended = 0, failed = 0, ahead = 0;
   };
   bool IsFanout(int task) const { return fanout_.count(task) > 0; }
   // Appends the instance slots of `task` (PENDING).

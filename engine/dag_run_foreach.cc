@@ -46,7 +46,8 @@ DagRun::Fanout& DagRun::AddInstances(int task, int items) {
   return f;
 }
 
-Status DagRun::Expand(int task, int items, const std::string& source, Effects* out) {
+Status DagRun::Expand(int task, int items, const std::string& source, Effects* out,
+                      const std::vector<bool>& reused, const std::string& reuse_reason) {
   APOLLO11_RETURN_IF_ERROR(CheckIndex(task));
   if (IsInstance(task) || graph_->task(task).foreach.empty() || IsFanout(task) ||
       tasks_[task].state != S::kReady) {
@@ -64,13 +65,21 @@ Status DagRun::Expand(int task, int items, const std::string& source, Effects* o
             std::to_string(options_.max_foreach_items) + " (the coordinator's --max-foreach-items)",
         out);
   }
-  AddInstances(task, items);
+  Fanout& f = AddInstances(task, items);
   const int cap = graph_->task(task).max_parallel;
   std::string reason = "foreach over " + source + ": expanded into " + std::to_string(items) +
                        (items == 1 ? " instance" : " instances");
   if (cap > 0) reason += " (max_parallel " + std::to_string(cap) + ")";
   APOLLO11_RETURN_IF_ERROR(Transition(task, S::kRunning, std::move(reason), out));
+  for (int i = 0; i < items && static_cast<size_t>(i) < reused.size(); ++i) {
+    if (!reused[static_cast<size_t>(i)]) continue;
+    Record(f.first + i, S::kSuccess, reuse_reason, out);  // attempt 0: IsReuseTransition
+    ++f.ended;
+    ++f.ahead;
+  }
+  if (f.ended > 0) QueueEarlyAny(task);
   PromoteInstances(task, out);
+  if (f.ended == f.count) return FinishFanout(task, out);
   return Status::Ok();
 }
 
@@ -98,9 +107,12 @@ Status DagRun::RestoreExpansion(int task, int items) {
 void DagRun::PromoteInstances(int task, Effects* out) {
   Fanout& f = fanout_.at(task);
   const int cap = graph_->task(task).max_parallel > 0 ? graph_->task(task).max_parallel : f.count;
-  while (f.next < f.count && f.next - f.ended < cap) {
+  while (f.next < f.count && f.next - (f.ended - f.ahead) < cap) {
     const int slot = f.first + f.next++;
-    if (tasks_[slot].state != S::kPending) continue;
+    if (tasks_[slot].state != S::kPending) {
+      if (IsFinal(tasks_[slot].state)) --f.ahead;  // reused, or canceled before it ran
+      continue;
+    }
     tasks_[slot].attempt = 1;
     if (!Transition(
              slot, S::kReady,
@@ -156,14 +168,17 @@ Status DagRun::ResumeFanouts(Effects* out) {
       continue;
     }
     Fanout& f = it->second;
-    f.next = f.ended = f.failed = 0;
+    f.next = f.ended = f.failed = f.ahead = 0;
     for (int i = 0; i < f.count; ++i) {
-      const S s = tasks_[f.first + i].state;
-      if (s != S::kPending) f.next = i + 1;
-      if (s == S::kReady) out->dispatch.push_back(f.first + i);
-      if (IsFinal(s)) ++f.ended;
-      if (IsFinal(s) && s != S::kSuccess) ++f.failed;
+      const TaskRt& t = tasks_[f.first + i];
+      // Promoted ones ran an attempt; a final one without (reused) may lie
+      // beyond them.
+      if (t.state != S::kPending && t.attempt > 0) f.next = i + 1;
+      if (t.state == S::kReady) out->dispatch.push_back(f.first + i);
+      if (IsFinal(t.state)) ++f.ended;
+      if (IsFinal(t.state) && t.state != S::kSuccess) ++f.failed;
     }
+    for (int i = f.next; i < f.count; ++i) f.ahead += IsFinal(tasks_[f.first + i].state);
     if (tasks_[task].state != S::kRunning) continue;
     if (f.ended > f.failed) QueueEarlyAny(task);
     PromoteInstances(task, out);

@@ -43,13 +43,29 @@ Result<std::vector<std::string>> ForeachExpansion::ItemsOf(const SchedulerRun& r
   return ForeachItems::FromLines(run.outputs[up], cap);
 }
 
+std::vector<bool> ForeachExpansion::ReusedItems(const SchedulerRun& run, const std::string& task_id,
+                                                const std::vector<std::string>& items) {
+  std::vector<bool> reused;
+  if (run.reusable_items.empty()) return reused;
+  reused.resize(items.size());
+  for (size_t i = 0; i < items.size(); ++i) {
+    auto it = run.reusable_items.find(task_id + "[" + std::to_string(i) + "]");
+    // The same item at the same place: what succeeded on it stands.
+    reused[i] = it != run.reusable_items.end() && it->second.item.get() == items[i];
+  }
+  return reused;
+}
+
 bool ForeachExpansion::Expand(SchedulerRun& run, int task, engine::Effects* effects) const {
   const dsl::TaskSpec& spec = run.spec().tasks[task];
   const std::string source =
       spec.foreach + (spec.foreach_items.empty() ? "'s output lines" : " " + spec.foreach_items);
   auto items = ItemsOf(run, task);
+  const std::vector<bool> reused =
+      items.ok() ? ReusedItems(run, spec.id, *items) : std::vector<bool>();
   Status s = items.ok()
-                 ? run.dag->Expand(task, static_cast<int>(items->size()), source, effects)
+                 ? run.dag->Expand(task, static_cast<int>(items->size()), source, effects, reused,
+                                   "reused from " + run.record.rerun_of)
                  : run.dag->FailExpansion(
                        task, "foreach cannot read its items: " + items.status().message(), effects);
   if (!s.ok()) {
@@ -65,6 +81,13 @@ bool ForeachExpansion::Expand(SchedulerRun& run, int task, engine::Effects* effe
     rec.task_id = run.dag->Id(slot);
     rec.state = TaskState::kPending;
     rec.item = std::move((*items)[static_cast<size_t>(i)]);
+    if (static_cast<size_t>(i) < reused.size() && reused[static_cast<size_t>(i)]) {
+      // What it gave in the run being rerun (dependents read the task's).
+      const storage::ExecutionRecord& from = run.reusable_items.at(rec.task_id);
+      rec.exit_code = from.exit_code;
+      rec.output = from.output;
+      rec.task_output = from.task_output;
+    }
     run.MarkDirty(slot);
   }
   LogEvent(spdlog::level::info, "foreach_expanded",

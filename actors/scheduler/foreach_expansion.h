@@ -39,6 +39,11 @@ class ForeachExpansion {
   // back into its DAG, after its tasks were restored. InvalidInput when an
   // instance does not fit its task's expansion.
   static Status Restore(SchedulerRun& run, std::vector<storage::ExecutionRecord>* instances);
+  // A rerun's: by item index, whether the run being rerun has a successful
+  // instance of `task_id` at that index with the same item (empty when the
+  // run reuses none).
+  static std::vector<bool> ReusedItems(const SchedulerRun& run, const std::string& task_id,
+                                       const std::vector<std::string>& items);
 
  private:
   size_t max_items_;

@@ -63,4 +63,20 @@ Result<std::vector<const storage::ExecutionRecord*>> ReusedRecords(const engine:
   return records;
 }
 
+std::map<std::string, storage::ExecutionRecord> ReusableItems(
+    const engine::RunGraph& graph, const RerunSource& source,
+    const std::vector<const storage::ExecutionRecord*>& reused) {
+  std::map<std::string, storage::ExecutionRecord> out;
+  for (const storage::ExecutionRecord& e : source.execs) {
+    const size_t open = e.task_id.rfind('[');
+    if (open == std::string::npos || e.state != TaskState::kSuccess) continue;
+    const int task = graph.Find(e.task_id.substr(0, open));
+    // A foreach task reused whole needs none; one rerun runs its items again
+    // but those that succeeded.
+    if (task < 0 || reused[static_cast<size_t>(task)] != nullptr) continue;
+    out.emplace(e.task_id, e);
+  }
+  return out;
+}
+
 }  // namespace apollo11::actors

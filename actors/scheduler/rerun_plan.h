@@ -8,6 +8,7 @@
 //
 // Reads only (RunReader); scheduler thread.
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -38,5 +39,13 @@ Result<RerunSource> ReadRerunSource(const RerunRun& rerun, storage::RunReader* r
 Result<std::vector<const storage::ExecutionRecord*>> ReusedRecords(const engine::RunGraph& graph,
                                                                    const RerunSource& source,
                                                                    const RerunRun& rerun);
+
+// For a `rerun --failed`: by instance id ("ID[3]"), the original's records
+// of the foreach instances that succeeded, of each foreach task that runs
+// again (null in `reused`). Expanding it reuses those items
+// (SchedulerRun::reusable_items).
+std::map<std::string, storage::ExecutionRecord> ReusableItems(
+    const engine::RunGraph& graph, const RerunSource& source,
+    const std::vector<const storage::ExecutionRecord*>& reused);
 
 }  // namespace apollo11::actors

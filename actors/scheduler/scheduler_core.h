@@ -302,6 +302,13 @@ class SchedulerCore final : public RegistryHost {
   // Rerun: takes the original run's SUCCESS and outputs of `task` (its
   // execution record `from`) into the new run `run`, before its Start.
   Status ReuseTask(SchedulerRun& run, int task, const storage::ExecutionRecord& from);
+  // Whether `rec`'s journaled stdout is all the task printed: shorter than
+  // journal_output_cap, so neither the journal nor the worker's tail (64
+  // KiB) cut it. A foreach over its lines can then expand after a restart
+  // or in a rerun.
+  bool JournaledOutputWhole(const storage::ExecutionRecord& rec) const {
+    return rec.output.size() < options_.journal_output_cap;
+  }
   // Reads each task's duration P50 (placement weight, slow threshold).
   void LoadHistory(SchedulerRun& run);
   Status RecoverRun(const storage::RunRecord& record, Micros now, RecoveryReport* report);

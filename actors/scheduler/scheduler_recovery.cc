@@ -197,10 +197,11 @@ Status SchedulerCore::RestoreExecutions(SchedulerRun& run) {
                                               static_cast<int>(rec.requeues), rec.next_retry_at));
     if (run.trace_id.empty()) run.trace_id = rec.trace_id;
     // Upstream outputs feed dependents' environments; after a restart only
-    // the journaled tail (journal_output_cap) is left of them.
+    // the journaled tail (journal_output_cap) is left of them, which is the
+    // whole output when shorter than that.
     if (run.has_dependents[task]) {
       run.outputs[task] = rec.output;
-      run.output_tail_only[task] = 1;
+      run.output_tail_only[task] = !JournaledOutputWhole(rec);
     }
     run.Adopt(task, std::move(rec));
   }

@@ -31,6 +31,7 @@ Result<std::string> SchedulerCore::Rerun(const RerunRun& rerun) {
   record.rerun_of = original.run_id;
   record.pipeline_version = original.pipeline_version;  // the rerun keeps the version pin
   SchedulerRun& run = Register(std::move(*made), std::move(record), now);
+  if (rerun.failed) run.reusable_items = ReusableItems(*run.graph, *source, *reused);
   effects_.clear();
   size_t reused_count = 0;
   for (int task = 0; task < run.dag->size(); ++task) {
@@ -57,7 +58,7 @@ Status SchedulerCore::ReuseTask(SchedulerRun& run, int task, const storage::Exec
   // Dependents read the journaled tail, as after a restart.
   if (run.has_dependents[task]) {
     run.outputs[task] = from.output;
-    run.output_tail_only[task] = 1;
+    run.output_tail_only[task] = !JournaledOutputWhole(from);
   }
   return Status::Ok();
 }

@@ -58,6 +58,11 @@ struct SchedulerRun {
   // Task index -> how many bytes it printed, for the few tasks whose output
   // above is only the tail the worker kept (its stdout outgrew the tail).
   std::map<int, uint64_t> output_cut;
+  // A `rerun --failed` of a run whose foreach tasks failed in part: by
+  // instance id ("ID[3]"), the records of the instances that succeeded in
+  // the run it reruns. Expanding the task again reuses each whose item is
+  // the same instead of running it (ForeachExpansion::Expand).
+  std::map<std::string, storage::ExecutionRecord> reusable_items;
   bool progress_dirty = true;
   bool finished = false;
   // Created by this process and its run record not yet committed: its

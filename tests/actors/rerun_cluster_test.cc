@@ -142,6 +142,69 @@ TEST_CASE("rerun --failed on a node reuses what succeeded, with its outputs, and
   CHECK(text.out.find("rerun of " + original) != std::string::npos);
 }
 
+TEST_CASE("rerun --failed of a foreach task reruns only the items that failed",
+          "[cluster][rerun][foreach]") {
+  ScratchDir dir;
+  NodeProc coord = StartCoordinator(dir);
+  NodeProc w1 = StartWorker(dir, coord, "w1", 2);
+  Nodes guard{{&coord, &w1}};
+  REQUIRE(WaitFor([&] { return WorkerCount(coord) == 1; }, 5000));
+  // Four items, two at a time; item c fails while the flag exists.
+  const std::string ledger = dir.path() + "/ledger", flag = dir.path() + "/fail-c";
+  dir.Write("fail-c", "");
+  const std::string file = dir.Write("fan.yaml", R"(version: "1.0"
+name: test.fanrerun
+pipeline:
+  - id: list
+    type: shell
+    command: "printf 'a\nb\nc\nd\n'"
+  - id: each
+    type: shell
+    depends_on: [list]
+    foreach: list
+    max_parallel: 2
+    command: "echo item-$APOLLO11_ITEM >> )" + ledger +
+                                                     R"(; if [ $APOLLO11_ITEM = c ] && [ -e )" +
+                                                     flag + R"( ]; then rm )" + flag +
+                                                     R"(; exit 1; fi"
+  - id: after
+    type: noop
+    depends_on: [each]
+)");
+  CmdResult first = Cli(coord, {"submit", file, "--wait", "--json"});
+  INFO(first.out << first.err);
+  REQUIRE(first.exit_code != 0);
+  const std::string original = ParseJson(first.out).value("run_id", "");
+  CHECK(ParseJson(first.out)["tasks"]["each[2]"]["state"] == "FAILED");
+
+  CmdResult rerun = Cli(coord, {"rerun", original, "--failed", "--wait", "--json"});
+  INFO(rerun.out << rerun.err);
+  REQUIRE(rerun.exit_code == 0);
+  const auto status = ParseJson(rerun.out);
+  CHECK(status["state"] == "SUCCESS");
+  for (const char* reused : {"each[0]", "each[1]", "each[3]"}) {
+    CHECK(status["tasks"][reused]["reused_from"] == original);
+    CHECK(status["tasks"][reused]["attempts"] == 0);
+  }
+  CHECK(status["tasks"]["each[2]"]["attempts"] == 1);
+  CHECK_FALSE(status["tasks"]["each[2]"].contains("reused_from"));
+  CHECK(status["tasks"]["list"]["reused_from"] == original);
+  // The ledger: a, b and d ran once (in the original), c twice.
+  std::map<std::string, int> ran;
+  std::istringstream in(dir.Read("ledger"));
+  for (std::string line; std::getline(in, line);) ++ran[line];
+  CHECK(ran ==
+        std::map<std::string, int>{{"item-a", 1}, {"item-b", 1}, {"item-c", 2}, {"item-d", 1}});
+  // --from reruns every item.
+  CmdResult from = Cli(coord, {"rerun", original, "--from", "each", "--wait", "--json"});
+  REQUIRE(from.exit_code == 0);
+  ran.clear();
+  std::istringstream again(dir.Read("ledger"));
+  for (std::string line; std::getline(again, line);) ++ran[line];
+  CHECK(ran ==
+        std::map<std::string, int>{{"item-a", 2}, {"item-b", 2}, {"item-c", 3}, {"item-d", 2}});
+}
+
 TEST_CASE("rerun --from TASK with and without --downstream", "[cluster][rerun]") {
   ScratchDir dir;
   NodeProc coord = StartCoordinator(dir);

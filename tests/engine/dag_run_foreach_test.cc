@@ -1,6 +1,7 @@
 // foreach fan-out in the DAG engine: expansion, max_parallel, an empty list,
 // the cap, a failing instance, cancel and recovery.
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include "engine/dag_run.h"
@@ -232,4 +233,67 @@ TEST_CASE("recovery rebuilds instances and never restarts a finished one", "[dag
   REQUIRE(again.Resume(0, &fx2).ok());
   CHECK(fx2.expand == std::vector<int>{work});
   CHECK(fx2.dispatch.empty());
+}
+
+TEST_CASE("a rerun's expansion reuses the items given, under max_parallel and after recovery",
+          "[dag_run][foreach][rerun]") {
+  Harness h(FanOut(1));
+  h.Start();
+  REQUIRE(h.Finish("gen", O::kSuccess).ok());
+  const int work = h.T("work");
+  // Items 1 and 3 of 4 succeeded in the run being rerun.
+  REQUIRE(h.run
+              .Expand(work, 4, "gen's output lines", &h.fx, {false, true, false, true},
+                      "reused from r0")
+              .ok());
+  h.Absorb();
+  const auto slot = [&](int i) { return h.run.InstanceSlot(work, i); };
+  CHECK(h.run.state(slot(1)) == S::kSuccess);
+  CHECK(h.run.attempt(slot(1)) == 0);
+  const auto reused_log = std::find_if(h.log.begin(), h.log.end(), [&](const auto& t) {
+    return t.task == slot(1) && t.to == S::kSuccess;
+  });
+  REQUIRE(reused_log != h.log.end());
+  CHECK(reused_log->reason == "reused from r0");
+  CHECK(reused_log->from == S::kPending);
+  CHECK(h.run.state(slot(3)) == S::kSuccess);
+  // max_parallel 1 holds: one of the two to run at a time, reused ones
+  // taking no slot.
+  CHECK(Active(h, work) == 1);
+  CHECK(h.run.state(slot(0)) == S::kReady);
+  CHECK(h.run.state(slot(2)) == S::kPending);
+
+  // A coordinator restart here: the journal holds what the run did so far.
+  auto graph = FanOut(1).Build();
+  DagRun back(graph);
+  REQUIRE(back.Restore(graph->Find("gen"), S::kSuccess, 1, 0, 0).ok());
+  REQUIRE(back.Restore(work, S::kRunning, 1, 0, 0).ok());
+  REQUIRE(back.RestoreExpansion(work, 4).ok());
+  REQUIRE(back.Restore(back.InstanceSlot(work, 0), S::kRunning, 1, 0, 0).ok());
+  REQUIRE(back.Restore(back.InstanceSlot(work, 1), S::kSuccess, 0, 0, 0).ok());
+  REQUIRE(back.Restore(back.InstanceSlot(work, 3), S::kSuccess, 0, 0, 0).ok());
+  Effects fx;
+  REQUIRE(back.Resume(0, &fx).ok());
+  CHECK(fx.dispatch.empty());  // work[0] still holds the one slot
+  REQUIRE(back.OnResult(back.InstanceSlot(work, 0), 1, O::kSuccess, 0, true, "", 0, 0.5, &fx).ok());
+  CHECK(fx.dispatch == std::vector<int>{back.InstanceSlot(work, 2)});
+  CHECK(back.state(back.InstanceSlot(work, 3)) == S::kSuccess);
+
+  // Here: the other item finishes; the task succeeds on the reused two.
+  REQUIRE(h.FinishTask(slot(0), O::kSuccess).ok());
+  CHECK(h.run.state(slot(2)) == S::kReady);
+  CHECK(Active(h, work) == 1);
+  REQUIRE(h.FinishTask(slot(2), O::kSuccess).ok());
+  CHECK(h.S("work") == S::kSuccess);
+
+  // Every item reused: the task ends at once.
+  Harness all(FanOut(0));
+  all.Start();
+  REQUIRE(all.Finish("gen", O::kSuccess).ok());
+  REQUIRE(
+      all.run.Expand(all.T("work"), 2, "gen's output lines", &all.fx, {true, true}, "reused").ok());
+  all.Absorb();
+  CHECK(all.S("work") == S::kSuccess);
+  all.Promote();
+  CHECK(all.S("after") == S::kReady);
 }
