@@ -77,12 +77,25 @@ export function fmtTimeMs(at: string | number | undefined): string {
 }
 
 // How a process ended, from its exit code: a negative one is the signal
-// that killed it (the worker's convention).
+// that killed it (the worker's convention), except -1, which the engine
+// records when no process reported a status (timed out by the coordinator,
+// killed by an operator, canceled or refused before it started).
 export function fmtExit(code: number | undefined): string {
   if (code === undefined || code === null) return "";
   if (code >= 0) return "exit " + code;
+  if (code === -1) return "no exit status (-1)";
   const names: Record<number, string> = { 1: "SIGHUP", 2: "SIGINT", 6: "SIGABRT", 9: "SIGKILL", 11: "SIGSEGV", 15: "SIGTERM" };
   return `signal ${-code}` + (names[-code] ? ` (${names[-code]})` : "");
+}
+
+// A task's exit as the task table shows it: only for a state an attempt's
+// own end decided (the API gives exit_code for those alone), so RUNNING,
+// READY, SKIPPED or CANCELED show none. RETRYING shows its last attempt's.
+const EXIT_SHOWN = new Set(["SUCCESS", "FAILED", "TIMEOUT", "RETRYING"]);
+export function fmtTaskExit(state: string, code: number | undefined): string {
+  if (!EXIT_SHOWN.has(state)) return "";
+  if (state === "TIMEOUT" && (code === undefined || code === -1)) return "timed out, no exit status";
+  return fmtExit(code);
 }
 
 export function fmtUs(us: number | undefined): string {

@@ -80,7 +80,7 @@ export interface Worker {
   labels: string[];
   slots: number;
   running: number;
-  queued?: number;
+  queued: number;  // held beyond its slots (--prefetch)
   credits: number;
   last_heartbeat: string;
   losses: number;

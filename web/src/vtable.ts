@@ -1,7 +1,7 @@
 // The task table, virtualised: only the rows in view exist in the DOM, so
 // 10,000 tasks scroll as smoothly as 10.
 
-import { clear, fmtMs, h, link, stateBadge } from "./dom";
+import { clear, fmtMs, fmtTaskExit, h, link, stateBadge } from "./dom";
 import { TaskStatus } from "./types";
 
 const ROW = 24;
@@ -43,9 +43,19 @@ export class TaskTable {
           class: "handled", title: "Handled: a dependent's on: branch ran, and the run can still succeed",
         }, " handled") : ""),
         h("span", {}, t.attempts), h("span", {}, t.worker ?? ""),
-        h("span", {}, t.state === "SUCCESS" || t.state === "FAILED" ? String(t.exit_code ?? "") : ""), h("span", {}, dur));
+        exitCell(t), h("span", {}, dur));
       row.style.top = i * ROW + "px";
       this.spacer.append(row);
     }
   }
+}
+
+// The Exit column: "exit 3", "signal 15 (SIGTERM)" for a timed-out task the
+// worker killed, nothing while it runs; the raw code in data-exit.
+function exitCell(t: TaskStatus): HTMLElement {
+  const text = fmtTaskExit(t.state, t.exit_code);
+  if (!text) return h("span", { class: "exit" });
+  const title = (t.state === "RETRYING" ? "the last attempt's end: " : "") + text +
+    (t.exit_code !== undefined ? ` (exit_code ${t.exit_code})` : "");
+  return h("span", { class: "exit", "data-exit": t.exit_code, title }, text);
 }
