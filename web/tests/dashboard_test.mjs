@@ -345,6 +345,25 @@ pipeline:
       await page.waitForSelector(`tr[data-run="${id}"] .handled`);
     });
 
+    await test("a timed-out task's Exit says the signal that ended it, as its execution page does", async () => {
+      const file = writePipeline("timeout", 'version: "1.0"\nname: web.timeout\npipeline:\n' +
+        "  - id: stuck\n    type: shell\n    command: sleep 30\n    timeout: 1s\n" +
+        "  - id: after\n    type: noop\n    depends_on: [{ task: stuck, on: timeout }]\n");
+      const id = /r\d{8}T[0-9-]+/.exec(await cli("submit", file, "--coordinator", api, "--json", "--wait"))[0];
+      const stuck = (await json(base, "/api/runs/" + id)).tasks.stuck;
+      assert.equal(stuck.state, "TIMEOUT");
+      assert.ok(stuck.exit_code === -15 || stuck.exit_code === -9, "killed by SIGTERM or SIGKILL: " + stuck.exit_code);
+      const name = stuck.exit_code === -15 ? "signal 15 (SIGTERM)" : "signal 9 (SIGKILL)";
+      await page.goto(base + "/run/" + id);
+      const cell = '#task-table .row[data-task="stuck"] .exit';
+      await page.waitForSelector(cell + "[data-exit]");
+      assert.equal(await page.textContent(cell), name);
+      await page.goto(base + "/exec/" + id + ".stuck");
+      await page.waitForSelector("#exec-attempts tr.attempt");
+      assert.ok((await page.textContent("#exec-summary")).includes(name));
+      assert.ok((await page.textContent("#exec-attempts tr.attempt")).includes(name));
+    });
+
     await test("a running task's output is tailed live; without the token there is no cancel and the API refuses it, with it the run is canceled", async () => {
       const long = writePipeline("long", 'version: "1.0"\nname: web.long\npipeline:\n  - id: wait\n    type: shell\n    command: echo tick-1; sleep 60\n');
       const out = await cli("submit", long, "--coordinator", api, "--json");
@@ -414,6 +433,68 @@ pipeline:
         "--labels", "gpu", "--http-bind", "off"]);
       await page.waitForSelector('#workers-list tr[data-worker="w-late"]', { timeout: 15000 });
       await shot("workers");
+    });
+
+    await test("the Workers page's numbers equal /metrics at the same moment, with 3 long tasks running", async () => {
+      // Three tasks that run long enough for both reads; the two workers
+      // (the node's 4 slots, w-late's 2) hold nothing else by now.
+      const file = writePipeline("three", 'version: "1.0"\nname: web.three\npipeline:\n' +
+        [1, 2, 3].map((i) => `  - id: s${i}\n    type: shell\n    command: sleep 12\n`).join(""));
+      const id = /r\d{8}T[0-9-]+/.exec(await cli("submit", file, "--coordinator", api, "--json"))[0];
+      await waitFor(async () => Object.values((await json(base, "/api/runs/" + id)).tasks)
+        .every((t) => t.state === "RUNNING"), 10000, "the 3 tasks RUNNING");
+      // A RUNNING task has no exit code yet: the table's Exit is empty.
+      await page.goto(base + "/run/" + id);
+      await page.waitForSelector('#task-table .row[data-task="s1"]');
+      assert.equal(await page.textContent('#task-table .row[data-task="s1"] .exit'), "");
+      await page.goto(base + "/workers");
+      await page.waitForSelector('#workers-list tr[data-worker="w-late"]');
+      // What the page shows: its totals line, and the sums of its rows.
+      const shown = () => page.evaluate(() => {
+        const value = (sel) => Number(document.querySelector(sel)?.dataset.value);
+        const sum = (cls) => [...document.querySelectorAll(`#workers-list tr[data-worker] td.${cls}`)]
+          .reduce((n, td) => n + Number(td.textContent), 0);
+        const rows = [...document.querySelectorAll("#workers-list tr[data-worker]")];
+        return {
+          workers: value("#workers-count"), slots: value("#workers-slots"), running: value("#workers-running"),
+          free: value("#workers-free"), queued: value("#workers-queued"),
+          rows: { slots: sum("slots"), running: sum("running"), free: sum("free"), queued: sum("queued") },
+          busy: rows.filter((r) => Number(r.querySelector("td.running").textContent) +
+            Number(r.querySelector("td.queued").textContent) > 0).length,
+        };
+      });
+      const metric = (text, name, labels = "") => {
+        const line = text.split("\n").find((l) => l.startsWith(name + (labels ? `{${labels}}` : "") + " "));
+        assert.ok(line, `${name}{${labels}} in /metrics`);
+        return Number(line.split(" ").pop());
+      };
+      // Read the page, then /metrics, then the page again: a moment when
+      // the page did not change across the metrics read is "the same moment".
+      let last = "";
+      const agreed = await waitFor(async () => {
+        const before = await shown();
+        const text = await (await fetch(base + "/metrics")).text();
+        const after = await shown();
+        const m = {
+          workers: metric(text, "apollo11_workers", 'state="busy"') + metric(text, "apollo11_workers", 'state="idle"'),
+          busy: metric(text, "apollo11_workers", 'state="busy"'),
+          slots: metric(text, "apollo11_cluster_slots"),
+          free: metric(text, "apollo11_cluster_slots_free"),
+          held: metric(text, "apollo11_executions", 'state="running"'),
+        };
+        last = JSON.stringify({ page: after, metrics: m });
+        if (JSON.stringify(before) !== JSON.stringify(after)) return null;
+        const p = after;
+        return p.workers === m.workers && p.busy === m.busy && p.slots === m.slots && p.free === m.free &&
+          p.running + p.queued === m.held && p.running === 3 ? { p, m } : null;
+      }, 8000, "the Workers page and /metrics to agree").catch((e) => { throw new Error(e.message + ": " + last); });
+      const { p } = agreed;
+      assert.deepEqual(p.rows, { slots: p.slots, running: p.running, free: p.free, queued: p.queued });
+      assert.equal(p.slots, 6);
+      assert.equal(p.free, 3);
+      assert.equal(p.queued, 0);
+      assert.match(await page.textContent("#workers-totals"), /2 workers .* 6 slots: 3 executing, 3 free/);
+      await shot("workers-busy");
     });
 
     await test("the runs and pipelines pages list what the API has", async () => {
