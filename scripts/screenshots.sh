@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Regenerates docs/screenshots: every dashboard page at 1366x768 on a
-# 300-task run and a 10,000-task run (web/tests/screenshots.mjs), each page
-# also checked by axe-core. Builds nothing: it runs the apollo11-node and
+# Regenerates docs/screenshots, every PNG there: each dashboard page at
+# 1366x768 on a 300-task run, a 10,000-task run, a small run with a handled
+# timeout, its alerts and a task flagged slow (web/tests/screenshots.mjs),
+# each page also checked by axe-core. Builds nothing: it runs the apollo11-node and
 # apollo11 of an existing build, and the npm packages that build installed.
 # Usage: scripts/screenshots.sh [BUILD_DIR] [-- ARGS for screenshots.mjs]
 #   BUILD_DIR  default build
