@@ -26,6 +26,13 @@ Status CheckRunId(std::string_view id);
 // A new 16-hex-digit trace id.
 std::string NewTraceId();
 
+// The W3C Trace Context `traceparent` of one attempt of an execution in
+// the run traced as `trace_id`: "00-TRACE-SPAN-01", TRACE the trace id
+// left-padded with zeros to 32 hex digits (as OpenTelemetry extends 64-bit
+// ids), SPAN 16 hex digits derived from (exec_id, attempt), never all zero.
+// "" when `trace_id` is not 1 to 32 hex digits or is all zeros.
+std::string TraceParent(std::string_view trace_id, std::string_view exec_id, uint32_t attempt);
+
 inline std::string MakeExecId(std::string_view run_id, std::string_view task_id) {
   std::string id(run_id);
   id += '.';

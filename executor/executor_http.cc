@@ -1,3 +1,5 @@
+#include <strings.h>
+
 #include <algorithm>
 #include <map>
 #include <string>
@@ -39,10 +41,16 @@ Result<HttpText> WithSecrets(const ExecRequest& r) {
   auto url = ExpandSecretRefs(r.url, values, dsl::TemplateContext::kUrl, "the url");
   if (!url.ok()) return url.status();
   t.url = std::move(*url);
+  bool own_traceparent = false;
   for (const auto& [k, v] : r.headers) {
     auto value = ExpandSecretRefs(v, values, dsl::TemplateContext::kHeader, "header " + k);
     if (!value.ok()) return value.status();
     t.header_lines.push_back(k + ": " + *value);
+    own_traceparent = own_traceparent || strcasecmp(k.c_str(), "traceparent") == 0;
+  }
+  // The attempt's span (DispatchBuilder), unless the task sets its own.
+  if (auto parent = r.env.find("TRACEPARENT"); parent != r.env.end() && !own_traceparent) {
+    t.header_lines.push_back("traceparent: " + parent->second);
   }
   auto body =
       ExpandSecretRefs(r.body, values, dsl::TemplateExpander::BodyContext(r.body), "the body");

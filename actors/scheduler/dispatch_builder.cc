@@ -124,6 +124,12 @@ void DispatchBuilder::FillEnv(const SchedulerRun& run, int task, const transport
   p->env["APOLLO11_EXECUTION_ID"] = d.exec_id;
   p->env["APOLLO11_ATTEMPT"] = std::to_string(d.attempt);
   p->env["APOLLO11_TRACE_ID"] = d.trace_id;
+  // W3C Trace Context: the attempt's span in the run's trace, for the
+  // task's own tracing (and the traceparent header of an http task).
+  // The author's own `env: {TRACEPARENT: ...}` (a trace begun elsewhere) wins.
+  if (std::string parent = TraceParent(d.trace_id, d.exec_id, d.attempt); !parent.empty()) {
+    p->env.emplace("TRACEPARENT", std::move(parent));
+  }
   p->env["APOLLO11_IDEMPOTENCY_KEY"] = idempotency_key;
   p->env["APOLLO11_PIPELINE"] = run.spec().name;
   // Only processes get inputs; db and http tasks get their values through

@@ -264,6 +264,10 @@ TEST_CASE("nothing is released before its transitions are committed", "[schedule
   REQUIRE(f.out.enqueue.execs.size() == 1);
   CHECK(f.out.enqueue.execs[0].dispatch.exec_id == *run_id + ".a");
   CHECK(f.out.enqueue.execs[0].dispatch.task.env.at("APOLLO11_IDEMPOTENCY_KEY") == *run_id + ".a");
+  // The attempt's W3C traceparent, in the run's trace.
+  const auto& env = f.out.enqueue.execs[0].dispatch.task.env;
+  CHECK(env.at("TRACEPARENT") ==
+        TraceParent(env.at("APOLLO11_TRACE_ID"), *run_id + ".a", /*attempt=*/1));
 }
 
 TEST_CASE("a submission whose params break the limits is refused naming the limit",

@@ -82,3 +82,23 @@ TEST_CASE("one grammar for run ids: no dot, no slash, bounded", "[ids]") {
   CHECK(s.code() == StatusCode::kInvalidInput);
   CHECK(s.message().find("x.y") == std::string::npos);
 }
+
+TEST_CASE("a traceparent pads the run's trace id and names each attempt's span", "[ids][trace]") {
+  const std::string a = apollo11::TraceParent("0af7651916cd43dd", "r1.load", 1);
+  REQUIRE(a.size() == 55);
+  CHECK(a.starts_with("00-00000000000000000af7651916cd43dd-"));
+  CHECK(a.ends_with("-01"));
+  const std::string span = a.substr(36, 16);
+  CHECK(span.find_first_not_of("0123456789abcdef") == std::string::npos);
+  CHECK(span != "0000000000000000");
+  // Stable per attempt, another for the next attempt or execution.
+  CHECK(apollo11::TraceParent("0af7651916cd43dd", "r1.load", 1) == a);
+  CHECK(apollo11::TraceParent("0af7651916cd43dd", "r1.load", 2).substr(36, 16) != span);
+  CHECK(apollo11::TraceParent("0af7651916cd43dd", "r1.other", 1).substr(36, 16) != span);
+  // A full 128-bit id is kept; anything not a trace id gives none.
+  CHECK(apollo11::TraceParent(std::string(32, 'a'), "r1.x", 1).substr(3, 32) ==
+        std::string(32, 'a'));
+  for (const char* bad : {"", "0000000000000000", "XYZ", "0af7651916cd43dd0af7651916cd43dd0"}) {
+    CHECK(apollo11::TraceParent(bad, "r1.x", 1).empty());
+  }
+}

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "common/clock.h"
+#include "common/ids.h"
 #include "executor/executor.h"
 #include "tests/executor/executor_test_util.h"
 
@@ -57,6 +58,7 @@ class TestServer {
       seen_method_ = req.method;
       seen_body_ = req.body;
       seen_token_ = req.get_header_value("X-Token");
+      seen_traceparent_ = req.get_header_value("traceparent");
       seen_key_ = req.get_param_value("key");
       ++echoes_;
       res.status = 201;
@@ -95,6 +97,10 @@ class TestServer {
     std::lock_guard l(mu_);
     return seen_key_;
   }
+  std::string seen_traceparent() {
+    std::lock_guard l(mu_);
+    return seen_traceparent_;
+  }
   int echoes() {  // requests to /echo so far
     std::lock_guard l(mu_);
     return echoes_;
@@ -106,7 +112,7 @@ class TestServer {
   std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;
-  std::string seen_method_, seen_body_, seen_token_, seen_key_;
+  std::string seen_method_, seen_body_, seen_token_, seen_key_, seen_traceparent_;
   int echoes_ = 0;
   std::jthread thread_;  // last: joined before the members it uses go away
 };
@@ -235,6 +241,22 @@ TEST_CASE("method, headers and body reach the server", "[executor][http]") {
   CHECK(server.seen_method() == "POST");
   CHECK(server.seen_body() == "a=1&b=2");
   CHECK(server.seen_token() == "t2");
+}
+
+TEST_CASE("an http task sends its attempt's traceparent, unless it sets one itself",
+          "[executor][http][trace]") {
+  TestServer server;
+  SystemClock clock;
+  Executor ex(ExecutorOptions{}, clock);
+  const std::string parent = apollo11::TraceParent("0af7651916cd43dd", "r1.call", 1);
+  auto r = Http("call", server.Url("/echo"));
+  r.method = "POST";
+  r.env["TRACEPARENT"] = parent;
+  CHECK(RunOne(ex, clock, r).kind == ExecOutcomeKind::kSuccess);
+  CHECK(server.seen_traceparent() == parent);
+  r.headers = {{"TraceParent", "00-0123456789abcdef0123456789abcdef-0123456789abcdef-01"}};
+  CHECK(RunOne(ex, clock, r).kind == ExecOutcomeKind::kSuccess);
+  CHECK(server.seen_traceparent() == "00-0123456789abcdef0123456789abcdef-0123456789abcdef-01");
 }
 
 TEST_CASE("an http task's secrets are put in its url, headers and body on the worker",
