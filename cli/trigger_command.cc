@@ -109,7 +109,9 @@ void PrintBackfillPreview(const BackfillFlags& f, const nlohmann::json& reply) {
   const auto& times = reply.contains("times") && reply["times"].is_array()
                           ? reply["times"]
                           : nlohmann::json::array();
-  const size_t would = reply.value("would_queue", size_t{0});
+  const size_t would = reply.contains("would_queue") && reply["would_queue"].is_number_unsigned()
+                           ? reply["would_queue"].get<size_t>()
+                           : times.size();
   std::printf("backfill of %s would queue %zu scheduled time(s) (dry run: nothing queued)%s\n",
               f.name.c_str(), would, would > times.size() ? "; the first 1000:" : "");
   for (const auto& t : times) {

@@ -38,7 +38,7 @@ Result<std::string> TaskOutputFile::Read(const std::string& path, size_t max_byt
                                 "-byte limit for a task's output");
   }
   if (text->find_first_not_of(" \t\r\n") == std::string::npos) return std::string();
-  if (const size_t depth = JsonNestingDepth(*text); depth > kMaxJsonDepth) {
+  if (JsonNestingDepth(*text) > kMaxJsonDepth) {
     return Status::InvalidInput("$APOLLO11_OUTPUT nests arrays and objects over the " +
                                 std::to_string(kMaxJsonDepth) + "-level limit");
   }

@@ -43,5 +43,6 @@ scratch=$(mktemp -d "${TMPDIR:-/tmp}/apollo11-screenshots.XXXXXX")
 trap 'rm -rf "$tools" "$scratch"' EXIT
 cp "$repo"/web/tests/{screenshots,harness,a11y}.mjs "$tools/"
 
+# $APOLLO11_SCREENSHOTS_DIR: write the PNGs there instead (the docs test).
 node "$tools/screenshots.mjs" --node "$build/cli/apollo11-node" --cli "$build/cli/apollo11" \
-  --out "$scratch" --shots "$repo/docs/screenshots" "$@"
+  --out "$scratch" --shots "${APOLLO11_SCREENSHOTS_DIR:-$repo/docs/screenshots}" "$@"

@@ -34,6 +34,9 @@ TEST_PACKAGES+=(man-db)  # docs_man_pages_complete renders the man pages with ma
 TEST_PACKAGES+=(lintian)  # scripts/test-deb.sh: the .deb passes lintian (issue 37)
 TEST_PACKAGES+=(nginx-light)  # the reverse-proxy recipe of docs/operations.md, in a real nginx
 TEST_PACKAGES+=(mold)  # the CI builds link with it (CMake option APOLLO11_MOLD)
+# clients/python's test installs the package with pip into a venv, as its
+# README says (without these it would only print that it skipped that step).
+TEST_PACKAGES+=(python3-venv python3-pip python3-setuptools python3-wheel)
 
 # Peers and tools the benchmark harness (bench/harness.py) runs: Dask
 # distributed, hyperfine, ninja, GNU time (peak RSS).

@@ -403,6 +403,11 @@ void ClientGate::OnRegistry(const std::string& identity, Envelope& env) {
     if (op == RegistryOp::kBackfill && request->dry_run) audit_->action += " (dry run)";
   }
   if (!Permitted(identity, ClientType::kRegistry, ActionOf(op))) return;
+  if (request->dry_run && op != RegistryOp::kBackfill) {  // it would act for real
+    reply.code = static_cast<uint8_t>(StatusCode::kInvalidInput);
+    reply.error = "dry_run is for a backfill only";
+    return parts_.sessions->Reply(identity, ClientType::kRegistryReply, reply);
+  }
   const std::string target =
       request->ref.empty() ? request->name : request->name + "@" + request->ref;
   if (!Attribute(identity, ClientType::kRegistry, request->on_behalf, target)) return;

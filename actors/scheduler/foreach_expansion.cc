@@ -56,6 +56,14 @@ std::vector<bool> ForeachExpansion::ReusedItems(const SchedulerRun& run, const s
   return reused;
 }
 
+void ForeachExpansion::DropReusableItems(SchedulerRun& run, const std::string& task_id) {
+  const std::string prefix = task_id + "[";
+  auto it = run.reusable_items.lower_bound(prefix);
+  while (it != run.reusable_items.end() && it->first.starts_with(prefix)) {
+    it = run.reusable_items.erase(it);
+  }
+}
+
 bool ForeachExpansion::Expand(SchedulerRun& run, int task, engine::Effects* effects) const {
   const dsl::TaskSpec& spec = run.spec().tasks[task];
   const std::string source =
@@ -73,7 +81,10 @@ bool ForeachExpansion::Expand(SchedulerRun& run, int task, engine::Effects* effe
     return false;
   }
   const int count = run.dag->InstanceCount(task);
-  if (count == 0) return true;
+  if (count == 0) {
+    DropReusableItems(run, spec.id);  // no items, or too many: nothing reused
+    return true;
+  }
   run.GrowSlots();
   for (int i = 0; i < count; ++i) {
     const int slot = run.dag->InstanceSlot(task, i);
@@ -83,13 +94,15 @@ bool ForeachExpansion::Expand(SchedulerRun& run, int task, engine::Effects* effe
     rec.item = std::move((*items)[static_cast<size_t>(i)]);
     if (static_cast<size_t>(i) < reused.size() && reused[static_cast<size_t>(i)]) {
       // What it gave in the run being rerun (dependents read the task's).
-      const storage::ExecutionRecord& from = run.reusable_items.at(rec.task_id);
+      storage::ExecutionRecord& from = run.reusable_items.at(rec.task_id);
       rec.exit_code = from.exit_code;
-      rec.output = from.output;
-      rec.task_output = from.task_output;
+      rec.output = std::move(from.output);
+      rec.task_output = std::move(from.task_output);
     }
     run.MarkDirty(slot);
   }
+  // Used once: the task expands once per run.
+  DropReusableItems(run, spec.id);
   LogEvent(spdlog::level::info, "foreach_expanded",
            {{"run_id", run.run_id}, {"task_id", spec.id}, {"instances", count}},
            "{}.{} expanded into {} instances", run.run_id, spec.id, count);

@@ -44,6 +44,9 @@ class ForeachExpansion {
   // run reuses none).
   static std::vector<bool> ReusedItems(const SchedulerRun& run, const std::string& task_id,
                                        const std::vector<std::string>& items);
+  // Forgets `task_id`'s entries in run.reusable_items (its expansion has
+  // taken what it reuses).
+  static void DropReusableItems(SchedulerRun& run, const std::string& task_id);
 
  private:
   size_t max_items_;

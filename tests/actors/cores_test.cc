@@ -270,6 +270,17 @@ TEST_CASE("nothing is released before its transitions are committed", "[schedule
         TraceParent(env.at("APOLLO11_TRACE_ID"), *run_id + ".a", /*attempt=*/1));
 }
 
+TEST_CASE("a task's own env TRACEPARENT is kept, not replaced by the attempt's", "[scheduler]") {
+  SchedulerFixture f;
+  dsl::TaskSpec a = Task("a");
+  const std::string outside = "00-0123456789abcdef0123456789abcdef-0123456789abcdef-01";
+  a.env = std::map<std::string, std::string>{{"TRACEPARENT", outside}};
+  REQUIRE(f.core->Submit(Submission({a})).ok());
+  f.Flush();
+  REQUIRE(f.out.enqueue.execs.size() == 1);
+  CHECK(f.out.enqueue.execs[0].dispatch.task.env.at("TRACEPARENT") == outside);
+}
+
 TEST_CASE("a submission whose params break the limits is refused naming the limit",
           "[scheduler][limits]") {
   SchedulerFixture f;

@@ -120,9 +120,8 @@ TEST_CASE("/licenses serves the third-party notices on coordinators and workers 
     CHECK(res->get_header_value("Content-Type") == "text/plain; charset=utf-8");
     // NOTICE first, then each bundled component's own notice.
     CHECK(res->body.starts_with("Apollo-11, a distributed task scheduler"));
-    for (const char* part :
-         {"\nuplot ", "Leon Sorokin",
-          "\ncppzmq-dev ", "\nnlohmann-json3-dev ", "Boost Software License"}) {
+    for (const char* part : {"\nuplot ", "Leon Sorokin", "\ncppzmq-dev ", "\nnlohmann-json3-dev ",
+                             "Boost Software License"}) {
       CHECK(res->body.find(part) != std::string::npos);
     }
   }

@@ -150,3 +150,22 @@ TEST_CASE("a frame that does not decode is answered but not audited: it names no
   sim.RunUntilIdle();
   CHECK(AuditOf(sim).empty());  // nothing decodable: no action to record
 }
+
+TEST_CASE("dry_run on a registry change other than a backfill is refused and changes nothing",
+          "[sim][audit][registry]") {
+  Simulation sim;
+  actors::RegistryRequest pause;
+  pause.op = static_cast<uint8_t>(actors::RegistryOp::kPause);
+  pause.name = "team.nothing";
+  pause.dry_run = true;  // a client that means "only show": it must not pause
+  sim.Send(ClientType::kRegistry, pause);
+  sim.RunUntilIdle();
+  const auto replies = sim.Replies<actors::RegistryReply>(ClientType::kRegistryReply);
+  REQUIRE(replies.size() == 1);
+  CHECK(replies[0].code == static_cast<uint8_t>(StatusCode::kInvalidInput));
+  CHECK(replies[0].error == "dry_run is for a backfill only");
+  const nlohmann::json records = AuditOf(sim);
+  REQUIRE(records.size() == 1);
+  CHECK(records[0]["action"] == "pause");
+  CHECK(records[0]["ok"] == false);
+}

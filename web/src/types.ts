@@ -138,19 +138,6 @@ export interface PipelineSnapshot {
   tasks?: { id: string }[];
   [key: string]: unknown;
 }
-// GET /api/v1/pipelines/NAME[@V]: a registered pipeline's version.
-export interface PipelineVersionDetail {
-  name: string;
-  version: number;
-  hash: string;
-  label: string;
-  added_at: string;
-  added_by: string;
-  active: boolean;
-  paused: boolean;
-  snapshot: PipelineSnapshot;
-  fires?: Fire[];
-}
 export interface PipelineVersion {
   version: number;
   hash: string;
@@ -158,6 +145,13 @@ export interface PipelineVersion {
   added_at: string;
   added_by: string;
   active: boolean;
+}
+// GET /api/v1/pipelines/NAME[@V]: a registered pipeline's version.
+export interface PipelineVersionDetail extends PipelineVersion {
+  name: string;
+  paused: boolean;
+  snapshot: PipelineSnapshot;
+  fires?: Fire[];
 }
 // GET /api/v1/pipelines/NAME/versions.
 export interface PipelineVersions {

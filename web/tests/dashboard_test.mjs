@@ -643,6 +643,8 @@ pipeline:
       await page.goto(base + "/pipelines?name=web.hourly");
       await page.waitForFunction(() => document.querySelectorAll("#fires tr[data-fire] a").length === 3);
       await page.goto(base + "/pipelines");
+      // The list is drawn after its answer arrives: wait for it, then look.
+      await page.waitForSelector('#pipelines-list tr[data-pipeline="web.hourly"]');
       assert.ok(await page.isVisible('#pipelines-list tr[data-pipeline="web.hourly"] .next-fire time'));
     });
 
