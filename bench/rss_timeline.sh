@@ -4,8 +4,8 @@
 # `apollo11 submit --wait`, samples the coordinator's VmRSS every 0.1 s, and
 # prints the wall time, VmHWM, RssAnon and RssFile at the end. The samples
 # (seconds since start, then VmRSS, RssAnon and RssFile in KB) are left in
-# OUT/rss.trace. docs/PERFORMANCE.md,
-# "Memory, measured again", was measured so.
+# OUT/rss.trace. docs/PERFORMANCE.md, "Memory at 100k and 1M tasks", says
+# where the coordinator's peak sits.
 #   bench/rss_timeline.sh BIN_DIR PIPELINE OUT
 #   e.g. bench/rss_timeline.sh build/cli /tmp/scale-100000/pipeline.yaml /tmp/rss
 # (python3 -c 'import sys; sys.path.insert(0, "bench"); import gen_dag;
