@@ -17,9 +17,15 @@ export class AlertsPanel {
     this.root = h("div", { id: "recent-alerts" }, this.body);
   }
 
-  // Fetches the list and redraws the panel; called by the overview's poller.
+  // Whether an alert shown is still folding repeats or being delivered (its
+  // row will change with no new alert).
+  inTransit = false;
+
+  // Fetches the list and redraws the panel; called by the overview on each
+  // live `alert` event, or its poller.
   async refresh(): Promise<void> {
     const list = await getJson<AlertList>("/api/alerts?limit=" + SHOWN);
+    this.inTransit = list.alerts.some((a) => a.delivery === "folding" || a.delivery === "delivering");
     clear(this.body);
     if (!list.alerts.length) {
       this.body.append(h("p", { class: "muted" }, "No alert has fired since the node started."));

@@ -22,12 +22,26 @@ export function token(): string {
   return sessionStorage.getItem(TOKEN_KEY) ?? "";
 }
 export function setToken(value: string): void {
+  const before = token();
   if (value) sessionStorage.setItem(TOKEN_KEY, value);
   else sessionStorage.removeItem(TOKEN_KEY);
+  if (value !== before) credentialsChanged();
+}
+// Who the requests speak for changed (a token kept or dropped, a session
+// ended): what holds a request open (the live events) asks again.
+const credentialListeners: (() => void)[] = [];
+export function onTokenChange(f: () => void): void {
+  credentialListeners.push(f);
+}
+export function credentialsChanged(): void {
+  for (const f of credentialListeners) f();
 }
 // How many API requests this page made (for the performance measurements).
 export function requestsMade(): number {
   return requestCount;
+}
+export function countRequest(): void {
+  requestCount++;
 }
 
 async function errorOf(res: Response): Promise<ApiError> {
@@ -41,7 +55,7 @@ async function errorOf(res: Response): Promise<ApiError> {
   return new ApiError(res.status, message);
 }
 
-function authHeaders(t: string = token()): Record<string, string> {
+export function authHeaders(t: string = token()): Record<string, string> {
   return t ? { Authorization: "Bearer " + t } : {};
 }
 

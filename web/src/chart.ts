@@ -16,13 +16,28 @@ export class LiveChart {
     this.root = h("div", { class: "card", id }, h("h3", {}, title), this.valueEl, h("div", { class: "chart" }));
   }
 
-  add(t: number, v: number): void {
-    this.xs.push(t);
-    this.ys.push(v);
-    if (this.xs.length > this.maxPoints) {
-      this.xs.shift();
-      this.ys.shift();
+  // Appends the points (time in seconds, value), oldest first, and draws.
+  addAll(points: [number, number][]): void {
+    if (!points.length) return;
+    for (const [t, v] of points) {
+      if (this.xs.length && t <= this.xs[this.xs.length - 1]) continue;  // times only grow
+      this.xs.push(t);
+      this.ys.push(v);
     }
+    const over = this.xs.length - this.maxPoints;
+    if (over > 0) {
+      this.xs.splice(0, over);
+      this.ys.splice(0, over);
+    }
+    this.root.dataset.points = String(this.xs.length);
+    this.draw(points[points.length - 1][1]);
+  }
+
+  add(t: number, v: number): void {
+    this.addAll([[t, v]]);
+  }
+
+  private draw(v: number): void {
     this.valueEl.textContent = this.fmt(v);
     const box = this.root.querySelector<HTMLElement>(".chart")!;
     const width = Math.max(200, box.clientWidth || 260);

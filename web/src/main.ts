@@ -1,10 +1,11 @@
 // The dashboard's entry: a client-side router over the node's pages, the
 // header (role, epoch, login) and the shared banner.
 
-import { ApiError, getJson, post, setToken, token, Who, whoami } from "./api";
+import { ApiError, credentialsChanged, getJson, post, setToken, token, Who, whoami } from "./api";
 import { appPath, BASE } from "./base";
 import { clear, h } from "./dom";
 import { NodeInfo } from "./types";
+import { live } from "./live";
 import { Page } from "./page";
 import { overviewPage } from "./pages/overview";
 import { runsPage } from "./pages/runs";
@@ -126,6 +127,7 @@ async function renderAuth(notice = ""): Promise<void> {
   if (who && who.via === "session") {
     return signedIn(box, who, async () => {
       await post("/auth/logout");
+      credentialsChanged();
     });
   }
   signInForm(box, who?.sign_in ?? false, notice);
@@ -142,6 +144,23 @@ async function renderNodeInfo(): Promise<void> {
   }
 }
 
+// The header's "live" / "polling": whether the page is updated by the
+// node's live events or polls (and why, in its tooltip).
+function liveIndicator(): void {
+  const el = h("span", { id: "live-state", class: "live-state", role: "status" });
+  document.getElementById("node-info")!.after(el);
+  const show = () => {
+    const on = live.live;
+    el.dataset.state = on ? "live" : "polling";
+    el.textContent = on ? "● live" : "○ polling";
+    el.setAttribute("aria-label", on ? "Updates: live, pushed by the node" : "Updates: polling");
+    el.title = on ? "The pages are updated as the node's live events arrive"
+      : "The pages poll the node: " + (live.reason || "the live events are not connected");
+  };
+  live.onState(show);
+  show();
+}
+
 document.addEventListener("click", (e) => {
   const a = (e.target as Element).closest("a");
   if (!a || a.origin !== location.origin || e.ctrlKey || e.metaKey || e.button !== 0) return;
@@ -151,6 +170,7 @@ document.addEventListener("click", (e) => {
 });
 window.addEventListener("popstate", show);
 
+liveIndicator();
 void renderAuth();
 void renderNodeInfo();
 show();

@@ -132,7 +132,13 @@ export function assetsProxy(dir, target) {
       res.writeHead(r.statusCode, r.headers);
       r.pipe(res);
     });
-    up.on("error", (e) => { res.writeHead(502); res.end(String(e)); });
+    up.on("error", (e) => {
+      if (!res.headersSent) res.writeHead(502);
+      res.end(String(e));
+    });
+    // A page that stops reading (a live event stream closed, a page left)
+    // closes its side at the node too: the node counts open streams.
+    res.on("close", () => { if (!res.writableFinished) up.destroy(); });
     req.pipe(up);
   });
   return new Promise((r) => server.listen(0, "127.0.0.1", () => r(server)));

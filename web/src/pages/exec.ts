@@ -139,7 +139,8 @@ export function execPage(execId: string): Page {
     }
   };
 
-  page.poll(async () => {
+  // Read again on each live event about its run, else polled every second.
+  page.live(async () => {
     exec = await getJson<Execution>("/api/executions/" + encodeURIComponent(execId));
     const ex = exec;
     clear(summary);
@@ -176,23 +177,55 @@ export function execPage(execId: string): Page {
     render();
     if (shown !== before) resetLog();
     await tail();
-  }, 1000);
+  }, { on: { run: (d) => d.run_id === runId }, fallbackMs: 1000 });
+
+  // A running attempt's output grows with no event (it is not journaled):
+  // its tail is read every second until the attempt ends.
+  let tailTimer: number | undefined;
+  page.onStop(() => clearTimeout(tailTimer));
+  const followLater = () => {
+    clearTimeout(tailTimer);
+    tailTimer = window.setTimeout(() => void tail().catch((e) => console.warn("log tail failed", e)), 1000);
+  };
 
   // Appends what the log grew by since the last slice; follows while running.
-  const tail = async () => {
+  // Never two at once: a call meanwhile (another attempt or stream chosen)
+  // runs right after.
+  let tailing = false, tailAgain = false;
+  const tail = async (): Promise<void> => {
+    if (tailing) {
+      tailAgain = true;
+      return;
+    }
     if (done || !exec || !shown) return;
+    tailing = true;
+    let follow = false;
+    try {
+      follow = await tailSlices();
+    } finally {
+      tailing = false;
+    }
+    if (tailAgain) {
+      tailAgain = false;
+      return tail();
+    }
+    if (follow) followLater();
+  };
+  // Reads slices until the end of what the log holds now (8 at most); true
+  // while the attempt is still writing to it.
+  const tailSlices = async (): Promise<boolean> => {
     const attempt = shown, stream = streamSel.value;
     for (let i = 0; i < 8; i++) {
       let slice: LogSlice;
       try {
         slice = await getJson<LogSlice>(`/api/executions/${encodeURIComponent(execId)}/logs?stream=${stream}&attempt=${attempt}&offset=${offset}`);
       } catch (e) {
-        if (attempt !== shown || stream !== streamSel.value) return;
+        if (attempt !== shown || stream !== streamSel.value) return false;
         logMeta.textContent = `attempt ${attempt}'s ${stream === "err" ? "stderr" : "stdout"} is not available: ` + (e as Error).message;
-        return;
+        return false;
       }
       // The choice changed while the slice was on its way.
-      if (attempt !== shown || stream !== streamSel.value || slice.offset !== offset) return;
+      if (attempt !== shown || stream !== streamSel.value || slice.offset !== offset) return false;
       if (slice.data) {
         logBox.textContent += slice.data;
         if (logBox.textContent.length > MAX_SHOWN) logBox.textContent = logBox.textContent.slice(-MAX_SHOWN);
@@ -204,9 +237,10 @@ export function execPage(execId: string): Page {
       logMeta.dataset.attempt = String(slice.attempt);
       if (offset >= slice.size) {
         if (!slice.running) done = true;
-        return;
+        return slice.running === true;
       }
     }
+    return true;
   };
 
   void (async () => {

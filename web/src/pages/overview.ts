@@ -1,6 +1,7 @@
 // The overview: recent runs, runs by state over time, the brief's four key
-// metrics as live charts, the backlog against its cap, alert signals and
-// the alerts the node delivered lately.
+// metrics as live charts (the node's last hour, then its live samples), the
+// backlog against its cap, alert signals and the alerts the node delivered
+// lately.
 
 import uPlot from "uplot";
 import { AlertsPanel } from "../alerts";
@@ -8,6 +9,7 @@ import { getJson, getText } from "../api";
 import { LiveChart } from "../chart";
 import { clear, fmtMs, fmtTime, h, link, runStateBadge } from "../dom";
 import { parseMetrics, total } from "../metrics";
+import { live } from "../live";
 import { BasePage, Page } from "../page";
 import { RunLine } from "../types";
 
@@ -16,12 +18,25 @@ const COLORS: Record<string, string> = {
   RUNNING: "#2f80ed", SUCCESS: "#27ae60", FAILED: "#d64541", CANCELED: "#8a8f98",
 };
 
+// The columns of GET /api/v1/overview/history's samples and of the live
+// `sample` events, as the node names them (its answer's `columns` win).
+const COLUMNS = ["time_ms", "apollo11_tasks_waiting", "apollo11_retry_ratio", "apollo11_timeouts_total",
+  "apollo11_heartbeat_losses_total", "apollo11_backlog", "apollo11_backlog_cap",
+  "apollo11_journal_commit_failures_total"];
+const CHART_POINTS = 720;  // an hour of the node's 5 s samples
+
+interface OverviewHistory {
+  interval_ms: number;
+  columns: string[];
+  samples: number[][];
+}
+
 export function overviewPage(): Page {
   const page = new BasePage("overview");
-  const waiting = new LiveChart("m-waiting", "Tasks waiting to be scheduled", (v) => String(v));
-  const retry = new LiveChart("m-retry", "Retry ratio", (v) => (v * 100).toFixed(1) + " %");
-  const timeouts = new LiveChart("m-timeouts", "Timeouts (total)", (v) => String(v));
-  const losses = new LiveChart("m-losses", "Heartbeat losses (total)", (v) => String(v));
+  const waiting = new LiveChart("m-waiting", "Tasks waiting to be scheduled", (v) => String(v), CHART_POINTS);
+  const retry = new LiveChart("m-retry", "Retry ratio", (v) => (v * 100).toFixed(1) + " %", CHART_POINTS);
+  const timeouts = new LiveChart("m-timeouts", "Timeouts (total)", (v) => String(v), CHART_POINTS);
+  const losses = new LiveChart("m-losses", "Heartbeat losses (total)", (v) => String(v), CHART_POINTS);
   const backlogText = h("span", { class: "big", id: "backlog-value" }, "–");
   const meter = h("div", { class: "meter" }, h("div"));
   const alerts = h("div", { id: "alerts" });
@@ -38,37 +53,83 @@ export function overviewPage(): Page {
     h("h2", {}, "Recent runs"), recent,
   );
 
-  let lastTimeouts = -1, lastLosses = -1;
-  page.poll(async () => {
-    const m = parseMetrics(await getText("/metrics"));
-    const t = Date.now() / 1000;
-    waiting.add(t, total(m, "apollo11_tasks_waiting"));
-    retry.add(t, total(m, "apollo11_retry_ratio"));
-    const to = total(m, "apollo11_timeouts_total"), hl = total(m, "apollo11_heartbeat_losses_total");
-    timeouts.add(t, to);
-    losses.add(t, hl);
-    const backlog = total(m, "apollo11_backlog"), cap = total(m, "apollo11_backlog_cap");
-    backlogText.textContent = `${backlog} / ${cap}` + (total(m, "apollo11_backlog_paused") ? " (promotion paused)" : "");
+  // The charts and the backlog: the node's last hour of samples when the
+  // page opens (and again after a reset), then each live `sample` event;
+  // /metrics every 2 s while the events are not live.
+  let columns = COLUMNS;
+  let previous: number[] | undefined;  // the last row applied
+  const col = (row: number[], name: string) => {
+    const i = columns.indexOf(name);
+    return i >= 0 ? Number(row[i]) || 0 : 0;
+  };
+  // `rows` oldest first; `fresh`: samples that came now (their increases
+  // are reported), not the history read on opening.
+  const apply = (rows: number[][], fresh: boolean, paused?: boolean) => {
+    rows = rows.filter((r) => Array.isArray(r) && r.length >= 2 && (!previous || r[0] > previous[0]));
+    if (!rows.length) return;
+    const series = (name: string) => rows.map((r) => [r[0] / 1000, col(r, name)] as [number, number]);
+    waiting.addAll(series("apollo11_tasks_waiting"));
+    retry.addAll(series("apollo11_retry_ratio"));
+    timeouts.addAll(series("apollo11_timeouts_total"));
+    losses.addAll(series("apollo11_heartbeat_losses_total"));
+    const last = rows[rows.length - 1];
+    const backlog = col(last, "apollo11_backlog"), cap = col(last, "apollo11_backlog_cap");
+    if (paused === undefined && columns.includes("apollo11_backlog_paused")) paused = col(last, "apollo11_backlog_paused") > 0;
+    backlogText.textContent = `${backlog} / ${cap}` + (paused ? " (promotion paused)" : "");
     const ratio = cap > 0 ? Math.min(1, backlog / cap) : 0;
     (meter.firstChild as HTMLElement).style.width = (ratio * 100).toFixed(1) + "%";
     meter.classList.toggle("warn", ratio >= 0.8);
     const lines: HTMLElement[] = [];
-    if (lastTimeouts >= 0 && to > lastTimeouts) lines.push(h("div", {}, `${to - lastTimeouts} task timeout(s) just now`));
-    if (lastLosses >= 0 && hl > lastLosses) lines.push(h("div", {}, `${hl - lastLosses} worker heartbeat loss(es) just now`));
-    if (total(m, "apollo11_journal_commit_failures_total") > 0) lines.push(h("div", {}, "journal commits have failed (disk full?)"));
-    lastTimeouts = to;
-    lastLosses = hl;
+    if (fresh && previous) {
+      const before = previous;
+      const grew = (name: string) => col(last, name) - col(before, name);
+      if (grew("apollo11_timeouts_total") > 0) lines.push(h("div", {}, `${grew("apollo11_timeouts_total")} task timeout(s) just now`));
+      if (grew("apollo11_heartbeat_losses_total") > 0) lines.push(h("div", {}, `${grew("apollo11_heartbeat_losses_total")} worker heartbeat loss(es) just now`));
+    }
+    if (col(last, "apollo11_journal_commit_failures_total") > 0) lines.push(h("div", {}, "journal commits have failed (disk full?)"));
+    previous = last;
     if (lines.length || !alerts.firstChild) {
       clear(alerts);
       alerts.append(...lines, h("div", { class: "muted" },
         "Timeouts, heartbeat losses and journal failures seen since this page opened; " +
         "the alerts delivered are under Recent alerts."));
     }
-  }, 2000);
+  };
+  // Whether the node had samples to draw.
+  const readHistory = async () => {
+    let history: OverviewHistory;
+    try {
+      history = await getJson<OverviewHistory>("/api/v1/overview/history");
+    } catch {
+      return false;  // a node without it: /metrics alone
+    }
+    if (Array.isArray(history.columns) && history.columns[0] === "time_ms") columns = history.columns;
+    const samples = history.samples ?? [];
+    apply(samples, previous !== undefined);
+    return samples.length > 0;
+  };
+  let opened = false;
+  page.live(async ({ polled, events }) => {
+    let drawn = false;
+    const first = !opened;
+    if (first || events.some((e) => e.type === "reset")) {
+      opened = true;
+      drawn = await readHistory();
+    }
+    // Live, the samples come as events.
+    if (!polled && !(first && !drawn)) return;
+    const m = parseMetrics(await getText("/metrics"));
+    const row = columns.map((name, i) => (i === 0 ? Date.now() : total(m, name)));
+    apply([row], true, total(m, "apollo11_backlog_paused") > 0);
+  }, { on: {}, fallbackMs: 2000 });
+  page.onStop(live.on("sample", (e) => {
+    if (Array.isArray(e.data)) apply([e.data as number[]], true);
+  }));
 
+  // Recent runs and runs by state: read again on the live `run` events, at
+  // most every 2 s, else polled every 3 s.
   let plot: uPlot | undefined;
-  page.poll(async () => {
-    await recentAlerts.refresh();
+  page.live(async () => {
     const runs = await getJson<RunLine[]>("/api/runs?limit=200");
     clear(recent);
     recent.append(runTable(runs.slice(0, 15)));
@@ -86,7 +147,19 @@ export function overviewPage(): Page {
     } else {
       plot.setData(data);
     }
-  }, 3000);
+  }, { on: { run: true }, fallbackMs: 3000, throttleMs: 2000 });
+
+  // Recent alerts: read again on each live `alert` event (a new alert, or
+  // the newest one's delivery moved on), else polled every 3 s; while a
+  // listed alert still folds or is being delivered, also every 3 s, as its
+  // row changes with no new alert.
+  let transitTimer: number | undefined;
+  page.onStop(() => clearTimeout(transitTimer));
+  const alertsTicker = page.live(async () => {
+    clearTimeout(transitTimer);
+    await recentAlerts.refresh();
+    if (recentAlerts.inTransit) transitTimer = window.setTimeout(() => alertsTicker.trigger(), 3000);
+  }, { on: { alert: true }, fallbackMs: 3000 });
   return page;
 }
 

@@ -65,25 +65,56 @@ export function runPage(runId: string): Page {
     if (t) navigate("/exec/" + encodeURIComponent(t.exec_id));
   };
 
-  const refreshGantt = async (force: boolean) => {
+  // The timeline: from the status alone over 1500 tasks, else from the
+  // run's history, read at most every 2 s (a change within the 2 s is drawn
+  // when they are up). Never two at once; a call meanwhile runs after.
+  let ganttTimer: number | undefined;
+  let ganttBusy = false, ganttAgain = false;
+  page.onStop(() => clearTimeout(ganttTimer));
+  const refreshGantt = async (force: boolean): Promise<void> => {
     if (!status) return;
-    const n = Object.keys(status.tasks).length;
-    const now = Date.now() * 1000;
-    if (n > GROUP_OVER) {
-      drawGanttCanvas(ganttBox, status.tasks, now);
+    if (ganttBusy) {
+      ganttAgain = true;
       return;
     }
-    if (!force && performance.now() - historyAt < 2000) return;
+    const n = Object.keys(status.tasks).length;
+    if (n > GROUP_OVER) {
+      drawGanttCanvas(ganttBox, status.tasks, Date.now() * 1000);
+      return;
+    }
+    const since = performance.now() - historyAt;
+    if (!force && since < 2000) {
+      if (ganttTimer === undefined) {
+        ganttTimer = window.setTimeout(() => {
+          ganttTimer = undefined;
+          void refreshGantt(false).catch((e) => console.warn("timeline refresh failed", e));
+        }, 2000 - since);
+      }
+      return;
+    }
+    clearTimeout(ganttTimer);
+    ganttTimer = undefined;
     historyAt = performance.now();
-    const history = await getJson<Transition[]>("/api/runs/" + encodeURIComponent(runId) + "/history");
-    drawGantt(ganttBox, attemptsOf(history), now, status.tasks);
+    ganttBusy = true;
+    try {
+      const history = await getJson<Transition[]>("/api/runs/" + encodeURIComponent(runId) + "/history");
+      drawGantt(ganttBox, attemptsOf(history), Date.now() * 1000, status.tasks);
+    } finally {
+      ganttBusy = false;
+    }
+    if (ganttAgain) {
+      ganttAgain = false;
+      await refreshGantt(FINISHED_RUN.has(status.state));
+    }
   };
 
   const phases: string[] = [];
   const mark = (what: string) => {
     if (!loaded) phases.push(`${what} ${Math.round(performance.now() - t0)}`);
   };
-  const poller = page.poll(async () => {
+  // Read again on each live event about this run (every commit that
+  // changed it or one of its tasks), else polled.
+  const ticker = page.live(async () => {
     status = await getJson<RunStatus>("/api/runs/" + encodeURIComponent(runId));
     mark("status");
     const n = Object.keys(status.tasks).length;
@@ -122,7 +153,10 @@ export function runPage(runId: string): Page {
     table.set(status.tasks);
     mark("table");
     renderSlow(slowBox, status);
-    await refreshGantt(finished);
+    // The first drawing and the last wait for the timeline; the others
+    // leave it to come after, so that the next change is not held up.
+    if (!loaded || finished) await refreshGantt(finished);
+    else void refreshGantt(false).catch((e) => console.warn("timeline refresh failed", e));
     mark("gantt");
     if (!loaded) {
       page.root.dataset.phases = phases.join(", ");
@@ -130,10 +164,11 @@ export function runPage(runId: string): Page {
       page.root.dataset.loadedMs = String(Math.round(performance.now() - t0));
       page.root.classList.add("loaded");
     }
-    // Large runs are polled less often; a finished run only once more.
-    poller.setInterval(n > GROUP_OVER ? 3000 : 1000);
-    if (finished) poller.stop();
-  }, 1000);
+    // Large runs are read less often; a finished run no more.
+    ticker.setFallback(n > GROUP_OVER ? 3000 : 1000);
+    ticker.setThrottle(n > GROUP_OVER ? 1000 : 0);
+    if (finished) ticker.stop();
+  }, { on: { run: (d) => d.run_id === runId }, fallbackMs: 1000 });
   return page;
 }
 

@@ -1,7 +1,8 @@
 // Runs: the whole run history, newest first, a page at a time from
 // GET /api/v1/runs, filtered on the server by state, pipeline and pipeline
 // name prefix (a domain: "etl."). "Older" follows the page's next_cursor;
-// "Newer" goes back to the page before. The page shown is polled again.
+// "Newer" goes back to the page before. The page shown is read again on
+// the live events about runs (at most once a second), else polled.
 
 import { getJson } from "../api";
 import { clear, h } from "../dom";
@@ -77,6 +78,16 @@ export function runsPage(): Page {
     pipeline.value = keep;
     if (changed && keep) { cursors = [""]; await load(); }
   };
-  page.poll(async () => { await fillPipelines(); await load(); }, 3000);
+  // The pipelines are read again when a run of one not listed changes, and
+  // whenever the whole page is read (the first time, a poll, a reset).
+  page.live(async ({ events }) => {
+    const runs = events.filter((e) => e.type === "run");
+    const known = new Set([...pipeline.options].map((o) => o.value));
+    if (runs.length < events.length || !runs.length ||
+        runs.some((e) => !known.has(String((e.data as { pipeline?: string }).pipeline ?? "")))) {
+      await fillPipelines();
+    }
+    await load();
+  }, { on: { run: true }, fallbackMs: 3000, throttleMs: 1000 });
   return page;
 }

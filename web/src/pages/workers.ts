@@ -1,4 +1,5 @@
-// Workers: every worker the coordinator knows, live. What each holds is
+// Workers: every worker the coordinator knows, read again on each live
+// `workers` event (the node's answer changed), else polled. What each holds is
 // split as /api/workers gives it: executing (at most its slots), queued
 // beyond its slots (--prefetch) and its free slots, with the cluster's
 // totals above, which are the figures /metrics gives (apollo11_cluster_slots,
@@ -34,7 +35,7 @@ export function workersPage(): Page {
   const page = new BasePage("workers");
   const list = h("div", { id: "workers-list" });
   page.root.append(h("h1", {}, "Workers"), list);
-  page.poll(async () => {
+  page.live(async () => {
     const workers = await getJson<Worker[]>("/api/workers");
     clear(list);
     if (!workers.length) {
@@ -57,6 +58,6 @@ export function workersPage(): Page {
         h("td", {}, fmtTime(w.last_heartbeat)),
         h("td", {}, String(w.losses) + (w.losses > 2 ? " (flapping)" : "")),
         h("td", {}, fmtTime(w.connected_since)))))));
-  }, 2000);
+  }, { on: { workers: true }, fallbackMs: 2000 });
   return page;
 }
