@@ -185,8 +185,14 @@ enum class QueryKind : uint8_t {
   // page size (1..1000). Answers {"runs": [...], "next_cursor", "complete"}
   // (storage/run_page.h).
   kRunsPage,
+  // The runs changed since `arg`, a position "FEED:SEQ" ("" = where the
+  // feed is now), long-polled: answered at once when there is something
+  // newer, else at the next commit that changes a run or after `limit`
+  // milliseconds (at most 25 s). Answers actors/scheduler/change_feed.h's
+  // JSON.
+  kChanges,
 };
-inline constexpr uint8_t kQueryKindLast = static_cast<uint8_t>(QueryKind::kRunsPage);
+inline constexpr uint8_t kQueryKindLast = static_cast<uint8_t>(QueryKind::kChanges);
 
 // The kinds by name, as the CLI and the HTTP API spell them.
 inline constexpr std::pair<const char*, QueryKind> kQueryKindNames[] = {
@@ -205,6 +211,7 @@ inline constexpr std::pair<const char*, QueryKind> kQueryKindNames[] = {
     {"pipeline_versions", QueryKind::kPipelineVersions},  // registry
     {"audit", QueryKind::kAudit},
     {"runs_page", QueryKind::kRunsPage},
+    {"changes", QueryKind::kChanges},
 };
 // The kind named `name`; InvalidInput when there is none.
 inline Result<QueryKind> ParseQueryKind(std::string_view name) {

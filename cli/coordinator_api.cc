@@ -80,6 +80,12 @@ Result<nlohmann::json> CoordinatorApi::RunsPage(const std::string& filter_json, 
   return Forget((*link)->Query("runs_page", "", filter_json, limit));
 }
 
+Result<nlohmann::json> CoordinatorApi::Changes(const std::string& since, uint32_t wait_ms) {
+  auto link = Link();
+  if (!link.ok()) return link.status();
+  return Forget((*link)->Query("changes", "", since, wait_ms));
+}
+
 Result<nlohmann::json> CoordinatorApi::Logs(const std::string& exec_id, const std::string& stream,
                                             uint32_t attempt, uint64_t offset, uint32_t max_bytes,
                                             std::string* data) {

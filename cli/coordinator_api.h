@@ -26,6 +26,7 @@ class CoordinatorApi final : public observability::ApiBackend {
   Result<nlohmann::json> Query(const std::string& kind, const std::string& id,
                                uint32_t limit) override;
   Result<nlohmann::json> RunsPage(const std::string& filter_json, uint32_t limit) override;
+  Result<nlohmann::json> Changes(const std::string& since, uint32_t wait_ms) override;
   Result<std::string> Trigger(const std::string& name,
                               const std::map<std::string, std::string>& params) override;
   Result<nlohmann::json> TriggerRun(const TriggerSpec& t) override;

@@ -246,6 +246,10 @@ Status Node::StartHttp() {
     api_ = std::make_unique<CoordinatorApi>(coordinator_->client_endpoint(), curve,
                                             curve ? curve->public_z85 : "", Millis(10000));
     ho.backend = api_.get();
+    // Its long polls wait up to a second: a timeout well above that.
+    feed_api_ = std::make_unique<CoordinatorApi>(coordinator_->client_endpoint(), curve,
+                                                 curve ? curve->public_z85 : "", Millis(5000));
+    ho.feed_backend = feed_api_.get();
     ho.recent_alerts = [history = &alert_history_](uint32_t limit) {
       return history->RecentJson(limit);
     };
@@ -450,6 +454,7 @@ void Node::Stop(bool drain) {
   if (http_) http_->Stop();
   http_.reset();
   api_.reset();
+  feed_api_.reset();
   if (worker_) {
     if (drain) {
       if (worker_->Drain(config_.drain_timeout)) {

@@ -283,6 +283,8 @@ class Node {
   std::unique_ptr<observability::OidcSignIn> sign_in_;
   // The HTTP server and its API client go first: they call the coordinator.
   std::unique_ptr<CoordinatorApi> api_;
+  // The HTTP server's live events' own link (observability/event_pump.h).
+  std::unique_ptr<CoordinatorApi> feed_api_;
   std::unique_ptr<observability::HttpServer> http_;
 };
 

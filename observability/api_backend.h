@@ -60,6 +60,13 @@ class ApiBackend {
     (void)limit;
     return Status::Unsupported("this node cannot page the run history");
   }
+  // The runs changed since position `since` (actors/scheduler/change_feed.h:
+  // "" asks where the feed is now), waiting up to `wait_ms` for one.
+  // Unsupported unless the backend implements it.
+  virtual Result<nlohmann::json> Changes(const std::string& since, uint32_t wait_ms) {
+    (void)since, (void)wait_ms;
+    return Status::Unsupported("live changes are not served by this backend");
+  }
   virtual Result<std::string> Trigger(const std::string& name,
                                       const std::map<std::string, std::string>& params) = 0;
   // registry: a trigger of a registered pipeline: NAME@version ("" = the

@@ -80,6 +80,9 @@ bool IsHealthCheck(const std::string& head, const std::string& path) {
   return head.rfind(line + " ", 0) == 0 || head.rfind(line + "?", 0) == 0;
 }
 
+// The KeepOpen slot of the request this worker thread is answering.
+thread_local GuardedHttpServer::Taker* t_keep_open = nullptr;
+
 constexpr const char* kHealthy =
     "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 3\r\n"
     "Connection: close\r\n\r\nok\n";
@@ -247,9 +250,14 @@ void GuardedHttpServer::ReadLoop(std::stop_token stop) {
   pthread_setname_np(pthread_self(), "http-read");
   std::vector<std::unique_ptr<Conn>> conns;
   std::vector<pollfd> fds;
+  Deadline next_tick = tick_ ? Clock::now() : Deadline::max();
   while (!stop.stop_requested()) {
+    if (tick_ && Clock::now() >= next_tick) {
+      tick_();
+      next_tick = Clock::now() + std::chrono::seconds(1);
+    }
     fds.assign(1, pollfd{wake_[0], POLLIN, 0});
-    Deadline next = Clock::now() + std::chrono::seconds(1);
+    Deadline next = std::min(Clock::now() + std::chrono::seconds(1), next_tick);
     for (const auto& c : conns) {
       fds.push_back(pollfd{c->sock, POLLIN, 0});
       next = std::min(next, c->deadline);
@@ -432,16 +440,32 @@ GuardedHttpServer::Step GuardedHttpServer::Advance(Conn& c) {
   return c.in.size() >= c.total ? Step::kComplete : Step::kWaiting;
 }
 
+bool GuardedHttpServer::KeepOpen(Taker take) {
+  if (t_keep_open == nullptr) return false;
+  *t_keep_open = std::move(take);
+  return true;
+}
+
 void GuardedHttpServer::Process(Conn& c) {
   RequestStream stream(c.head.text + c.in.substr(c.head_end, c.total - c.head_end), c.ip, c.port);
   bool closed = false;
+  Taker keep;
+  t_keep_open = &keep;
   process_request(stream, /*close_connection=*/true, closed, [&](httplib::Request& req) {
     req.remote_addr = c.ip;
     req.remote_port = c.port;
   });
+  t_keep_open = nullptr;
   // Before the answer leaves: a client that reads it and connects again at
   // once must not find its own finished connection still counted.
   Release(c);
+  if (keep) {
+    auto held = std::make_unique<HeldConnection>(c.sock, c.ssl, c.ip);
+    c.sock = -1;
+    c.ssl = nullptr;
+    keep(std::move(held));
+    return;
+  }
   Send(c, stream.output(), Clock::now() + limits_.write_timeout);
   if (c.ssl != nullptr) SSL_shutdown(c.ssl);
   Close(c);

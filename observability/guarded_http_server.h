@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "common/mutex.h"
+#include "observability/held_connection.h"
 #include "observability/http_limits.h"
 
 namespace apollo11::observability {
@@ -52,6 +53,19 @@ class GuardedHttpServer : public httplib::Server {
   // election: the JSON body GET /healthz answers (called on the reader
   // thread; must not block); unset: "ok". Set before Start.
   void SetHealthBody(std::function<std::string()> body) { health_body_ = std::move(body); }
+
+  // Called by the reader thread about once a second, whatever the traffic;
+  // must not block (it samples in-process state). Set before Start.
+  void SetTick(std::function<void()> tick) { tick_ = std::move(tick); }
+
+  // Called by a handler on the worker thread answering its request: once
+  // the handler returns, the connection is neither answered with the
+  // handler's response nor closed, but given to `take` on that thread, which
+  // writes the answer's head and what follows. No longer counted in its
+  // address's connections. False (nothing kept) when the request is not
+  // being answered by a GuardedHttpServer.
+  using Taker = std::function<void(std::unique_ptr<HeldConnection>)>;
+  static bool KeepOpen(Taker take);
 
   // Starts the reader thread and the workers; false (errno set) when the
   // wake-up pipe cannot be made.
@@ -105,6 +119,7 @@ class GuardedHttpServer : public httplib::Server {
   const HttpLimits limits_;
   TlsContext* tls_ = nullptr;
   std::function<std::string()> health_body_;
+  std::function<void()> tick_;
   std::string health_path_ = "/healthz";
   int wake_[2] = {-1, -1};  // pipe: a new connection or stop
   std::unique_ptr<httplib::ThreadPool> workers_;

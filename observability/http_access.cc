@@ -20,7 +20,7 @@ using transport::Action;
 
 // Every route of the HTTP server, and what it does. Keep in the order of
 // docs/operations.md's "Security" table.
-constexpr std::array<HttpRule, 35> kRules = {{
+constexpr std::array<HttpRule, 37> kRules = {{
     // Public: probes, metrics, the notices, the API's description, who the
     // caller is, signing in.
     {"GET", "/healthz", std::nullopt},
@@ -44,6 +44,8 @@ constexpr std::array<HttpRule, 35> kRules = {{
     {"GET", "/api/executions/{id}/trace", Action::kRead},
     {"GET", "/api/workers", Action::kRead, "limit"},
     {"GET", "/api/alerts", Action::kRead, "limit"},
+    {"GET", "/api/events", Action::kRead},
+    {"GET", "/api/overview/history", Action::kRead},
     {"GET", "/api/cluster", Action::kRead},
     {"GET", "/api/pipelines", Action::kRead, "limit"},
     {"GET", "/api/pipelines/{id}", Action::kRead, "limit"},

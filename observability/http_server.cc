@@ -17,9 +17,12 @@
 #include "common/json_dump.h"
 #include "observability/dashboard.h"
 #include "observability/dashboard_api.h"
+#include "observability/event_hub.h"
+#include "observability/event_pump.h"
 #include "observability/guarded_http_server.h"
 #include "observability/http_access.h"
 #include "observability/http_routing.h"
+#include "observability/overview_history.h"
 #include "observability/query_cache.h"
 
 namespace apollo11::observability {
@@ -186,6 +189,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(HttpServerOptions options)
     ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
   });
   s->Routes();
+  if (s->overview_) s->server_->SetTick([self = s.get()] { self->OnTick(); });
   int port = hp->port;
   if (port == 0) {
     port = s->server_->bind_to_any_port(hp->host);
@@ -239,6 +243,9 @@ void HttpServer::Stop() {
   if (server_) server_->stop();
   if (thread_.joinable()) thread_.join();
   if (server_) server_->Shutdown();
+  // No handler runs any more: the event streams end with the server.
+  pump_.reset();
+  events_.reset();
 }
 
 void HttpServer::Routes() {
@@ -293,6 +300,7 @@ void HttpServer::Routes() {
     dashboard_api_ = std::make_unique<DashboardApi>(options_.backend, &backend_mu_, cache_.get(),
                                                     std::move(info), options_.recent_alerts);
     dashboard_api_->Register(s, *routes_);
+    EventRoutes(s);
     Dashboard::Register(s, options_.base_path);
   }
 }

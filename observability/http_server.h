@@ -41,6 +41,9 @@ class HttpAccess;
 class OidcSignIn;
 class QueryCache;
 class DashboardApi;
+class EventHub;
+class EventPump;
+class OverviewHistory;
 class RouteTable;
 
 struct HostPort {
@@ -82,6 +85,10 @@ struct HttpServerOptions {
   const Registry* registry = nullptr;  // required; must outlive the server
   // The JSON API; null serves no /api/ (a worker node). Must outlive the server.
   ApiBackend* backend = nullptr;
+  // The live events' own link to the coordinator (event_pump.h), used by
+  // one thread at a time; null serves no GET /api/v1/events. Must outlive
+  // the server.
+  ApiBackend* feed_backend = nullptr;
   // /readyz: true when ready; otherwise fills the reason. Called on server
   // threads, one at a time.
   std::function<bool(std::string* why)> ready;
@@ -141,6 +148,11 @@ class HttpServer {
   void RunRoutes(httplib::Server& s);
   // GET /api/v1/runs: the history, filtered and paged (http_history_routes.cc).
   void HistoryRoutes(httplib::Server& s);
+  // GET /api/v1/events (live events, event_hub.h) and GET
+  // /api/v1/overview/history (http_event_routes.cc); the overview's
+  // sampling on the reader's tick.
+  void EventRoutes(httplib::Server& s);
+  void OnTick();
   // The handlers of their POSTs, each answering one request on an httplib
   // worker thread (one backend call at a time, under backend_mu_):
   // registering a pipeline, triggering its run, changing its registry state
@@ -185,6 +197,10 @@ class HttpServer {
   SystemClock clock_;
   std::unique_ptr<QueryCache> cache_;
   std::unique_ptr<DashboardApi> dashboard_api_;
+  // Declared after cache_: destroyed before it (the pump clears it).
+  std::unique_ptr<OverviewHistory> overview_;
+  std::unique_ptr<EventHub> events_;
+  std::unique_ptr<EventPump> pump_;  // null without feed_backend
   std::jthread thread_;
   mutable Mutex failure_mu_;
   bool stopping_ GUARDED_BY(failure_mu_) = false;

@@ -218,4 +218,18 @@ std::string Registry::WriteText() const {
   return out;
 }
 
+double Registry::Sum(const std::string& name) const {
+  MutexLock lock(&mu_);
+  double sum = 0;
+  for (const Family& f : families_) {
+    if (f.name != name) continue;
+    for (const Series& s : f.series) {
+      if (s.counter != nullptr) sum += static_cast<double>(s.counter->value());
+      if (s.gauge != nullptr) sum += static_cast<double>(s.gauge->value());
+      if (s.computed) sum += s.computed();
+    }
+  }
+  return sum;
+}
+
 }  // namespace apollo11::observability

@@ -90,6 +90,9 @@ class Registry {
 
   // The Prometheus text exposition of every family, in registration order.
   std::string WriteText() const;
+  // The sum of every series of counter or gauge family `name` (0 when none
+  // is registered, or for a histogram).
+  double Sum(const std::string& name) const;
 
  private:
   enum class Type { kCounter, kGauge, kHistogram };

@@ -96,6 +96,7 @@ const std::array<QueryService::Handler, kQueryKindLast + 1> QueryService::kHandl
   at(QueryKind::kPipelineVersions) = &QueryService::AnswerPipelineVersions;  // registry
   at(QueryKind::kAudit) = &QueryService::AnswerAudit;
   at(QueryKind::kRunsPage) = &QueryService::AnswerRunsPage;
+  at(QueryKind::kChanges) = &QueryService::AnswerChanges;
   return h;
 }();
 
@@ -105,6 +106,10 @@ QueryService::QueryService(storage::StoreReaders stores, std::string log_file)
       schedules_(stores.schedules),
       audit_(stores.audit),
       log_file_(std::move(log_file)) {}
+
+QueryReply QueryService::AnswerChanges(const Query&, const QueryContext&) const {
+  return Fail(Status::Unsupported("the changes query is answered by a coordinator's scheduler"));
+}
 
 QueryReply QueryService::Answer(const Query& q, const QueryContext& ctx) const noexcept {
   const auto index = static_cast<uint8_t>(q.kind);

@@ -114,6 +114,9 @@ class QueryService {
   QueryReply AnswerAudit(const Query& q, const QueryContext& ctx) const;
   // A page of the run history (query_runs_page.cc).
   QueryReply AnswerRunsPage(const Query& q, const QueryContext& ctx) const;
+  // kChanges is long-polled by the scheduler's client sessions, never
+  // answered here: an error if it reaches this service.
+  QueryReply AnswerChanges(const Query& q, const QueryContext& ctx) const;
 
   // Handlers indexed by QueryKind (entry 0 is unused).
   static const std::array<Handler, kQueryKindLast + 1> kHandlers;

@@ -83,7 +83,14 @@ std::string ClientGate::LeaderEndpoint() const {
 }
 
 bool ClientGate::StandbyDefers(const std::string& identity, QueryKind kind) {
-  if (!policy_.standby || (kind != QueryKind::kWorkers && kind != QueryKind::kLogs)) return false;
+  if (!policy_.standby) return false;
+  if (kind == QueryKind::kChanges) {
+    ReplyRefusal(
+        identity, ClientType::kQuery, StatusCode::kNotLeader,
+        ha::NotLeaderReply(LeaderEndpoint(), "a standby changes no run: follow the leader"));
+    return true;
+  }
+  if (kind != QueryKind::kWorkers && kind != QueryKind::kLogs) return false;
   ReplyRefusal(
       identity, ClientType::kQuery, StatusCode::kNotLeader,
       ha::NotLeaderReply(LeaderEndpoint(), "a standby has no workers: they connect to the leader"));
@@ -334,6 +341,12 @@ void ClientGate::OnQuery(const std::string& identity, Envelope& env) {
   if (refused.code != 0) return parts_.sessions->Reply(identity, ClientType::kQueryReply, refused);
   if (StandbyDefers(identity, query->kind)) return;
   const Micros steady = parts_.clock->Steady();
+  if (query->kind == QueryKind::kChanges) {
+    constexpr Micros kMaxChangeWait = 25 * kMicrosPerSecond;
+    const Micros wait =
+        std::min<Micros>(static_cast<Micros>(query->limit) * kMicrosPerMilli, kMaxChangeWait);
+    return parts_.sessions->AwaitChanges(identity, query->arg, steady + wait);
+  }
   if (query->kind != QueryKind::kLogs) {
     QueryContext ctx{parts_.core, parts_.workers, parts_.health, parts_.schedules, steady};
     QueryReply answer = parts_.queries->Answer(*query, ctx);

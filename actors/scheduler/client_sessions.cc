@@ -23,7 +23,8 @@ void ClientSessions::Registered(const std::string& identity, RegistryReply reply
 }
 
 void ClientSessions::OnCommitted(const std::vector<RunProgress>& progress,
-                                 const std::vector<RunFinished>& finished) {
+                                 const std::vector<RunFinished>& finished,
+                                 std::vector<RunChange> changes) {
   for (const auto& [identity, reply] : accepted_) {
     Reply(identity, ClientType::kSubmitReply, reply);
   }
@@ -46,6 +47,29 @@ void ClientSessions::OnCommitted(const std::vector<RunProgress>& progress,
     Reply(sub->second, ClientType::kRunFinished, f);
     subscribers_.erase(sub);
   }
+  if (changes.empty()) return;
+  feed_.Append(std::move(changes));
+  for (const ChangeWaiter& w : change_waiters_) AnswerChanges(w);
+  change_waiters_.clear();
+}
+
+void ClientSessions::AnswerChanges(const ChangeWaiter& w) {
+  QueryReply reply;
+  reply.json = feed_.Answer(w.since).dump();
+  Reply(w.identity, ClientType::kQueryReply, reply);
+}
+
+void ClientSessions::AwaitChanges(const std::string& identity, const std::string& since,
+                                  Micros deadline) {
+  if (feed_.Ready(since)) return AnswerChanges({identity, since, deadline});
+  if (change_waiters_.size() >= kMaxChangeWaiters) {
+    QueryReply reply;
+    reply.code = static_cast<uint8_t>(StatusCode::kBusy);
+    reply.error =
+        std::to_string(kMaxChangeWaiters) + " clients already wait for changes; ask again later";
+    return Reply(identity, ClientType::kQueryReply, reply);
+  }
+  change_waiters_.push_back({identity, since, deadline});
 }
 
 uint64_t ClientSessions::AwaitLog(const std::string& identity, nlohmann::json meta,
@@ -64,6 +88,11 @@ void ClientSessions::OnLogFetched(LogFetched fetched) {
 }
 
 void ClientSessions::ExpireLogs(Micros now) {
+  std::erase_if(change_waiters_, [&](const ChangeWaiter& w) {
+    if (w.deadline > now) return false;
+    AnswerChanges(w);
+    return true;
+  });
   for (auto it = pending_logs_.begin(); it != pending_logs_.end();) {
     if (it->second.deadline > now) {
       ++it;
@@ -85,6 +114,9 @@ Micros ClientSessions::NextDeadline() const {
   Micros next = 0;
   for (const auto& [id, p] : pending_logs_) {
     if (next == 0 || p.deadline < next) next = p.deadline;
+  }
+  for (const ChangeWaiter& w : change_waiters_) {
+    if (next == 0 || w.deadline < next) next = w.deadline;
   }
   return next;
 }

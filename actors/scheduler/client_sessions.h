@@ -18,6 +18,7 @@
 
 #include "actors/client_protocol.h"
 #include "actors/internal_messages.h"
+#include "actors/scheduler/change_feed.h"
 #include "common/clock.h"
 #include "transport/codec.h"
 
@@ -88,9 +89,19 @@ class ClientSessions {
     subscribers_[run_id] = identity;
   }
   // The commit succeeded: releases every held reply, then the progress and
-  // ends of runs to their subscribers.
+  // ends of runs to their subscribers, then numbers `changes` (the runs the
+  // commit changed) in the feed and answers the `changes` queries waiting.
   void OnCommitted(const std::vector<RunProgress>& progress,
-                   const std::vector<RunFinished>& finished);
+                   const std::vector<RunFinished>& finished, std::vector<RunChange> changes = {});
+
+  // A `changes` query from `identity` for position `since` (change_feed.h):
+  // answered at once when the feed has something newer, else at the next
+  // commit that changes a run or at `deadline`, with what is there then.
+  // At most kMaxChangeWaiters wait at once; past that the query is refused
+  // (kBusy) rather than held.
+  static constexpr size_t kMaxChangeWaiters = 32;
+  void AwaitChanges(const std::string& identity, const std::string& since, Micros deadline);
+  const ChangeFeed& feed() const { return feed_; }
 
   // A `logs` query from `identity`, answered by OnLogFetched or, after
   // `deadline` (Steady(), as every time here), by ExpireLogs. Returns the request id to send the
@@ -98,9 +109,10 @@ class ClientSessions {
   uint64_t AwaitLog(const std::string& identity, nlohmann::json meta, Micros deadline);
   // The worker's (or the dispatcher's) answer; a late one is dropped.
   void OnLogFetched(LogFetched fetched);
-  // Answers the log requests whose deadline is at or before `now`.
+  // Answers the log requests and `changes` queries whose deadline is at or
+  // before `now`.
   void ExpireLogs(Micros now);
-  // The earliest log deadline, 0 when none.
+  // The earliest log or `changes` deadline, 0 when none.
   Micros NextDeadline() const;
 
   // The frames produced since the last call, in order.
@@ -122,6 +134,13 @@ class ClientSessions {
   std::vector<std::pair<std::string, ConfirmReply>> confirmed_;
   std::vector<std::pair<std::string, RegistryReply>> registered_;
   std::map<uint64_t, PendingLog> pending_logs_;  // by request id
+  struct ChangeWaiter {
+    std::string identity, since;
+    Micros deadline = 0;
+  };
+  void AnswerChanges(const ChangeWaiter& w);
+  ChangeFeed feed_;
+  std::vector<ChangeWaiter> change_waiters_;
   uint64_t next_log_request_ = 1;
   std::vector<ClientFrame> frames_;
   std::optional<Outcome> outcome_;

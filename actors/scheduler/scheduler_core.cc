@@ -50,12 +50,13 @@ void SchedulerOutbox::Clear() {
   release.execs.clear();
   progress.clear();
   finished.clear();
+  changes.clear();
 }
 
 bool SchedulerOutbox::Empty() const {
   return enqueue.execs.empty() && acks.acks.empty() && cancels.execs.empty() &&
          watch.deadlines.empty() && unwatch.execs.empty() && adopt.execs.empty() &&
-         release.execs.empty() && progress.empty() && finished.empty();
+         release.execs.empty() && progress.empty() && finished.empty() && changes.empty();
 }
 
 SchedulerCore::SchedulerCore(storage::RunStore* store, const Clock* clock, SchedulerOptions options)
@@ -441,6 +442,7 @@ void SchedulerCore::FinishIfDone(SchedulerRun& run) {
   f.reason = run.record.reason;
   staged_.finished.push_back(std::move(f));
   run.progress_dirty = true;
+  run.feed_dirty = true;
   switch (run.record.status) {
     case RunStatus::kFailed:
       StageAlert(alerts::AlertType::kRunFailed, run, -1, 0, run.record.reason);

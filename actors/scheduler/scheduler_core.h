@@ -33,6 +33,7 @@
 #include "actors/client_protocol.h"
 #include "actors/internal_messages.h"
 #include "actors/registry/registry_service.h"
+#include "actors/scheduler/change_feed.h"
 #include "actors/scheduler/dispatch_builder.h"
 #include "actors/scheduler/foreach_expansion.h"
 #include "actors/scheduler/retry_gate.h"
@@ -135,6 +136,8 @@ struct SchedulerOutbox {
   ReleaseDispatch release;
   std::vector<RunProgress> progress;
   std::vector<RunFinished> finished;
+  // Every run the commit changed, as it stands after it (change_feed.h).
+  std::vector<RunChange> changes;
   void Clear();
   bool Empty() const;
 };
@@ -345,6 +348,8 @@ class SchedulerCore final : public RegistryHost {
   // Pauses or resumes promotion at the backlog cap.
   void UpdateBacklogPause();
   void StageProgress(bool force);
+  // The change feed's view of `run` (clears its feed_dirty).
+  static RunChange ChangeOf(SchedulerRun& run);
   // Arms the slow check of a just-started attempt (only with a P50);
   // `placed_steady` is on the Steady() clock.
   void WatchSlow(SchedulerRun& run, int task, uint32_t attempt, Micros placed_steady);

@@ -77,6 +77,18 @@ size_t SchedulerCore::CommitNewRecordsAhead() {
   return written;
 }
 
+RunChange SchedulerCore::ChangeOf(SchedulerRun& run) {
+  run.feed_dirty = false;
+  RunChange c;
+  c.run_id = run.run_id;
+  c.pipeline = run.spec().name;
+  c.status = run.record.status;
+  for (int s = 0; s < kTaskStateCount; ++s) {
+    c.tasks[s] = static_cast<uint32_t>(run.dag->count(static_cast<TaskState>(s)));
+  }
+  return c;
+}
+
 void SchedulerCore::StageProgress(bool force) {
   const Micros now = clock_->Steady();
   if (!force && now - last_progress_ < options_.progress_interval.count() * kMicrosPerMilli) return;
@@ -129,6 +141,7 @@ Status SchedulerCore::Flush(SchedulerOutbox* out) {
   for (const auto& [id, run] : runs_) dirty += run->dirty_list.size();
   batch_.ReserveExecutions(dirty);
   for (auto& [id, run] : runs_) {
+    if (!run->dirty_list.empty()) run->feed_dirty = true;
     for (int task : run->dirty_list) {
       batch_.PutExecution(run->execs[task], run->run_id, run->trace_id);
       run->exec_dirty[task] = 0;
@@ -146,7 +159,10 @@ Status SchedulerCore::Flush(SchedulerOutbox* out) {
     options_.metrics->Committed(s.ok(), transitions, clock_->Steady() - begin);
     if (!s.ok()) return s;  // staged messages stay staged; the batch is retried
   }
-  for (auto& [id, run] : runs_) run->creation_unjournaled = false;
+  for (auto& [id, run] : runs_) {
+    run->creation_unjournaled = false;
+    if (run->feed_dirty) staged_.changes.push_back(ChangeOf(*run));
+  }
   std::swap(*out, staged_);
   staged_.Clear();
   staged_acks_.clear();

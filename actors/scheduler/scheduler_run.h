@@ -64,6 +64,9 @@ struct SchedulerRun {
   // the same instead of running it (ForeachExpansion::Expand).
   std::map<std::string, storage::ExecutionRecord> reusable_items;
   bool progress_dirty = true;
+  // Changed since the last commit, for the change feed (SchedulerOutbox::
+  // changes): a new or recovered run, a task's record, the run's end.
+  bool feed_dirty = true;
   bool finished = false;
   // Created by this process and its run record not yet committed: its
   // PENDING records may go ahead of that commit (SchedulerCore::Flush).

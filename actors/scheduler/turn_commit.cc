@@ -78,7 +78,7 @@ bool TurnCommit::Commit(Micros wall_now, Micros steady_now, InternalFrames* out)
     health_->OnSuccess(steady_now);
     Add(&out->to_dispatcher, InternalType::kPausePlacement, PausePlacement{false, ""});
   }
-  sessions_->OnCommitted(staged_.progress, staged_.finished);
+  sessions_->OnCommitted(staged_.progress, staged_.finished, std::move(staged_.changes));
   for (const RunFinished& f : staged_.finished) finished_runs_.push_back(f.run_id);
   if (!staged_.enqueue.execs.empty()) {
     AddEnqueue(&out->to_dispatcher, &staged_.enqueue, EnqueueBudget());

@@ -1,0 +1,146 @@
+#include "observability/event_pump.h"
+
+#include <pthread.h>
+
+#include <chrono>
+
+namespace apollo11::observability {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+// How long one `changes` query waits for a commit; the pump looks at the
+// workers and alerts between two.
+constexpr uint32_t kWaitMs = 1000;
+constexpr auto kLookEvery = std::chrono::seconds(1);
+constexpr auto kIdleEnd = std::chrono::seconds(60);
+constexpr auto kRetryAfter = std::chrono::milliseconds(500);
+
+// The workers as the Workers page shows them, without what changes at every
+// heartbeat.
+std::string WorkersDigest(nlohmann::json workers) {
+  auto strip = [](nlohmann::json& w) {
+    if (w.is_object()) w.erase("last_heartbeat");
+  };
+  if (workers.is_array()) {
+    for (auto& w : workers) strip(w);
+  } else if (workers.is_object() && workers.contains("workers") && workers["workers"].is_array()) {
+    for (auto& w : workers["workers"]) strip(w);
+  }
+  return workers.dump();
+}
+
+}  // namespace
+
+EventPump::EventPump(Sources sources) : sources_(std::move(sources)) {}
+
+EventPump::~EventPump() {
+  MutexLock lock(&mu_);
+  if (thread_.joinable()) {
+    thread_.request_stop();
+    thread_.join();
+  }
+}
+
+void EventPump::Wake() {
+  if (running_.load()) return;
+  MutexLock lock(&mu_);
+  if (running_.load()) return;
+  if (thread_.joinable()) thread_.join();  // ended on its own
+  running_ = true;
+  thread_ = std::jthread([this](std::stop_token stop) { Loop(stop); });
+}
+
+void EventPump::SetLive(bool live, const std::string& error) {
+  if (live == live_) return;
+  live_ = live;
+  sources_.hub->SetLive(live);
+  nlohmann::json status{{"live", live}};
+  if (!live) status["error"] = error;
+  sources_.hub->Publish("status", status.dump());
+}
+
+bool EventPump::PollChanges(std::string* position) {
+  auto answer = sources_.backend->Changes(*position, kWaitMs);
+  if (!answer.ok()) {
+    SetLive(false, answer.status().message());
+    return false;
+  }
+  SetLive(true, "");
+  const bool fresh = position->empty();
+  const bool reset = answer->value("reset", false);
+  *position = answer->value("feed", std::string()) + ":" +
+              std::to_string(answer->value("seq", uint64_t{0}));
+  if (fresh || reset) {
+    // What was missed before this position cannot be listed: reread all.
+    if (sources_.changed) sources_.changed();
+    sources_.hub->Publish(
+        "reset", fresh ? R"({"reason":"the live events (re)started: reread what is shown"})"
+                       : R"({"reason":"the coordinator restarted or another one leads: reread"})");
+    return true;
+  }
+  const auto& changes = (*answer)["changes"];
+  if (!changes.is_array() || changes.empty()) return true;
+  if (sources_.changed) sources_.changed();
+  for (const auto& c : changes) {
+    nlohmann::json event = c;
+    event.erase("seq");  // the coordinator's numbering; events carry the hub's
+    sources_.hub->Publish("run", event.dump());
+  }
+  return true;
+}
+
+void EventPump::LookAround() {
+  auto workers = sources_.backend->Query("workers", "", 0);
+  if (workers.ok()) {
+    std::string digest = WorkersDigest(*workers);
+    if (digest != workers_seen_) {
+      const bool first = workers_seen_.empty();
+      workers_seen_ = std::move(digest);
+      if (!first) {
+        if (sources_.changed) sources_.changed();
+        sources_.hub->Publish("workers", "{}");
+      }
+    }
+  }
+  if (!sources_.recent_alerts) return;
+  nlohmann::json newest = sources_.recent_alerts(1);
+  const auto& list = newest.contains("alerts") ? newest["alerts"] : newest;
+  if (!list.is_array() || list.empty()) return;
+  std::string seen = list[0].dump();
+  if (seen == alert_seen_) return;
+  const bool first = alert_seen_.empty();
+  alert_seen_ = std::move(seen);
+  if (!first) sources_.hub->Publish("alert", alert_seen_);
+}
+
+void EventPump::Loop(std::stop_token stop) {
+  pthread_setname_np(pthread_self(), "http-pump");
+  std::string position;
+  auto last_look = SteadyClock::now() - kLookEvery;
+  auto idle_since = SteadyClock::now();
+  while (!stop.stop_requested()) {
+    const auto now = SteadyClock::now();
+    if (sources_.hub->streams() > 0) {
+      idle_since = now;
+    } else if (now - idle_since >= kIdleEnd) {
+      break;
+    }
+    if (!PollChanges(&position)) {
+      for (auto waited = std::chrono::milliseconds(0);
+           waited < kRetryAfter && !stop.stop_requested();
+           waited += std::chrono::milliseconds(50)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+      continue;
+    }
+    if (SteadyClock::now() - last_look >= kLookEvery) {
+      last_look = SteadyClock::now();
+      LookAround();
+    }
+  }
+  // A later Wake starts afresh (and publishes a reset for what was missed).
+  SetLive(false, "no one watches");
+  running_ = false;
+}
+
+}  // namespace apollo11::observability

@@ -1,0 +1,65 @@
+// The HTTP server's live routes: GET /api/v1/events, the Server-Sent Events
+// stream of what changes (event_hub.h, fed by event_pump.h), and GET
+// /api/v1/overview/history, the overview charts' last hour
+// (overview_history.h), sampled on the request reader's tick.
+
+#include <httplib.h>
+
+#include "observability/event_hub.h"
+#include "observability/event_pump.h"
+#include "observability/guarded_http_server.h"
+#include "observability/http_routing.h"
+#include "observability/http_server.h"
+#include "observability/overview_history.h"
+#include "observability/query_cache.h"
+
+namespace apollo11::observability {
+namespace {
+
+// The longest Last-Event-ID this node makes ("HUB.SEQ"); a longer one is
+// not ours, and is treated as none.
+constexpr size_t kMaxEventId = 64;
+
+}  // namespace
+
+void HttpServer::EventRoutes(httplib::Server& s) {
+  overview_ = std::make_unique<OverviewHistory>(options_.registry);
+  events_ = std::make_unique<EventHub>();
+  if (options_.feed_backend != nullptr) {
+    pump_ = std::make_unique<EventPump>(
+        EventPump::Sources{options_.feed_backend, events_.get(),
+                           [cache = cache_.get()] { cache->Clear(); }, options_.recent_alerts});
+  }
+  Route(s, *routes_, "GET", "/api/overview/history",
+        [this](const httplib::Request&, httplib::Response& res, const Principal&) {
+          SendJson(res, 200, overview_->Json());
+        });
+  Route(s, *routes_, "GET", "/api/events",
+        [this](const httplib::Request& req, httplib::Response& res, const Principal&) {
+          if (!pump_) {
+            return SendError(res, 503, "this node does not serve live events: poll the API");
+          }
+          std::string why;
+          if (!events_->HasRoom(req.remote_addr, &why)) {
+            return SendError(res, 503, why + "; poll the API instead");
+          }
+          std::string last = req.get_header_value("Last-Event-ID");
+          if (last.size() > kMaxEventId) last.clear();
+          // The pump starts once the stream is in: a fresh pump's reset
+          // reaches it.
+          const bool kept = GuardedHttpServer::KeepOpen(
+              [hub = events_.get(), pump = pump_.get(), last](std::unique_ptr<HeldConnection> c) {
+                hub->Add(std::move(c), last, "");
+                pump->Wake();
+              });
+          if (!kept) return SendError(res, 500, "this server cannot keep a stream open");
+        });
+}
+
+void HttpServer::OnTick() {
+  const Clock* clock = options_.clock ? options_.clock : &clock_;
+  std::string sample = overview_->Tick(clock->Steady(), clock->Now());
+  if (!sample.empty() && events_ && events_->streams() > 0) events_->Publish("sample", sample);
+}
+
+}  // namespace apollo11::observability
