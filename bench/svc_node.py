@@ -42,16 +42,28 @@ def proc_cpu_s(pid):
 
 
 def proc_status(pid):
-    """VmRSS (kB), VmHWM (kB) and Threads of PID."""
+    """VmRSS, VmHWM, RssAnon, RssFile (the journal's mapped pages count
+    here: LMDB reads through a read-only mmap), RssShmem (kB) and Threads."""
     out = {}
     with open("/proc/%d/status" % pid) as f:
         for line in f:
             k, _, v = line.partition(":")
-            if k in ("VmRSS", "VmHWM"):
+            if k in ("VmRSS", "VmHWM", "RssAnon", "RssFile", "RssShmem"):
                 out[k] = int(v.split()[0])
             elif k == "Threads":
                 out[k] = int(v)
     return out
+
+
+def rss_mb(pid):
+    """(VmRSS, RssAnon, RssFile) of PID in MB."""
+    st = proc_status(pid)
+    return (st.get("VmRSS", 0) / 1024.0, st.get("RssAnon", 0) / 1024.0,
+            st.get("RssFile", 0) / 1024.0)
+
+
+def fmt_rss(r):
+    return "%.1f MB (anon %.1f, file %.1f)" % r
 
 
 def proc_fds(pid):
