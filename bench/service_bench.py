@@ -324,6 +324,7 @@ def row_schedules(ctx, rep):
     m = metrics(n.http_port)
     expected = len(names) * len(due)
     rss_max = max(rss) if rss else (0.0, 0.0, 0.0)
+    anon_growth = (rss[-1][1] - rss[0][1]) if rss else 0.0
     p99, mx = pct(lags, 99), (max(lags) if lags else None)
     rep.raw["schedules"] = {"expected": expected, "fired": fired, "lags": lags,
                             "decided_lags": decided_lags, "cpu_pct": cpu_pct, "rss": rss,
@@ -343,8 +344,10 @@ def row_schedules(ctx, rep):
             "p99 < 1 s, max < 2 s", bool(lags) and p99 < 1.0 and mx < 2.0)
     rep.row("Schedules: node CPU and RSS",
             "CPU %.1f%% of one core over %d s (noop runs executed in the same --role=all "
-            "process); RSS max %s (%s after registering)" % (
-                cpu_pct, minutes * 60, fmt_rss(rss_max), fmt_rss(rss_after_reg)),
+            "process); RSS max %s (%s after registering); heap (RssAnon) %+.1f MB over the "
+            "window, %.0f kB per 1,000 fires" % (
+                cpu_pct, minutes * 60, fmt_rss(rss_max), fmt_rss(rss_after_reg),
+                anon_growth, 1000.0 * 1024 * anon_growth / max(fired, 1)),
             "CPU < 50 %", cpu_pct < 50)
     rep.note("schedules: registering %d pipelines took %.1f s (%.0f/s) with `apollo11 pipelines "
              "add` over ZeroMQ, %d files a call" % (total, reg_s, total / reg_s, batch))
@@ -372,9 +375,15 @@ def wait_finished(n, target, deadline, what):
     return last
 
 
-def fill_history(ctx, n, count, pipelines, fail_share, max_seconds, what):
-    """Backfills every-minute schedules until `count` runs are queued (10,000
-    times a call); waits for them. Returns (runs finished, seconds, names)."""
+def fill_history(ctx, n, count, pipelines, fail_share, max_seconds, what, old=0):
+    """Fills the history with about `count` runs: backfills of every-minute
+    schedules (10,000 times a call, the most one takes). First `old` runs
+    of hist.old (the oldest runs: a pipeline that ran long ago); then rounds
+    in which each of `pipelines` hist.pNN, and hist.fail (a failing shell
+    task, fail_share of the runs), gets its next 10,000 (hist.fail its
+    share) at once, so their runs interleave in creation time, as runs of
+    many pipelines do. Waits for them. Returns (runs finished, seconds,
+    names, stopped early)."""
     h = n.http()
     names = ["hist.p%02d" % i for i in range(pipelines)]
     for name in names:
@@ -382,32 +391,52 @@ def fill_history(ctx, n, count, pipelines, fail_share, max_seconds, what):
     nfail = max(1, int(count * fail_share)) if fail_share else 0
     if nfail:
         n.register_yaml(FAILING % "hist.fail")
-    per = (count - nfail) // pipelines
-    plan = [(name, per) for name in names] + ([("hist.fail", nfail)] if nfail else [])
+    if old:
+        n.register_yaml(TICK % "hist.old")
+    per = max(0, count - nfail - old) // pipelines
+    chunk = 10000
+    rounds = max(1, math.ceil(per / float(chunk)))
     now = int(time.time()) // 60 * 60
-    queued = 0
     t0 = time.monotonic()
     deadline = t0 + max_seconds
     base = sum(v for k, v in metrics(n.http_port).items()
                if k.startswith("apollo11_runs_finished_total"))
-    stopped = False
-    for name, minutes in plan:
-        # [now - minutes - 2, now - 2] minutes, 10,000 a call, oldest first.
-        start = now - (minutes + 2) * 60
-        while minutes > 0 and not stopped:
+    queued = 0
+    nxt = {}  # pipeline -> next minute to backfill
+
+    def backfill(name, minutes, total):
+        nonlocal queued
+        start = nxt.setdefault(name, now - (total + 2) * 60)
+        while minutes > 0:
             k = min(10000, minutes)
-            frm, to = start, start + (k - 1) * 60
             status, body = h.json("POST", "/api/v1/pipelines/%s/backfill" % name,
-                                  {"from": utc(frm), "to": utc(to)})
+                                  {"from": utc(start), "to": utc(start + (k - 1) * 60)})
+            if status == 429:  # --api-rate-limit: as the answer says
+                time.sleep(1.0)
+                continue
             if status != 200:
                 raise RuntimeError("backfill %s: %s %s" % (name, status, body))
             queued += body["queued"]
             start += k * 60
             minutes -= k
-            # Keep at most two calls' worth outstanding.
-            wait_finished(n, base + queued - 20000, deadline, what)
-            if time.monotonic() > deadline:
-                stopped = True
+        nxt[name] = start
+
+    if old:
+        backfill("hist.old", old, old)
+        wait_finished(n, base + queued, deadline, what)
+    stopped = False
+    for r in range(rounds):
+        before = queued
+        for name in names:
+            backfill(name, min(chunk, per - r * chunk), per)
+        if nfail:
+            share = nfail // rounds + (1 if r < nfail % rounds else 0)
+            backfill("hist.fail", share, nfail)
+        # The previous round done: at most two rounds in flight.
+        wait_finished(n, base + before, deadline, what)
+        if time.monotonic() > deadline:
+            stopped = True
+            break
     done = wait_finished(n, base + queued, deadline + 600 if not stopped else deadline, what)
     return done - base, time.monotonic() - t0, names, stopped
 
@@ -419,8 +448,9 @@ def row_history(ctx, rep):
     j0 = n.journal_bytes()
     m0 = metrics(n.http_port)
     count = a.history_runs
+    n_old = max(10, min(10000, count // 1000))
     done, secs, names, stopped = fill_history(ctx, n, count, a.history_pipelines, 0.005,
-                                              a.history_fill_seconds, "history fill")
+                                              a.history_fill_seconds, "history fill", old=n_old)
     m1 = metrics(n.http_port)
     j1 = n.journal_bytes()
     log("history: %d runs in %.0f s (%.0f runs/s); journal %.1f MB" % (
@@ -440,7 +470,8 @@ def row_history(ctx, rep):
     span = secs
     since, until = utc(newest - span * 0.75), utc(newest - span * 0.25)
     filters = [
-        ("pipeline", {"pipeline": names[len(names) // 2]}),
+        ("pipeline (1 of %d, interleaved)" % len(names), {"pipeline": names[len(names) // 2]}),
+        ("pipeline hist.old (%d runs, the oldest)" % n_old, {"pipeline": "hist.old"}),
         ("state=SUCCESS", {"state": "SUCCESS"}),
         ("state=FAILED (sparse, %.1f%%)" % 0.5, {"state": "FAILED"}),
         ("time window", {"since": since, "until": until}),
@@ -480,6 +511,16 @@ def row_history(ctx, rep):
     flags = n.flags_note()
     reached = "%d runs%s" % (done, " (fill stopped at --history-fill-seconds)" if stopped else "")
     for label, per_rep in page_figs.items():
+        if "hist.old" in label:
+            # Until its first run: pages that read 100,000 runs of others each.
+            firsts = [ts[0] for ts in per_rep]
+            rep.row("History %s: GET /api/v1/runs?limit=50, %s" % (reached, label),
+                    "first page %s ms; walk of %d pages: p50 %s, p99 %s, max %s ms" % (
+                        spread(firsts), len(per_rep[0]), spread([pct(ts, 50) for ts in per_rep]),
+                        spread([pct(ts, 99) for ts in per_rep]),
+                        spread([max(ts) for ts in per_rep])),
+                    "p99 < 20 ms", median([pct(ts, 99) for ts in per_rep]) < 20, flags)
+            continue
         p50s = [pct(ts, 50) for ts in per_rep]
         p99s = [pct(ts, 99) for ts in per_rep]
         mxs = [max(ts) for ts in per_rep]
@@ -498,10 +539,12 @@ def row_history(ctx, rep):
     rep.row("History %s: kill -9, restart to /readyz 200 / first page" % reached,
             "%s ms / %s ms" % (spread(ready, "%.0f"), spread(first_page, "%.0f")),
             "serving < 1 s", median(first_page) < 1000, flags)
-    rep.note("history: filled %d runs in %.0f s (%.0f runs/s): %d pipelines on `* * * * *` "
-             "backfilled 10,000 minutes a call (max_active_runs: 200 in the YAML), 0.5%% of them "
-             "a failing shell task; journal %.0f MB" % (done, secs, done / secs,
-                                                      a.history_pipelines, j1 / 1e6))
+    rep.note("history: filled %d runs in %.0f s (%.0f runs/s): first %d runs of hist.old, "
+             "then rounds in which each of %d pipelines on `* * * * *` is backfilled its next "
+             "10,000 minutes at once (max_active_runs: 200 in the YAML), so their runs "
+             "interleave; 0.5%% of the runs are hist.fail's (a shell task that exits 1), spread "
+             "over the rounds; journal %.0f MB" % (done, secs, done / secs, n_old,
+                                                   a.history_pipelines, j1 / 1e6))
     n.stop()
 
 
