@@ -230,6 +230,57 @@ class Api:
             self.sent.append((method, path, h, body))
         return status, rh, answer
 
+    def stream(self, path, who="vic", headers=None, expect=200, until="hello"):
+        """GET of an event stream as `who`: its head and its events up to
+        and with the first of type `until`, then the connection is closed
+        (the body never ends). Checked against the document as call() does
+        (the body read so far); never replayed through Prism. Returns the
+        status and the events read, each (type, id, data as JSON)."""
+        h = dict(headers or {})
+        if who != "anonymous":
+            h["Authorization"] = "Bearer " + self.tokens[who]
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=15)
+        events, raw = [], b""
+        try:
+            conn.request("GET", path, headers=h)
+            r = conn.getresponse()
+            rh = {k.lower(): v for k, v in r.getheaders()}
+            if r.status != 200:
+                raw = r.read()
+            else:
+                kind, event_id, data = "", "", []
+                while True:
+                    line = r.readline()
+                    if not line:
+                        check(False, f"GET {path}: the stream ended before a {until} event")
+                        break
+                    raw += line
+                    line = line.decode().rstrip("\r\n")
+                    if line == "":
+                        if data:
+                            events.append((kind or "message", event_id, json.loads("\n".join(data))))
+                            if events[-1][0] == until:
+                                break
+                        kind, data = "", []
+                    elif line.startswith(":"):
+                        continue
+                    else:
+                        field, _, value = line.partition(":")
+                        value = value[1:] if value.startswith(" ") else value
+                        if field == "event":
+                            kind = value
+                        elif field == "data":
+                            data.append(value)
+                        elif field == "id":
+                            event_id = value
+        finally:
+            conn.close()
+        what = f"GET {path} as {who} (a stream)"
+        if expect is not None:
+            check(r.status == expect, f"{what}: answered {r.status}, not {expect}: {raw[:300]!r}")
+        self.judge("get", path, r.status, rh, raw, what)
+        return r.status, events
+
     def judge(self, method, path, status, headers, data, what):
         """Checks one answer against the document; returns its body."""
         url = urllib.parse.urlsplit(path)
@@ -598,6 +649,7 @@ def reads(api, ok, failed):
     api.call("POST", "/api/v1/alerts", expect=405)
     get_twice("/api/v1/cluster")
     api.call("POST", "/api/v1/cluster", expect=405)
+    live_routes(api)
     get_twice("/api/v1/pipelines")
     api.call("GET", "/api/v1/pipelines?limit=0", expect=400)
     for name in ("api.params", "api.params@1", "api.tick?limit=5", "api.submitted", "api.gone@1"):
@@ -620,7 +672,8 @@ def reads(api, ok, failed):
     # parameter it does not take.
     for path in ("/readyz", "/metrics", "/licenses", "/api/v1/openapi.json", "/api/v1/whoami",
                  "/api/v1/node", f"/api/v1/runs/{ok}/graph", f"/api/v1/executions/{ok}.work/trace",
-                 "/api/v1/cluster", "/api/v1/alerts", "/auth/login", logs):
+                 "/api/v1/cluster", "/api/v1/alerts", "/api/v1/events", "/api/v1/overview/history",
+                 "/auth/login", logs):
         api.call("GET", path + "?colour=red", expect=400)
     for path in (f"/api/v1/runs/{ok}/cancel", "/api/v1/pipelines/api.params/pause",
                  "/api/v1/pipelines/api.params/unpause", "/api/v1/pipelines/api.params/remove",
@@ -631,6 +684,47 @@ def reads(api, ok, failed):
              headers={"Content-Type": "application/x-www-form-urlencoded"})
     # The unversioned alias answers as /api/v1/ does.
     api.call("GET", "/api/workers", who="vic", expect=200, doc_path="/api/v1/workers")
+
+
+def live_routes(api):
+    """The overview's history, and the live events: a stream's head and
+    first events (a hello), a resume from its id (no reset), a reset for an
+    id of no stream, and the 503 of an address whose streams are all open."""
+    _, _, history = api.call("GET", "/api/v1/overview/history", who="vic", expect=200)
+    if check(isinstance(history, dict), f"the overview history: {history}"):
+        columns = history.get("columns", [])
+        check(columns[:1] == ["time_ms"] and "apollo11_backlog_cap" in columns,
+              f"the overview history's columns: {columns}")
+        check(all(len(row) == len(columns) for row in history.get("samples", [])),
+              "every sample is as long as the columns")
+    api.call("POST", "/api/v1/overview/history", expect=405)
+    _, events = api.stream("/api/v1/events", who="vic")
+    hello = events[-1][2] if events and events[-1][0] == "hello" else {}
+    check(isinstance(hello.get("id"), str) and re.match(r"^[0-9a-f]+\.\d+$", hello["id"]) is not None
+          and isinstance(hello.get("live"), bool), f"the first event is a hello with an id: {events}")
+    check([e for e in events if e[0] == "reset"] == [], f"a stream without Last-Event-ID has no reset: {events}")
+    if hello.get("id"):
+        _, again = api.stream("/api/v1/events", who="olga", headers={"Last-Event-ID": hello["id"]})
+        check(not [e for e in again if e[0] == "reset"], f"a resume from the hello's id: {again}")
+    _, unknown = api.stream("/api/v1/events", headers={"Last-Event-ID": "0.1"})
+    check([e[0] for e in unknown] == ["reset", "hello"], f"an id of no stream: reset, hello: {unknown}")
+    api.call("POST", "/api/v1/events", expect=405)
+    # The streams one address may hold (16) taken, the next is a 503.
+    held = []
+    try:
+        for _ in range(64):
+            conn = http.client.HTTPConnection("127.0.0.1", api.port, timeout=15)
+            conn.request("GET", "/api/v1/events", headers={"Authorization": "Bearer " + api.tokens["vic"]})
+            r = conn.getresponse()
+            held.append(r)  # the answer holds the socket (Connection: close)
+            if r.status != 200:
+                break
+            r.readline()  # the head is in: the stream counts
+        status, _ = api.stream("/api/v1/events", who="vic", expect=503)
+        check(len(held) <= 17, f"{len(held)} streams opened from one address before a refusal")
+    finally:
+        for r in held:
+            r.close()
 
 
 def guarded(api):

@@ -74,13 +74,40 @@ export interface Who {
 // if any) is. Throws the node's refusal (401: the token matches no
 // principal).
 export async function whoami(candidate: string): Promise<Who> {
-  requestCount++;
-  const res = await fetch(BASE + "/api/whoami", { headers: authHeaders(candidate), cache: "no-store" });
-  if (!res.ok) throw await errorOf(res);
-  return (await res.json()) as Who;
+  return limited(async () => {
+    requestCount++;
+    const res = await fetch(BASE + "/api/whoami", { headers: authHeaders(candidate), cache: "no-store" });
+    if (!res.ok) throw await errorOf(res);
+    return (await res.json()) as Who;
+  });
+}
+
+// At most MAX_IN_FLIGHT requests of this tab at once (the live events'
+// stream aside, which the node stops counting once it is taken): the node
+// refuses (503) a fifth connection from one address while four are still
+// being read or answered (observability/http_limits.h), and a page that
+// reads several things at once (the overview on opening, every page after
+// a `reset` event) must not be refused its own reads.
+const MAX_IN_FLIGHT = 3;
+let inFlight = 0;
+const queue: (() => void)[] = [];
+async function limited<T>(f: () => Promise<T>): Promise<T> {
+  if (inFlight < MAX_IN_FLIGHT) inFlight++;
+  else await new Promise<void>((resolve) => queue.push(resolve));  // handed a slot
+  try {
+    return await f();
+  } finally {
+    const next = queue.shift();
+    if (next) next();
+    else inFlight--;
+  }
 }
 
 export async function getJson<T>(path: string): Promise<T> {
+  return limited(() => fetchJson<T>(path));
+}
+
+async function fetchJson<T>(path: string): Promise<T> {
   const kept = lastBodies.get(path);
   const headers: Record<string, string> = authHeaders();
   if (kept) headers["If-None-Match"] = kept.etag;
@@ -96,22 +123,26 @@ export async function getJson<T>(path: string): Promise<T> {
 }
 
 export async function getText(path: string): Promise<string> {
-  requestCount++;
-  const res = await fetch(BASE + path, { headers: authHeaders(), cache: "no-store" });
-  if (!res.ok) throw await errorOf(res);
-  return res.text();
+  return limited(async () => {
+    requestCount++;
+    const res = await fetch(BASE + path, { headers: authHeaders(), cache: "no-store" });
+    if (!res.ok) throw await errorOf(res);
+    return res.text();
+  });
 }
 
 export async function post<T>(path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { "Content-Type": "application/json", ...authHeaders() };
-  requestCount++;
-  const res = await fetch(BASE + path, {
-    method: "POST",
-    headers,
-    body: body === undefined ? "" : JSON.stringify(body),
+  return limited(async () => {
+    requestCount++;
+    const res = await fetch(BASE + path, {
+      method: "POST",
+      headers,
+      body: body === undefined ? "" : JSON.stringify(body),
+    });
+    if (!res.ok) throw await errorOf(res);
+    return (await res.json()) as T;
   });
-  if (!res.ok) throw await errorOf(res);
-  return (await res.json()) as T;
 }
 
 // Calls `tick` now and then every `everyMs` (four times slower while the tab

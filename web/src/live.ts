@@ -23,7 +23,7 @@ import { authHeaders, countRequest, onTokenChange } from "./api";
 
 export interface LiveEvent {
   type: string;
-  id: string;  // "HUB.SEQ"; "" for hello and reset
+  id: string;  // "HUB.SEQ"; "" when the event has none (hello)
   data: unknown;
 }
 type Listener = (e: LiveEvent) => void;
@@ -45,8 +45,11 @@ export class SseParser {
   private data: string[] = [];
   private type = "";
   private id = "";
+  private idGiven = false;  // the event being read has an id line
   private pendingCR = false;
 
+  // `emit` gets each event's type, data and id: its own id line's, or ""
+  // when it has none (the stream's last id is `lastId`).
   constructor(private readonly emit: (type: string, data: string, id: string) => void,
               private readonly comment: (text: string) => void = () => {}) {}
 
@@ -88,16 +91,23 @@ export class SseParser {
     switch (field) {
       case "event": this.type = value; break;
       case "data": this.data.push(value); break;
-      case "id": if (!value.includes("\0")) this.id = value; break;
+      case "id":
+        if (!value.includes("\0")) {
+          this.id = value;
+          this.idGiven = true;
+        }
+        break;
       default: break;  // retry and unknown fields: ignored (our own backoff)
     }
   }
 
   private dispatch(): void {
     const type = this.type || "message", data = this.data.join("\n"), had = this.data.length > 0;
+    const id = this.idGiven ? this.id : "";
     this.type = "";
     this.data = [];
-    if (had) this.emit(type, data, this.id);
+    this.idGiven = false;
+    if (had) this.emit(type, data, id);
   }
 }
 
@@ -266,9 +276,9 @@ export class LiveStream {
     } catch {
       /* kept as text */
     }
-    if (id && type !== "hello" && type !== "reset") this.lastId = id;
+    if (id) this.lastId = id;
     const t = Date.now();
-    this.log.push({ t, type, id: type === "hello" || type === "reset" ? "" : id, data });
+    this.log.push({ t, type, id, data });
     if (this.log.length > LOG_SIZE) this.log.splice(0, this.log.length - LOG_SIZE);
     const obj = (data && typeof data === "object" ? data : {}) as Record<string, unknown>;
     if (type === "hello") {

@@ -34,7 +34,8 @@ export interface TickCause {
 // Runs `tick` now, then again on the events it is given: never two at once,
 // and one more after the current when events came meanwhile. While the
 // events are not live it polls instead; when they come back it reads once
-// more (what changed in between came with no event).
+// more (what changed in between came with no event). A tick that fails is
+// tried again after fallbackMs, live or not.
 export class LiveTicker {
   private running = false;
   private pending = false;
@@ -109,8 +110,9 @@ export class LiveTicker {
     this.pollTimer = undefined;
   }
 
-  private schedulePoll(): void {
-    if (this.stopped || live.live || this.pollTimer !== undefined) return;
+  // Polls after fallbackMs while not live (`always`: live or not).
+  private schedulePoll(always = false): void {
+    if (this.stopped || (live.live && !always) || this.pollTimer !== undefined) return;
     const wait = document.hidden ? this.options.fallbackMs * 4 : this.options.fallbackMs;
     this.pollTimer = window.setTimeout(() => {
       this.pollTimer = undefined;
@@ -130,13 +132,20 @@ export class LiveTicker {
     this.lastStart = performance.now();
     const events = this.queued;
     this.queued = [];
+    let failed = false;
     try {
       await this.tick({ events, polled });
     } catch (e) {
       console.warn("refresh failed", e);
+      failed = true;
     }
     this.running = false;
     if (this.stopped) return;
+    if (failed && !this.pending) {
+      // What the event announced is not shown yet: tried again, live or not.
+      this.schedulePoll(true);
+      return;
+    }
     if (this.pending || this.pendingPoll) {
       // Events came meanwhile: once more (throttled like any event).
       const polledAgain = this.pendingPoll && !this.pending;

@@ -109,12 +109,16 @@ export function overviewPage(): Page {
     return samples.length > 0;
   };
   let opened = false;
+  // Samples that came before the history was read wait for it (drawn after).
+  let early: number[][] | undefined = [];
   page.live(async ({ polled, events }) => {
     let drawn = false;
     const first = !opened;
     if (first || events.some((e) => e.type === "reset")) {
       opened = true;
       drawn = await readHistory();
+      if (early) apply(early, true);
+      early = undefined;
     }
     // Live, the samples come as events.
     if (!polled && !(first && !drawn)) return;
@@ -123,7 +127,9 @@ export function overviewPage(): Page {
     apply([row], true, total(m, "apollo11_backlog_paused") > 0);
   }, { on: {}, fallbackMs: 2000 });
   page.onStop(live.on("sample", (e) => {
-    if (Array.isArray(e.data)) apply([e.data as number[]], true);
+    if (!Array.isArray(e.data)) return;
+    if (early) early.push(e.data as number[]);
+    else apply([e.data as number[]], true);
   }));
 
   // Recent runs and runs by state: read again on the live `run` events, at

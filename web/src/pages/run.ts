@@ -115,7 +115,9 @@ export function runPage(runId: string): Page {
   // Read again on each live event about this run (every commit that
   // changed it or one of its tasks), else polled.
   const ticker = page.live(async () => {
-    status = await getJson<RunStatus>("/api/runs/" + encodeURIComponent(runId));
+    const got = await getJson<RunStatus>("/api/runs/" + encodeURIComponent(runId));
+    if (loaded && got === status) return;  // 304: nothing changed since it was drawn
+    status = got;
     mark("status");
     const n = Object.keys(status.tasks).length;
     const finished = FINISHED_RUN.has(status.state);
