@@ -7,7 +7,7 @@
 //
 // Thread-safe.
 
-#include <chrono>
+#include <array>
 #include <deque>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -35,11 +35,18 @@ class OverviewHistory {
   nlohmann::json Json() const;
 
  private:
+  static constexpr size_t kColumns = 7;  // the families sampled
+  struct Sample {
+    int64_t time_ms = 0;
+    std::array<double, kColumns> values{};
+  };
+  static nlohmann::json ToJson(const Sample& s);
+
   const Registry* registry_;
   mutable Mutex mu_;
   Micros last_ GUARDED_BY(mu_) = 0;
   bool sampled_ GUARDED_BY(mu_) = false;
-  std::deque<nlohmann::json> samples_ GUARDED_BY(mu_);
+  std::deque<Sample> samples_ GUARDED_BY(mu_);
 };
 
 }  // namespace apollo11::observability
