@@ -20,12 +20,20 @@ export class AlertsPanel {
   // Whether an alert shown is still folding repeats or being delivered (its
   // row will change with no new alert).
   inTransit = false;
+  private shown: AlertLine[] = [];
+
+  // Whether `a` (an `alert` event's) is among the alerts listed.
+  lists(a: Partial<AlertLine>): boolean {
+    return this.shown.some((x) => x.type === a.type && x.first_ts === a.first_ts && x.run_id === a.run_id &&
+      x.exec_id === a.exec_id && x.worker_id === a.worker_id);
+  }
 
   // Fetches the list and redraws the panel; called by the overview on each
   // live `alert` event, or its poller.
   async refresh(): Promise<void> {
     const list = await getJson<AlertList>("/api/alerts?limit=" + SHOWN);
     this.inTransit = list.alerts.some((a) => a.delivery === "folding" || a.delivery === "delivering");
+    this.shown = list.alerts;
     clear(this.body);
     if (!list.alerts.length) {
       this.body.append(h("p", { class: "muted" }, "No alert has fired since the node started."));

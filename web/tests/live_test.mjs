@@ -24,7 +24,8 @@
 //   once room is free it reconnects by itself and says "live".
 // - The overview draws the node's hour of samples on opening
 //   (/api/v1/overview/history) and appends the `sample` events, reading no
-//   /metrics while live; the Workers page follows `workers` events.
+//   /metrics while live; its Recent alerts follow `alert` events; the
+//   Workers page follows `workers` events.
 import { chromium } from "playwright-core";
 import fs from "node:fs";
 import http from "node:http";
@@ -162,7 +163,7 @@ async function main() {
   const tokens = path.join(OUT, "tokens");
   const viewer = (await cluster.cli("token", "create", "live-viewer", "viewer", "--append", tokens)).split(/\s/)[0];
   const node = cluster.startNode("coordinator", ["--role=all", "--slots", "8", "--http-bind", "127.0.0.1:0",
-    "--bind", "tcp://127.0.0.1:0", "--api-bind", "tcp://127.0.0.1:0", "--api-tokens", tokens]);
+    "--bind", "tcp://127.0.0.1:0", "--api-bind", "tcp://127.0.0.1:0", "--api-tokens", tokens, "--alert-fold-window", "200ms"]);
   const info = await node.listening();
   const proxy = args.assets ? await assetsProxy(path.resolve(args.assets), info.http) : null;
   const base = proxy ? "http://127.0.0.1:" + proxy.address().port : "http://" + info.http;
@@ -388,6 +389,45 @@ async function main() {
       assert.deepEqual(requests.filter((r) => r.path === "/metrics").map((r) => r.path), []);
       assert.match(await page.textContent("#backlog-value"), /^\d+ \/ \d+/);
       await page.close();
+    });
+
+    await test("the overview's Recent alerts follow `alert` events: a failing run's two alerts are listed, delivered", async () => {
+      // A webhook receiver for the pipeline's own alerts.
+      const posts = [];
+      const receiver = http.createServer((req, res) => {
+        req.resume();
+        req.on("end", () => { posts.push(req.url); res.end("ok"); });
+      });
+      await new Promise((r) => receiver.listen(0, "127.0.0.1", r));
+      const page = await newPage();
+      const requests = recordRequests(page);
+      try {
+        await page.goto(base + "/");
+        await page.waitForSelector("#recent-alerts-body p, #recent-alerts-body table");
+        await page.waitForFunction(() => window.apollo11Live.state().live, null, { timeout: 10000 });
+        const from = Date.now();
+        await submit("alerting", `version: "1.0"
+name: web.alerting
+alerts:
+  - events: [task_failed, run_failed]
+    webhook: "http://127.0.0.1:${receiver.address().port}/hook"
+pipeline:
+  - id: broken
+    type: shell
+    command: exit 3
+`);
+        await waitFor(() => posts.length >= 2, 15000, "the webhook received the two alerts");
+        for (const type of ["retries_exhausted", "run_failed"]) {
+          await page.waitForSelector(`#recent-alerts tr[data-type="${type}"] [data-delivery="delivered"]`, { timeout: 10000 });
+        }
+        const log = await liveLog(page);
+        assert.ok(log.some((e) => e.type === "alert" && e.t >= from), "an alert event came");
+        const reads = apiRequests(requests, from).filter((r) => r.path.startsWith("/api/alerts"));
+        console.log(`# ${log.filter((e) => e.type === "alert" && e.t >= from).length} alert events, ${reads.length} reads of the alerts`);
+      } finally {
+        receiver.close();
+        await page.close();
+      }
     });
 
     await test("the Workers page shows a worker that joins on its `workers` event, polling nothing", async () => {

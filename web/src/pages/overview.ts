@@ -11,7 +11,7 @@ import { clear, fmtMs, fmtTime, h, link, runStateBadge } from "../dom";
 import { parseMetrics, total } from "../metrics";
 import { live } from "../live";
 import { BasePage, Page } from "../page";
-import { RunLine } from "../types";
+import { AlertLine, RunLine } from "../types";
 
 const RUN_STATES = ["RUNNING", "SUCCESS", "FAILED", "CANCELED"];
 const COLORS: Record<string, string> = {
@@ -158,12 +158,25 @@ export function overviewPage(): Page {
   // Recent alerts: read again on each live `alert` event (a new alert, or
   // the newest one's delivery moved on), else polled every 3 s; while a
   // listed alert still folds or is being delivered, also every 3 s, as its
-  // row changes with no new alert.
+  // row changes with no new alert. An alert the event named that the list
+  // does not have yet (the node's shared answer is up to 1 s old) is looked
+  // for again 1 s later, three times at most.
   let transitTimer: number | undefined;
+  let awaited: Partial<AlertLine> | undefined, lookedFor = 0;
   page.onStop(() => clearTimeout(transitTimer));
-  const alertsTicker = page.live(async () => {
+  const alertsTicker = page.live(async ({ events }) => {
     clearTimeout(transitTimer);
+    const named = events.filter((e) => e.type === "alert").pop();
+    if (named) {
+      awaited = named.data as Partial<AlertLine>;
+      lookedFor = 0;
+    }
     await recentAlerts.refresh();
+    if (awaited && !recentAlerts.lists(awaited) && ++lookedFor <= 3) {
+      transitTimer = window.setTimeout(() => alertsTicker.trigger(), 1000);
+      return;
+    }
+    awaited = undefined;
     if (recentAlerts.inTransit) transitTimer = window.setTimeout(() => alertsTicker.trigger(), 3000);
   }, { on: { alert: true }, fallbackMs: 3000 });
   return page;
