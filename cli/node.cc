@@ -58,6 +58,7 @@ Status Node::StartActors() {
     if (!followed.ok()) return Fail(NodeStage::kReplication, followed);
   } else if (config_.coordinator) {
     APOLLO11_RETURN_IF_ERROR(StartCoordinator());
+    if (Status otlp = StartOtlp(); !otlp.ok()) return Fail(NodeStage::kCoordinator, otlp);
   }
   if (config_.worker) APOLLO11_RETURN_IF_ERROR(StartWorker());
   if (config_.http_bind != "off") {
@@ -468,6 +469,8 @@ void Node::Stop(bool drain) {
     }
     worker_.reset();
   }
+  otlp_.reset();  // sends what it holds for a few seconds
+  otlp_api_.reset();
   // election: hand leadership over first; the board then says standby and
   // the coordinator sends workers nothing more.
   if (elector_thread_) elector_thread_->Stop();

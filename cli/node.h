@@ -36,6 +36,7 @@
 #include "observability/coordinator_metrics.h"
 #include "observability/http_server.h"
 #include "observability/metrics_registry.h"
+#include "observability/otlp_exporter.h"
 #include "observability/worker_metrics.h"
 #include "replication/replication_leader.h"
 #include "replication/replication_standby.h"
@@ -179,6 +180,9 @@ class Node {
   Status StartWorker();
   // Single sign-on's verifier (--oidc-issuer), before the HTTP server.
   Status StartOidc();
+  // The span exporter (--otlp-endpoint) on a link of its own to the
+  // coordinator (cli/node_otlp.cc); nothing without the flag.
+  Status StartOtlp();
   Status StartHttp();
   // The HTTP port's tokens, single sign-on, TLS and base path (node_oidc.cc).
   void FillHttpAccess(observability::HttpServerOptions* ho) const;
@@ -276,6 +280,10 @@ class Node {
   // (a standby that becomes the leader announces itself to them).
   actors::Watchers watchers_;
   std::unique_ptr<actors::Coordinator> coordinator_;
+  // The span exporter and its own link to the coordinator: stopped before
+  // the coordinator (after a draining worker, whose runs' ends it exports).
+  std::unique_ptr<CoordinatorApi> otlp_api_;
+  std::unique_ptr<observability::OtlpExporter> otlp_;
   std::unique_ptr<actors::WorkerActor> worker_;
   // Single sign-on's keys (--oidc-issuer); the HTTP server uses it.
   std::unique_ptr<observability::OidcVerifier> oidc_;

@@ -349,6 +349,24 @@ Status CheckHaReplication(const NodeFlags& f) {
   return Status::Ok();
 }
 
+// --otlp-endpoint: parsed here, so that a node that starts with it exports.
+Status ResolveOtlp(const NodeFlags& f, NodeEnv& env, NodeConfig* c) {
+  if (f.otlp_endpoint.empty()) return Status::Ok();
+  if (!c->coordinator || !c->replication.follow.empty()) {
+    return Status::InvalidInput(
+        std::string("--otlp-endpoint: ") +
+        (c->coordinator ? "a static standby (--replication-follow) runs no scheduler"
+                        : "a worker-only node runs no scheduler") +
+        ", so it has no runs to export; give the flag to the coordinator (--role coordinator "
+        "or all)");
+  }
+  auto endpoint = observability::ParseOtlpEndpoint(f.otlp_endpoint);
+  if (!endpoint.ok()) return endpoint.status();
+  c->otlp = std::move(*endpoint);
+  c->otlp_instance = c->ha.enabled() ? c->ha.self.name : DefaultWorkerId(c->state_dir, env);
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::string DefaultWorkerId(const std::string& state_dir, NodeEnv& env) {
@@ -433,6 +451,7 @@ Result<NodeConfig> ResolveNodeConfig(const NodeFlags& flags, NodeEnv& env) {
         "--ha-without-replication needs --ha-etcd (it only says what an "
         "elected coordinator may do without --replication-bind)");
   }
+  APOLLO11_RETURN_IF_ERROR(ResolveOtlp(flags, env, &c));
   c.alert_rules = flags.alert_rules;
   c.alert_fold_window = d->fold_window;
   c.drain_timeout = d->drain_timeout;

@@ -19,6 +19,7 @@
 #include "observability/api_tokens.h"
 #include "observability/oidc.h"
 #include "observability/oidc_sign_in.h"
+#include "observability/otlp_http.h"
 #include "observability/tls_context.h"
 #include "transport/zap_handler.h"
 
@@ -98,6 +99,8 @@ struct NodeFlags {
   std::string replication_follow;              // standby: the leader's replication endpoint
   std::string replication_name;                // "": the default worker id
   std::vector<std::string> replication_peers;  // admitted names; none: any
+  // coordinator: the OTLP/HTTP collector spans go to (observability/otlp_exporter.h); "" = off.
+  std::string otlp_endpoint;
 };
 
 inline constexpr const char* kDefaultCoordinatorHttp = "127.0.0.1:8011";
@@ -162,6 +165,11 @@ struct NodeConfig {
   std::string drain_timeout_text, retention_text, retention_interval_text, alert_fold_window_text;
   std::string audit_retention_text;
   HaConfig ha;  // election: off unless --ha-etcd
+  // --otlp-endpoint: where the spans of finished runs go; unset = no export.
+  std::optional<observability::OtlpEndpoint> otlp;
+  // service.instance.id of those spans: the --ha-name, else HOSTNAME-XXXX of
+  // the state dir (as DefaultWorkerId).
+  std::string otlp_instance;
 };
 
 // Where the node's log lines go: stderr as `flags` say, and the JSON copy
@@ -184,7 +192,8 @@ std::string DefaultWorkerId(const std::string& state_dir, NodeEnv& env);
 // --replication or --replication-timeout, replication settings on a
 // worker-only node or without --replication-bind/--replication-follow,
 // both of those at once, a non-loopback --replication-bind without
-// --insecure (the link has no CURVE yet).
+// --insecure (the link has no CURVE yet), a bad --otlp-endpoint or one on a
+// node without a scheduler (a worker, a static standby).
 Result<NodeConfig> ResolveNodeConfig(const NodeFlags& flags, NodeEnv& env);
 // Its --oidc-* part (node_config_oidc.cc): fills config->oidc and
 // config->oidc_sign_in, or says which flag is wrong.

@@ -196,7 +196,7 @@ void AddWorkerProcessFlags(CLI::App* start, NodeFlags* f) {
                     "(DIR/PIPELINE/) or per domain (DIR/DOMAIN/); a task may read only its own");
 }
 
-// Logs and health lines.
+// Logs, health lines and exported spans.
 void AddLoggingFlags(CLI::App* start, NodeFlags* f) {
   start->add_option("--log-level", f->log_level, "trace, debug, info, warn, error")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
@@ -206,6 +206,10 @@ void AddLoggingFlags(CLI::App* start, NodeFlags* f) {
       ->add_option("--log-format", f->log_format,
                    "stderr log format: json or text (default: text on a terminal, else json)")
       ->check(CLI::IsMember({"json", "text"}));
+  start->add_option("--otlp-endpoint", f->otlp_endpoint,
+                    "coordinator: send each finished run as OpenTelemetry spans (OTLP/HTTP JSON) "
+                    "to this collector, http://HOST:PORT or https://HOST:PORT[/PATH]; spans are "
+                    "POSTed to PATH/v1/traces (default: off)");
 }
 
 // CURVE keys, the pipeline name rule, and --insecure.

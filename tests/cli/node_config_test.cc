@@ -631,5 +631,36 @@ TEST_CASE("the dashboard's sign-in flags are refused unless they can work",
         std::string::npos);
 }
 
+TEST_CASE("the OTLP endpoint (--otlp-endpoint) is parsed at start and refused where no scheduler runs",
+          "[cli][node][otlp]") {
+  FakeNodeEnv env;
+  auto off = ResolveNodeConfig(NodeFlags{}, env);
+  REQUIRE(off.ok());
+  CHECK_FALSE(off->otlp.has_value());  // off by default
+
+  NodeFlags f;
+  f.otlp_endpoint = "http://127.0.0.1:4318";
+  auto on = ResolveNodeConfig(f, env);
+  REQUIRE(on.ok());
+  REQUIRE(on->otlp.has_value());
+  CHECK(on->otlp->url() == "http://127.0.0.1:4318/v1/traces");
+  CHECK(on->otlp_instance == DefaultWorkerId(on->state_dir, env));
+
+  f.otlp_endpoint = "grpc://127.0.0.1:4317";
+  CHECK(Refusal(f, env).find("--otlp-endpoint") != std::string::npos);
+
+  NodeFlags worker;
+  worker.role = "worker";
+  worker.otlp_endpoint = "http://127.0.0.1:4318";
+  CHECK(Refusal(worker, env).find("worker-only node runs no scheduler") != std::string::npos);
+
+  NodeFlags standby;
+  standby.role = "coordinator";
+  standby.insecure = true;
+  standby.replication_follow = "tcp://127.0.0.1:7013";
+  standby.otlp_endpoint = "http://127.0.0.1:4318";
+  CHECK(Refusal(standby, env).find("static standby") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace apollo11::cli
