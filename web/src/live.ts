@@ -246,8 +246,8 @@ export class LiveStream {
       // Refused (no room, no events here, not allowed): polling, and asked again later.
       return this.retryLater(REFUSED_RETRY_MS, "the node refused the event stream (" + message + ")");
     }
+    this.why = "connected; waiting for the node's hello";
     this.setState(true, false);  // live once hello says so
-    this.why = "connected; the node does not hear the coordinator yet";
     const parser = new SseParser((type, data, id) => this.event(type, data, id), () => {});
     const reader = res.body.getReader();
     const decoder = new TextDecoder();
@@ -292,7 +292,13 @@ export class LiveStream {
       this.why = obj.live ? "" : "the node lost the coordinator" + (obj.error ? ": " + String(obj.error) : "");
       this.setState(this.connected, obj.live === true);
     }
-    for (const f of [...(this.listeners.get(type) ?? [])]) f({ type, id, data });
+    for (const f of [...(this.listeners.get(type) ?? [])]) {
+      try {
+        f({ type, id, data });
+      } catch (e) {
+        console.warn("a live event's listener failed", e);  // the stream goes on
+      }
+    }
   }
 }
 

@@ -97,7 +97,8 @@ export class LiveTicker {
       if (this.throttleTimer === undefined) {
         this.throttleTimer = window.setTimeout(() => {
           this.throttleTimer = undefined;
-          if (!this.running) void this.run(false);
+          if (this.running) this.pending = true;
+          else void this.run(false);
         }, wait);
       }
       return;
