@@ -54,8 +54,8 @@ async function test(name, f) {
 }
 
 async function main() {
-  const coordinator = startNode("coordinator", [args.perf ? "--role=coordinator" : "--role=all",
-    "--slots", "4", "--http-bind", "127.0.0.1:0", "--bind", "tcp://127.0.0.1:0", "--api-bind", "tcp://127.0.0.1:0",
+  const coordinator = startNode("coordinator", [...(args.perf ? ["--role=coordinator"] : ["--role=all", "--slots", "4"]),
+    "--http-bind", "127.0.0.1:0", "--bind", "tcp://127.0.0.1:0", "--api-bind", "tcp://127.0.0.1:0",
     "--api-token", TOKEN, "--slow-min", "1s", "--alert-fold-window", "200ms"]);
   const info = await coordinator.listening();
   if (args.perf) {

@@ -168,7 +168,8 @@ export function runPage(runId: string): Page {
     }
     // Large runs are read less often; a finished run no more.
     ticker.setFallback(n > GROUP_OVER ? 3000 : 1000);
-    ticker.setThrottle(n > GROUP_OVER ? 1000 : 0);
+    // A large run changes all the time: read it at most as often as it was polled.
+    ticker.setThrottle(n > GROUP_OVER ? 3000 : 0);
     if (finished) ticker.stop();
   }, { on: { run: (d) => d.run_id === runId }, fallbackMs: 1000 });
   return page;
