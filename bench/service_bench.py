@@ -41,7 +41,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -719,8 +718,9 @@ def row_journal(ctx, rep):
              "the previous segment's length + 1 h, then backfills the segment's minutes (one run "
              "per minute, all created and finished at the segment's start). Retention counts a "
              "run's age from its finish time, so without moving the clock a 30-day backfill "
-             "finishes every run now and retention would remove nothing. Fire records are never "
-             "removed by retention (docs/operations.md), so they still grow.")
+             "finishes every run now and retention would remove nothing. Fire records "
+             "(docs/operations.md) and the idempotency keys `schedule:<time>` are not removed "
+             "by retention, so they still grow (see the by-table note).")
 
 
 # ================================================================ celery
