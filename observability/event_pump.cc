@@ -2,7 +2,9 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <chrono>
+#include <utility>
 
 namespace apollo11::observability {
 namespace {
@@ -72,7 +74,7 @@ bool EventPump::PollChanges(std::string* position) {
               std::to_string(answer->value("seq", uint64_t{0}));
   if (fresh || reset) {
     // What was missed before this position cannot be listed: reread all.
-    if (sources_.changed) sources_.changed();
+    if (sources_.forget) sources_.forget("");
     sources_.hub->Publish(
         "reset", fresh ? R"({"reason":"the live events (re)started: reread what is shown"})"
                        : R"({"reason":"the coordinator restarted or another one leads: reread"})");
@@ -80,8 +82,8 @@ bool EventPump::PollChanges(std::string* position) {
   }
   const auto& changes = (*answer)["changes"];
   if (!changes.is_array() || changes.empty()) return true;
-  if (sources_.changed) sources_.changed();
   for (const auto& c : changes) {
+    if (sources_.forget) sources_.forget(c.value("run_id", std::string()));
     nlohmann::json event = c;
     event.erase("seq");  // the coordinator's numbering; events carry the hub's
     sources_.hub->Publish("run", event.dump());
@@ -97,20 +99,29 @@ void EventPump::LookAround() {
       const bool first = workers_seen_.empty();
       workers_seen_ = std::move(digest);
       if (!first) {
-        if (sources_.changed) sources_.changed();
+        if (sources_.forget) sources_.forget("workers");
         sources_.hub->Publish("workers", "{}");
       }
     }
   }
+  LookAtAlerts();
+}
+
+void EventPump::LookAtAlerts() {
   if (!sources_.recent_alerts) return;
-  nlohmann::json newest = sources_.recent_alerts(1);
-  const auto& list = newest.contains("alerts") ? newest["alerts"] : newest;
-  if (!list.is_array() || list.empty()) return;
-  std::string seen = list[0].dump();
-  if (seen == alert_seen_) return;
-  const bool first = alert_seen_.empty();
-  alert_seen_ = std::move(seen);
-  if (!first) sources_.hub->Publish("alert", alert_seen_);
+  // The history counts every alert it recorded: those past the last look
+  // are new, oldest first (at most the newest kMaxAlertsPerLook of them).
+  constexpr int64_t kMaxAlertsPerLook = 20;
+  nlohmann::json head = sources_.recent_alerts(1);
+  const int64_t recorded = head.value("recorded", int64_t{-1});
+  if (recorded < 0) return;
+  const int64_t before = std::exchange(alerts_recorded_, recorded);
+  if (before < 0 || recorded <= before) return;  // the first look only counts
+  const int64_t fresh = std::min(recorded - before, kMaxAlertsPerLook);
+  nlohmann::json list = sources_.recent_alerts(static_cast<uint32_t>(fresh))["alerts"];
+  if (!list.is_array()) return;
+  if (sources_.forget) sources_.forget("alerts");
+  for (auto it = list.rbegin(); it != list.rend(); ++it) sources_.hub->Publish("alert", it->dump());
 }
 
 void EventPump::Loop(std::stop_token stop) {

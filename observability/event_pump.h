@@ -9,9 +9,10 @@
 // client rereads; losing and finding the coordinator again publish
 // `status` ({"live": false, "error"} / {"live": true}).
 //
-// `changed` is called before any event that says data changed (the HTTP
-// server forgets its shared answers then, so a client that rereads on the
-// event sees the change).
+// `forget` is called before any event that says data changed, with what
+// changed: a run id, "workers", "alerts", or "" for anything (a reset). The
+// HTTP server forgets the shared answers that show it, so a client that
+// rereads on the event sees the change and the other answers stay shared.
 //
 // Threads: one, started by Wake (a stream arrived) and ending a minute
 // after the last stream closed, so an idle node pays nothing for it. Wake and
@@ -34,7 +35,7 @@ class EventPump {
   struct Sources {
     ApiBackend* backend = nullptr;  // used by the pump's thread only
     EventHub* hub = nullptr;
-    std::function<void()> changed;
+    std::function<void(const std::string& what)> forget;
     // The alerts delivered lately, newest first (HttpServerOptions::recent_alerts); may be null.
     std::function<nlohmann::json(uint32_t limit)> recent_alerts;
   };
@@ -51,8 +52,10 @@ class EventPump {
   void Loop(std::stop_token stop);
   // One long poll; false when the coordinator could not be asked.
   bool PollChanges(std::string* position);
-  // The workers and the newest alert, published when they changed.
+  // The workers and the alerts delivered since the last look, published
+  // when they changed.
   void LookAround();
+  void LookAtAlerts();
   void SetLive(bool live, const std::string& error);
 
   const Sources sources_;
@@ -61,7 +64,8 @@ class EventPump {
   std::atomic<bool> running_{false};
   // The pump thread's own state.
   bool live_ = false;
-  std::string workers_seen_, alert_seen_;
+  std::string workers_seen_;
+  int64_t alerts_recorded_ = -1;  // the alert history's count at the last look; -1: none yet
 };
 
 }  // namespace apollo11::observability

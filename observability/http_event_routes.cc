@@ -20,15 +20,40 @@ namespace {
 // not ours, and is treated as none.
 constexpr size_t kMaxEventId = 64;
 
+// Forgets the shared answers (keys "KIND:ID:...", see QueryRoute and
+// dashboard_api.cc) that show `what` changed: a run's own answers and those
+// of its executions ("RUN.TASK"), and the lists any run may appear in; the
+// workers' or the alerts' answers; everything for "".
+void ForgetShown(QueryCache& cache, const std::string& what) {
+  if (what.empty()) return cache.Clear();
+  if (what == "workers" || what == "alerts") {
+    const std::string kind = what + ":";
+    return cache.Forget([&](const std::string& key) { return key.starts_with(kind); });
+  }
+  static constexpr std::string_view kLists[] = {
+      "runs:", "runs_page:", "pipelines:", "pipeline:", "pipeline_versions:"};
+  const std::string id = ":" + what, exec = ":" + what + ".";
+  cache.Forget([&](const std::string& key) {
+    for (std::string_view list : kLists) {
+      if (key.starts_with(list)) return true;
+    }
+    const size_t colon = key.find(':');
+    if (colon == std::string::npos) return false;
+    const std::string_view rest = std::string_view(key).substr(colon);
+    return rest.starts_with(exec) || rest == id || rest.starts_with(id + ":");
+  });
+}
+
 }  // namespace
 
 void HttpServer::EventRoutes(httplib::Server& s) {
   overview_ = std::make_unique<OverviewHistory>(options_.registry);
   events_ = std::make_unique<EventHub>();
   if (options_.feed_backend != nullptr) {
-    pump_ = std::make_unique<EventPump>(
-        EventPump::Sources{options_.feed_backend, events_.get(),
-                           [cache = cache_.get()] { cache->Clear(); }, options_.recent_alerts});
+    pump_ = std::make_unique<EventPump>(EventPump::Sources{
+        options_.feed_backend, events_.get(),
+        [cache = cache_.get()](const std::string& what) { ForgetShown(*cache, what); },
+        options_.recent_alerts});
   }
   Route(s, *routes_, "GET", "/api/overview/history",
         [this](const httplib::Request&, httplib::Response& res, const Principal&) {

@@ -4,7 +4,7 @@ namespace apollo11::observability {
 namespace {
 
 // The metric families sampled, in the order of a sample's columns after its time.
-constexpr const char* kFamilies[7] = {
+constexpr const char* kFamilies[8] = {
     "apollo11_tasks_waiting",
     "apollo11_retry_ratio",
     "apollo11_timeouts_total",
@@ -12,11 +12,12 @@ constexpr const char* kFamilies[7] = {
     "apollo11_backlog",
     "apollo11_backlog_cap",
     "apollo11_journal_commit_failures_total",
+    "apollo11_backlog_paused",
 };
 
 }  // namespace
 
-static_assert(std::size(kFamilies) == 7);
+static_assert(std::size(kFamilies) == 8);
 
 nlohmann::json OverviewHistory::ToJson(const Sample& s) {
   nlohmann::json row = nlohmann::json::array({s.time_ms});

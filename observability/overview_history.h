@@ -1,6 +1,7 @@
 #pragma once
 // A short history of what the dashboard's overview charts (tasks waiting,
-// retry ratio, timeouts, heartbeat losses, the backlog against its cap),
+// retry ratio, timeouts, heartbeat losses, the backlog against its cap and
+// whether promotion is paused),
 // sampled from this node's metrics every kInterval by the HTTP reader's
 // tick, so the overview draws the last hour when it opens instead of only
 // what it sampled since. GET /api/v1/overview/history answers Json().
@@ -35,7 +36,7 @@ class OverviewHistory {
   nlohmann::json Json() const;
 
  private:
-  static constexpr size_t kColumns = 7;  // the families sampled
+  static constexpr size_t kColumns = 8;  // the families sampled
   struct Sample {
     int64_t time_ms = 0;
     std::array<double, kColumns> values{};

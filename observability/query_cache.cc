@@ -60,6 +60,11 @@ void QueryCache::Clear() {
   entries_.clear();
 }
 
+void QueryCache::Forget(const std::function<bool(const std::string& key)>& stale) {
+  MutexLock lock(&mu_);
+  std::erase_if(entries_, [&](const auto& entry) { return stale(entry.first); });
+}
+
 uint64_t QueryCache::fetches() const {
   MutexLock lock(&mu_);
   return fetches_;

@@ -39,6 +39,9 @@ class QueryCache {
 
   // Forgets every kept answer (after a mutating call).
   void Clear();
+  // Forgets the kept answers whose key `stale` names (a change the live
+  // events heard of), keeping the rest.
+  void Forget(const std::function<bool(const std::string& key)>& stale);
 
   // How many times fetch was called; for tests and the performance notes.
   uint64_t fetches() const;

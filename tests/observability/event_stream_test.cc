@@ -10,6 +10,8 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "observability/http_server.h"
 #include "tests/observability/raw_http.h"
@@ -76,11 +78,27 @@ struct EventServer {
     o.registry = &registry;
     o.backend = &api;
     if (with_feed) o.feed_backend = &feed;
+    // As alerts::AlertHistory answers: the newest first, and how many it
+    // ever recorded.
+    o.recent_alerts = [this](uint32_t limit) {
+      std::lock_guard lock(alerts_mu);
+      nlohmann::json list = nlohmann::json::array();
+      for (auto it = alerts.rbegin(); it != alerts.rend() && list.size() < limit; ++it) {
+        list.push_back(*it);
+      }
+      return nlohmann::json{{"alerts", list}, {"recorded", alerts.size()}};
+    };
     auto s = HttpServer::Start(std::move(o));
     REQUIRE(s.ok());
     server = std::move(*s);
     port = std::stoi(server->bound().substr(server->bound().rfind(':') + 1));
   }
+  void Alert(const std::string& type) {
+    std::lock_guard lock(alerts_mu);
+    alerts.push_back({{"type", type}});
+  }
+  std::mutex alerts_mu;
+  std::vector<nlohmann::json> alerts;
   ScriptedFeed api, feed;
   Registry registry;
   std::unique_ptr<HttpServer> server;
@@ -142,6 +160,25 @@ TEST_CASE("an event stream gets its head, a reset, then one event per changed ru
   CHECK(took < std::chrono::seconds(1));  // pushed at once, not on a poll's period
   CHECK(got.find("event: run\ndata: {") != std::string::npos);
   CHECK(got.find("\"seq\"") == std::string::npos);  // events carry the hub's ids only
+  ::close(fd);
+}
+
+TEST_CASE("every alert delivered while a stream is open is an alert event, oldest first",
+          "[events]") {
+  EventServer s;
+  const int fd = OpenStream(s.port);
+  std::string got;
+  REQUIRE(ReadUntil(fd, &got, "\"live\":true"));
+  // The pump's first look only counts what is there; give it a look or two.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  s.Alert("run_failed");
+  s.Alert("retries_exhausted");
+  REQUIRE(ReadUntil(fd, &got, "retries_exhausted"));
+  const size_t first = got.find("event: alert\ndata: {\"type\":\"run_failed\"}");
+  const size_t second = got.find("event: alert\ndata: {\"type\":\"retries_exhausted\"}");
+  REQUIRE(first != std::string::npos);
+  REQUIRE(second != std::string::npos);
+  CHECK(first < second);
   ::close(fd);
 }
 
