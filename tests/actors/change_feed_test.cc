@@ -119,7 +119,7 @@ TEST_CASE("a changes query waits for the next commit that changes a run, or its 
   CHECK(sessions.NextDeadline() == 0);
 }
 
-TEST_CASE("only so many changes queries wait at once; the next is refused, not held",
+TEST_CASE("only so many changes queries wait at once, and the next is refused, not held",
           "[changes][sessions]") {
   ClientSessions sessions;
   const std::string at = sessions.feed().token() + ":0";

@@ -217,7 +217,7 @@ TEST_CASE("a stream that comes back with Last-Event-ID gets what it missed, else
   ::close(fd);
 }
 
-TEST_CASE("one address holds only so many event streams; past that a 503 says to poll",
+TEST_CASE("one address holds only so many event streams, and past that a 503 says to poll",
           "[events]") {
   EventServer s;
   std::vector<int> open;
@@ -238,7 +238,7 @@ TEST_CASE("one address holds only so many event streams; past that a 503 says to
   for (int fd : open) ::close(fd);
 }
 
-TEST_CASE("without a feed the events route says to poll; the overview history is served",
+TEST_CASE("without a feed the events route says to poll, and the overview history is served",
           "[events]") {
   EventServer s(/*with_feed=*/false);
   const int fd = OpenStream(s.port);
