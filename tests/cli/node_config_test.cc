@@ -631,8 +631,9 @@ TEST_CASE("the dashboard's sign-in flags are refused unless they can work",
         std::string::npos);
 }
 
-TEST_CASE("the OTLP endpoint (--otlp-endpoint) is parsed at start and refused where no scheduler runs",
-          "[cli][node][otlp]") {
+TEST_CASE(
+    "the OTLP endpoint (--otlp-endpoint) is parsed at start and refused where no scheduler runs",
+    "[cli][node][otlp]") {
   FakeNodeEnv env;
   auto off = ResolveNodeConfig(NodeFlags{}, env);
   REQUIRE(off.ok());
