@@ -33,7 +33,9 @@ class EventHub {
     size_t max_streams = 256;  // open at once, in all
     size_t per_address = 16;   // open at once from one client address
     size_t keep_events = 1024;
-    size_t max_pending = 1 << 20;  // bytes a stream may have unread
+    // Bytes a stream may have unread: 256 streams that never read hold at
+    // most 64 MiB; a reading client is far below it (an event is ~200 bytes).
+    size_t max_pending = 256 << 10;
     std::chrono::milliseconds keepalive{15000};
   };
   explicit EventHub(Limits limits);

@@ -1,6 +1,7 @@
 #include "observability/event_pump.h"
 
 #include <pthread.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <chrono>
@@ -63,8 +64,9 @@ void EventPump::SetLive(bool live, const std::string& error) {
 
 bool EventPump::PollChanges(std::string* position) {
   auto answer = sources_.backend->Changes(*position, kWaitMs);
-  if (!answer.ok()) {
-    SetLive(false, answer.status().message());
+  if (!answer.ok() || !answer->is_object()) {
+    SetLive(false, answer.ok() ? "the coordinator's changes are not an object"
+                               : answer.status().message());
     return false;
   }
   SetLive(true, "");
@@ -124,6 +126,18 @@ void EventPump::LookAtAlerts() {
   for (auto it = list.rbegin(); it != list.rend(); ++it) sources_.hub->Publish("alert", it->dump());
 }
 
+bool EventPump::GuardedPoll(std::string* position) {
+  try {
+    return PollChanges(position);
+  } catch (const std::exception& e) {
+    // An answer whose fields have other types than the feed's (another
+    // version): the thread goes on, the pages poll meanwhile.
+    position->clear();
+    SetLive(false, std::string("the coordinator's changes were not understood: ") + e.what());
+    return false;
+  }
+}
+
 void EventPump::Loop(std::stop_token stop) {
   pthread_setname_np(pthread_self(), "http-pump");
   std::string position;
@@ -136,7 +150,7 @@ void EventPump::Loop(std::stop_token stop) {
     } else if (now - idle_since >= kIdleEnd) {
       break;
     }
-    if (!PollChanges(&position)) {
+    if (!GuardedPoll(&position)) {
       for (auto waited = std::chrono::milliseconds(0);
            waited < kRetryAfter && !stop.stop_requested();
            waited += std::chrono::milliseconds(50)) {
@@ -146,7 +160,11 @@ void EventPump::Loop(std::stop_token stop) {
     }
     if (SteadyClock::now() - last_look >= kLookEvery) {
       last_look = SteadyClock::now();
-      LookAround();
+      try {
+        LookAround();
+      } catch (const std::exception& e) {  // a field of an unexpected type
+        spdlog::warn("live events: the workers or alerts answer was not understood: {}", e.what());
+      }
     }
   }
   // A later Wake starts afresh (and publishes a reset for what was missed).

@@ -52,6 +52,8 @@ class EventPump {
   void Loop(std::stop_token stop);
   // One long poll; false when the coordinator could not be asked.
   bool PollChanges(std::string* position);
+  // PollChanges, false (and not live) when its answer throws.
+  bool GuardedPoll(std::string* position);
   // The workers and the alerts delivered since the last look, published
   // when they changed.
   void LookAround();

@@ -132,7 +132,16 @@ void OtlpExporter::FeedLoop(std::stop_token stop) {
       pause();
       continue;
     }
-    if (!PollChanges(&position)) pause();
+    bool polled = false;
+    try {
+      polled = PollChanges(&position);
+    } catch (const std::exception& e) {
+      // A field of another type than the feed's (another version): the
+      // feed thread goes on from where the feed is.
+      position.clear();
+      Warn(std::string("the coordinator's answer was not understood: ") + e.what());
+    }
+    if (!polled) pause();
   }
 }
 
