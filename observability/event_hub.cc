@@ -7,23 +7,14 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cstdio>
 #include <map>
-#include <random>
+
+#include "common/ids.h"
 
 namespace apollo11::observability {
 namespace {
 
 using SteadyClock = std::chrono::steady_clock;
-
-// 16 hex digits from the system's random device: this process's hub.
-std::string NewHubToken() {
-  std::random_device rd;
-  const uint64_t v = (static_cast<uint64_t>(rd()) << 32) ^ rd();
-  char text[17];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(v));
-  return text;
-}
 
 std::string EventText(const std::string& id, const std::string& type, const std::string& data) {
   std::string text;
@@ -35,7 +26,7 @@ std::string EventText(const std::string& id, const std::string& type, const std:
 
 }  // namespace
 
-EventHub::EventHub(Limits limits) : limits_(limits), token_(NewHubToken()) {
+EventHub::EventHub(Limits limits) : limits_(limits), token_(NewTraceId()) {
   if (::pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) wake_[0] = wake_[1] = -1;
 }
 

@@ -1,21 +1,11 @@
 #include "actors/scheduler/change_feed.h"
 
 #include <charconv>
-#include <cstdio>
 #include <optional>
-#include <random>
 
 namespace apollo11::actors {
 
 ChangeFeed::ChangeFeed(std::string token) : token_(std::move(token)) {}
-
-std::string ChangeFeed::NewToken() {
-  std::random_device rd;
-  const uint64_t v = (static_cast<uint64_t>(rd()) << 32) ^ rd();
-  char text[17];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(v));
-  return text;
-}
 
 void ChangeFeed::Append(std::vector<RunChange> changes) {
   for (RunChange& c : changes) {

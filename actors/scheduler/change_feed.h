@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "common/ids.h"
 #include "engine/task_state.h"
 
 namespace apollo11::actors {
@@ -41,7 +42,7 @@ class ChangeFeed {
   static constexpr size_t kMaxPerAnswer = 512;
 
   // `token` names the feed (FEED above); a fresh random one by default.
-  explicit ChangeFeed(std::string token = NewToken());
+  explicit ChangeFeed(std::string token = NewTraceId());
 
   // The changes of one successful commit, numbered from the last SEQ + 1.
   void Append(std::vector<RunChange> changes);
@@ -54,9 +55,6 @@ class ChangeFeed {
 
   const std::string& token() const { return token_; }
   uint64_t seq() const { return next_seq_ - 1; }
-
-  // 16 hex digits from the system's random device.
-  static std::string NewToken();
 
  private:
   struct Entry {
